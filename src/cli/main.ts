@@ -1,0 +1,154 @@
+/**
+ * @module The `svc` entry point: resolves the subcommand chain, answers --help/--version itself, checks
+ * flags strictly, runs the leaf command, and maps failures to exit codes (0 ok, 1 failure, 2 usage).
+ */
+import { type ArgsDef, type CommandDef, renderUsage, runCommand } from 'citty';
+import { readEnv } from '../config/env.ts';
+import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
+import { rootCommand, VERSION } from './root.ts';
+
+async function main(rawArgs: string[]): Promise<void> {
+  try {
+    if (rawArgs.length === 1 && (rawArgs[0] === '--version' || rawArgs[0] === '-v')) {
+      process.stdout.write(`${VERSION}\n`);
+      return;
+    }
+    const { chain, rest } = await resolveChain(rootCommand as CommandDef, rawArgs);
+    const leaf = chain[chain.length - 1];
+    if (rest.includes('--help') || rest.includes('-h') || (chain.length === 1 && rest.length === 0)) {
+      process.stdout.write(`${plain(await renderUsage(leaf, withFullName(chain)))}\n`);
+      return;
+    }
+    await checkArgs(leaf, rest, chain);
+    if (!leaf.run) {
+      const name = commandName(chain);
+      const given = rest.find((a) => !a.startsWith('-'));
+      throw new SvcError('usage_error', {
+        message: given
+          ? `Unknown command "${given}" for ${name}; run \`${name} --help\` to see the commands.`
+          : `${name} needs a command; run \`${name} --help\` to see them.`,
+      });
+    }
+    await runCommand(leaf, { rawArgs: rest });
+  } catch (err) {
+    process.exitCode = report(err);
+  }
+}
+
+// --- internal ---
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI colour escapes is the point
+const ANSI_RE = /\u001b\[[0-9;]*m/g;
+
+async function resolveValue<T>(v: T | (() => T | Promise<T>) | Promise<T>): Promise<T> {
+  return typeof v === 'function' ? (v as () => T | Promise<T>)() : v;
+}
+
+/** Walks subcommands by the leading positional words; unknown words are reported by the caller. */
+async function resolveChain(
+  root: CommandDef,
+  rawArgs: string[],
+): Promise<{ chain: CommandDef[]; rest: string[] }> {
+  const chain: CommandDef[] = [root];
+  let rest = rawArgs;
+  for (;;) {
+    const cmd = chain[chain.length - 1];
+    const subs = cmd.subCommands ? await resolveValue(cmd.subCommands) : undefined;
+    const first = rest[0];
+    if (!subs || first === undefined || first.startsWith('-')) break;
+    const next = subs[first];
+    if (!next) {
+      if (cmd.run) break; // a positional of the command itself
+      const name = commandName(chain);
+      throw new SvcError('usage_error', {
+        message: `Unknown command "${first}" for ${name}; run \`${name} --help\` to see the commands.`,
+      });
+    }
+    chain.push(await resolveValue(next as CommandDef));
+    rest = rest.slice(1);
+  }
+  return { chain, rest };
+}
+
+/** Rejects unknown flags, missing values and surplus positionals with a usage error (exit 2). */
+async function checkArgs(cmd: CommandDef, rest: string[], chain: CommandDef[]): Promise<void> {
+  const defs = (cmd.args ? await resolveValue(cmd.args) : {}) as ArgsDef;
+  const name = commandName(chain);
+  const flags = new Map<string, string>();
+  let positionals = 0;
+  for (const [key, def] of Object.entries(defs)) {
+    if (def.type === 'positional') positionals++;
+    else {
+      flags.set(key, def.type ?? 'string');
+      flags.set(kebab(key), def.type ?? 'string');
+      for (const a of [(def as { alias?: string | string[] }).alias ?? []].flat())
+        flags.set(a, def.type ?? 'string');
+    }
+  }
+  let seenPositionals = 0;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    if (arg === '--') break;
+    if (!arg.startsWith('-') || arg === '-') {
+      seenPositionals++;
+      if (seenPositionals > positionals) {
+        throw new SvcError('usage_error', {
+          message: `Unexpected argument "${arg}" for ${name}; run \`${name} --help\` for its usage.`,
+        });
+      }
+      continue;
+    }
+    const body = arg.replace(/^--?/, '');
+    const eq = body.indexOf('=');
+    const flag = eq >= 0 ? body.slice(0, eq) : body;
+    const type = flags.get(flag) ?? (flag.startsWith('no-') ? flags.get(flag.slice(3)) : undefined);
+    if (!type) {
+      throw new SvcError('usage_error', {
+        message: `Unknown option "${arg}" for ${name}; run \`${name} --help\` for its options.`,
+      });
+    }
+    if (type !== 'boolean' && eq < 0) {
+      const value = rest[i + 1];
+      if (value === undefined || (value.startsWith('--') && value.length > 2)) {
+        throw new SvcError('usage_error', { message: `Option --${flag} of ${name} needs a value.` });
+      }
+      i++;
+    }
+  }
+}
+
+function commandName(chain: CommandDef[]): string {
+  return chain.map((c) => (c.meta as { name?: string } | undefined)?.name ?? '').join(' ');
+}
+
+function withFullName(chain: CommandDef[]): CommandDef | undefined {
+  if (chain.length < 2) return undefined;
+  return { meta: { name: commandName(chain.slice(0, -1)) } };
+}
+
+/** Drops ANSI colours unless stdout is a terminal. */
+function plain(text: string): string {
+  return process.stdout.isTTY ? text : text.replace(ANSI_RE, '');
+}
+
+function kebab(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function report(err: unknown): number {
+  const debug = readEnv().debug;
+  if (isSvcError(err)) {
+    process.stderr.write(`svc: ${err.message}\n`);
+    if (debug && err.cause) process.stderr.write(`${String((err.cause as Error)?.stack ?? err.cause)}\n`);
+    return err.exitCode;
+  }
+  if (err instanceof Error && err.name === 'CLIError') {
+    process.stderr.write(`svc: ${err.message.replace(ANSI_RE, '')}; see --help.\n`);
+    return 2;
+  }
+  process.stderr.write(`svc: unexpected error: ${errorMessage(err)} (set SVC_DEBUG=1 for details).\n`);
+  if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  return 1;
+}
+
+await main(process.argv.slice(2));

@@ -1,0 +1,64 @@
+/**
+ * @module The only reader of process.env: every SVC_* and provider variable, typed.
+ */
+
+export interface SvcEnv {
+  readonly home: string | undefined;
+  readonly xdgConfigHome: string | undefined;
+  readonly debug: boolean;
+  readonly dbPath: string | undefined;
+  readonly gatewayDbPath: string | undefined;
+  readonly gatewayKeystore: string | undefined;
+  readonly gatewayHost: string | undefined;
+  readonly gatewayPort: string | undefined;
+  readonly gatewayGlobalDefault: string | undefined;
+  readonly gatewayMaxBodyBytes: string | undefined;
+  readonly gatewayUpstreamTimeoutMs: string | undefined;
+  readonly gatewayStreamIdleTimeoutMs: string | undefined;
+  readonly gatewayMaxRetries: string | undefined;
+  readonly allowedHosts: string | undefined;
+  readonly routingPolicy: string | undefined;
+  readonly models: string | undefined;
+  readonly anthropicApiKey: string | undefined;
+  readonly openaiApiKey: string | undefined;
+  readonly openrouterApiKey: string | undefined;
+  readonly anthropicBaseUrl: string | undefined;
+  readonly openaiBaseUrl: string | undefined;
+  readonly openrouterBaseUrl: string | undefined;
+  readonly servePort: string | undefined;
+  readonly serveHost: string | undefined;
+}
+
+/** Reads the environment once; pass the result down instead of touching process.env. */
+export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
+  const get = (name: string) => {
+    const v = env[name];
+    return v === undefined || v === '' ? undefined : v;
+  };
+  return Object.freeze({
+    home: get('HOME'),
+    xdgConfigHome: get('XDG_CONFIG_HOME'),
+    debug: get('SVC_DEBUG') === '1',
+    dbPath: get('SVC_DB_PATH'),
+    gatewayDbPath: get('SVC_GATEWAY_DB_PATH'),
+    gatewayKeystore: get('SVC_GATEWAY_KEYSTORE'),
+    gatewayHost: get('SVC_GATEWAY_HOST'),
+    gatewayPort: get('SVC_GATEWAY_PORT'),
+    gatewayGlobalDefault: get('SVC_GATEWAY_GLOBAL_DEFAULT'),
+    gatewayMaxBodyBytes: get('SVC_GATEWAY_MAX_BODY_BYTES'),
+    gatewayUpstreamTimeoutMs: get('SVC_GATEWAY_UPSTREAM_TIMEOUT_MS'),
+    gatewayStreamIdleTimeoutMs: get('SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS'),
+    gatewayMaxRetries: get('SVC_GATEWAY_MAX_RETRIES'),
+    allowedHosts: get('SVC_ALLOWED_HOSTS'),
+    routingPolicy: get('SVC_ROUTING_POLICY'),
+    models: get('SVC_MODELS'),
+    anthropicApiKey: get('ANTHROPIC_API_KEY'),
+    openaiApiKey: get('OPENAI_API_KEY'),
+    openrouterApiKey: get('OPENROUTER_API_KEY'),
+    anthropicBaseUrl: get('ANTHROPIC_BASE_URL'),
+    openaiBaseUrl: get('OPENAI_BASE_URL'),
+    openrouterBaseUrl: get('OPENROUTER_BASE_URL'),
+    servePort: get('SVC_PORT'),
+    serveHost: get('SVC_HOST'),
+  });
+}

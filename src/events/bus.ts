@@ -1,0 +1,99 @@
+/**
+ * @module The in-process event bus. Publishing never throws: a failing subscriber is logged, answered
+ * with `bus.handler_warning`, and skipped. Durable subscribers (the trace writer) return a promise that
+ * the publisher can await through `committed` before it sends its final byte.
+ */
+import type { NewId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
+import type { EventType } from './catalog.ts';
+import { createEnvelope, type EventEnvelope, type EventInput } from './envelope.ts';
+
+export interface Subscriber {
+  readonly name: string;
+  /** Only these types reach the handler; all types when absent. */
+  readonly types?: readonly EventType[];
+  /** When true, the handler's promise is part of `committed` (durability, not just delivery). */
+  readonly durable?: boolean;
+  handle(event: EventEnvelope): unknown;
+}
+
+export interface Published<T extends EventType = EventType> {
+  readonly event: EventEnvelope<T>;
+  /** Settles when every durable subscriber has finished with the event; never rejects. */
+  readonly committed: Promise<void>;
+}
+
+export interface Bus {
+  publish<T extends EventType>(input: EventInput<T>): Published<T>;
+  /** Registers a subscriber and emits `bus.subscriber_registered`; returns an unsubscribe function. */
+  subscribe(subscriber: Subscriber): () => void;
+  readonly subscriberNames: readonly string[];
+}
+
+export interface BusDeps {
+  newId: NewId;
+  clock: Clock;
+  log: Logger;
+}
+
+const SETTLED: Promise<void> = Promise.resolve();
+
+export function createBus(deps: BusDeps): Bus {
+  const subscribers: Subscriber[] = [];
+
+  const warn = (sub: Subscriber, event: EventEnvelope, err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    deps.log.warn('bus subscriber failed', {
+      subscriber: sub.name,
+      event_type: event.type,
+      event_id: event.id,
+      message,
+    });
+    if (event.type === 'bus.handler_warning') return; // never recurse
+    publish({
+      type: 'bus.handler_warning',
+      actor: 'bus',
+      payload: { subscriber: sub.name, event_id: event.id, event_type: event.type, message },
+      session_id: event.session_id,
+      turn_id: event.turn_id,
+    });
+  };
+
+  function publish<T extends EventType>(input: EventInput<T>): Published<T> {
+    const event = createEnvelope(input, deps);
+    let durable: Promise<unknown>[] | undefined;
+    for (const sub of subscribers) {
+      if (sub.types && !sub.types.includes(event.type)) continue;
+      try {
+        const result = sub.handle(event);
+        if (result && typeof (result as Promise<unknown>).then === 'function') {
+          const guarded = (result as Promise<unknown>).catch((err) => warn(sub, event, err));
+          if (sub.durable) {
+            durable ??= [];
+            durable.push(guarded);
+          }
+        }
+      } catch (err) {
+        warn(sub, event, err);
+      }
+    }
+    const committed = durable ? Promise.all(durable).then(() => undefined) : SETTLED;
+    return { event, committed };
+  }
+
+  return {
+    publish,
+    subscribe(subscriber) {
+      subscribers.push(subscriber);
+      publish({ type: 'bus.subscriber_registered', actor: 'bus', payload: { subscriber: subscriber.name } });
+      return () => {
+        const i = subscribers.indexOf(subscriber);
+        if (i >= 0) subscribers.splice(i, 1);
+      };
+    },
+    get subscriberNames() {
+      return subscribers.map((s) => s.name);
+    },
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * @module The closed catalog of every event type named in the three spec documents: its layer
+ * (persisted bus event or transient streaming event), default sensitivity and whether it is an audit
+ * event kept past trace retention. Payload types for the events whose fields the spec fixes.
+ */
+
+export const SENSITIVITY = ['public', 'pseudonymous', 'private'] as const;
+export type Sensitivity = (typeof SENSITIVITY)[number];
+
+interface CatalogEntry {
+  /** Written to the trace store (bus events) or only forwarded live (streaming events). */
+  readonly persisted: boolean;
+  readonly sensitivity: Sensitivity;
+  /** Audit events survive the 90-day trace-retention sweep (spec 1 §Limits). */
+  readonly audit?: boolean;
+}
+
+const bus = (sensitivity: Sensitivity = 'pseudonymous', audit = false): CatalogEntry => ({
+  persisted: true,
+  sensitivity,
+  audit,
+});
+const streaming = (sensitivity: Sensitivity = 'private'): CatalogEntry => ({ persisted: false, sensitivity });
+
+export const EVENT_CATALOG = {
+  // turns and routing (spec 1 §Events, spec 2 §Events)
+  'turn.started': bus(),
+  'turn.completed': bus(),
+  'turn.cancelled': bus(),
+  'route.decided': bus(),
+  'pattern.matched': bus(),
+  // model calls
+  'llm.call_started': bus(),
+  'llm.call_completed': bus(),
+  'llm.call_failed': bus(),
+  // tools
+  'tool.called': bus('private'),
+  'tool.completed': bus('private'),
+  'tool.failed': bus('private'),
+  'tool.confirmation_requested': bus('private'),
+  'tool.confirmation_resolved': bus(),
+  // delegation
+  'delegate.started': bus(),
+  'delegate.completed': bus(),
+  'delegate.failed': bus(),
+  // evaluation (spec 1 §GET /metrics)
+  'eval.completed': bus(),
+  'eval.failed': bus(),
+  // gateway keys and admission (audit)
+  'gateway.key_issued': bus('pseudonymous', true),
+  'gateway.key_revoked': bus('pseudonymous', true),
+  'gateway.key_rotated': bus('pseudonymous', true),
+  'gateway.auth_failed': bus('pseudonymous', true),
+  'gateway.quota_exceeded': bus('pseudonymous', true),
+  'quota.alert': bus('pseudonymous', true),
+  // the bus itself
+  'bus.subscriber_registered': bus('public'),
+  'bus.subscriber_unregistered': bus('public'),
+  'bus.handler_warning': bus('public'),
+  'bus.gap_detected': bus('public'),
+  // per-user data operations (spec 3, audit)
+  'analytics.user_exported': bus('pseudonymous', true),
+  'analytics.user_forgotten': bus('pseudonymous', true),
+  // streaming-only events (spec 2 §Events): forwarded to clients, never persisted
+  'message.start': streaming(),
+  'text.delta': streaming(),
+  'thinking.delta': streaming(),
+  'tool.use_start': streaming(),
+  'tool.use_input_delta': streaming(),
+  'tool.use_end': streaming(),
+  'message.complete': streaming(),
+} as const satisfies Record<string, CatalogEntry>;
+
+export type EventType = keyof typeof EVENT_CATALOG;
+export type BusEventType = {
+  [K in EventType]: (typeof EVENT_CATALOG)[K]['persisted'] extends true ? K : never;
+}[EventType];
+export type StreamingEventType = Exclude<EventType, BusEventType>;
+
+export const EVENT_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
+
+export function isEventType(value: string): value is EventType {
+  return Object.hasOwn(EVENT_CATALOG, value);
+}
+
+export function isPersisted(type: EventType): boolean {
+  return EVENT_CATALOG[type].persisted;
+}
+
+/** Who produced an event. */
+export type Actor = 'gateway' | 'agent' | 'user' | 'tool' | 'router' | 'bus' | 'operator' | 'system';
+
+// --- payloads whose fields the spec fixes ---
+
+export type ErrorClass =
+  | 'rate_limit'
+  | 'overloaded'
+  | 'server_error'
+  | 'timeout'
+  | 'connection_error'
+  | 'authentication'
+  | 'invalid_request'
+  | 'cancelled';
+
+export type ToolErrorClass =
+  | 'not_found'
+  | 'permission_denied'
+  | 'invalid_input'
+  | 'timeout'
+  | 'execution_error'
+  | 'denied_by_user'
+  | 'cancelled'
+  | 'outside_workspace';
+
+export type InboundShape = 'anthropic' | 'openai';
+export type AuthFailureReason = 'missing_token' | 'invalid_token' | 'key_revoked';
+
+/** Attribution fields shared by LLM call events (DECISIONS §3). */
+export interface CallAttribution {
+  requested_model: string | null;
+  model: string;
+  provider: string;
+  gateway_key_id: string | null;
+  inbound_shape: InboundShape | null;
+  user_id: string | null;
+  team_id: string | null;
+  parent_session_id: string | null;
+}
+
+export interface LlmCallCompletedPayload extends CallAttribution {
+  cost_usd: string;
+  pricing_version: string;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cache_creation_input_tokens: number;
+  latency_ms: number;
+  ttft_ms: number | null;
+  stop_reason: string | null;
+  error_class: 'cancelled' | null;
+  attempts: number;
+  [extra: string]: unknown;
+}
+
+export interface LlmCallFailedPayload extends CallAttribution {
+  error_class: ErrorClass;
+  message: string;
+  status: number | null;
+  latency_ms: number;
+  attempts: number;
+  [extra: string]: unknown;
+}
+
+export interface RouteChainEntry {
+  policy: string;
+  model: string | null;
+  verdict: 'accepted' | 'rejected' | 'no_match';
+  validation_failure?: string;
+}
+
+export interface RouteDecidedPayload {
+  chain: RouteChainEntry[];
+  winner_index: number;
+  chosen_model: string | null;
+  elapsed_ms: number;
+  [extra: string]: unknown;
+}
+
+export interface AuthFailedPayload {
+  reason: AuthFailureReason;
+  inbound_shape: InboundShape;
+  token_hash_prefix?: string;
+  gateway_key_id?: string;
+}
+
+export interface SubscriberRegisteredPayload {
+  subscriber: string;
+}
+
+export interface HandlerWarningPayload {
+  subscriber: string;
+  event_id: string;
+  event_type: string;
+  message: string;
+}
+
+/** Payload types by event; events not listed carry an open object. */
+export interface KnownPayloads {
+  'llm.call_completed': LlmCallCompletedPayload;
+  'llm.call_failed': LlmCallFailedPayload;
+  'route.decided': RouteDecidedPayload;
+  'gateway.auth_failed': AuthFailedPayload;
+  'bus.subscriber_registered': SubscriberRegisteredPayload;
+  'bus.handler_warning': HandlerWarningPayload;
+}
+
+export type PayloadOf<T extends EventType> = T extends keyof KnownPayloads
+  ? KnownPayloads[T]
+  : Record<string, unknown>;

@@ -1,0 +1,112 @@
+/**
+ * @module The one error type of svc and the closed catalog of error codes.
+ * Every code maps to exactly one HTTP status (spec 1 §Errors, spec 2 §Errors, spec 3 §Errors,
+ * DECISIONS §4/§5) and, for the command line, to an exit code (DECISIONS §2).
+ */
+
+export const ERROR_STATUS = {
+  // gateway authentication and admission (DECISIONS §4)
+  missing_token: 401,
+  invalid_token: 401,
+  key_revoked: 401,
+  model_not_allowed: 403,
+  host_not_allowed: 403,
+  origin_not_allowed: 403,
+  quota_exceeded: 429,
+  invalid_request: 400,
+  request_too_large: 413,
+  routing_failed: 503,
+  not_found: 404,
+  // upstream failures (DECISIONS §4)
+  upstream_invalid_request: 400,
+  upstream_auth_failed: 502,
+  upstream_rate_limited: 429,
+  upstream_error: 502,
+  upstream_overloaded: 503,
+  upstream_timeout: 504,
+  // versioning (spec 1 §Versioning)
+  version_unsupported: 410,
+  // agent server (spec 2 §Errors)
+  session_not_found: 404,
+  session_already_ended: 409,
+  workspace_not_found: 400,
+  model_not_configured: 400,
+  turn_in_flight: 409,
+  invalid_content: 400,
+  turn_not_found: 404,
+  turn_already_completed: 409,
+  confirmation_not_found: 404,
+  confirmation_already_resolved: 409,
+  validation_error: 400,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  service_shutting_down: 503,
+  // analytics (spec 3 §Errors, DECISIONS §5)
+  invalid_group_by: 400,
+  invalid_order: 400,
+  invalid_gateway_key: 400,
+  invalid_user: 400,
+  invalid_team: 400,
+  invalid_user_id: 400,
+  unknown_baseline_model: 400,
+  invalid_window: 400,
+  invalid_limit: 400,
+  // command line and local files (exit codes only; the status is nominal)
+  usage_error: 400,
+  confirmation_required: 400,
+  key_not_found: 404,
+  keystore_invalid: 500,
+  config_invalid: 500,
+  store_error: 500,
+  startup_refused: 500,
+  restore_refused: 409,
+  backup_refused: 409,
+  not_implemented: 501,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Codes that are usage errors on the command line (exit 2, DECISIONS §2). */
+const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'usage_error',
+  'confirmation_required',
+  'invalid_user_id',
+  'invalid_window',
+]);
+
+export interface SvcErrorOptions {
+  message?: string;
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** The only error type thrown by svc code; turned into output only at the edges. */
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, options: SvcErrorOptions = {}) {
+    super(options.message ?? code.replaceAll('_', ' '), { cause: options.cause });
+    this.name = 'SvcError';
+    this.code = code;
+    this.details = options.details;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  /** Exit code of a command that failed with this error (DECISIONS §2). */
+  get exitCode(): 1 | 2 {
+    return USAGE_CODES.has(this.code) ? 2 : 1;
+  }
+}
+
+export function isSvcError(value: unknown): value is SvcError {
+  return value instanceof SvcError;
+}
+
+/** Message of any thrown value, without a stack. */
+export function errorMessage(value: unknown): string {
+  return value instanceof Error ? value.message : String(value);
+}

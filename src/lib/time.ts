@@ -1,0 +1,43 @@
+/**
+ * @module Microsecond UTC time: the only place timestamps are formatted (DECISIONS §2).
+ */
+
+export interface Clock {
+  /** Microseconds since the Unix epoch; never goes backwards within a process. */
+  nowUs(): number;
+}
+
+let lastUs = 0;
+
+/** Wall-clock microseconds, made non-decreasing so event order and time order agree. */
+export function nowUs(): number {
+  const us = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  lastUs = Math.max(us, lastUs);
+  return lastUs;
+}
+
+export const systemClock: Clock = { nowUs };
+
+/** `2026-11-22T06:01:02.123456Z` from epoch microseconds. */
+export function formatUs(us: number): string {
+  const ms = Math.floor(us / 1000);
+  const micros = us - ms * 1000;
+  const iso = new Date(ms).toISOString(); // 2026-11-22T06:01:02.123Z
+  return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
+}
+
+export function nowIso(clock: Clock = systemClock): string {
+  return formatUs(clock.nowUs());
+}
+
+const ISO_RE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Epoch microseconds of an ISO 8601 timestamp with an explicit zone; undefined when malformed. */
+export function parseIsoUs(text: string): number | undefined {
+  const m = ISO_RE.exec(text);
+  if (!m) return undefined;
+  const ms = Date.parse(`${m[1]}${m[3]}`);
+  if (Number.isNaN(ms)) return undefined;
+  const frac = (m[2] ?? '').padEnd(6, '0').slice(0, 6);
+  return ms * 1000 + Number(frac);
+}

@@ -1,0 +1,12 @@
+import type { Kysely } from 'kysely';
+import * as m0001 from './0001-initial.ts';
+
+export interface Migration {
+  /** The schema version after this migration; equals its position (1-based). */
+  readonly version: number;
+  readonly name: string;
+  up(db: Kysely<any>): Promise<void>;
+}
+
+/** Frozen, in order. Append only; never edit a shipped migration. */
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: '0001-initial', up: m0001.up }];

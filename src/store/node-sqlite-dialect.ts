@@ -1,0 +1,55 @@
+/**
+ * @module Kysely dialect over node:sqlite's DatabaseSync: adapts it to the small SqliteDatabase
+ * interface Kysely's SQLite driver expects (prepare → reader/all/run/iterate), so no native addon
+ * (better-sqlite3) is needed (DECISIONS §3).
+ */
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+
+/** A Kysely dialect whose every query runs on `db`; closing Kysely does not close `db`. */
+export function createNodeSqliteDialect(db: DatabaseSync): SqliteDialect {
+  return new SqliteDialect({ database: adaptDatabase(db) });
+}
+
+/** The adapter itself, exported for its own tests. */
+export function adaptDatabase(db: DatabaseSync): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
+  return {
+    close() {
+      cache.clear();
+    },
+    prepare(sql: string): SqliteStatement {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = adaptStatement(db.prepare(sql));
+        if (cache.size > 500) cache.clear();
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
+// --- internal ---
+
+function adaptStatement(stmt: StatementSync): SqliteStatement {
+  const reader = stmt.columns().length > 0;
+  return {
+    reader,
+    all: (params) => stmt.all(...toParams(params)) as unknown[],
+    run: (params) => {
+      const r = stmt.run(...toParams(params));
+      return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
+    },
+    iterate: (params) => stmt.iterate(...toParams(params)) as IterableIterator<unknown>,
+  };
+}
+
+function toParams(params: ReadonlyArray<unknown>): SQLInputValue[] {
+  return params.map((p) => {
+    if (typeof p === 'boolean') return p ? 1 : 0;
+    if (p === undefined) return null;
+    if (p instanceof Date) return p.toISOString();
+    return p as SQLInputValue;
+  });
+}

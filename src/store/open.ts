@@ -1,0 +1,129 @@
+/**
+ * @module Opens the trace store: one SQLite file in WAL mode with the pragmas of DECISIONS §3,
+ * a SQLite version check, migrations, and the exact `decimal_sum` aggregate for money.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Kysely } from 'kysely';
+import { add, type Decimal, formatDecimal, parseDecimal, ZERO } from '../lib/decimal.ts';
+import { errorMessage, SvcError } from '../lib/errors.ts';
+import { migrateToLatest, readSchemaVersion } from './migrate.ts';
+import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
+import type { Database } from './schema.ts';
+
+/** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
+export const MIN_SQLITE_VERSION = '3.51.3';
+export const BUSY_TIMEOUT_MS = 10_000;
+
+export interface Store {
+  readonly path: string;
+  readonly db: DatabaseSync;
+  readonly kysely: Kysely<Database>;
+  readonly schemaVersion: number;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  /** Open without creating or migrating (backup/restore inspection). */
+  readOnly?: boolean;
+}
+
+export async function openStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const readOnly = options.readOnly ?? false;
+  if (!readOnly) mkdirSync(dirname(path), { recursive: true });
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path, { readOnly, timeout: BUSY_TIMEOUT_MS });
+  } catch (cause) {
+    throw new SvcError('store_error', {
+      message: `Cannot open the trace store ${path}: ${errorMessage(cause)}.`,
+      cause,
+    });
+  }
+  try {
+    assertSqliteVersion(sqliteVersion(db));
+    applyPragmas(db, readOnly);
+    registerFunctions(db);
+  } catch (err) {
+    db.close();
+    if (err instanceof SvcError) throw err;
+    throw new SvcError('store_error', {
+      message: `Cannot use the trace store ${path}: ${errorMessage(err)}.`,
+      cause: err,
+    });
+  }
+  const kysely = new Kysely<Database>({ dialect: createNodeSqliteDialect(db) });
+  try {
+    const schemaVersion = readOnly ? await readSchemaVersion(kysely) : await migrateToLatest(kysely, path);
+    let closed = false;
+    return {
+      path,
+      db,
+      kysely,
+      schemaVersion,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await kysely.destroy();
+        db.close();
+      },
+    };
+  } catch (err) {
+    await kysely.destroy();
+    db.close();
+    if (err instanceof SvcError) throw err;
+    throw new SvcError('store_error', {
+      message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}.`,
+      cause: err,
+    });
+  }
+}
+
+export function sqliteVersion(db: DatabaseSync): string {
+  return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
+}
+
+/** Throws with the reason when the linked SQLite is older than MIN_SQLITE_VERSION. */
+export function assertSqliteVersion(version: string): void {
+  if (compareVersions(version, MIN_SQLITE_VERSION) < 0) {
+    throw new SvcError('store_error', {
+      message: `SQLite ${version} is too old: svc needs ${MIN_SQLITE_VERSION} or newer, because older versions can corrupt a WAL database when two processes write it (the WAL-reset bug); run svc on Node.js 24 with a newer bundled SQLite.`,
+    });
+  }
+}
+
+// --- internal ---
+
+function applyPragmas(db: DatabaseSync, readOnly: boolean): void {
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  if (!readOnly) {
+    const mode = (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode;
+    if (mode !== 'wal') throw new Error(`journal_mode is ${mode}, expected wal`);
+  }
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA foreign_keys = ON');
+}
+
+function registerFunctions(db: DatabaseSync): void {
+  // Exact money sums in SQL: decimal_sum(cost_usd) returns a decimal string (DECISIONS §3).
+  db.aggregate('decimal_sum', {
+    start: () => ZERO as unknown as null,
+    step: (acc: unknown, value: unknown) => {
+      if (value === null || value === undefined || value === '') return acc as null;
+      return add(acc as Decimal, parseDecimal(String(value))) as unknown as null;
+    },
+    result: (acc: unknown) => formatDecimal(acc as Decimal),
+    deterministic: true,
+  } as never);
+}
+
+function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}

@@ -1,0 +1,89 @@
+/**
+ * @module The trace store's Database interface for Kysely: it mirrors the SQL of the migrations
+ * exactly (snake_case, no CamelCasePlugin). Generated columns are read-only (`GeneratedAlways`).
+ */
+import type { ColumnType, GeneratedAlways, Insertable, Selectable } from 'kysely';
+
+export interface EventsTable {
+  id: string;
+  timestamp: string;
+  timestamp_us: number;
+  session_id: string | null;
+  turn_id: string | null;
+  type: string;
+  actor: string;
+  payload: string;
+  parent_event_id: string | null;
+  sensitivity: string;
+  // generated from payload (migration 0001): operator alias and analytics read paths
+  payload_json: GeneratedAlways<string>;
+  model: GeneratedAlways<string | null>;
+  provider: GeneratedAlways<string | null>;
+  gateway_key_id: GeneratedAlways<string | null>;
+  user_id: GeneratedAlways<string | null>;
+  team_id: GeneratedAlways<string | null>;
+  cost_usd: GeneratedAlways<string | null>;
+}
+
+export interface SessionsTable {
+  id: string;
+  workspace_path: string;
+  active_model: string;
+  created_at: string;
+  updated_at: string;
+  routing_policy_version: string;
+  turn_count: ColumnType<number, number | undefined, number>;
+  cost_so_far_usd: ColumnType<string, string | undefined, string>;
+  current_turn_id: string | null;
+  current_turn_status: string | null;
+  is_worker: ColumnType<number, number | undefined, number>;
+  parent_session_id: string | null;
+  ended_at: string | null;
+  disposition: string | null;
+}
+
+export interface MessagesTable {
+  id: string;
+  session_id: string;
+  turn_id: string | null;
+  role: string;
+  content: string;
+  metadata: ColumnType<string, string | undefined, string>;
+  status: ColumnType<string, string | undefined, string>;
+  created_at: string;
+}
+
+export interface ToolCallsTable {
+  id: string;
+  session_id: string;
+  turn_id: string;
+  message_id: string | null;
+  tool_use_id: string;
+  tool_name: string;
+  input: string;
+  output: string | null;
+  status: string;
+  error_class: string | null;
+  started_at: string;
+  completed_at: string | null;
+}
+
+/** Small key/value table for store-level facts (e.g. the forget salt, which travels with backups). */
+export interface StoreMetaTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  events: EventsTable;
+  sessions: SessionsTable;
+  messages: MessagesTable;
+  tool_calls: ToolCallsTable;
+  store_meta: StoreMetaTable;
+}
+
+export type EventRow = Selectable<EventsTable>;
+export type NewEventRow = Insertable<EventsTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type MessageRow = Selectable<MessagesTable>;
+export type ToolCallRow = Selectable<ToolCallsTable>;
