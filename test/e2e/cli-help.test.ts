@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { isolatedEnv, makeTempDir, ROOT, runSvc } from '../helpers/svc.ts';
+
+const tmp = makeTempDir();
+const env = isolatedEnv(tmp.dir);
+test.after(() => tmp.cleanup());
+
+const COMMANDS = ['gateway', 'serve', 'analytics', 'user', 'backup', 'restore'];
+
+test('svc --help lists every top-level command, one line each', async () => {
+  const r = await runSvc(['--help'], { env });
+  assert.equal(r.code, 0);
+  for (const c of COMMANDS) assert.match(r.stdout, new RegExp(`^\\s+${c}\\s+\\S.*$`, 'm'), c);
+});
+
+test('svc --version prints the package version', async () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const r = await runSvc(['--version'], { env });
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout.trim(), pkg.version);
+});
+
+test('every command and subcommand answers --help with exit 0', async () => {
+  const paths = [
+    ...COMMANDS.map((c) => [c]),
+    ['gateway', 'issue-key'],
+    ['gateway', 'revoke-key'],
+    ['gateway', 'rotate-key'],
+    ['gateway', 'list-keys'],
+    ['gateway', 'backup'],
+    ['gateway', 'restore'],
+    ['analytics', 'user-export'],
+    ['user', 'forget'],
+  ];
+  for (const p of paths) {
+    const r = await runSvc([...p, '--help'], { env });
+    assert.equal(r.code, 0, `${p.join(' ')}: ${r.stderr}`);
+    assert.match(r.stdout, /USAGE/, p.join(' '));
+  }
+});
+
+test('an unknown command exits 2 with one sentence on stderr', async () => {
+  const r = await runSvc(['frobnicate'], { env });
+  assert.equal(r.code, 2);
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+  assert.match(r.stderr, /Unknown command "frobnicate"/);
+});
+
+test('an unknown flag exits 2 with one sentence on stderr', async () => {
+  const r = await runSvc(['backup', '/tmp/x.db', '--frob'], { env });
+  assert.equal(r.code, 2);
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+  assert.match(r.stderr, /Unknown option "--frob"/);
+});
+
+test('a flag missing its value exits 2', async () => {
+  const r = await runSvc(['backup', '/tmp/x.db', '--db-path'], { env });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /needs a value/);
+});

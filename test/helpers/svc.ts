@@ -1,0 +1,182 @@
+/**
+ * Runs the real built `svc` executable: one-shot commands (`runSvc`) and long-running servers
+ * (`startSvc`). Builds dist/ once if it is missing or older than src/ (npm test builds first anyway).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const SVC_BIN = join(ROOT, 'bin/svc');
+const NODE = process.execPath; // Node 24 from the project's node package
+
+export interface SvcResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/** A temp directory removed in `after`; `home` is used as HOME/XDG so nothing touches the real user. */
+export function makeTempDir(prefix = 'svc-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Environment for a child: a private HOME/XDG and no inherited SVC_* or provider variables. */
+export function isolatedEnv(home: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(SVC_|ANTHROPIC_|OPENAI_|OPENROUTER_)/.test(k)) continue;
+    env[k] = v;
+  }
+  env.HOME = home;
+  env.XDG_CONFIG_HOME = join(home, '.config');
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+let built = false;
+/** Builds dist/ when it is missing or stale. */
+export function ensureBuilt(): void {
+  if (built) return;
+  const bundle = join(ROOT, 'dist/main.js');
+  if (!existsSync(bundle) || newestMtime(join(ROOT, 'src')) > statSync(bundle).mtimeMs) {
+    execFileSync(NODE, [join(ROOT, 'node_modules/tsup/dist/cli-default.js')], { cwd: ROOT, stdio: 'ignore' });
+  }
+  built = true;
+}
+
+/** Runs `svc <args>` to completion. */
+export function runSvc(args: string[], options: RunOptions = {}): Promise<SvcResult> {
+  ensureBuilt();
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(NODE, [SVC_BIN, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: options.env as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+export interface RunningSvc {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly url: string;
+  /** Everything the process printed so far. */
+  output(): { stdout: string; stderr: string };
+  /** SIGTERM, wait for exit (SIGKILL after the timeout); resolves with the exit code. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
+}
+
+export interface StartOptions extends RunOptions {
+  /** Path polled until it answers (any HTTP status); default /healthz. */
+  readyPath?: string;
+  port?: number;
+  readyTimeoutMs?: number;
+}
+
+/** Starts a long-running `svc` command (args should include `--port` placeholders via `{port}`). */
+export async function startSvc(args: string[], options: StartOptions = {}): Promise<RunningSvc> {
+  ensureBuilt();
+  const port = options.port ?? (await freePort());
+  const child = spawn(NODE, [SVC_BIN, ...args.map((a) => a.replaceAll('{port}', String(port)))], {
+    cwd: options.cwd ?? ROOT,
+    env: options.env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (d) => {
+    stderr += d;
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000);
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(
+        `svc ${args.join(' ')} exited with ${child.exitCode} before ready:\n${stderr}\n${stdout}`,
+      );
+    }
+    try {
+      await fetch(`${url}${options.readyPath ?? '/healthz'}`);
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`svc ${args.join(' ')} did not become ready:\n${stderr}\n${stdout}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    child,
+    port,
+    url,
+    output: () => ({ stdout, stderr }),
+    async stop(signal = 'SIGTERM', timeoutMs = 35_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolvePromise(port));
+    });
+  });
+}
+
+// --- internal ---
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
