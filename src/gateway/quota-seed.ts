@@ -1,0 +1,49 @@
+/**
+ * @module Seeds the quota manager from the trace store once at start: settled spend per key in the
+ * current UTC day and month, and which 80 % alerts were already sent in those windows.
+ */
+import { sql } from 'kysely';
+import { type Decimal, parseDecimal, ZERO } from '../lib/decimal.ts';
+import type { Store } from '../store/open.ts';
+import { type CapKind, type QuotaSeed, windowStartUs } from './quota.ts';
+
+export async function loadQuotaSeed(store: Store, nowUs: number): Promise<QuotaSeed> {
+  const starts: Record<CapKind, number> = {
+    daily: windowStartUs('daily', nowUs),
+    monthly: windowStartUs('monthly', nowUs),
+  };
+  const spent: Record<CapKind, Map<string, Decimal>> = { daily: new Map(), monthly: new Map() };
+  const alerted = new Set<string>();
+  for (const kind of ['daily', 'monthly'] as const) {
+    const rows = await store.kysely
+      .selectFrom('events')
+      .select(['gateway_key_id', sql<string>`decimal_sum(cost_usd)`.as('total')])
+      .where('type', '=', 'llm.call_completed')
+      .where('timestamp_us', '>=', starts[kind])
+      .where('gateway_key_id', 'is not', null)
+      .groupBy('gateway_key_id')
+      .execute();
+    for (const r of rows) if (r.gateway_key_id) spent[kind].set(r.gateway_key_id, parseDecimal(r.total));
+    const alerts = await store.kysely
+      .selectFrom('events')
+      .select('gateway_key_id')
+      .where('type', '=', 'quota.alert')
+      .where('timestamp_us', '>=', starts[kind])
+      .where(sql`json_extract(payload, '$.cap_kind')`, '=', kind)
+      .execute();
+    for (const a of alerts) alerted.add(`${a.gateway_key_id}\u0000${kind}`);
+  }
+  return {
+    spentSince(keyId, sinceUs) {
+      for (const kind of ['daily', 'monthly'] as const) {
+        if (starts[kind] === sinceUs) {
+          return spent[kind].get(keyId) ?? ZERO;
+        }
+      }
+      return ZERO; // a window that began after start: this process saw all of it
+    },
+    alertedSince(keyId, kind, sinceUs) {
+      return sinceUs === starts[kind] && alerted.has(`${keyId}\u0000${kind}`);
+    },
+  };
+}

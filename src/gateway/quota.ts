@@ -1,0 +1,198 @@
+/**
+ * @module Per-key daily and monthly spend caps (UTC windows, DECISIONS §4). Admission reserves the
+ * request's worst-case cost, completion settles it to the real cost and failure releases it, so N
+ * concurrent requests can never spend past a cap. Spend is seeded from the trace store at start.
+ */
+import type { Bus } from '../events/bus.ts';
+import {
+  add,
+  compare,
+  type Decimal,
+  div,
+  formatDecimal,
+  mul,
+  parseDecimal,
+  sub,
+  ZERO,
+} from '../lib/decimal.ts';
+import { SvcError } from '../lib/errors.ts';
+import { type Clock, formatUs } from '../lib/time.ts';
+
+export type CapKind = 'daily' | 'monthly';
+
+export interface CappedKey {
+  key_id: string;
+  daily_cap_usd?: string | null;
+  monthly_cap_usd?: string | null;
+  user_id?: string | null;
+  team_id?: string | null;
+}
+
+export interface Reservation {
+  /** Replaces the reservation by the real cost of the call. */
+  settle(cost: Decimal): void;
+  /** Drops the reservation (the call failed before costing anything we know of). */
+  release(): void;
+}
+
+/** Reads settled spend of one key since a UTC boundary, and whether an alert was already sent. */
+export interface QuotaSeed {
+  spentSince(keyId: string, sinceUs: number): Decimal;
+  alertedSince(keyId: string, capKind: CapKind, sinceUs: number): boolean;
+}
+
+export interface QuotaManager {
+  /** Throws SvcError quota_exceeded (and publishes gateway.quota_exceeded) when a cap would be passed. */
+  admit(key: CappedKey, worstCase: Decimal, context?: Record<string, unknown>): Reservation;
+}
+
+const ALERT_RATIO = parseDecimal('0.8');
+const NO_RESERVATION: Reservation = { settle() {}, release() {} };
+
+export function createQuotaManager(deps: { bus: Bus; clock: Clock; seed: QuotaSeed }): QuotaManager {
+  const windows = new Map<string, WindowState>();
+
+  const stateOf = (key: CappedKey, kind: CapKind, nowUs: number): WindowState => {
+    const start = windowStartUs(kind, nowUs);
+    const id = `${key.key_id}\u0000${kind}`;
+    let w = windows.get(id);
+    if (!w || w.startUs !== start) {
+      w = {
+        startUs: start,
+        spent: deps.seed.spentSince(key.key_id, start),
+        reserved: ZERO,
+        alerted: deps.seed.alertedSince(key.key_id, kind, start),
+      };
+      windows.set(id, w);
+    }
+    return w;
+  };
+
+  const maybeAlert = (key: CappedKey, kind: CapKind, cap: Decimal, w: WindowState) => {
+    if (w.alerted || compare(w.spent, mul(cap, ALERT_RATIO)) < 0) return;
+    w.alerted = true;
+    deps.bus.publish({
+      type: 'quota.alert',
+      actor: 'gateway',
+      payload: {
+        identity_kind: 'key',
+        identity_id: key.key_id,
+        gateway_key_id: key.key_id,
+        user_id: key.user_id ?? null,
+        team_id: key.team_id ?? null,
+        cap_kind: kind,
+        cap_usd: formatDecimal(cap),
+        spent_usd: formatDecimal(w.spent),
+        ratio: ratioOf(w.spent, cap),
+        threshold: 0.8,
+        window_start: formatUs(w.startUs),
+        resets_at: formatUs(windowEndUs(kind, w.startUs)),
+      },
+    });
+  };
+
+  return {
+    admit(key, worstCase, context = {}) {
+      const caps = capsOf(key);
+      if (caps.length === 0) return NO_RESERVATION;
+      const nowUs = deps.clock.nowUs();
+      const held: Array<{ kind: CapKind; cap: Decimal; w: WindowState }> = [];
+      for (const { kind, cap } of caps) {
+        const w = stateOf(key, kind, nowUs);
+        const committed = add(w.spent, w.reserved);
+        if (compare(add(committed, worstCase), cap) > 0) {
+          const details = {
+            cap_kind: kind,
+            cap_usd: formatDecimal(cap),
+            spent_usd: formatDecimal(w.spent),
+            reserved_usd: formatDecimal(w.reserved),
+            requested_usd: formatDecimal(worstCase),
+            resets_at: formatUs(windowEndUs(kind, w.startUs)),
+          };
+          deps.bus.publish({
+            type: 'gateway.quota_exceeded',
+            actor: 'gateway',
+            payload: {
+              identity_kind: 'key',
+              identity_id: key.key_id,
+              gateway_key_id: key.key_id,
+              user_id: key.user_id ?? null,
+              team_id: key.team_id ?? null,
+              ...details,
+              ...context,
+            },
+          });
+          throw new SvcError('quota_exceeded', {
+            message: `The ${kind} spend cap of ${details.cap_usd} USD for this key is reached (spent ${details.spent_usd} USD); it resets at ${details.resets_at}.`,
+            details,
+          });
+        }
+        held.push({ kind, cap, w });
+      }
+      for (const h of held) h.w.reserved = add(h.w.reserved, worstCase);
+      let open = true;
+      const releaseAll = () => {
+        for (const h of held) h.w.reserved = sub(h.w.reserved, worstCase);
+      };
+      return {
+        settle(cost) {
+          if (!open) return;
+          open = false;
+          releaseAll();
+          for (const h of held) {
+            // a window that rolled over meanwhile keeps only the new spend
+            const current = stateOf(key, h.kind, deps.clock.nowUs());
+            current.spent = add(current.spent, cost);
+            maybeAlert(key, h.kind, h.cap, current);
+          }
+        },
+        release() {
+          if (!open) return;
+          open = false;
+          releaseAll();
+        },
+      };
+    },
+  };
+}
+
+/** Start of the UTC day or month containing `us`. */
+export function windowStartUs(kind: CapKind, us: number): number {
+  const d = new Date(Math.floor(us / 1000));
+  const ms =
+    kind === 'daily'
+      ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
+      : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  return ms * 1000;
+}
+
+/** First microsecond after the window that starts at `startUs`. */
+export function windowEndUs(kind: CapKind, startUs: number): number {
+  const d = new Date(startUs / 1000);
+  const ms =
+    kind === 'daily'
+      ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1)
+      : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return ms * 1000;
+}
+
+// --- internal ---
+
+interface WindowState {
+  startUs: number;
+  spent: Decimal;
+  reserved: Decimal;
+  alerted: boolean;
+}
+
+function capsOf(key: CappedKey): Array<{ kind: CapKind; cap: Decimal }> {
+  const caps: Array<{ kind: CapKind; cap: Decimal }> = [];
+  if (key.daily_cap_usd != null) caps.push({ kind: 'daily', cap: parseDecimal(key.daily_cap_usd) });
+  if (key.monthly_cap_usd != null) caps.push({ kind: 'monthly', cap: parseDecimal(key.monthly_cap_usd) });
+  return caps;
+}
+
+function ratioOf(spent: Decimal, cap: Decimal): number {
+  if (cap.units === 0n) return 1;
+  return Number(formatDecimal(div(spent, cap, 6), 0));
+}
