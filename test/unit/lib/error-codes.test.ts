@@ -14,9 +14,9 @@ function specCodes(): Map<string, number> {
     const text = readFileSync(join(SPEC, file), 'utf8');
     for (const line of text.split('\n')) {
       const cells = line.split('|').map((c) => c.trim());
-      const code = cells.find((c) => /^`[a-z_]+`$/.test(c));
+      const code = cells.find((c) => /^`?[a-z]+(_[a-z]+)+`?$/.test(c))?.replaceAll('`', '');
       const status = cells.find((c) => /^\d{3}( \(\d{3}.*\))?$/.test(c));
-      if (code && status) codes.set(code.slice(1, -1), Number(status.slice(0, 3)));
+      if (code && status) codes.set(code, Number(status.slice(0, 3)));
     }
   }
   return codes;
