@@ -184,12 +184,85 @@ export interface HandlerWarningPayload {
   message: string;
 }
 
+/** Whose spend a cap belongs to (spec 1 §GET /metrics, svc_quota_used_ratio identity_kind). */
+export type IdentityKind = 'key' | 'user' | 'team';
+export type QuotaCapKind = 'daily' | 'monthly';
+
+/** Fields of a spend cap shared by quota.alert and gateway.quota_exceeded (read by the metrics collector). */
+export interface QuotaPayloadBase {
+  identity_kind: IdentityKind;
+  identity_id: string;
+  gateway_key_id: string | null;
+  user_id: string | null;
+  team_id: string | null;
+  cap_kind: QuotaCapKind;
+  /** Decimal strings (DECISIONS §3). */
+  cap_usd: string;
+  spent_usd: string;
+  resets_at: string;
+}
+
+/** Soft alert at 80 % of a cap; `ratio` = spent / cap as a number (svc_quota_used_ratio). */
+export interface QuotaAlertPayload extends QuotaPayloadBase {
+  ratio: number;
+  threshold: number;
+  window_start: string;
+  [extra: string]: unknown;
+}
+
+/** A refused request; the collector pins svc_quota_used_ratio to 1.0 for the identity. */
+export interface QuotaExceededPayload extends QuotaPayloadBase {
+  reserved_usd?: string;
+  requested_usd?: string;
+  [extra: string]: unknown;
+}
+
+/** A tool run begins; `tool_use_id` correlates tool.completed / tool.failed (tool-name cache of 1000). */
+export interface ToolCalledPayload {
+  tool_use_id: string;
+  tool_name: string;
+  [extra: string]: unknown;
+}
+
+export interface ToolCompletedPayload {
+  tool_use_id: string;
+  latency_ms: number;
+  [extra: string]: unknown;
+}
+
+export interface ToolFailedPayload {
+  tool_use_id: string;
+  latency_ms: number;
+  error_class: ToolErrorClass;
+  [extra: string]: unknown;
+}
+
+/** Slot 4 (pattern) won the routing chain. */
+export interface PatternMatchedPayload {
+  chose_model: string;
+  fingerprint_version: 'structural' | 'hybrid';
+  [extra: string]: unknown;
+}
+
+export interface EvalCompletedPayload {
+  judge_kind: 'heuristic' | 'llm' | 'hybrid';
+  subject_kind: 'turn' | 'tool_cycle' | 'session' | 'workload';
+  [extra: string]: unknown;
+}
+
 /** Payload types by event; events not listed carry an open object. */
 export interface KnownPayloads {
   'llm.call_completed': LlmCallCompletedPayload;
   'llm.call_failed': LlmCallFailedPayload;
   'route.decided': RouteDecidedPayload;
   'gateway.auth_failed': AuthFailedPayload;
+  'gateway.quota_exceeded': QuotaExceededPayload;
+  'quota.alert': QuotaAlertPayload;
+  'tool.called': ToolCalledPayload;
+  'tool.completed': ToolCompletedPayload;
+  'tool.failed': ToolFailedPayload;
+  'pattern.matched': PatternMatchedPayload;
+  'eval.completed': EvalCompletedPayload;
   'bus.subscriber_registered': SubscriberRegisteredPayload;
   'bus.handler_warning': HandlerWarningPayload;
 }
