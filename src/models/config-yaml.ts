@@ -1,0 +1,66 @@
+/**
+ * @module YAML for the two config files (models.yaml, routing.yaml): decimals stay exact and every
+ * problem is reported as `<file>: <field path>: <reason>` so an operator can fix it in one go.
+ */
+import { CORE_SCHEMA, defineScalarTag, floatCoreTag, load, NOT_RESOLVED, YAMLException } from 'js-yaml';
+import type * as v from 'valibot';
+import { SvcError } from '../lib/errors.ts';
+
+/**
+ * js-yaml turns `0.30` into the float 0.3; money must never pass through a float (DECISIONS §3).
+ * This schema keeps every plain scalar that YAML would read as a float as its source text, so
+ * `0.30` loads as the string "0.30". Integers still load as numbers (they are exact).
+ */
+const EXACT_FLOAT_TAG = defineScalarTag<string>(floatCoreTag.tagName, {
+  implicit: true,
+  implicitFirstChars: floatCoreTag.implicitFirstChars,
+  resolve: (source, isExplicit, tagName) =>
+    floatCoreTag.resolve(source, isExplicit, tagName) === NOT_RESOLVED ? NOT_RESOLVED : source,
+  identify: () => false,
+});
+
+const EXACT_SCHEMA = CORE_SCHEMA.withTags(EXACT_FLOAT_TAG);
+
+/** Parses one YAML document; a syntax error becomes SvcError config_invalid naming the file and line. */
+export function parseConfigYaml(text: string, file: string): unknown {
+  try {
+    return load(text, { schema: EXACT_SCHEMA, filename: file });
+  } catch (err) {
+    if (!(err instanceof YAMLException)) throw err;
+    const where = err.mark ? ` (line ${err.mark.line + 1}, column ${err.mark.column + 1})` : '';
+    throw new SvcError('config_invalid', {
+      message: `${file}: not valid YAML${where}: ${err.reason}`,
+      details: { file, errors: [`not valid YAML${where}: ${err.reason}`] },
+      cause: err,
+    });
+  }
+}
+
+/** `models[3].prices.input: <reason>` for each valibot issue. */
+export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[] {
+  return issues.map((issue) => {
+    const path = formatPath(issue.path);
+    return path ? `${path}: ${issue.message}` : issue.message;
+  });
+}
+
+/** Formats a path built from keys and indexes: `['models', 3, 'prices']` → `models[3].prices`. */
+export function formatPath(path: readonly unknown[] | undefined): string {
+  let out = '';
+  for (const step of path ?? []) {
+    const key = typeof step === 'object' && step !== null && 'key' in step ? step.key : step;
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out ? `.${String(key)}` : String(key);
+  }
+  return out;
+}
+
+/** SvcError config_invalid listing every problem; the message carries the first few. */
+export function configInvalid(file: string, errors: readonly string[]): SvcError {
+  const shown = errors.slice(0, 5).join('; ');
+  const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
+  return new SvcError('config_invalid', {
+    message: `${file} is invalid: ${shown}${more}`,
+    details: { file, errors: [...errors] },
+  });
+}

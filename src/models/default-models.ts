@@ -1,0 +1,104 @@
+/**
+ * @module The built-in models.yaml shipped inside the bundle (DECISIONS §2): current models of the
+ * three adapters at their public list prices in USD per million tokens. `SVC_MODELS` / `--models`
+ * replaces the whole table. OpenRouter prices are the router's listed prices on `pricing_version`.
+ */
+
+export const DEFAULT_MODELS_SOURCE = 'built-in models.yaml';
+
+// Aliases never equal a bare provider model name: a bare name must fall through to the global
+// default (spec 1 §Model identifiers), so `gpt-5` is not an alias and `gpt` is.
+export const DEFAULT_MODELS_YAML = `# svc built-in model registry
+pricing_version: builtin-2025-11-01
+models:
+  - id: anthropic:claude-opus-4-1
+    tier: deep
+    aliases: [deep, opus, opus-4.1]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 32000 }
+    prices: { input: 15, output: 75, cache_read: 1.50, cache_write: 18.75 }
+  - id: anthropic:claude-opus-4-5
+    tier: deep
+    aliases: [opus-4.5]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
+    prices: { input: 5, output: 25, cache_read: 0.50, cache_write: 6.25 }
+  - id: anthropic:claude-sonnet-4-5
+    tier: balanced
+    aliases: [balanced, sonnet, sonnet-4.5]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
+    prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75 }
+  - id: anthropic:claude-sonnet-4
+    tier: balanced
+    aliases: [sonnet-4]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
+    prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75 }
+  - id: anthropic:claude-haiku-4-5
+    tier: fast
+    aliases: [fast, haiku, haiku-4.5]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
+    prices: { input: 1, output: 5, cache_read: 0.10, cache_write: 1.25 }
+  - id: openai:gpt-5
+    tier: deep
+    aliases: [gpt]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }
+    prices: { input: 1.25, output: 10, cache_read: 0.125 }
+  - id: openai:gpt-5-mini
+    tier: fast
+    aliases: [mini, gpt-mini]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }
+    prices: { input: 0.25, output: 2, cache_read: 0.025 }
+  - id: openai:gpt-5-nano
+    tier: fast
+    aliases: [nano, gpt-nano]
+    can_delegate: false
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }
+    prices: { input: 0.05, output: 0.40, cache_read: 0.005 }
+  - id: openai:gpt-4.1
+    tier: balanced
+    aliases: []
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1047576, max_output_tokens: 32768 }
+    prices: { input: 2, output: 8, cache_read: 0.50 }
+  - id: openai:gpt-4.1-mini
+    tier: fast
+    aliases: []
+    can_delegate: false
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1047576, max_output_tokens: 32768 }
+    prices: { input: 0.40, output: 1.60, cache_read: 0.10 }
+  - id: openai:gpt-4o
+    tier: balanced
+    aliases: []
+    can_delegate: false
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 128000, max_output_tokens: 16384 }
+    prices: { input: 2.50, output: 10, cache_read: 1.25 }
+  - id: openai:gpt-4o-mini
+    tier: fast
+    aliases: []
+    can_delegate: false
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 128000, max_output_tokens: 16384 }
+    prices: { input: 0.15, output: 0.60, cache_read: 0.075 }
+  - id: openrouter:anthropic/claude-sonnet-4.5
+    tier: balanced
+    aliases: []
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
+    prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75 }
+  - id: openrouter:meta-llama/llama-3.3-70b-instruct
+    tier: fast
+    aliases: [llama]
+    can_delegate: false
+    capabilities: { supports_images: false, supports_tools: true, max_context_tokens: 131072, max_output_tokens: 16384 }
+    prices: { input: 0.13, output: 0.40 }
+  - id: openrouter:google/gemini-2.5-flash
+    tier: fast
+    aliases: [gemini-flash]
+    can_delegate: false
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1048576, max_output_tokens: 65535 }
+    prices: { input: 0.30, output: 2.50, cache_read: 0.075 }
+`;

@@ -1,0 +1,112 @@
+/**
+ * @module The shape of models.yaml (DECISIONS §2, spec 2 §Model entry): per model the canonical id,
+ * adapter, tier, aliases, can_delegate, capabilities and prices in USD per million tokens.
+ */
+import * as v from 'valibot';
+
+export const ADAPTERS = ['anthropic', 'openai', 'openrouter'] as const;
+export type AdapterName = (typeof ADAPTERS)[number];
+
+export const TIERS = ['fast', 'balanced', 'deep'] as const;
+export type Tier = (typeof TIERS)[number];
+
+/** `<adapter>:<model_name>`; only the first colon separates (`openrouter:x/y:free` is valid). */
+export const CANONICAL_ID_RE = /^(anthropic|openai|openrouter):(\S+)$/;
+
+const PRICE_MESSAGE = 'must be a non-negative decimal number of USD per million tokens, such as 3 or 0.30';
+
+/**
+ * A price is a YAML integer or a plain decimal kept as its source text by config-yaml.ts, so
+ * `0.30` never becomes a float. The output is always a decimal string.
+ */
+export const PriceSchema = v.pipe(
+  v.union(
+    [
+      v.pipe(v.number(), v.safeInteger(PRICE_MESSAGE), v.minValue(0, PRICE_MESSAGE)),
+      v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, PRICE_MESSAGE)),
+    ],
+    PRICE_MESSAGE,
+  ),
+  v.transform((value) => String(value)),
+);
+
+export const PricesSchema = v.strictObject({
+  input: PriceSchema,
+  output: PriceSchema,
+  /** Defaults to `input` when absent. */
+  cache_read: v.optional(PriceSchema),
+  /** Defaults to `input` when absent (OpenAI-style caches charge no write premium). */
+  cache_write: v.optional(PriceSchema),
+});
+
+const TokenCountSchema = v.pipe(
+  v.number('must be an integer'),
+  v.safeInteger('must be an integer'),
+  v.minValue(1, 'must be at least 1'),
+);
+
+export const CapabilitiesSchema = v.strictObject({
+  supports_images: v.boolean('must be true or false'),
+  supports_tools: v.boolean('must be true or false'),
+  max_context_tokens: TokenCountSchema,
+  max_output_tokens: TokenCountSchema,
+});
+
+export const AliasSchema = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, ".", "_" or "-" (no colon)'),
+);
+
+export const ModelSchema = v.strictObject({
+  id: v.pipe(
+    v.string('must be a string'),
+    v.regex(
+      CANONICAL_ID_RE,
+      'must be a canonical id <adapter>:<model_name> with adapter anthropic, openai or openrouter',
+    ),
+  ),
+  /** Optional; when present it must equal the id's prefix. */
+  adapter: v.optional(v.picklist(ADAPTERS, 'must be anthropic, openai or openrouter')),
+  tier: v.picklist(TIERS, 'must be fast, balanced or deep'),
+  aliases: v.optional(v.array(AliasSchema, 'must be a list of strings'), []),
+  can_delegate: v.optional(v.boolean('must be true or false'), false),
+  capabilities: CapabilitiesSchema,
+  /** Absent: the model is unpriced and its calls cost "0" with `priced: false`. */
+  prices: v.optional(PricesSchema),
+});
+
+export const ModelsFileSchema = v.strictObject({
+  pricing_version: v.pipe(
+    v.union([v.string(), v.number()], 'must be a string'),
+    v.transform(String),
+    v.minLength(1, 'must not be empty'),
+  ),
+  models: v.pipe(
+    v.array(ModelSchema, 'must be a list of models'),
+    v.minLength(1, 'must list at least one model'),
+  ),
+});
+
+export type ModelsFile = v.InferOutput<typeof ModelsFileSchema>;
+export type Capabilities = v.InferOutput<typeof CapabilitiesSchema>;
+
+/** Prices in USD per million tokens, decimal strings, defaults filled in. */
+export interface ModelPrices {
+  input: string;
+  output: string;
+  cache_read: string;
+  cache_write: string;
+}
+
+/** One registry entry; the first six fields are the spec 2 model entry (minus availability). */
+export interface ModelEntry {
+  id: string;
+  adapter: AdapterName;
+  tier: Tier;
+  can_delegate: boolean;
+  aliases: string[];
+  capabilities: Capabilities;
+  /** The provider's own name for the model: the id after the first colon. */
+  model_name: string;
+  prices: ModelPrices | null;
+}

@@ -1,0 +1,98 @@
+/**
+ * @module Exact call cost from the price table: tokens × USD per million tokens, in decimal
+ * arithmetic (DECISIONS §3), plus the worst case a budget reservation must hold.
+ */
+import { add, compare, type Decimal, formatDecimal, mul, parseDecimal, ZERO } from '../lib/decimal.ts';
+import type { ModelPrices } from './model-schema.ts';
+import type { ModelRegistry } from './registry.ts';
+
+/** Token counts as stamped on llm.call_completed (`input_tokens` is uncached input only). */
+export interface PricedUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+export interface CallCost {
+  /** Decimal string with at least 6 fraction digits, exact (`0.000450`). */
+  cost_usd: string;
+  cost: Decimal;
+  /** False when the model has no prices: cost is "0" and the caller must report it loudly. */
+  priced: boolean;
+  pricing_version: string;
+}
+
+const PER_TOKEN = parseDecimal('0.000001');
+
+/** Cost of one finished call under the current table. */
+export function priceCall(registry: ModelRegistry, modelId: string, usage: PricedUsage): CallCost {
+  const prices = registry.get(modelId)?.prices;
+  if (!prices) return unpriced(registry);
+  const p = parsedPrices(prices);
+  let total = ZERO;
+  total = add(total, mul(tokens(usage.input_tokens), p.input));
+  total = add(total, mul(tokens(usage.cached_input_tokens), p.cache_read));
+  total = add(total, mul(tokens(usage.cache_creation_input_tokens), p.cache_write));
+  total = add(total, mul(tokens(usage.output_tokens), p.output));
+  return priced(registry, mul(total, PER_TOKEN));
+}
+
+export interface WorstCaseInput {
+  /** The request's max_tokens; when absent the model's max_output_tokens. */
+  max_tokens?: number | null;
+  inputTokenEstimate: number;
+}
+
+/**
+ * The most a call can cost: every input token at the dearest input rate (plain, cache read or
+ * cache write) and the full output allowance. Used to reserve budget before the call.
+ */
+export function worstCaseCost(registry: ModelRegistry, modelId: string, input: WorstCaseInput): CallCost {
+  const entry = registry.get(modelId);
+  if (!entry?.prices) return unpriced(registry);
+  const p = parsedPrices(entry.prices);
+  const maxIn = [p.cache_read, p.cache_write].reduce((a, b) => (compare(b, a) > 0 ? b : a), p.input);
+  const outTokens = input.max_tokens ?? entry.capabilities.max_output_tokens;
+  const total = add(mul(tokens(input.inputTokenEstimate), maxIn), mul(tokens(outTokens), p.output));
+  return priced(registry, mul(total, PER_TOKEN));
+}
+
+// --- internal ---
+
+interface ParsedPrices {
+  input: Decimal;
+  output: Decimal;
+  cache_read: Decimal;
+  cache_write: Decimal;
+}
+
+// Parsed once per price object: the table is immutable, so the hot path never re-parses text.
+const parsedCache = new WeakMap<ModelPrices, ParsedPrices>();
+
+function parsedPrices(prices: ModelPrices): ParsedPrices {
+  let p = parsedCache.get(prices);
+  if (!p) {
+    p = {
+      input: parseDecimal(prices.input),
+      output: parseDecimal(prices.output),
+      cache_read: parseDecimal(prices.cache_read),
+      cache_write: parseDecimal(prices.cache_write),
+    };
+    parsedCache.set(prices, p);
+  }
+  return p;
+}
+
+function tokens(n: number | null | undefined): Decimal {
+  if (n === null || n === undefined || !Number.isFinite(n) || n <= 0) return ZERO;
+  return { units: BigInt(Math.trunc(n)), scale: 0 };
+}
+
+function priced(registry: ModelRegistry, cost: Decimal): CallCost {
+  return { cost_usd: formatDecimal(cost), cost, priced: true, pricing_version: registry.pricingVersion };
+}
+
+function unpriced(registry: ModelRegistry): CallCost {
+  return { cost_usd: '0', cost: ZERO, priced: false, pricing_version: registry.pricingVersion };
+}

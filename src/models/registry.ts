@@ -1,0 +1,140 @@
+/**
+ * @module The model registry (models.yaml): lookup by canonical id or alias, the price table and its
+ * pricing_version. Built-in defaults apply unless `--models` / `SVC_MODELS` names a file.
+ */
+import { readFileSync } from 'node:fs';
+import * as v from 'valibot';
+import { errorMessage, SvcError } from '../lib/errors.ts';
+import { configInvalid, describeIssues, parseConfigYaml } from './config-yaml.ts';
+import { DEFAULT_MODELS_SOURCE, DEFAULT_MODELS_YAML } from './default-models.ts';
+import {
+  type AdapterName,
+  CANONICAL_ID_RE,
+  type ModelEntry,
+  type ModelPrices,
+  type ModelsFile,
+  ModelsFileSchema,
+} from './model-schema.ts';
+
+export interface PriceTable {
+  pricing_version: string;
+  /** Canonical id → prices (USD per million tokens), null for an unpriced model. */
+  models: Record<string, ModelPrices | null>;
+}
+
+export interface ModelRegistry {
+  readonly pricingVersion: string;
+  /** File path, or `built-in models.yaml`. */
+  readonly source: string;
+  /** Entries in file order. */
+  list(): readonly ModelEntry[];
+  /** Entry by canonical id. */
+  get(id: string): ModelEntry | undefined;
+  /** Entry by alias (`fast`, `sonnet`, …); canonical ids do not match here. */
+  resolveAlias(alias: string): ModelEntry | undefined;
+  /** Entry by canonical id or alias; a bare provider model name never matches. */
+  resolve(ref: string): ModelEntry | undefined;
+  priceTable(): PriceTable;
+}
+
+/** Reads and validates models.yaml; without a path the built-in table. Throws SvcError config_invalid. */
+export function loadModelRegistry(path: string | undefined): ModelRegistry {
+  if (path === undefined) return parseModelRegistry(DEFAULT_MODELS_YAML, DEFAULT_MODELS_SOURCE);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new SvcError('config_invalid', {
+      message: `cannot read the model registry ${path}: ${errorMessage(err)}`,
+      details: { file: path },
+      cause: err,
+    });
+  }
+  return parseModelRegistry(text, path);
+}
+
+/** Validates models.yaml text; `source` names the file in error messages. */
+export function parseModelRegistry(text: string, source: string): ModelRegistry {
+  const doc = parseConfigYaml(text, source);
+  const parsed = v.safeParse(ModelsFileSchema, doc ?? {});
+  if (!parsed.success) throw configInvalid(source, describeIssues(parsed.issues));
+  const errors = crossCheck(parsed.output);
+  if (errors.length > 0) throw configInvalid(source, errors);
+  return createModelRegistry(parsed.output, source);
+}
+
+/** Builds the in-memory registry from an already validated file. */
+export function createModelRegistry(file: ModelsFile, source: string): ModelRegistry {
+  const entries = file.models.map(toEntry);
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const byAlias = new Map<string, ModelEntry>();
+  for (const e of entries) for (const a of e.aliases) byAlias.set(a, e);
+  const table: PriceTable = {
+    pricing_version: file.pricing_version,
+    models: Object.fromEntries(entries.map((e) => [e.id, e.prices])),
+  };
+  return {
+    pricingVersion: file.pricing_version,
+    source,
+    list: () => entries,
+    get: (id) => byId.get(id),
+    resolveAlias: (alias) => byAlias.get(alias),
+    resolve: (ref) => byId.get(ref) ?? byAlias.get(ref),
+    priceTable: () => table,
+  };
+}
+
+/** Splits a canonical id at its first colon; undefined when the prefix is not an adapter. */
+export function splitCanonicalId(id: string): { adapter: AdapterName; modelName: string } | undefined {
+  const m = CANONICAL_ID_RE.exec(id);
+  return m ? { adapter: m[1] as AdapterName, modelName: m[2] } : undefined;
+}
+
+// --- internal ---
+
+function toEntry(m: ModelsFile['models'][number]): ModelEntry {
+  const { adapter, modelName } = splitCanonicalId(m.id)!;
+  const prices = m.prices
+    ? {
+        input: m.prices.input,
+        output: m.prices.output,
+        cache_read: m.prices.cache_read ?? m.prices.input,
+        cache_write: m.prices.cache_write ?? m.prices.input,
+      }
+    : null;
+  return {
+    id: m.id,
+    adapter,
+    tier: m.tier,
+    can_delegate: m.can_delegate,
+    aliases: m.aliases,
+    capabilities: m.capabilities,
+    model_name: modelName,
+    prices,
+  };
+}
+
+/** Rules valibot cannot express: unique ids and aliases, adapter = id prefix, aliases ≠ bare names. */
+function crossCheck(file: ModelsFile): string[] {
+  const errors: string[] = [];
+  const ids = new Map<string, number>();
+  const bareNames = new Set(file.models.map((m) => splitCanonicalId(m.id)!.modelName));
+  const aliases = new Map<string, string>();
+  file.models.forEach((m, i) => {
+    const { adapter } = splitCanonicalId(m.id)!;
+    const seen = ids.get(m.id);
+    if (seen !== undefined) errors.push(`models[${i}].id: duplicate of models[${seen}].id (${m.id})`);
+    else ids.set(m.id, i);
+    if (m.adapter !== undefined && m.adapter !== adapter)
+      errors.push(`models[${i}].adapter: ${m.adapter} does not match the id prefix ${adapter}`);
+    m.aliases.forEach((alias, j) => {
+      const where = `models[${i}].aliases[${j}]`;
+      const owner = aliases.get(alias);
+      if (owner !== undefined) errors.push(`${where}: alias ${alias} is already used by ${owner}`);
+      else aliases.set(alias, m.id);
+      // spec 1 §Model identifiers: a bare provider model name must not win slot 1
+      if (bareNames.has(alias)) errors.push(`${where}: alias ${alias} equals a bare provider model name`);
+    });
+  });
+  return errors;
+}

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { priceCall, worstCaseCost } from '#src/models/pricing.ts';
+import { loadModelRegistry, parseModelRegistry } from '#src/models/registry.ts';
+
+const reg = loadModelRegistry(undefined);
+
+test('each token class is billed at its own rate, exactly', () => {
+  // sonnet 4.5: 3 in, 15 out, 0.30 cache read, 3.75 cache write per million
+  const c = priceCall(reg, 'anthropic:claude-sonnet-4-5', {
+    input_tokens: 1000,
+    output_tokens: 500,
+    cached_input_tokens: 2000,
+    cache_creation_input_tokens: 100,
+  });
+  // 1000*3 + 2000*0.30 + 100*3.75 + 500*15 = 3000 + 600 + 375 + 7500 = 11475 → 0.011475
+  assert.equal(c.cost_usd, '0.011475');
+  assert.equal(c.priced, true);
+  assert.equal(c.pricing_version, reg.pricingVersion);
+});
+
+test('sub-micro-dollar costs keep every digit', () => {
+  const c = priceCall(reg, 'openai:gpt-5-nano', {
+    input_tokens: 1,
+    output_tokens: 0,
+    cached_input_tokens: 1,
+  });
+  // 1*0.05 + 1*0.005 = 0.055 per million → 0.000000055
+  assert.equal(c.cost_usd, '0.000000055');
+});
+
+test('missing cache fields count as zero tokens', () => {
+  const c = priceCall(reg, 'anthropic:claude-haiku-4-5', {
+    input_tokens: 1_000_000,
+    output_tokens: 1_000_000,
+  });
+  assert.equal(c.cost_usd, '6.000000');
+});
+
+test('an unknown or unpriced model costs "0" and says priced false', () => {
+  assert.deepEqual(
+    { ...priceCall(reg, 'openai:nope', { input_tokens: 5, output_tokens: 5 }), cost: undefined },
+    { cost_usd: '0', cost: undefined, priced: false, pricing_version: reg.pricingVersion },
+  );
+  const unpricedReg = parseModelRegistry(
+    'pricing_version: v\nmodels:\n  - id: openai:x\n    tier: fast\n    capabilities: { supports_images: false, supports_tools: false, max_context_tokens: 10, max_output_tokens: 10 }\n',
+    'm.yaml',
+  );
+  assert.equal(priceCall(unpricedReg, 'openai:x', { input_tokens: 5, output_tokens: 5 }).priced, false);
+});
+
+test('a million calls of one token sum without drift', () => {
+  const one = priceCall(reg, 'openai:gpt-5-mini', { input_tokens: 4, output_tokens: 0 }); // 4 × 0.25 = 1 µ$
+  assert.equal(one.cost_usd, '0.000001');
+});
+
+test('worst case uses the dearest input rate and the full output allowance', () => {
+  // sonnet: dearest input rate is cache_write 3.75; 1000 × 3.75 + 2000 × 15 = 33750 → 0.03375
+  assert.equal(
+    worstCaseCost(reg, 'anthropic:claude-sonnet-4-5', { max_tokens: 2000, inputTokenEstimate: 1000 })
+      .cost_usd,
+    '0.033750',
+  );
+  // no max_tokens: the model's max_output_tokens (haiku 64000 × 5 = 320000 → 0.32)
+  assert.equal(
+    worstCaseCost(reg, 'anthropic:claude-haiku-4-5', { inputTokenEstimate: 0 }).cost_usd,
+    '0.320000',
+  );
+  assert.equal(worstCaseCost(reg, 'openai:none', { inputTokenEstimate: 10 }).priced, false);
+});
