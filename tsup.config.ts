@@ -11,4 +11,6 @@ export default defineConfig({
   sourcemap: true,
   splitting: true,
   dts: false,
+  // tsup strips `node:` by default, which breaks `node:sqlite` (no bare `sqlite` builtin exists).
+  removeNodeProtocol: false,
 });
