@@ -1,29 +1,47 @@
 import { defineCommand } from 'citty';
-import { notImplemented } from '../../not-implemented.ts';
+import { readEnv } from '../../../config/env.ts';
+import { resolveKeystorePath } from '../../../config/paths.ts';
+import { runGateway } from '../../../gateway/index.ts';
+import { parsePort } from '../../../http/listen.ts';
+import { createLogger } from '../../../lib/log.ts';
+import { createRuntime } from '../../runtime.ts';
+import { keystoreArgs } from './common.ts';
 
-const stub = (name: string, description: string) =>
-  defineCommand({
-    meta: { name, description },
-    run() {
-      notImplemented(`svc gateway ${name}`);
-    },
-  });
+const DEFAULT_PORT = 8422;
+const load = <T>(p: Promise<{ default: T }>) => p.then((m) => m.default);
 
 export default defineCommand({
   meta: { name: 'gateway', description: 'Run the LLM gateway, or manage its keys and trace store' },
   args: {
-    port: { type: 'string', description: 'Port on 127.0.0.1 (default 8422, or SVC_GATEWAY_PORT)' },
+    port: { type: 'string', description: 'Port (default 8422, or SVC_GATEWAY_PORT)' },
     host: { type: 'string', description: 'Bind host; non-loopback values are rewritten to 127.0.0.1' },
+    ...keystoreArgs,
   },
   subCommands: {
-    'issue-key': stub('issue-key', 'Issue a gateway key (prints the token once)'),
-    'revoke-key': stub('revoke-key', 'Revoke a gateway key at once'),
-    'rotate-key': stub('rotate-key', 'Issue a successor key; the old one works until the grace period ends'),
-    'list-keys': stub('list-keys', 'List gateway keys with their on-disk and effective status'),
-    backup: () => import('../backup.ts').then((m) => m.default),
-    restore: () => import('../restore.ts').then((m) => m.default),
+    'issue-key': () => load(import('./issue-key.ts')),
+    'revoke-key': () => load(import('./revoke-key.ts')),
+    'rotate-key': () => load(import('./rotate-key.ts')),
+    'list-keys': () => load(import('./list-keys.ts')),
+    backup: () => load(import('../backup.ts')),
+    restore: () => load(import('../restore.ts')),
   },
-  run() {
-    notImplemented('svc gateway');
+  async run({ args }) {
+    const env = readEnv();
+    const log = createLogger({ level: env.debug ? 'debug' : 'info' });
+    const port =
+      args.port !== undefined
+        ? parsePort(args.port, '--port')
+        : env.gatewayPort !== undefined
+          ? parsePort(env.gatewayPort, 'SVC_GATEWAY_PORT')
+          : DEFAULT_PORT;
+    await runGateway({
+      env,
+      log,
+      port,
+      host: args.host ?? env.gatewayHost,
+      keystorePath: resolveKeystorePath(env, args.keystore),
+      openRuntime: () => createRuntime({ env, log, dbPathFlag: args['db-path'], scope: 'gateway' }),
+      writeRequestLog: (line) => process.stdout.write(line),
+    });
   },
 });

@@ -1,0 +1,72 @@
+import { resolve } from 'node:path';
+import { defineCommand } from 'citty';
+import { runIssueKey } from '../../../gateway/index.ts';
+import { isDecimalString } from '../../../lib/decimal.ts';
+import { SvcError } from '../../../lib/errors.ts';
+import { createKeyAdminDeps, keystoreArgs, printLines } from './common.ts';
+
+export default defineCommand({
+  meta: { name: 'issue-key', description: 'Issue a gateway key (prints the token once)' },
+  args: {
+    name: { type: 'string', required: true, description: 'Label: tenant, environment or feature' },
+    workspace: { type: 'string', required: true, description: 'Workspace folder the key is scoped to' },
+    'allow-model': {
+      type: 'string',
+      description: 'Canonical model id the key may use (repeat, or comma-separate; default: any model)',
+    },
+    'daily-cap-usd': { type: 'string', description: 'Daily spend cap in USD (decimal)' },
+    'monthly-cap-usd': { type: 'string', description: 'Monthly spend cap in USD (decimal)' },
+    user: { type: 'string', description: 'User tag (usr_<ulid> or an alias)' },
+    team: { type: 'string', description: 'Team tag (team_<ulid> or an alias)' },
+    ...keystoreArgs,
+  },
+  async run({ args, rawArgs }) {
+    const { record, token } = await runIssueKey(
+      {
+        name: args.name,
+        workspace_path: resolve(args.workspace),
+        allowed_models: allowedModels(rawArgs),
+        daily_cap_usd: cap(args['daily-cap-usd'], '--daily-cap-usd'),
+        monthly_cap_usd: cap(args['monthly-cap-usd'], '--monthly-cap-usd'),
+        user_id: args.user,
+        team_id: args.team,
+      },
+      createKeyAdminDeps(args),
+    );
+    printLines([
+      ['key_id', record.key_id],
+      ['token', token],
+    ]);
+  },
+});
+
+// --- internal ---
+
+/** Every `--allow-model` value (citty keeps only the last one of a repeated flag). */
+function allowedModels(rawArgs: string[]): string[] | undefined {
+  const values: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i];
+    if (a === '--allow-model' || a === '--allowModel') values.push(rawArgs[++i] ?? '');
+    else if (a.startsWith('--allow-model=')) values.push(a.slice('--allow-model='.length));
+  }
+  const ids = values.flatMap((v) => v.split(',')).map((s) => s.trim());
+  for (const id of ids) {
+    if (!/^[a-z0-9][a-z0-9_-]*:\S+$/.test(id)) {
+      throw new SvcError('usage_error', {
+        message: `--allow-model "${id}" is not a canonical model id; use <adapter>:<model>, for example anthropic:claude-sonnet-4-5.`,
+      });
+    }
+  }
+  return ids.length ? ids : undefined;
+}
+
+function cap(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isDecimalString(value.trim()) || value.trim().startsWith('-')) {
+    throw new SvcError('usage_error', {
+      message: `${flag} must be a non-negative decimal amount in USD such as 25 or 12.50, not "${value}".`,
+    });
+  }
+  return value.trim();
+}

@@ -1,0 +1,32 @@
+import { defineCommand } from 'citty';
+import { DEFAULT_GRACE_PERIOD, parseGracePeriod, runRotateKey } from '../../../gateway/index.ts';
+import { createKeyAdminDeps, keystoreArgs, printLines } from './common.ts';
+
+export default defineCommand({
+  meta: {
+    name: 'rotate-key',
+    description: 'Issue a successor key; the old one works until the grace period ends',
+  },
+  args: {
+    key_id: { type: 'positional', required: true, description: 'Key id to rotate (gk_...)' },
+    'grace-period': {
+      type: 'string',
+      description: `How long the old key keeps working: <n>m, <n>h, <n>d or <n>w such as 30m, 24h, 7d, 2w (default ${DEFAULT_GRACE_PERIOD})`,
+    },
+    ...keystoreArgs,
+  },
+  async run({ args }) {
+    const graceUs = parseGracePeriod(args['grace-period'] ?? DEFAULT_GRACE_PERIOD);
+    const { predecessor, successor, token } = await runRotateKey(
+      args.key_id,
+      graceUs,
+      createKeyAdminDeps(args),
+    );
+    printLines([
+      ['old_key_id', predecessor.key_id],
+      ['new_key_id', successor.key_id],
+      ['new_token', token],
+      ['grace_period_until', predecessor.grace_period_until],
+    ]);
+  },
+});

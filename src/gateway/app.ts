@@ -1,0 +1,128 @@
+/**
+ * @module The gateway's Hono app: request id + request log → Host/Origin check → routes. The provider-shape
+ * routes pick their shape, authenticate, then call the injected pipeline handlers; everything else is 404.
+ */
+import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono';
+import type { Bus } from '../events/bus.ts';
+import type { InboundShape } from '../events/catalog.ts';
+import { createHealthHandler } from '../http/health.ts';
+import { createHostCheck } from '../http/host-check.ts';
+import { createRequestLog } from '../http/request-log.ts';
+import { isSvcError, SvcError } from '../lib/errors.ts';
+import type { NewId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
+import { createAuth } from './auth.ts';
+import type { GatewayEnv } from './env.ts';
+import { encodeGatewayError } from './errors.ts';
+import type { KeystoreCache } from './keystore/file.ts';
+
+/** A sub-app mounted before authentication (no token needed), e.g. `{ path: '/metrics', app }`. */
+export interface ExtraRoute {
+  path: string;
+  app: Hono<any>;
+}
+
+export interface GatewayAppDeps {
+  keys: KeystoreCache;
+  bus: Bus;
+  clock: Clock;
+  newId: NewId;
+  log: Logger;
+  /** Extra Host names from SVC_ALLOWED_HOSTS (loopback names are always allowed). */
+  allowedHosts?: readonly string[];
+  /** Where request-log lines go (stdout in `svc gateway`); omitted: no request log. */
+  writeRequestLog?: (line: string) => void;
+  startedAtMs?: number;
+  /** POST /v1/messages after auth; `c.var.gatewayKey`, `shape`, `requestId` are set. Default: 501. */
+  handleMessages?: Handler<GatewayEnv>;
+  /** POST /v1/chat/completions after auth. Default: 501. */
+  handleChatCompletions?: Handler<GatewayEnv>;
+  /** GET /v1/models after auth; shape is `anthropic` when `anthropic-version` is sent. Default: 501. */
+  handleModels?: Handler<GatewayEnv>;
+  /** Unauthenticated routes such as /metrics (DECISIONS §4 endpoints). */
+  extraRoutes?: readonly ExtraRoute[];
+}
+
+export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  app.use(requestIdMiddleware(deps.newId));
+  if (deps.writeRequestLog) app.use(createRequestLog({ write: deps.writeRequestLog, fields: logFields }));
+  app.use(createHostCheck({ allowedHosts: deps.allowedHosts ?? [] }));
+
+  app.get('/healthz', createHealthHandler({ startedAtMs: deps.startedAtMs ?? Date.now() }));
+  for (const extra of deps.extraRoutes ?? []) app.route(extra.path, extra.app);
+
+  const auth = createAuth(deps);
+  app.post('/v1/messages', shapeMiddleware('anthropic'), auth, deps.handleMessages ?? notYet);
+  app.post('/v1/chat/completions', shapeMiddleware('openai'), auth, deps.handleChatCompletions ?? notYet);
+  app.get('/v1/models', shapeMiddleware(), auth, deps.handleModels ?? notYet);
+
+  app.notFound((c) =>
+    respond(
+      c,
+      new SvcError('not_found', { message: `No route for ${c.req.method} ${c.req.path} on the gateway.` }),
+    ),
+  );
+  app.onError((err, c) => respond(c, isSvcError(err) ? err : internal(err, deps.log, c)));
+  return app;
+}
+
+/** The shape of a path: from the route, or for GET /v1/models from the `anthropic-version` header. */
+export function resolveShape(path: string, headers: Headers): InboundShape | undefined {
+  if (path === '/v1/messages') return 'anthropic';
+  if (path === '/v1/chat/completions') return 'openai';
+  if (path === '/v1/models') return headers.has('anthropic-version') ? 'anthropic' : 'openai';
+  return undefined;
+}
+
+// --- internal ---
+
+function requestIdMiddleware(newId: NewId): MiddlewareHandler<GatewayEnv> {
+  return async function requestId(c, next) {
+    const id = newId();
+    c.set('requestId', id);
+    c.header('svc-request-id', id);
+    await next();
+  };
+}
+
+function shapeMiddleware(fixed?: InboundShape): MiddlewareHandler<GatewayEnv> {
+  return async function shape(c, next) {
+    c.set('shape', fixed ?? resolveShape(c.req.path, c.req.raw.headers) ?? 'openai');
+    await next();
+  };
+}
+
+function respond(c: Context<GatewayEnv>, err: SvcError): Response {
+  const { status, body } = encodeGatewayError(shapeOf(c), err);
+  return c.json(body, status as 401);
+}
+
+function shapeOf(c: Context<GatewayEnv>): InboundShape | undefined {
+  return c.get('shape') ?? resolveShape(c.req.path, c.req.raw.headers);
+}
+
+const notYet: Handler<GatewayEnv> = () => {
+  throw new SvcError('not_implemented', {
+    message: 'This endpoint is not implemented yet in this version of svc.',
+  });
+};
+
+function logFields(c: Context): Record<string, unknown> {
+  const g = c as Context<GatewayEnv>;
+  return {
+    request_id: g.get('requestId') ?? null,
+    key_id: g.get('gatewayKey')?.key_id ?? null,
+    shape: g.get('shape') ?? null,
+    model: g.get('model') ?? null,
+  };
+}
+
+function internal(err: unknown, log: Logger, c: Context<GatewayEnv>): SvcError {
+  log.error('unhandled error in the gateway', { request_id: c.get('requestId'), error: err });
+  return new SvcError('internal_error', {
+    message: 'The gateway failed to answer this request.',
+    cause: err,
+  });
+}

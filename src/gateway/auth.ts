@@ -1,0 +1,78 @@
+/**
+ * @module Gateway-key authentication (spec 1 §Authentication, DECISIONS §4): the token comes from
+ * `x-api-key` or `Authorization: Bearer`, its SHA-256 is looked up in the in-memory keystore cache, and
+ * each rejection publishes `gateway.auth_failed` and throws the matching 401 SvcError.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import type { Bus } from '../events/bus.ts';
+import type { AuthFailedPayload, AuthFailureReason } from '../events/catalog.ts';
+import { SvcError } from '../lib/errors.ts';
+import type { Clock } from '../lib/time.ts';
+import type { GatewayEnv } from './env.ts';
+import type { KeystoreCache } from './keystore/file.ts';
+import { resolveEffectiveState } from './keystore/keystore.ts';
+import { hashToken } from './keystore/token.ts';
+
+export interface AuthDeps {
+  keys: KeystoreCache;
+  bus: Bus;
+  clock: Clock;
+}
+
+/** The token a client sent: `x-api-key` (messages-shape SDKs) first, else `Authorization: Bearer`. */
+export function extractToken(headers: { get(name: string): string | null }): string | undefined {
+  const apiKey = headers.get('x-api-key')?.trim();
+  if (apiKey) return apiKey;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '');
+  return m ? m[1] : undefined;
+}
+
+/** Middleware for the provider-shape paths; expects `shape` and `requestId` to be set. */
+export function createAuth(deps: AuthDeps): MiddlewareHandler<GatewayEnv> {
+  return async function auth(c, next) {
+    deps.keys.refresh(); // one stat; re-reads only when the file changed (file.ts)
+    const token = extractToken(c.req.raw.headers);
+    if (!token) reject(c, deps, 'missing_token');
+    const secretHash = hashToken(token);
+    const record = deps.keys.lookup(secretHash);
+    const prefix = secretHash.slice(0, 8);
+    if (!record) reject(c, deps, 'invalid_token', { token_hash_prefix: prefix });
+    const state = resolveEffectiveState(record, deps.clock.nowUs());
+    if (state.status === 'revoked') {
+      reject(
+        c,
+        deps,
+        'key_revoked',
+        { token_hash_prefix: prefix, gateway_key_id: record.key_id },
+        { key_id: record.key_id, revoked_at: state.revokedAt },
+      );
+    }
+    c.set('gatewayKey', record);
+    await next();
+  };
+}
+
+// --- internal ---
+
+const MESSAGES: Record<AuthFailureReason, string> = {
+  missing_token:
+    'No gateway key was sent; pass it as the x-api-key header or as Authorization: Bearer <token>.',
+  invalid_token: 'The gateway key is not valid; check the token or ask the operator for a key.',
+  key_revoked: 'This gateway key has been revoked; ask the operator for a new key.',
+};
+
+function reject(
+  c: Context<GatewayEnv>,
+  deps: AuthDeps,
+  reason: AuthFailureReason,
+  extra: Partial<AuthFailedPayload> = {},
+  details?: Record<string, unknown>,
+): never {
+  deps.bus.publish({
+    type: 'gateway.auth_failed',
+    actor: 'gateway',
+    turn_id: c.get('requestId') ?? null,
+    payload: { reason, inbound_shape: c.get('shape'), ...extra },
+  });
+  throw new SvcError(reason, { message: MESSAGES[reason], details });
+}

@@ -1,0 +1,18 @@
+import type { InboundShape } from '../events/catalog.ts';
+import type { KeyRecord } from './keystore/keystore.ts';
+
+/** Hono variables of the gateway app (STYLE: typed per app, no global augmentation). */
+export interface GatewayVariables {
+  /** The request's turn_id (ULID), also sent back as `svc-request-id` (DECISIONS §3). */
+  requestId: string;
+  /** Set on the provider-shape paths before authentication. */
+  shape: InboundShape;
+  /** The authenticated key (the one actually used, predecessor or successor); set by auth.ts. */
+  gatewayKey: KeyRecord;
+  /** The model the client asked for; the pipeline sets it so the request log can show it. */
+  model: string;
+}
+
+export interface GatewayEnv {
+  Variables: GatewayVariables;
+}

@@ -1,0 +1,156 @@
+/**
+ * @module The operator's key lifecycle (spec 1 §Operator commands, §States): issue, revoke, rotate and
+ * list, each one locked read-modify-write of the keystore followed by its audit events. `list` and
+ * `revoke` also sweep: lapsed grace periods are persisted as revocations, each announced exactly once.
+ */
+import type { EventInput } from '../events/envelope.ts';
+import type { NewId } from '../lib/ids.ts';
+import type { Clock } from '../lib/time.ts';
+import { updateKeystoreFile } from './keystore/file.ts';
+import {
+  issueKey,
+  type KeyRecord,
+  type KeyStatus,
+  type Keystore,
+  type NewKeyInput,
+  resolveEffectiveState,
+  revokeKey,
+  rotateKey,
+  sweepExpiredGrace,
+} from './keystore/keystore.ts';
+
+/** Records audit events in the trace store (or warns that it cannot); never fails the command. */
+export type AuditSink = (events: EventInput[]) => Promise<void>;
+
+export interface KeyAdminDeps {
+  keystorePath: string;
+  newId: NewId;
+  clock: Clock;
+  audit: AuditSink;
+}
+
+export type RevocationReason = 'operator' | 'grace_period_expired';
+
+/** A listed key: the record without its secret, plus the auth-time status. */
+export interface ListedKey {
+  key_id: string;
+  name: string;
+  workspace_path: string;
+  allowed_models?: string[] | null;
+  daily_cap_usd?: string | null;
+  monthly_cap_usd?: string | null;
+  user_id?: string | null;
+  team_id?: string | null;
+  status: KeyStatus;
+  effective_status: KeyStatus;
+  revoked_at?: string | null;
+  grace_period_until?: string | null;
+  created_at: string;
+  [extra: string]: unknown;
+}
+
+/** Adds a key (creating the keystore if absent); the token is returned for printing once. */
+export async function runIssueKey(
+  input: NewKeyInput,
+  deps: KeyAdminDeps,
+): Promise<{ record: KeyRecord; token: string }> {
+  const nowUs = deps.clock.nowUs();
+  const issued = await updateKeystoreFile(deps.keystorePath, (current) => {
+    const r = issueKey(current ?? EMPTY, input, { newId: deps.newId, nowUs });
+    return { next: r.store, result: r };
+  });
+  await deps.audit([
+    { type: 'gateway.key_issued', actor: 'operator', payload: { ...describe(issued.record) } },
+  ]);
+  return { record: issued.record, token: issued.token };
+}
+
+/** Revokes at once (sweeping lapsed grace periods first); revoking a revoked key changes nothing. */
+export async function runRevokeKey(keyId: string, deps: KeyAdminDeps): Promise<{ record: KeyRecord }> {
+  const nowUs = deps.clock.nowUs();
+  const { swept, record, alreadyRevoked } = await updateKeystoreFile(deps.keystorePath, (current) => {
+    const sweep = sweepExpiredGrace(current ?? EMPTY, nowUs);
+    const r = revokeKey(sweep.store, keyId, nowUs);
+    const changed = sweep.swept.length > 0 || !r.alreadyRevoked;
+    return { next: changed ? r.store : undefined, result: { ...r, swept: sweep.swept } };
+  });
+  const events = swept.map((k) => revokedEvent(k, 'grace_period_expired'));
+  if (!alreadyRevoked) events.push(revokedEvent(record, 'operator'));
+  await deps.audit(events);
+  return { record };
+}
+
+/** Issues a successor with the predecessor's scope; the predecessor works until the grace period ends. */
+export async function runRotateKey(
+  keyId: string,
+  graceUs: number,
+  deps: KeyAdminDeps,
+): Promise<{ predecessor: KeyRecord; successor: KeyRecord; token: string }> {
+  const nowUs = deps.clock.nowUs();
+  const rotated = await updateKeystoreFile(deps.keystorePath, (current) => {
+    const r = rotateKey(current ?? EMPTY, keyId, graceUs, { newId: deps.newId, nowUs });
+    return { next: r.store, result: r };
+  });
+  const { predecessor, successor } = rotated;
+  await deps.audit([
+    {
+      type: 'gateway.key_rotated',
+      actor: 'operator',
+      payload: {
+        key_id: predecessor.key_id,
+        old_key_id: predecessor.key_id,
+        new_key_id: successor.key_id,
+        grace_period_until: predecessor.grace_period_until,
+        user_id: successor.user_id ?? null,
+        team_id: successor.team_id ?? null,
+      },
+    },
+  ]);
+  return rotated;
+}
+
+/** Every key with its on-disk and effective status, after sweeping lapsed grace periods. */
+export async function runListKeys(deps: KeyAdminDeps): Promise<ListedKey[]> {
+  const nowUs = deps.clock.nowUs();
+  const { store, swept } = await updateKeystoreFile(deps.keystorePath, (current) => {
+    const sweep = sweepExpiredGrace(current ?? EMPTY, nowUs);
+    return { next: sweep.swept.length ? sweep.store : undefined, result: sweep };
+  });
+  await deps.audit(swept.map((k) => revokedEvent(k, 'grace_period_expired')));
+  return store.keys.map((record) => {
+    const { secret_hash: _secret, ...rest } = record;
+    return { ...rest, effective_status: resolveEffectiveState(record, nowUs).status } as ListedKey;
+  });
+}
+
+// --- internal ---
+
+const EMPTY: Keystore = { keys: [] };
+
+/** Audit payload fields: identity and scope, never the secret hash. */
+function describe(k: KeyRecord): Record<string, unknown> {
+  return {
+    key_id: k.key_id,
+    name: k.name,
+    workspace_path: k.workspace_path,
+    user_id: k.user_id ?? null,
+    team_id: k.team_id ?? null,
+    allowed_models: k.allowed_models ?? null,
+    daily_cap_usd: k.daily_cap_usd ?? null,
+    monthly_cap_usd: k.monthly_cap_usd ?? null,
+  };
+}
+
+function revokedEvent(k: KeyRecord, reason: RevocationReason): EventInput<'gateway.key_revoked'> {
+  return {
+    type: 'gateway.key_revoked',
+    actor: 'operator',
+    payload: {
+      key_id: k.key_id,
+      reason,
+      revoked_at: k.revoked_at ?? null,
+      user_id: k.user_id ?? null,
+      team_id: k.team_id ?? null,
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * @module Gateway tokens: `gw_<ulid>` whose 80 random bits come straight from the CSPRNG (never the
+ * monotonic id factory, whose successive ids differ by one). Only the SHA-256 of a token is stored.
+ */
+import { randomBytes } from 'node:crypto';
+import { encodeTime } from 'ulidx';
+import { sha256Hex } from '../../lib/hash.ts';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A fresh plaintext token; print it once and drop it. */
+export function createToken(nowMs: number = Date.now()): string {
+  const bytes = randomBytes(10); // 80 bits → 16 base32 characters
+  let bits = 0n;
+  for (const b of bytes) bits = (bits << 8n) | BigInt(b);
+  let random = '';
+  for (let i = 0; i < 16; i++) {
+    random = CROCKFORD[Number(bits & 31n)] + random;
+    bits >>= 5n;
+  }
+  return `gw_${encodeTime(nowMs, 10)}${random}`;
+}
+
+/** The keystore's lookup key for a token (spec 1 §Gateway key record). */
+export function hashToken(token: string): string {
+  return sha256Hex(token);
+}

@@ -1,0 +1,123 @@
+/**
+ * @module `svc gateway`: the start-up refusals of spec 1 §Deployment contract, the loopback bind, and the
+ * graceful stop on SIGTERM/SIGINT (stop accepting, finish in-flight requests within 30 s, flush the
+ * trace writer, exit 0).
+ */
+import type { SvcEnv } from '../config/env.ts';
+import type { Bus } from '../events/bus.ts';
+import { parseAllowedHosts } from '../http/host-check.ts';
+import { type Listening, listen, resolveLoopbackHost } from '../http/listen.ts';
+import { SvcError } from '../lib/errors.ts';
+import type { NewId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
+import { createGatewayApp, type GatewayAppDeps } from './app.ts';
+import { createKeystoreCache, readKeystoreFile } from './keystore/file.ts';
+
+/** What the gateway needs from the command's runtime (cli/runtime.ts builds it; gateway never imports cli/). */
+export interface GatewayRuntime {
+  readonly bus: Bus;
+  readonly clock: Clock;
+  readonly newId: NewId;
+  /** Flushes the trace writer and closes the store. */
+  close(): Promise<void>;
+}
+
+/** Pipeline handlers and unauthenticated routes (/metrics) supplied once the runtime exists. */
+export type GatewayExtensions = Pick<
+  GatewayAppDeps,
+  'handleMessages' | 'handleChatCompletions' | 'handleModels' | 'extraRoutes'
+>;
+
+export interface RunGatewayOptions {
+  env: SvcEnv;
+  keystorePath: string;
+  port: number;
+  /** Requested bind host (flag or SVC_GATEWAY_HOST); non-loopback values are rewritten. */
+  host: string | undefined;
+  log: Logger;
+  /** Opens the trace store and bus; called only after the refusals pass. */
+  openRuntime: () => Promise<GatewayRuntime>;
+  extend?: (runtime: GatewayRuntime) => GatewayExtensions | Promise<GatewayExtensions>;
+  writeRequestLog?: (line: string) => void;
+  /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
+  drainMs?: number;
+}
+
+export const DRAIN_MS = 30_000;
+
+/** Starts the gateway; resolves once it has stopped after SIGTERM/SIGINT. */
+export async function runGateway(options: RunGatewayOptions): Promise<void> {
+  const { env, log } = options;
+  assertProviderKey(env);
+  assertKeystoreReady(options.keystorePath);
+  const keys = createKeystoreCache(options.keystorePath, { log });
+  const host = resolveLoopbackHost(options.host, log);
+  const runtime = await options.openRuntime();
+  let server: Listening;
+  try {
+    const extensions = (await options.extend?.(runtime)) ?? {};
+    const app = createGatewayApp({
+      ...extensions,
+      keys,
+      bus: runtime.bus,
+      clock: runtime.clock,
+      newId: runtime.newId,
+      log,
+      allowedHosts: parseAllowedHosts(env.allowedHosts),
+      writeRequestLog: options.writeRequestLog,
+      startedAtMs: Date.now(),
+    });
+    server = await listen(app.fetch, { host, port: options.port });
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  log.info('gateway listening', { url: server.url, keystore: options.keystorePath, keys: keys.size });
+  const signal = await waitForSignal();
+  log.info('gateway stopping', { signal, in_flight: server.inFlight });
+  const { forced } = await server.close(options.drainMs ?? DRAIN_MS);
+  if (forced)
+    log.warn('in-flight requests were cut off after the drain deadline', {
+      drain_ms: options.drainMs ?? DRAIN_MS,
+    });
+  await runtime.close();
+  log.info('gateway stopped');
+}
+
+// --- internal ---
+
+function assertProviderKey(env: SvcEnv): void {
+  if (env.anthropicApiKey || env.openaiApiKey || env.openrouterApiKey) return;
+  throw new SvcError('startup_refused', {
+    message:
+      'The gateway refuses to start without a provider key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY and start it again.',
+  });
+}
+
+function assertKeystoreReady(path: string): void {
+  const store = readKeystoreFile(path);
+  const issue = `issue one with \`svc gateway issue-key --name <name> --workspace <dir> --keystore ${path}\``;
+  if (!store) {
+    throw new SvcError('startup_refused', {
+      message: `The gateway refuses to start because there is no keystore at ${path}; ${issue} (or set SVC_GATEWAY_KEYSTORE / --keystore), then start it again.`,
+    });
+  }
+  if (store.keys.length === 0) {
+    throw new SvcError('startup_refused', {
+      message: `The gateway refuses to start because the keystore ${path} has no keys; ${issue}, then start it again.`,
+    });
+  }
+}
+
+function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolve(signal);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}

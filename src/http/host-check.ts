@@ -1,0 +1,82 @@
+/**
+ * @module DNS-rebinding protection for loopback servers (DECISIONS §4): the `Host` header must name a
+ * loopback host (any port) or a name from SVC_ALLOWED_HOSTS, and a browser `Origin`, when sent, must too.
+ * Shared by HTTP middleware and the WebSocket handshake.
+ */
+import type { MiddlewareHandler } from 'hono';
+import { SvcError } from '../lib/errors.ts';
+
+/** Names added by SVC_ALLOWED_HOSTS (comma-separated; an entry may carry `:port` to pin the port). */
+export function parseAllowedHosts(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+}
+
+/** True when a `Host` header value names a loopback host or an allowed name. */
+export function isAllowedHost(host: string | undefined, allowed: readonly string[]): boolean {
+  if (!host) return false;
+  const value = host.trim().toLowerCase();
+  const name = hostname(value);
+  if (name === undefined) return false;
+  if (isLoopbackName(name)) return true;
+  return allowed.some((a) => a === name || a === value);
+}
+
+/** True when there is no `Origin` (not a browser) or it names an allowed host; `null` is foreign. */
+export function isAllowedOrigin(origin: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined) return true;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  return isAllowedHost(url.host, allowed);
+}
+
+/** Loopback literal or name: localhost (and *.localhost), 127.0.0.0/8, ::1. */
+export function isLoopbackName(name: string): boolean {
+  const n = name.toLowerCase().replace(/^\[|\]$/g, '');
+  if (n === 'localhost' || n.endsWith('.localhost')) return true;
+  if (n === '::1' || n === '0:0:0:0:0:0:0:1') return true;
+  return /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(n);
+}
+
+/** Middleware: 403 host_not_allowed / origin_not_allowed before anything else runs. */
+export function createHostCheck(options: { allowedHosts: readonly string[] }): MiddlewareHandler {
+  const allowed = options.allowedHosts;
+  return async function hostCheck(c, next) {
+    if (!isAllowedHost(c.req.header('host'), allowed)) {
+      throw new SvcError('host_not_allowed', {
+        message:
+          'The Host header does not name this loopback service; add the name to SVC_ALLOWED_HOSTS if it is a legitimate alias.',
+      });
+    }
+    if (!isAllowedOrigin(c.req.header('origin'), allowed)) {
+      throw new SvcError('origin_not_allowed', {
+        message: 'Requests from a foreign browser Origin are refused (DNS-rebinding protection).',
+      });
+    }
+    await next();
+  };
+}
+
+// --- internal ---
+
+/** Host without its port; handles `[::1]:8422`. Undefined when malformed. */
+function hostname(value: string): string | undefined {
+  if (value.startsWith('[')) {
+    const end = value.indexOf(']');
+    if (end < 0) return undefined;
+    const rest = value.slice(end + 1);
+    if (rest && !/^:\d{1,5}$/.test(rest)) return undefined;
+    return value.slice(1, end);
+  }
+  const parts = value.split(':');
+  if (parts.length > 2) return value; // a bare IPv6 literal
+  if (parts.length === 2 && !/^\d{1,5}$/.test(parts[1])) return undefined;
+  return parts[0] || undefined;
+}

@@ -1,0 +1,110 @@
+/**
+ * @module Loopback-only listening (spec 1 §What the service does, 6) and graceful stop: stop accepting,
+ * let in-flight requests finish within a deadline, close idle keep-alive sockets, then force the rest.
+ */
+import type { Server } from 'node:http';
+import { createAdaptorServer } from '@hono/node-server';
+import { errorMessage, SvcError } from '../lib/errors.ts';
+import type { Logger } from '../lib/log.ts';
+import { isLoopbackName } from './host-check.ts';
+
+export const LOOPBACK_HOST = '127.0.0.1';
+
+/** A loopback address is kept; `localhost` and every other value become 127.0.0.1 (non-loopback: warned). */
+export function resolveLoopbackHost(requested: string | undefined, log: Logger): string {
+  if (!requested) return LOOPBACK_HOST;
+  const bare = requested.trim().replace(/^\[|\]$/g, '');
+  if (bare === '::1' || (isLoopbackName(bare) && /^127\./.test(bare))) return bare;
+  if (!isLoopbackName(bare)) {
+    log.warn(`host ${requested} is not a loopback address; binding ${LOOPBACK_HOST} instead`, {
+      requested_host: requested,
+      host: LOOPBACK_HOST,
+    });
+  }
+  return LOOPBACK_HOST;
+}
+
+/** A port number from a flag or variable; a usage error otherwise. */
+export function parsePort(text: string, source: string): number {
+  const port = /^\d{1,5}$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!(port >= 0 && port <= 65_535)) {
+    throw new SvcError('usage_error', {
+      message: `${source} must be a port number from 0 to 65535, not "${text}".`,
+    });
+  }
+  return port;
+}
+
+export interface Listening {
+  readonly server: Server;
+  readonly host: string;
+  readonly port: number;
+  readonly url: string;
+  /** Requests currently being answered. */
+  readonly inFlight: number;
+  /** Stops accepting, waits for in-flight requests up to `graceMs`, then closes every socket. */
+  close(graceMs: number): Promise<{ forced: boolean }>;
+}
+
+export async function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  options: { host: string; port: number },
+): Promise<Listening> {
+  const server = createAdaptorServer({ fetch }) as Server;
+  let inFlight = 0;
+  server.on('request', (_req, res) => {
+    inFlight++;
+    res.once('close', () => inFlight--);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) =>
+      reject(
+        new SvcError('startup_refused', {
+          message: `Cannot listen on ${options.host}:${options.port}: ${errorMessage(err)}; choose another --port.`,
+          cause: err,
+        }),
+      ),
+    );
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    server,
+    host: options.host,
+    port,
+    url: `http://${hostForUrl}:${port}`,
+    get inFlight() {
+      return inFlight;
+    },
+    close: (graceMs) => closeGracefully(server, () => inFlight, graceMs),
+  };
+}
+
+// --- internal ---
+
+async function closeGracefully(
+  server: Server,
+  inFlight: () => number,
+  graceMs: number,
+): Promise<{ forced: boolean }> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const deadline = Date.now() + graceMs;
+  let forced = false;
+  // Keep-alive sockets become idle once their response ends; close them as they do.
+  const timer = setInterval(() => {
+    server.closeIdleConnections();
+    if (Date.now() >= deadline) {
+      forced = inFlight() > 0;
+      server.closeAllConnections();
+    }
+  }, 50);
+  server.closeIdleConnections();
+  try {
+    await closed;
+  } finally {
+    clearInterval(timer);
+  }
+  return { forced };
+}
