@@ -104,8 +104,21 @@ function rescale(d: Decimal, scale: number): bigint {
 
 function numberToPlain(n: number): string {
   if (!Number.isFinite(n)) throw new RangeError(`not a finite number: ${n}`);
-  // toFixed(20) would expose binary noise; the shortest round-trip text is what the author meant.
-  const text = String(n);
-  if (!/e/i.test(text)) return text;
-  return n.toFixed(20).replace(/0+$/, '').replace(/\.$/, '');
+  // The shortest round-trip text (String) is what the author meant; toFixed would expose binary noise.
+  return expandExponent(String(n));
+}
+
+/** `1.5e-7` → `0.00000015`, `2e+21` → `2000000000000000000000`, exactly (digit shifting, no arithmetic). */
+function expandExponent(text: string): string {
+  const m = /^(-)?(\d+)(?:\.(\d+))?e([+-]?\d+)$/i.exec(text);
+  if (!m) return text;
+  const digits = `${m[2]}${m[3] ?? ''}`;
+  const point = m[2].length + Number(m[4]);
+  const body =
+    point <= 0
+      ? `0.${'0'.repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits + '0'.repeat(point - digits.length)
+        : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return `${m[1] ?? ''}${body}`;
 }
