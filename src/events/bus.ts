@@ -26,7 +26,10 @@ export interface Published<T extends EventType = EventType> {
 
 export interface Bus {
   publish<T extends EventType>(input: EventInput<T>): Published<T>;
-  /** Registers a subscriber and emits `bus.subscriber_registered`; returns an unsubscribe function. */
+  /**
+   * Registers a subscriber and emits `bus.subscriber_registered` (which the subscriber itself receives);
+   * returns a function that unregisters it and emits `bus.subscriber_unregistered`.
+   */
   subscribe(subscriber: Subscriber): () => void;
   readonly subscriberNames: readonly string[];
 }
@@ -40,7 +43,8 @@ export interface BusDeps {
 const SETTLED: Promise<void> = Promise.resolve();
 
 export function createBus(deps: BusDeps): Bus {
-  const subscribers: Subscriber[] = [];
+  // Copy-on-write: a handler that (un)subscribes during delivery does not disturb the loop in progress.
+  let subscribers: readonly Subscriber[] = [];
 
   const warn = (sub: Subscriber, event: EventEnvelope, err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
@@ -57,6 +61,7 @@ export function createBus(deps: BusDeps): Bus {
       payload: { subscriber: sub.name, event_id: event.id, event_type: event.type, message },
       session_id: event.session_id,
       turn_id: event.turn_id,
+      parent_event_id: event.id,
     });
   };
 
@@ -85,11 +90,16 @@ export function createBus(deps: BusDeps): Bus {
   return {
     publish,
     subscribe(subscriber) {
-      subscribers.push(subscriber);
+      subscribers = [...subscribers, subscriber];
       publish({ type: 'bus.subscriber_registered', actor: 'bus', payload: { subscriber: subscriber.name } });
       return () => {
-        const i = subscribers.indexOf(subscriber);
-        if (i >= 0) subscribers.splice(i, 1);
+        if (!subscribers.includes(subscriber)) return;
+        subscribers = subscribers.filter((s) => s !== subscriber);
+        publish({
+          type: 'bus.subscriber_unregistered',
+          actor: 'bus',
+          payload: { subscriber: subscriber.name },
+        });
       };
     },
     get subscriberNames() {

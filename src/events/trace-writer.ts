@@ -12,24 +12,34 @@ import type { Subscriber } from './bus.ts';
 import { EVENT_CATALOG } from './catalog.ts';
 import type { EventEnvelope } from './envelope.ts';
 
+export interface TraceWriterStats {
+  /** Transactions committed. */
+  readonly commits: number;
+  /** Rows committed. */
+  readonly rows: number;
+  /** Events given up on (logged). */
+  readonly dropped: number;
+}
+
 export interface TraceWriter {
   /** Queues the event; resolves true once committed, false if it had to be dropped (logged). */
   write(event: EventEnvelope): Promise<boolean>;
   /** Resolves when everything queued so far is committed. */
   flush(): Promise<void>;
-  /** Flushes and refuses further writes. */
+  /** Flushes everything, including events queued while flushing, then refuses further writes. */
   stop(): Promise<void>;
   /** The bus subscriber (durable) that feeds this writer. */
   readonly subscriber: Subscriber;
   readonly pending: number;
+  readonly stats: TraceWriterStats;
 }
 
 export interface TraceWriterOptions {
   store: Store;
   log: Logger;
-  /** Rows per INSERT statement. */
+  /** Rows per INSERT statement (10 parameters each; SQLite allows 32,766). */
   chunkSize?: number;
-  /** Attempts per batch before its events are dropped and logged. */
+  /** Attempts per batch on lock contention before its events are dropped and logged. */
   maxAttempts?: number;
 }
 
@@ -42,25 +52,25 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   const { store, log } = options;
   const chunkSize = options.chunkSize ?? 200;
   const maxAttempts = options.maxAttempts ?? 8;
+  const stats = { commits: 0, rows: 0, dropped: 0 };
   let queue: Pending[] = [];
   let scheduled = false;
   let running: Promise<void> | undefined;
   let stopped = false;
-  let idleWaiters: Array<() => void> = [];
+  const idleWaiters: Array<() => void> = [];
 
-  const schedule = (delayMs = 0) => {
-    if (scheduled) return;
+  // Everything queued during one tick lands in the next drain: one transaction per tick.
+  const schedule = () => {
+    if (scheduled || running) return;
     scheduled = true;
-    const run = () => {
+    setImmediate(() => {
       scheduled = false;
       running = drain().finally(() => {
         running = undefined;
         if (queue.length > 0) schedule();
         else for (const w of idleWaiters.splice(0)) w();
       });
-    };
-    if (delayMs > 0) setTimeout(run, delayMs).unref();
-    else setImmediate(run);
+    });
   };
 
   async function drain(): Promise<void> {
@@ -72,15 +82,8 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         for (const p of batch) p.resolve(true);
         return;
       } catch (err) {
-        if (attempt >= maxAttempts) {
-          log.error('trace writer dropped events after repeated failures', {
-            events: batch.length,
-            attempts: attempt,
-            message: errorMessage(err),
-          });
-          for (const p of batch) p.resolve(false);
-          return;
-        }
+        if (!isLockError(err)) return commitOneByOne(batch, err);
+        if (attempt >= maxAttempts) return drop(batch, err, attempt);
         log.warn('trace writer commit failed; retrying', {
           events: batch.length,
           attempt,
@@ -89,6 +92,30 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         await new Promise((r) => setTimeout(r, Math.min(1000, 10 * 2 ** attempt)));
       }
     }
+  }
+
+  /** A batch failed for a reason other than locking: keep every good row, drop only the bad ones. */
+  async function commitOneByOne(batch: Pending[], first: unknown): Promise<void> {
+    if (batch.length === 1) return drop(batch, first, 1);
+    for (const p of batch) {
+      try {
+        await commitBatch([p]);
+        p.resolve(true);
+      } catch (err) {
+        drop([p], err, 1);
+      }
+    }
+  }
+
+  function drop(batch: Pending[], err: unknown, attempts: number): void {
+    stats.dropped += batch.length;
+    log.error('trace writer dropped events', {
+      events: batch.length,
+      event_ids: batch.slice(0, 5).map((p) => p.row.id),
+      attempts,
+      message: errorMessage(err),
+    });
+    for (const p of batch) p.resolve(false);
   }
 
   async function commitBatch(batch: Pending[]): Promise<void> {
@@ -105,17 +132,20 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         throw err;
       }
     });
+    stats.commits += 1;
+    stats.rows += batch.length;
   }
 
   const write = (event: EventEnvelope): Promise<boolean> => {
-    if (!EVENT_CATALOG[event.type].persisted) return Promise.resolve(true);
+    if (!EVENT_CATALOG[event.type]?.persisted) return Promise.resolve(true);
     if (stopped) {
       log.error('trace writer is stopped; event not written', { event_type: event.type, event_id: event.id });
       return Promise.resolve(false);
     }
+    const row = toRow(event); // throws on an unserialisable payload: the bus reports it
     return new Promise<boolean>((resolve) => {
-      queue.push({ row: toRow(event), resolve });
-      if (!running) schedule();
+      queue.push({ row, resolve });
+      schedule();
     });
   };
 
@@ -123,7 +153,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     if (queue.length === 0 && !running && !scheduled) return Promise.resolve();
     return new Promise((resolve) => {
       idleWaiters.push(resolve);
-      if (!running) schedule();
+      schedule();
     });
   };
 
@@ -131,13 +161,15 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     write,
     flush,
     async stop() {
-      await flush();
+      while (queue.length > 0 || running || scheduled) await flush();
       stopped = true;
-      idleWaiters = [];
     },
     subscriber: { name: 'trace_writer', durable: true, handle: write },
     get pending() {
       return queue.length;
+    },
+    get stats() {
+      return { ...stats };
     },
   };
 }
@@ -152,8 +184,17 @@ export function toRow(event: EventEnvelope): NewEventRow {
     turn_id: event.turn_id,
     type: event.type,
     actor: event.actor,
-    payload: JSON.stringify(event.payload),
+    payload: JSON.stringify(event.payload ?? {}),
     parent_event_id: event.parent_event_id,
     sensitivity: event.sensitivity,
   };
+}
+
+// --- internal ---
+
+/** SQLITE_BUSY (5) or SQLITE_LOCKED (6), including extended codes: worth retrying. */
+function isLockError(err: unknown): boolean {
+  const code = (err as { errcode?: number } | null)?.errcode;
+  if (typeof code === 'number') return (code & 0xff) === 5 || (code & 0xff) === 6;
+  return /database is (locked|busy)/i.test(errorMessage(err));
 }

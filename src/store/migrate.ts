@@ -20,15 +20,12 @@ export async function readSchemaVersion(db: Kysely<any>): Promise<number> {
 export async function migrateToLatest(db: Kysely<any>, path: string): Promise<number> {
   const current = await readSchemaVersion(db);
   if (current === SCHEMA_VERSION) return current;
-  if (current > SCHEMA_VERSION) {
-    throw new SvcError('store_error', {
-      message: `The trace store ${path} has schema version ${current}, newer than this svc binary's ${SCHEMA_VERSION}; upgrade svc.`,
-    });
-  }
+  if (current > SCHEMA_VERSION) throw newerStore(path, current);
   return db.connection().execute(async (conn) => {
     await sql`BEGIN IMMEDIATE`.execute(conn);
     try {
       let version = await readSchemaVersion(conn);
+      if (version > SCHEMA_VERSION) throw newerStore(path, version); // a newer binary won the race
       for (const m of MIGRATIONS) {
         if (m.version <= version) continue;
         await m.up(conn);
@@ -42,5 +39,13 @@ export async function migrateToLatest(db: Kysely<any>, path: string): Promise<nu
       await sql`ROLLBACK`.execute(conn);
       throw err;
     }
+  });
+}
+
+// --- internal ---
+
+function newerStore(path: string, version: number): SvcError {
+  return new SvcError('store_error', {
+    message: `The trace store ${path} has schema version ${version}, newer than this svc binary's ${SCHEMA_VERSION}; upgrade svc.`,
   });
 }

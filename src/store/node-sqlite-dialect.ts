@@ -4,11 +4,24 @@
  * (better-sqlite3) is needed (DECISIONS §3).
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import { type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  type SqliteStatement,
+} from 'kysely';
 
-/** A Kysely dialect whose every query runs on `db`; closing Kysely does not close `db`. */
+/**
+ * A Kysely dialect whose every query runs on `db`; closing Kysely does not close `db`.
+ * Kysely serialises queries on its one connection: never await another query on the same Kysely
+ * inside a `.stream()` loop or a `connection().execute()` callback other than through that connection.
+ */
 export function createNodeSqliteDialect(db: DatabaseSync): SqliteDialect {
-  return new SqliteDialect({ database: adaptDatabase(db) });
+  return new NodeSqliteDialect({ database: adaptDatabase(db) });
 }
 
 /** The adapter itself, exported for its own tests. */
@@ -31,6 +44,28 @@ export function adaptDatabase(db: DatabaseSync): SqliteDatabase {
 }
 
 // --- internal ---
+
+/**
+ * Kysely transactions start with BEGIN IMMEDIATE: they take the write lock up front (waiting up to
+ * busy_timeout), because a deferred transaction that reads and then writes while another process
+ * commits fails at once with SQLITE_BUSY, bypassing the busy handler.
+ */
+class NodeSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('BEGIN IMMEDIATE'));
+  }
+}
 
 function adaptStatement(stmt: StatementSync): SqliteStatement {
   const reader = stmt.columns().length > 0;

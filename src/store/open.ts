@@ -2,11 +2,11 @@
  * @module Opens the trace store: one SQLite file in WAL mode with the pragmas of DECISIONS §3,
  * a SQLite version check, migrations, and the exact `decimal_sum` aggregate for money.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely } from 'kysely';
-import { add, type Decimal, formatDecimal, parseDecimal, ZERO } from '../lib/decimal.ts';
+import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import { migrateToLatest, readSchemaVersion } from './migrate.ts';
 import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
@@ -25,24 +25,32 @@ export interface Store {
 }
 
 export interface OpenStoreOptions {
-  /** Open without creating or migrating (backup/restore inspection). */
+  /** Open without creating or migrating (backup/restore inspection); the file must exist. */
   readOnly?: boolean;
+  /** Refuse (store_error) instead of creating a missing store. Implied by readOnly. */
+  mustExist?: boolean;
 }
 
+/**
+ * Opens (creating and migrating unless readOnly) the store at `path`. Fails with store_error and one
+ * sentence for a missing file (when it must exist), a non-SQLite file, an old SQLite or a newer schema.
+ */
 export async function openStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
   const readOnly = options.readOnly ?? false;
-  if (!readOnly) mkdirSync(dirname(path), { recursive: true });
+  if (readOnly || options.mustExist) assertStoreFile(path);
+  else mkdirSync(dirname(path), { recursive: true });
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(path, { readOnly, timeout: BUSY_TIMEOUT_MS });
   } catch (cause) {
     throw new SvcError('store_error', {
-      message: `Cannot open the trace store ${path}: ${errorMessage(cause)}.`,
+      message: `Cannot open the trace store ${path}: ${errorMessage(cause)}; check the path and its permissions.`,
       cause,
     });
   }
   try {
     assertSqliteVersion(sqliteVersion(db));
+    assertSqliteFile(db, path);
     applyPragmas(db, readOnly);
     registerFunctions(db);
   } catch (err) {
@@ -95,6 +103,38 @@ export function assertSqliteVersion(version: string): void {
 
 // --- internal ---
 
+function assertStoreFile(path: string): void {
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new SvcError('store_error', {
+      message: `No trace store at ${path}; pass --db-path or set SVC_DB_PATH to an existing store.`,
+    });
+  }
+  if (!st.isFile()) {
+    throw new SvcError('store_error', {
+      message: `The trace store path ${path} is not a file; pass a file path.`,
+    });
+  }
+}
+
+/** Touches the schema so a non-SQLite file fails here with a clear sentence (SQLITE_NOTADB = 26). */
+function assertSqliteFile(db: DatabaseSync, path: string): void {
+  try {
+    db.prepare('SELECT count(*) AS n FROM sqlite_schema').get();
+  } catch (cause) {
+    const code = (cause as { errcode?: number }).errcode;
+    if (code === 26) {
+      throw new SvcError('store_error', {
+        message: `${path} is not a SQLite database, so it cannot be the trace store; point --db-path at an svc store or move the file away.`,
+        cause,
+      });
+    }
+    throw cause;
+  }
+}
+
 function applyPragmas(db: DatabaseSync, readOnly: boolean): void {
   db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (!readOnly) {
@@ -111,7 +151,10 @@ function registerFunctions(db: DatabaseSync): void {
     start: () => ZERO as unknown as null,
     step: (acc: unknown, value: unknown) => {
       if (value === null || value === undefined || value === '') return acc as null;
-      return add(acc as Decimal, parseDecimal(String(value))) as unknown as null;
+      // A JSON number reaches SQL as REAL text like '1.0e-07'; its shortest decimal form is what was meant.
+      const text = String(value);
+      const d = isDecimalString(text) ? parseDecimal(text) : parseDecimal(Number(text));
+      return add(acc as Decimal, d) as unknown as null;
     },
     result: (acc: unknown) => formatDecimal(acc as Decimal),
     deterministic: true,

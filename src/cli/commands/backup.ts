@@ -1,13 +1,31 @@
 import { defineCommand } from 'citty';
-import { notImplemented } from '../not-implemented.ts';
+import { readEnv } from '../../config/env.ts';
+import { resolveDbPath } from '../../config/paths.ts';
+import { backupStore, formatSummaryLines } from '../../store/backup.ts';
+import { invokedUnderGateway } from '../scope.ts';
 
 export default defineCommand({
   meta: { name: 'backup', description: 'Take a hot, WAL-safe single-file snapshot of the trace store' },
   args: {
-    dest_file: { type: 'positional', description: 'Destination file (must not exist)' },
-    'db-path': { type: 'string', description: 'Trace store path' },
+    dest_file: { type: 'positional', required: true, description: 'Destination file (must not exist)' },
+    'db-path': {
+      type: 'string',
+      description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+    },
   },
-  run() {
-    notImplemented('svc backup');
+  async run({ args }) {
+    const scope = invokedUnderGateway() ? 'gateway' : 'any';
+    const source = resolveDbPath(readEnv(), args['db-path'], scope);
+    const r = await backupStore(source, args.dest_file);
+    const lines = formatSummaryLines([
+      ['source', r.source],
+      ['destination', r.destination],
+      ['bytes', r.bytes],
+      ['schema_version', r.schemaVersion],
+      ['events', r.events],
+      ['oldest_event', r.oldestEvent],
+      ['newest_event', r.newestEvent],
+    ]);
+    process.stdout.write(`${lines}\n`);
   },
 });

@@ -1,14 +1,34 @@
 import { defineCommand } from 'citty';
-import { notImplemented } from '../not-implemented.ts';
+import { readEnv } from '../../config/env.ts';
+import { resolveDbPath } from '../../config/paths.ts';
+import { formatSummaryLines } from '../../store/backup.ts';
+import { restoreStore } from '../../store/restore.ts';
+import { invokedUnderGateway } from '../scope.ts';
 
 export default defineCommand({
   meta: { name: 'restore', description: 'Replace the trace store with a verified backup' },
   args: {
-    backup_file: { type: 'positional', description: 'Backup file written by svc backup' },
-    'db-path': { type: 'string', description: 'Trace store path' },
+    backup_file: { type: 'positional', required: true, description: 'Backup file written by svc backup' },
+    'db-path': {
+      type: 'string',
+      description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+    },
     force: { type: 'boolean', description: 'Replace an existing store' },
   },
-  run() {
-    notImplemented('svc restore');
+  async run({ args }) {
+    const scope = invokedUnderGateway() ? 'gateway' : 'any';
+    const dbPath = resolveDbPath(readEnv(), args['db-path'], scope);
+    const r = await restoreStore({ backup: args.backup_file, dbPath, force: args.force === true });
+    const lines = formatSummaryLines([
+      ['backup', r.backup],
+      ['destination', r.destination],
+      ['replaced_existing', r.replaced ? 'yes' : 'no'],
+      ['bytes', r.bytes],
+      ['schema_version', r.schemaVersion],
+      ['events', r.events],
+      ['oldest_event', r.oldestEvent],
+      ['newest_event', r.newestEvent],
+    ]);
+    process.stdout.write(`${lines}\n`);
   },
 });

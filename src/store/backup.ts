@@ -1,0 +1,103 @@
+/**
+ * @module `svc backup`: a hot, WAL-safe, single-file snapshot of the trace store. VACUUM INTO runs in
+ * one read transaction, so it neither blocks nor restarts under a concurrent writer, and the snapshot
+ * is consistent. It is written to a temp file beside the destination, fsynced, then linked into place
+ * without ever overwriting an existing file.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { sql } from 'kysely';
+import { SvcError } from '../lib/errors.ts';
+import { formatUs } from '../lib/time.ts';
+import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
+import { openStore, type Store } from './open.ts';
+
+export interface StoreSummary {
+  readonly bytes: number;
+  readonly schemaVersion: number;
+  readonly events: number;
+  /** ISO timestamps of the oldest and newest event; null for an empty store. */
+  readonly oldestEvent: string | null;
+  readonly newestEvent: string | null;
+}
+
+export interface BackupReport extends StoreSummary {
+  readonly source: string;
+  readonly destination: string;
+}
+
+/** Snapshots the store at `source` into the new file `destination` (refused if it exists). */
+export async function backupStore(source: string, destination: string): Promise<BackupReport> {
+  const src = resolve(source);
+  const dest = resolve(destination);
+  if (src === dest) {
+    throw new SvcError('backup_refused', {
+      message: `The backup destination ${dest} is the trace store itself; choose another file.`,
+    });
+  }
+  assertFree(dest);
+  mkdirSync(dirname(dest), { recursive: true });
+  const tmp = tempPathBeside(dest, 'backup');
+  try {
+    const store = await openStore(src, { readOnly: true });
+    try {
+      await sql`VACUUM INTO ${tmp}`.execute(store.kysely);
+    } finally {
+      await store.close();
+    }
+    fsyncPath(tmp);
+    const summary = await summarizeFile(tmp);
+    if (!renameNoClobber(tmp, dest)) assertFree(dest);
+    return { source: src, destination: dest, ...summary };
+  } finally {
+    removeQuietly(tmp);
+  }
+}
+
+/** Size, schema version, event count and time span of a store file (opened read-only). */
+export async function summarizeFile(path: string): Promise<StoreSummary> {
+  const store = await openStore(path, { readOnly: true });
+  try {
+    return { bytes: statSync(path).size, ...(await summarizeStore(store)) };
+  } finally {
+    await store.close();
+  }
+}
+
+export async function summarizeStore(store: Store): Promise<Omit<StoreSummary, 'bytes'>> {
+  const row = await store.kysely
+    .selectFrom('events')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('events'),
+      eb.fn.min('timestamp_us').as('oldest'),
+      eb.fn.max('timestamp_us').as('newest'),
+    ])
+    .executeTakeFirstOrThrow();
+  return {
+    schemaVersion: store.schemaVersion,
+    events: Number(row.events),
+    oldestEvent: row.oldest === null ? null : formatUs(Number(row.oldest)),
+    newestEvent: row.newest === null ? null : formatUs(Number(row.newest)),
+  };
+}
+
+/** The report as `key: value` lines (the command's stdout). */
+export function formatSummaryLines(fields: Array<[string, string | number | null]>): string {
+  return fields.map(([k, v]) => `${k}: ${v ?? 'none'}`).join('\n');
+}
+
+// --- internal ---
+
+function assertFree(dest: string): void {
+  let exists = true;
+  try {
+    statSync(dest);
+  } catch {
+    exists = false;
+  }
+  if (exists) {
+    throw new SvcError('backup_refused', {
+      message: `The backup destination ${dest} already exists; backups never overwrite, so choose a new file name or remove it first.`,
+    });
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * @module `svc restore`: replaces the trace store with a verified backup, atomically. Order: check the
+ * backup (SQLite, same schema version as this binary, PRAGMA integrity_check), refuse an existing store
+ * without `force`, take the store's exclusive lock (which fails while any other process has it open:
+ * that is how a running writer is detected), stage the backup beside the store, fsync and check it,
+ * fold the old WAL into the old file, then rename over it. A failure before the rename leaves the old
+ * store as it was; after it, the new one is complete.
+ */
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { sql } from 'kysely';
+import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
+import { type StoreSummary, summarizeFile } from './backup.ts';
+import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
+import { SCHEMA_VERSION } from './migrate.ts';
+import { openStore, type Store } from './open.ts';
+
+export interface RestoreOptions {
+  backup: string;
+  dbPath: string;
+  /** Replace an existing store. */
+  force?: boolean;
+  /** Test seam: called after staging and folding the old WAL, just before the rename. */
+  _beforeReplace?: () => void;
+}
+
+export interface RestoreReport extends StoreSummary {
+  readonly backup: string;
+  readonly destination: string;
+  /** Whether an existing store was replaced. */
+  readonly replaced: boolean;
+}
+
+export async function restoreStore(options: RestoreOptions): Promise<RestoreReport> {
+  const backup = resolve(options.backup);
+  const target = resolve(options.dbPath);
+  if (backup === target) refuse(`The backup ${backup} is the trace store itself; pass a backup file.`);
+  await verifyBackup(backup);
+  const exists = storeExists(target);
+  if (exists && !options.force) {
+    refuse(`A trace store already exists at ${target}; pass --force to replace it with ${backup}.`);
+  }
+  mkdirSync(dirname(target), { recursive: true });
+  const lock = exists ? lockStore(target) : undefined;
+  const staged = tempPathBeside(target, 'restore');
+  try {
+    await stage(backup, staged);
+    const summary = await summarizeFile(staged);
+    if (lock) releaseWal(lock);
+    options._beforeReplace?.();
+    if (lock) {
+      renameSync(staged, target);
+      fsyncPath(dirname(target));
+    } else if (!renameNoClobber(staged, target)) {
+      refuse(`A trace store appeared at ${target} during the restore; run restore again with --force.`);
+    }
+    return { backup, destination: target, replaced: exists, ...summary };
+  } finally {
+    removeQuietly(staged);
+    lock?.close();
+  }
+}
+
+/**
+ * Takes the store's exclusive lock and keeps it until the returned connection closes. In WAL mode
+ * every open connection holds a shared lock on the wal-index, so this fails at once while any other
+ * process (a gateway, an agent server, a backup) has the store open, even when it is idle.
+ */
+export function lockStore(path: string): DatabaseSync {
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(path, { timeout: 0 });
+    db.exec('PRAGMA locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+    db.exec('COMMIT');
+    return db;
+  } catch (err) {
+    db?.close();
+    const code = ((err as { errcode?: number }).errcode ?? 0) & 0xff;
+    if (code === 5 || code === 6) {
+      refuse(
+        `The trace store ${path} is open in another process (a running svc gateway or svc serve, or a backup); stop it, then run restore again.`,
+      );
+    }
+    if (code === 26) refuse(`${path} is not a SQLite database; move it away, then run restore again.`);
+    throw new SvcError('store_error', {
+      message: `Cannot lock the trace store ${path}: ${errorMessage(err)}.`,
+      cause: err,
+    });
+  }
+}
+
+// --- internal ---
+
+function refuse(message: string): never {
+  throw new SvcError('restore_refused', { message });
+}
+
+function storeExists(path: string): boolean {
+  return (existsSync(path) && statSync(path).size > 0) || existsSync(`${path}-wal`);
+}
+
+/** The backup is a SQLite file of this binary's schema version that passes PRAGMA integrity_check. */
+async function verifyBackup(path: string): Promise<void> {
+  if (!existsSync(path)) refuse(`No backup file at ${path}; pass a file written by svc backup.`);
+  let store: Store;
+  try {
+    store = await openStore(path, { readOnly: true });
+  } catch (err) {
+    if (isSvcError(err)) refuse(`The backup ${path} cannot be used: ${err.message.replace(/\.$/, '')}.`);
+    throw err;
+  }
+  try {
+    if (store.schemaVersion !== SCHEMA_VERSION) {
+      refuse(
+        `The backup ${path} has schema version ${store.schemaVersion} but this svc binary uses schema version ${SCHEMA_VERSION}; restore it with an svc binary of the same schema version.`,
+      );
+    }
+    const problems = await integrityProblems(store);
+    if (problems.length > 0) {
+      refuse(
+        `The backup ${path} failed PRAGMA integrity_check (${problems[0]}); restore an intact backup instead.`,
+      );
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function integrityProblems(store: Store, check = 'integrity_check'): Promise<string[]> {
+  const r = await sql<Record<string, string>>`PRAGMA ${sql.raw(check)}`.execute(store.kysely);
+  const lines = r.rows.map((row) => String(Object.values(row)[0]));
+  return lines.length === 1 && lines[0] === 'ok' ? [] : lines;
+}
+
+/** Copies the backup (through SQLite, so a stray -wal beside it is included) to `staged`, fsynced and checked. */
+async function stage(backup: string, staged: string): Promise<void> {
+  const source = await openStore(backup, { readOnly: true });
+  try {
+    await sql`VACUUM INTO ${staged}`.execute(source.kysely);
+  } finally {
+    await source.close();
+  }
+  fsyncPath(staged);
+  const copy = await openStore(staged, { readOnly: true });
+  try {
+    const problems = await integrityProblems(copy, 'quick_check');
+    if (problems.length > 0)
+      refuse(`The staged copy of ${backup} failed PRAGMA quick_check (${problems[0]}).`);
+  } finally {
+    await copy.close();
+  }
+}
+
+/**
+ * Under the exclusive lock: checkpoint the old WAL into the old file and leave WAL mode, which deletes
+ * -wal and -shm. The old file is then complete on its own (so a failure still leaves it intact), and no
+ * stale WAL frame can be replayed onto the restored file.
+ */
+function releaseWal(lock: DatabaseSync): void {
+  lock.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  const mode = (lock.prepare('PRAGMA journal_mode = DELETE').get() as { journal_mode: string }).journal_mode;
+  if (mode !== 'delete') throw new SvcError('store_error', { message: `Cannot leave WAL mode (${mode}).` });
+}
