@@ -1,25 +1,8 @@
 /**
- * Reads Prometheus text exposition with a maintained parser (parse-prometheus-text-format), so metric
- * tests see families, label sets, values and histogram buckets as a Prometheus server would.
+ * Reads Prometheus text exposition with a maintained parser (prom2javascript), so metric tests see
+ * families, label sets, values and histogram buckets as a Prometheus server would.
  */
-import { createRequire } from 'node:module';
-
-const parsePrometheusText: (text: string) => RawFamily[] = createRequire(import.meta.url)(
-  'parse-prometheus-text-format',
-);
-
-interface RawFamily {
-  name: string;
-  help: string;
-  type: string;
-  metrics: Array<{
-    labels?: Record<string, string>;
-    value?: string;
-    buckets?: Record<string, string>;
-    count?: string;
-    sum?: string;
-  }>;
-}
+import { getMetricsFromIterator, type PromData, type PromHistogramData } from 'prom2javascript';
 
 export interface Sample {
   labels: Record<string, string>;
@@ -28,7 +11,7 @@ export interface Sample {
 
 export interface HistogramSample {
   labels: Record<string, string>;
-  /** upper bound (`le`, +Inf as Infinity) → cumulative count, in exposition order */
+  /** upper bound (`le`, +Inf as Infinity) → cumulative count, ascending */
   buckets: Array<[number, number]>;
   count: number;
   sum: number;
@@ -42,30 +25,32 @@ export interface Family {
   histograms: HistogramSample[];
 }
 
-export function parseExposition(text: string): Map<string, Family> {
+export async function parseExposition(text: string): Promise<Map<string, Family>> {
+  const parsed = await getMetricsFromIterator(text.split('\n')[Symbol.iterator]());
   const families = new Map<string, Family>();
-  for (const raw of parsePrometheusText(text)) {
+  for (const [name, raw] of Object.entries(parsed)) {
     const family: Family = {
-      name: raw.name,
+      name,
       help: raw.help,
-      type: raw.type.toLowerCase() as Family['type'],
+      type: raw.type as Family['type'],
       samples: [],
       histograms: [],
     };
-    for (const m of raw.metrics) {
-      const labels = m.labels ?? {};
-      if (m.buckets) {
+    if (raw.type === 'histogram') {
+      for (const h of raw.data as PromHistogramData[]) {
         family.histograms.push({
-          labels,
-          buckets: Object.entries(m.buckets).map(([le, n]) => [parseBound(le), Number(n)]),
-          count: Number(m.count),
-          sum: Number(m.sum),
+          labels: h.labels,
+          buckets: Object.entries(h.buckets)
+            .map(([le, n]): [number, number] => [parseBound(le), n])
+            .sort((a, b) => a[0] - b[0]),
+          count: h.count,
+          sum: h.sum ?? Number.NaN,
         });
-      } else {
-        family.samples.push({ labels, value: Number(m.value) });
       }
+    } else {
+      for (const d of raw.data as PromData[]) family.samples.push({ labels: d.labels, value: d.value });
     }
-    families.set(raw.name, family);
+    families.set(name, family);
   }
   return families;
 }
