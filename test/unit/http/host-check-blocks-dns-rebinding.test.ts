@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Hono } from 'hono';
+import { createHostCheck, isAllowedHost, isAllowedOrigin, parseAllowedHosts } from '#src/http/host-check.ts';
+import { resolveLoopbackHost } from '#src/http/listen.ts';
+import { isSvcError } from '#src/lib/errors.ts';
+import { createLogger } from '#src/lib/log.ts';
+
+test('loopback names and addresses pass with any port; other names do not', () => {
+  for (const h of [
+    'localhost',
+    'localhost:8422',
+    '127.0.0.1:1',
+    '127.1.2.3',
+    '[::1]:8422',
+    '::1',
+    'app.localhost:9',
+  ]) {
+    assert.ok(isAllowedHost(h, []), h);
+  }
+  for (const h of [
+    undefined,
+    '',
+    'evil.com',
+    'evil.com:8422',
+    '127.0.0.1.evil.com',
+    '10.0.0.1',
+    '[::2]:1',
+    'localhost:abc',
+  ]) {
+    assert.ok(!isAllowedHost(h, []), String(h));
+  }
+});
+
+test('SVC_ALLOWED_HOSTS adds names such as a cluster Service name', () => {
+  const allowed = parseAllowedHosts(' svc-gateway , svc-gateway.ns.svc.cluster.local ,,');
+  assert.deepEqual(allowed, ['svc-gateway', 'svc-gateway.ns.svc.cluster.local']);
+  assert.ok(isAllowedHost('svc-gateway:8422', allowed));
+  assert.ok(isAllowedHost('SVC-GATEWAY.ns.svc.cluster.local', allowed));
+  assert.ok(!isAllowedHost('other:8422', allowed));
+});
+
+test('a browser Origin must name an allowed host; no Origin is fine, null is foreign', () => {
+  assert.ok(isAllowedOrigin(undefined, []));
+  assert.ok(isAllowedOrigin('http://localhost:3000', []));
+  assert.ok(isAllowedOrigin('http://127.0.0.1:8422', []));
+  assert.ok(!isAllowedOrigin('http://evil.com', []));
+  assert.ok(!isAllowedOrigin('null', []));
+  assert.ok(!isAllowedOrigin('file://x', []));
+  assert.ok(isAllowedOrigin('https://svc-gateway', ['svc-gateway']));
+});
+
+test('the middleware throws host_not_allowed / origin_not_allowed before the handler runs', async () => {
+  const app = new Hono();
+  app.use(createHostCheck({ allowedHosts: [] }));
+  app.get('/', (c) => c.text('ok'));
+  app.onError((err, c) => c.text(isSvcError(err) ? err.code : 'other', 403));
+  const ok = await app.request('/', { headers: { host: 'localhost:1' } });
+  assert.equal(await ok.text(), 'ok');
+  const badHost = await app.request('/', { headers: { host: 'rebind.evil.com' } });
+  assert.equal(await badHost.text(), 'host_not_allowed');
+  const badOrigin = await app.request('/', { headers: { host: 'localhost', origin: 'http://evil.com' } });
+  assert.equal(await badOrigin.text(), 'origin_not_allowed');
+});
+
+test('a non-loopback bind host is rewritten to 127.0.0.1 with a warning', () => {
+  const lines: string[] = [];
+  const log = createLogger({ write: (l) => lines.push(l) });
+  assert.equal(resolveLoopbackHost('0.0.0.0', log), '127.0.0.1');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0], /"level":"warn".*0\.0\.0\.0/);
+  assert.equal(resolveLoopbackHost('127.0.0.2', log), '127.0.0.2');
+  assert.equal(resolveLoopbackHost('::1', log), '::1');
+  assert.equal(resolveLoopbackHost('localhost', log), '127.0.0.1');
+  assert.equal(resolveLoopbackHost(undefined, log), '127.0.0.1');
+  assert.equal(lines.length, 1);
+});
