@@ -13,6 +13,12 @@ import { silentLogger } from '#src/lib/log.ts';
 import type { Clock } from '#src/lib/time.ts';
 import { makeTempDir } from '../../helpers/svc.ts';
 
+interface ErrorBody {
+  type?: string;
+  error: { [field: string]: unknown };
+}
+const body = async (res: Response | Promise<Response>) => (await (await res).json()) as ErrorBody;
+
 const tmp = makeTempDir();
 test.after(() => tmp.cleanup());
 
@@ -38,7 +44,8 @@ async function setup(name: string) {
     });
   const update = (fn: (s: Keystore) => Keystore) =>
     updateKeystoreFile(path, (s) => ({ next: fn(s as Keystore), result: undefined }));
-  const failures = () => events.filter((e) => e.type === 'gateway.auth_failed').map((e) => e.payload);
+  const failures = () =>
+    events.filter((e) => e.type === 'gateway.auth_failed').map((e) => e.payload as Record<string, unknown>);
   return {
     issued,
     call,
@@ -77,12 +84,12 @@ test('a missing token is 401 missing_token in each shape, with an auth_failed ev
   const s = await setup('missing');
   const m = await s.call('messages', {});
   assert.equal(m.status, 401);
-  const mb = await m.json();
+  const mb = await body(m);
   assert.equal(mb.type, 'error');
   assert.equal(mb.error.code, 'missing_token');
   assert.equal(mb.error.type, 'authentication_error');
   const c = await s.call('chat', {});
-  const cb = await c.json();
+  const cb = await body(c);
   assert.equal(cb.error.code, 'missing_token');
   assert.equal(cb.error.param, null);
   assert.deepEqual(s.failures(), [
@@ -93,8 +100,8 @@ test('a missing token is 401 missing_token in each shape, with an auth_failed ev
 
 test('an unknown or malformed token gets the same invalid_token body', async () => {
   const s = await setup('invalid');
-  const a = await (await s.call('chat', { authorization: 'Bearer gw_01NOTAREALTOKEN0000000000' })).json();
-  const b = await (await s.call('chat', { authorization: 'Bearer x' })).json();
+  const a = await body(s.call('chat', { authorization: 'Bearer gw_01NOTAREALTOKEN0000000000' }));
+  const b = await body(s.call('chat', { authorization: 'Bearer x' }));
   assert.deepEqual(a, b);
   assert.equal(a.error.code, 'invalid_token');
   assert.deepEqual(s.failures()[1], {
@@ -108,11 +115,11 @@ test('a revoked key is 401 key_revoked with key_id and revoked_at on the next re
   const s = await setup('revoked');
   const { key_id } = s.issued.record;
   await s.update((st) => revokeKey(st, key_id, s.now()).store);
-  const m = await (await s.call('messages', { 'x-api-key': s.issued.token })).json();
+  const m = await body(s.call('messages', { 'x-api-key': s.issued.token }));
   assert.equal(m.error.code, 'key_revoked');
   assert.equal(m.error.key_id, key_id);
   assert.match(m.error.revoked_at, /^\d{4}-\d\d-\d\dT.*Z$/);
-  const c = await (await s.call('chat', { authorization: `Bearer ${s.issued.token}` })).json();
+  const c = await body(s.call('chat', { authorization: `Bearer ${s.issued.token}` }));
   assert.equal(c.error.code, 'key_revoked');
   assert.equal(c.error.key_id, key_id);
   assert.equal(s.failures()[0].gateway_key_id, key_id);
@@ -129,7 +136,7 @@ test('during a grace window both keys authenticate; after it the predecessor is 
   assert.equal((await s.call('chat', { authorization: `Bearer ${s.issued.token}` })).status, 501);
   assert.equal((await s.call('messages', { 'x-api-key': successor })).status, 501);
   s.advance(60_000_001);
-  const old = await (await s.call('chat', { authorization: `Bearer ${s.issued.token}` })).json();
+  const old = await body(s.call('chat', { authorization: `Bearer ${s.issued.token}` }));
   assert.equal(old.error.code, 'key_revoked');
   assert.equal((await s.call('messages', { 'x-api-key': successor })).status, 501);
 });
