@@ -118,7 +118,7 @@ test('a revoked key is 401 key_revoked with key_id and revoked_at on the next re
   const m = await body(s.call('messages', { 'x-api-key': s.issued.token }));
   assert.equal(m.error.code, 'key_revoked');
   assert.equal(m.error.key_id, key_id);
-  assert.match(m.error.revoked_at, /^\d{4}-\d\d-\d\dT.*Z$/);
+  assert.match(String(m.error.revoked_at), /^\d{4}-\d\d-\d\dT.*Z$/);
   const c = await body(s.call('chat', { authorization: `Bearer ${s.issued.token}` }));
   assert.equal(c.error.code, 'key_revoked');
   assert.equal(c.error.key_id, key_id);
