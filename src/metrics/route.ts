@@ -1,8 +1,9 @@
 /**
  * @module GET /metrics for the gateway and the agent server: no authentication, no version headers and
- * never a 410 (spec 1 §GET /metrics, DECISIONS §5). Mount it before any versioning or auth middleware.
+ * never a 410 (spec 1 §GET /metrics, DECISIONS §5). Mount it before any versioning or auth
+ * middleware: `mountMetrics(app, collector)` or `app.route('/metrics', createMetricsApp(collector))`.
  */
-import type { Context, Env, Hono } from 'hono';
+import { type Context, type Env, Hono } from 'hono';
 import type { MetricsCollector } from './collector.ts';
 
 /** The handler answering a scrape with the collector's exposition text. */
@@ -19,4 +20,11 @@ export function mountMetrics<E extends Env>(
   collector: Pick<MetricsCollector, 'scrape' | 'contentType'>,
 ): void {
   app.get('/metrics', createMetricsHandler(collector));
+}
+
+/** A sub-app answering GET / with the exposition, for `app.route('/metrics', …)` mounts. */
+export function createMetricsApp(collector: Pick<MetricsCollector, 'scrape' | 'contentType'>): Hono {
+  const app = new Hono();
+  app.get('/', createMetricsHandler(collector));
+  return app;
 }
