@@ -11,7 +11,10 @@ import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
+import { createMetricsCollector } from '../metrics/collector.ts';
+import { createMetricsApp } from '../metrics/route.ts';
 import { createGatewayApp, type GatewayAppDeps } from './app.ts';
+import { createKeyCounts } from './key-counts.ts';
 import { createKeystoreCache, readKeystoreFile } from './keystore/file.ts';
 
 /** What the gateway needs from the command's runtime (cli/runtime.ts builds it; gateway never imports cli/). */
@@ -56,9 +59,18 @@ export async function runGateway(options: RunGatewayOptions): Promise<void> {
   const runtime = await options.openRuntime();
   let server: Listening;
   try {
+    // spec 1 §GET /metrics: fed by the bus; key gauges polled from the keystore at scrape time
+    const keyCounts = createKeyCounts(options.keystorePath, runtime.clock);
+    const metrics = createMetricsCollector({
+      role: 'gateway',
+      bus: runtime.bus,
+      log,
+      gauges: { keysActive: keyCounts.active, keysRevoked: keyCounts.revoked },
+    });
     const extensions = (await options.extend?.(runtime)) ?? {};
     const app = createGatewayApp({
       ...extensions,
+      extraRoutes: [{ path: '/metrics', app: createMetricsApp(metrics) }, ...(extensions.extraRoutes ?? [])],
       keys,
       bus: runtime.bus,
       clock: runtime.clock,

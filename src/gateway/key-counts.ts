@@ -1,0 +1,40 @@
+/**
+ * @module Key counts for the gateway's scrape-time gauges (spec 1 §GET /metrics): active and revoked by
+ * effective status at the moment of the scrape, so a lapsed grace period counts as revoked.
+ */
+import type { Clock } from '../lib/time.ts';
+import { readKeystoreFile } from './keystore/file.ts';
+import { resolveEffectiveState } from './keystore/keystore.ts';
+
+export interface KeyCounts {
+  /** Throws when the keystore cannot be read (the collector then keeps the previous value). */
+  active(): number;
+  /** Total minus active: explicitly revoked plus grace-expired. */
+  revoked(): number;
+}
+
+/**
+ * Reads the keystore file at scrape time, so an issue or revoke shows without restart. The collector
+ * polls both gauges in the same tick, so one read serves both and active + revoked always equals total.
+ */
+export function createKeyCounts(keystorePath: string, clock: Clock): KeyCounts {
+  let cached: { active: number; total: number } | undefined;
+  const count = () => {
+    if (cached) return cached;
+    const nowUs = clock.nowUs();
+    const keys = readKeystoreFile(keystorePath)?.keys ?? [];
+    const active = keys.filter((k) => resolveEffectiveState(k, nowUs).status === 'active').length;
+    cached = { active, total: keys.length };
+    setImmediate(() => {
+      cached = undefined;
+    });
+    return cached;
+  };
+  return {
+    active: () => count().active,
+    revoked: () => {
+      const c = count();
+      return c.total - c.active;
+    },
+  };
+}
