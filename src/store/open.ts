@@ -3,7 +3,7 @@
  * a SQLite version check, migrations, and the exact `decimal_sum` aggregate for money.
  */
 import { mkdirSync, type Stats, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely } from 'kysely';
 import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
@@ -31,11 +31,68 @@ export interface OpenStoreOptions {
   mustExist?: boolean;
 }
 
+interface Shared {
+  opening: Promise<Store>;
+  refs: number;
+}
+
+// One connection per file and mode in a process. node:sqlite is synchronous, so a second connection of
+// the same process waiting on the write lock would block the event loop that the first one needs to
+// commit: a self-deadlock until busy_timeout. Sharing makes Kysely's connection mutex serialise them.
+const shared = new Map<string, Shared>();
+
 /**
  * Opens (creating and migrating unless readOnly) the store at `path`. Fails with store_error and one
  * sentence for a missing file (when it must exist), a non-SQLite file, an old SQLite or a newer schema.
+ * Opens of the same file and mode within a process share one connection; each caller closes its own.
  */
 export async function openStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const key = `${options.readOnly ? 'ro' : 'rw'}:${resolve(path)}`;
+  let entry = shared.get(key);
+  if (entry) {
+    entry.refs++;
+  } else {
+    entry = { opening: openConnection(path, options), refs: 1 };
+    shared.set(key, entry);
+  }
+  const current = entry;
+  let store: Store;
+  try {
+    store = await current.opening;
+  } catch (err) {
+    if (shared.get(key) === current) shared.delete(key);
+    throw err;
+  }
+  if (options.mustExist) assertStoreFile(path);
+  let closed = false;
+  return {
+    ...store,
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (--current.refs > 0) return;
+      if (shared.get(key) === current) shared.delete(key);
+      await store.close();
+    },
+  };
+}
+
+export function sqliteVersion(db: DatabaseSync): string {
+  return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
+}
+
+/** Throws with the reason when the linked SQLite is older than MIN_SQLITE_VERSION. */
+export function assertSqliteVersion(version: string): void {
+  if (compareVersions(version, MIN_SQLITE_VERSION) < 0) {
+    throw new SvcError('store_error', {
+      message: `SQLite ${version} is too old: svc needs ${MIN_SQLITE_VERSION} or newer, because older versions can corrupt a WAL database when two processes write it (the WAL-reset bug); run svc on Node.js 24 with a newer bundled SQLite.`,
+    });
+  }
+}
+
+// --- internal ---
+
+async function openConnection(path: string, options: OpenStoreOptions): Promise<Store> {
   const readOnly = options.readOnly ?? false;
   if (readOnly || options.mustExist) assertStoreFile(path);
   else mkdirSync(dirname(path), { recursive: true });
@@ -49,8 +106,8 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
     });
   }
   try {
-    assertSqliteVersion(sqliteVersion(db));
     assertSqliteFile(db, path);
+    assertSqliteVersion(sqliteVersion(db));
     applyPragmas(db, readOnly);
     registerFunctions(db);
   } catch (err) {
@@ -87,21 +144,6 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
     });
   }
 }
-
-export function sqliteVersion(db: DatabaseSync): string {
-  return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
-}
-
-/** Throws with the reason when the linked SQLite is older than MIN_SQLITE_VERSION. */
-export function assertSqliteVersion(version: string): void {
-  if (compareVersions(version, MIN_SQLITE_VERSION) < 0) {
-    throw new SvcError('store_error', {
-      message: `SQLite ${version} is too old: svc needs ${MIN_SQLITE_VERSION} or newer, because older versions can corrupt a WAL database when two processes write it (the WAL-reset bug); run svc on Node.js 24 with a newer bundled SQLite.`,
-    });
-  }
-}
-
-// --- internal ---
 
 function assertStoreFile(path: string): void {
   let st: Stats;

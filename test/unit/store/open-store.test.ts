@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { isSvcError } from '#src/lib/errors.ts';
+import { readSchemaVersion, SCHEMA_VERSION } from '#src/store/migrate.ts';
+import { MIGRATIONS } from '#src/store/migrations/index.ts';
+import {
+  assertSqliteVersion,
+  BUSY_TIMEOUT_MS,
+  MIN_SQLITE_VERSION,
+  openStore,
+  sqliteVersion,
+} from '#src/store/open.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'svc-open-'));
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(tmp, `s${++n}`, 'svc.db');
+
+const storeError = (pattern: RegExp) => (err: unknown) =>
+  isSvcError(err) && err.code === 'store_error' && err.exitCode === 1 && pattern.test(err.message);
+
+test('a new store is created with its parent folders, in WAL mode with the pragmas of DECISIONS §3', async (t) => {
+  const store = await openStore(fresh());
+  t.after(() => store.close());
+  const pragma = async (name: string) => {
+    const r = await sql<Record<string, unknown>>`PRAGMA ${sql.raw(name)}`.execute(store.kysely);
+    return Object.values(r.rows[0])[0];
+  };
+  assert.equal(await pragma('journal_mode'), 'wal');
+  assert.equal(await pragma('synchronous'), 1); // NORMAL
+  assert.equal(await pragma('foreign_keys'), 1);
+  assert.ok(Number(await pragma('busy_timeout')) >= 5000);
+  assert.equal(await pragma('busy_timeout'), BUSY_TIMEOUT_MS);
+});
+
+test('the linked SQLite is new enough, and an older one is refused with the reason', () => {
+  const db = new DatabaseSync(':memory:');
+  assert.doesNotThrow(() => assertSqliteVersion(sqliteVersion(db)));
+  db.close();
+  assert.equal(MIN_SQLITE_VERSION, '3.51.3');
+  assert.throws(
+    () => assertSqliteVersion('3.51.2'),
+    storeError(/SQLite 3\.51\.2 is too old: svc needs 3\.51\.3 or newer.*WAL-reset bug/),
+  );
+  assert.throws(() => assertSqliteVersion('3.9.99'), storeError(/too old/));
+  assert.doesNotThrow(() => assertSqliteVersion('3.51.3'));
+  assert.doesNotThrow(() => assertSqliteVersion('3.100.0'));
+  assert.doesNotThrow(() => assertSqliteVersion('4.0'));
+});
+
+test('migrations are listed in order, set user_version, and re-opening is idempotent', async () => {
+  assert.deepEqual(
+    MIGRATIONS.map((m) => m.version),
+    MIGRATIONS.map((_, i) => i + 1),
+  );
+  assert.equal(SCHEMA_VERSION, MIGRATIONS.length);
+  const path = fresh();
+  const first = await openStore(path);
+  assert.equal(first.schemaVersion, SCHEMA_VERSION);
+  await first.kysely.insertInto('store_meta').values({ key: 'k', value: 'v' }).execute();
+  await first.close();
+  const second = await openStore(path);
+  assert.equal(second.schemaVersion, SCHEMA_VERSION);
+  assert.equal(await readSchemaVersion(second.kysely), SCHEMA_VERSION);
+  const meta = await second.kysely.selectFrom('store_meta').selectAll().execute();
+  assert.equal(meta.length, 1);
+  await second.close();
+  await second.close(); // closing twice is harmless
+});
+
+test('opens of one file within a process share one connection (no self-deadlock on the write lock)', async () => {
+  const path = fresh();
+  const stores = await Promise.all([openStore(path), openStore(path)]);
+  for (const s of stores) assert.equal(s.schemaVersion, SCHEMA_VERSION);
+  assert.equal(stores[0].db, stores[1].db);
+  await stores[0].close();
+  // the other holder still works after the first closed
+  await stores[1].kysely.insertInto('store_meta').values({ key: 'still', value: 'open' }).execute();
+  await stores[1].close();
+  const again = await openStore(path);
+  assert.notEqual(again.db, stores[0].db);
+  await again.close();
+});
+
+test('a store with a newer user_version is refused, naming both versions', async () => {
+  const path = fresh();
+  (await openStore(path)).close();
+  const raw = new DatabaseSync(path);
+  raw.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 5}`);
+  raw.close();
+  await assert.rejects(
+    openStore(path),
+    storeError(
+      new RegExp(
+        `schema version ${SCHEMA_VERSION + 5}, newer than this svc binary's ${SCHEMA_VERSION}; upgrade svc`,
+      ),
+    ),
+  );
+});
+
+test('a file that is not SQLite gives a clear store_error', async () => {
+  const path = join(tmp, 'not-a-db.db');
+  writeFileSync(path, 'this is a text file, not a database\n'.repeat(200));
+  await assert.rejects(openStore(path), storeError(/is not a SQLite database/));
+  await assert.rejects(openStore(path, { readOnly: true }), storeError(/is not a SQLite database/));
+});
+
+test('a missing store is refused when it must exist; a folder is not a store', async () => {
+  await assert.rejects(
+    openStore(join(tmp, 'missing.db'), { readOnly: true }),
+    storeError(/No trace store at/),
+  );
+  await assert.rejects(
+    openStore(join(tmp, 'missing.db'), { mustExist: true }),
+    storeError(/No trace store at/),
+  );
+  await assert.rejects(openStore(tmp, { mustExist: true }), storeError(/is not a file/));
+});
+
+test('read-only opens do not migrate and cannot write', async () => {
+  const path = fresh();
+  (await openStore(path)).close();
+  const ro = await openStore(path, { readOnly: true });
+  assert.equal(ro.schemaVersion, SCHEMA_VERSION);
+  await assert.rejects(
+    ro.kysely.insertInto('store_meta').values({ key: 'a', value: 'b' }).execute(),
+    /readonly/,
+  );
+  await ro.close();
+});
