@@ -88,6 +88,35 @@ export function canonicalLabels(labels: Record<string, string>): string {
     .join(',');
 }
 
+/** Every sample as `name{a=x,b=y}` → value; histograms as their _bucket (with le), _count and _sum series. */
+export function flattenSeries(families: Map<string, Family>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const f of families.values()) {
+    for (const s of f.samples) out.set(`${f.name}{${canonicalLabels(s.labels)}}`, s.value);
+    for (const h of f.histograms) {
+      for (const [le, n] of h.buckets) {
+        const bound = le === Number.POSITIVE_INFINITY ? '+Inf' : String(le);
+        out.set(`${f.name}_bucket{${canonicalLabels({ ...h.labels, le: bound })}}`, n);
+      }
+      out.set(`${f.name}_count{${canonicalLabels(h.labels)}}`, h.count);
+      out.set(`${f.name}_sum{${canonicalLabels(h.labels)}}`, h.sum);
+    }
+  }
+  return out;
+}
+
+/** Series whose value differs between two scrapes (a new series counts from 0), as series → delta. */
+export function changedSeries(before: Map<string, Family>, after: Map<string, Family>): Map<string, number> {
+  const a = flattenSeries(before);
+  const b = flattenSeries(after);
+  const out = new Map<string, number>();
+  for (const key of new Set([...a.keys(), ...b.keys()])) {
+    const delta = (b.get(key) ?? 0) - (a.get(key) ?? 0);
+    if (delta !== 0) out.set(key, delta);
+  }
+  return out;
+}
+
 // --- internal ---
 
 function parseBound(le: string): number {
