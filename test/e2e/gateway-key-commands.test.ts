@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { editKeyRecord, gatewayFiles, issueKey, parseLines, readEvents } from '../helpers/gateway-keys.ts';
+import { makeTempDir, runSvc } from '../helpers/svc.ts';
+
+const tmp = makeTempDir();
+test.after(() => tmp.cleanup());
+let n = 0;
+const fresh = (extra: Record<string, string | undefined> = {}) => {
+  const home = join(tmp.dir, `h${n++}`);
+  mkdirSync(home);
+  return gatewayFiles(home, extra);
+};
+
+test('issue-key prints key_id and token once, stores only the hash (0600), and records gateway.key_issued', async () => {
+  const f = fresh();
+  const r = await runSvc(
+    [
+      'gateway',
+      'issue-key',
+      '--name',
+      'billing',
+      '--workspace',
+      '/srv/ws',
+      '--allow-model',
+      'anthropic:claude-sonnet-4-5',
+      '--allow-model',
+      'openai:gpt-5-mini',
+      '--daily-cap-usd',
+      '5',
+      '--monthly-cap-usd',
+      '100.50',
+      '--user',
+      'usr_alice',
+      '--team',
+      'team_core',
+    ],
+    { env: f.env },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(Object.keys(parseLines(r.stdout)), ['key_id', 'token']);
+  const { key_id, token } = parseLines(r.stdout);
+  assert.match(key_id, /^gk_[0-9A-Z]{26}$/);
+  assert.match(token, /^gw_[0-9A-Z]{26}$/);
+  assert.equal(statSync(f.keystore).mode & 0o777, 0o600);
+  const text = readFileSync(f.keystore, 'utf8');
+  assert.ok(!text.includes(token));
+  const [record] = JSON.parse(text).keys;
+  assert.deepEqual(record.allowed_models, ['anthropic:claude-sonnet-4-5', 'openai:gpt-5-mini']);
+  assert.equal(record.monthly_cap_usd, '100.50');
+  const issued = readEvents(f.db, 'gateway.key_issued');
+  assert.equal(issued.length, 1);
+  assert.equal(issued[0].payload.key_id, key_id);
+  assert.equal(issued[0].payload.user_id, 'usr_alice');
+  assert.ok(!JSON.stringify(readEvents(f.db)).includes(token));
+});
+
+test('list-keys prints the table and, with --format json, status and effective_status without secret_hash', async () => {
+  const f = fresh();
+  const a = await issueKey(f.env, ['--user', 'usr_a']);
+  const table = await runSvc(['gateway', 'list-keys'], { env: f.env });
+  assert.equal(table.code, 0, table.stderr);
+  const [header, row] = table.stdout.trim().split('\n');
+  assert.deepEqual(header.split(/\s+/), [
+    'KEY_ID',
+    'NAME',
+    'STATUS',
+    'EFFECTIVE_STATUS',
+    'USER',
+    'TEAM',
+    'WORKSPACE',
+    'CREATED_AT',
+    'GRACE_PERIOD_UNTIL',
+    'REVOKED_AT',
+  ]);
+  assert.match(row, new RegExp(`^${a.keyId}\\s+test\\s+active\\s+active\\s+usr_a\\s+-\\s`));
+  const json = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
+  const { keys } = JSON.parse(json.stdout);
+  assert.equal(keys.length, 1);
+  assert.equal(keys[0].status, 'active');
+  assert.equal(keys[0].effective_status, 'active');
+  assert.ok(!('secret_hash' in keys[0]));
+});
+
+test('revoke-key prints revoked and revoked_at; an unknown key id exits 1 naming it', async () => {
+  const f = fresh();
+  const a = await issueKey(f.env);
+  const r = await runSvc(['gateway', 'revoke-key', a.keyId], { env: f.env });
+  assert.equal(r.code, 0, r.stderr);
+  const lines = parseLines(r.stdout);
+  assert.equal(lines.revoked, a.keyId);
+  assert.match(lines.revoked_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  const events = readEvents(f.db, 'gateway.key_revoked');
+  assert.deepEqual(
+    events.map((e) => [e.payload.key_id, e.payload.reason]),
+    [[a.keyId, 'operator']],
+  );
+  const unknown = await runSvc(['gateway', 'revoke-key', 'gk_01NOSUCHKEY0000000000000000'], { env: f.env });
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /gk_01NOSUCHKEY0000000000000000/);
+  assert.equal(unknown.stderr.trim().split('\n').length, 1);
+});
+
+test('rotate-key prints the four lines, copies the scope, and refuses bad grace periods with exit 2', async () => {
+  const f = fresh();
+  const a = await issueKey(f.env, ['--user', 'usr_a', '--team', 'team_a', '--daily-cap-usd', '3']);
+  const bad = await runSvc(['gateway', 'rotate-key', a.keyId, '--grace-period', '10s'], { env: f.env });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /30m, 24h, 7d or 2w/);
+  const r = await runSvc(['gateway', 'rotate-key', a.keyId, '--grace-period', '7d'], { env: f.env });
+  assert.equal(r.code, 0, r.stderr);
+  const lines = parseLines(r.stdout);
+  assert.deepEqual(Object.keys(lines), ['old_key_id', 'new_key_id', 'new_token', 'grace_period_until']);
+  assert.equal(lines.old_key_id, a.keyId);
+  const until = Date.parse(lines.grace_period_until);
+  assert.ok(Math.abs(until - Date.now() - 7 * 86_400_000) < 60_000);
+  const keys = JSON.parse(readFileSync(f.keystore, 'utf8')).keys;
+  const successor = keys.find((k: { key_id: string }) => k.key_id === lines.new_key_id);
+  assert.equal(successor.user_id, 'usr_a');
+  assert.equal(successor.team_id, 'team_a');
+  assert.equal(successor.daily_cap_usd, '3');
+  assert.equal(successor.workspace_path, '/tmp');
+  assert.ok(!readFileSync(f.keystore, 'utf8').includes(lines.new_token));
+  const rotated = readEvents(f.db, 'gateway.key_rotated');
+  assert.equal(rotated.length, 1);
+  assert.equal(rotated[0].payload.new_key_id, lines.new_key_id);
+  const unknown = await runSvc(['gateway', 'rotate-key', 'gk_nope'], { env: f.env });
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /gk_nope/);
+});
+
+test('the sweep persists a lapsed grace period as revoked and emits gateway.key_revoked exactly once', async () => {
+  const f = fresh();
+  const a = await issueKey(f.env);
+  await runSvc(['gateway', 'rotate-key', a.keyId, '--grace-period', '30m'], { env: f.env });
+  const lapsed = new Date(Date.now() - 1000).toISOString();
+  editKeyRecord(f.keystore, a.keyId, { grace_period_until: lapsed });
+  for (let i = 0; i < 2; i++) {
+    const r = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
+    const old = JSON.parse(r.stdout).keys.find((k: { key_id: string }) => k.key_id === a.keyId);
+    assert.equal(old.effective_status, 'revoked');
+    assert.equal(old.status, 'revoked');
+    assert.equal(old.revoked_at, lapsed);
+  }
+  const onDisk = JSON.parse(readFileSync(f.keystore, 'utf8')).keys[0];
+  assert.equal(onDisk.status, 'revoked');
+  const swept = readEvents(f.db, 'gateway.key_revoked').filter(
+    (e) => e.payload.reason === 'grace_period_expired',
+  );
+  assert.equal(swept.length, 1);
+  assert.equal(swept[0].payload.key_id, a.keyId);
+});
+
+test('concurrent issue-key commands all keep their key', async () => {
+  const f = fresh();
+  const issued = await Promise.all(Array.from({ length: 6 }, () => issueKey(f.env)));
+  const keys = JSON.parse(readFileSync(f.keystore, 'utf8')).keys.map((k: { key_id: string }) => k.key_id);
+  assert.deepEqual([...keys].sort(), issued.map((i) => i.keyId).sort());
+});
+
+test('a keystore that is not valid JSON or fails its schema is refused with path and reason and kept', async () => {
+  const f = fresh();
+  for (const [text, reason] of [
+    ['{"keys": [', /not valid JSON/],
+    ['{"keys": [{"key_id": "gk_x"}]}', /keys\[0\]\.key_id/],
+  ] as const) {
+    writeFileSync(f.keystore, text);
+    for (const args of [
+      ['issue-key', '--name', 'x', '--workspace', '/tmp'],
+      ['list-keys'],
+      ['revoke-key', 'gk_x'],
+    ]) {
+      const r = await runSvc(['gateway', ...args], { env: f.env });
+      assert.equal(r.code, 1, args.join(' '));
+      assert.ok(r.stderr.includes(f.keystore));
+      assert.match(r.stderr, reason);
+    }
+    assert.equal(readFileSync(f.keystore, 'utf8'), text);
+  }
+});
+
+test('an unreachable trace store leaves a warning on stderr and exit 0', async () => {
+  const f = fresh();
+  const blocker = join(tmp.dir, 'not-a-dir');
+  writeFileSync(blocker, '');
+  const r = await runSvc(['gateway', 'issue-key', '--name', 'x', '--workspace', '/tmp'], {
+    env: { ...f.env, SVC_GATEWAY_DB_PATH: join(blocker, 'svc.db') },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /warning: .*gateway\.key_issued.*not recorded/);
+  assert.match(parseLines(r.stdout).token, /^gw_/);
+});
+
+test('missing or malformed arguments exit 2', async () => {
+  const f = fresh();
+  for (const args of [
+    ['issue-key', '--workspace', '/tmp'],
+    ['issue-key', '--name', 'x'],
+    ['issue-key', '--name', 'x', '--workspace', '/tmp', '--daily-cap-usd', 'lots'],
+    ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'claude'],
+    ['revoke-key'],
+    ['list-keys', '--format', 'xml'],
+  ]) {
+    const r = await runSvc(['gateway', ...args], { env: f.env });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+  }
+});
