@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { editKeyRecord, gatewayFiles, issueKey, parseLines, readEvents } from '../helpers/gateway-keys.ts';
+import { makeTempDir, type RunningSvc, runSvc, startSvc } from '../helpers/svc.ts';
+
+const tmp = makeTempDir();
+const f = gatewayFiles(tmp.dir);
+const running: RunningSvc[] = [];
+const tokens: string[] = [];
+test.after(async () => {
+  for (const s of running) await s.stop();
+  tmp.cleanup();
+});
+
+interface Outcome {
+  status: number;
+  error?: Record<string, unknown>;
+}
+
+/** Calls both shapes through the official SDKs; errors normalised to the `error` object of each body. */
+async function callMessages(url: string, token: string): Promise<Outcome> {
+  const client = new Anthropic({ apiKey: token, baseURL: url, maxRetries: 0 });
+  try {
+    await client.messages.create({
+      model: 'anthropic:claude-sonnet-4-5',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    return { status: 200 };
+  } catch (err) {
+    if (!(err instanceof Anthropic.APIError)) throw err;
+    return { status: err.status ?? 0, error: (err.error as { error: Record<string, unknown> }).error };
+  }
+}
+
+async function callChat(url: string, token: string): Promise<Outcome> {
+  const client = new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0 });
+  try {
+    await client.chat.completions.create({
+      model: 'openai:gpt-5-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    return { status: 200 };
+  } catch (err) {
+    if (!(err instanceof OpenAI.APIError)) throw err;
+    return { status: err.status ?? 0, error: err.error as Record<string, unknown> };
+  }
+}
+
+/** Authenticated and handed to the proxy path: 2xx once the pipeline lands, 501 until then (issue 3). */
+function assertReachedProxy(o: Outcome, what: string): void {
+  assert.ok(o.status === 501 || (o.status >= 200 && o.status < 300), `${what}: ${JSON.stringify(o)}`);
+}
+
+function assertRevoked(o: Outcome, keyId: string, what: string): string {
+  assert.equal(o.status, 401, what);
+  assert.equal(o.error?.code, 'key_revoked', what);
+  assert.equal(o.error?.key_id, keyId, what);
+  assert.match(String(o.error?.revoked_at), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/, what);
+  return String(o.error?.revoked_at);
+}
+
+async function start(): Promise<RunningSvc> {
+  const s = await startSvc(['gateway', '--port', '{port}'], { env: f.env });
+  running.push(s);
+  return s;
+}
+
+test('keys issued, revoked and rotated while the gateway runs take effect on the next request', async (t) => {
+  const first = await issueKey(f.env);
+  tokens.push(first.token);
+  const gw = await start();
+
+  await t.test('an issued key reaches the proxy path on both shapes', async () => {
+    assertReachedProxy(await callMessages(gw.url, first.token), 'messages');
+    assertReachedProxy(await callChat(gw.url, first.token), 'chat');
+  });
+
+  await t.test('a key issued after start works without restart', async () => {
+    const later = await issueKey(f.env);
+    tokens.push(later.token);
+    assertReachedProxy(await callChat(gw.url, later.token), 'chat');
+  });
+
+  await t.test('missing and unknown tokens get 401 in each shape', async () => {
+    const bad = await callMessages(gw.url, 'gw_01NOTAREALKEY000000000000');
+    assert.equal(bad.status, 401);
+    assert.equal(bad.error?.code, 'invalid_token');
+    assert.equal(bad.error?.type, 'authentication_error');
+    const badChat = await callChat(gw.url, 'not-even-a-gateway-token');
+    assert.equal(badChat.status, 401);
+    assert.equal(badChat.error?.code, 'invalid_token');
+    const missing = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
+    assert.equal(missing.status, 401);
+    assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'missing_token');
+  });
+
+  await t.test(
+    'revoke → the very next request is 401 key_revoked on both shapes, with key_id and revoked_at',
+    async () => {
+      const r = await runSvc(['gateway', 'revoke-key', first.keyId], { env: f.env });
+      assert.equal(r.code, 0, r.stderr);
+      const revokedAt = parseLines(r.stdout).revoked_at;
+      assert.equal(
+        assertRevoked(await callMessages(gw.url, first.token), first.keyId, 'messages'),
+        revokedAt,
+      );
+      assert.equal(assertRevoked(await callChat(gw.url, first.token), first.keyId, 'chat'), revokedAt);
+    },
+  );
+
+  await t.test(
+    'rotate → both keys work in the grace window; after it the old one fails, without restart',
+    async () => {
+      const old = await issueKey(f.env);
+      tokens.push(old.token);
+      const r = await runSvc(['gateway', 'rotate-key', old.keyId, '--grace-period', '30m'], { env: f.env });
+      assert.equal(r.code, 0, r.stderr);
+      const { new_key_id: newKeyId, new_token: newToken } = parseLines(r.stdout);
+      tokens.push(newToken);
+      assertReachedProxy(await callMessages(gw.url, old.token), 'old key in grace');
+      assertReachedProxy(await callChat(gw.url, newToken), 'new key');
+
+      // Shorten the grace to ~1 s from now; the gateway loads the edit on the next request (new key),
+      // then the boundary passes with no further file change: auth-time evaluation must cut the old key.
+      const until = new Date(Date.now() + 1000).toISOString();
+      editKeyRecord(f.keystore, old.keyId, { grace_period_until: until });
+      assertReachedProxy(await callChat(gw.url, newToken), 'new key after edit');
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(until) - Date.now()) + 100));
+      assert.equal(assertRevoked(await callChat(gw.url, old.token), old.keyId, 'old key after grace'), until);
+      assertRevoked(await callMessages(gw.url, old.token), old.keyId, 'old key after grace (messages)');
+      assertReachedProxy(await callMessages(gw.url, newToken), 'new key after grace');
+
+      const before = JSON.parse(readFileSync(f.keystore, 'utf8')).keys.find(
+        (k: { key_id: string }) => k.key_id === old.keyId,
+      );
+      assert.equal(before.status, 'active', 'on-disk status is unchanged until a sweep');
+      const list = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
+      const listed = JSON.parse(list.stdout).keys as Array<Record<string, string>>;
+      assert.equal(listed.find((k) => k.key_id === old.keyId)?.effective_status, 'revoked');
+      assert.equal(listed.find((k) => k.key_id === newKeyId)?.effective_status, 'active');
+      await runSvc(['gateway', 'list-keys'], { env: f.env });
+      const swept = readEvents(f.db, 'gateway.key_revoked').filter(
+        (e) => e.payload.reason === 'grace_period_expired',
+      );
+      assert.deepEqual(
+        swept.map((e) => e.payload.key_id),
+        [old.keyId],
+      );
+    },
+  );
+
+  await t.test(
+    'SIGTERM stops the gateway with exit 0 and the auth failures are in the trace store',
+    async () => {
+      assert.equal(await gw.stop(), 0);
+      const failed = readEvents(f.db, 'gateway.auth_failed');
+      const reasons = failed.map((e) => e.payload.reason);
+      assert.ok(
+        reasons.includes('missing_token') &&
+          reasons.includes('invalid_token') &&
+          reasons.includes('key_revoked'),
+      );
+      const revoked = failed.find((e) => e.payload.reason === 'key_revoked');
+      assert.equal(revoked?.payload.gateway_key_id, first.keyId);
+      assert.match(String(revoked?.payload.token_hash_prefix), /^[0-9a-f]{8}$/);
+      assert.ok(failed.every((e) => e.turn_id !== null));
+      assert.equal(readEvents(f.db, 'bus.subscriber_registered').length >= 1, true);
+    },
+  );
+
+  await t.test('a restarted gateway keeps the revocation', async () => {
+    const again = await start();
+    assertRevoked(await callChat(again.url, first.token), first.keyId, 'after restart');
+    assert.equal(await again.stop(), 0);
+  });
+
+  await t.test('no plaintext token is in the keystore, the trace store or the logs', () => {
+    const haystacks = [readFileSync(f.keystore, 'utf8')];
+    for (const name of readdirSync(tmp.dir).filter((n) => n.startsWith('svc.db'))) {
+      haystacks.push(readFileSync(join(tmp.dir, name)).toString('latin1'));
+    }
+    for (const s of running) haystacks.push(s.output().stdout, s.output().stderr);
+    for (const token of tokens) for (const h of haystacks) assert.ok(!h.includes(token), 'token leaked');
+    const requestLines = running[0]
+      .output()
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.ok(requestLines.some((l) => l.key_id === first.keyId && l.shape === 'anthropic'));
+    for (const l of requestLines)
+      assert.deepEqual(Object.keys(l).sort(), [
+        'key_id',
+        'latency_ms',
+        'method',
+        'model',
+        'msg',
+        'path',
+        'request_id',
+        'shape',
+        'status',
+        'time',
+      ]);
+  });
+});
