@@ -14,8 +14,9 @@ export interface KeyCounts {
 }
 
 /**
- * Reads the keystore file at scrape time, so an issue or revoke shows without restart. The collector
- * polls both gauges in the same tick, so one read serves both and active + revoked always equals total.
+ * Reads the keystore file at scrape time, so an issue or revoke shows without restart. A scrape polls
+ * both gauges synchronously in one tick, so one read (dropped at the next microtask) serves both and
+ * active + revoked always equals the total.
  */
 export function createKeyCounts(keystorePath: string, clock: Clock): KeyCounts {
   let cached: { active: number; total: number } | undefined;
@@ -25,7 +26,7 @@ export function createKeyCounts(keystorePath: string, clock: Clock): KeyCounts {
     const keys = readKeystoreFile(keystorePath)?.keys ?? [];
     const active = keys.filter((k) => resolveEffectiveState(k, nowUs).status === 'active').length;
     cached = { active, total: keys.length };
-    setImmediate(() => {
+    queueMicrotask(() => {
       cached = undefined;
     });
     return cached;
