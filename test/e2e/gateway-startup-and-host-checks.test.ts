@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { gatewayFiles, issueKey, readEvents } from '../helpers/gateway-keys.ts';
+import { freePort, makeTempDir, type RunningSvc, runSvc, startSvc } from '../helpers/svc.ts';
+
+const tmp = makeTempDir();
+const running: RunningSvc[] = [];
+test.after(async () => {
+  for (const s of running) await s.stop();
+  tmp.cleanup();
+});
+let n = 0;
+const fresh = (extra: Record<string, string | undefined> = {}) => {
+  const home = join(tmp.dir, `h${n++}`);
+  mkdirSync(home);
+  return gatewayFiles(home, extra);
+};
+
+/** A raw request with an arbitrary Host header (fetch does not allow overriding it). */
+function rawGet(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'GET', headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d) => {
+        body += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the gateway refuses to start without a provider key, a keystore, or any key', async () => {
+  const noProvider = fresh({ ANTHROPIC_API_KEY: undefined });
+  await issueKey(noProvider.env);
+  const a = await runSvc(['gateway', '--port', String(await freePort())], { env: noProvider.env });
+  assert.equal(a.code, 1);
+  assert.match(a.stderr, /ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY/);
+
+  const noKeystore = fresh();
+  const b = await runSvc(['gateway', '--port', String(await freePort())], { env: noKeystore.env });
+  assert.equal(b.code, 1);
+  assert.match(b.stderr, /no keystore at .*keys\.json.*issue-key/);
+
+  const empty = fresh({ ANTHROPIC_API_KEY: undefined, OPENROUTER_API_KEY: 'x' });
+  writeFileSync(empty.keystore, '{"keys": []}');
+  const c = await runSvc(['gateway', '--port', String(await freePort())], { env: empty.env });
+  assert.equal(c.code, 1);
+  assert.match(c.stderr, /has no keys.*issue-key/);
+  for (const r of [a, b, c]) assert.equal(r.stderr.trim().split('\n').length, 1);
+});
+
+test('a non-loopback host is rewritten to 127.0.0.1 with a warning; healthz answers without auth', async () => {
+  const f = fresh({ SVC_GATEWAY_HOST: '0.0.0.0' });
+  await issueKey(f.env);
+  const gw = await startSvc(['gateway', '--port', '{port}'], { env: f.env });
+  running.push(gw);
+  assert.match(gw.output().stderr, /"level":"warn".*0\.0\.0\.0.*127\.0\.0\.1/);
+  const res = await fetch(`${gw.url}/healthz`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('svc-api-version'), '1.0');
+  assert.equal(res.headers.get('svc-api-versions-supported'), '1.0');
+  const body = (await res.json()) as { status: string; uptime_seconds: number };
+  assert.equal(body.status, 'ok');
+  assert.equal(typeof body.uptime_seconds, 'number');
+  assert.equal((await fetch(`${gw.url}/analytics/summary`)).status, 404);
+  assert.equal(await gw.stop(), 0);
+  const registered = readEvents(f.db, 'bus.subscriber_registered').map((e) => e.payload.subscriber);
+  assert.ok(registered.includes('trace_writer'), 'bus.subscriber_registered at start');
+});
+
+test('a foreign Host or browser Origin is refused with 403; SVC_ALLOWED_HOSTS admits a Service name', async () => {
+  const f = fresh({ SVC_ALLOWED_HOSTS: 'svc-gateway,svc-gateway.default.svc' });
+  await issueKey(f.env);
+  const gw = await startSvc(['gateway', '--port', '{port}'], { env: f.env });
+  running.push(gw);
+  const foreign = await rawGet(gw.port, '/healthz', { host: 'rebind.attacker.example' });
+  assert.equal(foreign.status, 403);
+  assert.equal(JSON.parse(foreign.body).error.code, 'host_not_allowed');
+  const onShape = await rawGet(gw.port, '/v1/models', { host: 'rebind.attacker.example:8422' });
+  assert.equal(onShape.status, 403);
+  assert.equal(JSON.parse(onShape.body).error.code, 'host_not_allowed');
+  const service = await rawGet(gw.port, '/healthz', { host: 'svc-gateway:8422' });
+  assert.equal(service.status, 200);
+  const localhost = await rawGet(gw.port, '/healthz', { host: `localhost:${gw.port}` });
+  assert.equal(localhost.status, 200);
+  const origin = await fetch(`${gw.url}/v1/messages`, {
+    method: 'POST',
+    headers: { origin: 'http://attacker.example' },
+    body: '{}',
+  });
+  assert.equal(origin.status, 403);
+  const originBody = (await origin.json()) as { type: string; error: { code: string } };
+  assert.equal(originBody.type, 'error');
+  assert.equal(originBody.error.code, 'origin_not_allowed');
+  const sameOrigin = await fetch(`${gw.url}/healthz`, { headers: { origin: gw.url } });
+  assert.equal(sameOrigin.status, 200);
+});
