@@ -1,0 +1,46 @@
+/**
+ * @module Candidate validation (DECISIONS §4): a proposed model is usable only when configured,
+ * allowed for the key, its adapter has a provider key, and it has the capabilities and context
+ * the request needs. Checks run in that order; the first failure is the verdict.
+ */
+import type { ModelEntry } from '../models/model-schema.ts';
+import { splitCanonicalId } from '../models/registry.ts';
+import type { RouteContext, RouteFacts, ValidationFailure } from './facts.ts';
+
+export interface CandidateVerdict {
+  entry: ModelEntry | undefined;
+  failure: ValidationFailure | null;
+}
+
+export function validateCandidate(modelId: string, facts: RouteFacts, ctx: RouteContext): CandidateVerdict {
+  const entry = ctx.registry.get(modelId);
+  if (!entry) return { entry, failure: 'model_not_configured' };
+  // allowed_models comes before availability so a disallowed model always reads as a 403 cause
+  if (ctx.allowedModels && !ctx.allowedModels.has(entry.id)) return { entry, failure: 'model_not_allowed' };
+  if (!ctx.availableAdapters.has(entry.adapter)) return { entry, failure: 'provider_unavailable' };
+  const caps = entry.capabilities;
+  if ((facts.hasImages && !caps.supports_images) || (facts.hasTools && !caps.supports_tools))
+    return { entry, failure: 'missing_capability' };
+  const needed = facts.estimatedInputTokens + (facts.maxOutputTokens ?? 0);
+  if (needed > caps.max_context_tokens) return { entry, failure: 'context_too_small' };
+  return { entry, failure: null };
+}
+
+/**
+ * Model reference from an explicit choice (sticky, delegate): a canonical id or alias resolves;
+ * anything else is returned as given so the chain shows it rejected as model_not_configured.
+ */
+export function resolveExplicitRef(ref: string, ctx: RouteContext): string {
+  return ctx.policy.resolveRef(ref) ?? ref;
+}
+
+/**
+ * Slot 1 (spec 1 §Model identifiers): canonical ids and aliases match; an id with a known adapter
+ * prefix but no registry entry is proposed (and rejected as model_not_configured); a bare provider
+ * model name, or a prefix that is no adapter (`ft:gpt-4o:…`), does not match.
+ */
+export function resolveRequestedRef(ref: string, ctx: RouteContext): string | null {
+  const id = ctx.policy.resolveRef(ref);
+  if (id !== undefined) return id;
+  return splitCanonicalId(ref) ? ref : null;
+}

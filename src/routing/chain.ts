@@ -1,0 +1,104 @@
+/**
+ * @module The seven-policy routing chain of spec 1/spec 2 as one pure engine: each slot proposes
+ * a model or answers no_match, each proposal is validated (candidate.ts), the first accepted wins.
+ * The result carries exactly what route.decided needs: chain, winner_index, elapsed_ms.
+ */
+import type { RouteChainEntry } from '../events/catalog.ts';
+import { SvcError } from '../lib/errors.ts';
+import type { ModelEntry } from '../models/model-schema.ts';
+import { validateCandidate } from './candidate.ts';
+import type { PolicyName, PredicateEnv, RouteContext, RouteFacts } from './facts.ts';
+import { delegateRequest } from './policies/delegate-request.ts';
+import { globalDefault } from './policies/global-default.ts';
+import { manualSticky } from './policies/manual-sticky.ts';
+import { pattern } from './policies/pattern.ts';
+import { perMessageOverride } from './policies/per-message-override.ts';
+import { rule } from './policies/rule.ts';
+import { workspaceDefault } from './policies/workspace-default.ts';
+import { createPredicateEnv } from './when.ts';
+
+export interface SlotPolicy {
+  name: PolicyName;
+  /** A canonical id (possibly unknown to the registry) to validate, or null for no_match. */
+  propose(facts: RouteFacts, ctx: RouteContext, env: PredicateEnv): string | null;
+  /** A model_not_allowed rejection here ends routing with 403 instead of falling through. */
+  explicit?: boolean;
+}
+
+/** The chain in spec order: per_message_override … global_default. */
+export const ROUTING_CHAIN: readonly SlotPolicy[] = [
+  perMessageOverride,
+  manualSticky,
+  rule,
+  pattern,
+  delegateRequest,
+  workspaceDefault,
+  globalDefault,
+];
+
+export interface RouteDecision {
+  /** Evaluated slots in order; evaluation stops at the winner. */
+  chain: RouteChainEntry[];
+  /** Index of the accepted entry in `chain`, -1 when none. */
+  winner_index: number;
+  chosen: ModelEntry | null;
+  elapsed_ms: number;
+  /** When chosen is null: 403 model_not_allowed or 503 routing_failed (details.tried). */
+  error: SvcError | null;
+}
+
+/**
+ * Decides the model for one request. Never throws for a routing outcome: publish route.decided
+ * from the result, then throw `decision.error` when `chosen` is null.
+ */
+export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecision {
+  const started = performance.now();
+  const env = createPredicateEnv(facts, ctx);
+  const chain: RouteChainEntry[] = [];
+  for (const slot of ROUTING_CHAIN) {
+    const model = slot.propose(facts, ctx, env);
+    if (model === null) {
+      chain.push({ policy: slot.name, model: null, verdict: 'no_match' });
+      continue;
+    }
+    const { entry, failure } = validateCandidate(model, facts, ctx);
+    if (failure === null && entry) {
+      chain.push({ policy: slot.name, model, verdict: 'accepted' });
+      return decided(chain, chain.length - 1, entry, started, null);
+    }
+    chain.push({ policy: slot.name, model, verdict: 'rejected', validation_failure: failure ?? undefined });
+    if (failure === 'model_not_allowed' && slot.explicit) break;
+  }
+  return decided(chain, -1, null, started, routeError(chain, facts));
+}
+
+// --- internal ---
+
+function decided(
+  chain: RouteChainEntry[],
+  winnerIndex: number,
+  chosen: ModelEntry | null,
+  started: number,
+  error: SvcError | null,
+): RouteDecision {
+  const elapsed = Math.round((performance.now() - started) * 1000) / 1000;
+  return { chain, winner_index: winnerIndex, chosen, elapsed_ms: elapsed, error };
+}
+
+/** 403 when any candidate was refused by allowed_models (no silent fallback), else 503. */
+function routeError(chain: RouteChainEntry[], facts: RouteFacts): SvcError {
+  const tried = chain
+    .filter((e) => e.verdict === 'rejected')
+    .map((e) => ({ policy: e.policy, model: e.model, reason: e.validation_failure }));
+  const notAllowed = chain.find((e) => e.validation_failure === 'model_not_allowed');
+  if (notAllowed)
+    return new SvcError('model_not_allowed', {
+      message: `model ${notAllowed.model} is not in this key's allowed_models`,
+      details: { model: notAllowed.model, requested_model: facts.requestedModel, tried },
+    });
+  const list = tried.map((t) => `${t.model} (${t.reason})`).join(', ');
+  return new SvcError('routing_failed', {
+    message: `no candidate model is usable${list ? `: ${list}` : ''}`,
+    details: { tried },
+  });
+}

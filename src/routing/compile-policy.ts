@@ -1,0 +1,210 @@
+/**
+ * @module Turns routing.yaml text into a CompiledPolicy: schema check, model references resolved
+ * against the registry, predicates compiled, shadowing warnings. Version = SHA-256 of the bytes.
+ */
+import * as v from 'valibot';
+import { isSvcError } from '../lib/errors.ts';
+import { sha256Hex } from '../lib/hash.ts';
+import { describeIssues, parseConfigYaml } from '../models/config-yaml.ts';
+import { TIERS, type Tier } from '../models/model-schema.ts';
+import type { ModelRegistry } from '../models/registry.ts';
+import { compileWorkspaceMatcher, isCatchAll } from './glob.ts';
+import type { Predicate, RoutingPolicyFile } from './policy-schema.ts';
+import { RoutingPolicyFileSchema } from './policy-schema.ts';
+import { type CompiledPredicate, compilePredicate } from './when.ts';
+
+/** DECISIONS §1: the global default unless SVC_GATEWAY_GLOBAL_DEFAULT or the policy says otherwise. */
+export const BUILT_IN_GLOBAL_DEFAULT = 'anthropic:claude-sonnet-4-5';
+
+export interface CompiledRule {
+  name: string;
+  test: CompiledPredicate | null;
+  /** Canonical id. */
+  use: string;
+}
+
+export interface CompiledWorkspace {
+  match: string;
+  test: (path: string) => boolean;
+  use: string;
+}
+
+export interface CompiledPolicy {
+  /** SHA-256 hex of the policy file bytes. */
+  version: string;
+  /** File path, or `built-in routing.yaml`. */
+  source: string;
+  file: RoutingPolicyFile;
+  /** Effective slot 7 model: policy global_default > SVC_GATEWAY_GLOBAL_DEFAULT > built-in. */
+  globalDefault: string;
+  /** Effective tier models: the policy's tiers, else the registry's owner of that alias. */
+  tiers: Record<Tier, string | null>;
+  rules: CompiledRule[];
+  workspaces: CompiledWorkspace[];
+  patternEnabled: boolean;
+  /** Canonical id for a reference: tier names via `tiers`, then registry ids and aliases. */
+  resolveRef(ref: string): string | undefined;
+}
+
+export interface CompileOptions {
+  registry: ModelRegistry;
+  /** SVC_GATEWAY_GLOBAL_DEFAULT, used when the policy has no global_default. */
+  envGlobalDefault?: string;
+}
+
+export interface PolicyCheck {
+  valid: boolean;
+  errors: string[];
+  warnings: string[];
+  /** Present when valid. */
+  policy?: CompiledPolicy;
+}
+
+/** Validates and compiles policy bytes; never throws for a bad policy (errors are returned). */
+export function compilePolicyText(
+  bytes: string | Uint8Array,
+  source: string,
+  opts: CompileOptions,
+): PolicyCheck {
+  const text = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
+  let doc: unknown;
+  try {
+    doc = parseConfigYaml(text, source);
+  } catch (err) {
+    if (!isSvcError(err)) throw err;
+    return { valid: false, errors: (err.details?.errors as string[]) ?? [err.message], warnings: [] };
+  }
+  const parsed = v.safeParse(RoutingPolicyFileSchema, doc ?? {});
+  if (!parsed.success) return { valid: false, errors: describeIssues(parsed.issues), warnings: [] };
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const policy = compilePolicy(
+    parsed.output,
+    { ...opts, version: sha256Hex(bytes), source },
+    errors,
+    warnings,
+  );
+  return errors.length > 0 ? { valid: false, errors, warnings } : { valid: true, errors, warnings, policy };
+}
+
+// --- internal ---
+
+function compilePolicy(
+  file: RoutingPolicyFile,
+  opts: CompileOptions & { version: string; source: string },
+  errors: string[],
+  warnings: string[],
+): CompiledPolicy {
+  const { registry } = opts;
+  const tierOverrides = new Map<string, string>();
+  const ref = (value: string, path: string): string => {
+    const id = tierOverrides.get(value) ?? registry.resolve(value)?.id;
+    if (id === undefined)
+      errors.push(
+        `${path}: unknown model ${JSON.stringify(value)} (not a canonical id or alias in ${registry.source})`,
+      );
+    return id ?? value;
+  };
+  const tiers = {} as Record<Tier, string | null>;
+  for (const tier of TIERS) {
+    const given = file.tiers[tier];
+    if (given !== undefined) tierOverrides.set(tier, ref(given, `tiers.${tier}`));
+    tiers[tier] = tierOverrides.get(tier) ?? registry.resolveAlias(tier)?.id ?? null;
+  }
+  const rules = file.rules.map((r, i) => ({
+    name: r.name,
+    test: r.when ? compilePredicate(r.when, `rules[${i}].when`, errors) : null,
+    use: ref(r.use, `rules[${i}].use`),
+  }));
+  const workspaces = file.workspaces.map((w, i) => ({
+    match: w.match,
+    test: compileWorkspaceMatcher(w.match),
+    use: ref(w.use, `workspaces[${i}].use`),
+  }));
+  const globalDefault = resolveGlobalDefault(file, opts, ref, tierOverrides, warnings);
+  warnings.push(...shadowingWarnings(file));
+  if (file.pattern.enabled)
+    warnings.push(
+      'pattern.enabled: the pattern slot is reserved in v1 and answers no_match unless a pattern policy is installed',
+    );
+  return {
+    version: opts.version,
+    source: opts.source,
+    file,
+    globalDefault,
+    tiers,
+    rules,
+    workspaces,
+    patternEnabled: file.pattern.enabled,
+    resolveRef: (value) => tierOverrides.get(value) ?? registry.resolve(value)?.id,
+  };
+}
+
+function resolveGlobalDefault(
+  file: RoutingPolicyFile,
+  opts: CompileOptions,
+  ref: (value: string, path: string) => string,
+  tierOverrides: Map<string, string>,
+  warnings: string[],
+): string {
+  if (file.global_default !== undefined) {
+    if (opts.envGlobalDefault && opts.envGlobalDefault !== file.global_default)
+      warnings.push(
+        `global_default: the policy's ${file.global_default} wins over SVC_GATEWAY_GLOBAL_DEFAULT=${opts.envGlobalDefault}`,
+      );
+    return ref(file.global_default, 'global_default');
+  }
+  const fallback = opts.envGlobalDefault ?? BUILT_IN_GLOBAL_DEFAULT;
+  const id = tierOverrides.get(fallback) ?? opts.registry.resolve(fallback)?.id;
+  if (id === undefined)
+    warnings.push(
+      `global_default: ${fallback} is not in ${opts.registry.source}; slot 7 will be rejected with model_not_configured`,
+    );
+  return id ?? fallback;
+}
+
+/** Rules or workspace entries that can never be reached because an earlier one always matches first. */
+function shadowingWarnings(file: RoutingPolicyFile): string[] {
+  const out: string[] = [];
+  const seen = new Map<string, number>();
+  let catchAll = -1;
+  file.rules.forEach((r, i) => {
+    if (catchAll >= 0)
+      out.push(
+        `rules[${i}] (${r.name}) is shadowed: rules[${catchAll}] (${file.rules[catchAll].name}) before it has no \`when\` and always matches`,
+      );
+    const key = whenKey(r.when);
+    const same = seen.get(key);
+    if (catchAll < 0 && same !== undefined)
+      out.push(
+        `rules[${i}] (${r.name}) is shadowed: rules[${same}] (${file.rules[same].name}) has the same \`when\``,
+      );
+    if (same === undefined) seen.set(key, i);
+    if (r.when === undefined && catchAll < 0) catchAll = i;
+  });
+  const names = new Set<string>();
+  file.rules.forEach((r, i) => {
+    if (names.has(r.name)) out.push(`rules[${i}]: the rule name ${r.name} is used twice`);
+    names.add(r.name);
+  });
+  const firstCatchAll = file.workspaces.findIndex((w) => isCatchAll(w.match));
+  file.workspaces.forEach((w, i) => {
+    if (firstCatchAll >= 0 && i > firstCatchAll)
+      out.push(`workspaces[${i}] (${w.match}) is shadowed: workspaces[${firstCatchAll}] matches every path`);
+  });
+  return out;
+}
+
+function whenKey(when: Predicate | undefined): string {
+  return when === undefined ? '' : JSON.stringify(when, Object.keys(flattenKeys(when)).sort());
+}
+
+function flattenKeys(value: unknown, acc: Record<string, true> = {}): Record<string, true> {
+  if (Array.isArray(value)) for (const item of value) flattenKeys(item, acc);
+  else if (value && typeof value === 'object')
+    for (const [k, item] of Object.entries(value)) {
+      acc[k] = true;
+      flattenKeys(item, acc);
+    }
+  return acc;
+}

@@ -1,0 +1,172 @@
+/**
+ * @module Loads routing.yaml and keeps the last known good policy when the file turns invalid
+ * (spec 2 §What the service does, item 5): reports the spec 2 policy view, reloads on demand and
+ * checks candidate text without applying it.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { errorMessage } from '../lib/errors.ts';
+import { sha256Hex } from '../lib/hash.ts';
+import type { Logger } from '../lib/log.ts';
+import { type Clock, formatUs, systemClock } from '../lib/time.ts';
+import type { Tier } from '../models/model-schema.ts';
+import type { ModelRegistry } from '../models/registry.ts';
+import { type CompiledPolicy, compilePolicyText, type PolicyCheck } from './compile-policy.ts';
+import { DEFAULT_POLICY_SOURCE, DEFAULT_POLICY_YAML } from './default-policy.ts';
+import type { Predicate } from './policy-schema.ts';
+
+/** GET /routing/policy (spec 2 §Routing policy view). */
+export interface PolicyView {
+  version: string;
+  valid: boolean;
+  loaded_at: string;
+  source: string;
+  global_default: string;
+  tiers: Record<Tier, string | null>;
+  rules: Array<{ name: string; when: Predicate | null; use: string }>;
+  workspaces: Array<{ match: string; use: string }>;
+  pattern: Record<string, unknown>;
+  errors: string[];
+  warnings: string[];
+  using_last_known_good: boolean;
+}
+
+export interface PolicyStore {
+  /** The policy in force (hot path: a field read). */
+  current(): CompiledPolicy;
+  view(): PolicyView;
+  /** Re-reads the file; `version` is the SHA-256 of the bytes just read, `valid` their verdict. */
+  reload(): { version: string; valid: boolean };
+  /** Validates `yamlText`, or the on-disk file when absent, without applying it. */
+  check(yamlText?: string): Pick<PolicyCheck, 'valid' | 'errors' | 'warnings'>;
+}
+
+export interface LoadPolicyOptions {
+  /** `--routing` / SVC_ROUTING_POLICY; undefined means the built-in policy. */
+  path: string | undefined;
+  registry: ModelRegistry;
+  /** SVC_GATEWAY_GLOBAL_DEFAULT. */
+  envGlobalDefault?: string;
+  /** Where the last valid file is copied so an invalid file at the next start still has a fallback. */
+  lastKnownGoodPath?: string;
+  log: Logger;
+  clock?: Clock;
+}
+
+/** Never throws for a bad policy: an invalid file leaves the last known good (or built-in) in force. */
+export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
+  const clock = opts.clock ?? systemClock;
+  const compileOpts = { registry: opts.registry, envGlobalDefault: opts.envGlobalDefault };
+  const builtIn = () => compilePolicyText(DEFAULT_POLICY_YAML, DEFAULT_POLICY_SOURCE, compileOpts);
+  let active: CompiledPolicy;
+  let activeWarnings: string[] = [];
+  let loadedAt = formatUs(clock.nowUs());
+  let lastErrors: string[] = [];
+
+  const attempt = (): { version: string; check: PolicyCheck } => {
+    if (opts.path === undefined) {
+      const check = builtIn();
+      return { version: check.policy!.version, check };
+    }
+    const read = readPolicyFile(opts.path);
+    if ('error' in read) return { version: '', check: { valid: false, errors: [read.error], warnings: [] } };
+    return { version: sha256Hex(read.bytes), check: compilePolicyText(read.bytes, opts.path, compileOpts) };
+  };
+
+  const apply = (check: PolicyCheck): boolean => {
+    if (check.valid && check.policy) {
+      active = check.policy;
+      activeWarnings = check.warnings;
+      loadedAt = formatUs(clock.nowUs());
+      lastErrors = [];
+      if (opts.path !== undefined && opts.lastKnownGoodPath) saveLastKnownGood(opts, check.policy);
+      for (const w of check.warnings)
+        opts.log.warn('routing policy warning', { file: check.policy.source, warning: w });
+      return true;
+    }
+    lastErrors = check.errors;
+    opts.log.error('routing policy invalid; keeping the last known good policy', {
+      file: opts.path,
+      errors: check.errors,
+    });
+    return false;
+  };
+
+  const first = attempt().check;
+  if (!apply(first)) {
+    const fallback = restoreLastKnownGood(opts, compileOpts) ?? builtIn();
+    active = fallback.policy!;
+    activeWarnings = fallback.warnings;
+  }
+
+  return {
+    current: () => active,
+    view: () => toView(active, activeWarnings, loadedAt, lastErrors),
+    reload() {
+      const { version, check } = attempt();
+      return { version, valid: apply(check) };
+    },
+    check(yamlText) {
+      const c =
+        yamlText === undefined
+          ? attempt().check
+          : compilePolicyText(yamlText, opts.path ?? 'policy_yaml', compileOpts);
+      return { valid: c.valid, errors: c.errors, warnings: c.warnings };
+    },
+  };
+}
+
+// --- internal ---
+
+function readPolicyFile(path: string): { bytes: Buffer } | { error: string } {
+  try {
+    return { bytes: readFileSync(path) };
+  } catch (err) {
+    return { error: `cannot read the routing policy ${path}: ${errorMessage(err)}` };
+  }
+}
+
+function saveLastKnownGood(opts: LoadPolicyOptions, policy: CompiledPolicy): void {
+  const target = opts.lastKnownGoodPath!;
+  try {
+    const bytes = readFileSync(policy.source);
+    if (sha256Hex(bytes) !== policy.version) return; // the file changed under us; keep the old copy
+    mkdirSync(dirname(target), { recursive: true });
+    const tmp = `${target}.${process.pid}.tmp`;
+    writeFileSync(tmp, bytes);
+    renameSync(tmp, target);
+  } catch (err) {
+    opts.log.warn('cannot save the last known good routing policy', {
+      file: target,
+      error: errorMessage(err),
+    });
+  }
+}
+
+function restoreLastKnownGood(
+  opts: LoadPolicyOptions,
+  compileOpts: { registry: ModelRegistry; envGlobalDefault?: string },
+): PolicyCheck | undefined {
+  if (!opts.lastKnownGoodPath) return undefined;
+  const read = readPolicyFile(opts.lastKnownGoodPath);
+  if ('error' in read) return undefined;
+  const check = compilePolicyText(read.bytes, opts.lastKnownGoodPath, compileOpts);
+  return check.valid ? check : undefined;
+}
+
+function toView(policy: CompiledPolicy, warnings: string[], loadedAt: string, errors: string[]): PolicyView {
+  return {
+    version: policy.version,
+    valid: errors.length === 0,
+    loaded_at: loadedAt,
+    source: policy.source,
+    global_default: policy.globalDefault,
+    tiers: { ...policy.tiers },
+    rules: policy.file.rules.map((r) => ({ name: r.name, when: r.when ?? null, use: r.use })),
+    workspaces: policy.file.workspaces.map((w) => ({ match: w.match, use: w.use })),
+    pattern: { ...policy.file.pattern },
+    errors: [...errors],
+    warnings: [...warnings],
+    using_last_known_good: errors.length > 0,
+  };
+}

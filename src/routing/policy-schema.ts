@@ -1,0 +1,115 @@
+/**
+ * @module The shape of routing.yaml (spec 2 §Routing policy view): global_default, tiers, rules
+ * (`name`, `when`, `use`), workspaces and the reserved pattern block. README §Routing policy.
+ */
+import * as v from 'valibot';
+
+/** A `when` predicate: every key present must hold (keys combine with AND). */
+export interface Predicate {
+  has_images?: boolean;
+  has_tools?: boolean;
+  /** The request's estimated input tokens are strictly above this number. */
+  input_tokens_above?: number;
+  /** RE2 syntax (linear time); a string, or `{pattern, ignore_case}`. */
+  text_matches?: string | { pattern: string; ignore_case?: boolean };
+  /** Glob or directory path matched against the request's workspace_path. */
+  workspace?: string;
+  /** USD spent since 00:00 UTC today is strictly above this decimal. */
+  cost_today_above?: string;
+  all?: Predicate[];
+  any?: Predicate[];
+  not?: Predicate;
+}
+
+const USD_MESSAGE = 'must be a non-negative decimal amount of USD, such as 5 or 2.50';
+
+const UsdSchema = v.pipe(
+  v.union(
+    [
+      v.pipe(v.number(), v.safeInteger(USD_MESSAGE), v.minValue(0, USD_MESSAGE)),
+      v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, USD_MESSAGE)),
+    ],
+    USD_MESSAGE,
+  ),
+  v.transform((value) => String(value)),
+);
+
+const TextMatchSchema = v.union(
+  [
+    v.pipe(
+      v.string(),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(1000, 'is longer than 1000 characters'),
+    ),
+    v.strictObject({
+      pattern: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(1000, 'is too long')),
+      ignore_case: v.optional(v.boolean('must be true or false')),
+    }),
+  ],
+  'must be a regular expression string or {pattern, ignore_case}',
+);
+
+export const PredicateSchema: v.GenericSchema<unknown, Predicate> = v.pipe(
+  v.strictObject(
+    {
+      has_images: v.optional(v.boolean('must be true or false')),
+      has_tools: v.optional(v.boolean('must be true or false')),
+      input_tokens_above: v.optional(
+        v.pipe(
+          v.number('must be a whole number of tokens'),
+          v.safeInteger('must be a whole number of tokens'),
+          v.minValue(0, 'must not be negative'),
+        ),
+      ),
+      text_matches: v.optional(TextMatchSchema),
+      workspace: v.optional(v.pipe(v.string('must be a glob or path'), v.minLength(1, 'must not be empty'))),
+      cost_today_above: v.optional(UsdSchema),
+      all: v.optional(v.pipe(v.array(v.lazy(() => PredicateSchema)), v.minLength(1, 'must not be empty'))),
+      any: v.optional(v.pipe(v.array(v.lazy(() => PredicateSchema)), v.minLength(1, 'must not be empty'))),
+      not: v.optional(v.lazy(() => PredicateSchema)),
+    },
+    'must be a predicate object such as {has_images: true}',
+  ),
+  v.check((p) => Object.keys(p).length > 0, 'must name at least one condition (omit `when` to always match)'),
+);
+
+const ModelRefSchema = v.pipe(
+  v.string('must be a canonical model id or alias'),
+  v.minLength(1, 'must not be empty'),
+);
+
+export const RuleSchema = v.strictObject({
+  name: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+  /** Absent: the rule always matches. */
+  when: v.optional(PredicateSchema),
+  use: ModelRefSchema,
+});
+
+export const WorkspaceEntrySchema = v.strictObject({
+  /** A directory path (matches it and everything below) or a glob with `*`, `**`, `?`. */
+  match: v.pipe(v.string('must be a glob or path'), v.minLength(1, 'must not be empty')),
+  use: ModelRefSchema,
+});
+
+/** Slot 4 configuration; only `enabled` is read in v1, the other keys are reserved and kept. */
+export const PatternSchema = v.looseObject({
+  enabled: v.optional(v.boolean('must be true or false'), false),
+});
+
+export const TiersSchema = v.strictObject({
+  fast: v.optional(ModelRefSchema),
+  balanced: v.optional(ModelRefSchema),
+  deep: v.optional(ModelRefSchema),
+});
+
+export const RoutingPolicyFileSchema = v.strictObject({
+  global_default: v.optional(ModelRefSchema),
+  tiers: v.optional(TiersSchema, {}),
+  rules: v.optional(v.array(RuleSchema, 'must be a list of rules'), []),
+  workspaces: v.optional(v.array(WorkspaceEntrySchema, 'must be a list of {match, use}'), []),
+  pattern: v.optional(PatternSchema, { enabled: false }),
+});
+
+export type RoutingPolicyFile = v.InferOutput<typeof RoutingPolicyFileSchema>;
+export type Rule = v.InferOutput<typeof RuleSchema>;
+export type WorkspaceEntry = v.InferOutput<typeof WorkspaceEntrySchema>;

@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ROUTING_CHAIN, resolveRoute } from '#src/routing/chain.ts';
+import { POLICY_NAMES } from '#src/routing/facts.ts';
+import { ALL_ADAPTERS, facts, policyOf, registry, route } from './routing-fixture.ts';
+
+const SONNET = 'anthropic:claude-sonnet-4-5';
+
+test('the chain runs the seven policies in spec order', () => {
+  assert.deepEqual(
+    ROUTING_CHAIN.map((s) => s.name),
+    [...POLICY_NAMES],
+  );
+  assert.deepEqual(POLICY_NAMES, [
+    'per_message_override',
+    'manual_sticky',
+    'rule',
+    'pattern',
+    'delegate_request',
+    'workspace_default',
+    'global_default',
+  ]);
+});
+
+test('a canonical id wins slot 1 and short-circuits the rest of the chain', () => {
+  const d = route({ requestedModel: 'openai:gpt-5-mini' });
+  assert.deepEqual(d.chain, [
+    { policy: 'per_message_override', model: 'openai:gpt-5-mini', verdict: 'accepted' },
+  ]);
+  assert.equal(d.winner_index, 0);
+  assert.equal(d.chosen?.id, 'openai:gpt-5-mini');
+  assert.equal(d.error, null);
+  assert.equal(typeof d.elapsed_ms, 'number');
+});
+
+test('aliases win slot 1: fast, balanced, deep, mini and family names', () => {
+  for (const [alias, id] of [
+    ['fast', 'anthropic:claude-haiku-4-5'],
+    ['balanced', SONNET],
+    ['deep', 'anthropic:claude-opus-4-1'],
+    ['mini', 'openai:gpt-5-mini'],
+    ['haiku', 'anthropic:claude-haiku-4-5'],
+    ['gpt', 'openai:gpt-5'],
+  ]) {
+    const d = route({ requestedModel: alias });
+    assert.equal(d.chain[0].verdict, 'accepted', alias);
+    assert.equal(d.chosen?.id, id, alias);
+  }
+});
+
+test('tier names follow the policy tiers when the policy sets them', () => {
+  const d = route({ requestedModel: 'fast' }, { yaml: 'tiers: { fast: openai:gpt-5-nano }' });
+  assert.equal(d.chosen?.id, 'openai:gpt-5-nano');
+});
+
+test('a bare provider model name does not match slot 1 and falls to the global default', () => {
+  const d = route({ requestedModel: 'claude-sonnet-4-5' });
+  assert.equal(d.chain[0].verdict, 'no_match');
+  assert.equal(d.chain[0].model, null);
+  assert.equal(d.chain.at(-1)?.policy, 'global_default');
+  assert.equal(d.winner_index, 6);
+  assert.equal(d.chosen?.id, SONNET);
+});
+
+test('a colon name whose prefix is no adapter counts as a bare name', () => {
+  const d = route({ requestedModel: 'ft:gpt-4o:acme' });
+  assert.equal(d.chain[0].verdict, 'no_match');
+  assert.equal(d.chosen?.id, SONNET);
+});
+
+test('an unknown canonical id is rejected as model_not_configured and routing continues', () => {
+  const d = route({ requestedModel: 'openai:gpt-9' });
+  assert.deepEqual(d.chain[0], {
+    policy: 'per_message_override',
+    model: 'openai:gpt-9',
+    verdict: 'rejected',
+    validation_failure: 'model_not_configured',
+  });
+  assert.equal(d.chosen?.id, SONNET);
+});
+
+test('slot 2 manual_sticky uses the pinned model and answers no_match without one', () => {
+  assert.equal(route({ manualStickyModel: 'haiku' }).chain[1].verdict, 'accepted');
+  assert.equal(route({ manualStickyModel: 'haiku' }).chosen?.id, 'anthropic:claude-haiku-4-5');
+  assert.equal(route({}).chain[1].verdict, 'no_match');
+  const hooked = route({}, { hooks: { manualSticky: () => 'openai:gpt-5' } });
+  assert.equal(hooked.chosen?.id, 'openai:gpt-5');
+  const unknown = route({ manualStickyModel: 'nonsense' });
+  assert.equal(unknown.chain[1].validation_failure, 'model_not_configured');
+});
+
+test('slot 3 picks the first matching rule', () => {
+  const yaml = `rules:
+  - { name: imgs, when: { has_images: true }, use: openai:gpt-4.1 }
+  - { name: tools, when: { has_tools: true }, use: fast }
+`;
+  const d = route({ hasTools: true }, { yaml });
+  assert.deepEqual(d.chain[2], { policy: 'rule', model: 'anthropic:claude-haiku-4-5', verdict: 'accepted' });
+  assert.equal(d.winner_index, 2);
+  assert.equal(route({}, { yaml }).chain[2].verdict, 'no_match');
+});
+
+test('slot 4 pattern answers no_match unless enabled and hooked', () => {
+  assert.equal(route({}, { hooks: { pattern: () => 'fast' } }).chain[3].verdict, 'no_match');
+  const d = route({}, { yaml: 'pattern: { enabled: true }', hooks: { pattern: () => 'fast' } });
+  assert.deepEqual(d.chain[3], {
+    policy: 'pattern',
+    model: 'anthropic:claude-haiku-4-5',
+    verdict: 'accepted',
+  });
+});
+
+test('slot 5 delegate_request uses the delegated model and answers no_match for gateway traffic', () => {
+  assert.equal(route({}).chain[4].verdict, 'no_match');
+  assert.equal(route({ delegateModel: 'mini' }).chosen?.id, 'openai:gpt-5-mini');
+  assert.equal(
+    route({}, { hooks: { delegateRequest: () => 'deep' } }).chain[4].model,
+    'anthropic:claude-opus-4-1',
+  );
+});
+
+test("slot 6 uses the first workspaces entry matching the key's workspace_path", () => {
+  const yaml = `workspaces:
+  - { match: /srv/infra, use: deep }
+  - { match: "/home/*/scratch/**", use: mini }
+`;
+  assert.equal(
+    route({ workspacePath: '/srv/infra/modules' }, { yaml }).chosen?.id,
+    'anthropic:claude-opus-4-1',
+  );
+  assert.equal(route({ workspacePath: '/home/ann/scratch/x' }, { yaml }).chain[5].model, 'openai:gpt-5-mini');
+  assert.equal(route({ workspacePath: '/srv/infrastructure' }, { yaml }).chain[5].verdict, 'no_match');
+  assert.equal(route({ workspacePath: null }, { yaml }).chain[5].verdict, 'no_match');
+});
+
+test('slot 7 global default: policy over SVC_GATEWAY_GLOBAL_DEFAULT over the built-in id', () => {
+  const ctx = (yaml: string, env?: string) => ({
+    policy: policyOf(yaml, env),
+    registry,
+    availableAdapters: ALL_ADAPTERS,
+  });
+  assert.equal(resolveRoute(facts(), ctx('rules: []')).chosen?.id, SONNET);
+  assert.equal(resolveRoute(facts(), ctx('rules: []', 'openai:gpt-5')).chosen?.id, 'openai:gpt-5');
+  assert.equal(
+    resolveRoute(facts(), ctx('global_default: haiku', 'openai:gpt-5')).chosen?.id,
+    'anthropic:claude-haiku-4-5',
+  );
+});
+
+test('provider_unavailable: a model whose adapter has no key is rejected', () => {
+  const d = route({ requestedModel: 'openai:gpt-5' }, { availableAdapters: new Set(['anthropic']) });
+  assert.equal(d.chain[0].validation_failure, 'provider_unavailable');
+  assert.equal(d.chosen?.id, SONNET);
+});
+
+test('missing_capability: images or tools the model lacks', () => {
+  const llama = 'openrouter:meta-llama/llama-3.3-70b-instruct';
+  assert.equal(
+    route({ requestedModel: llama, hasImages: true }).chain[0].validation_failure,
+    'missing_capability',
+  );
+  assert.equal(route({ requestedModel: llama, hasTools: true }).chain[0].verdict, 'accepted');
+});
+
+test('context_too_small: input estimate plus max_tokens above the context window', () => {
+  const d = route({
+    requestedModel: 'openai:gpt-4o',
+    estimatedInputTokens: 120_000,
+    maxOutputTokens: 10_000,
+  });
+  assert.equal(d.chain[0].validation_failure, 'context_too_small');
+  assert.equal(d.chosen?.id, SONNET);
+});
+
+test('a slot-1 model outside allowed_models is a 403 with no fallback', () => {
+  const d = route({ requestedModel: 'deep' }, { allowedModels: new Set([SONNET]) });
+  assert.equal(d.chosen, null);
+  assert.equal(d.winner_index, -1);
+  assert.equal(d.chain.length, 1);
+  assert.equal(d.chain[0].validation_failure, 'model_not_allowed');
+  assert.equal(d.error?.code, 'model_not_allowed');
+  assert.equal(d.error?.status, 403);
+});
+
+test('other slots skip a disallowed candidate and continue', () => {
+  const yaml = 'rules:\n  - { name: all, use: deep }\n';
+  const d = route({}, { yaml, allowedModels: new Set([SONNET]) });
+  assert.equal(d.chain[2].validation_failure, 'model_not_allowed');
+  assert.equal(d.chosen?.id, SONNET);
+});
+
+test('nothing accepted after a model_not_allowed rejection is a 403', () => {
+  const d = route({ requestedModel: 'gpt-4o' }, { allowedModels: new Set(['openai:gpt-5-mini']) });
+  assert.equal(d.error?.code, 'model_not_allowed');
+  assert.equal(d.chain.at(-1)?.validation_failure, 'model_not_allowed');
+});
+
+test('nothing accepted otherwise is a 503 routing_failed listing what was tried', () => {
+  const d = route({ requestedModel: 'openai:gpt-5' }, { availableAdapters: new Set() });
+  assert.equal(d.chosen, null);
+  assert.equal(d.winner_index, -1);
+  assert.equal(d.chain.length, 7);
+  assert.equal(d.error?.code, 'routing_failed');
+  assert.equal(d.error?.status, 503);
+  assert.deepEqual(d.error?.details?.tried, [
+    { policy: 'per_message_override', model: 'openai:gpt-5', reason: 'provider_unavailable' },
+    { policy: 'global_default', model: SONNET, reason: 'provider_unavailable' },
+  ]);
+});
+
+test('a global default missing from the registry is rejected as model_not_configured', () => {
+  const d = resolveRoute(facts(), {
+    policy: policyOf('rules: []', 'openai:gpt-nope'),
+    registry,
+    availableAdapters: new Set(['openai']),
+  });
+  assert.equal(d.chain[6].validation_failure, 'model_not_configured');
+  assert.equal(d.error?.code, 'routing_failed');
+});

@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { createLogger } from '#src/lib/log.ts';
+import { compilePolicyText } from '#src/routing/compile-policy.ts';
+import { DEFAULT_POLICY_YAML } from '#src/routing/default-policy.ts';
+import { loadRoutingPolicy } from '#src/routing/load-policy.ts';
+import { registry, silent } from './routing-fixture.ts';
+
+const GOOD = `global_default: haiku
+tiers: { deep: openai:gpt-5 }
+rules:
+  - name: images
+    when: { has_images: true }
+    use: balanced
+workspaces:
+  - { match: /srv/infra, use: deep }
+pattern: { enabled: false, min_support: 5 }
+`;
+
+function tempDir(t: { after: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-routing-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const clock = { nowUs: () => Date.UTC(2026, 10, 22, 6, 1, 2) * 1000 + 123456 };
+
+test('a valid file loads; version is the SHA-256 of its bytes; the view follows spec 2', (t) => {
+  const file = join(tempDir(t), 'routing.yaml');
+  writeFileSync(file, GOOD);
+  const store = loadRoutingPolicy({ path: file, registry, log: silent, clock });
+  const view = store.view();
+  assert.equal(view.version, sha(GOOD));
+  assert.equal(store.current().version, sha(GOOD));
+  assert.equal(view.valid, true);
+  assert.equal(view.using_last_known_good, false);
+  assert.deepEqual(view.errors, []);
+  assert.equal(view.loaded_at, '2026-11-22T06:01:02.123456Z');
+  assert.equal(view.global_default, 'anthropic:claude-haiku-4-5');
+  assert.deepEqual(view.tiers, {
+    fast: 'anthropic:claude-haiku-4-5',
+    balanced: 'anthropic:claude-sonnet-4-5',
+    deep: 'openai:gpt-5',
+  });
+  assert.deepEqual(view.rules, [{ name: 'images', when: { has_images: true }, use: 'balanced' }]);
+  assert.deepEqual(view.workspaces, [{ match: '/srv/infra', use: 'deep' }]);
+  assert.deepEqual(view.pattern, { enabled: false, min_support: 5 });
+});
+
+test('without a path the built-in policy applies', () => {
+  const store = loadRoutingPolicy({ path: undefined, registry, log: silent });
+  assert.equal(store.view().valid, true);
+  assert.equal(store.view().version, sha(DEFAULT_POLICY_YAML));
+  assert.equal(store.view().source, 'built-in routing.yaml');
+  assert.equal(store.current().globalDefault, 'anthropic:claude-sonnet-4-5');
+});
+
+test('an invalid file on reload keeps the last known good policy and reports errors', (t) => {
+  const file = join(tempDir(t), 'routing.yaml');
+  writeFileSync(file, GOOD);
+  const lines: string[] = [];
+  const store = loadRoutingPolicy({
+    path: file,
+    registry,
+    log: createLogger({ write: (l) => lines.push(l) }),
+  });
+  const good = store.current();
+  const bad = 'rules:\n  - name: x\n    use: openai:gpt-nope\n';
+  writeFileSync(file, bad);
+  assert.deepEqual(store.reload(), { version: sha(bad), valid: false });
+  assert.equal(store.current(), good);
+  const view = store.view();
+  assert.equal(view.valid, false);
+  assert.equal(view.using_last_known_good, true);
+  assert.equal(view.version, sha(GOOD));
+  assert.match(view.errors[0], /^rules\[0\]\.use: unknown model "openai:gpt-nope"/);
+  assert.ok(lines.some((l) => JSON.parse(l).level === 'error'));
+  writeFileSync(file, GOOD.replace('haiku', 'mini'));
+  assert.equal(store.reload().valid, true);
+  assert.equal(store.view().valid, true);
+  assert.equal(store.current().globalDefault, 'openai:gpt-5-mini');
+});
+
+test('an invalid or missing file at start falls back to the built-in defaults', (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'routing.yaml');
+  writeFileSync(file, 'rules: [ oops');
+  const store = loadRoutingPolicy({ path: file, registry, log: silent });
+  const view = store.view();
+  assert.equal(view.valid, false);
+  assert.equal(view.using_last_known_good, true);
+  assert.equal(view.version, sha(DEFAULT_POLICY_YAML));
+  assert.match(view.errors[0], /not valid YAML \(line \d+/);
+  const missing = loadRoutingPolicy({ path: join(dir, 'none.yaml'), registry, log: silent });
+  assert.match(missing.view().errors[0], /cannot read the routing policy/);
+  assert.deepEqual(missing.reload(), { version: '', valid: false });
+});
+
+test('the last known good file survives a restart', (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'routing.yaml');
+  const lkg = join(dir, 'state', 'routing.last-good.yaml');
+  writeFileSync(file, GOOD);
+  loadRoutingPolicy({ path: file, registry, log: silent, lastKnownGoodPath: lkg });
+  assert.equal(readFileSync(lkg, 'utf8'), GOOD);
+  writeFileSync(file, 'global_default: 42x');
+  const restarted = loadRoutingPolicy({ path: file, registry, log: silent, lastKnownGoodPath: lkg });
+  assert.equal(restarted.view().valid, false);
+  assert.equal(restarted.view().using_last_known_good, true);
+  assert.equal(restarted.current().globalDefault, 'anthropic:claude-haiku-4-5');
+  assert.equal(readFileSync(lkg, 'utf8'), GOOD);
+});
+
+test('the built-in policy is never written as last known good', (t) => {
+  const lkg = join(tempDir(t), 'lkg.yaml');
+  loadRoutingPolicy({ path: undefined, registry, log: silent, lastKnownGoodPath: lkg });
+  assert.equal(existsSync(lkg), false);
+});
+
+test('check validates text or the on-disk file without applying it', (t) => {
+  const file = join(tempDir(t), 'routing.yaml');
+  writeFileSync(file, GOOD);
+  const store = loadRoutingPolicy({ path: file, registry, log: silent });
+  const before = store.current();
+  assert.deepEqual(store.check(), { valid: true, errors: [], warnings: [] });
+  const r = store.check('rules:\n  - { name: a, when: { has_tools: 1 }, use: fast }\n');
+  assert.equal(r.valid, false);
+  assert.match(r.errors[0], /^rules\[0\]\.when\.has_tools: must be true or false/);
+  assert.equal(store.current(), before);
+});
+
+test('check warns about shadowed rules and workspace entries', () => {
+  const yaml = `rules:
+  - { name: tools, when: { has_tools: true }, use: fast }
+  - { name: tools-again, when: { has_tools: true }, use: deep }
+  - { name: catch-all, use: balanced }
+  - { name: never, when: { has_images: true }, use: deep }
+workspaces:
+  - { match: "/**", use: fast }
+  - { match: /srv, use: deep }
+`;
+  const r = compilePolicyText(yaml, 'routing.yaml', { registry });
+  assert.equal(r.valid, true);
+  assert.equal(r.warnings.length, 3);
+  assert.match(
+    r.warnings[0],
+    /rules\[1\] \(tools-again\) is shadowed: rules\[0\] \(tools\) has the same `when`/,
+  );
+  assert.match(r.warnings[1], /rules\[3\] \(never\) is shadowed: rules\[2\] \(catch-all\)/);
+  assert.match(r.warnings[2], /workspaces\[1\] \(\/srv\) is shadowed/);
+});
+
+test('schema errors carry field paths', () => {
+  const errs = (yaml: string) => compilePolicyText(yaml, 'routing.yaml', { registry }).errors;
+  assert.match(errs('tiers: { turbo: fast }')[0], /^tiers\.turbo/);
+  assert.match(errs('rules: [ { when: { has_tools: true }, use: fast } ]')[0], /^rules\[0\]\.name/);
+  assert.match(errs('workspaces: [ { match: /x } ]')[0], /^workspaces\[0\]\.use/);
+  assert.match(errs('workspaces: [ { match: /x, use: nope } ]')[0], /^workspaces\[0\]\.use: unknown model/);
+  assert.match(errs('global_default: nope')[0], /^global_default: unknown model/);
+  assert.match(errs('tiers: { fast: nope }')[0], /^tiers\.fast: unknown model/);
+  assert.match(errs('surprise: 1')[0], /^surprise/);
+  assert.match(errs('pattern: { enabled: yes-please }')[0], /^pattern\.enabled/);
+});
+
+test('SVC_GATEWAY_GLOBAL_DEFAULT applies when the policy has no global_default; a conflict is a warning', () => {
+  const env = compilePolicyText('rules: []', 'r.yaml', { registry, envGlobalDefault: 'mini' });
+  assert.equal(env.policy?.globalDefault, 'openai:gpt-5-mini');
+  const both = compilePolicyText('global_default: fast', 'r.yaml', { registry, envGlobalDefault: 'mini' });
+  assert.equal(both.policy?.globalDefault, 'anthropic:claude-haiku-4-5');
+  assert.match(both.warnings[0], /wins over SVC_GATEWAY_GLOBAL_DEFAULT/);
+  const unknown = compilePolicyText('rules: []', 'r.yaml', { registry, envGlobalDefault: 'openai:nope' });
+  assert.equal(unknown.valid, true);
+  assert.match(unknown.warnings[0], /not in built-in models\.yaml/);
+});
+
+test('pattern.enabled is accepted with a reserved-slot warning', () => {
+  const r = compilePolicyText('pattern: { enabled: true }', 'r.yaml', { registry });
+  assert.equal(r.valid, true);
+  assert.match(r.warnings[0], /reserved/);
+});
