@@ -1,0 +1,112 @@
+/**
+ * @module Canonical messages and content blocks: the one conversation form that neither an inbound shape
+ * nor an adapter owns. Block fields follow the richer wire (Anthropic) so nothing is lost in either direction.
+ */
+
+/** Prompt-cache breakpoint (Anthropic `cache_control`, OpenRouter on parts). */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: CacheControl;
+}
+
+export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+
+export interface ImageBlock {
+  type: 'image';
+  source: ImageSource;
+  /** OpenAI `image_url.detail`; no Anthropic equivalent. */
+  detail?: 'auto' | 'low' | 'high';
+  cache_control?: CacheControl;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+  cache_control?: CacheControl;
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string | Array<TextBlock | ImageBlock | RawBlock>;
+  is_error?: boolean;
+  cache_control?: CacheControl;
+}
+
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  /** Opaque; must be replayed unchanged (wire-formats §1.4). Null when the upstream sent none. */
+  signature: string | null;
+}
+
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
+/**
+ * A block only one wire understands (Anthropic `document`, server-tool blocks, OpenAI `input_audio`…).
+ * Adapters of that wire forward `value` verbatim; others reject it with a 400 (wire-formats §6 #25).
+ */
+export interface RawBlock {
+  type: 'raw';
+  wire: Wire;
+  value: Record<string, unknown>;
+}
+
+export type ContentBlock =
+  | TextBlock
+  | ImageBlock
+  | ToolUseBlock
+  | ToolResultBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock
+  | RawBlock;
+
+/** `system` appears only for mid-conversation system/developer turns; leading ones live in `request.system`. */
+export type Role = 'user' | 'assistant' | 'system';
+
+export interface CanonicalMessage {
+  role: Role;
+  content: ContentBlock[];
+}
+
+/** The two wire formats: OpenRouter speaks `openai`. */
+export type Wire = 'anthropic' | 'openai';
+
+export const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+
+/**
+ * Media type from the first bytes of base64 image data, or undefined when it is none of the four formats
+ * Anthropic accepts. Used instead of a client-declared type, which may lie (wire-formats §6 #19).
+ */
+export function sniffImageMediaType(base64: string): string | undefined {
+  const head = Buffer.from(base64.slice(0, 24), 'base64');
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) return 'image/png';
+  if (head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46 && head[3] === 0x38) return 'image/gif';
+  if (head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 12) === 'WEBP')
+    return 'image/webp';
+  return undefined;
+}
+
+/** Concatenated text of the text blocks in `blocks`. */
+export function joinText(blocks: readonly ContentBlock[], separator = ''): string {
+  let out = '';
+  let first = true;
+  for (const b of blocks) {
+    if (b.type !== 'text') continue;
+    out += first ? b.text : separator + b.text;
+    first = false;
+  }
+  return out;
+}

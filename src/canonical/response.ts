@@ -1,0 +1,50 @@
+/**
+ * @module CanonicalResponse and usage. `input_tokens` is uncached input only (DECISIONS §3); the three
+ * input classes are kept apart because they are priced apart (wire-formats §5.2).
+ */
+import type { ContentBlock } from './message.ts';
+
+export const STOP_REASONS = [
+  'end_turn',
+  'max_tokens',
+  'stop_sequence',
+  'tool_use',
+  'refusal',
+  'pause_turn',
+  'model_context_window_exceeded',
+  'cancelled',
+] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
+export interface CanonicalUsage {
+  /** Uncached input tokens only. */
+  input_tokens: number;
+  output_tokens: number;
+  /** Cache reads. */
+  cached_input_tokens: number;
+  /** Cache writes. */
+  cache_creation_input_tokens: number;
+  /** Subset of output_tokens, when the upstream reports it. */
+  reasoning_tokens?: number;
+  /** Cost the upstream itself reported (OpenRouter `usage.cost`), as a decimal string. */
+  upstream_cost?: string;
+}
+
+export interface CanonicalResponse {
+  id: string;
+  /** Model the upstream reports; shapes echo the requested name instead. */
+  model: string;
+  content: ContentBlock[];
+  stop_reason: StopReason;
+  stop_sequence: string | null;
+  usage: CanonicalUsage;
+}
+
+export function emptyUsage(): CanonicalUsage {
+  return { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_creation_input_tokens: 0 };
+}
+
+/** Total prompt size: uncached + cache reads + cache writes (wire-formats §1.8). */
+export function totalInputTokens(u: CanonicalUsage): number {
+  return u.input_tokens + u.cached_input_tokens + u.cache_creation_input_tokens;
+}

@@ -1,0 +1,248 @@
+/**
+ * @module Canonical stream events (spec 2 §Events, streaming-only events) and the builder adapters use to
+ * emit them while keeping the authoritative final content, stop reason and running usage.
+ */
+import type { ContentBlock, ThinkingBlock, ToolUseBlock } from './message.ts';
+import { type CanonicalUsage, emptyUsage, type StopReason } from './response.ts';
+
+export interface MessageStartEvent {
+  type: 'message.start';
+  message_id: string;
+  role: 'assistant';
+  model: string;
+}
+export interface TextDeltaEvent {
+  type: 'text.delta';
+  message_id: string;
+  content_block_index: number;
+  text: string;
+}
+export interface ThinkingDeltaEvent {
+  type: 'thinking.delta';
+  message_id: string;
+  content_block_index: number;
+  text: string;
+  /** Set only on the final delta of the block. */
+  signature: string | null;
+}
+export interface ToolUseStartEvent {
+  type: 'tool.use_start';
+  message_id: string;
+  content_block_index: number;
+  tool_use_id: string;
+  tool_name: string;
+}
+export interface ToolUseInputDeltaEvent {
+  type: 'tool.use_input_delta';
+  message_id: string;
+  content_block_index: number;
+  tool_use_id: string;
+  partial_json: string;
+}
+export interface ToolUseEndEvent {
+  type: 'tool.use_end';
+  message_id: string;
+  content_block_index: number;
+  tool_use_id: string;
+  final_input: Record<string, unknown>;
+}
+export interface MessageCompleteEvent {
+  type: 'message.complete';
+  message_id: string;
+  stop_reason: StopReason;
+  /** Authoritative over the deltas. */
+  final_content: ContentBlock[];
+  usage: CanonicalUsage;
+  /** Beyond spec 2: the matched sequence when stop_reason is `stop_sequence` (Anthropic only). */
+  stop_sequence?: string;
+}
+
+export type CanonicalStreamEvent =
+  | MessageStartEvent
+  | TextDeltaEvent
+  | ThinkingDeltaEvent
+  | ToolUseStartEvent
+  | ToolUseInputDeltaEvent
+  | ToolUseEndEvent
+  | MessageCompleteEvent;
+
+/** What a stream has seen so far; readable at any time (e.g. after a client cancelled). */
+export interface StreamProgress {
+  /** Usage seen so far (cumulative upstream values, latest wins). */
+  usage(): CanonicalUsage;
+  stopReason(): StopReason | null;
+  messageId(): string | null;
+  /** True once the first content delta arrived (time to first token). */
+  hasContent(): boolean;
+}
+
+/** A decoded upstream stream: the events plus its progress accessors. */
+export interface CanonicalStream extends AsyncIterable<CanonicalStreamEvent>, StreamProgress {}
+
+/**
+ * Parses a tool's accumulated argument text. `""` is `{}` (wire-formats §6 #13); text that is not a JSON
+ * object is kept as `{ _raw_arguments: text }` rather than dropped (choice).
+ */
+export function parseToolInput(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {};
+  try {
+    const v = JSON.parse(text);
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v;
+  } catch {}
+  return { _raw_arguments: text };
+}
+
+/**
+ * Emits canonical events with contiguous block indices and keeps the final content. One builder per
+ * upstream message; callers map their wire's block ids to the indices returned here.
+ */
+export class StreamBuilder implements StreamProgress {
+  #id: string | null = null;
+  #blocks: ContentBlock[] = [];
+  #json = new Map<number, string>();
+  #open = new Set<number>();
+  #usage: CanonicalUsage = emptyUsage();
+  #stop: StopReason | null = null;
+  #stopSequence: string | null = null;
+  #content = false;
+  #done = false;
+
+  usage(): CanonicalUsage {
+    return { ...this.#usage };
+  }
+  stopReason(): StopReason | null {
+    return this.#stop;
+  }
+  messageId(): string | null {
+    return this.#id;
+  }
+  hasContent(): boolean {
+    return this.#content;
+  }
+  get started(): boolean {
+    return this.#id !== null;
+  }
+  get completed(): boolean {
+    return this.#done;
+  }
+
+  start(id: string, model: string): MessageStartEvent {
+    this.#id = id;
+    return { type: 'message.start', message_id: id, role: 'assistant', model };
+  }
+
+  openText(): number {
+    return this.#push({ type: 'text', text: '' });
+  }
+  text(index: number, text: string): TextDeltaEvent {
+    (this.#blocks[index] as { text: string }).text += text;
+    this.#content = true;
+    return { type: 'text.delta', message_id: this.#id!, content_block_index: index, text };
+  }
+
+  openThinking(): number {
+    return this.#push({ type: 'thinking', thinking: '', signature: null });
+  }
+  thinking(index: number, text: string, signature: string | null = null): ThinkingDeltaEvent {
+    const b = this.#blocks[index] as ThinkingBlock;
+    b.thinking += text;
+    if (signature !== null) b.signature = (b.signature ?? '') + signature;
+    this.#content = true;
+    return { type: 'thinking.delta', message_id: this.#id!, content_block_index: index, text, signature };
+  }
+
+  openToolUse(id: string, name: string): ToolUseStartEvent {
+    const index = this.#push({ type: 'tool_use', id, name, input: {} });
+    this.#json.set(index, '');
+    this.#content = true;
+    return {
+      type: 'tool.use_start',
+      message_id: this.#id!,
+      content_block_index: index,
+      tool_use_id: id,
+      tool_name: name,
+    };
+  }
+  toolInput(index: number, partial: string): ToolUseInputDeltaEvent {
+    this.#json.set(index, (this.#json.get(index) ?? '') + partial);
+    const id = (this.#blocks[index] as ToolUseBlock).id;
+    return {
+      type: 'tool.use_input_delta',
+      message_id: this.#id!,
+      content_block_index: index,
+      tool_use_id: id,
+      partial_json: partial,
+    };
+  }
+
+  /** A block that arrives complete (redacted_thinking, server-tool results); no event. */
+  addBlock(block: ContentBlock): number {
+    const index = this.#blocks.push(block) - 1;
+    this.#content = true;
+    return index;
+  }
+
+  /** Closes a block; a tool block yields its tool.use_end with the parsed input. */
+  close(index: number): ToolUseEndEvent | undefined {
+    if (!this.#open.delete(index)) return undefined;
+    const b = this.#blocks[index];
+    if (b?.type !== 'tool_use') return undefined;
+    b.input = parseToolInput(this.#json.get(index) ?? '');
+    this.#json.delete(index);
+    return {
+      type: 'tool.use_end',
+      message_id: this.#id!,
+      content_block_index: index,
+      tool_use_id: b.id,
+      final_input: b.input,
+    };
+  }
+
+  setStop(reason: StopReason, stopSequence: string | null = null): void {
+    this.#stop = reason;
+    this.#stopSequence = stopSequence;
+  }
+
+  /** Overwrites usage fields with every defined value (upstream counts are cumulative). */
+  mergeUsage(partial: Partial<CanonicalUsage>): void {
+    for (const key of Object.keys(partial) as Array<keyof CanonicalUsage>) {
+      const v = partial[key];
+      if (v !== undefined && v !== null) (this.#usage as any)[key] = v;
+    }
+  }
+
+  /**
+   * Closes open blocks and completes the message. A message with tool calls always ends in `tool_use`
+   * whatever the upstream said (wire-formats §6 #7).
+   */
+  finish(): CanonicalStreamEvent[] {
+    const out: CanonicalStreamEvent[] = [];
+    for (const index of [...this.#open]) {
+      const end = this.close(index);
+      if (end) out.push(end);
+    }
+    let stop = this.#stop ?? 'end_turn';
+    if (stop !== 'cancelled' && this.#blocks.some((b) => b.type === 'tool_use')) stop = 'tool_use';
+    this.#stop = stop;
+    this.#done = true;
+    out.push({
+      type: 'message.complete',
+      message_id: this.#id!,
+      stop_reason: stop,
+      final_content: this.#blocks,
+      usage: this.usage(),
+      ...(stop === 'stop_sequence' && this.#stopSequence !== null
+        ? { stop_sequence: this.#stopSequence }
+        : {}),
+    });
+    return out;
+  }
+
+  // --- internal ---
+
+  #push(block: ContentBlock): number {
+    const index = this.#blocks.push(block) - 1;
+    this.#open.add(index);
+    return index;
+  }
+}

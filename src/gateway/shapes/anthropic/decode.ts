@@ -1,0 +1,179 @@
+/**
+ * @module Anthropic Messages request → CanonicalRequest. Validates with valibot (400 naming the field) and
+ * keeps unknown top-level fields and unknown blocks for a same-wire upstream.
+ */
+import type * as v from 'valibot';
+import type {
+  CanonicalMessage,
+  ContentBlock,
+  ImageBlock,
+  RawBlock,
+  TextBlock,
+} from '../../../canonical/message.ts';
+import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
+import { type InboundSummary, parseOrThrow, splitFields } from '../shape.ts';
+import {
+  type AnthropicRequest,
+  AnthropicRequestSchema,
+  ImageBlockSchema,
+  KNOWN_FIELDS,
+  RedactedThinkingBlockSchema,
+  TextBlockSchema,
+  ThinkingBlockSchema,
+  ToolResultBlockSchema,
+  ToolUseBlockSchema,
+} from './schema.ts';
+import { pickAnthropicHeaders } from './version.ts';
+
+/** Top-level validation only (fast path): model, max_tokens, messages, and the other typed fields. */
+export function validateAnthropicRequest(body: unknown): InboundSummary {
+  const req = parseOrThrow(AnthropicRequestSchema, body);
+  return { model: req.model, stream: req.stream === true, include_usage: true };
+}
+
+/** Full decode; `headers` supplies `anthropic-version`/`anthropic-beta` for a same-wire upstream. */
+export function decodeAnthropicRequest(
+  body: unknown,
+  headers: Record<string, string | undefined> = {},
+): CanonicalRequest {
+  const req = parseOrThrow(AnthropicRequestSchema, body);
+  const out: CanonicalRequest = {
+    model: req.model,
+    system: decodeSystem(req.system),
+    messages: req.messages.map((m, i) => decodeMessage(m, i)),
+    max_tokens: req.max_tokens,
+    stream: req.stream === true,
+    include_usage: true,
+    passthrough: {
+      wire: 'anthropic',
+      fields: splitFields(req as Record<string, unknown>, KNOWN_FIELDS),
+      headers: pickAnthropicHeaders(headers),
+    },
+  };
+  if (req.tools) out.tools = req.tools.map(decodeTool);
+  if (req.tool_choice) out.tool_choice = decodeToolChoice(req.tool_choice);
+  if (req.temperature !== undefined) out.temperature = req.temperature;
+  if (req.top_p !== undefined) out.top_p = req.top_p;
+  if (req.top_k !== undefined) out.top_k = req.top_k;
+  if (req.stop_sequences) out.stop_sequences = req.stop_sequences;
+  if (req.metadata?.user_id) out.user_id = req.metadata.user_id;
+  if (req.thinking) {
+    const t = req.thinking;
+    // between_tools is a newer adaptive variant; other wires only know "model decides" (choice)
+    out.thinking = { type: t.type === 'between_tools' ? 'adaptive' : t.type };
+    if (t.budget_tokens !== undefined) out.thinking.budget_tokens = t.budget_tokens;
+    if (t.display) out.thinking.display = t.display;
+  }
+  const oc = req.output_config;
+  if (oc?.effort) out.reasoning_effort = oc.effort;
+  if (oc?.format?.type === 'json_schema' && oc.format.schema) {
+    out.response_format = { type: 'json_schema', schema: oc.format.schema };
+  }
+  return out;
+}
+
+// --- internal ---
+
+type Msg = AnthropicRequest['messages'][number];
+type Head = v.InferOutput<typeof import('./schema.ts').BlockHeadSchema>;
+
+function decodeSystem(system: AnthropicRequest['system']): TextBlock[] {
+  if (system === undefined) return [];
+  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
+  return system.map((b) => text(b.text, b.cache_control));
+}
+
+function decodeMessage(m: Msg, i: number): CanonicalMessage {
+  const content =
+    typeof m.content === 'string'
+      ? [{ type: 'text', text: m.content } as TextBlock]
+      : m.content.map((b, j) => decodeBlock(b, `messages.${i}.content.${j}`));
+  return { role: m.role, content };
+}
+
+function decodeBlock(b: Head, path: string): ContentBlock {
+  switch (b.type) {
+    case 'text': {
+      const t = parseOrThrow(TextBlockSchema, b, path);
+      return text(t.text, t.cache_control);
+    }
+    case 'image':
+      return decodeImage(b, path);
+    case 'tool_use': {
+      const t = parseOrThrow(ToolUseBlockSchema, b, path);
+      return { type: 'tool_use', id: t.id, name: t.name, input: t.input, ...cache(t.cache_control) };
+    }
+    case 'tool_result': {
+      const t = parseOrThrow(ToolResultBlockSchema, b, path);
+      const content =
+        t.content === undefined
+          ? ''
+          : typeof t.content === 'string'
+            ? t.content
+            : t.content.map(
+                (c, k) => decodeBlock(c, `${path}.content.${k}`) as TextBlock | ImageBlock | RawBlock,
+              );
+      return {
+        type: 'tool_result',
+        tool_use_id: t.tool_use_id,
+        content,
+        ...(t.is_error !== undefined ? { is_error: t.is_error } : {}),
+        ...cache(t.cache_control),
+      };
+    }
+    case 'thinking': {
+      const t = parseOrThrow(ThinkingBlockSchema, b, path);
+      return { type: 'thinking', thinking: t.thinking, signature: t.signature ?? null };
+    }
+    case 'redacted_thinking':
+      return { type: 'redacted_thinking', data: parseOrThrow(RedactedThinkingBlockSchema, b, path).data };
+    default:
+      return { type: 'raw', wire: 'anthropic', value: b };
+  }
+}
+
+function decodeImage(b: Head, path: string): ContentBlock {
+  const t = parseOrThrow(ImageBlockSchema, b, path);
+  const s = t.source;
+  if (s.type === 'base64' && s.data !== undefined) {
+    return {
+      type: 'image',
+      source: { type: 'base64', media_type: s.media_type ?? '', data: s.data },
+      ...cache(t.cache_control),
+    };
+  }
+  if (s.type === 'url' && s.url !== undefined) {
+    return { type: 'image', source: { type: 'url', url: s.url }, ...cache(t.cache_control) };
+  }
+  return { type: 'raw', wire: 'anthropic', value: b }; // file sources: Anthropic-only
+}
+
+function decodeTool(t: NonNullable<AnthropicRequest['tools']>[number]): CanonicalTool {
+  if (t.type !== undefined && t.type !== 'custom') return { type: 'raw', wire: 'anthropic', value: t };
+  return {
+    type: 'function',
+    name: t.name,
+    input_schema: t.input_schema ?? { type: 'object', properties: {} },
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    ...(t.strict !== undefined ? { strict: t.strict } : {}),
+    ...cache(t.cache_control),
+  };
+}
+
+function decodeToolChoice(c: NonNullable<AnthropicRequest['tool_choice']>): ToolChoice {
+  if (c.type === 'none') return { type: 'none' };
+  const parallel =
+    c.disable_parallel_tool_use !== undefined
+      ? { disable_parallel_tool_use: c.disable_parallel_tool_use }
+      : {};
+  if (c.type === 'tool') return { type: 'tool', name: c.name, ...parallel };
+  return { type: c.type, ...parallel };
+}
+
+function text(t: string, cc: { type: 'ephemeral'; ttl?: '5m' | '1h' } | null | undefined): TextBlock {
+  return { type: 'text', text: t, ...cache(cc) };
+}
+
+function cache(cc: { type: 'ephemeral'; ttl?: '5m' | '1h' } | null | undefined) {
+  return cc ? { cache_control: cc.ttl ? { type: cc.type, ttl: cc.ttl } : { type: cc.type } } : {};
+}

@@ -1,0 +1,71 @@
+/**
+ * @module CanonicalResponse → Anthropic Messages response (wire-formats §1.7) with `model` = the requested
+ * name. Usage splits input into uncached, cache-read and cache-write counts (wire-formats §1.8).
+ */
+import type { ContentBlock } from '../../../canonical/message.ts';
+import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
+import type { EncodeOptions } from '../shape.ts';
+
+export function encodeAnthropicResponse(
+  res: CanonicalResponse,
+  opts: EncodeOptions,
+): Record<string, unknown> {
+  return {
+    id: anthropicMessageId(res.id),
+    type: 'message',
+    role: 'assistant',
+    model: opts.model,
+    content: encodeAnthropicContent(res.content),
+    stop_reason: anthropicStopReason(res.stop_reason),
+    stop_sequence: res.stop_sequence,
+    usage: encodeAnthropicUsage(res.usage),
+  };
+}
+
+/** `msg_…` ids: an OpenAI `chatcmpl-…` id is rewritten (wire-formats §5.2). */
+export function anthropicMessageId(id: string): string {
+  if (id.startsWith('msg_')) return id;
+  return `msg_${id.startsWith('chatcmpl-') ? id.slice(9) : id}`;
+}
+
+export function anthropicStopReason(r: StopReason): string {
+  return r === 'cancelled' ? 'end_turn' : r;
+}
+
+export function encodeAnthropicUsage(u: CanonicalUsage): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    input_tokens: u.input_tokens,
+    cache_creation_input_tokens: u.cache_creation_input_tokens,
+    cache_read_input_tokens: u.cached_input_tokens,
+    output_tokens: u.output_tokens,
+  };
+  if (u.reasoning_tokens !== undefined) out.output_tokens_details = { thinking_tokens: u.reasoning_tokens };
+  return out;
+}
+
+/** Response blocks; raw blocks of the other wire are dropped (they have no Anthropic form). */
+export function encodeAnthropicContent(blocks: readonly ContentBlock[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const b of blocks) {
+    switch (b.type) {
+      case 'text':
+        out.push({ type: 'text', text: b.text });
+        break;
+      case 'tool_use':
+        out.push({ type: 'tool_use', id: b.id, name: b.name, input: b.input });
+        break;
+      case 'thinking':
+        out.push({ type: 'thinking', thinking: b.thinking, signature: b.signature ?? '' });
+        break;
+      case 'redacted_thinking':
+        out.push({ type: 'redacted_thinking', data: b.data });
+        break;
+      case 'raw':
+        if (b.wire === 'anthropic') out.push(b.value);
+        break;
+      default:
+        break; // image/tool_result never appear in assistant output
+    }
+  }
+  return out;
+}

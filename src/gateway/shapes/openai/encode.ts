@@ -1,0 +1,95 @@
+/**
+ * @module CanonicalResponse → OpenAI `chat.completion` (wire-formats §2.5, §5.2) with `model` = the
+ * requested name. `prompt_tokens` counts all three input classes (wire-formats §6 #9); thinking is exposed
+ * the OpenRouter way (`reasoning`, `reasoning_details`) so clients can replay signatures.
+ */
+import type { ContentBlock } from '../../../canonical/message.ts';
+import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
+import type { EncodeOptions } from '../shape.ts';
+
+export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions): Record<string, unknown> {
+  const message: Record<string, unknown> = { role: 'assistant', content: null, refusal: null };
+  let text: string | null = null;
+  const toolCalls: unknown[] = [];
+  for (const b of res.content) {
+    if (b.type === 'text') text = (text ?? '') + b.text;
+    else if (b.type === 'tool_use') {
+      toolCalls.push({
+        id: b.id,
+        type: 'function',
+        function: { name: b.name, arguments: JSON.stringify(b.input) },
+      });
+    }
+  }
+  message.content = text;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  Object.assign(message, encodeReasoning(res.content));
+  return {
+    id: openaiCompletionId(res.id),
+    object: 'chat.completion',
+    created: opts.created ?? Math.floor(Date.now() / 1000),
+    model: opts.model,
+    choices: [
+      {
+        index: 0,
+        message,
+        logprobs: null,
+        finish_reason: openaiFinishReason(res.stop_reason, toolCalls.length > 0),
+      },
+    ],
+    usage: encodeOpenAIUsage(res.usage),
+  };
+}
+
+export function openaiCompletionId(id: string): string {
+  return id.startsWith('chatcmpl-') ? id : `chatcmpl-${id}`;
+}
+
+/**
+ * Anthropic stop reason → `finish_reason` (wire-formats §5.2; never passed through unmapped, §6 #8).
+ * Tool calls force `tool_calls` (§6 #7).
+ */
+export function openaiFinishReason(r: StopReason, hasToolCalls: boolean): string {
+  if (hasToolCalls) return 'tool_calls';
+  switch (r) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}
+
+export function encodeOpenAIUsage(u: CanonicalUsage): Record<string, unknown> {
+  const prompt = u.input_tokens + u.cached_input_tokens + u.cache_creation_input_tokens;
+  const details: Record<string, number> = { cached_tokens: u.cached_input_tokens };
+  if (u.cache_creation_input_tokens > 0) details.cache_write_tokens = u.cache_creation_input_tokens;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: u.output_tokens,
+    total_tokens: prompt + u.output_tokens,
+    prompt_tokens_details: details,
+    completion_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0 },
+  };
+}
+
+/** Non-standard reasoning fields (OpenRouter convention); empty object when there is no thinking. */
+export function encodeReasoning(blocks: readonly ContentBlock[]): Record<string, unknown> {
+  let reasoning: string | null = null;
+  const details: unknown[] = [];
+  for (const b of blocks) {
+    if (b.type === 'thinking') {
+      reasoning = (reasoning ?? '') + b.thinking;
+      details.push({
+        type: 'reasoning.text',
+        text: b.thinking,
+        ...(b.signature ? { signature: b.signature } : {}),
+      });
+    } else if (b.type === 'redacted_thinking') details.push({ type: 'reasoning.encrypted', data: b.data });
+  }
+  return details.length > 0 ? { reasoning, reasoning_details: details } : {};
+}

@@ -1,0 +1,115 @@
+/**
+ * @module The inbound-shape contract: what the pipeline calls for each client wire (Anthropic Messages on
+ * `/v1/messages`, OpenAI Chat Completions on `/v1/chat/completions`), plus the validation helper they share.
+ */
+import * as v from 'valibot';
+import type { CanonicalRequest } from '../../canonical/request.ts';
+import type { CanonicalResponse } from '../../canonical/response.ts';
+import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
+import { SvcError } from '../../lib/errors.ts';
+
+/** The few fields the pipeline needs before routing, checked without a full decode (fast path). */
+export interface InboundSummary {
+  model: string;
+  stream: boolean;
+  /** OpenAI: the client asked for the usage chunk. Anthropic: always true. */
+  include_usage: boolean;
+}
+
+export interface EncodeOptions {
+  /** The model name the client requested; echoed as `model` (spec 1 §POST /v1/messages). */
+  model: string;
+  /** Unix seconds for OpenAI `created`; defaults to now. */
+  created?: number;
+}
+
+export interface StreamEncodeOptions extends EncodeOptions {
+  /** OpenAI: emit the usage chunk (the client sent `stream_options.include_usage`). */
+  include_usage?: boolean;
+}
+
+/** An error as an HTTP response in a shape. */
+export interface ShapeErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+export interface InboundShape {
+  readonly name: 'anthropic' | 'openai';
+  /** Validates the top-level types (model, messages, max_tokens…); throws SvcError('invalid_request'). */
+  validate(body: unknown): InboundSummary;
+  /** Client JSON → CanonicalRequest; `headers` are the inbound request headers (lowercase names). */
+  decode(body: unknown, headers?: Record<string, string | undefined>): CanonicalRequest;
+  encode(res: CanonicalResponse, opts: EncodeOptions): Record<string, unknown>;
+  /** SSE text chunks; a failure after the first chunk becomes this shape's error frame. */
+  encodeStream(
+    events: AsyncIterable<CanonicalStreamEvent>,
+    opts: StreamEncodeOptions,
+  ): AsyncGenerator<string>;
+  encodeError(err: unknown): ShapeErrorResponse;
+  /** The error frame for a failure after the stream started. */
+  encodeStreamError(err: unknown): string;
+}
+
+/** Parses `value` or throws SvcError('invalid_request') whose message names the failing field. */
+export function parseOrThrow<S extends v.GenericSchema>(
+  schema: S,
+  value: unknown,
+  prefix = '',
+): v.InferOutput<S> {
+  const r = v.safeParse(schema, value);
+  if (r.success) return r.output;
+  const issue = r.issues[0];
+  const path = v.getDotPath(issue);
+  const field = prefix && path ? `${prefix}.${path}` : prefix || path || 'body';
+  throw new SvcError('invalid_request', { message: `${field}: ${issue.message}`, details: { param: field } });
+}
+
+/** Throws SvcError('invalid_request') naming `field`. */
+export function invalid(field: string, message: string): never {
+  throw new SvcError('invalid_request', { message: `${field}: ${message}`, details: { param: field } });
+}
+
+/** Split of a parsed body into known fields and the rest (carried as passthrough). */
+export function splitFields(
+  body: Record<string, unknown>,
+  known: ReadonlySet<string>,
+): Record<string, unknown> {
+  const rest: Record<string, unknown> = {};
+  for (const key in body) if (!known.has(key)) rest[key] = body[key];
+  return rest;
+}
+
+/** Message of the error frame when the canonical stream ends without `message.complete`. */
+export const TRUNCATED = 'upstream stream ended before the message completed';
+
+/** The parts of an error body both shapes share (DECISIONS §4): extra fields and response headers. */
+export interface ErrorParts {
+  err: SvcError;
+  status: number;
+  /** `key_id`, `revoked_at` and `details` to spread inside `error`. */
+  extra: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** Normalises any thrown value (non-SvcError → internal_error, message hidden) into ErrorParts. */
+export function errorParts(value: unknown): ErrorParts {
+  const err =
+    value instanceof SvcError
+      ? value
+      : new SvcError('internal_error', { message: 'internal error', cause: value });
+  const { key_id, revoked_at, retry_after_ms, ...rest } = err.details ?? {};
+  const extra: Record<string, unknown> = {};
+  if (key_id !== undefined) extra.key_id = key_id;
+  if (revoked_at !== undefined) extra.revoked_at = revoked_at;
+  if (Object.keys(rest).length > 0) extra.details = rest;
+  const headers: Record<string, string> = {};
+  // a retry cannot fix a spent cap (DECISIONS §4); SDKs obey x-should-retry (wire-formats §4)
+  if (err.code === 'quota_exceeded') headers['x-should-retry'] = 'false';
+  if (typeof retry_after_ms === 'number' && retry_after_ms >= 0) {
+    headers['retry-after'] = String(Math.ceil(retry_after_ms / 1000));
+    headers['retry-after-ms'] = String(Math.round(retry_after_ms));
+  }
+  return { err, status: err.status, extra, headers };
+}
