@@ -114,7 +114,7 @@ function logFields(c: Context): Record<string, unknown> {
   return {
     request_id: g.get('requestId') ?? null,
     key_id: g.get('gatewayKey')?.key_id ?? null,
-    shape: g.get('shape') ?? null,
+    shape: shapeOf(g) ?? null,
     model: g.get('model') ?? null,
   };
 }
