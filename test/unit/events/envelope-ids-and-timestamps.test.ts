@@ -32,7 +32,10 @@ test('an envelope carries every field of spec 2 "Event" plus timestamp_us', () =
 });
 
 test('absent optional fields are null, the actor defaults to system, and sensitivity can be raised', () => {
-  const e = createEnvelope({ type: 'tool.called', payload: {} }, deps);
+  const e = createEnvelope(
+    { type: 'tool.called', payload: { tool_use_id: 'tu_1', tool_name: 'read_file' } },
+    deps,
+  );
   assert.equal(e.session_id, null);
   assert.equal(e.turn_id, null);
   assert.equal(e.actor, 'system');

@@ -118,7 +118,8 @@ test('streaming-only events are delivered but never written', async (t) => {
 test('stop flushes everything queued, then refuses further writes', async (t) => {
   const lines: string[] = [];
   const r = await rig(t, createLogger({ write: (l) => void lines.push(l) }));
-  for (let i = 0; i < 100; i++) r.bus.publish({ type: 'tool.called', payload: { i } });
+  for (let i = 0; i < 100; i++)
+    r.bus.publish({ type: 'tool.called', payload: { tool_use_id: `tu_${i}`, tool_name: 'read_file' } });
   assert.equal(r.writer.pending, 100);
   await r.writer.stop();
   assert.equal(r.count('tool.called'), 100);
