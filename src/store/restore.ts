@@ -128,10 +128,15 @@ async function verifyBackup(path: string): Promise<void> {
   }
 }
 
+/** The check's complaints; a check that cannot even run (SQLITE_CORRUPT) is one complaint. */
 async function integrityProblems(store: Store, check = 'integrity_check'): Promise<string[]> {
-  const r = await sql<Record<string, string>>`PRAGMA ${sql.raw(check)}`.execute(store.kysely);
-  const lines = r.rows.map((row) => String(Object.values(row)[0]));
-  return lines.length === 1 && lines[0] === 'ok' ? [] : lines;
+  try {
+    const r = await sql<Record<string, string>>`PRAGMA ${sql.raw(check)}`.execute(store.kysely);
+    const lines = r.rows.map((row) => String(Object.values(row)[0]));
+    return lines.length === 1 && lines[0] === 'ok' ? [] : lines;
+  } catch (err) {
+    return [errorMessage(err)];
+  }
 }
 
 /** Copies the backup (through SQLite, so a stray -wal beside it is included) to `staged`, fsynced and checked. */
