@@ -95,7 +95,8 @@ function shapeMiddleware(fixed?: InboundShape): MiddlewareHandler<GatewayEnv> {
 }
 
 function respond(c: Context<GatewayEnv>, err: SvcError): Response {
-  const { status, body } = encodeGatewayError(shapeOf(c), err);
+  const { status, body, headers } = encodeGatewayError(shapeOf(c), err);
+  for (const [name, value] of Object.entries(headers)) c.header(name, value);
   return c.json(body, status as 401);
 }
 
