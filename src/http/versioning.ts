@@ -1,0 +1,194 @@
+/**
+ * @module Header versioning of service-owned paths (spec 1 §Versioning): resolves `Svc-API-Version`
+ * before any handler, answers 410 for unsupported pins and 204 for OPTIONS, and stamps the version
+ * headers on every response without buffering streams. Provider-shape paths and /metrics are untouched.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { SvcError } from '../lib/errors.ts';
+import { tokenHashPrefix } from '../lib/hash.ts';
+import type { Logger } from '../lib/log.ts';
+
+export const CURRENT_API_VERSION = '1.0';
+export const MIN_SUPPORTED_API_VERSION = '1.0';
+/** Each deprecated version carries a sunset at least 6 months after the announcement (spec 1). */
+export const DEPRECATED_API_VERSIONS: readonly DeprecatedVersion[] = [];
+
+export interface DeprecatedVersion {
+  version: string;
+  /** Last day (UTC, `YYYY-MM-DD`) on which the version is still served. */
+  sunset: string;
+}
+
+export interface VersioningOptions {
+  current?: string;
+  minSupported?: string;
+  deprecated?: readonly DeprecatedVersion[];
+  now?: () => Date;
+  log: Logger;
+  /** Paths left alone; default: provider-shape paths (`/v1/*`) and `/metrics` (DECISIONS §5). */
+  isExempt?: (path: string) => boolean;
+}
+
+export type VersionResolution =
+  | { outcome: 'served'; version: string; sunset?: string }
+  | { outcome: 'rejected'; version: string; reason: 'below_min' | 'past_sunset'; sunset?: string };
+
+/** Hono variables set by the middleware: the resolved or echoed version. */
+export type VersioningEnv = { Variables: { apiVersion: string } };
+
+/** Pure resolution of one requested value (the spec 1 resolution table); `today` is `YYYY-MM-DD` UTC. */
+export function resolveApiVersion(
+  requested: string | undefined,
+  table: { current: string; minSupported: string; deprecated: readonly DeprecatedVersion[] },
+  today: string,
+): VersionResolution {
+  const value = requested?.trim() ?? '';
+  if (value === '') return { outcome: 'served', version: table.current };
+  const parsed = parseVersion(value);
+  const min = parseVersion(table.minSupported)!;
+  if (parsed && compareVersions(parsed, min) < 0)
+    return { outcome: 'rejected', version: value, reason: 'below_min' };
+  const dep = table.deprecated.find((d) => sameVersion(d.version, value, parsed));
+  if (dep) {
+    // strict: the sunset day itself is still served (spec 1 §Versioning)
+    if (today > dep.sunset)
+      return { outcome: 'rejected', version: value, reason: 'past_sunset', sunset: dep.sunset };
+    return { outcome: 'served', version: value, sunset: dep.sunset };
+  }
+  return { outcome: 'served', version: value }; // current, unknown, future or malformed: echoed
+}
+
+/** The middleware; mount it first on every service app. */
+export function createVersioning(options: VersioningOptions): MiddlewareHandler<VersioningEnv> {
+  const table = {
+    current: options.current ?? CURRENT_API_VERSION,
+    minSupported: options.minSupported ?? MIN_SUPPORTED_API_VERSION,
+    deprecated: options.deprecated ?? DEPRECATED_API_VERSIONS,
+  };
+  validateTable(table);
+  const now = options.now ?? (() => new Date());
+  const isExempt = options.isExempt ?? isProviderOrMetricsPath;
+  return async function versioning(c, next) {
+    if (isExempt(c.req.path)) return next();
+    const today = now().toISOString().slice(0, 10);
+    const r = resolveApiVersion(c.req.header('svc-api-version'), table, today);
+    const headers = versionHeaders(r, supportedVersions(table, today));
+    if (r.outcome === 'rejected') return gone(c, r, table, headers);
+    if (r.sunset) warnDeprecated(options.log, c, r.version, r.sunset);
+    c.set('apiVersion', r.version);
+    if (c.req.method === 'OPTIONS') return c.body(null, 204, headers);
+    await next();
+    // a WebSocket upgrade answer cannot be re-wrapped; everything else gets the headers
+    if (c.res.status === 101) return;
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
+  };
+}
+
+/** Default exemption: provider-shape paths keep the provider's contract; /metrics carries no headers. */
+export function isProviderOrMetricsPath(path: string): boolean {
+  return path.startsWith('/v1/') || path === '/metrics' || path.startsWith('/metrics/');
+}
+
+// --- internal ---
+
+type Parsed = [number, number];
+
+function parseVersion(text: string): Parsed | undefined {
+  const m = /^(\d{1,6})\.(\d{1,6})(?:\.\d{1,6})?$/.exec(text);
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+}
+
+function compareVersions(a: Parsed, b: Parsed): number {
+  return a[0] - b[0] || a[1] - b[1];
+}
+
+function sameVersion(listed: string, requested: string, parsed: Parsed | undefined): boolean {
+  const p = parseVersion(listed);
+  return parsed && p ? compareVersions(p, parsed) === 0 : listed === requested;
+}
+
+/** Current, the minimum and deprecated versions not yet past sunset, newest first. */
+function supportedVersions(
+  table: { current: string; minSupported: string; deprecated: readonly DeprecatedVersion[] },
+  today: string,
+): string {
+  const list = [
+    table.current,
+    table.minSupported,
+    ...table.deprecated.filter((d) => today <= d.sunset).map((d) => d.version),
+  ];
+  const unique = [...new Set(list)];
+  unique.sort((a, b) => compareVersions(parseVersion(b)!, parseVersion(a)!));
+  return unique.join(', ');
+}
+
+function versionHeaders(r: VersionResolution, supported: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'Svc-API-Version': r.version,
+    'Svc-API-Versions-Supported': supported,
+  };
+  if (r.outcome === 'served' && r.sunset) {
+    headers.Deprecation = 'true'; // always together with Sunset, never alone
+    headers.Sunset = r.sunset;
+  } else if (r.outcome === 'rejected' && r.sunset) headers.Sunset = r.sunset;
+  return headers;
+}
+
+function gone(
+  c: Context,
+  r: Extract<VersionResolution, { outcome: 'rejected' }>,
+  table: { current: string; minSupported: string },
+  headers: Record<string, string>,
+): Response {
+  const message =
+    r.reason === 'below_min'
+      ? `API version ${r.version} is below the minimum supported version ${table.minSupported}; send Svc-API-Version: ${table.current} or omit the header.`
+      : `API version ${r.version} passed its sunset date ${r.sunset}; send Svc-API-Version: ${table.current} or omit the header.`;
+  const err = new SvcError('version_unsupported', { message });
+  const body = {
+    error: {
+      code: err.code,
+      message,
+      requested: r.version,
+      min_supported: table.minSupported,
+      current: table.current,
+      reason: r.reason,
+    },
+  };
+  return c.json(body, 410, headers);
+}
+
+function warnDeprecated(log: Logger, c: Context, version: string, sunset: string): void {
+  const token = bearerToken(c);
+  log.warn('deprecated Svc-API-Version requested', {
+    requested: version,
+    sunset,
+    method: c.req.method,
+    path: c.req.path,
+    // spec 1 §Versioning: first 12 hex characters of the SHA-256 of the caller's token, never the token
+    token_hash_prefix: token ? tokenHashPrefix(token, 12) : null,
+  });
+}
+
+function bearerToken(c: Context): string | undefined {
+  const auth = c.req.header('authorization');
+  const m = auth ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
+  return m?.[1] ?? c.req.header('x-api-key') ?? undefined;
+}
+
+function validateTable(table: {
+  current: string;
+  minSupported: string;
+  deprecated: readonly DeprecatedVersion[];
+}): void {
+  const bad: string[] = [];
+  if (!parseVersion(table.current)) bad.push(`current ${table.current}`);
+  if (!parseVersion(table.minSupported)) bad.push(`minSupported ${table.minSupported}`);
+  for (const d of table.deprecated) {
+    if (!parseVersion(d.version)) bad.push(`deprecated version ${d.version}`);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(d.sunset) || Number.isNaN(Date.parse(`${d.sunset}T00:00:00Z`)))
+      bad.push(`sunset ${d.sunset} of ${d.version}`);
+  }
+  if (bad.length > 0)
+    throw new SvcError('config_invalid', { message: `invalid API version table: ${bad.join(', ')}` });
+}
