@@ -1,0 +1,136 @@
+/**
+ * Every refusal of `svc backup` / `svc restore` through the real executable: one sentence on stderr
+ * saying what to do, exit 1 (2 for usage), and the store left as it was.
+ */
+import assert from 'node:assert/strict';
+import { closeSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { test } from 'node:test';
+import { startStoreWriter } from '../helpers/store-writer.ts';
+import { isolatedEnv, makeTempDir, runSvc, type SvcResult } from '../helpers/svc.ts';
+
+const tmp = makeTempDir('svc-br-refuse-');
+test.after(() => tmp.cleanup());
+const env = isolatedEnv(tmp.dir);
+const p = (name: string) => join(tmp.dir, name);
+
+function assertRefused(r: SvcResult, code: number, pattern: RegExp): void {
+  assert.equal(r.code, code, `${r.stderr}${r.stdout}`);
+  assert.equal(r.stdout, '');
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0], /^svc: /);
+  assert.match(lines[0], pattern);
+}
+
+const countEvents = (path: string) => {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return Number((db.prepare('SELECT count(*) AS c FROM events').get() as { c: number }).c);
+  } finally {
+    db.close();
+  }
+};
+
+// one live store with a few events, and one good backup of it
+const live = p('live/svc.db');
+const good = p('good-backup.db');
+test.before(async () => {
+  const w = await runWriterOnce(live, 20);
+  assert.equal(w, 0);
+  const r = await runSvc(['backup', good, '--db-path', live], { env });
+  assert.equal(r.code, 0, r.stderr);
+});
+
+async function runWriterOnce(db: string, count: number): Promise<number | null> {
+  const fake = { after: () => {} };
+  return startStoreWriter(['write', db, String(count), '10'], fake).exited;
+}
+
+test('backup refuses to overwrite an existing destination', async () => {
+  writeFileSync(p('taken.db'), 'precious');
+  const r = await runSvc(['backup', p('taken.db'), '--db-path', live], { env });
+  assertRefused(r, 1, /backup destination .*taken\.db already exists; .*choose a new file name/);
+  assert.equal(statSync(p('taken.db')).size, 'precious'.length);
+});
+
+test('backup of a missing store says where it looked and how to point elsewhere', async () => {
+  const r = await runSvc(['backup', p('x.db'), '--db-path', p('missing/svc.db')], { env });
+  assertRefused(r, 1, /No trace store at .*missing\/svc\.db; pass --db-path or set SVC_DB_PATH/);
+});
+
+test('backup onto the store itself is refused', async () => {
+  const r = await runSvc(['backup', live, '--db-path', live], { env });
+  assertRefused(r, 1, /already exists|is the trace store itself/);
+});
+
+test('backup and restore without their file argument are usage errors (exit 2)', async () => {
+  assertRefused(await runSvc(['backup'], { env }), 2, /Missing required positional argument/);
+  assertRefused(
+    await runSvc(['restore', '--db-path', live], { env }),
+    2,
+    /Missing required positional argument/,
+  );
+  assertRefused(await runSvc(['gateway', 'restore', good, '--wat'], { env }), 2, /Unknown option "--wat"/);
+});
+
+test('restore refuses a backup whose schema version differs, naming both versions', async () => {
+  const other = p('future-backup.db');
+  assert.equal((await runSvc(['backup', other, '--db-path', live], { env })).code, 0);
+  const db = new DatabaseSync(other);
+  db.exec('PRAGMA user_version = 99');
+  db.close();
+  const r = await runSvc(['restore', other, '--db-path', p('fresh1/svc.db')], { env });
+  assertRefused(
+    r,
+    1,
+    /schema version 99 but this svc binary uses schema version 1; restore it with an svc binary/,
+  );
+});
+
+test('restore refuses to replace an existing store without --force', async () => {
+  const before = countEvents(live);
+  const r = await runSvc(['restore', good, '--db-path', live], { env });
+  assertRefused(r, 1, /A trace store already exists at .*live\/svc\.db; pass --force to replace it/);
+  assert.equal(countEvents(live), before);
+});
+
+test('restore refuses while another process has the store open, even with --force', async (t) => {
+  const held = p('held/svc.db');
+  const holder = startStoreWriter(['hold', held], t);
+  await holder.waitFor('ready');
+  const r = await runSvc(['restore', good, '--db-path', held, '--force'], { env });
+  assertRefused(r, 1, /is open in another process .*; stop it, then run restore again/);
+  assert.equal(await holder.release(), 0);
+  assert.equal(countEvents(held), 2); // its registration and its one event, untouched
+  const again = await runSvc(['restore', good, '--db-path', held, '--force'], { env });
+  assert.equal(again.code, 0, again.stderr);
+});
+
+test('restore refuses a backup that fails PRAGMA integrity_check, and leaves the store alone', async () => {
+  const corrupt = p('corrupt-backup.db');
+  assert.equal((await runSvc(['backup', corrupt, '--db-path', live], { env })).code, 0);
+  const size = statSync(corrupt).size;
+  const fd = openSync(corrupt, 'r+');
+  writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, size - 2 * 4096); // scribble over a b-tree page
+  closeSync(fd);
+  const before = countEvents(live);
+  const r = await runSvc(['restore', corrupt, '--db-path', live, '--force'], { env });
+  assertRefused(r, 1, /failed PRAGMA integrity_check \(.*\); restore an intact backup instead/);
+  assert.equal(countEvents(live), before);
+});
+
+test('restore refuses a file that is not a SQLite database, and a missing backup', async () => {
+  writeFileSync(p('notes.txt'), 'not a database at all\n'.repeat(300));
+  assertRefused(
+    await runSvc(['restore', p('notes.txt'), '--db-path', p('fresh2/svc.db')], { env }),
+    1,
+    /backup .*notes\.txt cannot be used: .*not a SQLite database/,
+  );
+  assertRefused(
+    await runSvc(['restore', p('nope.db'), '--db-path', p('fresh2/svc.db')], { env }),
+    1,
+    /No backup file at .*nope\.db; pass a file written by svc backup/,
+  );
+});
