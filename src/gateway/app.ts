@@ -8,6 +8,7 @@ import type { InboundShape } from '../events/catalog.ts';
 import { createHealthHandler } from '../http/health.ts';
 import { createHostCheck } from '../http/host-check.ts';
 import { createRequestLog } from '../http/request-log.ts';
+import { createVersioning } from '../http/versioning.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -50,6 +51,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   if (deps.writeRequestLog) app.use(createRequestLog({ write: deps.writeRequestLog, fields: logFields }));
   app.use(createHostCheck({ allowedHosts: deps.allowedHosts ?? [] }));
 
+  // /healthz is the gateway's only service-owned path (spec 1 §Versioning); /v1/* and /metrics are exempt
+  app.use('/healthz', createVersioning({ log: deps.log }));
   app.get('/healthz', createHealthHandler({ startedAtMs: deps.startedAtMs ?? Date.now() }));
   for (const extra of deps.extraRoutes ?? []) app.route(extra.path, extra.app);
 

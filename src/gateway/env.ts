@@ -11,6 +11,8 @@ export interface GatewayVariables {
   gatewayKey: KeyRecord;
   /** The model the client asked for; the pipeline sets it so the request log can show it. */
   model: string;
+  /** Resolved `Svc-API-Version` on the service-owned path /healthz (http/versioning.ts). */
+  apiVersion: string;
 }
 
 export interface GatewayEnv {

@@ -1,9 +1,10 @@
 /**
  * @module Which error body a gateway response gets (DECISIONS §4): on a provider-shape path that
  * provider's own shape (shapes/<s>/errors.ts), so the official SDKs surface it; elsewhere the service
- * body `{"error":{"code","message","details"?}}` (switch to http/service-errors.ts once it lands).
+ * body `{"error":{"code","message","details"?}}` of http/service-errors.ts.
  */
 import type { InboundShape } from '../events/catalog.ts';
+import { encodeServiceError } from '../http/service-errors.ts';
 import type { SvcError } from '../lib/errors.ts';
 import { encodeAnthropicError } from './shapes/anthropic/errors.ts';
 import { encodeOpenAIError } from './shapes/openai/errors.ts';
@@ -18,10 +19,5 @@ export interface EncodedError {
 export function encodeGatewayError(shape: InboundShape | undefined, err: SvcError): EncodedError {
   if (shape === 'anthropic') return encodeAnthropicError(err);
   if (shape === 'openai') return encodeOpenAIError(err);
-  const details = err.details && Object.keys(err.details).length > 0 ? err.details : undefined;
-  return {
-    status: err.status,
-    headers: {},
-    body: { error: { code: err.code, message: err.message, ...(details ? { details } : {}) } },
-  };
+  return { status: err.status, headers: {}, body: encodeServiceError(err) };
 }
