@@ -1,0 +1,99 @@
+/**
+ * @module The adapter contract: one upstream wire behind pure functions. Adapters build the HTTP request
+ * (URL, headers with the key given at creation, body), decode responses and SSE into canonical form, and
+ * classify failures; the transport (llm/upstream.ts) and retries live elsewhere.
+ */
+import type { Wire } from '../canonical/message.ts';
+import type { CanonicalRequest } from '../canonical/request.ts';
+import type { CanonicalResponse } from '../canonical/response.ts';
+import type { CanonicalStream, CanonicalStreamEvent, StreamProgress } from '../canonical/stream.ts';
+import type { SseEvent } from '../lib/sse-decode.ts';
+import type { UpstreamFailure } from './upstream-error.ts';
+
+export interface AdapterConfig {
+  /** Base URL: Anthropic root (`https://api.anthropic.com`), OpenAI/OpenRouter base incl. `/v1`. */
+  baseUrl: string;
+  apiKey: string;
+  /** max_tokens when the request has none (Anthropic requires one; wire-formats §6 #22). Default 8192. */
+  defaultMaxTokens?: number;
+  /** Extra headers on every upstream request (OpenRouter attribution, proxies). */
+  headers?: Record<string, string>;
+}
+
+/** A ready-to-send upstream request. */
+export interface UpstreamCall {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Same-shape fast path input: the client body as received and as parsed (already validated). */
+export interface PassthroughInput {
+  bodyText: string;
+  body: Record<string, unknown>;
+  upstreamModel: string;
+  stream: boolean;
+  /** Client headers meaningful to this wire (`anthropic-version`, `anthropic-beta`). */
+  headers?: Record<string, string>;
+}
+
+export interface TapOptions {
+  /** Rewrite `model` in the frames to this name (the requested model, spec 1). Switches to frame mode. */
+  model?: string;
+  /** OpenAI wire: forward the usage-only chunk (client asked include_usage). Default true. */
+  includeUsageChunk?: boolean;
+  /** Called for every canonical event observed on the side. */
+  onEvent?: (e: CanonicalStreamEvent) => void;
+}
+
+/** Upstream bytes passed through (unchanged in byte mode) while canonical events are observed. */
+export interface TappedStream extends AsyncIterable<Uint8Array>, StreamProgress {
+  /** The final message.complete, once seen. */
+  completed(): CanonicalStreamEvent | undefined;
+  /** The upstream's in-stream error (already forwarded to the client in its own shape), if any. */
+  error(): Error | undefined;
+}
+
+/** Push-based decoder of one upstream SSE stream. */
+export interface StreamDecoder extends StreamProgress {
+  /** Canonical events for one SSE event; throws SvcError on an upstream error event. */
+  push(e: SseEvent): CanonicalStreamEvent[];
+  /** End of body: completes, or throws SvcError('upstream_error') when the message was cut (§6 #24). */
+  end(): CanonicalStreamEvent[];
+}
+
+export interface Adapter {
+  readonly name: 'anthropic' | 'openai' | 'openrouter';
+  readonly wire: Wire;
+  /** CanonicalRequest → upstream request for `upstreamModel` (the model name without the adapter prefix). */
+  encodeRequest(req: CanonicalRequest, upstreamModel: string): UpstreamCall;
+  /** Same-shape fast path: the client body with only `model` replaced (and stream usage ensured). */
+  encodePassthrough(input: PassthroughInput): UpstreamCall;
+  /** Upstream 200 JSON body → CanonicalResponse (throws SvcError for an error embedded in a 200). */
+  decodeResponse(body: unknown): CanonicalResponse;
+  /** Upstream SSE events → canonical events, with usage readable at any time (cancellation). */
+  decodeStream(events: AsyncIterable<SseEvent>): CanonicalStream;
+  createStreamDecoder(): StreamDecoder;
+  /** Same-shape fast path for streams: yields the upstream bytes, observing canonical events on the side. */
+  tapStream(body: AsyncIterable<Uint8Array>, opts?: TapOptions): TappedStream;
+  /** Non-2xx upstream response → failure class, gateway code and retry hint. */
+  classifyResponse(status: number, headers: HeaderGetter, bodyText: string): UpstreamFailure;
+  /** Thrown transport error (undici, abort) → failure. */
+  classifyNetworkError(err: unknown): UpstreamFailure;
+}
+
+export type HeaderGetter = (name: string) => string | undefined;
+
+/** Drives a StreamDecoder over decoded SSE events as an async iterable with progress accessors. */
+export function runStreamDecoder(events: AsyncIterable<SseEvent>, decoder: StreamDecoder): CanonicalStream {
+  return {
+    usage: () => decoder.usage(),
+    stopReason: () => decoder.stopReason(),
+    messageId: () => decoder.messageId(),
+    hasContent: () => decoder.hasContent(),
+    async *[Symbol.asyncIterator]() {
+      for await (const e of events) yield* decoder.push(e);
+      yield* decoder.end();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * @module Anthropic failures → UpstreamFailure: HTTP errors (`{"type":"error","error":{"type","message"}}`,
+ * wire-formats §1.11) and the in-stream `event: error` (e.g. `overloaded_error` after a 200).
+ */
+import type { HeaderGetter } from '../adapter.ts';
+import {
+  classifyErrorType,
+  classifyHttpFailure,
+  classifyTransportError,
+  failure,
+  readErrorBody,
+  type UpstreamFailure,
+} from '../upstream-error.ts';
+
+export function classifyAnthropicResponse(
+  status: number,
+  header: HeaderGetter,
+  bodyText: string,
+): UpstreamFailure {
+  const { message, type } = readErrorBody(bodyText);
+  return classifyHttpFailure(status, header, message, type);
+}
+
+/** The data of an `event: error` frame. */
+export function classifyAnthropicStreamError(data: string): UpstreamFailure {
+  const { message, type } = readErrorBody(data);
+  return failure(classifyErrorType(type) ?? 'server_error', message || 'upstream stream error', {
+    upstream_type: type,
+  });
+}
+
+export const classifyAnthropicNetworkError = classifyTransportError;

@@ -1,0 +1,231 @@
+/**
+ * @module CanonicalRequest → Anthropic Messages request (wire-formats §5.1). Enforces what the API rejects:
+ * alternating turns with tool results first, no empty text, tool ids matching `^[a-zA-Z0-9_-]+$`, a
+ * max_tokens, thinking budgets below it, no sampling params on `2026-10-21`.
+ */
+import type { CanonicalMessage, ContentBlock, TextBlock } from '../../canonical/message.ts';
+import type { CanonicalRequest, CanonicalTool } from '../../canonical/request.ts';
+import { SvcError } from '../../lib/errors.ts';
+import { insertJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
+import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
+
+export const ANTHROPIC_DEFAULT_VERSION = '2023-06-01';
+
+export function encodeAnthropicRequest(
+  req: CanonicalRequest,
+  model: string,
+  config: AdapterConfig,
+): UpstreamCall {
+  const same = req.passthrough?.wire === 'anthropic' ? req.passthrough : undefined;
+  const version = same?.headers['anthropic-version'] ?? ANTHROPIC_DEFAULT_VERSION;
+  if (req.n !== undefined && req.n > 1) reject('n', 'n > 1 is not supported by this model');
+  const body: Record<string, unknown> = { ...same?.fields, model };
+  const maxTokens = req.max_tokens ?? config.defaultMaxTokens ?? 8192;
+  body.max_tokens = maxTokens;
+  if (req.system.length > 0) body.system = encodeSystem(req.system);
+  body.messages = encodeAnthropicMessages(req.messages);
+  const tools = req.tools?.map(encodeTool);
+  if (tools?.length) {
+    body.tools = tools;
+    if (req.tool_choice) body.tool_choice = req.tool_choice;
+  }
+  const forced = req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool';
+  encodeThinking(req, body, maxTokens, forced && tools !== undefined);
+  if (version < '2026-10-21') {
+    // 0–1 on Anthropic, 0–2 on OpenAI: clamp (choice); the newer version forbids all three (wire-formats §1.2)
+    if (req.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
+    if (req.top_p !== undefined) body.top_p = req.top_p;
+    if (req.top_k !== undefined) body.top_k = req.top_k;
+  }
+  if (req.stop_sequences?.length) body.stop_sequences = req.stop_sequences;
+  if (req.user_id) body.metadata = { ...(body.metadata as object), user_id: req.user_id };
+  if (req.response_format?.type === 'json_schema') {
+    body.output_config = {
+      ...(body.output_config as object),
+      format: { type: 'json_schema', schema: req.response_format.schema },
+    };
+  }
+  if (req.stream) body.stream = true;
+  return {
+    url: messagesUrl(config),
+    headers: anthropicHeaders(config, version, same?.headers['anthropic-beta']),
+    body: JSON.stringify(body),
+  };
+}
+
+/** Fast path: the client's body with `model` replaced; client version/beta headers forwarded. */
+export function encodeAnthropicPassthrough(input: PassthroughInput, config: AdapterConfig): UpstreamCall {
+  const model = JSON.stringify(input.upstreamModel);
+  const body =
+    replaceJsonValue(input.bodyText, ['model'], model) ?? insertJsonMember(input.bodyText, 'model', model);
+  const version = input.headers?.['anthropic-version'] ?? ANTHROPIC_DEFAULT_VERSION;
+  return {
+    url: messagesUrl(config),
+    headers: anthropicHeaders(config, version, input.headers?.['anthropic-beta']),
+    body,
+  };
+}
+
+/**
+ * Canonical messages → Anthropic turns: mid-conversation system turns folded into user text (choice),
+ * adjacent same-role turns merged with tool results first (wire-formats §1.4), empty text dropped (§6 #12).
+ */
+export function encodeAnthropicMessages(messages: readonly CanonicalMessage[]): Record<string, unknown>[] {
+  const turns: Array<{ role: 'user' | 'assistant'; results: unknown[]; rest: unknown[] }> = [];
+  for (const m of messages) {
+    const role = m.role === 'assistant' ? 'assistant' : 'user';
+    let turn = turns[turns.length - 1];
+    if (turn?.role !== role) {
+      turn = { role, results: [], rest: [] };
+      turns.push(turn);
+    }
+    for (const b of m.content) {
+      const enc = encodeBlock(b);
+      if (enc === undefined) continue;
+      if (b.type === 'tool_result') turn.results.push(enc);
+      else turn.rest.push(enc);
+    }
+  }
+  return turns
+    .filter((t) => t.results.length + t.rest.length > 0)
+    .map((t) => ({ role: t.role, content: [...t.results, ...t.rest] }));
+}
+
+/**
+ * A tool id Anthropic accepts. Valid ids are unchanged; others get invalid characters replaced plus a hash
+ * of the original so `tool_use.id` and `tool_result.tool_use_id` map identically (wire-formats §6 #14).
+ */
+export function sanitizeToolId(id: string): string {
+  if (/^[a-zA-Z0-9_-]+$/.test(id)) return id;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}_${(h >>> 0).toString(16)}`;
+}
+
+// --- internal ---
+
+function messagesUrl(config: AdapterConfig): string {
+  return `${config.baseUrl.replace(/\/+$/, '')}/v1/messages`;
+}
+
+function anthropicHeaders(
+  config: AdapterConfig,
+  version: string,
+  beta: string | undefined,
+): Record<string, string> {
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-api-key': config.apiKey,
+    'anthropic-version': version,
+    ...config.headers,
+  };
+  if (beta) h['anthropic-beta'] = beta;
+  return h;
+}
+
+function reject(field: string, message: string): never {
+  throw new SvcError('invalid_request', { message: `${field}: ${message}`, details: { param: field } });
+}
+
+function encodeSystem(system: TextBlock[]): unknown {
+  if (system.length === 1 && !system[0].cache_control) return system[0].text;
+  return system.filter((b) => b.text !== '').map(textBlock);
+}
+
+function textBlock(b: TextBlock): Record<string, unknown> {
+  return b.cache_control
+    ? { type: 'text', text: b.text, cache_control: b.cache_control }
+    : { type: 'text', text: b.text };
+}
+
+function encodeBlock(b: ContentBlock): unknown {
+  switch (b.type) {
+    case 'text':
+      return b.text === '' ? undefined : textBlock(b);
+    case 'image':
+      return {
+        type: 'image',
+        source: b.source,
+        ...(b.cache_control ? { cache_control: b.cache_control } : {}),
+      };
+    case 'tool_use':
+      return {
+        type: 'tool_use',
+        id: sanitizeToolId(b.id),
+        name: b.name,
+        input: b.input,
+        ...(b.cache_control ? { cache_control: b.cache_control } : {}),
+      };
+    case 'tool_result': {
+      const content =
+        typeof b.content === 'string' ? b.content : b.content.map(encodeBlock).filter((c) => c !== undefined);
+      const out: Record<string, unknown> = {
+        type: 'tool_result',
+        tool_use_id: sanitizeToolId(b.tool_use_id),
+        content,
+      };
+      if (b.is_error) out.is_error = true;
+      if (b.cache_control) out.cache_control = b.cache_control;
+      return out;
+    }
+    case 'thinking':
+      // replayed unchanged, also signature-only blocks; unsigned reasoning from other models cannot be (§6 #18)
+      return b.signature === null
+        ? undefined
+        : { type: 'thinking', thinking: b.thinking, signature: b.signature };
+    case 'redacted_thinking':
+      return { type: 'redacted_thinking', data: b.data };
+    case 'raw':
+      if (b.wire === 'anthropic') return b.value;
+      return reject('messages', `content part of type ${String(b.value.type)} has no Anthropic equivalent`);
+  }
+}
+
+function encodeTool(t: CanonicalTool): Record<string, unknown> {
+  if (t.type === 'raw') {
+    if (t.wire === 'anthropic') return t.value;
+    return reject('tools', `tool of type ${String(t.value.type)} has no Anthropic equivalent`);
+  }
+  const s = t.input_schema;
+  if (
+    s.anyOf !== undefined ||
+    s.oneOf !== undefined ||
+    s.allOf !== undefined ||
+    (s.type !== undefined && s.type !== 'object')
+  ) {
+    reject(
+      `tools.${t.name}`,
+      'the input schema must be an object schema without top-level anyOf/oneOf/allOf',
+    );
+  }
+  const out: Record<string, unknown> = {
+    name: t.name,
+    input_schema: s.type === undefined ? { type: 'object', ...s } : s,
+  };
+  if (t.description !== undefined) out.description = t.description;
+  if (t.strict !== undefined) out.strict = t.strict;
+  if (t.cache_control) out.cache_control = t.cache_control;
+  return out;
+}
+
+function encodeThinking(
+  req: CanonicalRequest,
+  body: Record<string, unknown>,
+  maxTokens: number,
+  forcedTool: boolean,
+): void {
+  const t = req.thinking;
+  const effort = req.reasoning_effort;
+  // forced tool use is incompatible with thinking (wire-formats §1.5): the explicit tool choice wins (choice)
+  if (t && t.type !== 'disabled' && !forcedTool) {
+    const display = t.display ? { display: t.display } : {};
+    if (t.type === 'enabled') {
+      const budget = Math.min(Math.max(1024, t.budget_tokens ?? 1024), maxTokens - 1);
+      if (budget >= 1024) body.thinking = { type: 'enabled', budget_tokens: budget, ...display };
+    } else body.thinking = { type: 'adaptive', ...display };
+  } else if (t?.type === 'disabled') body.thinking = { type: 'disabled' };
+  if (effort && effort !== 'none') {
+    const mapped = effort === 'minimal' ? 'low' : effort;
+    body.output_config = { ...(body.output_config as object), effort: mapped };
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * @module Anthropic Messages response → CanonicalResponse (wire-formats §1.7–1.9). Unknown blocks (server
+ * tools) are kept as raw Anthropic blocks; unknown stop reasons fall back to `end_turn`.
+ */
+import type { ContentBlock } from '../../canonical/message.ts';
+import {
+  type CanonicalResponse,
+  type CanonicalUsage,
+  STOP_REASONS,
+  type StopReason,
+} from '../../canonical/response.ts';
+
+export function decodeAnthropicResponse(body: any): CanonicalResponse {
+  const content: ContentBlock[] = [];
+  for (const b of body?.content ?? []) {
+    if (b.type === 'text') content.push({ type: 'text', text: b.text ?? '' });
+    else if (b.type === 'tool_use')
+      content.push({ type: 'tool_use', id: b.id, name: b.name, input: b.input ?? {} });
+    else if (b.type === 'thinking')
+      content.push({ type: 'thinking', thinking: b.thinking ?? '', signature: b.signature ?? null });
+    else if (b.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: b.data });
+    else content.push({ type: 'raw', wire: 'anthropic', value: b });
+  }
+  const stop = decodeAnthropicStopReason(body?.stop_reason);
+  return {
+    id: String(body?.id ?? ''),
+    model: String(body?.model ?? ''),
+    content,
+    stop_reason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : stop,
+    stop_sequence: body?.stop_sequence ?? null,
+    usage: {
+      input_tokens: 0,
+      output_tokens: 0,
+      cached_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      ...decodeAnthropicUsage(body?.usage),
+    },
+  };
+}
+
+export function decodeAnthropicStopReason(r: unknown): StopReason {
+  return typeof r === 'string' && (STOP_REASONS as readonly string[]).includes(r)
+    ? (r as StopReason)
+    : 'end_turn';
+}
+
+/** The usage fields present and non-null (streams send them across two events; wire-formats §6 #10). */
+export function decodeAnthropicUsage(u: any): Partial<CanonicalUsage> {
+  const out: Partial<CanonicalUsage> = {};
+  if (!u) return out;
+  if (typeof u.input_tokens === 'number') out.input_tokens = u.input_tokens;
+  if (typeof u.output_tokens === 'number') out.output_tokens = u.output_tokens;
+  if (typeof u.cache_read_input_tokens === 'number') out.cached_input_tokens = u.cache_read_input_tokens;
+  if (typeof u.cache_creation_input_tokens === 'number')
+    out.cache_creation_input_tokens = u.cache_creation_input_tokens;
+  const thinking = u.output_tokens_details?.thinking_tokens;
+  if (typeof thinking === 'number') out.reasoning_tokens = thinking;
+  return out;
+}

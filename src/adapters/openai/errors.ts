@@ -1,0 +1,38 @@
+/**
+ * @module OpenAI-wire failures → UpstreamFailure: HTTP errors `{"error":{"message","type","code"}}`
+ * (wire-formats §2.8; OpenRouter's numeric `code` too, §3) and in-stream `{"error":…}` chunks.
+ */
+import type { HeaderGetter } from '../adapter.ts';
+import {
+  classifyErrorType,
+  classifyHttpFailure,
+  classifyStatus,
+  classifyTransportError,
+  failure,
+  readErrorBody,
+  type UpstreamFailure,
+} from '../upstream-error.ts';
+
+export function classifyOpenAIResponse(
+  status: number,
+  header: HeaderGetter,
+  bodyText: string,
+): UpstreamFailure {
+  const { message, raw } = readErrorBody(bodyText);
+  const e = raw as { type?: unknown; code?: unknown } | undefined;
+  // `code` is more specific than `type` (insufficient_quota vs rate_limit_exceeded under 429)
+  const type = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : undefined;
+  return classifyHttpFailure(status, header, message, type);
+}
+
+/** The `error` object of an in-stream chunk (OpenAI) or of OpenRouter's `finish_reason:"error"` chunk. */
+export function classifyOpenAIStreamError(error: any): UpstreamFailure {
+  const code = error?.code;
+  const type = typeof code === 'string' ? code : typeof error?.type === 'string' ? error.type : undefined;
+  const cls = typeof code === 'number' ? classifyStatus(code) : (classifyErrorType(type) ?? 'server_error');
+  return failure(cls, typeof error?.message === 'string' ? error.message : 'upstream stream error', {
+    upstream_type: type ?? (typeof code === 'number' ? String(code) : undefined),
+  });
+}
+
+export const classifyOpenAINetworkError = classifyTransportError;

@@ -1,0 +1,10 @@
+/** @module OpenAI Chat Completions adapter (wire `openai`); `createOpenAIAdapter` lives in ../registry.ts. */
+export { classifyOpenAIResponse, classifyOpenAIStreamError } from './errors.ts';
+export {
+  effortFromThinking,
+  encodeOpenAIMessages,
+  encodeOpenAIPassthrough,
+  encodeOpenAIRequest,
+} from './request.ts';
+export { decodeFinishReason, decodeOpenAIResponse, decodeOpenAIUsage } from './response.ts';
+export { createOpenAIStreamDecoder, rewriteOpenAIFrame } from './stream.ts';

@@ -1,0 +1,245 @@
+/**
+ * @module CanonicalRequest → OpenAI Chat Completions request (wire-formats §5.1). Tool results become one
+ * `tool` message per result right after the assistant turn (§6 #15, #16); images are data or https URLs;
+ * stream usage is always requested upstream (§6 #11). The `openrouter` flavour adds its differences (§3).
+ */
+import type { CanonicalMessage, ContentBlock, ImageBlock, TextBlock } from '../../canonical/message.ts';
+import type {
+  CanonicalRequest,
+  CanonicalTool,
+  ReasoningEffort,
+  ThinkingConfig,
+} from '../../canonical/request.ts';
+import { SvcError } from '../../lib/errors.ts';
+import { insertJsonMember, locateJsonValues, replaceJsonValue } from '../../lib/json-splice.ts';
+import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
+
+export type OpenAIFlavor = 'openai' | 'openrouter';
+
+export interface OpenAIRequestOptions {
+  flavor: OpenAIFlavor;
+  /** OpenRouter `provider` routing object sent when the client gave none. */
+  provider?: Record<string, unknown>;
+}
+
+export function encodeOpenAIRequest(
+  req: CanonicalRequest,
+  model: string,
+  config: AdapterConfig,
+  opts: OpenAIRequestOptions,
+): UpstreamCall {
+  const router = opts.flavor === 'openrouter';
+  const body: Record<string, unknown> =
+    req.passthrough?.wire === 'openai' ? { ...req.passthrough.fields, model } : { model };
+  body.messages = encodeOpenAIMessages(req, router);
+  if (req.max_tokens !== undefined) body[router ? 'max_tokens' : 'max_completion_tokens'] = req.max_tokens;
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.top_p !== undefined) body.top_p = req.top_p;
+  if (req.top_k !== undefined && router) body.top_k = req.top_k;
+  if (req.n !== undefined) body.n = req.n;
+  if (req.stop_sequences?.length) body.stop = req.stop_sequences;
+  if (req.user_id) body.user = req.user_id;
+  encodeTools(req, body);
+  if (router) encodeRouterReasoning(req.thinking, req.reasoning_effort, body);
+  else {
+    const effort = req.reasoning_effort ?? effortFromThinking(req.thinking);
+    if (effort) body.reasoning_effort = effort;
+  }
+  const rf = req.response_format;
+  if (rf?.type === 'json_schema') {
+    const js: Record<string, unknown> = { name: rf.name ?? 'response', schema: rf.schema };
+    if (rf.description !== undefined) js.description = rf.description;
+    if (rf.strict !== undefined) js.strict = rf.strict;
+    body.response_format = { type: 'json_schema', json_schema: js };
+  } else if (rf) body.response_format = { type: rf.type };
+  if (router && opts.provider && body.provider === undefined) body.provider = opts.provider;
+  if (req.stream) {
+    body.stream = true;
+    body.stream_options = { ...(body.stream_options as object), include_usage: true };
+  }
+  return { url: completionsUrl(config), headers: openaiHeaders(config), body: JSON.stringify(body) };
+}
+
+/**
+ * Fast path: the client's body with `model` replaced and, when streaming, `stream_options.include_usage`
+ * ensured so usage is always observed. Edits JSON text; only re-serialises when stream_options must change.
+ */
+export function encodeOpenAIPassthrough(
+  input: PassthroughInput,
+  config: AdapterConfig,
+  opts: OpenAIRequestOptions,
+): UpstreamCall {
+  const model = JSON.stringify(input.upstreamModel);
+  let text =
+    replaceJsonValue(input.bodyText, ['model'], model) ?? insertJsonMember(input.bodyText, 'model', model);
+  if (input.stream) {
+    const so = input.body.stream_options as Record<string, unknown> | null | undefined;
+    if (so?.include_usage !== true) {
+      const value = JSON.stringify({ ...so, include_usage: true });
+      text =
+        locateJsonValues(text, ['stream_options']).length > 0
+          ? replaceJsonValue(text, ['stream_options'], value)!
+          : insertJsonMember(text, 'stream_options', value);
+    }
+  }
+  if (opts.flavor === 'openrouter' && opts.provider && input.body.provider === undefined) {
+    text = insertJsonMember(text, 'provider', JSON.stringify(opts.provider));
+  }
+  return { url: completionsUrl(config), headers: openaiHeaders(config), body: text };
+}
+
+/** Canonical conversation → OpenAI messages (system first, tool messages before other user content). */
+export function encodeOpenAIMessages(req: CanonicalRequest, router: boolean): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  if (req.system.length > 0) out.push({ role: 'system', content: textContent(req.system, router) });
+  for (const m of req.messages) {
+    if (m.role === 'system')
+      out.push({ role: 'system', content: textContent(m.content.filter(isText), router) });
+    else if (m.role === 'assistant') out.push(encodeAssistant(m, router));
+    else encodeUser(m, router, out);
+  }
+  return out;
+}
+
+/** Anthropic-style budget → OpenAI effort (choice: <4k low, <16k medium, else high). */
+export function effortFromThinking(t: ThinkingConfig | undefined): ReasoningEffort | undefined {
+  if (t?.type !== 'enabled' || t.budget_tokens === undefined) return undefined;
+  return t.budget_tokens < 4096 ? 'low' : t.budget_tokens < 16384 ? 'medium' : 'high';
+}
+
+// --- internal ---
+
+function completionsUrl(config: AdapterConfig): string {
+  return `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+}
+
+function openaiHeaders(config: AdapterConfig): Record<string, string> {
+  return { 'content-type': 'application/json', authorization: `Bearer ${config.apiKey}`, ...config.headers };
+}
+
+function reject(field: string, message: string): never {
+  throw new SvcError('invalid_request', { message: `${field}: ${message}`, details: { param: field } });
+}
+
+function isText(b: ContentBlock): b is TextBlock {
+  return b.type === 'text';
+}
+
+/** A string unless cache breakpoints must ride on parts (OpenRouter forwards them to Anthropic). */
+function textContent(blocks: readonly TextBlock[], router: boolean): unknown {
+  if (router && blocks.some((b) => b.cache_control)) return blocks.map((b) => textPart(b, router));
+  return blocks.map((b) => b.text).join('\n\n');
+}
+
+function textPart(b: TextBlock, router: boolean): Record<string, unknown> {
+  return router && b.cache_control
+    ? { type: 'text', text: b.text, cache_control: b.cache_control }
+    : { type: 'text', text: b.text };
+}
+
+function imagePart(b: ImageBlock): Record<string, unknown> {
+  const url =
+    b.source.type === 'base64' ? `data:${b.source.media_type};base64,${b.source.data}` : b.source.url;
+  return { type: 'image_url', image_url: b.detail ? { url, detail: b.detail } : { url } };
+}
+
+function encodeAssistant(m: CanonicalMessage, router: boolean): Record<string, unknown> {
+  let text: string | null = null;
+  const calls: unknown[] = [];
+  const details: unknown[] = [];
+  for (const b of m.content) {
+    if (b.type === 'text') text = (text ?? '') + b.text;
+    else if (b.type === 'tool_use')
+      calls.push({
+        id: b.id,
+        type: 'function',
+        function: { name: b.name, arguments: JSON.stringify(b.input) },
+      });
+    else if (b.type === 'thinking')
+      details.push({
+        type: 'reasoning.text',
+        text: b.thinking,
+        ...(b.signature ? { signature: b.signature } : {}),
+      });
+    else if (b.type === 'redacted_thinking') details.push({ type: 'reasoning.encrypted', data: b.data });
+    else if (b.type === 'raw' && b.wire === 'anthropic')
+      reject('messages', `content block of type ${String(b.value.type)} has no OpenAI equivalent`);
+  }
+  const out: Record<string, unknown> = { role: 'assistant', content: text || (calls.length > 0 ? null : '') };
+  if (calls.length > 0) out.tool_calls = calls;
+  // OpenRouter keeps Anthropic signatures valid across tool turns through reasoning_details (wire-formats §3)
+  if (router && details.length > 0) out.reasoning_details = details;
+  return out;
+}
+
+/** Every tool_result becomes a `tool` message, first and in block order; images move to the user turn. */
+function encodeUser(m: CanonicalMessage, router: boolean, out: Record<string, unknown>[]): void {
+  const parts: Record<string, unknown>[] = [];
+  for (const b of m.content) {
+    if (b.type === 'tool_result') {
+      let content: string;
+      if (typeof b.content === 'string') content = b.content;
+      else {
+        const texts: string[] = [];
+        for (const c of b.content) {
+          if (c.type === 'text') texts.push(c.text);
+          else if (c.type === 'image') {
+            texts.push('[image attached in the next user message]');
+            parts.push(imagePart(c));
+          }
+        }
+        content = texts.join('\n');
+      }
+      // no OpenAI field for is_error: annotate the text (choice)
+      out.push({
+        role: 'tool',
+        tool_call_id: b.tool_use_id,
+        content: b.is_error ? `Error: ${content}` : content,
+      });
+    } else if (b.type === 'text') {
+      if (b.text !== '') parts.push(textPart(b, router));
+    } else if (b.type === 'image') parts.push(imagePart(b));
+    else if (b.type === 'raw') {
+      if (b.wire !== 'openai')
+        reject('messages', `content block of type ${String(b.value.type)} has no OpenAI equivalent`);
+      parts.push(b.value);
+    }
+  }
+  if (parts.length === 0) return;
+  const simple = parts.every((p) => p.type === 'text' && p.cache_control === undefined);
+  out.push({ role: 'user', content: simple ? parts.map((p) => p.text).join('\n\n') : parts });
+}
+
+function encodeTools(req: CanonicalRequest, body: Record<string, unknown>): void {
+  const tools = req.tools?.map((t: CanonicalTool) => {
+    if (t.type === 'raw') {
+      if (t.wire === 'openai') return t.value;
+      return reject('tools', `tool of type ${String(t.value.type)} has no OpenAI equivalent`);
+    }
+    const fn: Record<string, unknown> = { name: t.name, parameters: t.input_schema };
+    if (t.description !== undefined) fn.description = t.description;
+    if (t.strict !== undefined) fn.strict = t.strict;
+    return { type: 'function', function: fn };
+  });
+  if (!tools?.length) return;
+  body.tools = tools;
+  const c = req.tool_choice;
+  if (!c) return;
+  // `none` stays none, `any` is required: never collapsed into auto (wire-formats §6 #21)
+  if (c.type === 'tool') body.tool_choice = { type: 'function', function: { name: c.name } };
+  else body.tool_choice = c.type === 'any' ? 'required' : c.type;
+  if (c.type !== 'none' && c.disable_parallel_tool_use) body.parallel_tool_calls = false;
+}
+
+function encodeRouterReasoning(
+  t: ThinkingConfig | undefined,
+  effort: ReasoningEffort | undefined,
+  body: Record<string, unknown>,
+): void {
+  if (body.reasoning !== undefined) return;
+  if (t?.type === 'enabled' && t.budget_tokens !== undefined)
+    body.reasoning = { max_tokens: t.budget_tokens };
+  else if (effort) body.reasoning = { effort };
+  else if (t?.type === 'disabled') body.reasoning = { enabled: false };
+  else if (t?.type === 'adaptive') body.reasoning = { enabled: true };
+}

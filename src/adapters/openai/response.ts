@@ -1,0 +1,100 @@
+/**
+ * @module OpenAI/OpenRouter `chat.completion` → CanonicalResponse (wire-formats §5.2). Uncached input is
+ * `prompt_tokens − cached_tokens − cache_write_tokens` (DECISIONS §3); OpenRouter reasoning becomes
+ * thinking blocks; an `error` embedded in a 200 is raised as a failure (wire-formats §3).
+ */
+import type { ContentBlock } from '../../canonical/message.ts';
+import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../canonical/response.ts';
+import { parseToolInput } from '../../canonical/stream.ts';
+import { toSvcError } from '../upstream-error.ts';
+import { classifyOpenAIStreamError } from './errors.ts';
+
+export function decodeOpenAIResponse(body: any): CanonicalResponse {
+  if (body?.error) throw toSvcError(classifyOpenAIStreamError(body.error));
+  const choice = body?.choices?.[0];
+  const msg = choice?.message ?? {};
+  const content: ContentBlock[] = decodeReasoning(msg);
+  if (typeof msg.content === 'string' && msg.content !== '')
+    content.push({ type: 'text', text: msg.content });
+  if (typeof msg.refusal === 'string' && msg.refusal !== '')
+    content.push({ type: 'text', text: msg.refusal });
+  for (const c of msg.tool_calls ?? []) {
+    if (c?.function)
+      content.push({
+        type: 'tool_use',
+        id: String(c.id),
+        name: String(c.function.name),
+        input: parseToolInput(c.function.arguments ?? ''),
+      });
+  }
+  if (choice?.finish_reason === 'error')
+    throw toSvcError(
+      classifyOpenAIStreamError(body?.error ?? { message: 'upstream finished with an error' }),
+    );
+  let stop = decodeFinishReason(choice?.finish_reason);
+  if (msg.refusal) stop = 'refusal';
+  if (content.some((b) => b.type === 'tool_use')) stop = 'tool_use';
+  return {
+    id: String(body?.id ?? ''),
+    model: String(body?.model ?? ''),
+    content,
+    stop_reason: stop,
+    stop_sequence: null,
+    usage: {
+      input_tokens: 0,
+      output_tokens: 0,
+      cached_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      ...decodeOpenAIUsage(body?.usage),
+    },
+  };
+}
+
+/** finish_reason → canonical stop reason (wire-formats §5.2). */
+export function decodeFinishReason(r: unknown): StopReason {
+  switch (r) {
+    case 'length':
+      return 'max_tokens';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      return 'end_turn';
+  }
+}
+
+/** Usage with the three input classes apart (wire-formats §5.2 usage table). */
+export function decodeOpenAIUsage(u: any): Partial<CanonicalUsage> {
+  if (!u || typeof u !== 'object') return {};
+  const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
+  const written = u.prompt_tokens_details?.cache_write_tokens ?? 0;
+  const out: Partial<CanonicalUsage> = {
+    input_tokens: Math.max(0, (u.prompt_tokens ?? 0) - cached - written),
+    output_tokens: u.completion_tokens ?? 0,
+    cached_input_tokens: cached,
+    cache_creation_input_tokens: written,
+  };
+  const reasoning = u.completion_tokens_details?.reasoning_tokens;
+  if (typeof reasoning === 'number') out.reasoning_tokens = reasoning;
+  if (typeof u.cost === 'number') out.upstream_cost = String(u.cost);
+  return out;
+}
+
+/** OpenRouter `reasoning_details` (or plain `reasoning`) → thinking / redacted_thinking blocks. */
+export function decodeReasoning(msg: any): ContentBlock[] {
+  const out: ContentBlock[] = [];
+  for (const d of Array.isArray(msg?.reasoning_details) ? msg.reasoning_details : []) {
+    if (d?.type === 'reasoning.text')
+      out.push({ type: 'thinking', thinking: String(d.text ?? ''), signature: d.signature ?? null });
+    else if (d?.type === 'reasoning.encrypted' && typeof d.data === 'string')
+      out.push({ type: 'redacted_thinking', data: d.data });
+    else if (d?.type === 'reasoning.summary')
+      out.push({ type: 'thinking', thinking: String(d.summary ?? ''), signature: null });
+  }
+  if (out.length === 0 && typeof msg?.reasoning === 'string' && msg.reasoning !== '') {
+    out.push({ type: 'thinking', thinking: msg.reasoning, signature: null });
+  }
+  return out;
+}

@@ -1,0 +1,174 @@
+/**
+ * @module OpenAI/OpenRouter chunk SSE → canonical events (wire-formats §5.4): each delta field handled on
+ * its own (text and tool calls in one chunk, §6 #3), tool calls keyed by `tool_calls[].index` with
+ * fragments buffered until id and name are known, usage read from whichever chunk carries it, reasoning
+ * deltas as thinking blocks, `finish_reason:"error"` and `{"error":…}` chunks raised (§6 #24).
+ */
+import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
+import { StreamBuilder } from '../../canonical/stream.ts';
+import { SvcError } from '../../lib/errors.ts';
+import { locateJsonValues, replaceJsonValue } from '../../lib/json-splice.ts';
+import type { SseEvent } from '../../lib/sse-decode.ts';
+import type { StreamDecoder } from '../adapter.ts';
+import { type FrameRewriter, formatFrame } from '../tap.ts';
+import { toSvcError } from '../upstream-error.ts';
+import { classifyOpenAIStreamError } from './errors.ts';
+import { decodeFinishReason, decodeOpenAIUsage } from './response.ts';
+
+export function createOpenAIStreamDecoder(): StreamDecoder {
+  const s: State = {
+    b: new StreamBuilder(),
+    open: -1,
+    openKind: '',
+    tools: new Map(),
+    pending: new Map(),
+    finished: false,
+    refusal: false,
+  };
+  const b = s.b;
+  return {
+    usage: () => b.usage(),
+    stopReason: () => b.stopReason(),
+    messageId: () => b.messageId(),
+    hasContent: () => b.hasContent(),
+    push(e: SseEvent) {
+      if (b.completed) return [];
+      if (e.data === '[DONE]') return b.started ? b.finish() : [];
+      const chunk = JSON.parse(e.data);
+      if (chunk?.error) throw toSvcError(classifyOpenAIStreamError(chunk.error));
+      const out: CanonicalStreamEvent[] = [];
+      if (!b.started) out.push(b.start(String(chunk?.id ?? ''), String(chunk?.model ?? '')));
+      if (chunk?.usage) b.mergeUsage(decodeOpenAIUsage(chunk.usage));
+      const choice = chunk?.choices?.[0];
+      if (choice) decodeChoice(s, choice, out);
+      return out;
+    },
+    end() {
+      if (b.completed) return [];
+      if (s.finished) return b.finish();
+      throw new SvcError('upstream_error', {
+        message: 'upstream stream ended before a finish_reason',
+        details: { error_class: 'server_error' },
+      });
+    },
+  };
+}
+
+/**
+ * Tap frame rewriter: echoes `model` on every chunk and drops the usage-only chunk (`choices:[]`) when the
+ * client did not ask for it; `[DONE]` and other frames keep their data.
+ */
+export function rewriteOpenAIFrame(model: string | undefined, includeUsageChunk: boolean): FrameRewriter {
+  const json = model === undefined ? undefined : JSON.stringify(model);
+  return (e) => {
+    if (e.data === '[DONE]') return formatFrame(e);
+    if (!includeUsageChunk) {
+      const choices = locateJsonValues(e.data, ['choices']).at(-1);
+      if (choices && isEmptyArray(e.data, choices.start, choices.end)) return null;
+    }
+    return formatFrame(
+      e,
+      json === undefined ? e.data : (replaceJsonValue(e.data, ['model'], json) ?? e.data),
+    );
+  };
+}
+
+// --- internal ---
+
+function isEmptyArray(text: string, start: number, end: number): boolean {
+  for (let i = start + 1; i < end - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return false;
+  }
+  return text.charCodeAt(start) === 91;
+}
+
+interface State {
+  b: StreamBuilder;
+  open: number;
+  openKind: '' | 'text' | 'thinking' | 'tool';
+  /** tool_calls[].index → canonical block index */
+  tools: Map<number, number>;
+  /** fragments of calls whose id or name has not arrived yet */
+  pending: Map<number, { id?: string; name?: string; args: string }>;
+  finished: boolean;
+  refusal: boolean;
+}
+
+function closeOpen(s: State, out: CanonicalStreamEvent[]): void {
+  if (s.open < 0) return;
+  const end = s.b.close(s.open);
+  if (end) out.push(end);
+  s.open = -1;
+  s.openKind = '';
+}
+
+function ensure(s: State, kind: 'text' | 'thinking', out: CanonicalStreamEvent[]): number {
+  if (s.openKind === kind) return s.open;
+  closeOpen(s, out);
+  s.open = kind === 'text' ? s.b.openText() : s.b.openThinking();
+  s.openKind = kind;
+  return s.open;
+}
+
+function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void {
+  const d = choice.delta ?? {};
+  const details = Array.isArray(d.reasoning_details) ? d.reasoning_details : [];
+  for (const r of details) {
+    if (r?.type === 'reasoning.encrypted' && typeof r.data === 'string') {
+      closeOpen(s, out);
+      s.b.addBlock({ type: 'redacted_thinking', data: r.data });
+      continue;
+    }
+    const text = typeof r?.text === 'string' ? r.text : typeof r?.summary === 'string' ? r.summary : '';
+    const sig = typeof r?.signature === 'string' && r.signature !== '' ? r.signature : null;
+    if (text === '' && sig === null) continue;
+    out.push(s.b.thinking(ensure(s, 'thinking', out), text, sig));
+  }
+  if (details.length === 0 && typeof d.reasoning === 'string' && d.reasoning !== '') {
+    out.push(s.b.thinking(ensure(s, 'thinking', out), d.reasoning));
+  }
+  if (typeof d.content === 'string' && d.content !== '')
+    out.push(s.b.text(ensure(s, 'text', out), d.content));
+  if (typeof d.refusal === 'string' && d.refusal !== '') {
+    s.refusal = true;
+    out.push(s.b.text(ensure(s, 'text', out), d.refusal));
+  }
+  if (Array.isArray(d.tool_calls)) for (const tc of d.tool_calls) decodeToolCall(s, tc, out);
+  const finish = choice.finish_reason;
+  if (finish === 'error')
+    throw toSvcError(classifyOpenAIStreamError({ message: 'upstream finished with an error' }));
+  if (finish) {
+    closeOpen(s, out);
+    s.b.setStop(s.refusal ? 'refusal' : decodeFinishReason(finish));
+    s.finished = true;
+  }
+}
+
+function decodeToolCall(s: State, tc: any, out: CanonicalStreamEvent[]): void {
+  const j = typeof tc?.index === 'number' ? tc.index : 0;
+  const args = typeof tc?.function?.arguments === 'string' ? tc.function.arguments : '';
+  const ci = s.tools.get(j);
+  if (ci !== undefined) {
+    // a late fragment of a call already closed by a later block cannot be streamed any more (rare)
+    if (args !== '' && s.open === ci) out.push(s.b.toolInput(ci, args));
+    return;
+  }
+  const p = s.pending.get(j) ?? { args: '' };
+  if (typeof tc?.id === 'string' && tc.id !== '') p.id = tc.id;
+  if (typeof tc?.function?.name === 'string' && tc.function.name !== '') p.name = tc.function.name;
+  p.args += args;
+  if (p.id === undefined || p.name === undefined) {
+    s.pending.set(j, p);
+    return;
+  }
+  s.pending.delete(j);
+  closeOpen(s, out);
+  const start = s.b.openToolUse(p.id, p.name);
+  out.push(start);
+  s.tools.set(j, start.content_block_index);
+  s.open = start.content_block_index;
+  s.openKind = 'tool';
+  // arguments are forwarded, including those that came before id/name (wire-formats §6 #2)
+  if (p.args !== '') out.push(s.b.toolInput(start.content_block_index, p.args));
+}

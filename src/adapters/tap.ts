@@ -1,0 +1,90 @@
+/**
+ * @module Same-shape fast path for streams: upstream bytes go to the client unchanged while an SSE decoder
+ * and the adapter's stream decoder observe them on the side (usage, stop reason, TTFT). When frames must
+ * change (model echo, dropping an unrequested usage chunk), it switches to frame mode and re-emits each
+ * event's lines, editing JSON text in place rather than re-serialising it.
+ */
+import type { CanonicalStreamEvent } from '../canonical/stream.ts';
+import { createSseDecoder, type SseEvent } from '../lib/sse-decode.ts';
+import type { StreamDecoder, TapOptions, TappedStream } from './adapter.ts';
+
+/** Returns the frame text for an event, or null to drop it. */
+export type FrameRewriter = (e: SseEvent) => string | null;
+
+export function tapSse(
+  body: AsyncIterable<Uint8Array>,
+  decoder: StreamDecoder,
+  rewrite: FrameRewriter | undefined,
+  opts: TapOptions = {},
+): TappedStream {
+  let completed: CanonicalStreamEvent | undefined;
+  let error: Error | undefined;
+  const observe = (events: CanonicalStreamEvent[]) => {
+    for (const c of events) {
+      if (c.type === 'message.complete') completed = c;
+      opts.onEvent?.(c);
+    }
+  };
+  const feed = (events: SseEvent[]) => {
+    for (const ev of events) {
+      if (error) return;
+      try {
+        observe(decoder.push(ev));
+      } catch (err) {
+        error = err as Error;
+      }
+    }
+  };
+  const frames = (events: SseEvent[]): string => {
+    let out = '';
+    for (const ev of events) out += rewrite!(ev) ?? '';
+    return out;
+  };
+  return {
+    usage: () => decoder.usage(),
+    stopReason: () => decoder.stopReason(),
+    messageId: () => decoder.messageId(),
+    hasContent: () => decoder.hasContent(),
+    completed: () => completed,
+    error: () => error,
+    async *[Symbol.asyncIterator]() {
+      const sse = createSseDecoder();
+      const utf8 = new TextEncoder();
+      for await (const chunk of body) {
+        const events = sse.push(chunk);
+        feed(events);
+        if (!rewrite) yield chunk;
+        else {
+          const text = frames(events);
+          if (text) yield utf8.encode(text);
+        }
+      }
+      const rest = sse.end();
+      feed(rest);
+      if (rewrite) {
+        const text = frames(rest);
+        if (text) yield utf8.encode(text);
+      }
+      if (!error && !completed) {
+        try {
+          observe(decoder.end());
+        } catch (err) {
+          error = err as Error;
+        }
+      }
+    },
+  };
+}
+
+/** The SSE text of one event with `data` replaced (multi-line data keeps one `data:` line per line). */
+export function formatFrame(e: SseEvent, data: string = e.data): string {
+  const head = e.event !== undefined ? `event: ${e.event}\n` : '';
+  const body =
+    data.indexOf('\n') < 0
+      ? `data: ${data}\n`
+      : data
+          .split('\n')
+          .map((l) => `data: ${l}\n`)
+          .join('');
+  return `${head}${body}\n`;
+}

@@ -1,0 +1,178 @@
+/**
+ * @module Classification of upstream failures (DECISIONS §3 error classes, §4 gateway codes), shared by
+ * the adapters: status first, then the provider's error type, then transport errors. Carries the
+ * `retry-after-ms` / `retry-after` hint for the retry policy.
+ */
+import type { ErrorClass } from '../events/catalog.ts';
+import { type ErrorCode, SvcError } from '../lib/errors.ts';
+
+export interface UpstreamFailure {
+  error_class: ErrorClass;
+  code: ErrorCode;
+  /** Upstream HTTP status; null for transport and in-stream errors. */
+  status: number | null;
+  message: string;
+  /** Worth another attempt (before the first byte only; DECISIONS §4). */
+  retryable: boolean;
+  retry_after_ms?: number;
+  /** The provider's own error type/code string, when it sent one. */
+  upstream_type?: string;
+}
+
+const CLASS_CODE: Record<ErrorClass, ErrorCode> = {
+  rate_limit: 'upstream_rate_limited',
+  overloaded: 'upstream_overloaded',
+  server_error: 'upstream_error',
+  timeout: 'upstream_timeout',
+  connection_error: 'upstream_error',
+  authentication: 'upstream_auth_failed',
+  invalid_request: 'upstream_invalid_request',
+  cancelled: 'upstream_error',
+};
+
+const RETRYABLE: ReadonlySet<ErrorClass> = new Set([
+  'rate_limit',
+  'overloaded',
+  'server_error',
+  'timeout',
+  'connection_error',
+]);
+
+/** Class of an upstream HTTP status (wire-formats §1.11, §2.8, §3). */
+export function classifyStatus(status: number): ErrorClass {
+  if (status === 401 || status === 403 || status === 402) return 'authentication'; // 402: credits, not transient
+  if (status === 408 || status === 504) return 'timeout';
+  if (status === 429) return 'rate_limit';
+  if (status === 503 || status === 529) return 'overloaded';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request';
+}
+
+/** Class of a provider error type string (Anthropic `error.type`, OpenAI `error.type`/`code`), if known. */
+export function classifyErrorType(type: string | undefined): ErrorClass | undefined {
+  switch (type) {
+    case 'overloaded_error':
+    case 'slow_down':
+      return 'overloaded';
+    case 'rate_limit_error':
+    case 'rate_limit_exceeded':
+    case 'tokens':
+    case 'requests':
+      return 'rate_limit';
+    case 'api_error':
+    case 'server_error':
+      return 'server_error';
+    case 'timeout_error':
+      return 'timeout';
+    case 'authentication_error':
+    case 'permission_error':
+    case 'invalid_api_key':
+    case 'billing_error':
+    case 'insufficient_quota':
+      return 'authentication';
+    case 'invalid_request_error':
+    case 'not_found_error':
+    case 'request_too_large':
+      return 'invalid_request';
+    default:
+      return undefined;
+  }
+}
+
+export function failure(
+  error_class: ErrorClass,
+  message: string,
+  extra: {
+    status?: number | null;
+    retry_after_ms?: number;
+    upstream_type?: string;
+    retryable?: boolean;
+  } = {},
+): UpstreamFailure {
+  const f: UpstreamFailure = {
+    error_class,
+    code: CLASS_CODE[error_class],
+    status: extra.status ?? null,
+    message,
+    retryable: extra.retryable ?? RETRYABLE.has(error_class),
+  };
+  if (extra.retry_after_ms !== undefined) f.retry_after_ms = extra.retry_after_ms;
+  if (extra.upstream_type !== undefined) f.upstream_type = extra.upstream_type;
+  return f;
+}
+
+/** A non-2xx response: status decides, except a known provider type refines a generic status. */
+export function classifyHttpFailure(
+  status: number,
+  header: (name: string) => string | undefined,
+  message: string,
+  upstreamType?: string,
+): UpstreamFailure {
+  let cls = classifyStatus(status);
+  const byType = classifyErrorType(upstreamType);
+  if (byType === 'overloaded' && cls === 'server_error') cls = byType;
+  // quota/billing 429s cannot be fixed by waiting (wire-formats §2.8, §4)
+  const retryable =
+    upstreamType === 'insufficient_quota' || header('x-should-retry') === 'false' ? false : undefined;
+  return failure(cls, message || `upstream returned HTTP ${status}`, {
+    status,
+    retry_after_ms: parseRetryAfterMs(header),
+    upstream_type: upstreamType,
+    retryable,
+  });
+}
+
+/** Transport errors of undici/fetch and aborts. */
+export function classifyTransportError(err: unknown): UpstreamFailure {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  const code = e?.code ?? e?.cause?.code ?? '';
+  const message = e?.message ?? String(err);
+  if (e?.name === 'AbortError' || code === 'ABORT_ERR' || code === 'UND_ERR_ABORTED')
+    return failure('cancelled', message);
+  if (
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'ETIMEDOUT' ||
+    e?.name === 'TimeoutError'
+  ) {
+    return failure('timeout', message);
+  }
+  return failure('connection_error', message);
+}
+
+/** The SvcError the gateway answers with for a failure (DECISIONS §4). */
+export function toSvcError(f: UpstreamFailure): SvcError {
+  const details: Record<string, unknown> = { error_class: f.error_class, upstream_status: f.status };
+  if (f.retry_after_ms !== undefined) details.retry_after_ms = f.retry_after_ms;
+  if (f.upstream_type !== undefined) details.upstream_type = f.upstream_type;
+  return new SvcError(f.code, { message: f.message, details });
+}
+
+/** Milliseconds from `retry-after-ms` (preferred) or `retry-after` (seconds or HTTP date). */
+export function parseRetryAfterMs(
+  header: (name: string) => string | undefined,
+  nowMs = Date.now(),
+): number | undefined {
+  const ms = Number(header('retry-after-ms') ?? Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const after = header('retry-after')?.trim();
+  if (!after) return undefined;
+  const secs = Number(after);
+  if (Number.isFinite(secs)) return secs >= 0 ? Math.round(secs * 1000) : undefined;
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+/** `{error:{message,type|code}}` of a JSON error body, tolerant of non-JSON bodies. */
+export function readErrorBody(bodyText: string): { message: string; type?: string; raw?: unknown } {
+  try {
+    const b = JSON.parse(bodyText);
+    const err = b?.error ?? b;
+    const type =
+      typeof err?.type === 'string' ? err.type : typeof err?.code === 'string' ? err.code : undefined;
+    return { message: typeof err?.message === 'string' ? err.message : '', type, raw: err };
+  } catch {
+    return { message: bodyText.slice(0, 500) };
+  }
+}
