@@ -1,0 +1,89 @@
+import { createOpenAIAdapter, createOpenRouterAdapter } from '#src/adapters/registry.ts';
+import { OPENAI_TOOL_STREAM } from '../../helpers/sse-fixtures.ts';
+import { type AdapterCase, runAdapterContract } from './adapter-contract.ts';
+
+const response = {
+  id: 'chatcmpl-9',
+  object: 'chat.completion',
+  created: 1763790000,
+  model: 'gpt-x',
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: 'assistant',
+        content: 'Checking',
+        refusal: null,
+        tool_calls: [
+          {
+            id: 'call_a1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Oslo"}' },
+          },
+        ],
+      },
+      finish_reason: 'tool_calls',
+      logprobs: null,
+    },
+  ],
+  usage: {
+    prompt_tokens: 2100,
+    completion_tokens: 18,
+    total_tokens: 2118,
+    prompt_tokens_details: { cached_tokens: 2048, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0 },
+  },
+};
+
+const common: Omit<AdapterCase, 'name' | 'adapter' | 'url' | 'errorBody' | 'streamError'> = {
+  apiKey: 'sk-1',
+  authHeader: ['authorization', 'Bearer sk-1'],
+  stream: OPENAI_TOOL_STREAM,
+  streamUsage: {
+    input_tokens: 52,
+    output_tokens: 40,
+    cached_input_tokens: 2048,
+    cache_creation_input_tokens: 0,
+    reasoning_tokens: 5,
+  },
+  response,
+  responseUsage: {
+    input_tokens: 52,
+    output_tokens: 18,
+    cached_input_tokens: 2048,
+    cache_creation_input_tokens: 0,
+    reasoning_tokens: 0,
+  },
+  passthroughBody:
+    '{"model":"gpt","messages":[{"role":"user","content":"hi"}],"seed":3,"provider":{"order":["a"]}}',
+};
+
+runAdapterContract({
+  ...common,
+  name: 'openai',
+  adapter: createOpenAIAdapter({ baseUrl: 'https://api.openai.test/v1', apiKey: 'sk-1' }),
+  url: 'https://api.openai.test/v1/chat/completions',
+  streamError: {
+    frame:
+      'data: {"error":{"message":"Rate limit","type":"requests","param":null,"code":"rate_limit_exceeded"}}\n\n',
+    error_class: 'rate_limit',
+  },
+  errorBody: (message) =>
+    JSON.stringify({ error: { message, type: 'server_error', param: null, code: null } }),
+});
+
+runAdapterContract({
+  ...common,
+  name: 'openrouter',
+  adapter: createOpenRouterAdapter(
+    { baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-1' },
+    { title: 'svc' },
+  ),
+  url: 'https://openrouter.test/api/v1/chat/completions',
+  streamError: {
+    frame:
+      'data: {"id":"gen-1","object":"chat.completion.chunk","created":1,"model":"m","provider":"p","error":{"code":502,"message":"Provider down"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}\n\n',
+    error_class: 'server_error',
+  },
+  errorBody: (message) => JSON.stringify({ error: { code: 500, message } }),
+});

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { insertJsonMember, locateJsonValues, replaceJsonValue } from '#src/lib/json-splice.ts';
+
+test('replaceJsonValue swaps only the top-level model, leaving nested "model" keys and strings alone', () => {
+  const text =
+    '{"messages":[{"role":"user","content":"say \\"model\\": x","model":"inner"}], "model" : "alias" ,"n":1}';
+  const out = replaceJsonValue(text, ['model'], '"claude-x"')!;
+  const parsed = JSON.parse(out);
+  assert.equal(parsed.model, 'claude-x');
+  assert.equal(parsed.messages[0].model, 'inner');
+  assert.equal(parsed.messages[0].content, 'say "model": x');
+});
+
+test('a duplicated model key is replaced at every occurrence, so no parser sees the client value', () => {
+  const out = replaceJsonValue('{"model":"a","x":{"y":[1,2,{"z":"}"}]},"model":"b"}', ['model'], '"up"')!;
+  assert.equal(out, '{"model":"up","x":{"y":[1,2,{"z":"}"}]},"model":"up"}');
+});
+
+test('nested paths are located (message_start message.model)', () => {
+  const data = '{"type":"message_start","message":{"id":"m","model":"claude-x","usage":{"input_tokens":1}}}';
+  assert.equal(JSON.parse(replaceJsonValue(data, ['message', 'model'], '"alias"')!).message.model, 'alias');
+  assert.equal(locateJsonValues(data, ['nope']).length, 0);
+});
+
+test('strings with escaped backslashes before quotes are skipped correctly', () => {
+  const text = '{"a":"x\\\\","model":"m","b":"\\\\\\"q"}';
+  assert.equal(JSON.parse(replaceJsonValue(text, ['model'], '"n"')!).model, 'n');
+});
+
+test('insertJsonMember adds a first member to empty and non-empty objects', () => {
+  assert.deepEqual(JSON.parse(insertJsonMember(' { } ', 'k', '1')), { k: 1 });
+  assert.deepEqual(JSON.parse(insertJsonMember('{"a":2}', 'k', '{"x":true}')), { k: { x: true }, a: 2 });
+});
