@@ -1,0 +1,621 @@
+/**
+ * One named regression test per translation pitfall of wire-formats §6 (numbers in test names).
+ * Each goes through the real shape and adapter modules end to end.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  createAnthropicAdapter,
+  createOpenAIAdapter,
+  createOpenRouterAdapter,
+} from '#src/adapters/registry.ts';
+import type { CanonicalRequest } from '#src/canonical/request.ts';
+import type { CanonicalStreamEvent } from '#src/canonical/stream.ts';
+import { decodeAnthropicRequest } from '#src/gateway/shapes/anthropic/decode.ts';
+import { encodeAnthropicStream } from '#src/gateway/shapes/anthropic/encode-stream.ts';
+import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
+import { encodeOpenAIResponse } from '#src/gateway/shapes/openai/encode.ts';
+import { encodeOpenAIStream } from '#src/gateway/shapes/openai/encode-stream.ts';
+import { SvcError } from '#src/lib/errors.ts';
+import { decodeSse } from '#src/lib/sse-decode.ts';
+import {
+  ANTHROPIC_TOOL_STREAM,
+  chunks,
+  collect,
+  OPENAI_TOOL_STREAM,
+  parseSseText,
+  utf8,
+} from '../../helpers/sse-fixtures.ts';
+
+const anthropic = createAnthropicAdapter({ baseUrl: 'https://a.test', apiKey: 'k' });
+const openai = createOpenAIAdapter({ baseUrl: 'https://o.test/v1', apiKey: 'k' });
+const openrouter = createOpenRouterAdapter({ baseUrl: 'https://r.test/api/v1', apiKey: 'k' });
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]).toString('base64');
+
+function toAnthropic(body: Record<string, unknown>): any {
+  return JSON.parse(anthropic.encodeRequest(decodeOpenAIRequest({ model: 'm', ...body }), 'claude-x').body);
+}
+function toOpenAI(body: Record<string, unknown>, adapter = openai): any {
+  return JSON.parse(
+    adapter.encodeRequest(decodeAnthropicRequest({ model: 'm', max_tokens: 50, ...body }), 'gpt-x').body,
+  );
+}
+async function canonical(adapter = anthropic, sse = ANTHROPIC_TOOL_STREAM): Promise<CanonicalStreamEvent[]> {
+  return collect(adapter.decodeStream(decodeSse(chunks([utf8(sse)]))));
+}
+async function openaiChunks(events: CanonicalStreamEvent[], include_usage = false): Promise<any[]> {
+  const text = (
+    await collect(encodeOpenAIStream(chunks2(events), { model: 'alias', include_usage, created: 1 }))
+  ).join('');
+  return parseSseText(text).map((f) => (f.data === '[DONE]' ? '[DONE]' : JSON.parse(f.data)));
+}
+async function anthropicFrames(
+  events: CanonicalStreamEvent[],
+): Promise<Array<{ event?: string; data: any }>> {
+  const text = (await collect(encodeAnthropicStream(chunks2(events), { model: 'alias' }))).join('');
+  return parseSseText(text).map((f) => ({ event: f.event, data: JSON.parse(f.data) }));
+}
+async function* chunks2<T>(list: T[]): AsyncGenerator<T> {
+  yield* list;
+}
+function openaiSse(deltas: unknown[], finish = 'tool_calls'): string {
+  const c = (delta: unknown, fr: string | null) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'g', choices: [{ index: 0, delta, finish_reason: fr }] })}\n\n`;
+  return `${deltas.map((d) => c(d, null)).join('')}${c({}, finish)}data: [DONE]\n\n`;
+}
+
+test('#1 OpenAI tool_calls indices count tool calls (0,1), not Anthropic block indices shifted by thinking/text', async () => {
+  const out = await openaiChunks(await canonical());
+  const starts = out.flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? []).filter((t: any) => t.id);
+  assert.deepEqual(
+    starts.map((t: any) => [t.index, t.id]),
+    [
+      [0, 'toolu_01X'],
+      [1, 'toolu_02Y'],
+    ],
+  );
+});
+
+test('#2 streamed tool arguments from an OpenAI upstream reach the Anthropic client as input_json_delta', async () => {
+  const frames = await anthropicFrames(await canonical(openai, OPENAI_TOOL_STREAM));
+  const start = frames.find((f) => f.data.content_block?.type === 'tool_use')!;
+  const json = frames
+    .filter((f) => f.data.index === start.data.index && f.data.delta?.type === 'input_json_delta')
+    .map((f) => f.data.delta.partial_json)
+    .join('');
+  assert.deepEqual(JSON.parse(json), { city: 'Oslo' });
+});
+
+test('#3 a chunk carrying both text and tool_calls loses neither', async () => {
+  const sse = openaiSse([
+    {
+      role: 'assistant',
+      content: 'Let me check.',
+      tool_calls: [
+        { index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } },
+      ],
+    },
+  ]);
+  const done = (await canonical(openai, sse)).at(-1) as any;
+  assert.deepEqual(
+    done.final_content.map((b: any) => b.type),
+    ['text', 'tool_use'],
+  );
+  assert.deepEqual(done.final_content[1].input, { a: 1 });
+});
+
+test('#4 continuation tool-call fragments omit id, type and name instead of sending null', async () => {
+  const out = await openaiChunks(await canonical());
+  const frags = out.flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? []).filter((t: any) => !t.id);
+  assert.ok(frags.length > 0);
+  for (const f of frags) assert.deepEqual(Object.keys(f).sort(), ['function', 'index']);
+  for (const f of frags) assert.deepEqual(Object.keys(f.function), ['arguments']);
+});
+
+test('#5 the first OpenAI chunk carries role assistant', async () => {
+  const out = await openaiChunks(await canonical());
+  assert.deepEqual(out[0].choices[0].delta, { role: 'assistant', content: '' });
+});
+
+test('#6 Anthropic block indices are contiguous, one block open at a time, each started block stopped once', async () => {
+  for (const events of [await canonical(openai, OPENAI_TOOL_STREAM), await canonical()]) {
+    const frames = await anthropicFrames(events);
+    assert.equal(frames[0].event, 'message_start');
+    let open = -1;
+    let next = 0;
+    for (const f of frames) {
+      if (f.event === 'content_block_start') {
+        assert.equal(open, -1);
+        assert.equal(f.data.index, next++);
+        open = f.data.index;
+      } else if (f.event === 'content_block_delta') assert.equal(f.data.index, open);
+      else if (f.event === 'content_block_stop') {
+        assert.equal(f.data.index, open);
+        open = -1;
+      }
+    }
+    assert.equal(open, -1);
+    assert.deepEqual(
+      frames.slice(-2).map((f) => f.event),
+      ['message_delta', 'message_stop'],
+    );
+  }
+});
+
+test('#7 tool calls force tool_use / tool_calls even when the upstream said stop or end_turn', async () => {
+  const sse = openaiSse(
+    [
+      {
+        role: 'assistant',
+        tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+    ],
+    'stop',
+  );
+  const events = await canonical(openai, sse);
+  assert.equal((events.at(-1) as any).stop_reason, 'tool_use');
+  const wrong = ANTHROPIC_TOOL_STREAM.replace('"stop_reason":"tool_use"', '"stop_reason":"end_turn"');
+  const out = await openaiChunks(await canonical(anthropic, wrong));
+  assert.equal(out.find((c) => c.choices?.[0]?.finish_reason)?.choices[0].finish_reason, 'tool_calls');
+  const frames = await anthropicFrames(events);
+  assert.equal(frames.find((f) => f.event === 'message_delta')!.data.delta.stop_reason, 'tool_use');
+});
+
+test('#8 Anthropic stop reasons are mapped to finish_reason values, refusal to content_filter', () => {
+  const base = {
+    id: 'msg_1',
+    model: 'x',
+    content: [{ type: 'text' as const, text: 'no' }],
+    stop_sequence: null,
+    usage: { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_creation_input_tokens: 0 },
+  };
+  const finish = (stop_reason: any) =>
+    (encodeOpenAIResponse({ ...base, stop_reason }, { model: 'a' }) as any).choices[0].finish_reason;
+  assert.deepEqual(
+    ['end_turn', 'stop_sequence', 'max_tokens', 'refusal', 'pause_turn', 'model_context_window_exceeded'].map(
+      finish,
+    ),
+    ['stop', 'stop', 'length', 'content_filter', 'stop', 'length'],
+  );
+  const refused = openai.decodeResponse({
+    id: 'c',
+    model: 'g',
+    choices: [
+      { index: 0, message: { role: 'assistant', content: null, refusal: 'No.' }, finish_reason: 'stop' },
+    ],
+  });
+  assert.equal(refused.stop_reason, 'refusal');
+});
+
+test('#9 prompt_tokens counts uncached input plus cache reads and writes; total_tokens is consistent', async () => {
+  const out = await openaiChunks(await canonical(), true);
+  const usage = out.find((c) => c.usage)?.usage;
+  assert.equal(usage.prompt_tokens, 40 + 1200 + 7);
+  assert.equal(usage.prompt_tokens_details.cached_tokens, 1200);
+  assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
+  // and back: OpenAI prompt_tokens includes cached ones (DECISIONS §3)
+  assert.equal((await canonical(openai, OPENAI_TOOL_STREAM)).at(-1)!.type, 'message.complete');
+  const u = ((await canonical(openai, OPENAI_TOOL_STREAM)).at(-1) as any).usage;
+  assert.equal(u.input_tokens, 2100 - 2048);
+});
+
+test('#10 streaming usage merges message_start and message_delta (input counts only in message_delta)', async () => {
+  const late = ANTHROPIC_TOOL_STREAM.replace(
+    '"usage":{"input_tokens":40,"cache_creation_input_tokens":7,"cache_read_input_tokens":1200,"output_tokens":1}',
+    '"usage":{"output_tokens":1}',
+  ).replace(
+    '"usage":{"output_tokens":31}',
+    '"usage":{"input_tokens":40,"cache_read_input_tokens":1200,"output_tokens":31}',
+  );
+  const u = ((await canonical(anthropic, late)).at(-1) as any).usage;
+  assert.deepEqual([u.input_tokens, u.cached_input_tokens, u.output_tokens], [40, 1200, 31]);
+});
+
+test('#11 usage chunk: always requested upstream, emitted last before [DONE] with choices [] only when asked', async () => {
+  const req = decodeOpenAIRequest({ model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] });
+  assert.deepEqual(JSON.parse(openai.encodeRequest(req, 'g').body).stream_options, { include_usage: true });
+  const body = '{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}';
+  const fast = JSON.parse(
+    openai.encodePassthrough({ bodyText: body, body: JSON.parse(body), upstreamModel: 'g', stream: true })
+      .body,
+  );
+  assert.deepEqual(fast.stream_options, { include_usage: true });
+  const withUsage = await openaiChunks(await canonical(), true);
+  assert.equal(withUsage.at(-1), '[DONE]');
+  assert.deepEqual(withUsage.at(-2).choices, []);
+  assert.ok(withUsage.at(-2).usage);
+  assert.ok(withUsage.slice(0, -2).every((c) => c.usage === null));
+  const without = await openaiChunks(await canonical(), false);
+  assert.ok(without.every((c) => c === '[DONE]' || (c.usage === undefined && c.choices.length === 1)));
+  const tap = openai.tapStream(chunks([utf8(OPENAI_TOOL_STREAM)]), { includeUsageChunk: false });
+  const text = Buffer.concat(await collect(tap)).toString();
+  assert.ok(!text.includes('"choices":[]'));
+  assert.equal(tap.usage().cached_input_tokens, 2048);
+});
+
+test('#12 empty assistant text next to tool_calls never reaches Anthropic as an empty text block', () => {
+  const body = toAnthropic({
+    messages: [
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '' },
+          { type: 'text', text: 'go' },
+        ],
+      },
+    ],
+  });
+  const texts = body.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === 'text');
+  assert.ok(texts.every((b: any) => b.text !== ''));
+});
+
+test('#13 empty tool arguments ("") parse as {} in responses, streams and requests', async () => {
+  const res = openai.decodeResponse({
+    id: 'c',
+    model: 'g',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+  });
+  assert.deepEqual((res.content[0] as any).input, {});
+  const sse = openaiSse([
+    {
+      role: 'assistant',
+      tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }],
+    },
+  ]);
+  assert.deepEqual(((await canonical(openai, sse)).at(-1) as any).final_content[0].input, {});
+  const body = toAnthropic({
+    messages: [
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }],
+      },
+    ],
+  });
+  assert.deepEqual(body.messages[0].content[0].input, {});
+  const out = await openaiChunks(await canonical(openai, sse));
+  assert.equal(
+    out
+      .flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? [])
+      .map((t: any) => t.function.arguments)
+      .join(''),
+    '{}',
+  );
+});
+
+test('#14 foreign tool-call ids are sanitised identically in tool_use and tool_result', () => {
+  const body = toAnthropic({
+    messages: [
+      { role: 'user', content: 'x' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'functions.Bash:0', type: 'function', function: { name: 'Bash', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'functions.Bash:0', content: 'ok' },
+    ],
+  });
+  const use = body.messages[1].content[0].id;
+  assert.match(use, /^[a-zA-Z0-9_-]+$/);
+  assert.equal(body.messages[2].content[0].tool_use_id, use);
+});
+
+test('#15 every tool_result yields a tool message, also empty and image-only ones', () => {
+  const body = toOpenAI({
+    messages: [
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'a', name: 'f', input: {} },
+          { type: 'tool_use', id: 'b', name: 'g', input: {} },
+          { type: 'tool_use', id: 'c', name: 'h', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'a' },
+          {
+            type: 'tool_result',
+            tool_use_id: 'b',
+            content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }],
+          },
+          { type: 'tool_result', tool_use_id: 'c', content: 'x', is_error: true },
+        ],
+      },
+    ],
+  });
+  const tools = body.messages.filter((m: any) => m.role === 'tool');
+  assert.deepEqual(
+    tools.map((m: any) => m.tool_call_id),
+    ['a', 'b', 'c'],
+  );
+  assert.equal(tools[2].content, 'Error: x');
+  const user = body.messages.at(-1);
+  assert.equal(user.role, 'user');
+  assert.equal(user.content[0].image_url.url, `data:image/png;base64,${PNG}`);
+});
+
+test('#16 mixed user content puts tool messages right after the assistant turn, user text after them', () => {
+  const body = toOpenAI({
+    messages: [
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'also this' },
+          { type: 'tool_result', tool_use_id: 'a', content: 'r' },
+        ],
+      },
+    ],
+  });
+  assert.deepEqual(
+    body.messages.map((m: any) => m.role),
+    ['assistant', 'tool', 'user'],
+  );
+});
+
+test('#17 tool_use/tool_result history reaches the OpenAI path as tool_calls and tool messages, not stripped', () => {
+  const body = toOpenAI({
+    messages: [
+      { role: 'user', content: 'x' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'calling' },
+          { type: 'tool_use', id: 'a', name: 'f', input: { q: 1 } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'a', content: [{ type: 'text', text: 'r' }] }],
+      },
+    ],
+  });
+  assert.deepEqual(body.messages[1], {
+    role: 'assistant',
+    content: 'calling',
+    tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{"q":1}' } }],
+  });
+  assert.deepEqual(body.messages[2], { role: 'tool', tool_call_id: 'a', content: 'r' });
+  assert.throws(
+    () =>
+      toOpenAI({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'x' } },
+            ],
+          },
+        ],
+      }),
+    SvcError,
+  );
+});
+
+test('#18 thinking blocks (also signature-only) are replayed unchanged and in order with tool turns', () => {
+  const history = [
+    { role: 'user', content: 'x' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: '', signature: 'sigOnly' },
+        { type: 'redacted_thinking', data: 'opaque' },
+        { type: 'tool_use', id: 'a', name: 'f', input: {} },
+      ],
+    },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: 'r' }] },
+  ];
+  const req = decodeAnthropicRequest({
+    model: 'm',
+    max_tokens: 5000,
+    messages: history,
+    thinking: { type: 'enabled', budget_tokens: 2000 },
+  });
+  const body = JSON.parse(anthropic.encodeRequest(req, 'c').body);
+  assert.deepEqual(body.messages[1].content.slice(0, 2), history[1].content.slice(0, 2));
+  // via an OpenAI client replaying OpenRouter-style reasoning_details
+  const viaOpenAI = toAnthropic({
+    messages: [
+      { role: 'user', content: 'x' },
+      {
+        role: 'assistant',
+        content: null,
+        reasoning_details: [{ type: 'reasoning.text', text: 't', signature: 's' }],
+        tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'a', content: 'r' },
+    ],
+  });
+  assert.deepEqual(viaOpenAI.messages[1].content[0], { type: 'thinking', thinking: 't', signature: 's' });
+  const router = toOpenAI({ messages: history }, openrouter);
+  assert.deepEqual(router.messages[1].reasoning_details[0], {
+    type: 'reasoning.text',
+    text: '',
+    signature: 'sigOnly',
+  });
+});
+
+test('#19 images: https URLs stay URLs, data URLs are typed by their bytes, sources become data URLs', () => {
+  const body = toAnthropic({
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: 'https://x.test/a.png' } },
+          { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${PNG}`, detail: 'high' } },
+        ],
+      },
+    ],
+  });
+  assert.deepEqual(body.messages[0].content[0], {
+    type: 'image',
+    source: { type: 'url', url: 'https://x.test/a.png' },
+  });
+  assert.deepEqual(body.messages[0].content[1].source, {
+    type: 'base64',
+    media_type: 'image/png',
+    data: PNG,
+  });
+  assert.throws(
+    () =>
+      toAnthropic({
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }],
+          },
+        ],
+      }),
+    /not JPEG, PNG, GIF or WebP/,
+  );
+  const back = toOpenAI({
+    messages: [
+      { role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x.test/b.gif' } }] },
+    ],
+  });
+  assert.deepEqual(back.messages[0].content[0], {
+    type: 'image_url',
+    image_url: { url: 'https://x.test/b.gif' },
+  });
+});
+
+test('#20 developer and system messages: leading ones become system, later ones fold into user text for Anthropic', () => {
+  const body = toAnthropic({
+    messages: [
+      { role: 'developer', content: 'Rule 1' },
+      { role: 'system', content: [{ type: 'text', text: 'Rule 2' }] },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+      { role: 'system', content: 'Now be terse' },
+      { role: 'user', content: 'more' },
+    ],
+  });
+  assert.deepEqual(body.system, [
+    { type: 'text', text: 'Rule 1' },
+    { type: 'text', text: 'Rule 2' },
+  ]);
+  assert.deepEqual(
+    body.messages.map((m: any) => m.role),
+    ['user', 'assistant', 'user'],
+  );
+  assert.deepEqual(
+    body.messages[2].content.map((b: any) => b.text),
+    ['Now be terse', 'more'],
+  );
+  const back = toOpenAI({ system: 'S', messages: [{ role: 'user', content: 'hi' }] });
+  assert.deepEqual(back.messages[0], { role: 'system', content: 'S' });
+});
+
+test('#21 parallel_tool_calls alone rides on auto, and none stays none', () => {
+  const tools = [
+    { type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } },
+  ];
+  const messages = [{ role: 'user', content: 'x' }];
+  assert.deepEqual(toAnthropic({ messages, tools, parallel_tool_calls: false }).tool_choice, {
+    type: 'auto',
+    disable_parallel_tool_use: true,
+  });
+  assert.deepEqual(toAnthropic({ messages, tools, tool_choice: 'none' }).tool_choice, { type: 'none' });
+  assert.deepEqual(toAnthropic({ messages, tools, tool_choice: 'required' }).tool_choice, { type: 'any' });
+  assert.equal(toAnthropic({ messages, tools }).tool_choice, undefined);
+  const back = toOpenAI({
+    messages,
+    tools: [{ name: 'f', input_schema: { type: 'object' } }],
+    tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+  });
+  assert.deepEqual([back.tool_choice, back.parallel_tool_calls], ['auto', false]);
+});
+
+test('#22 an OpenAI request without max_tokens gets the configured default, not a low one', () => {
+  assert.equal(toAnthropic({ messages: [{ role: 'user', content: 'x' }] }).max_tokens, 8192);
+  const custom = createAnthropicAdapter({ baseUrl: 'https://a.test', apiKey: 'k', defaultMaxTokens: 64000 });
+  assert.equal(
+    JSON.parse(
+      custom.encodeRequest(
+        decodeOpenAIRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+        'c',
+      ).body,
+    ).max_tokens,
+    64000,
+  );
+  assert.equal(
+    toAnthropic({ max_completion_tokens: 77, max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .max_tokens,
+    77,
+  );
+});
+
+test('#23 SSE keep-alive comments are never re-emitted as data, in the tap frame mode either', async () => {
+  const text = Buffer.concat(
+    await collect(openrouter.tapStream(chunks([utf8(OPENAI_TOOL_STREAM)]), { model: 'alias' })),
+  ).toString();
+  assert.ok(!text.includes('OPENROUTER PROCESSING'));
+  for (const f of parseSseText(text)) if (f.data !== '[DONE]') JSON.parse(f.data);
+});
+
+test('#24 a mid-stream upstream error ends the client stream with an error frame, never a fake end_turn', async () => {
+  const cut = ANTHROPIC_TOOL_STREAM.slice(0, ANTHROPIC_TOOL_STREAM.indexOf('event: content_block_stop'));
+  const sse = `${cut}event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n`;
+  const events = anthropic.decodeStream(decodeSse(chunks([utf8(sse)])));
+  const frames = parseSseText((await collect(encodeOpenAIStream(events, { model: 'a' }))).join(''));
+  const last = JSON.parse(frames.at(-1)!.data);
+  assert.equal(last.error.code, 'upstream_overloaded');
+  assert.ok(!frames.some((f) => f.data === '[DONE]' || f.data.includes('"finish_reason":"stop"')));
+});
+
+test('#25 tool shapes without an equivalent are a clear 400, not silently dropped', () => {
+  const messages = [{ role: 'user', content: 'x' }];
+  assert.throws(
+    () => toAnthropic({ messages, tools: [{ type: 'custom', custom: { name: 'c' } }] }),
+    (e: unknown) => e instanceof SvcError && e.code === 'invalid_request',
+  );
+  assert.throws(
+    () =>
+      toAnthropic({
+        messages,
+        tools: [{ type: 'function', function: { name: 'f', parameters: { anyOf: [{ type: 'object' }] } } }],
+      }),
+    (e: unknown) => e instanceof SvcError && e.code === 'invalid_request' && e.message.includes('anyOf'),
+  );
+  assert.throws(
+    () => toOpenAI({ messages, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }),
+    SvcError,
+  );
+});
+
+test('Anthropic SDK 1.x request (anthropic-version 2026-10-21) reaches an Anthropic upstream with its version and no sampling params', () => {
+  const req: CanonicalRequest = decodeAnthropicRequest(
+    { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] },
+    { 'anthropic-version': '2026-10-21' },
+  );
+  const call = anthropic.encodeRequest({ ...req, temperature: 0.5 }, 'c');
+  assert.equal(call.headers['anthropic-version'], '2026-10-21');
+  assert.equal(JSON.parse(call.body).temperature, undefined);
+  const old = decodeAnthropicRequest(
+    { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] },
+    {},
+  );
+  assert.equal(JSON.parse(anthropic.encodeRequest({ ...old, temperature: 1.7 }, 'c').body).temperature, 1);
+});
