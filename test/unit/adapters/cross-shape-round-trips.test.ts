@@ -1,0 +1,403 @@
+/**
+ * Cross-shape translation end to end: an OpenAI request to an Anthropic upstream body (exact JSON), upstream
+ * streams of one wire re-encoded for clients of the other and read back by the official SDKs' stream
+ * helpers, tool_choice and reasoning forms, stop reasons and cache-aware usage in both directions.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import {
+  createAnthropicAdapter,
+  createOpenAIAdapter,
+  createOpenRouterAdapter,
+} from '#src/adapters/registry.ts';
+import type { CanonicalResponse } from '#src/canonical/response.ts';
+import { decodeAnthropicRequest } from '#src/gateway/shapes/anthropic/decode.ts';
+import { encodeAnthropicResponse } from '#src/gateway/shapes/anthropic/encode.ts';
+import { encodeAnthropicStream } from '#src/gateway/shapes/anthropic/encode-stream.ts';
+import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
+import { encodeOpenAIResponse } from '#src/gateway/shapes/openai/encode.ts';
+import { encodeOpenAIStream } from '#src/gateway/shapes/openai/encode-stream.ts';
+import { decodeSse } from '#src/lib/sse-decode.ts';
+import { ANTHROPIC_TOOL_STREAM, chunks, OPENAI_TOOL_STREAM, utf8 } from '../../helpers/sse-fixtures.ts';
+
+const anthropic = createAnthropicAdapter({ baseUrl: 'https://a.test', apiKey: 'k' });
+const openai = createOpenAIAdapter({ baseUrl: 'https://o.test/v1', apiKey: 'k' });
+const openrouter = createOpenRouterAdapter({ baseUrl: 'https://r.test/api/v1', apiKey: 'k' });
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]).toString('base64');
+
+function sseResponse(gen: AsyncIterable<string>): Response {
+  const enc = new TextEncoder();
+  const body = ReadableStream.from(
+    (async function* () {
+      for await (const s of gen) yield enc.encode(s);
+    })(),
+  );
+  return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+}
+
+test('OpenAI request → canonical → Anthropic upstream body, exactly', () => {
+  const req = decodeOpenAIRequest({
+    model: 'fast',
+    messages: [
+      { role: 'developer', content: 'Be brief.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather?' },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+          { type: 'image_url', image_url: { url: 'https://x.test/m.jpg', detail: 'low' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+          { id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '5°C' },
+      { role: 'tool', tool_call_id: 'call_2', content: [{ type: 'text', text: '12:00' }] },
+      { role: 'user', content: 'Thanks, and tomorrow?' },
+    ],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
+      { type: 'function', function: { name: 'get_time' } },
+    ],
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    parallel_tool_calls: false,
+    max_completion_tokens: 1000,
+    temperature: 0.3,
+    stop: 'END',
+    user: 'u-1',
+    seed: 7,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const call = anthropic.encodeRequest(req, 'claude-sonnet-4-5');
+  assert.equal(call.url, 'https://a.test/v1/messages');
+  assert.deepEqual(call.headers, {
+    'content-type': 'application/json',
+    'x-api-key': 'k',
+    'anthropic-version': '2023-06-01',
+  });
+  assert.deepEqual(JSON.parse(call.body), {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 1000,
+    system: 'Be brief.',
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather?' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+          { type: 'image', source: { type: 'url', url: 'https://x.test/m.jpg' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Oslo' } },
+          { type: 'tool_use', id: 'call_2', name: 'get_time', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_1', content: '5°C' },
+          { type: 'tool_result', tool_use_id: 'call_2', content: [{ type: 'text', text: '12:00' }] },
+          { type: 'text', text: 'Thanks, and tomorrow?' },
+        ],
+      },
+    ],
+    tools: [
+      {
+        name: 'get_weather',
+        description: 'Weather',
+        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
+      { name: 'get_time', input_schema: { type: 'object', properties: {} } },
+    ],
+    tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
+    temperature: 0.3,
+    stop_sequences: ['END'],
+    metadata: { user_id: 'u-1' },
+    stream: true,
+  });
+});
+
+test('Anthropic upstream SSE → canonical → OpenAI SSE read back by the OpenAI SDK stream helper', async () => {
+  const client = new OpenAI({
+    apiKey: 'x',
+    baseURL: 'http://gw.test/v1',
+    fetch: async () =>
+      sseResponse(
+        encodeOpenAIStream(anthropic.decodeStream(decodeSse(chunks([utf8(ANTHROPIC_TOOL_STREAM)]))), {
+          model: 'alias',
+          include_usage: true,
+        }),
+      ),
+  });
+  const stream = client.chat.completions.stream({
+    model: 'alias',
+    messages: [{ role: 'user', content: 'x' }],
+    stream_options: { include_usage: true },
+  });
+  const done = await stream.finalChatCompletion();
+  const choice = done.choices[0];
+  assert.equal(done.model, 'alias');
+  assert.equal(choice.finish_reason, 'tool_calls');
+  assert.equal(choice.message.content, 'Checking é ');
+  assert.deepEqual(
+    choice.message.tool_calls?.map(
+      (t) => t.type === 'function' && [t.id, t.function.name, JSON.parse(t.function.arguments)],
+    ),
+    [
+      ['toolu_01X', 'get_weather', { city: 'Oslo' }],
+      ['toolu_02Y', 'get_time', {}],
+    ],
+  );
+  assert.equal(done.usage?.prompt_tokens, 1247);
+  assert.equal(done.usage?.prompt_tokens_details?.cached_tokens, 1200);
+});
+
+test('OpenAI upstream SSE → canonical → Anthropic SSE read back by the Anthropic SDK stream helper', async () => {
+  const client = new Anthropic({
+    apiKey: 'x',
+    baseURL: 'http://gw.test',
+    fetch: async () =>
+      sseResponse(
+        encodeAnthropicStream(openai.decodeStream(decodeSse(chunks([utf8(OPENAI_TOOL_STREAM)]))), {
+          model: 'alias',
+        }),
+      ),
+  });
+  const msg = await client.messages
+    .stream({ model: 'alias', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] })
+    .finalMessage();
+  assert.equal(msg.model, 'alias');
+  assert.equal(msg.stop_reason, 'tool_use');
+  assert.deepEqual(
+    msg.content.map((b) =>
+      b.type === 'text' ? ['text', b.text] : b.type === 'tool_use' ? [b.name, b.input] : [b.type],
+    ),
+    [
+      ['text', 'Checking é ☃'],
+      ['get_weather', { city: 'Oslo' }],
+      ['get_time', {}],
+    ],
+  );
+  assert.equal(msg.usage.input_tokens, 52);
+  assert.equal(msg.usage.cache_read_input_tokens, 2048);
+  assert.equal(msg.usage.output_tokens, 40);
+});
+
+test('Anthropic upstream thinking reaches an Anthropic client through the full translation with its signature', async () => {
+  const client = new Anthropic({
+    apiKey: 'x',
+    baseURL: 'http://gw.test',
+    fetch: async () =>
+      sseResponse(
+        encodeAnthropicStream(anthropic.decodeStream(decodeSse(chunks([utf8(ANTHROPIC_TOOL_STREAM)]))), {
+          model: 'alias',
+        }),
+      ),
+  });
+  const msg = await client.messages
+    .stream({ model: 'alias', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] })
+    .finalMessage();
+  assert.deepEqual(msg.content[0], { type: 'thinking', thinking: 'The user wants ☃', signature: 'EqQB' });
+  assert.equal(msg.usage.cache_creation_input_tokens, 7);
+});
+
+test('every tool_choice form translates both ways', () => {
+  const tools = [{ type: 'function', function: { name: 'f' } }];
+  const o2a = (tool_choice: unknown) =>
+    JSON.parse(
+      anthropic.encodeRequest(
+        decodeOpenAIRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools, tool_choice }),
+        'c',
+      ).body,
+    ).tool_choice;
+  assert.deepEqual(o2a('auto'), { type: 'auto' });
+  assert.deepEqual(o2a('none'), { type: 'none' });
+  assert.deepEqual(o2a('required'), { type: 'any' });
+  assert.deepEqual(o2a({ type: 'function', function: { name: 'f' } }), { type: 'tool', name: 'f' });
+  assert.deepEqual(
+    o2a({
+      type: 'allowed_tools',
+      allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'f' } }] },
+    }),
+    { type: 'any' },
+  );
+  const a2o = (tool_choice: unknown) => {
+    const body = JSON.parse(
+      openai.encodeRequest(
+        decodeAnthropicRequest({
+          model: 'm',
+          max_tokens: 9,
+          messages: [{ role: 'user', content: 'x' }],
+          tools: [{ name: 'f', input_schema: { type: 'object' } }],
+          tool_choice,
+        }),
+        'g',
+      ).body,
+    );
+    return [body.tool_choice, body.parallel_tool_calls];
+  };
+  assert.deepEqual(a2o({ type: 'auto' }), ['auto', undefined]);
+  assert.deepEqual(a2o({ type: 'none' }), ['none', undefined]);
+  assert.deepEqual(a2o({ type: 'any', disable_parallel_tool_use: true }), ['required', false]);
+  assert.deepEqual(a2o({ type: 'tool', name: 'f' }), [
+    { type: 'function', function: { name: 'f' } },
+    undefined,
+  ]);
+});
+
+test('reasoning effort and thinking budgets translate between the three wires', () => {
+  const fromOpenAI = JSON.parse(
+    anthropic.encodeRequest(
+      decodeOpenAIRequest({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+        reasoning_effort: 'high',
+        max_completion_tokens: 4000,
+      }),
+      'c',
+    ).body,
+  );
+  assert.deepEqual(
+    [fromOpenAI.thinking, fromOpenAI.output_config],
+    [{ type: 'adaptive' }, { effort: 'high' }],
+  );
+  const thinking = decodeAnthropicRequest({
+    model: 'm',
+    max_tokens: 20000,
+    messages: [{ role: 'user', content: 'x' }],
+    thinking: { type: 'enabled', budget_tokens: 8000 },
+  });
+  assert.equal(JSON.parse(openai.encodeRequest(thinking, 'g').body).reasoning_effort, 'medium');
+  const router = JSON.parse(openrouter.encodeRequest(thinking, 'anthropic/claude').body);
+  assert.deepEqual(
+    [router.reasoning, router.max_tokens, router.max_completion_tokens],
+    [{ max_tokens: 8000 }, 20000, undefined],
+  );
+  const forced = decodeOpenAIRequest({
+    model: 'm',
+    messages: [{ role: 'user', content: 'x' }],
+    reasoning: { max_tokens: 3000 },
+    max_tokens: 2000,
+  });
+  assert.equal(JSON.parse(anthropic.encodeRequest(forced, 'c').body).thinking.budget_tokens, 1999);
+});
+
+test('stop_reason ↔ finish_reason in both directions', () => {
+  const res = (finish_reason: string) =>
+    openai.decodeResponse({
+      id: 'c',
+      model: 'g',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason }],
+    }).stop_reason;
+  assert.deepEqual(['stop', 'length', 'content_filter', 'tool_calls', 'function_call', 'weird'].map(res), [
+    'end_turn',
+    'max_tokens',
+    'refusal',
+    'tool_use',
+    'tool_use',
+    'end_turn',
+  ]);
+  const anth = (stop_reason: string) =>
+    anthropic.decodeResponse({
+      id: 'm',
+      model: 'c',
+      content: [{ type: 'text', text: 'x' }],
+      stop_reason,
+      usage: {},
+    }).stop_reason;
+  assert.deepEqual(['end_turn', 'stop_sequence', 'max_tokens', 'refusal', 'new_reason'].map(anth), [
+    'end_turn',
+    'stop_sequence',
+    'max_tokens',
+    'refusal',
+    'end_turn',
+  ]);
+});
+
+test('non-streaming usage with cache reads and writes survives both directions', () => {
+  const fromAnthropic = anthropic.decodeResponse({
+    id: 'msg_1',
+    model: 'c',
+    content: [{ type: 'text', text: 'hi' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: {
+      input_tokens: 12,
+      cache_creation_input_tokens: 300,
+      cache_read_input_tokens: 2048,
+      output_tokens: 57,
+    },
+  });
+  const o = encodeOpenAIResponse(fromAnthropic, { model: 'alias', created: 1 }) as any;
+  assert.deepEqual(o.usage, {
+    prompt_tokens: 2360,
+    completion_tokens: 57,
+    total_tokens: 2417,
+    prompt_tokens_details: { cached_tokens: 2048, cache_write_tokens: 300 },
+    completion_tokens_details: { reasoning_tokens: 0 },
+  });
+  assert.equal(o.id, 'chatcmpl-msg_1');
+  const fromRouter: CanonicalResponse = openrouter.decodeResponse({
+    id: 'gen-1',
+    model: 'anthropic/claude',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: 'hi',
+          reasoning: 'r',
+          reasoning_details: [{ type: 'reasoning.text', text: 'r', signature: 's' }],
+        },
+        finish_reason: 'stop',
+      },
+    ],
+    usage: {
+      prompt_tokens: 2360,
+      completion_tokens: 57,
+      total_tokens: 2417,
+      prompt_tokens_details: { cached_tokens: 2048, cache_write_tokens: 300 },
+      completion_tokens_details: { reasoning_tokens: 9 },
+      cost: 0.0123,
+    },
+  });
+  assert.deepEqual(fromRouter.usage, {
+    input_tokens: 12,
+    output_tokens: 57,
+    cached_input_tokens: 2048,
+    cache_creation_input_tokens: 300,
+    reasoning_tokens: 9,
+    upstream_cost: '0.0123',
+  });
+  const a = encodeAnthropicResponse(fromRouter, { model: 'alias' }) as any;
+  assert.deepEqual(a.usage, {
+    input_tokens: 12,
+    cache_creation_input_tokens: 300,
+    cache_read_input_tokens: 2048,
+    output_tokens: 57,
+    output_tokens_details: { thinking_tokens: 9 },
+  });
+  assert.deepEqual(a.content, [
+    { type: 'thinking', thinking: 'r', signature: 's' },
+    { type: 'text', text: 'hi' },
+  ]);
+  assert.equal(a.id, 'msg_gen-1');
+});
