@@ -113,3 +113,12 @@ function findMembers(text: string, pos: number, key: string): number[] {
   }
   return found;
 }
+
+/**
+ * Fast-path helper: a request or response body (JSON text) with its top-level `model` set to `model`,
+ * added when absent. Everything else stays byte-for-byte.
+ */
+export function rewriteModel(bodyText: string, model: string): string {
+  const json = JSON.stringify(model);
+  return replaceJsonValue(bodyText, ['model'], json) ?? insertJsonMember(bodyText, 'model', json);
+}

@@ -6,7 +6,7 @@
 import type { CanonicalMessage, ContentBlock, TextBlock } from '../../canonical/message.ts';
 import type { CanonicalRequest, CanonicalTool } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
-import { insertJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
+import { rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
 
 export const ANTHROPIC_DEFAULT_VERSION = '2023-06-01';
@@ -55,9 +55,7 @@ export function encodeAnthropicRequest(
 
 /** Fast path: the client's body with `model` replaced; client version/beta headers forwarded. */
 export function encodeAnthropicPassthrough(input: PassthroughInput, config: AdapterConfig): UpstreamCall {
-  const model = JSON.stringify(input.upstreamModel);
-  const body =
-    replaceJsonValue(input.bodyText, ['model'], model) ?? insertJsonMember(input.bodyText, 'model', model);
+  const body = rewriteModel(input.bodyText, input.upstreamModel);
   const version = input.headers?.['anthropic-version'] ?? ANTHROPIC_DEFAULT_VERSION;
   return {
     url: messagesUrl(config),

@@ -11,7 +11,7 @@ import type {
   ThinkingConfig,
 } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
-import { insertJsonMember, locateJsonValues, replaceJsonValue } from '../../lib/json-splice.ts';
+import { insertJsonMember, locateJsonValues, replaceJsonValue, rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
 
 export type OpenAIFlavor = 'openai' | 'openrouter';
@@ -69,9 +69,7 @@ export function encodeOpenAIPassthrough(
   config: AdapterConfig,
   opts: OpenAIRequestOptions,
 ): UpstreamCall {
-  const model = JSON.stringify(input.upstreamModel);
-  let text =
-    replaceJsonValue(input.bodyText, ['model'], model) ?? insertJsonMember(input.bodyText, 'model', model);
+  let text = rewriteModel(input.bodyText, input.upstreamModel);
   if (input.stream) {
     const so = input.body.stream_options as Record<string, unknown> | null | undefined;
     if (so?.include_usage !== true) {

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  createAnthropicAdapter,
+  createOpenAIAdapter,
+  createOpenRouterAdapter,
+} from '#src/adapters/registry.ts';
+import { rewriteModel } from '#src/lib/json-splice.ts';
+
+const passthrough = (bodyText: string, stream = false, headers: Record<string, string> = {}) => ({
+  bodyText,
+  body: JSON.parse(bodyText),
+  upstreamModel: 'up',
+  stream,
+  headers,
+});
+
+test('the Anthropic fast path changes only the model bytes and forwards the client version and beta headers', () => {
+  const text =
+    '{"model":"alias", "max_tokens":5,"messages":[{"role":"user","content":"hi \\"model\\""}],"container":null}';
+  const call = createAnthropicAdapter({ baseUrl: 'https://a.test', apiKey: 'k' }).encodePassthrough(
+    passthrough(text, true, { 'anthropic-version': '2026-10-21', 'anthropic-beta': 'fast-mode-2026-02-01' }),
+  );
+  assert.equal(call.body, text.replace('"alias"', '"up"'));
+  assert.equal(call.headers['anthropic-version'], '2026-10-21');
+  assert.equal(call.headers['anthropic-beta'], 'fast-mode-2026-02-01');
+  assert.equal(call.headers['x-api-key'], 'k');
+});
+
+test('the OpenAI fast path forces include_usage while keeping other stream_options', () => {
+  const text =
+    '{"model":"a","stream":true,"stream_options":{"include_usage":false,"include_obfuscation":false},"messages":[]}';
+  const sent = JSON.parse(
+    createOpenAIAdapter({ baseUrl: 'https://o.test/v1', apiKey: 'k' }).encodePassthrough(
+      passthrough(text, true),
+    ).body,
+  );
+  assert.deepEqual(sent.stream_options, { include_usage: true, include_obfuscation: false });
+  assert.equal(sent.model, 'up');
+});
+
+test('the OpenRouter fast path adds the configured provider routing and attribution headers', () => {
+  const adapter = createOpenRouterAdapter(
+    { baseUrl: 'https://r.test/api/v1', apiKey: 'k' },
+    { provider: { sort: 'throughput' }, referer: 'https://svc.test', title: 'svc' },
+  );
+  const call = adapter.encodePassthrough(passthrough('{"model":"a","messages":[]}'));
+  assert.deepEqual(JSON.parse(call.body), { provider: { sort: 'throughput' }, model: 'up', messages: [] });
+  assert.equal(call.headers['http-referer'], 'https://svc.test');
+  assert.equal(call.headers['x-openrouter-title'], 'svc');
+  const own = adapter.encodePassthrough(
+    passthrough('{"model":"a","messages":[],"provider":{"order":["x"]}}'),
+  );
+  assert.deepEqual(JSON.parse(own.body).provider, { order: ['x'] });
+});
+
+test('rewriteModel echoes the requested model in an upstream response body without re-serialising it', () => {
+  const res =
+    '{"id":"msg_1","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"model"}]}';
+  assert.equal(rewriteModel(res, 'fast'), res.replace('claude-sonnet-4-5-20250929', 'fast'));
+  assert.deepEqual(JSON.parse(rewriteModel('{"a":1}', 'm')), { model: 'm', a: 1 });
+});
