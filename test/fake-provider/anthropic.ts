@@ -1,0 +1,224 @@
+/**
+ * The Anthropic Messages wire format for the fake provider (wire-formats §1): request reading, JSON and SSE
+ * replies, error bodies.
+ */
+
+import type { Codec, Reply, ReplyContext, ReplyUsage, Turn } from './responses.ts';
+import { splitFragments, splitWords } from './responses.ts';
+import { sseFrame } from './sse.ts';
+
+const ORGANIZATION_ID = '00000000-0000-4000-8000-00000000fa4e';
+
+const ERRORS: Record<number, [string, string]> = {
+  400: ['invalid_request_error', 'Invalid request.'],
+  401: ['authentication_error', 'invalid x-api-key'],
+  402: ['billing_error', 'Your credit balance is too low to access the Anthropic API.'],
+  403: ['permission_error', 'Your API key does not have permission to use the specified resource.'],
+  404: ['not_found_error', 'Not found.'],
+  408: ['timeout_error', 'Request timed out.'],
+  409: ['conflict_error', 'Conflict.'],
+  413: ['request_too_large', 'Request exceeds the maximum allowed number of bytes.'],
+  429: ['rate_limit_error', 'This request would exceed the rate limit for your organization.'],
+  500: ['api_error', 'Internal server error'],
+  502: ['api_error', 'Bad gateway'],
+  503: ['api_error', 'Service unavailable'],
+  504: ['timeout_error', 'Request timed out'],
+  529: ['overloaded_error', 'Overloaded'],
+};
+
+/** The Anthropic Messages codec (`POST /v1/messages`). */
+export const anthropicCodec: Codec = {
+  provider: 'anthropic',
+  headers: (ctx) => ({ 'request-id': ctx.requestId, 'anthropic-organization-id': ORGANIZATION_ID }),
+  messageIdPrefix: 'msg_01Fake',
+  toolIdPrefix: 'toolu_01Fake',
+  checkHeaders(headers, ctx) {
+    // wire-formats §1.1: SDK 0.x sends x-api-key, 1.x sends Authorization: Bearer; both are accepted.
+    const bearer = /^Bearer\s+\S+/i.test(headers.get('authorization') ?? '');
+    if (!headers.get('x-api-key') && !bearer) {
+      return { status: 401, body: anthropicCodec.errorBody(401, 'x-api-key header is required', ctx) };
+    }
+    if (!headers.get('anthropic-version')) {
+      return {
+        status: 400,
+        body: anthropicCodec.errorBody(400, 'anthropic-version: header is required', ctx),
+      };
+    }
+    return undefined;
+  },
+  checkBody(body) {
+    if (typeof body.model !== 'string') return 'model: Field required';
+    if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
+    if (!Array.isArray(body.messages)) return 'messages: Field required';
+    return undefined;
+  },
+  readTurn,
+  encodeJson(reply, ctx) {
+    return {
+      id: ctx.id,
+      type: 'message',
+      role: 'assistant',
+      model: ctx.model,
+      content: reply.blocks.map((block) => {
+        if (block.type === 'thinking')
+          return { type: 'thinking', thinking: block.text, signature: block.signature };
+        if (block.type === 'text') return { type: 'text', text: block.text, citations: null };
+        return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+      }),
+      stop_reason: reply.stopReason,
+      stop_sequence: null,
+      usage: fullUsage(reply.usage),
+      container: null,
+      stop_details: null,
+    };
+  },
+  encodeFrames,
+  errorBody(status, message, ctx) {
+    const [type, fallback] = ERRORS[status] ?? ['api_error', 'Error'];
+    const text = message ?? (status === 404 ? `model: ${ctx.model}` : fallback);
+    return { type: 'error', error: { type, message: text }, request_id: ctx.requestId };
+  },
+  malformedFrame(ctx) {
+    return `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${ctx.id}\n\n`;
+  },
+  errorFrame(status) {
+    const [type, message] = ERRORS[status] ?? ['api_error', 'Error'];
+    return sseFrame({ type: 'error', error: { type, message } }, 'error');
+  },
+  modelsList(models) {
+    const data = models.map((id) => ({
+      type: 'model',
+      id,
+      display_name: id,
+      created_at: '2026-01-01T00:00:00Z',
+    }));
+    return { data, has_more: false, first_id: models[0] ?? null, last_id: models.at(-1) ?? null };
+  },
+};
+
+// --- internal ---
+
+function readTurn(body: Record<string, unknown>): Turn {
+  const messages = body.messages as { role?: string; content?: unknown }[];
+  const lastAssistant = messages.findLastIndex((m) => m.role === 'assistant');
+  const texts: string[] = [];
+  const toolResults: string[] = [];
+  for (const message of messages.slice(lastAssistant + 1)) {
+    if (message.role !== 'user') continue;
+    for (const block of blocksOf(message.content)) {
+      if (block.type === 'text' && typeof block.text === 'string') texts.push(block.text);
+      if (block.type === 'tool_result') {
+        const text = blocksOf(block.content)
+          .filter((b) => b.type === 'text')
+          .map((b) => b.text)
+          .join('');
+        toolResults.push(text);
+        texts.push(text);
+      }
+    }
+  }
+  const choice = (body.tool_choice ?? {}) as { type?: string; name?: string };
+  const thinking = (body.thinking ?? {}) as { type?: string };
+  const tools = Array.isArray(body.tools) ? (body.tools as { name?: string; input_schema?: unknown }[]) : [];
+  return {
+    model: body.model as string,
+    stream: body.stream === true,
+    includeUsage: true,
+    turnText: texts.join('\n'),
+    tools: tools
+      .filter((t) => typeof t.name === 'string')
+      .map((t) => ({ name: t.name!, schema: t.input_schema })),
+    toolResults,
+    images: messages.flatMap((m) => imagesIn(m.content)),
+    forcedTool: choice.type === 'any' ? true : choice.type === 'tool' ? choice.name : undefined,
+    toolChoiceNone: choice.type === 'none',
+    thinkingRequested: thinking.type === 'enabled' || thinking.type === 'adaptive',
+    promptChars: JSON.stringify([body.system ?? '', messages]).length,
+  };
+}
+
+type Block = {
+  type?: string;
+  text?: string;
+  content?: unknown;
+  source?: { type?: string; media_type?: string };
+};
+
+function blocksOf(content: unknown): Block[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? (content as Block[]) : [];
+}
+
+function imagesIn(content: unknown): string[] {
+  return blocksOf(content).flatMap((block) => {
+    if (block.type === 'image') {
+      const source = block.source ?? {};
+      return [source.type === 'base64' ? (source.media_type ?? 'base64') : (source.type ?? 'unknown')];
+    }
+    return block.type === 'tool_result' ? imagesIn(block.content) : [];
+  });
+}
+
+function fullUsage(usage: ReplyUsage): Record<string, unknown> {
+  return {
+    input_tokens: usage.input,
+    cache_creation_input_tokens: usage.cacheWrite,
+    cache_read_input_tokens: usage.cacheRead,
+    cache_creation: { ephemeral_5m_input_tokens: usage.cacheWrite, ephemeral_1h_input_tokens: 0 },
+    output_tokens: usage.output,
+    ...(usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),
+    service_tier: 'standard',
+  };
+}
+
+function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
+  const frames: string[] = [];
+  const event = (type: string, data: Record<string, unknown>) =>
+    frames.push(sseFrame({ type, ...data }, type));
+  const usage = reply.usage;
+  event('message_start', {
+    message: {
+      id: ctx.id,
+      type: 'message',
+      role: 'assistant',
+      model: ctx.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        input_tokens: usage.input,
+        cache_creation_input_tokens: usage.cacheWrite,
+        cache_read_input_tokens: usage.cacheRead,
+        output_tokens: 1,
+      },
+    },
+  });
+  event('ping', {});
+  reply.blocks.forEach((block, index) => {
+    const delta = (d: Record<string, unknown>) => event('content_block_delta', { index, delta: d });
+    if (block.type === 'thinking') {
+      event('content_block_start', { index, content_block: { type: 'thinking', thinking: '' } });
+      for (const piece of block.text === '' ? [] : splitWords(block.text)) {
+        delta({ type: 'thinking_delta', thinking: piece });
+      }
+      delta({ type: 'signature_delta', signature: block.signature });
+    } else if (block.type === 'text') {
+      event('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      for (const piece of splitWords(block.text)) delta({ type: 'text_delta', text: piece });
+    } else {
+      const start = { type: 'tool_use', id: block.id, name: block.name, input: {} };
+      event('content_block_start', { index, content_block: start });
+      delta({ type: 'input_json_delta', partial_json: '' });
+      for (const piece of splitFragments(JSON.stringify(block.input))) {
+        delta({ type: 'input_json_delta', partial_json: piece });
+      }
+    }
+    event('content_block_stop', { index });
+  });
+  event('message_delta', {
+    delta: { stop_reason: reply.stopReason, stop_sequence: null },
+    usage: { output_tokens: usage.output },
+  });
+  event('message_stop', {});
+  return frames;
+}

@@ -1,0 +1,182 @@
+/**
+ * Chat Completions replies (wire-formats §2.5–2.7, OpenRouter deltas §3): the JSON body and the SSE chunk
+ * sequence, including tool-call fragments, the usage chunk and `[DONE]`.
+ */
+
+import type { Reply, ReplyBlock, ReplyContext, ReplyUsage } from './responses.ts';
+import { splitFragments, splitWords } from './responses.ts';
+import { sseFrame } from './sse.ts';
+
+const FINISH: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+};
+
+/** The non-streaming `chat.completion` body. */
+export function encodeChatJson(reply: Reply, ctx: ReplyContext, openrouter: boolean): unknown {
+  const text = textOf(reply.blocks);
+  const calls = callsOf(reply.blocks).map((call) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: JSON.stringify(call.input) },
+  }));
+  const thinking = reply.blocks.find((b) => b.type === 'thinking');
+  const message: Record<string, unknown> = { role: 'assistant', content: text, refusal: null };
+  if (openrouter) {
+    message.reasoning = thinking?.text ?? null;
+    if (thinking)
+      message.reasoning_details = [reasoningDetail({ text: thinking.text, signature: thinking.signature })];
+  } else {
+    message.annotations = [];
+  }
+  if (calls.length > 0) message.tool_calls = calls;
+  const choice: Record<string, unknown> = {
+    index: 0,
+    message,
+    logprobs: null,
+    finish_reason: finishOf(reply),
+  };
+  if (openrouter) choice.native_finish_reason = reply.stopReason;
+  return {
+    ...head(ctx, openrouter, 'chat.completion'),
+    choices: [choice],
+    usage: usageOf(reply.usage, openrouter),
+  };
+}
+
+/** The streaming chunks, ending with `data: [DONE]`. */
+export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: boolean): string[] {
+  const frames: string[] = openrouter ? [': OPENROUTER PROCESSING\n\n'] : [];
+  const usageNull = ctx.includeUsage && !openrouter ? { usage: null } : {};
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => {
+    const choice: Record<string, unknown> = { index: 0, delta, logprobs: null, finish_reason: finish };
+    if (openrouter) choice.native_finish_reason = finish === null ? null : reply.stopReason;
+    frames.push(
+      sseFrame({ ...head(ctx, openrouter, 'chat.completion.chunk'), choices: [choice], ...usageNull }),
+    );
+  };
+  chunk({ role: 'assistant', content: '', refusal: null });
+  let callIndex = 0;
+  for (const block of reply.blocks) {
+    if (block.type === 'thinking') {
+      if (!openrouter) continue; // OpenAI returns no reasoning text, only reasoning_tokens.
+      for (const piece of splitWords(block.text)) {
+        chunk({ content: '', reasoning: piece, reasoning_details: [reasoningDetail({ text: piece })] });
+      }
+      chunk({
+        content: '',
+        reasoning: '',
+        reasoning_details: [reasoningDetail({ signature: block.signature })],
+      });
+    } else if (block.type === 'text') {
+      for (const piece of splitWords(block.text)) chunk({ content: piece });
+    } else {
+      const index = callIndex++;
+      // wire-formats §2.7: id, type and name only on the first fragment; later ones carry index + arguments.
+      chunk({
+        tool_calls: [
+          { index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } },
+        ],
+      });
+      for (const piece of splitFragments(JSON.stringify(block.input))) {
+        chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
+      }
+    }
+  }
+  chunk({}, finishOf(reply));
+  if (ctx.includeUsage) {
+    const usage = usageOf(reply.usage, openrouter);
+    // OpenRouter's last chunk carries an empty delta choice next to the usage (wire-formats §3).
+    const choices = openrouter
+      ? [
+          {
+            index: 0,
+            delta: { role: 'assistant', content: '' },
+            finish_reason: null,
+            native_finish_reason: null,
+            logprobs: null,
+          },
+        ]
+      : [];
+    frames.push(sseFrame({ ...head(ctx, openrouter, 'chat.completion.chunk'), choices, usage }));
+  }
+  frames.push('data: [DONE]\n\n');
+  return frames;
+}
+
+// --- internal ---
+
+function head(ctx: ReplyContext, openrouter: boolean, object: string): Record<string, unknown> {
+  if (openrouter)
+    return { id: ctx.id, provider: 'FakeProvider', model: ctx.model, object, created: ctx.created };
+  return {
+    id: ctx.id,
+    object,
+    created: ctx.created,
+    model: ctx.model,
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake',
+  };
+}
+
+function finishOf(reply: Reply): string {
+  if (callsOf(reply.blocks).length > 0) return 'tool_calls';
+  return FINISH[reply.stopReason] ?? 'stop';
+}
+
+function textOf(blocks: ReplyBlock[]): string | null {
+  const texts = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : []));
+  return texts.length > 0 ? texts.join('') : null;
+}
+
+function callsOf(blocks: ReplyBlock[]) {
+  return blocks.flatMap((b) => (b.type === 'tool_call' ? [b] : []));
+}
+
+function reasoningDetail(fields: { text?: string; signature?: string }): Record<string, unknown> {
+  return { type: 'reasoning.text', ...fields, format: 'anthropic-claude-v1', index: 0 };
+}
+
+function usageOf(usage: ReplyUsage, openrouter: boolean): Record<string, unknown> {
+  const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
+  const base = {
+    prompt_tokens: prompt,
+    completion_tokens: usage.output,
+    total_tokens: prompt + usage.output,
+  };
+  if (openrouter) {
+    return {
+      ...base,
+      cost: usage.cost,
+      is_byok: false,
+      prompt_tokens_details: {
+        cached_tokens: usage.cacheRead,
+        cache_write_tokens: usage.cacheWrite,
+        audio_tokens: 0,
+      },
+      cost_details: {
+        upstream_inference_cost: null,
+        upstream_inference_prompt_cost: 0,
+        upstream_inference_completions_cost: 0,
+      },
+      completion_tokens_details: { reasoning_tokens: usage.reasoning, image_tokens: 0 },
+    };
+  }
+  return {
+    ...base,
+    prompt_tokens_details: {
+      cached_tokens: usage.cacheRead,
+      audio_tokens: 0,
+      ...(usage.cacheWrite > 0 ? { cache_write_tokens: usage.cacheWrite } : {}),
+    },
+    completion_tokens_details: {
+      reasoning_tokens: usage.reasoning,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * The OpenAI Chat Completions wire format (wire-formats §2) and its OpenRouter flavour (§3) for the fake
+ * provider: request reading, JSON and SSE replies, error bodies.
+ */
+
+import { encodeChatFrames, encodeChatJson } from './openai-reply.ts';
+import type { Codec, Provider, Turn } from './responses.ts';
+import { sseFrame } from './sse.ts';
+
+const OPENAI_ERRORS: Record<number, [string, string | null, string]> = {
+  400: ['invalid_request_error', null, 'Invalid request.'],
+  401: ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.'],
+  402: ['insufficient_quota', 'insufficient_quota', 'You exceeded your current quota.'],
+  403: ['invalid_request_error', 'unsupported_country_region_territory', 'Country not supported.'],
+  404: [
+    'invalid_request_error',
+    'model_not_found',
+    'The model does not exist or you do not have access to it.',
+  ],
+  408: ['timeout', null, 'Request timed out.'],
+  409: ['invalid_request_error', null, 'Conflict.'],
+  413: ['invalid_request_error', 'request_too_large', 'Request too large.'],
+  429: ['requests', 'rate_limit_exceeded', 'Rate limit reached for requests.'],
+  500: ['server_error', null, 'The server had an error while processing your request. Sorry about that!'],
+  502: ['server_error', null, 'Bad gateway.'],
+  503: ['server_error', null, 'The engine is currently overloaded, please try again later.'],
+  504: ['timeout', null, 'Gateway timeout.'],
+  529: ['server_error', null, 'The server is overloaded.'],
+};
+
+const NO_KEY =
+  "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer " +
+  'auth (i.e. Authorization: Bearer YOUR_KEY).';
+
+/** `POST /v1/chat/completions` as OpenAI answers it. */
+export const openaiCodec: Codec = createChatCodec('openai');
+
+/** `POST /api/v1/chat/completions` as OpenRouter answers it. */
+export const openrouterCodec: Codec = createChatCodec('openrouter');
+
+// --- internal ---
+
+function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
+  const openrouter = provider === 'openrouter';
+  const codec: Codec = {
+    provider,
+    messageIdPrefix: openrouter ? 'gen-fake' : 'chatcmpl-Fake',
+    toolIdPrefix: openrouter ? 'call_orfake' : 'call_Fake',
+    headers: (ctx): Record<string, string> =>
+      openrouter
+        ? { 'x-generation-id': ctx.id }
+        : { 'x-request-id': ctx.requestId, 'openai-processing-ms': '1', 'openai-version': '2020-10-01' },
+    checkHeaders(headers) {
+      if (/^Bearer\s+\S+/i.test(headers.get('authorization') ?? '')) return undefined;
+      if (openrouter)
+        return { status: 401, body: { error: { code: 401, message: 'No auth credentials found' } } };
+      return {
+        status: 401,
+        body: { error: { message: NO_KEY, type: 'invalid_request_error', param: null, code: null } },
+      };
+    },
+    checkBody(body) {
+      if (typeof body.model !== 'string') return 'you must provide a model parameter';
+      if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
+      return undefined;
+    },
+    readTurn: (body) => readTurn(body, openrouter),
+    encodeJson: (reply, ctx) => encodeChatJson(reply, ctx, openrouter),
+    encodeFrames: (reply, ctx) => encodeChatFrames(reply, ctx, openrouter),
+    errorBody(status, message, ctx) {
+      if (openrouter)
+        return { error: { code: status, message: message ?? OPENAI_ERRORS[status]?.[2] ?? 'Error' } };
+      const [type, code, fallback] = OPENAI_ERRORS[status] ?? ['server_error', null, 'Error'];
+      const text = message ?? (status === 404 ? `The model \`${ctx.model}\` does not exist.` : fallback);
+      return { error: { message: text, type, param: null, code } };
+    },
+    malformedFrame(ctx) {
+      return `data: {"id":"${ctx.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"\n\n`;
+    },
+    errorFrame(status, ctx) {
+      if (!openrouter) return sseFrame(codec.errorBody(status, undefined, ctx));
+      // wire-formats §3: a chunk with a top-level error and finish_reason "error", then the stream ends.
+      return sseFrame({
+        id: ctx.id,
+        object: 'chat.completion.chunk',
+        created: ctx.created,
+        model: ctx.model,
+        provider: 'FakeProvider',
+        error: { code: status, message: OPENAI_ERRORS[status]?.[2] ?? 'Error' },
+        choices: [
+          { index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error' },
+        ],
+      });
+    },
+    modelsList(models) {
+      if (openrouter) return { data: models.map((id) => ({ id, name: id, created: 1767225600 })) };
+      const data = models.map((id) => ({
+        id,
+        object: 'model',
+        created: 1767225600,
+        owned_by: 'fake-provider',
+      }));
+      return { object: 'list', data };
+    },
+  };
+  return codec;
+}
+
+type Message = { role?: string; content?: unknown };
+type Part = { type?: string; text?: string; image_url?: { url?: string } };
+
+function readTurn(body: Record<string, unknown>, openrouter: boolean): Turn {
+  const messages = body.messages as Message[];
+  const lastAssistant = messages.findLastIndex((m) => m.role === 'assistant');
+  const texts: string[] = [];
+  const toolResults: string[] = [];
+  for (const message of messages.slice(lastAssistant + 1)) {
+    if (message.role !== 'user' && message.role !== 'tool') continue;
+    const text = partsOf(message.content)
+      .filter((p) => p.type === 'text')
+      .map((p) => p.text)
+      .join('');
+    texts.push(text);
+    if (message.role === 'tool') toolResults.push(text);
+  }
+  const choice = body.tool_choice as string | { type?: string; function?: { name?: string } } | undefined;
+  const tools = Array.isArray(body.tools)
+    ? (body.tools as { function?: { name?: string; parameters?: unknown } }[])
+    : [];
+  const reasoning = body.reasoning as { enabled?: boolean } | undefined;
+  const effort = body.reasoning_effort;
+  const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean };
+  return {
+    model: body.model as string,
+    stream: body.stream === true,
+    // wire-formats §3: OpenRouter always sends usage; OpenAI only when asked.
+    includeUsage: openrouter || streamOptions.include_usage === true,
+    turnText: texts.join('\n'),
+    tools: tools
+      .filter((t) => typeof t.function?.name === 'string')
+      .map((t) => ({ name: t.function!.name!, schema: t.function!.parameters })),
+    toolResults,
+    images: messages.flatMap((m) => partsOf(m.content).flatMap(imageOf)),
+    forcedTool:
+      choice === 'required'
+        ? true
+        : typeof choice === 'object' && choice.type === 'function'
+          ? choice.function?.name
+          : undefined,
+    toolChoiceNone: choice === 'none',
+    thinkingRequested:
+      (reasoning !== undefined && reasoning.enabled !== false) ||
+      (typeof effort === 'string' && effort !== 'none'),
+    promptChars: JSON.stringify(messages).length,
+  };
+}
+
+function partsOf(content: unknown): Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? (content as Part[]) : [];
+}
+
+function imageOf(part: Part): string[] {
+  if (part.type !== 'image_url') return [];
+  const url = part.image_url?.url ?? '';
+  const dataUrl = /^data:([^;,]+)[;,]/.exec(url);
+  return [dataUrl ? dataUrl[1] : 'url'];
+}

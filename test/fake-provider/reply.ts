@@ -1,0 +1,149 @@
+/**
+ * One generation request, end to end: checks as the real API makes them, the plan (scripted step plus
+ * directives), then an error, a hang, a reset, or a JSON/SSE reply with the plan's timing faults.
+ */
+
+import type { IncomingMessage } from 'node:http';
+import type { Context } from 'hono';
+import type { Codec, ReplyContext } from './responses.ts';
+import { buildReply } from './responses.ts';
+import type { FakeStep } from './script.ts';
+import { DirectiveError, parseDirectives, resolvePlan } from './script.ts';
+import type { Tracker } from './sse.ts';
+import { chunkStream, scriptFrames, sleep, splitBody } from './sse.ts';
+
+/** What a reply needs from the fake instance. */
+export type ReplyDeps = {
+  tracker: Tracker;
+  nextStep(): FakeStep | undefined;
+  newId(prefix: string): string;
+  now(): number;
+};
+
+/** Thrown (in-process use only) to make the caller's fetch fail like a reset connection. */
+export class ConnectionResetError extends Error {
+  override name = 'ConnectionResetError';
+  code = 'ECONNRESET';
+}
+
+/** Answers one `POST` to a generation route. */
+export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDeps): Promise<Response> {
+  const signal = c.req.raw.signal;
+  const text = await c.req.text();
+  const parsed = parseJson(text);
+  const model = typeof parsed?.model === 'string' ? parsed.model : 'unknown';
+  const ctx: ReplyContext = {
+    id: deps.newId(codec.messageIdPrefix),
+    requestId: deps.newId('req_01Fake'),
+    model,
+    created: Math.floor(deps.now() / 1000),
+    includeUsage: false,
+  };
+  const refused = codec.checkHeaders(c.req.raw.headers, ctx);
+  if (refused) return json(refused.status, refused.body, codec.headers(ctx));
+  if (parsed === undefined)
+    return errorReply(codec, ctx, 400, 'fake provider: the request body is not valid JSON');
+  const invalid = codec.checkBody(parsed);
+  if (invalid) return errorReply(codec, ctx, 400, invalid);
+  const turn = codec.readTurn(parsed);
+  ctx.includeUsage = turn.includeUsage;
+  let plan: FakeStep;
+  try {
+    plan = resolvePlan(deps.nextStep(), parseDirectives(turn.turnText));
+  } catch (err) {
+    if (err instanceof DirectiveError) return errorReply(codec, ctx, 400, err.message);
+    throw err;
+  }
+  if (plan.slowHeadersMs) await sleep(plan.slowHeadersMs, signal);
+  if (plan.hang) return hang(signal, deps.tracker);
+  if (plan.resetAfter === 0) return resetNow(c, signal, deps.tracker);
+  const status = plan.error ?? (turn.stream ? undefined : plan.streamError);
+  if (status !== undefined) return errorReply(codec, ctx, status, plan.message, faultHeaders(plan));
+  const reply = buildReply(turn, plan, () => deps.newId(codec.toolIdPrefix));
+  const body = { dripMs: plan.dripMs, signal, tracker: deps.tracker };
+  if (turn.stream) {
+    const frames = scriptFrames(codec.encodeFrames(reply, ctx), plan, {
+      malformed: codec.malformedFrame(ctx),
+      error: (s) => codec.errorFrame(s, ctx),
+    });
+    const stream = chunkStream(frames, { ...body, resetAfter: plan.resetAfter });
+    return new Response(stream, {
+      status: 200,
+      headers: {
+        ...codec.headers(ctx),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+      },
+    });
+  }
+  const encoded =
+    plan.malformed !== undefined
+      ? `{"id":"${ctx.id}","malformed":`
+      : JSON.stringify(codec.encodeJson(reply, ctx));
+  if (!plan.dripMs && plan.resetAfter === undefined) return json(200, encoded, codec.headers(ctx));
+  const stream = chunkStream(splitBody(encoded), {
+    ...body,
+    resetAfter: plan.resetAfter === undefined ? undefined : 2,
+  });
+  return new Response(stream, {
+    status: 200,
+    headers: { ...codec.headers(ctx), 'content-type': 'application/json' },
+  });
+}
+
+/** An error reply in the codec's shape with its headers. */
+export function errorReply(
+  codec: Codec,
+  ctx: ReplyContext,
+  status: number,
+  message: string | undefined,
+  extra: Record<string, string> = {},
+): Response {
+  return json(status, codec.errorBody(status, message, ctx), { ...codec.headers(ctx), ...extra });
+}
+
+// --- internal ---
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function json(status: number, body: unknown, headers: Record<string, string>): Response {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return new Response(text, { status, headers: { ...headers, 'content-type': 'application/json' } });
+}
+
+function faultHeaders(plan: FakeStep): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (plan.retryAfter !== undefined) headers['retry-after'] = plan.retryAfter;
+  if (plan.retryAfterMs !== undefined) headers['retry-after-ms'] = plan.retryAfterMs;
+  if (plan.shouldRetry !== undefined) headers['x-should-retry'] = String(plan.shouldRetry);
+  return headers;
+}
+
+/** Never answers; settles when the client goes away or the fake shuts down. */
+function hang(signal: AbortSignal, tracker: Tracker): Promise<Response> {
+  return new Promise((resolve) => {
+    const done = () => {
+      untrack();
+      signal.removeEventListener('abort', done);
+      resolve(new Response(null, { status: 499 }));
+    };
+    const untrack = tracker.add(done);
+    if (signal.aborted) done();
+    else signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function resetNow(c: Context, signal: AbortSignal, tracker: Tracker): Promise<Response> {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  // In-process use has no socket: fail the caller's fetch instead.
+  if (incoming === undefined) throw new ConnectionResetError('fake provider: connection reset');
+  incoming.socket.destroy();
+  return hang(signal, tracker);
+}

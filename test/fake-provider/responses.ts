@@ -1,0 +1,205 @@
+/**
+ * Provider-neutral reply building: each provider module reads its request into a `Turn`, `buildReply` decides
+ * the content and usage deterministically from the turn and the plan, and the provider module encodes it.
+ */
+
+import type { FakeStep } from './script.ts';
+
+/** What the fake needs to know about a request, read from either wire format. */
+export type Turn = {
+  model: string;
+  stream: boolean;
+  /** OpenAI `stream_options.include_usage`. */
+  includeUsage: boolean;
+  /** Text of the final user turn (user text plus tool-result text after the last assistant message). */
+  turnText: string;
+  tools: { name: string; schema: unknown }[];
+  /** Text of the tool results in the final turn, in order. */
+  toolResults: string[];
+  /** One description per image in the request, e.g. "image/png" or "url". */
+  images: string[];
+  /** A tool the request forces (`true`: any tool); undefined when the choice is free. */
+  forcedTool: string | true | undefined;
+  toolChoiceNone: boolean;
+  /** The request itself asks for thinking/reasoning. */
+  thinkingRequested: boolean;
+  /** Size of the prompt in characters, for the default input token count. */
+  promptChars: number;
+};
+
+export type ReplyBlock =
+  | { type: 'thinking'; text: string; signature: string }
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> };
+
+export type ReplyUsage = {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  reasoning: number;
+  cost: number;
+};
+
+export type Reply = {
+  blocks: ReplyBlock[];
+  /** Anthropic vocabulary; OpenAI encoders map it. */
+  stopReason: string;
+  usage: ReplyUsage;
+};
+
+export const DEFAULT_TEXT = 'Hello from the fake provider.';
+export const DEFAULT_THINKING = 'The user wants a reply. I will answer briefly.';
+
+/** Builds the reply for one turn; `newToolId` gives provider-style tool call ids. */
+export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string): Reply {
+  const blocks: ReplyBlock[] = [];
+  const thinking = plan.thinking ?? turn.thinkingRequested;
+  if (thinking !== false) {
+    const text = typeof thinking === 'string' ? thinking : DEFAULT_THINKING;
+    blocks.push({ type: 'thinking', text, signature: signatureFor(text) });
+  }
+  const calls = toolCallCount(turn, plan);
+  const text = replyText(turn, plan);
+  if (text !== undefined) blocks.push({ type: 'text', text });
+  for (let i = 0; i < calls; i++) {
+    const tool = pickTool(turn, i);
+    blocks.push({ type: 'tool_call', id: newToolId(), name: tool.name, input: inputFromSchema(tool.schema) });
+  }
+  const stopReason = plan.stopReason ?? (calls > 0 ? 'tool_use' : 'end_turn');
+  return { blocks, stopReason, usage: usageFor(turn, plan, blocks) };
+}
+
+/** A JSON value satisfying the schema's required properties (strings `"<name>-value"`, numbers 1, …). */
+export function inputFromSchema(schema: unknown): Record<string, unknown> {
+  const value = valueFor(schema, 'value');
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+/** Text split into word-sized fragments (each keeps its trailing space) for text deltas. */
+export function splitWords(text: string): string[] {
+  const parts = text.match(/\S+\s*|\s+/g) ?? [];
+  return parts.length > 0 ? parts : [text];
+}
+
+/** A JSON string split into `count` roughly equal fragments for argument/input_json deltas. */
+export function splitFragments(json: string, count = 3): string[] {
+  const size = Math.max(1, Math.ceil(json.length / count));
+  const out: string[] = [];
+  for (let i = 0; i < json.length; i += size) out.push(json.slice(i, i + size));
+  return out.length > 0 ? out : [''];
+}
+
+// --- internal ---
+
+function toolCallCount(turn: Turn, plan: FakeStep): number {
+  if (turn.tools.length === 0 || turn.toolChoiceNone) return 0;
+  if (plan.toolCalls !== undefined) return plan.toolCalls;
+  return turn.forcedTool !== undefined ? 1 : 0;
+}
+
+function pickTool(turn: Turn, i: number): { name: string; schema: unknown } {
+  if (typeof turn.forcedTool === 'string') {
+    const forced = turn.tools.find((tool) => tool.name === turn.forcedTool);
+    if (forced) return forced;
+  }
+  return turn.tools[i % turn.tools.length];
+}
+
+function replyText(turn: Turn, plan: FakeStep): string | undefined {
+  if (plan.text !== undefined) return plan.text;
+  if (plan.imageCheck) {
+    const n = turn.images.length;
+    return n === 0
+      ? 'image-check: no image'
+      : `image-check: ${n} image${n > 1 ? 's' : ''} (${turn.images.join(', ')})`;
+  }
+  if (turn.toolResults.length > 0) return `Tool result received: ${turn.toolResults.join(' | ')}`;
+  if (plan.toolCalls !== undefined && plan.toolCalls > 0 && turn.tools.length > 0) return undefined;
+  if (turn.forcedTool !== undefined && turn.tools.length > 0 && !turn.toolChoiceNone) return undefined;
+  return DEFAULT_TEXT;
+}
+
+function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): ReplyUsage {
+  let output = 0;
+  let reasoning = 0;
+  for (const block of blocks) {
+    if (block.type === 'text') output += splitWords(block.text).length;
+    if (block.type === 'thinking') reasoning += splitWords(block.text).length;
+    if (block.type === 'tool_call') output += 10;
+  }
+  const given = plan.usage ?? {};
+  const reasoningTokens = given.reasoning ?? reasoning;
+  return {
+    input: given.input ?? Math.max(1, Math.ceil(turn.promptChars / 4)),
+    output: given.output ?? Math.max(1, output + reasoningTokens),
+    cacheRead: given.cacheRead ?? 0,
+    cacheWrite: given.cacheWrite ?? 0,
+    reasoning: reasoningTokens,
+    cost: given.cost ?? 0,
+  };
+}
+
+function signatureFor(text: string): string {
+  return `EqQBfake${Buffer.from(text).toString('base64').slice(0, 24)}`;
+}
+
+function valueFor(schema: unknown, name: string): unknown {
+  const s = (typeof schema === 'object' && schema !== null ? schema : {}) as Record<string, unknown>;
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  if ('const' in s) return s.const;
+  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  switch (type) {
+    case 'string':
+      return `${name}-value`;
+    case 'integer':
+    case 'number':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'null':
+      return null;
+    default: {
+      const properties = (s.properties ?? {}) as Record<string, unknown>;
+      const requiredNames = Array.isArray(s.required) ? (s.required as string[]) : [];
+      const out: Record<string, unknown> = {};
+      for (const key of requiredNames) out[key] = valueFor(properties[key], key);
+      return out;
+    }
+  }
+}
+
+export type Provider = 'anthropic' | 'openai' | 'openrouter';
+
+/** Per-reply values the encoders share (ids are deterministic per fake instance). */
+export type ReplyContext = {
+  id: string;
+  model: string;
+  created: number;
+  requestId: string;
+  includeUsage: boolean;
+};
+
+/** What the server needs from one provider's wire format. */
+export type Codec = {
+  provider: Provider;
+  /** The provider's usual response headers (request id and the like). */
+  headers(ctx: ReplyContext): Record<string, string>;
+  messageIdPrefix: string;
+  toolIdPrefix: string;
+  /** Auth and header checks; the real API's refusal (status and body) when it would refuse. */
+  checkHeaders(headers: Headers, ctx: ReplyContext): { status: number; body: unknown } | undefined;
+  /** Body checks; a message for a 400 when the real API would refuse. */
+  checkBody(body: Record<string, unknown>): string | undefined;
+  readTurn(body: Record<string, unknown>): Turn;
+  encodeJson(reply: Reply, ctx: ReplyContext): unknown;
+  encodeFrames(reply: Reply, ctx: ReplyContext): string[];
+  errorBody(status: number, message: string | undefined, ctx: ReplyContext): unknown;
+  malformedFrame(ctx: ReplyContext): string;
+  errorFrame(status: number, ctx: ReplyContext): string;
+  modelsList(models: string[]): unknown;
+};

@@ -1,0 +1,237 @@
+/**
+ * Reply scripts for the fake provider: the `FakeStep` type, the `[[fake:…]]` directive grammar, and the rule
+ * that merges a queued step with the directives found in the request.
+ *
+ * Grammar (also accepted as a string step by `fake.script([...])`, without the brackets):
+ *
+ *   directive := "[[fake:" item (";" item)* "]]"        several directives in one text combine, later wins
+ *   item      := key | key "=" value                   keys are case-insensitive; "_" and "-" are the same
+ *
+ *   reply shape
+ *     text=STRING          reply text (STRING may contain spaces, not ";" or "]]")
+ *     tool_call            call the first request tool (input built from its schema's required properties)
+ *     tool_calls=N         N parallel calls (cycling through the request tools)
+ *     thinking[=STRING]    a thinking block (Anthropic), reasoning (OpenRouter), reasoning_tokens (OpenAI)
+ *     usage=in:N,out:N,cache_read:N,cache_write:N,reasoning:N,cost:X   any subset; in = uncached input
+ *     image-check          reply says whether image blocks/parts arrived: "image-check: 1 image (image/png)"
+ *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal)
+ *   faults
+ *     error=STATUS         400|401|402|403|404|408|409|413|429|500|502|503|504|529 with the provider's body
+ *     retry-after=S        `retry-after` header on the error (seconds, sent as given)
+ *     retry-after-ms=MS    `retry-after-ms` header on the error
+ *     should-retry=BOOL    `x-should-retry` header on the error
+ *     message=STRING       error message override
+ *     hang                 accept and never answer (ends when the client disconnects or the fake closes)
+ *     reset-after=N        stream N SSE frames (non-streaming: half the body if N > 0) then reset the connection;
+ *                          N = 0 resets before any response byte
+ *     malformed[=N]        after N frames (default 2) send a frame with invalid JSON and end the stream;
+ *                          non-streaming: a 200 with an invalid JSON body
+ *     stream-error=STATUS  after 2 frames send the provider's in-stream error event for STATUS and end
+ *     drip=MS              delay every SSE frame (non-streaming: every body chunk) by MS
+ *     slow-headers=MS      delay MS before the status line
+ *     ok                   no-op (a queued "ok" step succeeds even if the text carries fault directives)
+ */
+
+export type FakeUsage = {
+  input?: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  reasoning?: number;
+  cost?: number;
+};
+
+/** One scripted reply. Shape fields describe a success; fault fields (see FAULT_KEYS) override it. */
+export type FakeStep = {
+  text?: string;
+  toolCalls?: number;
+  thinking?: boolean | string;
+  usage?: FakeUsage;
+  imageCheck?: boolean;
+  stopReason?: string;
+  error?: number;
+  retryAfter?: string;
+  retryAfterMs?: string;
+  shouldRetry?: boolean;
+  message?: string;
+  hang?: boolean;
+  resetAfter?: number;
+  malformed?: number;
+  streamError?: number;
+  dripMs?: number;
+  slowHeadersMs?: number;
+};
+
+export const FAULT_KEYS = [
+  'error',
+  'retryAfter',
+  'retryAfterMs',
+  'shouldRetry',
+  'message',
+  'hang',
+  'resetAfter',
+  'malformed',
+  'streamError',
+  'dripMs',
+  'slowHeadersMs',
+] as const satisfies readonly (keyof FakeStep)[];
+
+export const ERROR_STATUSES = [400, 401, 402, 403, 404, 408, 409, 413, 429, 500, 502, 503, 504, 529];
+
+/** Thrown for a directive the grammar does not know; the fake answers it with a 400. */
+export class DirectiveError extends Error {
+  override name = 'DirectiveError';
+}
+
+/** Parses every `[[fake:…]]` directive in `text` into one step (empty when there is none). */
+export function parseDirectives(text: string): FakeStep {
+  const step: FakeStep = {};
+  for (const match of text.matchAll(/\[\[fake:(.*?)\]\]/gs)) {
+    Object.assign(step, parseItems(match[1]));
+  }
+  return step;
+}
+
+/** Parses the inside of one directive (`error=429;retry-after=1`). */
+export function parseItems(body: string): FakeStep {
+  const step: FakeStep = {};
+  for (const raw of body.split(';')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    const eq = item.indexOf('=');
+    const key = (eq < 0 ? item : item.slice(0, eq)).trim().toLowerCase().replaceAll('_', '-');
+    const value = eq < 0 ? undefined : item.slice(eq + 1).trim();
+    applyItem(step, key, value);
+  }
+  return step;
+}
+
+/** Turns a `script()` entry (a step or a directive body string) into a step. */
+export function toStep(entry: FakeStep | string): FakeStep {
+  return typeof entry === 'string' ? parseItems(entry.replace(/^\[\[fake:|\]\]$/g, '')) : { ...entry };
+}
+
+/**
+ * The plan for one request. Without a scripted step the directives decide alone. With one, the step's faults
+ * replace the directives' faults (so "429 then success" works although the retried body repeats the same
+ * text), and its shape fields override the directives' shape fields.
+ */
+export function resolvePlan(scripted: FakeStep | undefined, fromText: FakeStep): FakeStep {
+  if (scripted === undefined) return { ...fromText };
+  const plan: FakeStep = { ...fromText };
+  for (const key of FAULT_KEYS) delete plan[key];
+  return { ...plan, ...scripted };
+}
+
+// --- internal ---
+
+function applyItem(step: FakeStep, key: string, value: string | undefined): void {
+  switch (key) {
+    case 'ok':
+      return;
+    case 'text':
+      step.text = required(key, value);
+      return;
+    case 'tool-call':
+      step.toolCalls = value === undefined ? 1 : int(key, value);
+      return;
+    case 'tool-calls':
+      step.toolCalls = int(key, required(key, value));
+      return;
+    case 'thinking':
+      step.thinking = value === undefined || value === '' ? true : value;
+      return;
+    case 'usage':
+      step.usage = parseUsage(required(key, value));
+      return;
+    case 'image-check':
+      step.imageCheck = true;
+      return;
+    case 'stop':
+      step.stopReason = required(key, value);
+      return;
+    case 'error':
+      step.error = status(key, value);
+      return;
+    case 'stream-error':
+      step.streamError = status(key, value);
+      return;
+    case 'retry-after':
+      step.retryAfter = required(key, value);
+      return;
+    case 'retry-after-ms':
+      step.retryAfterMs = required(key, value);
+      return;
+    case 'should-retry':
+      step.shouldRetry = bool(key, value);
+      return;
+    case 'message':
+      step.message = required(key, value);
+      return;
+    case 'hang':
+      step.hang = true;
+      return;
+    case 'reset-after':
+      step.resetAfter = int(key, required(key, value));
+      return;
+    case 'malformed':
+      step.malformed = value === undefined ? 2 : int(key, value);
+      return;
+    case 'drip':
+      step.dripMs = int(key, required(key, value));
+      return;
+    case 'slow-headers':
+      step.slowHeadersMs = int(key, required(key, value));
+      return;
+    default:
+      throw new DirectiveError(`fake provider: unknown directive '${key}'`);
+  }
+}
+
+const USAGE_KEYS: Record<string, keyof FakeUsage> = {
+  in: 'input',
+  input: 'input',
+  out: 'output',
+  output: 'output',
+  'cache-read': 'cacheRead',
+  'cache-write': 'cacheWrite',
+  reasoning: 'reasoning',
+  cost: 'cost',
+};
+
+function parseUsage(value: string): FakeUsage {
+  const usage: FakeUsage = {};
+  for (const pair of value.split(',')) {
+    const [rawKey, rawNumber] = pair.split(':').map((part) => part.trim());
+    const field = USAGE_KEYS[(rawKey ?? '').toLowerCase().replaceAll('_', '-')];
+    const n = Number(rawNumber);
+    if (field === undefined || rawNumber === undefined || rawNumber === '' || !Number.isFinite(n) || n < 0) {
+      throw new DirectiveError(`fake provider: bad usage item '${pair}'`);
+    }
+    usage[field] = n;
+  }
+  return usage;
+}
+
+function required(key: string, value: string | undefined): string {
+  if (value === undefined || value === '') throw new DirectiveError(`fake provider: '${key}' needs a value`);
+  return value;
+}
+
+function int(key: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new DirectiveError(`fake provider: '${key}' needs an integer ≥ 0`);
+  return n;
+}
+
+function status(key: string, value: string | undefined): number {
+  const n = int(key, required(key, value));
+  if (!ERROR_STATUSES.includes(n)) throw new DirectiveError(`fake provider: unsupported status ${n}`);
+  return n;
+}
+
+function bool(key: string, value: string | undefined): boolean {
+  if (value === 'true' || value === undefined) return true;
+  if (value === 'false') return false;
+  throw new DirectiveError(`fake provider: '${key}' needs true or false`);
+}

@@ -1,0 +1,94 @@
+/**
+ * Response bodies with scripted timing and faults: SSE frame streams (drip, reset after N frames, malformed
+ * or error frames) and chunked JSON bodies. Every body stops when the client goes away or the fake shuts down.
+ */
+
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FakeStep } from './script.ts';
+
+/** Open bodies and hung requests register a stopper here so `close()` can end them. */
+export type Tracker = { add(stop: () => void): () => void };
+
+export type BodyOptions = {
+  dripMs?: number;
+  /** Frames (or chunks) sent before the connection is reset; undefined: end normally. */
+  resetAfter?: number;
+  signal: AbortSignal;
+  tracker: Tracker;
+};
+
+/** The frames actually sent: cut at the first fault and ended by the malformed or error frame it asks for. */
+export function scriptFrames(
+  frames: string[],
+  plan: FakeStep,
+  faultFrames: { malformed: string; error: (status: number) => string },
+): string[] {
+  if (plan.malformed !== undefined) return [...frames.slice(0, plan.malformed), faultFrames.malformed];
+  if (plan.streamError !== undefined) return [...frames.slice(0, 2), faultFrames.error(plan.streamError)];
+  return frames;
+}
+
+/** One SSE event: optional `event:` line, one `data:` line, blank line. */
+export function sseFrame(data: unknown, event?: string): string {
+  const json = typeof data === 'string' ? data : JSON.stringify(data);
+  return `${event === undefined ? '' : `event: ${event}\n`}data: ${json}\n\n`;
+}
+
+/** A byte stream of `chunks`, each delayed by `dripMs`, erroring (connection reset) after `resetAfter`. */
+export function chunkStream(chunks: string[], options: BodyOptions): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const stopped = new AbortController();
+  const signal = AbortSignal.any([stopped.signal, options.signal]);
+  let untrack = () => {};
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      untrack = options.tracker.add(() => {
+        stopped.abort();
+        try {
+          controller.error(new Error('fake provider: closed'));
+        } catch {}
+      });
+    },
+    async pull(controller) {
+      try {
+        if (options.resetAfter !== undefined && sent >= options.resetAfter) {
+          // Let the frames already written reach the socket before it is destroyed.
+          await delay(20, undefined, { signal });
+          untrack();
+          controller.error(new Error('fake provider: connection reset'));
+          return;
+        }
+        if (sent >= chunks.length) {
+          untrack();
+          controller.close();
+          return;
+        }
+        if (options.dripMs) await delay(options.dripMs, undefined, { signal });
+        controller.enqueue(encoder.encode(chunks[sent]));
+        sent++;
+      } catch {
+        untrack();
+      }
+    },
+    cancel() {
+      stopped.abort();
+      untrack();
+    },
+  });
+}
+
+/** Splits a body into four pieces so `drip` and `reset-after` have something to act on. */
+export function splitBody(body: string): string[] {
+  const size = Math.ceil(body.length / 4);
+  const out: string[] = [];
+  for (let i = 0; i < body.length; i += size) out.push(body.slice(i, i + size));
+  return out;
+}
+
+/** Resolves after `ms`, or early when `signal` aborts; never rejects. */
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch {}
+}
