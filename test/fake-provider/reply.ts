@@ -60,7 +60,13 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   const status = plan.error ?? (turn.stream ? undefined : plan.streamError);
   if (status !== undefined) return errorReply(codec, ctx, status, plan.message, faultHeaders(plan));
   const reply = buildReply(turn, plan, () => deps.newId(codec.toolIdPrefix));
-  const body = { dripMs: plan.dripMs, signal, tracker: deps.tracker };
+  const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
+  const body = {
+    dripMs: plan.dripMs,
+    signal,
+    tracker: deps.tracker,
+    destroy: socket && (() => socket.destroy()),
+  };
   if (turn.stream) {
     const frames = scriptFrames(codec.encodeFrames(reply, ctx), plan, {
       malformed: codec.malformedFrame(ctx),

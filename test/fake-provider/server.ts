@@ -118,8 +118,12 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
   return {
     app,
     async fetch(input, init) {
+      const request = new Request(input, init);
       try {
-        return await app.fetch(new Request(input, init));
+        const response = await app.fetch(request);
+        // Like a real fetch, an aborted request rejects even though the app answered after the abort.
+        if (request.signal.aborted) throw request.signal.reason;
+        return response;
       } catch (err) {
         if (err instanceof ConnectionResetError) throw new TypeError('fetch failed', { cause: err });
         throw err;
@@ -170,8 +174,8 @@ export async function startFakeProvider(
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
-        fake.shutdown();
         if ('closeAllConnections' in server) server.closeAllConnections();
+        fake.shutdown();
       });
       return closing;
     },

@@ -15,6 +15,8 @@ export type BodyOptions = {
   resetAfter?: number;
   signal: AbortSignal;
   tracker: Tracker;
+  /** Destroys the connection (node server); without it the body stream errors instead (in-process). */
+  destroy?: () => void;
 };
 
 /** The frames actually sent: cut at the first fault and ended by the malformed or error frame it asks for. */
@@ -45,9 +47,7 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
     start(controller) {
       untrack = options.tracker.add(() => {
         stopped.abort();
-        try {
-          controller.error(new Error('fake provider: closed'));
-        } catch {}
+        fail(controller, options, 'fake provider: closed');
       });
     },
     async pull(controller) {
@@ -56,7 +56,7 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
           // Let the frames already written reach the socket before it is destroyed.
           await delay(20, undefined, { signal });
           untrack();
-          controller.error(new Error('fake provider: connection reset'));
+          fail(controller, options, 'fake provider: connection reset');
           return;
         }
         if (sent >= chunks.length) {
@@ -68,7 +68,9 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
         controller.enqueue(encoder.encode(chunks[sent]));
         sent++;
       } catch {
+        // Aborted by the client or by shutdown: end the body so an in-process reader is not left waiting.
         untrack();
+        fail(controller, options, 'fake provider: aborted');
       }
     },
     cancel() {
@@ -90,5 +92,22 @@ export function splitBody(body: string): string[] {
 export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   try {
     await delay(ms, undefined, { signal });
+  } catch {}
+}
+
+// --- internal ---
+
+/** Ends a body abruptly: a destroyed socket over HTTP (the server then cancels the body), else an errored body. */
+function fail(
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  options: BodyOptions,
+  message: string,
+): void {
+  if (options.destroy) {
+    options.destroy();
+    return;
+  }
+  try {
+    controller.error(new Error(message));
   } catch {}
 }

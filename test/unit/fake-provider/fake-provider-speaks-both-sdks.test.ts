@@ -1,0 +1,324 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startFakeProvider } from '../../fake-provider/server.ts';
+
+const fake = await startFakeProvider();
+after(() => fake.close());
+
+const anthropic = new Anthropic({
+  apiKey: 'sk-ant-test',
+  baseURL: fake.anthropicBaseUrl,
+  maxRetries: 0,
+  logLevel: 'off',
+});
+const openai = new OpenAI({ apiKey: 'sk-test', baseURL: fake.openaiBaseUrl, maxRetries: 0, logLevel: 'off' });
+const openrouter = new OpenAI({
+  apiKey: 'sk-or-test',
+  baseURL: fake.openrouterBaseUrl,
+  maxRetries: 0,
+  logLevel: 'off',
+});
+
+const WEATHER_TOOL = {
+  name: 'get_weather',
+  description: 'Weather for a city',
+  input_schema: {
+    type: 'object' as const,
+    properties: { city: { type: 'string' }, days: { type: 'integer' }, unit: { enum: ['c', 'f'] } },
+    required: ['city', 'days', 'unit'],
+  },
+};
+const WEATHER_FUNCTION = {
+  type: 'function' as const,
+  function: { name: WEATHER_TOOL.name, parameters: WEATHER_TOOL.input_schema },
+};
+
+test('anthropic non-streaming text echoes the model and reports usage with cache fields', async () => {
+  fake.reset();
+  const message = await anthropic.messages.create({
+    model: 'claude-echo-1',
+    max_tokens: 64,
+    messages: [
+      {
+        role: 'user',
+        content: 'hi [[fake:text=hello world;usage=in:100,out:20,cache_read:30,cache_write:5]]',
+      },
+    ],
+  });
+  assert.equal(message.model, 'claude-echo-1');
+  assert.match(message.id, /^msg_/);
+  assert.deepEqual(message.content, [{ type: 'text', text: 'hello world', citations: null }]);
+  assert.equal(message.stop_reason, 'end_turn');
+  assert.equal(message.usage.input_tokens, 100);
+  assert.equal(message.usage.output_tokens, 20);
+  assert.equal(message.usage.cache_read_input_tokens, 30);
+  assert.equal(message.usage.cache_creation_input_tokens, 5);
+  assert.match(message._request_id ?? '', /^req_/);
+});
+
+test('anthropic stream helper assembles thinking, text-free tool calls and usage', async () => {
+  fake.reset();
+  const stream = anthropic.messages.stream({
+    model: 'claude-x',
+    max_tokens: 4096,
+    thinking: { type: 'enabled', budget_tokens: 1024 },
+    tools: [WEATHER_TOOL],
+    messages: [
+      { role: 'user', content: 'weather? [[fake:tool_calls=2;usage=in:7,cache_read:11,cache_write:3]]' },
+    ],
+  });
+  const message = await stream.finalMessage();
+  assert.deepEqual(
+    message.content.map((block) => block.type),
+    ['thinking', 'tool_use', 'tool_use'],
+  );
+  const [thinking, first, second] = message.content;
+  assert.ok(thinking.type === 'thinking' && thinking.thinking.length > 0 && thinking.signature.length > 0);
+  assert.ok(first.type === 'tool_use' && second.type === 'tool_use');
+  assert.match(first.id, /^toolu_/);
+  assert.notEqual(first.id, second.id);
+  assert.deepEqual(first.input, { city: 'city-value', days: 1, unit: 'c' });
+  assert.equal(message.stop_reason, 'tool_use');
+  assert.equal(message.usage.input_tokens, 7);
+  assert.equal(message.usage.cache_read_input_tokens, 11);
+  assert.equal(message.usage.cache_creation_input_tokens, 3);
+  assert.ok(message.usage.output_tokens > 0);
+});
+
+test('anthropic raw stream sends ping, several input_json_delta fragments and a signature_delta', async () => {
+  fake.reset();
+  const stream = await anthropic.messages.create({
+    model: 'claude-x',
+    max_tokens: 4096,
+    stream: true,
+    thinking: { type: 'enabled', budget_tokens: 1024 },
+    tools: [WEATHER_TOOL],
+    messages: [{ role: 'user', content: 'go [[fake:tool_call]]' }],
+  });
+  const types: string[] = [];
+  for await (const event of stream) {
+    types.push(event.type === 'content_block_delta' ? event.delta.type : event.type);
+  }
+  assert.equal(types[0], 'message_start');
+  assert.ok(types.filter((type) => type === 'input_json_delta').length >= 3);
+  assert.ok(types.includes('signature_delta'));
+  assert.deepEqual(types.slice(-2), ['message_delta', 'message_stop']);
+  // The raw text also carries the ping the SDK skips.
+  const raw = await rawText(
+    `${fake.url}/v1/messages`,
+    { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+    {
+      model: 'm',
+      max_tokens: 5,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    },
+  );
+  assert.match(raw, /event: ping\ndata: \{"type":"ping"\}/);
+  assert.doesNotMatch(raw, /\[DONE\]/);
+});
+
+test('the second tool turn reaches the fake: its reply quotes the tool result', async () => {
+  fake.reset();
+  const first = await anthropic.messages.create({
+    model: 'claude-x',
+    max_tokens: 64,
+    tools: [WEATHER_TOOL],
+    tool_choice: { type: 'any' },
+    messages: [{ role: 'user', content: 'weather in Oslo?' }],
+  });
+  const call = first.content.find((block) => block.type === 'tool_use');
+  assert.ok(call?.type === 'tool_use');
+  const second = await anthropic.messages.create({
+    model: 'claude-x',
+    max_tokens: 64,
+    tools: [WEATHER_TOOL],
+    messages: [
+      { role: 'user', content: 'weather in Oslo?' },
+      { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Sunny, 21 C' }] },
+    ],
+  });
+  assert.deepEqual(second.content, [
+    { type: 'text', text: 'Tool result received: Sunny, 21 C', citations: null },
+  ]);
+});
+
+test('openai non-streaming tool call carries call_ ids and JSON string arguments', async () => {
+  fake.reset();
+  const completion = await openai.chat.completions.create({
+    model: 'gpt-echo-1',
+    tools: [WEATHER_FUNCTION],
+    messages: [{ role: 'user', content: 'weather? [[fake:tool_calls=2]]' }],
+  });
+  assert.equal(completion.model, 'gpt-echo-1');
+  assert.match(completion.id, /^chatcmpl-/);
+  const choice = completion.choices[0];
+  assert.equal(choice.finish_reason, 'tool_calls');
+  assert.equal(choice.message.content, null);
+  const calls = choice.message.tool_calls ?? [];
+  assert.equal(calls.length, 2);
+  for (const call of calls) {
+    assert.ok(call.type === 'function');
+    assert.match(call.id, /^call_/);
+    assert.deepEqual(JSON.parse(call.function.arguments), { city: 'city-value', days: 1, unit: 'c' });
+  }
+});
+
+test('openai stream helper assembles text, tool calls and the include_usage chunk', async () => {
+  fake.reset();
+  const stream = openai.chat.completions.stream({
+    model: 'gpt-x',
+    stream_options: { include_usage: true },
+    tools: [WEATHER_FUNCTION],
+    messages: [
+      { role: 'user', content: '[[fake:text=Checking now;tool_call;usage=in:10,out:4,cache_read:90]]' },
+    ],
+  });
+  const chunks: OpenAI.ChatCompletionChunk[] = [];
+  stream.on('chunk', (chunk) => chunks.push(chunk));
+  const completion = await stream.finalChatCompletion();
+  const message = completion.choices[0].message;
+  assert.equal(message.content, 'Checking now');
+  assert.equal(message.tool_calls?.length, 1);
+  assert.equal(completion.choices[0].finish_reason, 'tool_calls');
+  assert.deepEqual(completion.usage?.prompt_tokens_details?.cached_tokens, 90);
+  assert.equal(completion.usage?.prompt_tokens, 100);
+  assert.equal(completion.usage?.completion_tokens, 4);
+  const last = chunks.at(-1);
+  assert.deepEqual(last?.choices, []);
+  assert.ok(chunks.slice(0, -1).every((chunk) => chunk.usage === null));
+  const fragments = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
+  assert.ok(fragments.length >= 3);
+  assert.ok(fragments[0].id && fragments[0].function?.name);
+  assert.ok(fragments.slice(1).every((f) => f.id === undefined && f.function?.name === undefined));
+});
+
+test('openai stream without include_usage has no usage chunk and ends with [DONE]', async () => {
+  fake.reset();
+  const raw = await rawText(
+    `${fake.openaiBaseUrl}/chat/completions`,
+    { authorization: 'Bearer k' },
+    {
+      model: 'gpt-x',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    },
+  );
+  assert.doesNotMatch(raw, /"usage"/);
+  assert.match(raw, /data: \[DONE\]\n\n$/);
+  assert.match(raw, /"delta":\{"role":"assistant","content":"","refusal":null\}/);
+});
+
+test('openrouter streams reasoning, keep-alive comments and always sends usage', async () => {
+  fake.reset();
+  const stream = openrouter.chat.completions.stream({
+    model: 'anthropic/claude-x',
+    messages: [{ role: 'user', content: 'hi [[fake:thinking;usage=in:5,out:6,cost:0.0042]]' }],
+  });
+  const completion = await stream.finalChatCompletion();
+  assert.equal(completion.model, 'anthropic/claude-x');
+  assert.match(completion.id, /^gen-/);
+  assert.equal(completion.choices[0].message.content, 'Hello from the fake provider.');
+  assert.equal((completion.usage as unknown as { cost: number }).cost, 0.0042);
+  const raw = await rawText(
+    `${fake.openrouterBaseUrl}/chat/completions`,
+    { authorization: 'Bearer k' },
+    {
+      model: 'a/b',
+      stream: true,
+      reasoning: { effort: 'low' },
+      messages: [{ role: 'user', content: 'hi' }],
+    },
+  );
+  assert.match(raw, /^: OPENROUTER PROCESSING\n\n/);
+  assert.match(raw, /"reasoning_details":\[\{"type":"reasoning.text","signature":/);
+});
+
+test('image-check says whether an image arrived, in both shapes', async () => {
+  fake.reset();
+  const png =
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  const message = await anthropic.messages.create({
+    model: 'claude-x',
+    max_tokens: 64,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+          { type: 'text', text: 'what is this? [[fake:image-check]]' },
+        ],
+      },
+    ],
+  });
+  assert.deepEqual(message.content[0], {
+    type: 'text',
+    text: 'image-check: 1 image (image/png)',
+    citations: null,
+  });
+  const completion = await openai.chat.completions.create({
+    model: 'gpt-x',
+    messages: [{ role: 'user', content: [{ type: 'text', text: '[[fake:image-check]]' }] }],
+  });
+  assert.equal(completion.choices[0].message.content, 'image-check: no image');
+});
+
+test('every request is recorded with provider, path, headers and parsed body', async () => {
+  fake.reset();
+  await anthropic.messages.create({ model: 'a', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] });
+  await openai.chat.completions.create({ model: 'b', messages: [{ role: 'user', content: 'y' }] });
+  await openrouter.chat.completions.create({ model: 'c/d', messages: [{ role: 'user', content: 'z' }] });
+  await openai.models.list();
+  assert.deepEqual(
+    fake.requests.map((r) => [r.provider, r.method, r.path]),
+    [
+      ['anthropic', 'POST', '/v1/messages'],
+      ['openai', 'POST', '/v1/chat/completions'],
+      ['openrouter', 'POST', '/api/v1/chat/completions'],
+      ['openai', 'GET', '/v1/models'],
+    ],
+  );
+  const [first, second] = fake.requests;
+  assert.equal(first.headers.authorization, 'Bearer sk-ant-test');
+  assert.ok(first.headers['anthropic-version']);
+  assert.deepEqual((first.body as { messages: unknown }).messages, [{ role: 'user', content: 'x' }]);
+  assert.equal((second.body as { model: string }).model, 'b');
+  assert.ok(fake.requests.every((r) => typeof r.time === 'number'));
+});
+
+test('missing keys get each provider’s real 401 body', async () => {
+  fake.reset();
+  // The SDK refuses to send without credentials, so these go out by hand.
+  const anthropicReply = await fetch(`${fake.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01' },
+    body: '{}',
+  });
+  assert.equal(anthropicReply.status, 401);
+  assert.match(anthropicReply.headers.get('request-id') ?? '', /^req_/);
+  const anthropicBody = (await anthropicReply.json()) as { type: string; error: unknown };
+  assert.equal(anthropicBody.type, 'error');
+  assert.deepEqual(anthropicBody.error, {
+    type: 'authentication_error',
+    message: 'x-api-key header is required',
+  });
+  const response = await fetch(`${fake.openaiBaseUrl}/chat/completions`, { method: 'POST', body: '{}' });
+  assert.equal(response.status, 401);
+  const body = (await response.json()) as { error: Record<string, unknown> };
+  assert.equal(body.error.type, 'invalid_request_error');
+  assert.equal(body.error.code, null);
+});
+
+// --- internal ---
+
+async function rawText(url: string, headers: Record<string, string>, body: unknown): Promise<string> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return response.text();
+}
