@@ -26,7 +26,8 @@
  *                          N = 0 resets before any response byte
  *     malformed[=N]        after N frames (default 2) send a frame with invalid JSON and end the stream;
  *                          non-streaming: a 200 with an invalid JSON body
- *     stream-error=STATUS  after 2 frames send the provider's in-stream error event for STATUS and end
+ *     stream-error=STATUS  after 2 frames send the provider's in-stream error event for STATUS and end;
+ *                          non-streaming: the HTTP error for STATUS
  *     drip=MS              delay every SSE frame (non-streaming: every body chunk) by MS
  *     slow-headers=MS      delay MS before the status line
  *     ok                   no-op (a queued "ok" step succeeds even if the text carries fault directives)
