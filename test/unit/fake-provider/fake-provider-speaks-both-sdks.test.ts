@@ -289,6 +289,18 @@ test('every request is recorded with provider, path, headers and parsed body', a
   assert.ok(fake.requests.every((r) => typeof r.time === 'number'));
 });
 
+test('GET /v1/models answers in the shape of whoever asks', async () => {
+  fake.reset();
+  const anthropicModels = await anthropic.models.list();
+  assert.ok(anthropicModels.data.every((model) => model.type === 'model' && model.id.length > 0));
+  const openaiModels = await openai.models.list();
+  assert.ok(openaiModels.data.every((model) => model.object === 'model'));
+  assert.deepEqual(
+    fake.requests.map((r) => r.provider),
+    ['anthropic', 'openai'],
+  );
+});
+
 test('missing keys get each provider’s real 401 body', async () => {
   fake.reset();
   // The SDK refuses to send without credentials, so these go out by hand.
