@@ -118,7 +118,7 @@ function readTurn(body: Record<string, unknown>): Turn {
     }
   }
   const choice = (body.tool_choice ?? {}) as { type?: string; name?: string };
-  const thinking = (body.thinking ?? {}) as { type?: string };
+  const thinking = (body.thinking ?? {}) as { type?: string; display?: string };
   const tools = Array.isArray(body.tools) ? (body.tools as { name?: string; input_schema?: unknown }[]) : [];
   return {
     model: body.model as string,
@@ -133,6 +133,7 @@ function readTurn(body: Record<string, unknown>): Turn {
     forcedTool: choice.type === 'any' ? true : choice.type === 'tool' ? choice.name : undefined,
     toolChoiceNone: choice.type === 'none',
     thinkingRequested: thinking.type === 'enabled' || thinking.type === 'adaptive',
+    thinkingOmitted: thinking.display === 'omitted',
     promptChars: JSON.stringify([body.system ?? '', messages]).length,
   };
 }

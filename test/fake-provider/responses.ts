@@ -23,6 +23,8 @@ export type Turn = {
   toolChoiceNone: boolean;
   /** The request itself asks for thinking/reasoning. */
   thinkingRequested: boolean;
+  /** Anthropic `thinking.display: "omitted"`: empty thinking text, signature only. */
+  thinkingOmitted?: boolean;
   /** Size of the prompt in characters, for the default input token count. */
   promptChars: number;
 };
@@ -56,7 +58,7 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
   const blocks: ReplyBlock[] = [];
   const thinking = plan.thinking ?? turn.thinkingRequested;
   if (thinking !== false) {
-    const text = typeof thinking === 'string' ? thinking : DEFAULT_THINKING;
+    const text = turn.thinkingOmitted ? '' : typeof thinking === 'string' ? thinking : DEFAULT_THINKING;
     blocks.push({ type: 'thinking', text, signature: signatureFor(text) });
   }
   const calls = toolCallCount(turn, plan);
@@ -127,7 +129,7 @@ function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): ReplyUsage 
   let reasoning = 0;
   for (const block of blocks) {
     if (block.type === 'text') output += splitWords(block.text).length;
-    if (block.type === 'thinking') reasoning += splitWords(block.text).length;
+    if (block.type === 'thinking') reasoning += Math.max(1, splitWords(block.text).length);
     if (block.type === 'tool_call') output += 10;
   }
   const given = plan.usage ?? {};

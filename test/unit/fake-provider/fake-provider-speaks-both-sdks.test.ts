@@ -120,6 +120,21 @@ test('anthropic raw stream sends ping, several input_json_delta fragments and a 
   assert.doesNotMatch(raw, /\[DONE\]/);
 });
 
+test('thinking display omitted streams a signature-only thinking block', async () => {
+  fake.reset();
+  const message = await anthropic.messages
+    .stream({
+      model: 'claude-x',
+      max_tokens: 4096,
+      thinking: { type: 'adaptive', display: 'omitted' },
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    .finalMessage();
+  const [thinking, text] = message.content;
+  assert.ok(thinking.type === 'thinking' && thinking.thinking === '' && thinking.signature.length > 0);
+  assert.equal(text.type, 'text');
+});
+
 test('the second tool turn reaches the fake: its reply quotes the tool result', async () => {
   fake.reset();
   const first = await anthropic.messages.create({
