@@ -1,0 +1,42 @@
+import { defineCommand } from 'citty';
+import { readEnv } from '../../config/env.ts';
+import { FORWARD_DRAIN_MS, parseHostPort, runForward } from '../../forward/index.ts';
+import { SvcError } from '../../lib/errors.ts';
+import { createLogger } from '../../lib/log.ts';
+
+export default defineCommand({
+  meta: {
+    name: 'forward',
+    description:
+      'Forward TCP connections from one address to another (the cluster sidecar: 0.0.0.0:8423 → 127.0.0.1:8422)',
+  },
+  args: {
+    listen: { type: 'string', description: 'Address to accept on (default 0.0.0.0:8423)' },
+    target: { type: 'string', description: 'Address to connect to (default 127.0.0.1:8422)' },
+    'drain-timeout': {
+      type: 'string',
+      description: `Seconds open connections may take to finish after SIGTERM/SIGINT (default ${FORWARD_DRAIN_MS / 1000})`,
+    },
+  },
+  async run({ args }) {
+    const env = readEnv();
+    await runForward({
+      listen: parseHostPort(args.listen ?? '0.0.0.0:8423', '--listen'),
+      target: parseHostPort(args.target ?? '127.0.0.1:8422', '--target'),
+      drainMs: parseSeconds(args['drain-timeout']),
+      log: createLogger({ level: env.debug ? 'debug' : 'info', base: { component: 'forward' } }),
+    });
+  },
+});
+
+// --- internal ---
+
+function parseSeconds(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(text.trim())) {
+    throw new SvcError('usage_error', {
+      message: `--drain-timeout must be a number of seconds (for example 30), not "${text}".`,
+    });
+  }
+  return Math.round(Number(text) * 1000);
+}
