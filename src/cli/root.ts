@@ -21,5 +21,6 @@ export const rootCommand = defineCommand({
     user: () => load(import('./commands/user/index.ts')),
     backup: () => load(import('./commands/backup.ts')),
     restore: () => load(import('./commands/restore.ts')),
+    forward: () => load(import('./commands/forward.ts')),
   },
 });
