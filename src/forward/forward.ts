@@ -104,9 +104,13 @@ function openPair(
   const upstream = connect({ host: target.host, port: target.port, allowHalfOpen: true, noDelay: true });
   const peer = `${client.remoteAddress}:${client.remotePort}`;
   let failed = false;
+  // A reset, not a FIN: the far side must see an abort (a client gone mid-stream stops the upstream call).
+  const reset = (s: Socket) => {
+    if (!s.destroyed) s.resetAndDestroy();
+  };
   const destroy = () => {
-    client.destroy();
-    upstream.destroy();
+    reset(client);
+    reset(upstream);
   };
   const fail = (side: 'client' | 'upstream', err: Error & { code?: string }) => {
     if (failed) return;
