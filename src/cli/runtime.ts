@@ -3,8 +3,11 @@
  */
 import { readEnv, type SvcEnv } from '../config/env.ts';
 import { resolveDbPath } from '../config/paths.ts';
-import { type Bus, createBus } from '../events/bus.ts';
+import { type Bus, createBus, type Published } from '../events/bus.ts';
+import type { EventType } from '../events/catalog.ts';
+import { createEnvelope, type EventInput } from '../events/envelope.ts';
 import { createTraceWriter, type TraceWriter } from '../events/trace-writer.ts';
+import { SvcError } from '../lib/errors.ts';
 import { createIdFactory, type NewId } from '../lib/ids.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { type Clock, systemClock } from '../lib/time.ts';
@@ -50,6 +53,56 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     async close() {
       await writer.stop();
       await store.close();
+    },
+  };
+}
+
+/** What a one-shot store command needs: an existing store, a publisher for its audit events, a clock. */
+export interface CommandRuntime {
+  readonly store: Store;
+  readonly bus: Pick<Bus, 'publish'>;
+  readonly clock: Clock;
+  /** Flushes and closes; throws store_error when an audit event could not be written. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the store, which must exist (a mistyped --db-path is refused rather than created), with a
+ * publisher that hands events straight to the trace writer: a one-shot command has no other subscriber,
+ * so nothing is announced on a bus (as the key commands do).
+ */
+export async function openCommandRuntime(
+  options: { dbPathFlag?: string; env?: SvcEnv } = {},
+): Promise<CommandRuntime> {
+  const env = options.env ?? readEnv();
+  const store = await openStore(resolveDbPath(env, options.dbPathFlag, 'any'), { mustExist: true });
+  const log = createLogger({ level: 'error' });
+  const writer = createTraceWriter({ store, log, maxAttempts: 3 });
+  const newId = createIdFactory();
+  const clock = systemClock;
+  const failed: string[] = [];
+  const publish = <T extends EventType>(input: EventInput<T>): Published<T> => {
+    const event = createEnvelope(input, { newId, clock });
+    const committed = writer.write(event).then((ok) => {
+      if (!ok) failed.push(event.type);
+    });
+    return { event, committed };
+  };
+  let closed = false;
+  return {
+    store,
+    bus: { publish },
+    clock,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await writer.stop();
+      await store.close();
+      if (failed.length > 0) {
+        throw new SvcError('store_error', {
+          message: `The audit event ${failed.join(', ')} could not be written to the trace store ${store.path}; check that it is writable and run the command again.`,
+        });
+      }
     },
   };
 }

@@ -250,6 +250,33 @@ export interface EvalCompletedPayload {
   [extra: string]: unknown;
 }
 
+/** Window bounds as ISO 8601 UTC; null where the window is open (spec 3 §Resources). */
+export interface WindowBounds {
+  start: string | null;
+  end: string | null;
+}
+
+/** One finished export (spec 3 §export): the realised row and byte counts, after the last row. */
+export interface UserExportedPayload {
+  user_id: string;
+  row_count: number;
+  byte_count: number;
+  window: WindowBounds;
+  [extra: string]: unknown;
+}
+
+/**
+ * One forget call, repeats included (spec 3 §forget). The subject is recorded only by its pseudonym
+ * (`user_id` = `pseudonym`): an audit row naming the original id would undo the forget.
+ */
+export interface UserForgottenPayload {
+  user_id: string;
+  pseudonym: string;
+  pseudonymized_rows: number;
+  completed_at: string;
+  [extra: string]: unknown;
+}
+
 /** Payload types by event; events not listed carry an open object. */
 export interface KnownPayloads {
   'llm.call_completed': LlmCallCompletedPayload;
@@ -265,6 +292,8 @@ export interface KnownPayloads {
   'eval.completed': EvalCompletedPayload;
   'bus.subscriber_registered': SubscriberRegisteredPayload;
   'bus.handler_warning': HandlerWarningPayload;
+  'analytics.user_exported': UserExportedPayload;
+  'analytics.user_forgotten': UserForgottenPayload;
 }
 
 export type PayloadOf<T extends EventType> = T extends keyof KnownPayloads

@@ -1,7 +1,9 @@
 /**
  * @module The gateway app's public face: start the server, build the app, and the operator's key commands.
  */
+
 export { createGatewayApp, type ExtraRoute, type GatewayAppDeps, resolveShape } from './app.ts';
+export { adapterConfigs, assembleGateway, DEFAULT_BASE_URLS } from './assemble.ts';
 export type { GatewayEnv, GatewayVariables } from './env.ts';
 export {
   type AuditSink,

@@ -30,9 +30,12 @@ export interface GatewayRuntime {
 export type GatewayExtensions = Pick<
   GatewayAppDeps,
   'handleMessages' | 'handleChatCompletions' | 'handleModels' | 'extraRoutes'
->;
+> & {
+  /** Releases what the extensions hold (the upstream connection pool) after the drain. */
+  close?: () => Promise<void>;
+};
 
-export interface RunGatewayOptions {
+export interface RunGatewayOptions<R extends GatewayRuntime = GatewayRuntime> {
   env: SvcEnv;
   keystorePath: string;
   port: number;
@@ -40,8 +43,8 @@ export interface RunGatewayOptions {
   host: string | undefined;
   log: Logger;
   /** Opens the trace store and bus; called only after the refusals pass. */
-  openRuntime: () => Promise<GatewayRuntime>;
-  extend?: (runtime: GatewayRuntime) => GatewayExtensions | Promise<GatewayExtensions>;
+  openRuntime: () => Promise<R>;
+  extend?: (runtime: R) => GatewayExtensions | Promise<GatewayExtensions>;
   writeRequestLog?: (line: string) => void;
   /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
   drainMs?: number;
@@ -50,7 +53,7 @@ export interface RunGatewayOptions {
 export const DRAIN_MS = 30_000;
 
 /** Starts the gateway; resolves once it has stopped after SIGTERM/SIGINT. */
-export async function runGateway(options: RunGatewayOptions): Promise<void> {
+export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOptions<R>): Promise<void> {
   const { env, log } = options;
   assertProviderKey(env);
   assertKeystoreReady(options.keystorePath);
@@ -58,6 +61,7 @@ export async function runGateway(options: RunGatewayOptions): Promise<void> {
   const host = resolveLoopbackHost(options.host, log);
   const runtime = await options.openRuntime();
   let server: Listening;
+  let extensions: GatewayExtensions = {};
   try {
     // spec 1 §GET /metrics: fed by the bus; key gauges polled from the keystore at scrape time
     const keyCounts = createKeyCounts(options.keystorePath, runtime.clock);
@@ -67,9 +71,11 @@ export async function runGateway(options: RunGatewayOptions): Promise<void> {
       log,
       gauges: { keysActive: keyCounts.active, keysRevoked: keyCounts.revoked },
     });
-    const extensions = (await options.extend?.(runtime)) ?? {};
+    extensions = (await options.extend?.(runtime)) ?? {};
     const app = createGatewayApp({
-      ...extensions,
+      handleMessages: extensions.handleMessages,
+      handleChatCompletions: extensions.handleChatCompletions,
+      handleModels: extensions.handleModels,
       extraRoutes: [{ path: '/metrics', app: createMetricsApp(metrics) }, ...(extensions.extraRoutes ?? [])],
       keys,
       bus: runtime.bus,
@@ -82,6 +88,7 @@ export async function runGateway(options: RunGatewayOptions): Promise<void> {
     });
     server = await listen(app.fetch, { host, port: options.port });
   } catch (err) {
+    await extensions.close?.();
     await runtime.close();
     throw err;
   }
@@ -93,6 +100,7 @@ export async function runGateway(options: RunGatewayOptions): Promise<void> {
     log.warn('in-flight requests were cut off after the drain deadline', {
       drain_ms: options.drainMs ?? DRAIN_MS,
     });
+  await extensions.close?.();
   await runtime.close();
   log.info('gateway stopped');
 }

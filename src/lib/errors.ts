@@ -58,6 +58,7 @@ export const ERROR_STATUS = {
   keystore_invalid: 500,
   config_invalid: 500,
   store_error: 500,
+  io_error: 500,
   startup_refused: 500,
   restore_refused: 409,
   backup_refused: 409,

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import * as m0001 from './0001-initial.ts';
+import * as m0002 from './0002-forget-salt.ts';
 
 export interface Migration {
   /** The schema version after this migration; equals its position (1-based). */
@@ -9,4 +10,7 @@ export interface Migration {
 }
 
 /** Frozen, in order. Append only; never edit a shipped migration. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: '0001-initial', up: m0001.up }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: '0001-initial', up: m0001.up },
+  { version: 2, name: '0002-forget-salt', up: m0002.up },
+];

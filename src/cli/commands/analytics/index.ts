@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty';
-import { notImplemented } from '../../not-implemented.ts';
+
+const load = <T>(p: Promise<{ default: T }>) => p.then((m) => m.default);
 
 export default defineCommand({
   meta: {
@@ -7,18 +8,6 @@ export default defineCommand({
     description: 'Per-user data export and read-only spend reports from the trace store',
   },
   subCommands: {
-    'user-export': defineCommand({
-      meta: { name: 'user-export', description: "Stream one user's events as JSON lines" },
-      args: {
-        user_id: { type: 'positional', description: 'User id (^[A-Za-z0-9_-]{1,200}$)' },
-        from: { type: 'string', description: 'Window start, ISO 8601 UTC (inclusive)' },
-        to: { type: 'string', description: 'Window end, ISO 8601 UTC (exclusive)' },
-        out: { type: 'string', description: 'Write to this file instead of stdout' },
-        'db-path': { type: 'string', description: 'Trace store path' },
-      },
-      run() {
-        notImplemented('svc analytics user-export');
-      },
-    }),
+    'user-export': () => load(import('./user-export.ts')),
   },
 });

@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../../config/env.ts';
 import { resolveKeystorePath } from '../../../config/paths.ts';
-import { runGateway } from '../../../gateway/index.ts';
+import { assembleGateway, runGateway } from '../../../gateway/index.ts';
 import { parsePort } from '../../../http/listen.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { createRuntime } from '../../runtime.ts';
@@ -15,6 +15,11 @@ export default defineCommand({
   args: {
     port: { type: 'string', description: 'Port (default 8422, or SVC_GATEWAY_PORT)' },
     host: { type: 'string', description: 'Bind host; non-loopback values are rewritten to 127.0.0.1' },
+    models: { type: 'string', description: 'models.yaml (default SVC_MODELS, else the built-in table)' },
+    routing: {
+      type: 'string',
+      description: 'routing.yaml (default SVC_ROUTING_POLICY, else the built-in policy)',
+    },
     ...keystoreArgs,
   },
   subCommands: {
@@ -41,6 +46,16 @@ export default defineCommand({
       host: args.host ?? env.gatewayHost,
       keystorePath: resolveKeystorePath(env, args.keystore),
       openRuntime: () => createRuntime({ env, log, dbPathFlag: args['db-path'], scope: 'gateway' }),
+      extend: (runtime) =>
+        assembleGateway({
+          env,
+          log,
+          bus: runtime.bus,
+          clock: runtime.clock,
+          store: runtime.store,
+          modelsPath: args.models,
+          routingPath: args.routing,
+        }),
       writeRequestLog: (line) => process.stdout.write(line),
     });
   },

@@ -1,0 +1,131 @@
+/**
+ * @module Per-user forget (spec 3 §POST /analytics/user/{user_id}/forget): the default redaction
+ * policy rewrites the user id in place to its pseudonym wherever USER_ID_LOCATIONS says it can live,
+ * deletes no row, then scrubs the store file so no stale copy of the id survives in free space or the
+ * WAL. Idempotent: a repeat rewrites zero rows; every call emits `analytics.user_forgotten`.
+ */
+import { type RawBuilder, sql } from 'kysely';
+import type { Bus } from '../../events/bus.ts';
+import type { Actor, EventType } from '../../events/catalog.ts';
+import { type Clock, formatUs } from '../../lib/time.ts';
+import type { Store } from '../../store/open.ts';
+import { scrubStore } from '../../store/scrub.ts';
+import { assertUserId } from '../identity.ts';
+import { loadForgetSalt, pseudonymFor, readForgetSalt } from './pseudonym.ts';
+
+export interface UserIdLocation {
+  /** JSON path of the id inside `events.payload`. */
+  readonly path: string;
+  /** Only events of these types carry it there; every type when absent. */
+  readonly types?: readonly EventType[];
+  /** Only where this other payload field holds this value. */
+  readonly when?: { readonly path: string; readonly equals: string };
+}
+
+/**
+ * Every place a user id can live in the store (STYLE rule 11; a test writes the id into each and reads
+ * the raw file back). The generated `user_id` column and its index follow `$.user_id` by themselves.
+ * Sessions, messages and tool calls carry no user id column; free text is not searched.
+ */
+export const USER_ID_LOCATIONS: readonly UserIdLocation[] = [
+  { path: '$.user_id' },
+  {
+    path: '$.identity_id',
+    types: ['quota.alert', 'gateway.quota_exceeded'],
+    when: { path: '$.identity_kind', equals: 'user' },
+  },
+];
+
+export interface ForgetUserDeps {
+  store: Store;
+  bus: Pick<Bus, 'publish'>;
+  clock: Clock;
+  actor?: Actor;
+  /** VACUUM and truncate the WAL afterwards (default true); see store/scrub.ts for its cost. */
+  scrub?: boolean;
+}
+
+export interface ForgetUserResult {
+  readonly user_id: string;
+  readonly pseudonym: string;
+  readonly pseudonymized_rows: number;
+  readonly completed_at: string;
+  /** Whether the WAL was emptied (null when the scrub was not asked for). */
+  readonly walTruncated: boolean | null;
+  readonly auditEventId: string;
+}
+
+/** Rewrites the id to its pseudonym in one write transaction, audits the call, then scrubs the file. */
+export async function runForgetUser(deps: ForgetUserDeps, userId: string): Promise<ForgetUserResult> {
+  const id = assertUserId(userId);
+  const { pseudonym, rows } = await deps.store.kysely.transaction().execute(async (trx) => {
+    const salt = await loadForgetSalt(trx);
+    const pseudonym = pseudonymFor(salt, id);
+    const rows = await countMatches(trx, id);
+    for (const location of USER_ID_LOCATIONS) {
+      await sql`UPDATE events SET payload = json_set(payload, ${location.path}, ${pseudonym})
+        WHERE ${matchLocation(location, id)}`.execute(trx);
+    }
+    return { pseudonym, rows };
+  });
+  const completedAt = formatUs(deps.clock.nowUs());
+  const { event, committed } = deps.bus.publish({
+    type: 'analytics.user_forgotten',
+    actor: deps.actor ?? 'operator',
+    payload: { user_id: pseudonym, pseudonym, pseudonymized_rows: rows, completed_at: completedAt },
+  });
+  await committed;
+  const scrub = deps.scrub === false ? null : await scrubStore(deps.store);
+  return {
+    user_id: id,
+    pseudonym,
+    pseudonymized_rows: rows,
+    completed_at: completedAt,
+    walTruncated: scrub ? scrub.walTruncated : null,
+    auditEventId: event.id,
+  };
+}
+
+export interface ForgetPreview {
+  readonly user_id: string;
+  /** Null when the store has no salt yet (a store opened read-only before migration 0002). */
+  readonly pseudonym: string | null;
+  readonly rows: number;
+}
+
+/** What runForgetUser would rewrite now; reads only. */
+export async function previewForgetUser(store: Store, userId: string): Promise<ForgetPreview> {
+  const id = assertUserId(userId);
+  const salt = await readForgetSalt(store.kysely);
+  return {
+    user_id: id,
+    pseudonym: salt === undefined ? null : pseudonymFor(salt, id),
+    rows: await countMatches(store.kysely, id),
+  };
+}
+
+// --- internal ---
+
+type Executor = Store['kysely'];
+
+/** Distinct rows holding the id in any location (a row may hold it in several). */
+async function countMatches(db: Executor, id: string): Promise<number> {
+  const any = sql.join(
+    USER_ID_LOCATIONS.map((l) => sql`(${matchLocation(l, id)})`),
+    sql` OR `,
+  );
+  const r = await sql<{ n: number }>`SELECT count(*) AS n FROM events WHERE ${any}`.execute(db);
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/** SQL condition for "this row holds `id` at `location`"; `$.user_id` goes through its indexed column. */
+function matchLocation(location: UserIdLocation, id: string): RawBuilder<unknown> {
+  const parts: RawBuilder<unknown>[] = [
+    location.path === '$.user_id'
+      ? sql`user_id = ${id}`
+      : sql`json_extract(payload, ${location.path}) = ${id}`,
+  ];
+  if (location.types) parts.push(sql`type IN (${sql.join(location.types)})`);
+  if (location.when) parts.push(sql`json_extract(payload, ${location.when.path}) = ${location.when.equals}`);
+  return sql.join(parts, sql` AND `);
+}

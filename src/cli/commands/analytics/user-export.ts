@@ -1,0 +1,99 @@
+/**
+ * `svc analytics user-export <user_id>`: one user's events as JSON lines, streamed from the store page
+ * by page to stdout, or to `--out` (written beside it as a private temp file, renamed when complete).
+ */
+import { open, rename } from 'node:fs/promises';
+import { defineCommand } from 'citty';
+import { assertUserId, type ExportSink, resolveWindow, runUserExport } from '../../../analytics/index.ts';
+import { errorMessage, SvcError } from '../../../lib/errors.ts';
+import { formatSummaryLines } from '../../../store/backup.ts';
+import { removeQuietly, tempPathBeside } from '../../../store/files.ts';
+import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
+
+export default defineCommand({
+  meta: { name: 'user-export', description: "Stream one user's events as JSON lines" },
+  args: {
+    user_id: { type: 'positional', required: true, description: 'User id (^[A-Za-z0-9_-]{1,200}$)' },
+    from: { type: 'string', description: 'Window start, ISO 8601 with a zone (inclusive; default all time)' },
+    to: { type: 'string', description: 'Window end, ISO 8601 with a zone (exclusive; default all time)' },
+    out: { type: 'string', description: 'Write to this file (mode 0600, replaced when complete) instead of stdout' },
+    'db-path': { type: 'string', description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)' },
+  },
+  async run({ args }) {
+    const userId = assertUserId(args.user_id);
+    const window = resolveWindow({ from: args.from, to: args.to }, { names: { from: '--from', to: '--to' } });
+    const out = args.out;
+    await withRuntime(args['db-path'], async (rt) => {
+      if (out === undefined) {
+        await runUserExport(rt, { userId, window }, stdoutSink());
+        return;
+      }
+      const s = await writeFileAtomically(out, (sink) => runUserExport(rt, { userId, window }, sink));
+      const lines = formatSummaryLines([
+        ['user_id', s.userId],
+        ['out', out],
+        ['rows', s.rowCount],
+        ['bytes', s.byteCount],
+        ['window_start', s.window.start],
+        ['window_end', s.window.end],
+      ]);
+      process.stdout.write(`${lines}\n`);
+    });
+  },
+});
+
+// --- internal ---
+
+async function withRuntime(dbPath: string | undefined, fn: (rt: CommandRuntime) => Promise<void>) {
+  const rt = await openCommandRuntime({ dbPathFlag: dbPath });
+  try {
+    await fn(rt);
+  } catch (err) {
+    await rt.close().catch(() => undefined);
+    throw err;
+  }
+  await rt.close();
+}
+
+/** Each chunk resolves once stdout has taken it (backpressure); a closed pipe fails the export. */
+function stdoutSink(): ExportSink {
+  let failure: unknown;
+  process.stdout.on('error', (err) => {
+    failure ??= err;
+  });
+  return (chunk) =>
+    new Promise<void>((resolve, reject) => {
+      if (failure) return reject(stdoutFailed(failure));
+      process.stdout.write(chunk, (err) => (err ? reject(stdoutFailed(err)) : resolve()));
+    });
+}
+
+function stdoutFailed(cause: unknown): SvcError {
+  return new SvcError('io_error', {
+    message: `Standard output closed before the export finished (${errorMessage(cause)}); no audit event was recorded, so run the export again into a reader that takes every line, or use --out.`,
+    cause,
+  });
+}
+
+async function writeFileAtomically<T>(path: string, fn: (sink: ExportSink) => Promise<T>): Promise<T> {
+  const tmp = tempPathBeside(path, 'export');
+  const ioError = (cause: unknown) =>
+    new SvcError('io_error', {
+      message: `Cannot write the export to ${path} (${errorMessage(cause)}); check the folder exists and is writable.`,
+      cause,
+    });
+  try {
+    const fh = await open(tmp, 'wx', 0o600).catch((err) => Promise.reject(ioError(err)));
+    let result: T;
+    try {
+      result = await fn((chunk) => fh.appendFile(chunk, 'utf8').catch((err) => Promise.reject(ioError(err))));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path).catch((err) => Promise.reject(ioError(err)));
+    return result;
+  } finally {
+    removeQuietly(tmp);
+  }
+}

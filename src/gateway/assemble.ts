@@ -1,0 +1,141 @@
+/**
+ * @module Builds the gateway's call path from the environment once at start: model registry, routing
+ * policy (last known good kept), adapters for the providers that have a key (base URLs per DECISIONS §1,
+ * never from a client), the pooled upstream client, retry policy and budget, and the budget manager seeded
+ * from the trace store. Returns the handlers the app mounts and a close for the connection pool.
+ */
+import { join } from 'node:path';
+import type { AdapterConfig } from '../adapters/adapter.ts';
+import { type AdapterName, createAdapters } from '../adapters/registry.ts';
+import type { SvcEnv } from '../config/env.ts';
+import { configDir } from '../config/paths.ts';
+import type { Bus } from '../events/bus.ts';
+import { SvcError } from '../lib/errors.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
+import { createRetryBudget, DEFAULT_RETRY_POLICY } from '../llm/retry.ts';
+import { createUpstream } from '../llm/upstream.ts';
+import { loadModelRegistry } from '../models/registry.ts';
+import { loadRoutingPolicy } from '../routing/load-policy.ts';
+import type { Store } from '../store/open.ts';
+import { createModelsHandler } from './models-route.ts';
+import { createPipeline } from './pipeline.ts';
+import { createQuotaManager } from './quota.ts';
+import { loadQuotaSeed } from './quota-seed.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './read-body.ts';
+import type { GatewayExtensions } from './server.ts';
+
+export const DEFAULT_BASE_URLS: Record<AdapterName, string> = {
+  anthropic: 'https://api.anthropic.com',
+  openai: 'https://api.openai.com/v1',
+  openrouter: 'https://openrouter.ai/api/v1',
+};
+
+export interface AssembleOptions {
+  env: SvcEnv;
+  log: Logger;
+  bus: Bus;
+  clock: Clock;
+  store: Store;
+  /** `--models` (else SVC_MODELS). */
+  modelsPath?: string;
+  /** `--routing` (else SVC_ROUTING_POLICY). */
+  routingPath?: string;
+}
+
+export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExtensions> {
+  const { env, log } = opts;
+  const registry = loadModelRegistry(opts.modelsPath ?? env.models);
+  const routingPath = opts.routingPath ?? env.routingPolicy;
+  const policy = loadRoutingPolicy({
+    path: routingPath,
+    registry,
+    envGlobalDefault: env.gatewayGlobalDefault,
+    lastKnownGoodPath: routingPath ? join(configDir(env), 'routing.last-known-good.yaml') : undefined,
+    log,
+    clock: opts.clock,
+  });
+  const adapters = createAdapters(adapterConfigs(env));
+  const upstream = createUpstream({
+    timeoutMs: positiveInt(env.gatewayUpstreamTimeoutMs, 'SVC_GATEWAY_UPSTREAM_TIMEOUT_MS') ?? 600_000,
+    idleTimeoutMs:
+      positiveInt(env.gatewayStreamIdleTimeoutMs, 'SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS') ?? 120_000,
+  });
+  const maxRetries = nonNegativeInt(env.gatewayMaxRetries, 'SVC_GATEWAY_MAX_RETRIES');
+  const seed = await loadQuotaSeed(opts.store, opts.clock.nowUs());
+  const pipeline = createPipeline({
+    bus: opts.bus,
+    log,
+    registry,
+    policy,
+    adapters,
+    quota: createQuotaManager({ bus: opts.bus, clock: opts.clock, seed }),
+    maxBodyBytes:
+      positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+    llm: {
+      bus: opts.bus,
+      clock: opts.clock,
+      log,
+      upstream,
+      registry,
+      retryPolicy: { ...DEFAULT_RETRY_POLICY, maxRetries: maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries },
+      retryBudget: createRetryBudget(),
+    },
+  });
+  log.info('gateway routing ready', {
+    models: registry.source,
+    pricing_version: registry.pricingVersion,
+    routing: policy.view().source,
+    routing_version: policy.view().version,
+    global_default: policy.current().globalDefault,
+    adapters: Object.keys(adapters),
+  });
+  return {
+    handleMessages: pipeline.messages,
+    handleChatCompletions: pipeline.chatCompletions,
+    handleModels: createModelsHandler({
+      registry,
+      availableAdapters: new Set(Object.keys(adapters)),
+      createdAt: Math.floor(opts.clock.nowUs() / 1_000_000),
+    }),
+    close: () => upstream.close(),
+  };
+}
+
+/** Provider keys and base URLs from the environment only (a client never picks the host). */
+export function adapterConfigs(env: SvcEnv): Partial<Record<AdapterName, AdapterConfig>> {
+  const out: Partial<Record<AdapterName, AdapterConfig>> = {};
+  if (env.anthropicApiKey)
+    out.anthropic = {
+      apiKey: env.anthropicApiKey,
+      baseUrl: env.anthropicBaseUrl ?? DEFAULT_BASE_URLS.anthropic,
+    };
+  if (env.openaiApiKey)
+    out.openai = { apiKey: env.openaiApiKey, baseUrl: env.openaiBaseUrl ?? DEFAULT_BASE_URLS.openai };
+  if (env.openrouterApiKey)
+    out.openrouter = {
+      apiKey: env.openrouterApiKey,
+      baseUrl: env.openrouterBaseUrl ?? DEFAULT_BASE_URLS.openrouter,
+    };
+  return out;
+}
+
+// --- internal ---
+
+function positiveInt(text: string | undefined, name: string): number | undefined {
+  const n = nonNegativeInt(text, name);
+  if (n === 0) throw badNumber(name, text!);
+  return n;
+}
+
+function nonNegativeInt(text: string | undefined, name: string): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text.trim())) throw badNumber(name, text);
+  return Number(text);
+}
+
+function badNumber(name: string, text: string): SvcError {
+  return new SvcError('startup_refused', {
+    message: `${name} must be a whole number, not "${text}"; fix or unset it and start the gateway again.`,
+  });
+}

@@ -1,0 +1,260 @@
+/**
+ * @module One model call: publishes llm.call_started, sends the upstream request with the retry policy of
+ * DECISIONS §4 until a 2xx head arrives (never retrying once a byte went to the client: the caller only
+ * gets the body after this returns), and closes the call with exactly one llm.call_completed (priced from
+ * the routed model's table; `cancelled` when the client left) or llm.call_failed. Used by the gateway
+ * pipeline and, later, the agent loop.
+ */
+import type { Adapter, UpstreamCall } from '../adapters/adapter.ts';
+import { toSvcError, type UpstreamFailure } from '../adapters/upstream-error.ts';
+import { type CanonicalUsage, emptyUsage, type StopReason } from '../canonical/response.ts';
+import type { Bus, Published } from '../events/bus.ts';
+import type { CallAttribution, ErrorClass } from '../events/catalog.ts';
+import { isSvcError, type SvcError } from '../lib/errors.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
+import type { ModelEntry } from '../models/model-schema.ts';
+import { type CallCost, priceCall } from '../models/pricing.ts';
+import type { ModelRegistry } from '../models/registry.ts';
+import { type RetryBudget, type RetryPolicy, resolveRetryDelay } from './retry.ts';
+import type { Upstream, UpstreamResponse } from './upstream.ts';
+
+export interface LlmCallDeps {
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+  upstream: Upstream;
+  registry: ModelRegistry;
+  retryPolicy: RetryPolicy;
+  retryBudget: RetryBudget;
+  /** Waits `ms` or until `signal` aborts (injected by tests). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export interface LlmCallInput {
+  adapter: Adapter;
+  /** The routed model (prices, provider). */
+  model: ModelEntry;
+  /** The request to send; the same bytes on every attempt. */
+  call: UpstreamCall;
+  attribution: CallAttribution;
+  stream: boolean;
+  turnId: string | null;
+  sessionId?: string | null;
+  /** Aborts when the client is gone; stops waiting, retrying and reading at once. */
+  signal: AbortSignal;
+}
+
+export interface CompleteInput {
+  usage: CanonicalUsage;
+  stopReason: StopReason | string | null;
+  /** The client went away: error_class `cancelled` with the usage seen so far. */
+  cancelled?: boolean;
+  ttftMs?: number | null;
+}
+
+/** A call whose upstream answered 2xx: read `response.body`, then `complete` or `fail` exactly once. */
+export interface OpenLlmCall {
+  readonly response: UpstreamResponse;
+  readonly attempts: number;
+  /** Milliseconds since the call started. */
+  elapsedMs(): number;
+  complete(input: CompleteInput): { published: Published; cost: CallCost };
+  fail(failure: UpstreamFailure): Published;
+}
+
+/** Thrown by `openLlmCall` after llm.call_failed was published. */
+export class LlmCallFailed extends Error {
+  readonly failure: UpstreamFailure;
+  readonly published: Published;
+  constructor(failure: UpstreamFailure, published: Published) {
+    super(failure.message);
+    this.name = 'LlmCallFailed';
+    this.failure = failure;
+    this.published = published;
+  }
+  /** The gateway's answer for this failure (DECISIONS §4 table). */
+  toSvcError(): SvcError {
+    return toSvcError(this.failure);
+  }
+}
+
+export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promise<OpenLlmCall> {
+  const startedMs = performance.now();
+  const elapsedMs = () => Math.round((performance.now() - startedMs) * 1000) / 1000;
+  const base = { actor: 'gateway', turn_id: input.turnId, session_id: input.sessionId ?? null } as const;
+  const started = deps.bus.publish({
+    ...base,
+    type: 'llm.call_started',
+    payload: { ...input.attribution, stream: input.stream, attempt: 1 },
+  });
+  let attempts = 0;
+  let closed = false;
+
+  const fail = (failure: UpstreamFailure): Published => {
+    closed = true;
+    return deps.bus.publish({
+      ...base,
+      type: 'llm.call_failed',
+      parent_event_id: started.event.id,
+      payload: {
+        ...input.attribution,
+        error_class: failure.error_class,
+        message: failure.message,
+        status: failure.status,
+        latency_ms: elapsedMs(),
+        attempts,
+        code: failure.code,
+        ...(failure.upstream_type ? { upstream_type: failure.upstream_type } : {}),
+      },
+    });
+  };
+
+  deps.retryBudget.recordRequest();
+  for (;;) {
+    attempts++;
+    let failure: UpstreamFailure;
+    try {
+      const res = await deps.upstream.send({ ...input.call, signal: input.signal });
+      if (res.status >= 200 && res.status < 300) {
+        return {
+          response: res,
+          attempts,
+          elapsedMs,
+          complete: (c) => {
+            if (closed) throw new Error('llm call already closed');
+            closed = true;
+            return completeCall(deps, input, base, started.event.id, attempts, elapsedMs(), c);
+          },
+          fail: (f) => {
+            if (closed) throw new Error('llm call already closed');
+            return fail(f);
+          },
+        };
+      }
+      const text = await res.body.text().catch(() => '');
+      const header = (name: string) => headerValue(res.headers[name]);
+      failure = input.adapter.classifyResponse(res.status, header, text);
+    } catch (err) {
+      failure = input.signal.aborted
+        ? { ...input.adapter.classifyNetworkError(err), error_class: 'cancelled', retryable: false }
+        : input.adapter.classifyNetworkError(err);
+    }
+    if (failure.error_class === 'cancelled' || input.signal.aborted) {
+      throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer());
+    }
+    const delay = failure.retryable
+      ? resolveRetryDelay(deps.retryPolicy, attempts, failure.retry_after_ms)
+      : undefined;
+    if (delay === undefined || !deps.retryBudget.tryAcquire()) {
+      throw new LlmCallFailed(failure, fail(failure));
+    }
+    deps.log.debug('retrying upstream call', {
+      turn_id: input.turnId,
+      provider: input.adapter.name,
+      model: input.model.id,
+      error_class: failure.error_class,
+      status: failure.status,
+      attempt: attempts,
+      delay_ms: delay,
+    });
+    try {
+      await (deps.sleep ?? sleep)(delay, input.signal);
+    } catch {
+      throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer());
+    }
+  }
+
+  /** The client left before any answer: a completed call with no usage (spec 1: cancel is completed). */
+  function cancelledBeforeAnswer(): Published {
+    closed = true;
+    return completeCall(deps, input, base, started.event.id, attempts, elapsedMs(), {
+      usage: emptyUsage(),
+      stopReason: null,
+      cancelled: true,
+    }).published;
+  }
+}
+
+/** The error class of a failure thrown while reading a stream or body (transport, or an in-stream error). */
+export function classifyReadFailure(adapter: Adapter, err: unknown, signal: AbortSignal): UpstreamFailure {
+  if (isSvcError(err)) {
+    const cls = (err.details?.error_class as ErrorClass | undefined) ?? 'server_error';
+    return {
+      error_class: cls,
+      code: err.code,
+      status: null,
+      message: err.message,
+      retryable: false,
+    };
+  }
+  const f = adapter.classifyNetworkError(err);
+  return signal.aborted ? { ...f, error_class: 'cancelled' } : f;
+}
+
+// --- internal ---
+
+function completeCall(
+  deps: LlmCallDeps,
+  input: LlmCallInput,
+  base: { actor: 'gateway'; turn_id: string | null; session_id: string | null },
+  startedId: string,
+  attempts: number,
+  latencyMs: number,
+  c: CompleteInput,
+): { published: Published; cost: CallCost } {
+  const cost = priceCall(deps.registry, input.model.id, c.usage);
+  const payload: Record<string, unknown> = {
+    ...input.attribution,
+    cost_usd: cost.cost_usd,
+    pricing_version: cost.pricing_version,
+    input_tokens: c.usage.input_tokens,
+    output_tokens: c.usage.output_tokens,
+    cached_input_tokens: c.usage.cached_input_tokens,
+    cache_creation_input_tokens: c.usage.cache_creation_input_tokens,
+    latency_ms: latencyMs,
+    ttft_ms: c.ttftMs ?? null,
+    stop_reason: c.cancelled ? 'cancelled' : (c.stopReason ?? null),
+    error_class: c.cancelled ? 'cancelled' : null,
+    attempts,
+    stream: input.stream,
+    usage: { cost_usd: cost.cost_usd },
+  };
+  if (c.usage.reasoning_tokens !== undefined) payload.reasoning_tokens = c.usage.reasoning_tokens;
+  if (c.usage.upstream_cost !== undefined) payload.upstream_cost_usd = c.usage.upstream_cost;
+  if (!cost.priced) {
+    // never a silent $0 (issue: money and budgets): a field on the event and a log line
+    payload.pricing_warning = 'model_unpriced';
+    deps.log.warn('model has no price in the model registry; cost stamped as 0', {
+      model: input.model.id,
+      pricing_version: cost.pricing_version,
+      turn_id: input.turnId,
+    });
+  }
+  const published = deps.bus.publish({
+    ...base,
+    type: 'llm.call_completed',
+    parent_event_id: startedId,
+    payload: payload as never,
+  });
+  return { published, cost };
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,34 @@
+/**
+ * @module Removes every stale copy of rewritten or deleted content from the store's files. SQLite
+ * leaves old cell bytes in unused page space (even with secure_delete, page rebuilds during splits keep
+ * them) and old page images in the WAL. VACUUM rebuilds every page from the live rows, then a TRUNCATE
+ * checkpoint writes the rebuilt pages into the main file and empties the WAL.
+ */
+import { statSync } from 'node:fs';
+import { sql } from 'kysely';
+import { errorMessage, SvcError } from '../lib/errors.ts';
+import type { Store } from './open.ts';
+
+export interface ScrubReport {
+  /** False when another process kept reading through the checkpoint: the WAL still holds old pages. */
+  readonly walTruncated: boolean;
+  /** Size of the main file afterwards. */
+  readonly bytes: number;
+}
+
+/**
+ * VACUUM, then `wal_checkpoint(TRUNCATE)`. Takes the write lock for as long as VACUUM runs (time and
+ * temporary disk grow with the store); fails with store_error when it cannot get it.
+ */
+export async function scrubStore(store: Store): Promise<ScrubReport> {
+  try {
+    await sql`VACUUM`.execute(store.kysely);
+  } catch (cause) {
+    throw new SvcError('store_error', {
+      message: `Cannot compact the trace store ${store.path} (${errorMessage(cause)}); stop the processes writing to it and run the command again.`,
+      cause,
+    });
+  }
+  const r = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.kysely);
+  return { walTruncated: Number(r.rows[0]?.busy ?? 1) === 0, bytes: statSync(store.path).size };
+}
