@@ -4,15 +4,22 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { startFakeProvider } from '../fake-provider/server.ts';
 import { editKeyRecord, gatewayFiles, issueKey, parseLines, readEvents } from '../helpers/gateway-keys.ts';
 import { makeTempDir, type RunningSvc, runSvc, startSvc } from '../helpers/svc.ts';
 
 const tmp = makeTempDir();
-const f = gatewayFiles(tmp.dir);
+const fake = await startFakeProvider();
+const f = gatewayFiles(tmp.dir, {
+  ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+  OPENAI_API_KEY: 'sk-openai-test',
+  OPENAI_BASE_URL: fake.openaiBaseUrl,
+});
 const running: RunningSvc[] = [];
 const tokens: string[] = [];
 test.after(async () => {
   for (const s of running) await s.stop();
+  await fake.close();
   tmp.cleanup();
 });
 
@@ -51,9 +58,14 @@ async function callChat(url: string, token: string): Promise<Outcome> {
   }
 }
 
-/** Authenticated and handed to the proxy path: 2xx once the pipeline lands, 501 until then (issue 3). */
+/** Authenticated and answered by the provider through the gateway. */
 function assertReachedProxy(o: Outcome, what: string): void {
-  assert.ok(o.status === 501 || (o.status >= 200 && o.status < 300), `${what}: ${JSON.stringify(o)}`);
+  assert.equal(o.status, 200, `${what}: ${JSON.stringify(o)}`);
+}
+
+/** gateway_key_id of the newest llm.call_completed: the key actually used (spec 1 §Authentication 5). */
+function lastCallKeyId(): unknown {
+  return readEvents(f.db, 'llm.call_completed').at(-1)?.payload.gateway_key_id;
 }
 
 function assertRevoked(o: Outcome, keyId: string, what: string): string {
@@ -123,7 +135,9 @@ test('keys issued, revoked and rotated while the gateway runs take effect on the
       const { new_key_id: newKeyId, new_token: newToken } = parseLines(r.stdout);
       tokens.push(newToken);
       assertReachedProxy(await callMessages(gw.url, old.token), 'old key in grace');
+      assert.equal(lastCallKeyId(), old.keyId, 'events carry the predecessor when it was used');
       assertReachedProxy(await callChat(gw.url, newToken), 'new key');
+      assert.equal(lastCallKeyId(), newKeyId, 'events carry the successor when it was used');
 
       // Shorten the grace to ~1 s from now; the gateway loads the edit on the next request (new key),
       // then the boundary passes with no further file change: auth-time evaluation must cut the old key.
