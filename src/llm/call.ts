@@ -224,6 +224,7 @@ function completeCall(
   if (c.usage.upstream_cost !== undefined) payload.upstream_cost_usd = c.usage.upstream_cost;
   if (!cost.priced) {
     // never a silent $0 (issue: money and budgets): a field on the event and a log line
+    payload.priced = false;
     payload.pricing_warning = 'model_unpriced';
     deps.log.warn('model has no price in the model registry; cost stamped as 0', {
       model: input.model.id,
