@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { test } from 'node:test';
+import { createAnthropicAdapter } from '#src/adapters/registry.ts';
+import { createBus } from '#src/events/bus.ts';
+import type { EventEnvelope } from '#src/events/envelope.ts';
+import { createIdFactory } from '#src/lib/ids.ts';
+import { silentLogger } from '#src/lib/log.ts';
+import { systemClock } from '#src/lib/time.ts';
+import { type LlmCallDeps, LlmCallFailed, openLlmCall } from '#src/llm/call.ts';
+import { createRetryBudget, DEFAULT_RETRY_POLICY } from '#src/llm/retry.ts';
+import type { Upstream, UpstreamRequest, UpstreamResponse } from '#src/llm/upstream.ts';
+import { loadModelRegistry } from '#src/models/registry.ts';
+
+const registry = loadModelRegistry(undefined);
+const model = registry.get('anthropic:claude-haiku-4-5')!;
+const adapter = createAnthropicAdapter({ baseUrl: 'https://a.test', apiKey: 'k' });
+
+type Answer = { status: number; headers?: Record<string, string>; body?: string } | Error;
+
+/** An upstream transport that answers from a list and records what it was sent. */
+function scriptedUpstream(answers: Answer[]): Upstream & { sent: UpstreamRequest[] } {
+  const sent: UpstreamRequest[] = [];
+  return {
+    sent,
+    async send(req) {
+      sent.push(req);
+      const a = answers.shift() ?? { status: 200, body: '{}' };
+      if (a instanceof Error) throw a;
+      const body = Object.assign(Readable.from([Buffer.from(a.body ?? '')]), {
+        text: async () => a.body ?? '',
+      });
+      return { status: a.status, headers: a.headers ?? {}, body } as unknown as UpstreamResponse;
+    },
+    close: async () => {},
+  };
+}
+
+function setup(answers: Answer[], overrides: Partial<LlmCallDeps> = {}) {
+  const events: Array<EventEnvelope & { payload: Record<string, unknown> }> = [];
+  const bus = createBus({ newId: createIdFactory(), clock: systemClock, log: silentLogger });
+  bus.subscribe({
+    name: 'test',
+    handle: (e) => void events.push(e as EventEnvelope & { payload: Record<string, unknown> }),
+  });
+  const upstream = scriptedUpstream(answers);
+  const sleeps: number[] = [];
+  const deps: LlmCallDeps = {
+    bus,
+    clock: systemClock,
+    log: silentLogger,
+    upstream,
+    registry,
+    retryPolicy: DEFAULT_RETRY_POLICY,
+    retryBudget: createRetryBudget(),
+    sleep: async (ms) => void sleeps.push(ms),
+    ...overrides,
+  };
+  const input = (signal = new AbortController().signal) => ({
+    adapter,
+    model,
+    call: { url: 'https://a.test/v1/messages', headers: {}, body: '{"model":"claude-haiku-4-5"}' },
+    attribution: {
+      requested_model: 'fast',
+      model: model.id,
+      provider: 'anthropic',
+      gateway_key_id: 'gk_1',
+      inbound_shape: 'anthropic' as const,
+      user_id: null,
+      team_id: null,
+      parent_session_id: null,
+    },
+    stream: false,
+    turnId: 'turn_1',
+    signal,
+  });
+  const ofType = (type: string) => events.filter((e) => e.type === type);
+  return { deps, input, upstream, sleeps, events, ofType };
+}
+
+const rateLimited = { status: 429, headers: { 'retry-after': '2' }, body: '{"type":"error","error":{}}' };
+
+test('a 429 with retry-after is retried after the hinted delay and the call completes priced', async () => {
+  const s = setup([rateLimited, { status: 200, body: '{}' }]);
+  const open = await openLlmCall(s.deps, s.input());
+  assert.equal(open.attempts, 2);
+  assert.deepEqual(s.sleeps, [2000]);
+  assert.equal(s.upstream.sent.length, 2);
+  assert.equal(s.upstream.sent[0].body, s.upstream.sent[1].body, 'the same bytes on every attempt');
+  const { cost } = open.complete({
+    usage: { input_tokens: 1000, output_tokens: 100, cached_input_tokens: 0, cache_creation_input_tokens: 0 },
+    stopReason: 'end_turn',
+  });
+  assert.equal(cost.cost_usd, '0.001500'); // haiku 4.5: 1000 × 1e-6 + 100 × 5e-6
+  const [completed] = s.ofType('llm.call_completed');
+  assert.equal(completed.payload.attempts, 2);
+  assert.equal(completed.payload.cost_usd, '0.001500');
+  assert.equal(completed.parent_event_id, s.ofType('llm.call_started')[0].id);
+  assert.throws(() => open.complete({ usage: completed.payload as never, stopReason: null }), /closed/);
+});
+
+test('retries stop after maxRetries; the failure is published once with its class', async () => {
+  const overloaded = { status: 529, body: '{"type":"error","error":{"type":"overloaded_error"}}' };
+  const s = setup([overloaded, overloaded, overloaded, overloaded]);
+  await assert.rejects(openLlmCall(s.deps, s.input()), (err: unknown) => {
+    assert.ok(err instanceof LlmCallFailed);
+    assert.equal(err.toSvcError().code, 'upstream_overloaded');
+    assert.equal(err.toSvcError().status, 503);
+    return true;
+  });
+  assert.equal(s.upstream.sent.length, 3);
+  const failed = s.ofType('llm.call_failed');
+  assert.equal(failed.length, 1);
+  assert.equal(failed[0].payload.error_class, 'overloaded');
+  assert.equal(failed[0].payload.attempts, 3);
+  assert.equal(s.ofType('llm.call_completed').length, 0);
+});
+
+test('a 400 and a 401 are never retried', async () => {
+  for (const [status, code] of [
+    [400, 'upstream_invalid_request'],
+    [401, 'upstream_auth_failed'],
+  ] as const) {
+    const s = setup([{ status, body: '{"type":"error","error":{"message":"nope"}}' }]);
+    await assert.rejects(
+      openLlmCall(s.deps, s.input()),
+      (err: unknown) => err instanceof LlmCallFailed && err.toSvcError().code === code,
+    );
+    assert.equal(s.upstream.sent.length, 1);
+  }
+});
+
+test('a hint above 30 s is not waited for', async () => {
+  const s = setup([{ status: 429, headers: { 'retry-after': '31' }, body: '{}' }]);
+  await assert.rejects(openLlmCall(s.deps, s.input()), LlmCallFailed);
+  assert.deepEqual(s.sleeps, []);
+  assert.equal(s.upstream.sent.length, 1);
+});
+
+test('a spent retry budget answers with the first failure', async () => {
+  const budget = { recordRequest() {}, tryAcquire: () => false };
+  const s = setup([rateLimited, { status: 200 }], { retryBudget: budget });
+  await assert.rejects(openLlmCall(s.deps, s.input()), LlmCallFailed);
+  assert.equal(s.upstream.sent.length, 1);
+});
+
+test('a client that leaves during a backoff closes the call as cancelled with no usage', async () => {
+  const controller = new AbortController();
+  const s = setup([rateLimited], {
+    sleep: (_ms, signal) =>
+      new Promise((_resolve, reject) => {
+        signal.addEventListener('abort', () => reject(signal.reason));
+        controller.abort();
+      }),
+  });
+  await assert.rejects(
+    openLlmCall(s.deps, s.input(controller.signal)),
+    (err: unknown) => err instanceof LlmCallFailed && err.failure.error_class === 'cancelled',
+  );
+  const [completed] = s.ofType('llm.call_completed');
+  assert.equal(completed.payload.error_class, 'cancelled');
+  assert.equal(completed.payload.output_tokens, 0);
+  assert.equal(s.ofType('llm.call_failed').length, 0);
+});
+
+test('a connection error is retried; a model without prices is stamped loudly, not silently $0', async () => {
+  const reset = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+  const unpriced = { ...model, prices: undefined } as unknown as typeof model;
+  const s = setup([reset, { status: 200, body: '{}' }]);
+  const open = await openLlmCall(s.deps, { ...s.input(), model: { ...unpriced, id: 'anthropic:nope' } });
+  assert.equal(open.attempts, 2);
+  open.complete({
+    usage: { input_tokens: 5, output_tokens: 5, cached_input_tokens: 0, cache_creation_input_tokens: 0 },
+    stopReason: 'end_turn',
+  });
+  const [completed] = s.ofType('llm.call_completed');
+  assert.equal(completed.payload.cost_usd, '0');
+  assert.equal(completed.payload.priced, false);
+  assert.equal(completed.payload.pricing_warning, 'model_unpriced');
+});

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { CanonicalRequest } from '#src/canonical/request.ts';
+import { describeRequest, IMAGE_TOKEN_ESTIMATE, lastUserText } from '#src/routing/request-facts.ts';
+
+const base = (over: Partial<CanonicalRequest> = {}): CanonicalRequest => ({
+  model: 'fast',
+  system: [],
+  messages: [],
+  stream: false,
+  include_usage: false,
+  ...over,
+});
+
+test('images and tools are seen anywhere in the conversation, tool results included', () => {
+  const img = { type: 'image' as const, source: { type: 'url' as const, url: 'https://x.test/a.png' } };
+  const req = base({
+    messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [img] }] }],
+    tools: [{ type: 'function', name: 'get', input_schema: { type: 'object', properties: {} } }],
+  });
+  const facts = describeRequest(req, { workspacePath: '/srv/a' });
+  assert.equal(facts.hasImages, true);
+  assert.equal(facts.hasTools, true);
+  assert.equal(facts.workspacePath, '/srv/a');
+  assert.ok(facts.estimatedInputTokens >= IMAGE_TOKEN_ESTIMATE);
+});
+
+test('the input estimate is characters / 4 over text, tool calls and system, rounded up', () => {
+  const req = base({
+    system: [{ type: 'text', text: 'x'.repeat(400) }],
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'y'.repeat(401) }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'ab', input: {} }] },
+    ],
+    max_tokens: 50,
+  });
+  const facts = describeRequest(req, { workspacePath: null });
+  assert.equal(facts.estimatedInputTokens, Math.ceil((400 + 401 + 2 + 2) / 4));
+  assert.equal(facts.maxOutputTokens, 50);
+  assert.equal(facts.hasImages, false);
+  assert.equal(facts.hasTools, false);
+  assert.equal(facts.requestedModel, 'fast');
+});
+
+test('text_matches reads the last user message that has text', () => {
+  const req = base({
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'first' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'answer' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'second' },
+          { type: 'text', text: 'line' },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'r' }] },
+    ],
+  });
+  assert.equal(lastUserText(req), 'second\nline');
+  const facts = describeRequest(req, { workspacePath: null });
+  assert.equal(typeof facts.text === 'function' ? facts.text() : facts.text, 'second\nline');
+  assert.equal(lastUserText(base()), '');
+});
