@@ -36,20 +36,6 @@ export function resolveRetryDelay(
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
-/** Milliseconds from `retry-after-ms` (preferred) or `retry-after` (seconds or an HTTP date). */
-export function parseRetryAfter(
-  header: (name: string) => string | undefined,
-  nowMs: number = Date.now(),
-): number | undefined {
-  const ms = header('retry-after-ms');
-  if (ms !== undefined && ms.trim() !== '' && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
-  const after = header('retry-after');
-  if (after === undefined || after.trim() === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(after.trim())) return Math.round(Number(after) * 1000);
-  const date = Date.parse(after);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
-}
-
 export interface RetryBudget {
   /** Counts one first attempt. */
   recordRequest(): void;

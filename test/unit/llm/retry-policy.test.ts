@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  createRetryBudget,
-  DEFAULT_RETRY_POLICY,
-  parseRetryAfter,
-  resolveRetryDelay,
-} from '#src/llm/retry.ts';
+import { parseRetryAfterMs as parseRetryAfter } from '#src/adapters/upstream-error.ts';
+import { createRetryBudget, DEFAULT_RETRY_POLICY, resolveRetryDelay } from '#src/llm/retry.ts';
 
 test('a provider hint is honoured up to 30 seconds and refused above', () => {
   assert.equal(resolveRetryDelay(DEFAULT_RETRY_POLICY, 1, 1500), 1500);
