@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
-import { changedSeries, type Family, parseExposition } from '../helpers/prometheus-exposition.ts';
+import { createScraper } from '../helpers/prometheus-exposition.ts';
 
 const MODEL = 'openai:gpt-5-mini';
 
@@ -17,16 +17,7 @@ test('each call outcome moves exactly its metric series', async (t) => {
   t.after(() => stack.stop());
   const { gw, fake } = stack;
 
-  const scrape = async (): Promise<Map<string, Family>> => {
-    const res = await fetch(`${gw.url}/metrics`);
-    assert.equal(res.status, 200);
-    return parseExposition(await res.text());
-  };
-  const movedBy = async (action: () => Promise<void>) => {
-    const before = await scrape();
-    await action();
-    return changedSeries(before, await scrape());
-  };
+  const { movedBy } = createScraper(gw.url);
   const names = (moved: Map<string, number>) => [...moved.keys()].map((k) => k.replace(/\{.*$/, ''));
 
   await t.test('a successful call moves the call, latency, cost and routing series', async () => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { changedSeries, type Family, parseExposition, sampleOf } from '../helpers/prometheus-exposition.ts';
+import { createScraper, parseExposition, sampleOf } from '../helpers/prometheus-exposition.ts';
 import { isolatedEnv, makeTempDir, runSvc, startSvc } from '../helpers/svc.ts';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -30,17 +30,7 @@ test('the gateway serves /metrics and each outcome moves exactly its series', as
   const gateway = await startSvc(['gateway', '--port', '{port}'], { env });
   t.after(() => gateway.stop());
 
-  const scrape = async (): Promise<Map<string, Family>> => {
-    const res = await fetch(`${gateway.url}/metrics`);
-    assert.equal(res.status, 200);
-    return parseExposition(await res.text());
-  };
-  /** Runs `action`, then returns the series it changed. */
-  const movedBy = async (action: () => Promise<void>) => {
-    const before = await scrape();
-    await action();
-    return changedSeries(before, await scrape());
-  };
+  const { scrape, movedBy } = createScraper(gateway.url);
   const post = (path: string, headers: Record<string, string>) =>
     fetch(`${gateway.url}${path}`, {
       method: 'POST',

@@ -117,6 +117,21 @@ export function changedSeries(before: Map<string, Family>, after: Map<string, Fa
   return out;
 }
 
+/** Scrapes `<baseUrl>/metrics` (asserting 200); `movedBy` runs an action and returns the series it changed. */
+export function createScraper(baseUrl: string) {
+  const scrape = async (): Promise<Map<string, Family>> => {
+    const res = await fetch(`${baseUrl}/metrics`);
+    if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
+    return parseExposition(await res.text());
+  };
+  const movedBy = async (action: () => Promise<void>): Promise<Map<string, number>> => {
+    const before = await scrape();
+    await action();
+    return changedSeries(before, await scrape());
+  };
+  return { scrape, movedBy };
+}
+
 // --- internal ---
 
 function parseBound(le: string): number {
