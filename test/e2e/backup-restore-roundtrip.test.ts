@@ -10,6 +10,9 @@ import { test } from 'node:test';
 import { startStoreWriter } from '../helpers/store-writer.ts';
 import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
 
+/** The schema version of this binary: 1 (initial) plus 0002 (the forget salt). */
+const SCHEMA_VERSION = 2;
+
 const tmp = makeTempDir('svc-br-trip-');
 test.after(() => tmp.cleanup());
 const env = isolatedEnv(tmp.dir);
@@ -67,7 +70,7 @@ test('a backup taken while another process writes 20,000 events is consistent an
   ]);
   assert.equal(report.source, live);
   assert.equal(report.destination, p('busy-backup.db'));
-  assert.equal(report.schema_version, '1');
+  assert.equal(report.schema_version, String(SCHEMA_VERSION));
   const inBackup = count(p('busy-backup.db'));
   assert.equal(Number(report.events), inBackup);
   assert.ok(before <= inBackup && inBackup <= after, `${before} <= ${inBackup} <= ${after}`);
@@ -80,7 +83,10 @@ test('a backup taken while another process writes 20,000 events is consistent an
       (db.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check,
       'ok',
     );
-    assert.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 1);
+    assert.equal(
+      (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version,
+      SCHEMA_VERSION,
+    );
     // a single file: no WAL needed to read it
     assert.equal(
       (db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode,
@@ -106,7 +112,7 @@ test('restore round-trip gives identical rows, replacing a store that has moved 
   const report = parseReport(r.stdout);
   assert.equal(report.replaced_existing, 'yes');
   assert.equal(report.events, '301');
-  assert.equal(report.schema_version, '1');
+  assert.equal(report.schema_version, String(SCHEMA_VERSION));
   assert.deepEqual(dump(live), snapshot);
 
   // the restored store is a working store: a writer can append to it

@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { isSvcError } from '#src/lib/errors.ts';
 import { backupStore } from '#src/store/backup.ts';
+import { SCHEMA_VERSION } from '#src/store/migrate.ts';
 import { openStore } from '#src/store/open.ts';
 import { lockStore, restoreStore } from '#src/store/restore.ts';
 
@@ -81,7 +82,7 @@ test('a failure just before the rename leaves the old store intact, WAL content 
   assert.deepEqual(ids(live), ['OLD1', 'OLD2']);
   assert.deepEqual(leftovers(live), []);
   const reopened = await openStore(live);
-  assert.equal(reopened.schemaVersion, 1);
+  assert.equal(reopened.schemaVersion, SCHEMA_VERSION);
   await reopened.close();
 });
 
