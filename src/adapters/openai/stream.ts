@@ -55,21 +55,23 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
 }
 
 /**
- * Tap frame rewriter: echoes `model` on every chunk and drops the usage-only chunk (`choices:[]`) when the
- * client did not ask for it; `[DONE]` and other frames keep their data.
+ * Tap frame rewriter: echoes `model` on every chunk and, when the client did not ask for usage, drops the
+ * usage-only chunk (`choices:[]`) and nulls the usage OpenRouter puts on a last chunk that still has a
+ * choice (wire-formats §3, §5.1); `[DONE]` and other frames keep their data.
  */
 export function rewriteOpenAIFrame(model: string | undefined, includeUsageChunk: boolean): FrameRewriter {
   const json = model === undefined ? undefined : JSON.stringify(model);
   return (e) => {
     if (e.data === '[DONE]') return formatFrame(e);
+    let data = e.data;
     if (!includeUsageChunk) {
-      const choices = locateJsonValues(e.data, ['choices']).at(-1);
-      if (choices && isEmptyArray(e.data, choices.start, choices.end)) return null;
+      const choices = locateJsonValues(data, ['choices']).at(-1);
+      if (choices && isEmptyArray(data, choices.start, choices.end)) return null;
+      const usage = locateJsonValues(data, ['usage']).at(-1);
+      if (usage && data.slice(usage.start, usage.end) !== 'null')
+        data = replaceJsonValue(data, ['usage'], 'null') ?? data;
     }
-    return formatFrame(
-      e,
-      json === undefined ? e.data : (replaceJsonValue(e.data, ['model'], json) ?? e.data),
-    );
+    return formatFrame(e, json === undefined ? data : (replaceJsonValue(data, ['model'], json) ?? data));
   };
 }
 

@@ -232,6 +232,16 @@ test('#11 usage chunk: always requested upstream, emitted last before [DONE] wit
   const text = Buffer.concat(await collect(tap)).toString();
   assert.ok(!text.includes('"choices":[]'));
   assert.equal(tap.usage().cached_input_tokens, 2048);
+  // OpenRouter's usage rides on a last chunk that still carries an empty-delta choice (wire-formats §3)
+  const routerLast =
+    '"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage"';
+  const router = openrouter.tapStream(
+    chunks([utf8(OPENAI_TOOL_STREAM.replace('"choices":[],"usage"', routerLast))]),
+    { includeUsageChunk: false },
+  );
+  const routed = parseSseText(Buffer.concat(await collect(router)).toString());
+  assert.ok(routed.every((f) => f.data === '[DONE]' || JSON.parse(f.data).usage == null));
+  assert.equal(router.usage().cached_input_tokens, 2048);
 });
 
 test('#12 empty assistant text next to tool_calls never reaches Anthropic as an empty text block', () => {
