@@ -1,0 +1,141 @@
+/**
+ * The Anthropic SDK through the gateway to each provider, streaming and not, for plain text, a tool call
+ * answered in a second turn, and a base64 PNG: the SDK sees the right message, the provider receives exactly
+ * the expected body (same wire: the client's body with only `model` replaced), and the trace store holds the
+ * turn's four events with the right attribution and cost.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type Anthropic from '@anthropic-ai/sdk';
+import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
+import {
+  checkTrace,
+  checkUpstream,
+  conversation,
+  KINDS,
+  type MatrixProvider,
+  PROVIDERS,
+  scriptFake,
+  type ToolCall,
+  type TurnSpec,
+  USAGE,
+} from '../helpers/sdk-matrix.ts';
+
+// SDK 1.x sends this version; a same-wire upstream must receive the client's version unchanged.
+const CLIENT_VERSION = '2026-10-21';
+// A translated request carries the gateway's default version (wire-formats §1.2).
+const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+
+let stack: GatewayStack;
+before(async () => {
+  stack = await startGatewayStack();
+});
+after(async () => {
+  await stack?.stop();
+});
+
+for (const p of PROVIDERS) {
+  for (const stream of [false, true]) {
+    for (const kind of KINDS) {
+      const mode = stream ? 'streaming' : 'non-streaming';
+      test(`Anthropic SDK → ${p.model}, ${mode}, ${kind}: answer, upstream body and trace are right`, async () => {
+        let call: ToolCall | undefined;
+        for (const next of conversation(kind)) call = await exchange(p, stream, next(call));
+      });
+    }
+  }
+}
+
+/** One request through the gateway; returns the tool call it answered with, if any. */
+async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
+  scriptFake(stack, turn);
+  const body = { model: p.model, max_tokens: 256, ...turn.anthropic };
+  const { message, turnId } = await send(body, stream);
+
+  assert.equal(message.model, p.model, 'model echoes the requested name');
+  assert.equal(message.type, 'message');
+  assert.match(message.id, /^msg_/);
+  assert.equal(message.role, 'assistant');
+  assert.equal(message.stop_reason, turn.expect.stop);
+  assert.equal(message.stop_sequence, null);
+  assert.deepEqual(
+    pick(message.usage, [
+      'input_tokens',
+      'cache_read_input_tokens',
+      'cache_creation_input_tokens',
+      'output_tokens',
+    ]),
+    {
+      input_tokens: USAGE.input,
+      cache_read_input_tokens: USAGE.cacheRead,
+      cache_creation_input_tokens: USAGE.cacheWrite,
+      output_tokens: USAGE.output,
+    },
+  );
+  let call: ToolCall | undefined;
+  if ('text' in turn.expect) {
+    assert.deepEqual(
+      message.content.map((b) => pick(b, ['type', 'text'])),
+      [{ type: 'text', text: turn.expect.text }],
+    );
+  } else {
+    assert.equal(message.content.length, 1, JSON.stringify(message.content));
+    const block = message.content[0];
+    assert.equal(block.type, 'tool_use');
+    call = { id: block.id, name: block.name, input: block.input as Record<string, unknown> };
+    assert.match(call.id, /^[a-zA-Z0-9_-]+$/);
+    assert.deepEqual({ name: call.name, input: call.input }, turn.expect.tool);
+  }
+
+  checkUpstream(
+    stack,
+    p,
+    upstreamBody(p, body, turn, stream),
+    p.wire === 'anthropic' ? CLIENT_VERSION : DEFAULT_ANTHROPIC_VERSION,
+  );
+  checkTrace(stack.files.db, turnId, {
+    p,
+    shape: 'anthropic',
+    requestedModel: p.model,
+    keyId: stack.keyId,
+    stopReason: turn.expect.stop,
+    stream,
+  });
+  return call;
+}
+
+async function send(
+  body: Record<string, unknown>,
+  stream: boolean,
+): Promise<{ message: Anthropic.Message; turnId: string | null }> {
+  const params = body as unknown as Anthropic.MessageCreateParamsNonStreaming;
+  if (!stream) {
+    const { data, response } = await stack.anthropic.messages.create(params).withResponse();
+    return { message: data, turnId: response.headers.get('svc-request-id') };
+  }
+  const helper = stack.anthropic.messages.stream(params);
+  const { response } = await helper.withResponse();
+  return { message: await helper.finalMessage(), turnId: response.headers.get('svc-request-id') };
+}
+
+/** Same wire: the client's body with only `model` replaced. Cross wire: the Chat Completions form (§5.1). */
+function upstreamBody(
+  p: MatrixProvider,
+  body: Record<string, unknown>,
+  turn: TurnSpec,
+  stream: boolean,
+): Record<string, unknown> {
+  if (p.wire === 'anthropic') return { ...body, model: p.upstreamModel, ...(stream ? { stream: true } : {}) };
+  // OpenAI takes max_completion_tokens (reasoning models reject max_tokens); OpenRouter documents max_tokens
+  const maxKey = p.provider === 'openrouter' ? 'max_tokens' : 'max_completion_tokens';
+  return {
+    model: p.upstreamModel,
+    ...turn.chat,
+    [maxKey]: 256,
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  };
+}
+
+function pick(o: object, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((k) => [k, (o as Record<string, unknown>)[k]]));
+}

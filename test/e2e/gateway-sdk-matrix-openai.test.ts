@@ -1,0 +1,153 @@
+/**
+ * The OpenAI SDK through the gateway to each provider, streaming and not, for plain text, a tool call
+ * answered in a second turn, and a base64 PNG: the SDK sees the right completion, the provider receives
+ * exactly the expected body (same wire: the client's body with only `model` replaced), and the trace store
+ * holds the turn's four events with the right attribution and cost.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type OpenAI from 'openai';
+import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
+import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
+import {
+  checkTrace,
+  checkUpstream,
+  conversation,
+  KINDS,
+  type MatrixProvider,
+  PROVIDERS,
+  scriptFake,
+  type ToolCall,
+  type TurnSpec,
+  USAGE,
+} from '../helpers/sdk-matrix.ts';
+
+// The version an Anthropic upstream gets when the client did not speak Anthropic (wire-formats §1.2).
+const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+const FINISH = { end_turn: 'stop', tool_use: 'tool_calls' } as const;
+const STREAM_FIELDS = { stream: true, stream_options: { include_usage: true } };
+
+let stack: GatewayStack;
+before(async () => {
+  stack = await startGatewayStack();
+});
+after(async () => {
+  await stack?.stop();
+});
+
+for (const p of PROVIDERS) {
+  for (const stream of [false, true]) {
+    for (const kind of KINDS) {
+      const mode = stream ? 'streaming' : 'non-streaming';
+      test(`OpenAI SDK → ${p.model}, ${mode}, ${kind}: answer, upstream body and trace are right`, async () => {
+        let call: ToolCall | undefined;
+        for (const next of conversation(kind)) call = await exchange(p, stream, next(call));
+      });
+    }
+  }
+}
+
+for (const p of PROVIDERS) {
+  test(`OpenAI SDK → ${p.model}, streaming without include_usage: the upstream is still asked, the client gets no usage chunk`, async () => {
+    const [first] = conversation('text');
+    const turn = first();
+    assert.ok('text' in turn.expect);
+    scriptFake(stack, turn);
+    const body = { model: p.model, max_completion_tokens: 256, ...turn.chat, stream: true };
+    const { completion, turnId } = await send(body);
+    assert.equal(completion.choices[0].message.content, turn.expect.text);
+    assert.equal(completion.usage ?? null, null);
+    const upstream =
+      p.wire === 'openai'
+        ? { ...body, model: p.upstreamModel, ...STREAM_FIELDS }
+        : { model: p.upstreamModel, max_tokens: 256, ...turn.anthropic, stream: true };
+    checkUpstream(stack, p, upstream, DEFAULT_ANTHROPIC_VERSION);
+    checkTrace(stack.files.db, turnId, traceOf(p, turn, true));
+  });
+}
+
+/** One request through the gateway; returns the tool call it answered with, if any. */
+async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
+  scriptFake(stack, turn);
+  const body = { model: p.model, max_completion_tokens: 256, ...turn.chat, ...(stream ? STREAM_FIELDS : {}) };
+  const { completion, turnId } = await send(body);
+
+  assert.equal(completion.model, p.model, 'model echoes the requested name');
+  assert.equal(completion.object, 'chat.completion');
+  assert.equal(completion.choices.length, 1);
+  const [choice] = completion.choices;
+  assert.equal(choice.finish_reason, FINISH[turn.expect.stop]);
+  assert.equal(choice.message.role, 'assistant');
+  const prompt = USAGE.input + USAGE.cacheRead + USAGE.cacheWrite; // all input classes (§6 #9)
+  assert.deepEqual(
+    {
+      prompt_tokens: completion.usage?.prompt_tokens,
+      completion_tokens: completion.usage?.completion_tokens,
+      total_tokens: completion.usage?.total_tokens,
+      cached_tokens: completion.usage?.prompt_tokens_details?.cached_tokens,
+    },
+    {
+      prompt_tokens: prompt,
+      completion_tokens: USAGE.output,
+      total_tokens: prompt + USAGE.output,
+      cached_tokens: USAGE.cacheRead,
+    },
+  );
+  let call: ToolCall | undefined;
+  if ('text' in turn.expect) {
+    assert.equal(choice.message.content, turn.expect.text);
+    assert.equal(choice.message.tool_calls?.length ?? 0, 0);
+  } else {
+    assert.equal(choice.message.content, null, 'no text next to the tool call (§5.2)');
+    const calls = choice.message.tool_calls ?? [];
+    assert.equal(calls.length, 1, JSON.stringify(calls));
+    const [tc] = calls;
+    assert.equal(tc.type, 'function');
+    if (tc.type !== 'function') return;
+    call = { id: tc.id, name: tc.function.name, input: JSON.parse(tc.function.arguments) };
+    assert.ok(call.id.length > 0);
+    assert.deepEqual({ name: call.name, input: call.input }, turn.expect.tool);
+  }
+
+  checkUpstream(stack, p, upstreamBody(p, body, turn, stream), DEFAULT_ANTHROPIC_VERSION);
+  checkTrace(stack.files.db, turnId, traceOf(p, turn, stream));
+  return call;
+}
+
+/** Non-streaming create, or a stream accumulated by the SDK's ChatCompletionStream helper. */
+async function send(body: Record<string, unknown>): Promise<{
+  completion: OpenAI.ChatCompletion;
+  turnId: string | null;
+}> {
+  if (body.stream !== true) {
+    const params = body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    const { data, response } = await stack.openai.chat.completions.create(params).withResponse();
+    return { completion: data, turnId: response.headers.get('svc-request-id') };
+  }
+  const params = body as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
+  const { data, response } = await stack.openai.chat.completions.create(params).withResponse();
+  const helper = ChatCompletionStream.fromReadableStream(data.toReadableStream());
+  return { completion: await helper.finalChatCompletion(), turnId: response.headers.get('svc-request-id') };
+}
+
+/** Same wire: the client's body with only `model` replaced. Cross wire: the Anthropic form (§5.1). */
+function upstreamBody(
+  p: MatrixProvider,
+  body: Record<string, unknown>,
+  turn: TurnSpec,
+  stream: boolean,
+): Record<string, unknown> {
+  if (p.wire === 'openai') return { ...body, model: p.upstreamModel };
+  return { model: p.upstreamModel, max_tokens: 256, ...turn.anthropic, ...(stream ? { stream: true } : {}) };
+}
+
+function traceOf(p: MatrixProvider, turn: TurnSpec, stream: boolean) {
+  return {
+    p,
+    shape: 'openai' as const,
+    requestedModel: p.model,
+    keyId: stack.keyId,
+    stopReason: turn.expect.stop,
+    stream,
+  };
+}
