@@ -1,0 +1,86 @@
+/**
+ * The identity shape guard and time windows of spec 3: what passes, and the one-sentence usage errors
+ * (exit 2) for everything else.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  assertUserId,
+  formatWindow,
+  IDENTITY_ID_RE,
+  isIdentityId,
+  resolveWindow,
+} from '#src/analytics/index.ts';
+import { isSvcError } from '#src/lib/errors.ts';
+
+test('the guard accepts 1 to 200 letters, digits, _ and -, and nothing else', () => {
+  assert.equal(IDENTITY_ID_RE.source, '^[A-Za-z0-9_-]{1,200}$');
+  for (const ok of ['u1', 'U-1_x', 'a'.repeat(200), '0', '-', '_']) assert.equal(isIdentityId(ok), true, ok);
+  for (const bad of [
+    '',
+    'a'.repeat(201),
+    'u1%',
+    "u1'",
+    'u1"',
+    '$.user_id',
+    'a.b',
+    'a b',
+    'é',
+    'u1\n',
+    'u1;',
+    'a*',
+    7,
+    null,
+  ]) {
+    assert.equal(isIdentityId(bad), false, String(bad));
+  }
+});
+
+test('a bad user id is invalid_user_id, exit 2, one sentence quoting a clipped id', () => {
+  assert.equal(assertUserId('usr_alice'), 'usr_alice');
+  assert.throws(
+    () => assertUserId(`x'${'y'.repeat(300)}`),
+    (err) =>
+      isSvcError(err) &&
+      err.code === 'invalid_user_id' &&
+      err.status === 400 &&
+      err.exitCode === 2 &&
+      !err.message.includes('\n') &&
+      err.message.length < 200 &&
+      /use 1 to 200 letters, digits, "_" or "-"\.$/.test(err.message),
+  );
+});
+
+test('from includes, to excludes, open ends are null, and defaults fill absent bounds', () => {
+  assert.deepEqual(resolveWindow({}), { startUs: null, endUs: null });
+  const w = resolveWindow({ from: '2026-11-22T06:01:02.123456Z', to: '2026-11-22T09:01:02+02:00' });
+  assert.deepEqual(formatWindow(w), {
+    start: '2026-11-22T06:01:02.123456Z',
+    end: '2026-11-22T07:01:02.000000Z',
+  });
+  assert.deepEqual(
+    resolveWindow({ from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }).startUs,
+    1_767_225_600_000_000,
+  );
+  const d = resolveWindow({ to: '2026-01-02T00:00:00Z' }, { defaults: { startUs: 5, endUs: 9 } });
+  assert.deepEqual(d, { startUs: 5, endUs: 1_767_312_000_000_000 });
+  assert.deepEqual(formatWindow({ startUs: null, endUs: null }), { start: null, end: null });
+});
+
+test('a malformed bound or from after to is invalid_window (exit 2) naming the parameter', () => {
+  const names = { from: '--from', to: '--to' };
+  const bad = (input: { from?: string; to?: string }, pattern: RegExp) =>
+    assert.throws(
+      () => resolveWindow(input, { names }),
+      (err) =>
+        isSvcError(err) && err.code === 'invalid_window' && err.exitCode === 2 && pattern.test(err.message),
+    );
+  bad({ from: 'yesterday' }, /^--from "yesterday" is not an ISO 8601 timestamp with a time zone/);
+  bad({ to: '2026-11-22' }, /^--to "2026-11-22" is not an ISO 8601/);
+  bad({ to: '2026-11-22T06:01:02' }, /^--to .* with a time zone/);
+  bad(
+    { from: '2026-11-22T06:01:02Z', to: '2026-11-21T06:01:02Z' },
+    /start --from 2026-11-22T06:01:02\.000000Z is after its end --to/,
+  );
+  assert.throws(() => resolveWindow({ from: 'x' }), /SvcError: from "x"/);
+});
