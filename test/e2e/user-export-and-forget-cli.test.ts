@@ -1,0 +1,296 @@
+/**
+ * `svc analytics user-export` and `svc user forget` through the real executable: only the subject's
+ * rows, usage errors exit 2 with one sentence, forget needs --confirm, is audited, idempotent, and
+ * leaves the original id nowhere in the store's bytes.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { test } from 'node:test';
+import { BASE_US, callPayload, seedStore, seqId } from '../helpers/event-rows.ts';
+import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
+
+const tmp = makeTempDir('svc-user-data-');
+test.after(() => tmp.cleanup());
+const env = isolatedEnv(tmp.dir);
+let n = 0;
+const freshPath = () => join(tmp.dir, `s${++n}`, 'svc.db');
+
+function withDb<T>(path: string, fn: (db: DatabaseSync) => T): T {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+const auditPayloads = (path: string, type: string) =>
+  withDb(path, (db) =>
+    (
+      db.prepare('SELECT payload FROM events WHERE type = ? ORDER BY id').all(type) as Array<{
+        payload: string;
+      }>
+    ).map((r) => JSON.parse(r.payload) as Record<string, unknown>),
+  );
+const allPayloads = (path: string) =>
+  withDb(path, (db) =>
+    (db.prepare('SELECT id, payload FROM events ORDER BY id').all() as Array<{ payload: string }>).map(
+      (r) => r.payload,
+    ),
+  );
+const rawCount = (path: string, needle: string) =>
+  [path, `${path}-wal`]
+    .filter((f) => existsSync(f))
+    .reduce((sum, f) => sum + readFileSync(f).toString('latin1').split(needle).length - 1, 0);
+const lines = (text: string) => (text === '' ? [] : text.trimEnd().split('\n'));
+const report = (stdout: string) =>
+  Object.fromEntries(lines(stdout).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
+
+/** u1 and u10 interleaved (prefix neighbours), other types, and rows with no user. */
+async function seedNeighbours(path: string): Promise<void> {
+  const users = ['u1', 'u10', null, 'u1', 'U1'];
+  const types = ['llm.call_completed', 'llm.call_failed', 'gateway.key_issued', 'route.decided'];
+  await seedStore(path, 40, (i) => ({
+    id: seqId(i),
+    timestamp_us: BASE_US + i * 1_000_000,
+    type: types[i % types.length],
+    turn_id: `turn_${i}`,
+    payload: callPayload(users[i % users.length], { seq: i, cost_usd: '0.000001230' }),
+  }));
+}
+
+test('user-export streams exactly the subject rows to stdout as JSON lines and audits the realised size', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  const r = await runSvc(['analytics', 'user-export', 'u1', '--db-path', db], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, '');
+  const rows = lines(r.stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(rows.length, 16);
+  for (const row of rows) {
+    assert.deepEqual(Object.keys(row), [
+      'id',
+      'timestamp',
+      'session_id',
+      'turn_id',
+      'parent_event_id',
+      'type',
+      'actor',
+      'sensitivity',
+      'payload',
+    ]);
+    assert.equal((row.payload as Record<string, unknown>).user_id, 'u1');
+    assert.equal((row.payload as Record<string, unknown>).cost_usd, '0.000001230');
+  }
+  const ids = rows.map((x) => x.id as string);
+  assert.deepEqual(ids, [...ids].sort());
+  assert.equal(new Set(rows.map((x) => x.type)).size, 4);
+  assert.deepEqual(auditPayloads(db, 'analytics.user_exported'), [
+    {
+      user_id: 'u1',
+      row_count: 16,
+      byte_count: Buffer.byteLength(r.stdout),
+      window: { start: null, end: null },
+    },
+  ]);
+  const u10 = await runSvc(['analytics', 'user-export', 'u10', '--db-path', db], { env });
+  assert.equal(lines(u10.stdout).length, 8);
+  for (const l of lines(u10.stdout)) assert.equal(JSON.parse(l).payload.user_id, 'u10');
+});
+
+test('user-export --out writes a private file for the window and prints a summary; SVC_DB_PATH is honoured', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  const out = join(tmp.dir, `export-${n}.jsonl`);
+  const r = await runSvc(
+    [
+      'analytics',
+      'user-export',
+      'u1',
+      '--from',
+      '2026-01-01T00:00:03Z',
+      '--to',
+      '2026-01-01T00:00:18Z',
+      '--out',
+      out,
+    ],
+    { env: { ...env, SVC_DB_PATH: db } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const text = readFileSync(out, 'utf8');
+  const got = lines(text).map((l) => JSON.parse(l).id);
+  assert.deepEqual(got, [seqId(3), seqId(5), seqId(8), seqId(10), seqId(13), seqId(15)]);
+  assert.equal(statSync(out).mode & 0o777, 0o600);
+  assert.deepEqual(report(r.stdout), {
+    user_id: 'u1',
+    out,
+    rows: '6',
+    bytes: String(Buffer.byteLength(text)),
+    window_start: '2026-01-01T00:00:03.000000Z',
+    window_end: '2026-01-01T00:00:18.000000Z',
+  });
+  assert.deepEqual(
+    readdirSync(tmp.dir).filter((f) => f.startsWith('.')),
+    [],
+    'no temp file left beside the output',
+  );
+  // a second export replaces the file
+  const again = await runSvc(['analytics', 'user-export', 'u10', '--out', out, '--db-path', db], { env });
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(lines(readFileSync(out, 'utf8')).length, 8);
+});
+
+test('bad ids, bad windows and missing arguments exit 2 with one sentence, touching nothing', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  const before = allPayloads(db);
+  const cases: Array<[string[], RegExp]> = [
+    [['analytics', 'user-export', "u1' OR '1'='1"], /user id "u1' OR '1'='1" is not valid/],
+    [['analytics', 'user-export', 'u1%'], /is not valid: use 1 to 200 letters/],
+    [['analytics', 'user-export', '$.user_id'], /is not valid/],
+    [['analytics', 'user-export', 'a'.repeat(201)], /is not valid/],
+    [
+      ['analytics', 'user-export', 'u1', '--from', 'yesterday'],
+      /--from "yesterday" is not an ISO 8601 timestamp/,
+    ],
+    [
+      ['analytics', 'user-export', 'u1', '--to', '2026-01-01'],
+      /--to "2026-01-01" is not an ISO 8601 timestamp/,
+    ],
+    [
+      ['analytics', 'user-export', 'u1', '--from', '2026-02-01T00:00:00Z', '--to', '2026-01-01T00:00:00Z'],
+      /window start --from 2026-02-01T00:00:00\.000000Z is after its end --to/,
+    ],
+    [['analytics', 'user-export'], /Missing required positional argument/],
+    [['analytics', 'user-export', 'u1', '--frob'], /Unknown option "--frob"/],
+    [['user', 'forget', 'u1%', '--confirm'], /is not valid/],
+    [['user', 'forget', "x';DROP TABLE events;--", '--confirm'], /is not valid/],
+    [['user', 'forget', '--confirm'], /Missing required positional argument/],
+  ];
+  for (const [args, pattern] of cases) {
+    const r = await runSvc([...args, '--db-path', db], { env });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, pattern);
+  }
+  assert.deepEqual(allPayloads(db), before);
+});
+
+test('a missing store is a failure (exit 1) for both commands, and no store is created', async () => {
+  const db = join(tmp.dir, 'absent', 'svc.db');
+  for (const args of [
+    ['analytics', 'user-export', 'u1'],
+    ['user', 'forget', 'u1', '--confirm'],
+  ]) {
+    const r = await runSvc([...args, '--db-path', db], { env });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^svc: No trace store at .*absent\/svc\.db; pass --db-path or set SVC_DB_PATH/);
+  }
+  assert.equal(existsSync(db), false);
+});
+
+test('forget without --confirm warns what it would rewrite and exits 2 without changing anything', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  const before = allPayloads(db);
+  const r = await runSvc(['user', 'forget', 'u1', '--db-path', db], { env });
+  assert.equal(r.code, 2);
+  assert.equal(r.stdout, '');
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+  assert.match(
+    r.stderr.trimEnd(),
+    /^svc: Nothing was changed: svc user forget would rewrite the user id u1 to the pseudonym redacted_[0-9a-f]{12} in 16 events of the trace store .*svc\.db \(payload user_id, and identity_id of per-user quota events\), delete no row and compact the store file; pass --confirm to do it\.$/,
+  );
+  assert.deepEqual(allPayloads(db), before);
+  assert.deepEqual(auditPayloads(db, 'analytics.user_forgotten'), []);
+});
+
+test('forget --confirm pseudonymises in place, keeps u10, audits every call, repeats with 0 rows', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  const rowsBefore = allPayloads(db).length;
+  const preview = await runSvc(['user', 'forget', 'u1', '--db-path', db], { env });
+  const previewed = /pseudonym (redacted_[0-9a-f]{12})/.exec(preview.stderr)?.[1];
+
+  const r = await runSvc(['user', 'forget', 'u1', '--confirm', '--db-path', db], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, '');
+  const first = report(r.stdout);
+  assert.deepEqual(Object.keys(first), ['user_id', 'pseudonym', 'pseudonymized_rows', 'completed_at']);
+  assert.equal(first.user_id, 'u1');
+  assert.equal(first.pseudonym, previewed);
+  assert.equal(first.pseudonymized_rows, '16');
+  assert.match(first.completed_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+
+  const second = report(
+    (await runSvc(['user', 'forget', 'u1', '--confirm', '--db-path', db], { env })).stdout,
+  );
+  assert.equal(second.pseudonymized_rows, '0');
+  assert.equal(second.pseudonym, first.pseudonym);
+  assert.deepEqual(
+    auditPayloads(db, 'analytics.user_forgotten').map((p) => [p.user_id, p.pseudonym, p.pseudonymized_rows]),
+    [
+      [first.pseudonym, first.pseudonym, 16],
+      [first.pseudonym, first.pseudonym, 0],
+    ],
+  );
+  assert.equal(allPayloads(db).length, rowsBefore + 2, 'no row deleted; two audit rows added');
+
+  const gone = await runSvc(['analytics', 'user-export', 'u1', '--db-path', db], { env });
+  assert.equal(lines(gone.stdout).length, 0);
+  // a later action with the id is a new fact: its own audit row names it again (README says so)
+  assert.deepEqual(
+    auditPayloads(db, 'analytics.user_exported').map((p) => [p.user_id, p.row_count]),
+    [['u1', 0]],
+  );
+  const neighbour = await runSvc(['analytics', 'user-export', 'u10', '--db-path', db], { env });
+  assert.equal(lines(neighbour.stdout).length, 8);
+  const pseudo = await runSvc(['analytics', 'user-export', first.pseudonym, '--db-path', db], { env });
+  const pseudoRows = lines(pseudo.stdout).map((l) => JSON.parse(l));
+  assert.equal(pseudoRows.filter((x) => x.type !== 'analytics.user_forgotten').length, 16);
+});
+
+test('after forget the original id is in no byte of the store file or its WAL, and backups carry the salt', async () => {
+  const db = freshPath();
+  const victim = 'usr_Vq7t9_victim';
+  await seedStore(db, 3000, (i) => ({
+    id: seqId(i),
+    timestamp_us: BASE_US + i,
+    type: i % 3 ? 'llm.call_completed' : 'quota.alert',
+    payload: {
+      ...callPayload(i % 5 === 0 ? victim : `usr_other_${i % 11}`),
+      ...(i % 3 ? {} : { identity_kind: 'user', identity_id: i % 5 === 0 ? victim : 'usr_other_1' }),
+      pad: 'p'.repeat((i * 31) % 1500),
+    },
+  }));
+  // the user's own export audit row holds the id too
+  assert.equal((await runSvc(['analytics', 'user-export', victim, '--db-path', db], { env })).code, 0);
+  assert.ok(rawCount(db, victim) > 600);
+
+  const r = await runSvc(['user', 'forget', victim, '--confirm', '--db-path', db], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(report(r.stdout).pseudonymized_rows, '601');
+  assert.equal(rawCount(db, victim), 0, 'the id survives nowhere: payloads, indexes, free pages, WAL');
+  assert.ok(rawCount(db, 'usr_other_3') > 0, 'other users are still there');
+  withDb(db, (d) => {
+    assert.equal(
+      (d.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check,
+      'ok',
+    );
+    assert.equal((d.prepare('SELECT count(*) AS c FROM events').get() as { c: number }).c, 3000 + 2);
+  });
+
+  const backup = join(tmp.dir, `backup-${n}.db`);
+  assert.equal((await runSvc(['backup', backup, '--db-path', db], { env })).code, 0);
+  const salt = (path: string) =>
+    withDb(
+      path,
+      (d) =>
+        (d.prepare("SELECT value FROM store_meta WHERE key = 'forget_salt'").get() as { value: string })
+          .value,
+    );
+  assert.match(salt(db), /^[0-9a-f]{64}$/);
+  assert.equal(salt(backup), salt(db));
+});
