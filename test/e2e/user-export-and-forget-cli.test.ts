@@ -4,12 +4,13 @@
  * leaves the original id nowhere in the store's bytes.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { BASE_US, callPayload, seedStore, seqId } from '../helpers/event-rows.ts';
-import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
+import { ensureBuilt, isolatedEnv, makeTempDir, runSvc, SVC_BIN } from '../helpers/svc.ts';
 
 const tmp = makeTempDir('svc-user-data-');
 test.after(() => tmp.cleanup());
@@ -139,6 +140,29 @@ test('user-export --out writes a private file for the window and prints a summar
   const again = await runSvc(['analytics', 'user-export', 'u10', '--out', out, '--db-path', db], { env });
   assert.equal(again.code, 0, again.stderr);
   assert.equal(lines(readFileSync(out, 'utf8')).length, 8);
+});
+
+test('a reader that goes away before the last row gives exit 1, one sentence, and no audit event', async () => {
+  const db = freshPath();
+  await seedStore(db, 5000, (i) => ({ id: seqId(i), timestamp_us: BASE_US + i, payload: callPayload('u1') }));
+  ensureBuilt();
+  const child = spawn(process.execPath, [SVC_BIN, 'analytics', 'user-export', 'u1', '--db-path', db], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  child.stdout.once('data', () => child.stdout.destroy()); // like `| head -1`
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 1, stderr);
+  assert.equal(stderr.trim().split('\n').length, 1);
+  assert.match(
+    stderr,
+    /^svc: Standard output closed before the export finished \(write EPIPE\); no audit event was recorded/,
+  );
+  assert.deepEqual(auditPayloads(db, 'analytics.user_exported'), []);
 });
 
 test('bad ids, bad windows and missing arguments exit 2 with one sentence, touching nothing', async () => {

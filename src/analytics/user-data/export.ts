@@ -59,9 +59,9 @@ export interface UserExportSummary {
 }
 
 /**
- * Streams the export into `sink`, awaiting it after every page, then emits `analytics.user_exported`
- * with the realised counts and window and waits for it to be committed. A sink that throws ends the
- * export without the audit event (the body was not drained).
+ * Streams the export into `sink` in chunks of whole lines (a page, or about EXPORT_CHUNK_CHARS),
+ * awaiting each, then emits `analytics.user_exported` with the realised counts and window and waits
+ * for it to be committed. A sink that throws ends the export without the audit event (not drained).
  */
 export async function runUserExport(
   deps: UserExportDeps,
@@ -124,13 +124,14 @@ export async function* readUserEventPages(
   request: UserExportRequest,
   pageSize = EXPORT_PAGE_SIZE,
 ): AsyncGenerator<ExportRow[]> {
+  const userId = assertUserId(request.userId);
   const { startUs, endUs } = request.window;
   let after = '';
   for (;;) {
     const page = await store.kysely
       .selectFrom('events')
       .select(EXPORT_FIELDS)
-      .where('user_id', '=', request.userId) // exact, binary collation: u1 never matches u10
+      .where('user_id', '=', userId) // exact, binary collation: u1 never matches u10
       .where('id', '>', after)
       .$if(startUs !== null, (qb) => qb.where('timestamp_us', '>=', startUs as number))
       .$if(endUs !== null, (qb) => qb.where('timestamp_us', '<', endUs as number))
