@@ -188,7 +188,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         if (!turn.finished) {
           const code = isSvcError(answer) ? answer.code : 'internal_error';
           const status = isSvcError(answer) ? answer.status : 500;
-          await turn.finish(signal.aborted ? 499 : status, code).committed;
+          // a client that left gets the same record as one that leaves mid-stream
+          await (signal.aborted ? turn.finish(499, 'cancelled') : turn.finish(status, code)).committed;
         }
         throw answer;
       }

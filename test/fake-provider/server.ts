@@ -27,6 +27,11 @@ export type RecordedRequest = {
   provider: Provider;
   /** `Date.now()` at arrival. */
   time: number;
+  /**
+   * `Date.now()` when the connection closed before the response was complete: the caller went away (or a
+   * scripted reset closed it); undefined while open or after a complete response.
+   */
+  closedEarlyAt?: number;
 };
 
 export type FakeProviderOptions = {
@@ -94,7 +99,12 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
 
   const app = new Hono();
   app.use('*', async (c, next) => {
-    requests.push(await recordOf(c, now()));
+    const record = await recordOf(c, now());
+    requests.push(record);
+    // the node server aborts the request signal when the connection closes before the response finished
+    c.req.raw.signal.addEventListener('abort', () => {
+      record.closedEarlyAt = now();
+    });
     await next();
   });
   app.post('/v1/messages', (c) => replyToGeneration(c, anthropicCodec, deps));

@@ -1,0 +1,419 @@
+/**
+ * Upstream faults through the real gateway and the official SDKs (DECISIONS §4): retries before the first
+ * byte, the error table's status and code in each path's own error body, mid-stream failures as an error
+ * frame in the client's shape, and a client that leaves mid-stream closing the upstream connection. Every
+ * request closes its call with exactly one llm.call_failed (or a cancelled llm.call_completed) and one
+ * turn.completed.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { type EventRow, readEvents } from '../helpers/gateway-keys.ts';
+import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const MAX_RETRIES = 2;
+const OPENAI_MODEL = 'openai:gpt-5-mini';
+const ANTHROPIC_MODEL = 'anthropic:claude-haiku-4-5';
+
+type Shape = 'anthropic' | 'openai';
+
+interface Outcome {
+  status: number | undefined;
+  /** The `error` object of the body in the path's shape. */
+  error: Record<string, unknown> | undefined;
+  headers: Headers | undefined;
+  turnId: string | null;
+}
+
+/** One call through the official SDK of `shape`; the error normalised to its `error` object. */
+async function call(stack: GatewayStack, shape: Shape, model: string, stream = false): Promise<Outcome> {
+  const messages = [{ role: 'user' as const, content: 'hi' }];
+  try {
+    const { response } =
+      shape === 'anthropic'
+        ? await stack.anthropic.messages.create({ model, max_tokens: 64, messages, stream }).withResponse()
+        : await stack.openai.chat.completions.create({ model, messages, stream }).withResponse();
+    return {
+      status: response.status,
+      error: undefined,
+      headers: response.headers,
+      turnId: response.headers.get('svc-request-id'),
+    };
+  } catch (err) {
+    return apiErrorOutcome(shape, err);
+  }
+}
+
+function apiErrorOutcome(shape: Shape, err: unknown): Outcome {
+  if (shape === 'anthropic') {
+    assert.ok(err instanceof Anthropic.APIError, `not an Anthropic APIError: ${err}`);
+    const body = err.error as { type?: string; error?: Record<string, unknown> } | undefined;
+    assert.equal(body?.type, 'error', 'the messages path answers with the Anthropic error body');
+    return {
+      status: err.status,
+      error: body?.error,
+      headers: err.headers,
+      turnId: err.headers?.get('svc-request-id') ?? null,
+    };
+  }
+  assert.ok(err instanceof OpenAI.APIError, `not an OpenAI APIError: ${err}`);
+  assert.equal(err.code, (err.error as { code?: string } | undefined)?.code);
+  return {
+    status: err.status,
+    error: err.error as Record<string, unknown> | undefined,
+    headers: err.headers,
+    turnId: err.headers?.get('svc-request-id') ?? null,
+  };
+}
+
+/** The events of one turn, by type. */
+function turnEvents(stack: GatewayStack, turnId: string): Map<string, EventRow[]> {
+  const byType = new Map<string, EventRow[]>();
+  for (const e of readEvents(stack.files.db)) {
+    if (e.turn_id !== turnId) continue;
+    byType.set(e.type, [...(byType.get(e.type) ?? []), e]);
+  }
+  return byType;
+}
+
+/** Exactly one llm.call_failed and one turn.completed, and no completed call. */
+function assertOneFailure(stack: GatewayStack, turnId: string, errorClass: string): EventRow {
+  const events = turnEvents(stack, turnId);
+  const failed = events.get('llm.call_failed') ?? [];
+  assert.equal(failed.length, 1, 'one llm.call_failed');
+  assert.equal(failed[0].payload.error_class, errorClass);
+  assert.equal(events.get('llm.call_completed'), undefined, 'no llm.call_completed');
+  assert.equal(events.get('turn.completed')?.length, 1, 'one turn.completed');
+  return failed[0];
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('upstream faults reach the SDKs in their own error shapes, retried only before the first byte', {
+  timeout: 60_000,
+}, async (t) => {
+  const stack = await startGatewayStack({
+    env: {
+      SVC_GATEWAY_MAX_RETRIES: String(MAX_RETRIES),
+      SVC_GATEWAY_UPSTREAM_TIMEOUT_MS: '300',
+      SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS: '2000',
+    },
+  });
+  t.after(() => stack.stop());
+  const { fake } = stack;
+  t.beforeEach(() => fake.reset());
+
+  await t.test('a 429 with retry-after is waited for and the retry answers once', async () => {
+    fake.script(['error=429;retry-after=1']);
+    const o = await call(stack, 'openai', OPENAI_MODEL);
+    assert.equal(o.status, 200);
+    assert.equal(fake.requests.length, 2, 'the fake saw the first attempt and the retry');
+    const events = turnEvents(stack, o.turnId!);
+    assert.equal(events.get('llm.call_completed')?.length, 1);
+    assert.equal(events.get('llm.call_completed')![0].payload.attempts, 2);
+    assert.equal(events.get('llm.call_failed'), undefined);
+    assert.equal(events.get('turn.completed')?.length, 1);
+  });
+
+  const table: Array<{
+    name: string;
+    shape: Shape;
+    model: string;
+    fault: string;
+    /** Asked as a stream: the failure still comes before the first byte, as an HTTP error. */
+    stream?: boolean;
+    status: number;
+    code: string;
+    errorClass: string;
+    attempts: number;
+  }> = [
+    {
+      name: 'a 529 storm is 503 upstream_overloaded after every retry',
+      shape: 'anthropic',
+      model: ANTHROPIC_MODEL,
+      fault: 'error=529',
+      stream: true,
+      status: 503,
+      code: 'upstream_overloaded',
+      errorClass: 'overloaded',
+      attempts: 1 + MAX_RETRIES,
+    },
+    {
+      name: 'a 500 storm is 502 upstream_error after every retry',
+      shape: 'openai',
+      model: OPENAI_MODEL,
+      fault: 'error=500',
+      stream: true,
+      status: 502,
+      code: 'upstream_error',
+      errorClass: 'server_error',
+      attempts: 1 + MAX_RETRIES,
+    },
+    {
+      name: 'a 500 storm from an OpenAI upstream reaches an Anthropic client as 502 upstream_error',
+      shape: 'anthropic',
+      model: OPENAI_MODEL,
+      fault: 'error=500',
+      status: 502,
+      code: 'upstream_error',
+      errorClass: 'server_error',
+      attempts: 1 + MAX_RETRIES,
+    },
+    {
+      name: 'an upstream 401 is 502 upstream_auth_failed, never retried',
+      shape: 'openai',
+      model: OPENAI_MODEL,
+      fault: 'error=401',
+      status: 502,
+      code: 'upstream_auth_failed',
+      errorClass: 'authentication',
+      attempts: 1,
+    },
+    {
+      name: 'an upstream 401 on the messages path is 502 upstream_auth_failed, never retried',
+      shape: 'anthropic',
+      model: ANTHROPIC_MODEL,
+      fault: 'error=401',
+      status: 502,
+      code: 'upstream_auth_failed',
+      errorClass: 'authentication',
+      attempts: 1,
+    },
+    {
+      name: 'an upstream 400 is 400 upstream_invalid_request keeping the upstream message',
+      shape: 'anthropic',
+      model: ANTHROPIC_MODEL,
+      fault: 'error=400;message=max_tokens: 999999 is too large for this model',
+      status: 400,
+      code: 'upstream_invalid_request',
+      errorClass: 'invalid_request',
+      attempts: 1,
+    },
+    {
+      name: 'an upstream 400 on the chat path keeps the upstream message',
+      shape: 'openai',
+      model: OPENAI_MODEL,
+      fault: 'error=400;message=max_tokens: 999999 is too large for this model',
+      status: 400,
+      code: 'upstream_invalid_request',
+      errorClass: 'invalid_request',
+      attempts: 1,
+    },
+    {
+      name: 'a retry-after above 30 s is not waited for: 429 upstream_rate_limited at once',
+      shape: 'openai',
+      model: OPENAI_MODEL,
+      fault: 'error=429;retry-after=60',
+      status: 429,
+      code: 'upstream_rate_limited',
+      errorClass: 'rate_limit',
+      attempts: 1,
+    },
+    {
+      name: 'an upstream that never answers is 504 upstream_timeout after every retry',
+      shape: 'anthropic',
+      model: ANTHROPIC_MODEL,
+      fault: 'hang',
+      status: 504,
+      code: 'upstream_timeout',
+      errorClass: 'timeout',
+      attempts: 1 + MAX_RETRIES,
+    },
+  ];
+
+  for (const row of table) {
+    await t.test(row.name, async () => {
+      fake.setDefault(row.fault);
+      const authFailuresBefore = readEvents(stack.files.db, 'gateway.auth_failed').length;
+      const o = await call(stack, row.shape, row.model, row.stream);
+      fake.setDefault(undefined);
+      assert.equal(o.status, row.status);
+      assert.equal(o.error?.code, row.code);
+      assert.equal(typeof o.error?.message, 'string');
+      assert.ok(o.turnId, 'svc-request-id on the error answer');
+      assert.equal(fake.requests.length, row.attempts, 'upstream attempts');
+      const failed = assertOneFailure(stack, o.turnId, row.errorClass);
+      assert.equal(failed.payload.attempts, row.attempts);
+      assert.equal(failed.payload.code, row.code);
+      if (row.code === 'upstream_invalid_request') {
+        assert.match(String(o.error?.message), /max_tokens: 999999 is too large for this model/);
+      }
+      if (row.code === 'upstream_rate_limited') {
+        assert.equal(o.headers?.get('retry-after'), '60', 'the hint is forwarded');
+      }
+      if (row.code === 'upstream_auth_failed') {
+        assert.notEqual(o.error?.type, 'authentication_error', "not the client's auth failure");
+        assert.equal(readEvents(stack.files.db, 'gateway.auth_failed').length, authFailuresBefore);
+      }
+    });
+  }
+
+  await t.test('a reset mid-stream ends the Anthropic stream with an error event', async () => {
+    fake.script(['reset-after=3']);
+    const { data: stream, response } = await stack.anthropic.messages
+      .create({
+        model: ANTHROPIC_MODEL,
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .withResponse();
+    const seen: string[] = [];
+    const err = await (async () => {
+      try {
+        for await (const e of stream) seen.push(e.type);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    assert.ok(seen.includes('message_start'), 'frames before the reset reached the client');
+    const o = apiErrorOutcome('anthropic', err);
+    assert.equal(o.error?.code, 'upstream_error');
+    assert.equal(fake.requests.length, 1, 'no retry after the first byte');
+    assertOneFailure(stack, response.headers.get('svc-request-id')!, 'connection_error');
+  });
+
+  await t.test('a reset mid-stream ends the raw Anthropic SSE with an `event: error` frame', async () => {
+    fake.script(['reset-after=3']);
+    const res = await fetch(`${stack.gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': stack.token,
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        model: ANTHROPIC_MODEL,
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    const last = text.trim().split('\n\n').at(-1)!;
+    assert.match(last, /^event: error\ndata: /);
+    const body = JSON.parse(last.slice(last.indexOf('data: ') + 6));
+    assert.equal(body.type, 'error');
+    assert.equal(body.error.code, 'upstream_error');
+    assertOneFailure(stack, res.headers.get('svc-request-id')!, 'connection_error');
+  });
+
+  await t.test('a reset mid-stream ends the OpenAI stream with an error chunk', async () => {
+    fake.script(['reset-after=3']);
+    const { data: stream, response } = await stack.openai.chat.completions
+      .create({ model: OPENAI_MODEL, stream: true, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    let chunks = 0;
+    const err = await (async () => {
+      try {
+        for await (const _ of stream) chunks++;
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    assert.ok(chunks > 0, 'chunks before the reset reached the client');
+    const o = apiErrorOutcome('openai', err);
+    assert.equal(o.error?.code, 'upstream_error');
+    assert.equal(fake.requests.length, 1, 'no retry after the first byte');
+    assertOneFailure(stack, response.headers.get('svc-request-id')!, 'connection_error');
+  });
+
+  await t.test(
+    'a client that leaves while the upstream hangs closes it and the call as cancelled',
+    async () => {
+      fake.script(['slow-headers=5000']);
+      const controller = new AbortController();
+      const answer = stack.anthropic.messages.create(
+        { model: ANTHROPIC_MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] },
+        { signal: controller.signal },
+      );
+      await waitFor('the upstream request', () => (fake.requests.length === 1 ? true : undefined));
+      controller.abort();
+      await assert.rejects(answer, Anthropic.APIUserAbortError);
+      await waitFor('the fake to see the upstream connection close', () => fake.requests[0].closedEarlyAt);
+      const events = await waitFor('turn.completed', () => {
+        const turnId = readEvents(stack.files.db, 'llm.call_started').at(-1)?.turn_id;
+        const byType = turnId ? turnEvents(stack, turnId) : undefined;
+        return byType?.get('turn.completed') ? byType : undefined;
+      });
+      assert.equal(fake.requests.length, 1, 'not retried');
+      assert.equal(events.get('llm.call_failed'), undefined);
+      assert.equal(events.get('llm.call_completed')?.length, 1);
+      assert.equal(events.get('llm.call_completed')![0].payload.error_class, 'cancelled');
+      const turn = events.get('turn.completed')!;
+      assert.equal(turn.length, 1);
+      assert.equal(turn[0].payload.status, 499);
+      assert.equal(turn[0].payload.error_code, 'cancelled');
+    },
+  );
+
+  const longText = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+  for (const shape of ['anthropic', 'openai'] as const) {
+    await t.test(
+      `a client of the ${shape} shape that leaves mid-stream closes the upstream and the call as cancelled`,
+      async () => {
+        fake.script([`drip=50;text=${longText};usage=in:123,out:60`]);
+        const controller = new AbortController();
+        const messages = [{ role: 'user' as const, content: 'hi' }];
+        const { data: stream, response } =
+          shape === 'anthropic'
+            ? await stack.anthropic.messages
+                .create(
+                  { model: ANTHROPIC_MODEL, max_tokens: 256, stream: true, messages },
+                  { signal: controller.signal },
+                )
+                .withResponse()
+            : await stack.openai.chat.completions
+                .create(
+                  {
+                    model: OPENAI_MODEL,
+                    stream: true,
+                    stream_options: { include_usage: true },
+                    messages,
+                  },
+                  { signal: controller.signal },
+                )
+                .withResponse();
+        const turnId = response.headers.get('svc-request-id')!;
+        let seen = 0;
+        // the SDK ends its iterator quietly when its own signal aborts
+        for await (const _ of stream as AsyncIterable<unknown>) {
+          if (++seen === 4) controller.abort();
+        }
+        assert.equal(seen, 4);
+        const upstream = await waitFor('the fake to see the upstream connection close', () =>
+          fake.requests.length === 1 && fake.requests[0].closedEarlyAt !== undefined
+            ? fake.requests[0]
+            : undefined,
+        );
+        assert.ok(upstream.closedEarlyAt! >= upstream.time);
+        const completed = await waitFor('the cancelled llm.call_completed', () => {
+          const events = turnEvents(stack, turnId);
+          return events.get('turn.completed') ? events : undefined;
+        });
+        const calls = completed.get('llm.call_completed') ?? [];
+        assert.equal(calls.length, 1, 'one llm.call_completed');
+        assert.equal(completed.get('llm.call_failed'), undefined);
+        assert.equal(completed.get('turn.completed')?.length, 1);
+        const p = calls[0].payload;
+        assert.equal(p.error_class, 'cancelled');
+        assert.ok(Number(p.output_tokens) < 60, 'only the usage seen before the client left');
+        // the Anthropic stream states the input usage in message_start; an OpenAI stream only at its end
+        if (shape === 'anthropic') assert.equal(p.input_tokens, 123);
+        assert.equal(completed.get('turn.completed')![0].payload.error_code, 'cancelled');
+      },
+    );
+  }
+});
