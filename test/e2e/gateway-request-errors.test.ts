@@ -1,0 +1,251 @@
+/**
+ * Requests the gateway refuses before any upstream call (DECISIONS §4): bodies that are not JSON or miss a
+ * field (400 naming it), bodies over the size limit (413), models no adapter can serve (503 with
+ * `details.tried`); GET /v1/models in both list shapes narrowed to what the key may use; and provider
+ * paths that ignore query strings (the Anthropic SDK's beta client sends `/v1/messages?beta=true`).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const MAX_BODY_BYTES = 2048;
+
+type Shape = 'anthropic' | 'openai';
+
+function post(
+  url: string,
+  token: string,
+  shape: Shape,
+  body: RequestInit['body'],
+  extra: RequestInit = {},
+  query = '',
+): Promise<Response> {
+  const headers: Record<string, string> =
+    shape === 'anthropic'
+      ? { 'x-api-key': token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }
+      : { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const path = shape === 'anthropic' ? '/v1/messages' : '/v1/chat/completions';
+  return fetch(`${url}${path}${query}`, { method: 'POST', headers, body, ...extra });
+}
+
+/** The `error` object of a body in the path's own shape (DECISIONS §4). */
+async function errorOf(res: Response, shape: Shape): Promise<Record<string, unknown>> {
+  const body = (await res.json()) as Record<string, unknown>;
+  if (shape === 'anthropic') assert.equal(body.type, 'error', JSON.stringify(body));
+  const error = body.error as Record<string, unknown>;
+  assert.equal(typeof error.message, 'string');
+  assert.equal(typeof error.type, 'string');
+  if (shape === 'openai') assert.equal(error.param, null);
+  return error;
+}
+
+test('requests refused before the upstream get their error in the path shape', {
+  timeout: 60_000,
+}, async (t) => {
+  const stack = await startGatewayStack({
+    providers: ['openai'], // the global default (an Anthropic model) cannot be served either
+    env: { SVC_GATEWAY_MAX_BODY_BYTES: String(MAX_BODY_BYTES) },
+  });
+  t.after(() => stack.stop());
+  const { fake, gw, token } = stack;
+  t.beforeEach(() => fake.reset());
+
+  const user = [{ role: 'user', content: 'hi' }];
+  const cases: Array<{
+    name: string;
+    body: () => RequestInit['body'];
+    extra?: RequestInit;
+    status: number;
+    code: string;
+    names?: string;
+  }> = [
+    {
+      name: 'a body that is not JSON is 400 invalid_request naming body',
+      body: () => '{"model": "anthropic:claude-haiku-4-5",',
+      status: 400,
+      code: 'invalid_request',
+      names: 'body',
+    },
+    {
+      name: 'a body without messages is 400 invalid_request naming messages',
+      body: () => JSON.stringify({ model: 'anthropic:claude-haiku-4-5', max_tokens: 16 }),
+      status: 400,
+      code: 'invalid_request',
+      names: 'messages',
+    },
+    {
+      name: 'a body over SVC_GATEWAY_MAX_BODY_BYTES is 413 request_too_large',
+      body: () =>
+        JSON.stringify({
+          model: 'anthropic:claude-haiku-4-5',
+          max_tokens: 16,
+          messages: [{ role: 'user', content: 'x'.repeat(MAX_BODY_BYTES) }],
+        }),
+      status: 413,
+      code: 'request_too_large',
+    },
+    {
+      name: 'a chunked body (no content-length) over the limit is 413 request_too_large',
+      body: () => {
+        const chunk = new TextEncoder().encode(`{"messages":[{"role":"user","content":"${'x'.repeat(1024)}`);
+        let sent = 0;
+        return new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent++ < 4) controller.enqueue(chunk);
+            else controller.close();
+          },
+        });
+      },
+      extra: { duplex: 'half' } as RequestInit,
+      status: 413,
+      code: 'request_too_large',
+    },
+  ];
+
+  for (const c of cases) {
+    for (const shape of ['anthropic', 'openai'] as const) {
+      await t.test(`${c.name} (${shape} path)`, async () => {
+        const res = await post(gw.url, token, shape, c.body(), c.extra);
+        assert.equal(res.status, c.status);
+        const error = await errorOf(res, shape);
+        assert.equal(error.code, c.code);
+        if (c.names) assert.match(String(error.message), new RegExp(`\\b${c.names}\\b`));
+        assert.equal(fake.requests.length, 0, 'no upstream request');
+      });
+    }
+  }
+
+  for (const shape of ['anthropic', 'openai'] as const) {
+    await t.test(
+      `a model no adapter can serve is 503 routing_failed with details.tried (${shape})`,
+      async () => {
+        const res = await post(
+          gw.url,
+          token,
+          shape,
+          JSON.stringify({ model: 'anthropic:claude-haiku-4-5', max_tokens: 16, messages: user }),
+        );
+        assert.equal(res.status, 503);
+        const error = await errorOf(res, shape);
+        assert.equal(error.code, 'routing_failed');
+        const tried = (error.details as { tried?: Array<Record<string, unknown>> } | undefined)?.tried;
+        assert.ok(Array.isArray(tried) && tried.length > 0, JSON.stringify(error));
+        assert.ok(
+          tried.some(
+            (e) =>
+              e.model === 'anthropic:claude-haiku-4-5' && JSON.stringify(e).includes('provider_unavailable'),
+          ),
+          JSON.stringify(tried),
+        );
+        assert.equal(fake.requests.length, 0, 'no upstream request');
+      },
+    );
+  }
+
+  await t.test('query strings on the provider paths are ignored for routing', async () => {
+    // the Anthropic SDK's beta client posts to /v1/messages?beta=true
+    const beta = await stack.anthropic.beta.messages.create({
+      model: 'openai:gpt-5-mini',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.equal(beta.type, 'message');
+    assert.equal(beta.model, 'openai:gpt-5-mini');
+    const chat = await post(
+      gw.url,
+      token,
+      'openai',
+      JSON.stringify({ model: 'openai:gpt-5-mini', messages: user }),
+      {},
+      '?api-version=2024-10-21',
+    );
+    assert.equal(chat.status, 200, await chat.clone().text());
+    assert.equal(((await chat.json()) as { object: string }).object, 'chat.completion');
+    assert.equal(fake.requests.length, 2);
+    assert.ok(
+      fake.requests.every((r) => r.path === '/v1/chat/completions'),
+      'no query string upstream',
+    );
+  });
+});
+
+test('GET /v1/models lists only the models the key may use, in the shape asked for', {
+  timeout: 60_000,
+}, async (t) => {
+  const stack = await startGatewayStack({ providers: ['anthropic', 'openrouter'] });
+  t.after(() => stack.stop());
+  const narrow = await stack.issue([
+    '--allow-model',
+    'anthropic:claude-haiku-4-5',
+    '--allow-model',
+    'openai:gpt-5-mini', // allowed, but no OpenAI provider key: not listed
+    '--allow-model',
+    'openrouter:google/gemini-2.5-flash',
+  ]);
+
+  const openaiIds = async (token: string) => {
+    const res = await fetch(`${stack.gw.url}/v1/models`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { object: string; data: Array<Record<string, unknown>> };
+    assert.equal(body.object, 'list');
+    for (const m of body.data) {
+      assert.equal(m.object, 'model');
+      assert.equal(typeof m.created, 'number');
+      assert.equal(typeof m.owned_by, 'string');
+    }
+    return body.data.map((m) => String(m.id)).sort();
+  };
+  const anthropicList = async (token: string) => {
+    const res = await fetch(`${stack.gw.url}/v1/models`, {
+      headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01' },
+    });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as {
+      data: Array<Record<string, unknown>>;
+      has_more: boolean;
+      first_id: string | null;
+      last_id: string | null;
+    };
+    assert.equal(body.has_more, false);
+    assert.equal(body.first_id, body.data[0]?.id ?? null);
+    assert.equal(body.last_id, body.data.at(-1)?.id ?? null);
+    for (const m of body.data) {
+      assert.equal(m.type, 'model');
+      assert.equal(typeof m.display_name, 'string');
+      assert.ok(!Number.isNaN(Date.parse(String(m.created_at))));
+    }
+    return body.data.map((m) => String(m.id)).sort();
+  };
+
+  await t.test('an unrestricted key sees every model of the providers that have a key', async () => {
+    const ids = await openaiIds(stack.token);
+    assert.ok(ids.includes('anthropic:claude-haiku-4-5'));
+    assert.ok(ids.includes('openrouter:google/gemini-2.5-flash'));
+    assert.ok(
+      ids.every((id) => id.startsWith('anthropic:') || id.startsWith('openrouter:')),
+      ids.join(),
+    );
+    assert.deepEqual(await anthropicList(stack.token), ids);
+  });
+
+  await t.test('a restricted key sees its allowed models that a provider can serve', async () => {
+    const expected = ['anthropic:claude-haiku-4-5', 'openrouter:google/gemini-2.5-flash'];
+    assert.deepEqual(await openaiIds(narrow.token), expected);
+    assert.deepEqual(await anthropicList(narrow.token), expected);
+  });
+
+  await t.test('both official SDKs read the list', async () => {
+    const fromOpenAI = [];
+    for await (const m of stack.openai.models.list()) fromOpenAI.push(m.id);
+    const fromAnthropic = [];
+    for await (const m of stack.anthropic.models.list()) fromAnthropic.push(m.id);
+    assert.deepEqual(fromOpenAI.sort(), await openaiIds(stack.token));
+    assert.deepEqual(fromAnthropic.sort(), await openaiIds(stack.token));
+    assert.equal(stack.fake.requests.length, 0, 'the list is the gateway own, not the upstream');
+  });
+
+  await t.test('GET /v1/models needs a token', async () => {
+    const res = await fetch(`${stack.gw.url}/v1/models`);
+    assert.equal(res.status, 401);
+  });
+});
