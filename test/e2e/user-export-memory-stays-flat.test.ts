@@ -15,6 +15,14 @@ import { ensureBuilt, isolatedEnv, makeTempDir, SVC_BIN } from '../helpers/svc.t
 const ROWS = 200_000;
 /** Allowed growth of peak RSS over the 10-row export; buffering the ~136 MB export would exceed it 3×. */
 const BOUND_MB = 40;
+/**
+ * Garbage is not retention: with the default limits V8 lets garbage pile up (young generation up to
+ * 3 × 16 MiB, old space collected lazily, later still when the GC threads are starved of CPU), which
+ * would measure the machine's load rather than the export. A small young generation and a 64 MiB heap
+ * keep the peak close to live memory; they are also a second check, since an export that collected its
+ * rows (~136 MB of text) could not fit in that heap at all.
+ */
+const V8_FLAGS = '--max-semi-space-size=2 --max-old-space-size=64';
 
 const tmp = makeTempDir('svc-export-mem-');
 test.after(() => tmp.cleanup());
@@ -32,13 +40,11 @@ interface Measured {
 /**
  * Runs the export, counting its stdout without keeping it, and polls the child's VmHWM (the kernel's
  * high-water mark of its resident set, so a short peak between two polls is still seen).
- * V8 lets the young generation grow to 3 × 16 MiB of garbage between scavenges when allocation is fast;
- * that slack is not retention, so the child runs with a 2 MiB semi-space and its peak tracks live memory.
  */
 function measureExport(db: string, userId: string): Promise<Measured> {
   ensureBuilt();
   const child = spawn(process.execPath, [SVC_BIN, 'analytics', 'user-export', userId, '--db-path', db], {
-    env: isolatedEnv(tmp.dir, { NODE_OPTIONS: '--max-semi-space-size=2' }),
+    env: isolatedEnv(tmp.dir, { NODE_OPTIONS: V8_FLAGS }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let peakKb = 0;
