@@ -38,6 +38,10 @@ export function parseIsoUs(text: string): number | undefined {
   if (!m) return undefined;
   const ms = Date.parse(`${m[1]}${m[3]}`);
   if (Number.isNaN(ms)) return undefined;
+  // Date.parse rolls impossible dates over (Feb 30 → Mar 2); the wall-clock fields must survive a round trip
+  const offsetMin =
+    m[3] === 'Z' ? 0 : (m[3][0] === '-' ? -1 : 1) * (Number(m[3].slice(1, 3)) * 60 + Number(m[3].slice(4)));
+  if (new Date(ms + offsetMin * 60_000).toISOString().slice(0, 19) !== m[1]) return undefined;
   const frac = (m[2] ?? '').padEnd(6, '0').slice(0, 6);
   return ms * 1000 + Number(frac);
 }

@@ -78,3 +78,12 @@ test('formatUs keeps all six digits of the microseconds', () => {
   assert.equal(pinned.timestamp, '1970-01-01T00:00:00.000007Z');
   assert.equal(pinned.id, 'X');
 });
+
+test('parseIsoUs refuses impossible dates instead of rolling them over, and honours zone offsets', () => {
+  assert.equal(parseIsoUs('2026-02-30T00:00:00Z'), undefined);
+  assert.equal(parseIsoUs('2026-04-31T12:00:00Z'), undefined);
+  assert.equal(parseIsoUs('2026-11-22T25:00:00Z'), undefined);
+  assert.equal(parseIsoUs('2024-02-29T00:00:00Z'), Date.UTC(2024, 1, 29) * 1000);
+  assert.equal(parseIsoUs('2026-11-22T08:01:02+02:00'), parseIsoUs('2026-11-22T06:01:02Z'));
+  assert.equal(parseIsoUs('2026-11-22T00:30:00-01:00'), parseIsoUs('2026-11-22T01:30:00Z'));
+});
