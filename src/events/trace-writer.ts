@@ -1,9 +1,13 @@
 /**
  * @module The trace writer: persisted bus events go to the `events` table in group commits — one
- * BEGIN IMMEDIATE transaction per event-loop tick for everything queued in it (DECISIONS §3) — and each
- * writer promise resolves once its event is committed, so servers can hold their final byte until then.
+ * BEGIN IMMEDIATE transaction for everything queued (DECISIONS §3) — and each writer promise resolves once
+ * its event is committed, so servers can hold their final byte until then. An event that closes something
+ * (llm.call_completed, turn.completed, audit events…) is committed at the next event-loop turn; an event
+ * that only opens something (route.decided, llm.call_started, turn.started, tool.called, delegate.started)
+ * may wait up to LAZY_COMMIT_MS for company, so one gateway call costs one transaction instead of two.
+ * Rows go in through one cached prepared INSERT, not a query built per batch.
  */
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { errorMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Store } from '../store/open.ts';
@@ -37,11 +41,24 @@ export interface TraceWriter {
 export interface TraceWriterOptions {
   store: Store;
   log: Logger;
-  /** Rows per INSERT statement (10 parameters each; SQLite allows 32,766). */
-  chunkSize?: number;
   /** Attempts per batch on lock contention before its events are dropped and logged. */
   maxAttempts?: number;
 }
+
+/** Longest wait of an opening event for the commit of its closing event. */
+export const LAZY_COMMIT_MS = 20;
+
+/** Events that open a unit of work; something that closes it always follows (or the stop flushes it). */
+const OPENING_EVENTS: ReadonlySet<string> = new Set([
+  'route.decided',
+  'llm.call_started',
+  'turn.started',
+  'tool.called',
+  'delegate.started',
+]);
+
+const INSERT_EVENT =
+  'INSERT INTO events (id, timestamp, timestamp_us, session_id, turn_id, type, actor, payload, parent_event_id, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
 interface Pending {
   row: NewEventRow;
@@ -50,7 +67,6 @@ interface Pending {
 
 export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   const { store, log } = options;
-  const chunkSize = options.chunkSize ?? 200;
   const maxAttempts = options.maxAttempts ?? 8;
   const stats = { commits: 0, rows: 0, dropped: 0 };
   let queue: Pending[] = [];
@@ -58,9 +74,14 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   let running: Promise<void> | undefined;
   let stopped = false;
   const idleWaiters: Array<() => void> = [];
+  let lazyTimer: NodeJS.Timeout | undefined;
 
   // Everything queued during one tick lands in the next drain: one transaction per tick.
   const schedule = () => {
+    if (lazyTimer) {
+      clearTimeout(lazyTimer);
+      lazyTimer = undefined;
+    }
     if (scheduled || running) return;
     scheduled = true;
     setImmediate(() => {
@@ -71,6 +92,12 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         else for (const w of idleWaiters.splice(0)) w();
       });
     });
+  };
+
+  /** Opening events alone: commit within LAZY_COMMIT_MS unless a closing event comes first. */
+  const scheduleLazy = () => {
+    if (scheduled || running || lazyTimer) return;
+    lazyTimer = setTimeout(schedule, LAZY_COMMIT_MS);
   };
 
   async function drain(): Promise<void> {
@@ -122,10 +149,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     await store.kysely.connection().execute(async (conn) => {
       await sql`BEGIN IMMEDIATE`.execute(conn);
       try {
-        for (let i = 0; i < batch.length; i += chunkSize) {
-          const rows = batch.slice(i, i + chunkSize).map((p) => p.row);
-          await conn.insertInto('events').values(rows).execute();
-        }
+        for (const p of batch) await conn.executeQuery(CompiledQuery.raw(INSERT_EVENT, rowParams(p.row)));
         await sql`COMMIT`.execute(conn);
       } catch (err) {
         await sql`ROLLBACK`.execute(conn).catch(() => undefined);
@@ -145,7 +169,8 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     const row = toRow(event); // throws on an unserialisable payload: the bus reports it
     return new Promise<boolean>((resolve) => {
       queue.push({ row, resolve });
-      schedule();
+      if (OPENING_EVENTS.has(event.type)) scheduleLazy();
+      else schedule();
     });
   };
 
@@ -191,6 +216,21 @@ export function toRow(event: EventEnvelope): NewEventRow {
 }
 
 // --- internal ---
+
+function rowParams(r: NewEventRow): unknown[] {
+  return [
+    r.id,
+    r.timestamp,
+    r.timestamp_us,
+    r.session_id ?? null,
+    r.turn_id ?? null,
+    r.type,
+    r.actor,
+    r.payload,
+    r.parent_event_id ?? null,
+    r.sensitivity,
+  ];
+}
 
 /** SQLITE_BUSY (5) or SQLITE_LOCKED (6), including extended codes: worth retrying. */
 function isLockError(err: unknown): boolean {

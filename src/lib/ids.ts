@@ -1,3 +1,4 @@
+import { getRandomValues } from 'node:crypto';
 import { monotonicFactory } from 'ulidx';
 
 /** A factory of ids; injected so tests can pin them. */
@@ -5,8 +6,24 @@ export type NewId = (prefix?: string) => string;
 
 /** Monotonic ULIDs (strictly increasing within a process), optionally prefixed (`gk_`, `gw_`, `sess_`...). */
 export function createIdFactory(): NewId {
-  const ulid = monotonicFactory();
+  const ulid = monotonicFactory(pooledRandom());
   return (prefix = '') => `${prefix}${ulid()}`;
 }
 
 export const newId: NewId = createIdFactory();
+
+/**
+ * A uniform [0, 1) source for ulidx drawn from the OS CSPRNG 1024 words at a time: ulidx's default asks
+ * the OS once per character (16 calls per id), which was 6 % of the gateway's CPU per request.
+ */
+export function pooledRandom(size = 1024): () => number {
+  const pool = new Uint32Array(size);
+  let next = size;
+  return () => {
+    if (next === size) {
+      getRandomValues(pool);
+      next = 0;
+    }
+    return pool[next++] / 0x1_0000_0000;
+  };
+}

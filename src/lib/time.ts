@@ -18,12 +18,17 @@ export function nowUs(): number {
 
 export const systemClock: Clock = { nowUs };
 
-/** `2026-11-22T06:01:02.123456Z` from epoch microseconds. */
+let cachedSecond = Number.NaN;
+let cachedPrefix = '';
+
+/** `2026-11-22T06:01:02.123456Z` from epoch microseconds (the date part is built once per second). */
 export function formatUs(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const micros = us - ms * 1000;
-  const iso = new Date(ms).toISOString(); // 2026-11-22T06:01:02.123Z
-  return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
+  const second = Math.floor(us / 1_000_000);
+  if (second !== cachedSecond) {
+    cachedPrefix = new Date(second * 1000).toISOString().slice(0, 19); // 2026-11-22T06:01:02
+    cachedSecond = second;
+  }
+  return `${cachedPrefix}.${String(us - second * 1_000_000).padStart(6, '0')}Z`;
 }
 
 export function nowIso(clock: Clock = systemClock): string {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createEnvelope } from '#src/events/envelope.ts';
-import { createIdFactory } from '#src/lib/ids.ts';
+import { createIdFactory, pooledRandom } from '#src/lib/ids.ts';
 import { formatUs, parseIsoUs, systemClock } from '#src/lib/time.ts';
 
 const deps = { newId: createIdFactory(), clock: systemClock };
@@ -86,4 +86,23 @@ test('parseIsoUs refuses impossible dates instead of rolling them over, and hono
   assert.equal(parseIsoUs('2024-02-29T00:00:00Z'), Date.UTC(2024, 1, 29) * 1000);
   assert.equal(parseIsoUs('2026-11-22T08:01:02+02:00'), parseIsoUs('2026-11-22T06:01:02Z'));
   assert.equal(parseIsoUs('2026-11-22T00:30:00-01:00'), parseIsoUs('2026-11-22T01:30:00Z'));
+});
+
+test('pooled randomness is uniform in [0, 1) and ids stay unique and sorted across pool refills', () => {
+  const rand = pooledRandom(8);
+  const draws = Array.from({ length: 10_000 }, rand);
+  assert.ok(draws.every((x) => x >= 0 && x < 1));
+  const mean = draws.reduce((a, b) => a + b, 0) / draws.length;
+  assert.ok(Math.abs(mean - 0.5) < 0.02, `mean ${mean}`);
+  const next = createIdFactory();
+  const ids = Array.from({ length: 5000 }, () => next());
+  assert.equal(new Set(ids).size, ids.length);
+  assert.deepEqual([...ids].sort(), ids);
+});
+
+test('formatUs stays right across second boundaries and at the epoch', () => {
+  assert.equal(formatUs(1_795_327_262_999_999), '2026-11-22T06:01:02.999999Z');
+  assert.equal(formatUs(1_795_327_263_000_000), '2026-11-22T06:01:03.000000Z');
+  assert.equal(formatUs(1_795_327_262_000_000), '2026-11-22T06:01:02.000000Z');
+  assert.equal(formatUs(0), '1970-01-01T00:00:00.000000Z');
 });

@@ -157,3 +157,28 @@ test('a payload that cannot be serialised is reported by the bus, not thrown at 
   assert.equal(r.count('turn.started'), 0);
   assert.equal(r.count('bus.handler_warning'), 1);
 });
+
+test('opening events wait for their closing event: one gateway call is one transaction', async (t) => {
+  const r = await rig(t);
+  const before = r.writer.stats.commits;
+  const decided = r.bus.publish({
+    type: 'route.decided',
+    payload: { chain: [], winner_index: -1, chosen_model: null, elapsed_ms: 0 },
+  });
+  r.bus.publish({ type: 'llm.call_started', payload: {} as never });
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(r.count(), 1, 'only bus.subscriber_registered so far: opening events are held');
+  const closing = r.bus.publish({ type: 'turn.completed', payload: {} });
+  await Promise.all([decided.committed, closing.committed]);
+  assert.equal(r.writer.stats.commits - before, 1);
+  assert.equal(r.count(), 4);
+});
+
+test('an opening event alone is still committed within LAZY_COMMIT_MS', async (t) => {
+  const r = await rig(t);
+  const started = Date.now();
+  await r.bus.publish({ type: 'turn.started', payload: {} }).committed;
+  assert.equal(r.count('turn.started'), 1);
+  assert.ok(Date.now() - started < 1000);
+});
