@@ -11,6 +11,7 @@ import { SvcError } from '../lib/errors.ts';
 import { createIdFactory, type NewId } from '../lib/ids.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { type Clock, systemClock } from '../lib/time.ts';
+import { startCheckpointer } from '../store/checkpointer.ts';
 import { openStore, type Store } from '../store/open.ts';
 
 export interface Runtime {
@@ -30,6 +31,8 @@ export interface RuntimeOptions {
   scope?: 'gateway' | 'any';
   env?: SvcEnv;
   log?: Logger;
+  /** Long-running servers: WAL checkpoints in a worker thread instead of inside a request's COMMIT. */
+  backgroundCheckpoints?: boolean;
 }
 
 /** Opens the trace store and wires the bus to the trace writer (the first subscriber). */
@@ -42,6 +45,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const bus = createBus({ newId, clock, log });
   const writer = createTraceWriter({ store, log });
   bus.subscribe(writer.subscriber);
+  const checkpointer = options.backgroundCheckpoints ? startCheckpointer(store, { log }) : undefined;
   return {
     env,
     log,
@@ -52,6 +56,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     clock,
     async close() {
       await writer.stop();
+      await checkpointer?.stop();
       await store.close();
     },
   };

@@ -45,7 +45,14 @@ export default defineCommand({
       port,
       host: args.host ?? env.gatewayHost,
       keystorePath: resolveKeystorePath(env, args.keystore),
-      openRuntime: () => createRuntime({ env, log, dbPathFlag: args['db-path'], scope: 'gateway' }),
+      openRuntime: () =>
+        createRuntime({
+          env,
+          log,
+          dbPathFlag: args['db-path'],
+          scope: 'gateway',
+          backgroundCheckpoints: true,
+        }),
       extend: (runtime) =>
         assembleGateway({
           env,
