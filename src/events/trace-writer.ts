@@ -45,8 +45,13 @@ export interface TraceWriterOptions {
   maxAttempts?: number;
 }
 
-/** Longest wait of an opening event for the commit of its closing event. */
-export const LAZY_COMMIT_MS = 20;
+/**
+ * Longest wait of an opening event for company. Real LLM calls take seconds, so this is what lets the
+ * opening events of calls in flight ride along with the next closing event of any call instead of paying
+ * a transaction each; a graceful stop flushes them, and a crash loses only events of calls that had not
+ * finished either.
+ */
+export const LAZY_COMMIT_MS = 250;
 
 /** Events that open a unit of work; something that closes it always follows (or the stop flushes it). */
 const OPENING_EVENTS: ReadonlySet<string> = new Set([
