@@ -334,6 +334,9 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     'a client that leaves while the upstream hangs closes it and the call as cancelled',
     async () => {
       fake.script(['slow-headers=5000']);
+      // Opening events may wait for their closing event before they are committed, so the newest
+      // llm.call_started can still be the previous subtest's: only a turn id not seen before is this call.
+      const earlier = new Set(readEvents(stack.files.db, 'llm.call_started').map((e) => e.turn_id));
       const controller = new AbortController();
       const answer = stack.anthropic.messages.create(
         { model: ANTHROPIC_MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] },
@@ -344,7 +347,9 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
       await assert.rejects(answer, Anthropic.APIUserAbortError);
       await waitFor('the fake to see the upstream connection close', () => fake.requests[0].closedEarlyAt);
       const events = await waitFor('turn.completed', () => {
-        const turnId = readEvents(stack.files.db, 'llm.call_started').at(-1)?.turn_id;
+        const turnId = readEvents(stack.files.db, 'llm.call_started').find(
+          (e) => !earlier.has(e.turn_id),
+        )?.turn_id;
         const byType = turnId ? turnEvents(stack, turnId) : undefined;
         return byType?.get('turn.completed') ? byType : undefined;
       });
