@@ -52,11 +52,34 @@ test('the events table has every spec column plus timestamp_us', async () => {
   ]) {
     assert.ok(names.includes(c), c);
   }
-  for (const t of ['sessions', 'messages', 'tool_calls']) {
-    const e = await sql<{
-      n: number;
-    }>`SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name = ${t}`.execute(store.kysely);
-    assert.equal(e.rows[0].n, 1, t);
+});
+
+test('sessions, messages and tool_calls hold the stored fields of spec 2 "Resources"', async () => {
+  // attach_token and ws_url are not stored: the token is single use for 60 s and the URL is derived.
+  const expected: Record<string, string[]> = {
+    sessions: [
+      'id',
+      'workspace_path',
+      'active_model',
+      'created_at',
+      'updated_at',
+      'routing_policy_version',
+      'turn_count',
+      'cost_so_far_usd',
+      'current_turn_id',
+      'current_turn_status',
+      'is_worker',
+      'parent_session_id',
+    ],
+    messages: ['id', 'session_id', 'turn_id', 'role', 'content', 'metadata', 'status', 'created_at'],
+    tool_calls: ['id', 'session_id', 'turn_id', 'tool_use_id', 'tool_name', 'input', 'status', 'error_class'],
+  };
+  for (const [table, columns] of Object.entries(expected)) {
+    const r = await sql<{ name: string }>`SELECT name FROM pragma_table_xinfo(${table})`.execute(
+      store.kysely,
+    );
+    const names = r.rows.map((x) => x.name);
+    for (const c of columns) assert.ok(names.includes(c), `${table}.${c}`);
   }
 });
 
