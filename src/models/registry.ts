@@ -45,7 +45,7 @@ export function loadModelRegistry(path: string | undefined): ModelRegistry {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new SvcError('config_invalid', {
-      message: `cannot read the model registry ${path}: ${errorMessage(err)}`,
+      message: `Cannot read the model registry ${path} (${errorMessage(err)}); point --models or SVC_MODELS at a readable models.yaml, or set neither to use the built-in table.`,
       details: { file: path },
       cause: err,
     });

@@ -165,6 +165,10 @@ test('loadModelRegistry reads a file and reports an unreadable one as config_inv
   assert.throws(
     () => loadModelRegistry(join(dir, 'missing.yaml')),
     (err: unknown) =>
-      isSvcError(err) && err.code === 'config_invalid' && err.message.includes('missing.yaml'),
+      isSvcError(err) &&
+      err.code === 'config_invalid' &&
+      err.message.includes('missing.yaml') &&
+      // one sentence that says what to do (DECISIONS §2)
+      /^Cannot read the model registry .*--models or SVC_MODELS.*built-in/.test(err.message),
   );
 });
