@@ -1,0 +1,71 @@
+/**
+ * Graceful stop of the real `svc gateway` (spec 1 §Deployment contract, DECISIONS §3): on SIGTERM or
+ * SIGINT it stops accepting connections, lets a request already in flight finish with its answer, flushes
+ * that call's events to the trace store and exits 0.
+ */
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { test } from 'node:test';
+import { readEvents } from '../helpers/gateway-keys.ts';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+/** Whether a new TCP connection to the port is refused (the listener is closed). */
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+async function waitFor(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 5_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal}: no new connections, the in-flight request finishes, its trace is durable, exit 0`, {
+    timeout: 30_000,
+  }, async (t) => {
+    const stack = await startGatewayStack();
+    t.after(() => stack.stop());
+    const { gw, fake } = stack;
+
+    // The upstream holds its answer for 1.5 s, so the request is still in flight when the signal lands.
+    fake.script(['slow-headers=1500']);
+    const answer = stack.openai.chat.completions
+      .create({ model: 'openai:gpt-5-mini', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    let answered = false;
+    answer.then(
+      () => {
+        answered = true;
+      },
+      () => {},
+    );
+    await waitFor('the upstream request', () => fake.requests.length === 1);
+
+    const exit = gw.stop(signal);
+    await waitFor('the listener to close', () => refused(gw.port));
+    assert.equal(answered, false, 'the listener closed while the request was still in flight');
+    assert.equal(fake.requests[0].closedEarlyAt, undefined, 'the upstream call was not cut off');
+
+    const { data, response } = await answer;
+    assert.equal(response.status, 200);
+    assert.equal(data.choices[0].finish_reason, 'stop');
+    assert.equal(await exit, 0, gw.output().stderr);
+    assert.match(gw.output().stderr, /gateway stopped/);
+
+    const turnId = response.headers.get('svc-request-id');
+    const types = readEvents(stack.files.db)
+      .filter((e) => e.turn_id === turnId)
+      .map((e) => e.type);
+    assert.deepEqual(types, ['route.decided', 'llm.call_started', 'llm.call_completed', 'turn.completed']);
+  });
+}
