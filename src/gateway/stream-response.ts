@@ -10,7 +10,7 @@ import type { Adapter } from '../adapters/adapter.ts';
 import type { UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { CanonicalUsage, StopReason } from '../canonical/response.ts';
 import type { CanonicalStreamEvent, StreamProgress } from '../canonical/stream.ts';
-import { SvcError } from '../lib/errors.ts';
+import { isSvcError, SvcError } from '../lib/errors.ts';
 import { decodeSse } from '../lib/sse-decode.ts';
 import { classifyReadFailure } from '../llm/call.ts';
 import { type InboundShape, TRUNCATED } from './shapes/shape.ts';
@@ -111,10 +111,17 @@ function passthrough(input: StreamResponseInput, state: State): Source {
             state.done = true;
             await input.ends.ok(completed.usage, completed.stop_reason, state.ttft);
           } else if (error) {
-            // the upstream's own error frame is in this chunk: it reaches the client in its shape as is
             state.done = true;
+            const failure = classifyReadFailure(input.adapter, error, input.signal);
+            await input.ends.failed(failure);
+            if (!isSvcError(error)) {
+              // a frame the decoder could not read, not an error frame of the upstream's: send ours and stop
+              yield chunk;
+              yield utf8.encode(input.shape.encodeStreamError(failureError(failure)));
+              return;
+            }
+            // the upstream's own error frame is in this chunk: it reaches the client in its shape as is
             forwardedError = true;
-            await input.ends.failed(classifyReadFailure(input.adapter, error, input.signal));
           }
         }
         yield chunk;

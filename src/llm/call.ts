@@ -188,6 +188,16 @@ export function classifyReadFailure(adapter: Adapter, err: unknown, signal: Abor
       retryable: false,
     };
   }
+  if (err instanceof SyntaxError) {
+    // a frame or body that is not valid JSON is the upstream's fault, not the transport's
+    return {
+      error_class: 'server_error',
+      code: 'upstream_error',
+      status: null,
+      message: `the upstream sent data that is not valid JSON: ${err.message}`,
+      retryable: false,
+    };
+  }
   const f = adapter.classifyNetworkError(err);
   return signal.aborted ? { ...f, error_class: 'cancelled' } : f;
 }
