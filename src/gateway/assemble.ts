@@ -22,8 +22,10 @@ import { createModelsHandler } from './models-route.ts';
 import { createPipeline } from './pipeline.ts';
 import { createQuotaManager } from './quota.ts';
 import { loadQuotaSeed } from './quota-seed.ts';
-import { DEFAULT_MAX_BODY_BYTES } from './read-body.ts';
 import type { GatewayExtensions } from './server.ts';
+
+/** SVC_GATEWAY_MAX_BODY_BYTES default (DECISIONS §4): 32 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export const DEFAULT_BASE_URLS: Record<AdapterName, string> = {
   anthropic: 'https://api.anthropic.com',

@@ -1,4 +1,5 @@
 import type { InboundShape } from '../events/catalog.ts';
+import type { NodeBindings } from '../http/incoming.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
 
 /** Hono variables of the gateway app (STYLE: typed per app, no global augmentation). */
@@ -17,4 +18,6 @@ export interface GatewayVariables {
 
 export interface GatewayEnv {
   Variables: GatewayVariables;
+  /** Node's request and response objects under @hono/node-server; absent under `app.fetch`. */
+  Bindings: NodeBindings;
 }

@@ -10,9 +10,10 @@ import type { Adapter } from '../adapters/adapter.ts';
 import type { AdapterName } from '../adapters/registry.ts';
 import { toSvcError, type UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
-import { type CanonicalUsage, emptyUsage } from '../canonical/response.ts';
+import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
 import type { CallAttribution, InboundShape as ShapeName } from '../events/catalog.ts';
+import { clientGoneSignal, readBodyText } from '../http/incoming.ts';
 import { type Decimal, formatDecimal, ZERO } from '../lib/decimal.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
@@ -28,7 +29,6 @@ import { describeRequest } from '../routing/request-facts.ts';
 import type { GatewayEnv } from './env.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager, Reservation } from './quota.ts';
-import { readBodyText } from './read-body.ts';
 import { pickAnthropicHeaders } from './shapes/anthropic/version.ts';
 import { SHAPES } from './shapes/shapes.ts';
 import { createStreamResponse } from './stream-response.ts';
@@ -68,12 +68,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const shape = SHAPES[shapeName];
     return async (c) => {
       const startedMs = performance.now();
-      const signal = c.req.raw.signal; // read now: the server only aborts a signal that exists
+      const signal = clientGoneSignal(c.req.raw, c.env);
       const key = c.get('gatewayKey');
       const turn = createTurn(deps.bus, c.get('requestId'), key, shapeName, startedMs);
       let reservation: Reservation | undefined;
       try {
-        const bodyText = await readBodyText(c.req.raw, deps.maxBodyBytes);
+        const bodyText = await readBodyText(c.req.raw, deps.maxBodyBytes, c.env);
         const body = parseJsonBody(bodyText);
         const req = shape.decode(body, anthropicHeaders(c));
         c.set('model', req.model);
@@ -153,26 +153,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
 
         let text: string;
-        let usage: CanonicalUsage | undefined;
+        let decoded: CanonicalResponse;
         try {
           text = await open.response.body.text();
-          const decoded = adapter.decodeResponse(JSON.parse(text));
-          usage = decoded.usage;
-          const { published, cost } = open.complete({ usage, stopReason: decoded.stop_reason });
-          settle(cost.cost);
-          const out = sameWire
-            ? rewriteModel(text, req.model)
-            : JSON.stringify(shape.encode(decoded, { model: req.model }));
-          await Promise.all([published.committed, turn.finish(200, null).committed]);
-          return c.body(out, 200, { 'content-type': 'application/json' });
+          decoded = adapter.decodeResponse(JSON.parse(text));
         } catch (err) {
           const failure = readFailure(adapter, err, signal);
           if (failure.error_class === 'cancelled') {
-            const { cost } = open.complete({
-              usage: usage ?? emptyUsage(),
-              stopReason: null,
-              cancelled: true,
-            });
+            const { cost } = open.complete({ usage: emptyUsage(), stopReason: null, cancelled: true });
             settle(cost.cost);
             turn.finish(499, 'cancelled');
             throw new SvcError('upstream_error', { message: 'the client closed the connection' });
@@ -182,6 +170,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           await published.committed;
           throw toSvcError(failure);
         }
+        const { published, cost } = open.complete({ usage: decoded.usage, stopReason: decoded.stop_reason });
+        settle(cost.cost);
+        // the call is closed: an encoding failure from here on is the gateway's own 500, not the upstream's
+        const out = sameWire
+          ? rewriteModel(text, req.model)
+          : JSON.stringify(shape.encode(decoded, { model: req.model }));
+        await Promise.all([published.committed, turn.finish(200, null).committed]);
+        return c.body(out, 200, { 'content-type': 'application/json' });
       } catch (err) {
         reservation?.release();
         const answer = err instanceof LlmCallFailed ? err.toSvcError() : err;

@@ -189,6 +189,17 @@ function translated(input: StreamResponseInput, state: State): Source {
       include_usage: input.includeUsage,
     });
     for await (const text of frames) yield utf8.encode(text);
+    if (!state.done && !input.signal.aborted) {
+      // the encoder stopped without the call being closed (it caught a failure of its own): close it
+      state.done = true;
+      await input.ends.failed({
+        error_class: 'server_error',
+        code: 'internal_error',
+        status: null,
+        message: 'the gateway could not encode the stream',
+        retryable: false,
+      });
+    }
   }
   return { chunks: chunks(), progress: canonical };
 }

@@ -1,0 +1,95 @@
+/**
+ * @module The request body and the client's disconnect signal, read straight from Node's IncomingMessage
+ * and ServerResponse when @hono/node-server hands them over (`c.env`). Touching `c.req.raw.body`,
+ * `.text()` or `.signal` makes the adapter build a full WHATWG Request with a web-stream body around the
+ * socket, which is a measurable share of a proxy's CPU; under `app.fetch` (tests) the Request is used.
+ * The body limit is enforced while reading, so no more than `limit` bytes are ever buffered.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SvcError } from '../lib/errors.ts';
+
+/** What @hono/node-server passes as `c.env`. */
+export interface NodeBindings {
+  incoming?: IncomingMessage;
+  outgoing?: ServerResponse;
+}
+
+/** The body as UTF-8 text; 413 `request_too_large` past `limit` bytes. */
+export async function readBodyText(request: Request, limit: number, node?: NodeBindings): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (declared > limit) throw tooLarge(limit);
+  const incoming = node?.incoming;
+  if (incoming) return readIncoming(incoming, limit);
+  const body = request.body;
+  if (!body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Aborts when the client goes away before the response finished (never after a complete answer). */
+export function clientGoneSignal(request: Request, node?: NodeBindings): AbortSignal {
+  const outgoing = node?.outgoing;
+  if (!outgoing) return request.signal;
+  const controller = new AbortController();
+  outgoing.once('close', () => {
+    if (!outgoing.writableFinished) controller.abort(new Error('the client closed the connection'));
+  });
+  return controller.signal;
+}
+
+// --- internal ---
+
+function readIncoming(incoming: IncomingMessage, limit: number): Promise<string> {
+  if (incoming.readableEnded) return Promise.resolve('');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        // stop collecting; the server discards the rest of the body after the 413 is sent
+        cleanup();
+        chunks.length = 0;
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const onClose = () => {
+      if (incoming.readableEnded) return;
+      cleanup();
+      reject(new Error('the client closed the connection before sending the whole body'));
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+  });
+}
+
+function tooLarge(limit: number): SvcError {
+  return new SvcError('request_too_large', {
+    message: `The request body is larger than the gateway's limit of ${limit} bytes (SVC_GATEWAY_MAX_BODY_BYTES).`,
+    details: { limit_bytes: limit },
+  });
+}
