@@ -114,7 +114,13 @@ export function classifyHttpFailure(
   // quota/billing 429s cannot be fixed by waiting (wire-formats §2.8, §4)
   const retryable =
     upstreamType === 'insufficient_quota' || header('x-should-retry') === 'false' ? false : undefined;
-  return failure(cls, message || `upstream returned HTTP ${status}`, {
+  // The provider's words about its own key (OpenAI quotes a masked fragment of it) stay out of client
+  // answers, events and logs: the client did nothing wrong and cannot fix it; the operator can.
+  const text =
+    cls === 'authentication'
+      ? `the provider refused the gateway's provider key (HTTP ${status}${upstreamType ? `, ${upstreamType}` : ''}); the gateway operator must check it`
+      : message || `upstream returned HTTP ${status}`;
+  return failure(cls, text, {
     status,
     retry_after_ms: parseRetryAfterMs(header),
     upstream_type: upstreamType,

@@ -28,11 +28,23 @@ export function encodeOpenRouterRequest(
   });
 }
 
+/**
+ * OpenRouter's own model routing fields (`models`: a fallback list, `route`) would let a client be served
+ * by models the gateway did not route to — outside a key's allowed_models and priced as another model —
+ * so the gateway, which did the routing, removes them (the body is re-serialised only in that case).
+ */
+export const OPENROUTER_ROUTING_FIELDS = ['models', 'route'] as const;
+
 export function encodeOpenRouterPassthrough(
   input: PassthroughInput,
   config: AdapterConfig,
   opts: OpenRouterOptions = {},
 ): UpstreamCall {
+  if (OPENROUTER_ROUTING_FIELDS.some((f) => input.body[f] !== undefined)) {
+    const body = { ...input.body };
+    for (const f of OPENROUTER_ROUTING_FIELDS) delete body[f];
+    input = { ...input, body, bodyText: JSON.stringify(body) };
+  }
   return encodeOpenAIPassthrough(input, withAttribution(config, opts), {
     flavor: 'openrouter',
     provider: opts.provider,

@@ -60,3 +60,15 @@ test('rewriteModel echoes the requested model in an upstream response body witho
   assert.equal(rewriteModel(res, 'fast'), res.replace('claude-sonnet-4-5-20250929', 'fast'));
   assert.deepEqual(JSON.parse(rewriteModel('{"a":1}', 'm')), { model: 'm', a: 1 });
 });
+
+test('the OpenRouter fast path drops the client’s own model routing (models, route): the gateway routed', () => {
+  const adapter = createOpenRouterAdapter({ baseUrl: 'https://r.test/api/v1', apiKey: 'k' });
+  const call = adapter.encodePassthrough(
+    passthrough(
+      '{"model":"a","models":["openai/gpt-5","anthropic/claude-opus-4.1"],"route":"fallback","messages":[],"x":1}',
+    ),
+  );
+  assert.deepEqual(JSON.parse(call.body), { model: 'up', messages: [], x: 1 });
+  const plain = '{"model":"a","messages":[],"provider":{"order":["x"]}}';
+  assert.equal(adapter.encodePassthrough(passthrough(plain)).body, plain.replace('"a"', '"up"'));
+});
