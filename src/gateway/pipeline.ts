@@ -8,7 +8,7 @@
 import type { Context, Handler } from 'hono';
 import type { Adapter } from '../adapters/adapter.ts';
 import type { AdapterName } from '../adapters/registry.ts';
-import { toSvcError, type UpstreamFailure } from '../adapters/upstream-error.ts';
+import { toSvcError } from '../adapters/upstream-error.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
@@ -158,7 +158,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           text = await open.response.body.text();
           decoded = adapter.decodeResponse(JSON.parse(text));
         } catch (err) {
-          const failure = readFailure(adapter, err, signal);
+          const failure = classifyReadFailure(adapter, err, signal);
           if (failure.error_class === 'cancelled') {
             const { cost } = open.complete({ usage: emptyUsage(), stopReason: null, cancelled: true });
             settle(cost.cost);
@@ -315,18 +315,4 @@ function anthropicHeaders(c: Context<GatewayEnv>): Record<string, string | undef
     'anthropic-version': h.get('anthropic-version') ?? undefined,
     'anthropic-beta': h.get('anthropic-beta') ?? undefined,
   });
-}
-
-/** A failure while reading a non-streaming body; a body that is not JSON is a server error upstream. */
-function readFailure(adapter: Adapter, err: unknown, signal: AbortSignal): UpstreamFailure {
-  if (err instanceof SyntaxError) {
-    return {
-      error_class: 'server_error',
-      code: 'upstream_error',
-      status: 200,
-      message: 'the upstream answered with a body that is not valid JSON',
-      retryable: false,
-    };
-  }
-  return classifyReadFailure(adapter, err, signal);
 }

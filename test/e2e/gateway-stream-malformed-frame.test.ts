@@ -61,3 +61,39 @@ test('a malformed upstream frame mid-stream ends the client stream with an error
     });
   }
 });
+
+test('a 200 whose body is not JSON answers 502 upstream_error in the client shape and closes the call once', {
+  timeout: 60_000,
+}, async (t) => {
+  const stack = await startGatewayStack({ env: { SVC_GATEWAY_MAX_RETRIES: '0' } });
+  t.after(() => stack.stop());
+  for (const { shape, model } of CASES) {
+    await t.test(`${shape} client, ${model} upstream`, async () => {
+      stack.fake.reset();
+      stack.fake.script(['malformed']);
+      const res = await fetch(
+        `${stack.gw.url}${shape === 'anthropic' ? '/v1/messages' : '/v1/chat/completions'}`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${stack.token}`,
+            'anthropic-version': '2023-06-01',
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ model, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }),
+        },
+      );
+      assert.equal(res.status, 502);
+      const body = (await res.json()) as { type?: string; error: { code: string } };
+      assert.equal(body.error.code, 'upstream_error');
+      if (shape === 'anthropic') assert.equal(body.type, 'error');
+      const turnId = res.headers.get('svc-request-id');
+      const events = readEvents(stack.files.db).filter((e) => e.turn_id === turnId);
+      const failed = events.filter((e) => e.type === 'llm.call_failed');
+      assert.equal(failed.length, 1);
+      assert.equal(failed[0].payload.error_class, 'server_error');
+      assert.equal(events.filter((e) => e.type === 'llm.call_completed').length, 0);
+      assert.equal(events.filter((e) => e.type === 'turn.completed').length, 1);
+    });
+  }
+});
