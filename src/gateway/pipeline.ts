@@ -16,6 +16,7 @@ import type { CallAttribution, InboundShape as ShapeName } from '../events/catal
 import { clientGoneSignal, readBodyText } from '../http/incoming.ts';
 import { type Decimal, formatDecimal, ZERO } from '../lib/decimal.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
+import { assertJsonDepth } from '../lib/json-depth.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
 import { classifyReadFailure, type LlmCallDeps, LlmCallFailed, openLlmCall } from '../llm/call.ts';
@@ -75,6 +76,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       try {
         const bodyText = await readBodyText(c.req.raw, deps.maxBodyBytes, c.env);
         const body = parseJsonBody(bodyText);
+        assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
         const req = shape.decode(body, anthropicHeaders(c));
         c.set('model', req.model);
         turn.requestedModel = req.model;
