@@ -89,6 +89,8 @@ export function isPersisted(type: EventType): boolean {
 
 /** Who produced an event. */
 export type Actor = 'gateway' | 'agent' | 'user' | 'tool' | 'router' | 'bus' | 'operator' | 'system';
+/** Who makes model calls (llm.call_* actor): the gateway for its clients, the agent server for its turns. */
+export type CallActor = Extract<Actor, 'gateway' | 'agent'>;
 
 // --- payloads whose fields the spec fixes ---
 

@@ -9,7 +9,7 @@ import type { Adapter, UpstreamCall } from '../adapters/adapter.ts';
 import { toSvcError, type UpstreamFailure } from '../adapters/upstream-error.ts';
 import { type CanonicalUsage, emptyUsage, type StopReason } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
-import type { CallAttribution, ErrorClass } from '../events/catalog.ts';
+import type { CallActor, CallAttribution, ErrorClass, LlmCallCompletedPayload } from '../events/catalog.ts';
 import { isSvcError, type SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
@@ -41,6 +41,8 @@ export interface LlmCallInput {
   stream: boolean;
   turnId: string | null;
   sessionId?: string | null;
+  /** Stamped on llm.call_*; the gateway when absent. */
+  actor?: CallActor;
   /** Aborts when the client is gone; stops waiting, retrying and reading at once. */
   signal: AbortSignal;
 }
@@ -82,7 +84,11 @@ export class LlmCallFailed extends Error {
 export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promise<OpenLlmCall> {
   const startedMs = performance.now();
   const elapsedMs = () => Math.round((performance.now() - startedMs) * 1000) / 1000;
-  const base = { actor: 'gateway', turn_id: input.turnId, session_id: input.sessionId ?? null } as const;
+  const base: CallBase = {
+    actor: input.actor ?? 'gateway',
+    turn_id: input.turnId,
+    session_id: input.sessionId ?? null,
+  };
   const started = deps.bus.publish({
     ...base,
     type: 'llm.call_started',
@@ -204,17 +210,23 @@ export function classifyReadFailure(adapter: Adapter, err: unknown, signal: Abor
 
 // --- internal ---
 
+interface CallBase {
+  actor: CallActor;
+  turn_id: string | null;
+  session_id: string | null;
+}
+
 function completeCall(
   deps: LlmCallDeps,
   input: LlmCallInput,
-  base: { actor: 'gateway'; turn_id: string | null; session_id: string | null },
+  base: CallBase,
   startedId: string,
   attempts: number,
   latencyMs: number,
   c: CompleteInput,
 ): { published: Published; cost: CallCost } {
   const cost = priceCall(deps.registry, input.model.id, c.usage);
-  const payload: Record<string, unknown> = {
+  const payload: LlmCallCompletedPayload = {
     ...input.attribution,
     cost_usd: cost.cost_usd,
     pricing_version: cost.pricing_version,
@@ -246,7 +258,7 @@ function completeCall(
     ...base,
     type: 'llm.call_completed',
     parent_event_id: startedId,
-    payload: payload as never,
+    payload,
   });
   return { published, cost };
 }

@@ -40,6 +40,8 @@ export interface SessionsTable {
   parent_session_id: string | null;
   ended_at: string | null;
   disposition: string | null;
+  /** 1 when active_model is the user's pinned choice (routing slot 2); migration 0003. */
+  sticky: ColumnType<number, number | undefined, number>;
 }
 
 export interface MessagesTable {
