@@ -111,14 +111,18 @@ export function classifyHttpFailure(
   let cls = classifyStatus(status);
   const byType = classifyErrorType(upstreamType);
   if (byType === 'overloaded' && cls === 'server_error') cls = byType;
-  // quota/billing 429s cannot be fixed by waiting (wire-formats §2.8, §4)
-  const retryable =
-    upstreamType === 'insufficient_quota' || header('x-should-retry') === 'false' ? false : undefined;
+  // An exhausted credit or spend limit (OpenAI 429 insufficient_quota, Anthropic/OpenRouter 402) is the
+  // operator's account, like a refused key: no wait fixes it (wire-formats §2.8, §4), so it is not a rate limit.
+  const spendLimit = isSpendLimit(status, upstreamType);
+  if (spendLimit) cls = 'authentication';
+  const retryable = spendLimit || header('x-should-retry') === 'false' ? false : undefined;
   // The provider's words about its own key (OpenAI quotes a masked fragment of it) stay out of client
   // answers, events and logs: the client did nothing wrong and cannot fix it; the operator can.
-  const text =
-    cls === 'authentication'
-      ? `the provider refused the gateway's provider key (HTTP ${status}${upstreamType ? `, ${upstreamType}` : ''}); the gateway operator must check it`
+  const what = `HTTP ${status}${upstreamType ? `, ${upstreamType}` : ''}`;
+  const text = spendLimit
+    ? `the provider refused the call: the gateway's provider account is out of credit or over its spend limit (${what}); the gateway operator must raise it`
+    : cls === 'authentication'
+      ? `the provider refused the gateway's provider key (${what}); the gateway operator must check it`
       : message || `upstream returned HTTP ${status}`;
   return failure(cls, text, {
     status,
@@ -126,6 +130,11 @@ export function classifyHttpFailure(
     upstream_type: upstreamType,
     retryable,
   });
+}
+
+/** The provider's account has no credit left or reached its spend limit (wire-formats §1.11, §2.8, §3). */
+export function isSpendLimit(status: number, upstreamType: string | undefined): boolean {
+  return status === 402 || upstreamType === 'insufficient_quota' || upstreamType === 'billing_error';
 }
 
 /** Transport errors of undici/fetch and aborts. */

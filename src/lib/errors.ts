@@ -67,6 +67,21 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * `x-should-retry` of a gateway answer, which both official SDKs obey before the status (wire-formats §4).
+ * false: no retry can help (a spent cap, the operator's provider account) or the gateway already spent its
+ * own retries (its 502/504), so an SDK retry would multiply upstream calls. true: a wait can help, and the
+ * answer carries `retry-after`.
+ */
+export const SHOULD_RETRY: Partial<Record<ErrorCode, boolean>> = {
+  quota_exceeded: false,
+  upstream_auth_failed: false,
+  upstream_error: false,
+  upstream_timeout: false,
+  upstream_rate_limited: true,
+  upstream_overloaded: true,
+};
+
 /** Codes that are usage errors on the command line (exit 2, DECISIONS §2). */
 const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'usage_error',

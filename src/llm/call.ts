@@ -16,7 +16,7 @@ import type { Clock } from '../lib/time.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
-import { type RetryBudget, type RetryPolicy, resolveRetryDelay } from './retry.ts';
+import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
 import type { Upstream, UpstreamResponse } from './upstream.ts';
 
 export interface LlmCallDeps {
@@ -153,7 +153,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       ? resolveRetryDelay(deps.retryPolicy, attempts, failure.retry_after_ms)
       : undefined;
     if (delay === undefined || !deps.retryBudget.tryAcquire()) {
-      throw new LlmCallFailed(failure, fail(failure));
+      throw new LlmCallFailed(withClientHint(deps.retryPolicy, failure, attempts), fail(failure));
     }
     deps.log.debug('retrying upstream call', {
       turn_id: input.turnId,
@@ -261,6 +261,13 @@ function completeCall(
     payload,
   });
   return { published, cost };
+}
+
+/** A rate limit or overload the client may retry always tells it how long to wait (wire-formats §4). */
+function withClientHint(policy: RetryPolicy, f: UpstreamFailure, attempts: number): UpstreamFailure {
+  if (f.retry_after_ms !== undefined || (f.error_class !== 'rate_limit' && f.error_class !== 'overloaded'))
+    return f;
+  return { ...f, retry_after_ms: resolveClientRetryHint(policy, attempts) };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

@@ -36,6 +36,14 @@ export function resolveRetryDelay(
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
+/**
+ * The `retry-after` hint for a client after the gateway gave up on a retryable failure without a provider
+ * hint: the backoff ceiling its own next retry would have used (so the client waits at least as long).
+ */
+export function resolveClientRetryHint(policy: RetryPolicy, attempts: number): number {
+  return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
+}
+
 export interface RetryBudget {
   /** Counts one first attempt. */
   recordRequest(): void;

@@ -78,6 +78,8 @@ export const anthropicCodec: Codec = {
     const text = message ?? (status === 404 ? `model: ${ctx.model}` : fallback);
     return { type: 'error', error: { type, message: text }, request_id: ctx.requestId };
   },
+  // wire-formats §1.11: an exhausted credit balance is 402 billing_error, never a 429
+  spendLimit: (message, ctx) => ({ status: 402, body: anthropicCodec.errorBody(402, message, ctx) }),
   malformedFrame(ctx) {
     return `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${ctx.id}\n\n`;
   },

@@ -32,6 +32,11 @@ const NO_KEY =
   "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer " +
   'auth (i.e. Authorization: Bearer YOUR_KEY).';
 
+const QUOTA =
+  'You exceeded your current quota, please check your plan and billing details. For more information on ' +
+  'this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.';
+const OPENROUTER_NO_CREDITS = 'Insufficient credits. Add more using https://openrouter.ai/settings/credits';
+
 /** `POST /v1/chat/completions` as OpenAI answers it. */
 export const openaiCodec: Codec = createChatCodec('openai');
 
@@ -73,6 +78,19 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
       const [type, code, fallback] = OPENAI_ERRORS[status] ?? ['server_error', null, 'Error'];
       const text = message ?? (status === 404 ? `The model \`${ctx.model}\` does not exist.` : fallback);
       return { error: { message: text, type, param: null, code } };
+    },
+    spendLimit(message) {
+      // wire-formats §3: OpenRouter answers 402 for missing credits
+      if (openrouter)
+        return { status: 402, body: { error: { code: 402, message: message ?? OPENROUTER_NO_CREDITS } } };
+      // wire-formats §2.8: a 429 like a rate limit, told apart only by type/code insufficient_quota
+      const error = {
+        message: message ?? QUOTA,
+        type: 'insufficient_quota',
+        param: null,
+        code: 'insufficient_quota',
+      };
+      return { status: 429, body: { error } };
     },
     malformedFrame(ctx) {
       return `data: {"id":"${ctx.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"\n\n`;

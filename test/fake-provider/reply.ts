@@ -57,6 +57,10 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   if (plan.slowHeadersMs) await sleep(plan.slowHeadersMs, signal);
   if (plan.hang) return hang(signal, deps.tracker);
   if (plan.resetAfter === 0) return resetNow(c, signal, deps.tracker);
+  if (plan.spendLimit) {
+    const { status, body } = codec.spendLimit(plan.message, ctx);
+    return json(status, body, { ...codec.headers(ctx), ...faultHeaders(plan) });
+  }
   const status = plan.error ?? (turn.stream ? undefined : plan.streamError);
   if (status !== undefined) return errorReply(codec, ctx, status, plan.message, faultHeaders(plan));
   const reply = buildReply(turn, plan, () => deps.newId(codec.toolIdPrefix));

@@ -201,6 +201,8 @@ export type Codec = {
   encodeJson(reply: Reply, ctx: ReplyContext): unknown;
   encodeFrames(reply: Reply, ctx: ReplyContext): string[];
   errorBody(status: number, message: string | undefined, ctx: ReplyContext): unknown;
+  /** The provider's answer when the account's credit or spend limit is exhausted (not a rate limit). */
+  spendLimit(message: string | undefined, ctx: ReplyContext): { status: number; body: unknown };
   malformedFrame(ctx: ReplyContext): string;
   errorFrame(status: number, ctx: ReplyContext): string;
   modelsList(models: string[]): unknown;

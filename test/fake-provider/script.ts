@@ -17,6 +17,8 @@
  *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal)
  *   faults
  *     error=STATUS         400|401|402|403|404|408|409|413|429|500|502|503|504|529 with the provider's body
+ *     spend-limit          the provider's answer when the account's credit or spend limit is exhausted: OpenAI
+ *                          429 type/code insufficient_quota, Anthropic 402 billing_error, OpenRouter 402
  *     retry-after=S        `retry-after` header on the error (seconds, sent as given)
  *     retry-after-ms=MS    `retry-after-ms` header on the error
  *     should-retry=BOOL    `x-should-retry` header on the error
@@ -51,6 +53,7 @@ export type FakeStep = {
   imageCheck?: boolean;
   stopReason?: string;
   error?: number;
+  spendLimit?: boolean;
   retryAfter?: string;
   retryAfterMs?: string;
   shouldRetry?: boolean;
@@ -65,6 +68,7 @@ export type FakeStep = {
 
 export const FAULT_KEYS = [
   'error',
+  'spendLimit',
   'retryAfter',
   'retryAfterMs',
   'shouldRetry',
@@ -153,6 +157,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'error':
       step.error = status(key, value);
+      return;
+    case 'spend-limit':
+      step.spendLimit = true;
       return;
     case 'stream-error':
       step.streamError = status(key, value);

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import type { CanonicalRequest } from '../../canonical/request.ts';
 import type { CanonicalResponse } from '../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
-import { SvcError } from '../../lib/errors.ts';
+import { SHOULD_RETRY, SvcError } from '../../lib/errors.ts';
 
 /** The few fields the pipeline needs before routing, checked without a full decode (fast path). */
 export interface InboundSummary {
@@ -105,8 +105,9 @@ export function errorParts(value: unknown): ErrorParts {
   if (revoked_at !== undefined) extra.revoked_at = revoked_at;
   if (Object.keys(rest).length > 0) extra.details = rest;
   const headers: Record<string, string> = {};
-  // a retry cannot fix a spent cap (DECISIONS §4); SDKs obey x-should-retry (wire-formats §4)
-  if (err.code === 'quota_exceeded') headers['x-should-retry'] = 'false';
+  // SDKs obey x-should-retry before the status (wire-formats §4; DECISIONS §4 for quota_exceeded)
+  const shouldRetry = SHOULD_RETRY[err.code];
+  if (shouldRetry !== undefined) headers['x-should-retry'] = String(shouldRetry);
   if (typeof retry_after_ms === 'number' && retry_after_ms >= 0) {
     headers['retry-after'] = String(Math.ceil(retry_after_ms / 1000));
     headers['retry-after-ms'] = String(Math.round(retry_after_ms));

@@ -172,6 +172,7 @@ export function runAdapterContract(c: AdapterCase): void {
       [504, {}, 'timeout', 'upstream_timeout', true],
       [401, {}, 'authentication', 'upstream_auth_failed', false],
       [403, {}, 'authentication', 'upstream_auth_failed', false],
+      [402, {}, 'authentication', 'upstream_auth_failed', false],
       [400, {}, 'invalid_request', 'upstream_invalid_request', false],
       [404, {}, 'invalid_request', 'upstream_invalid_request', false],
     ];
@@ -181,7 +182,9 @@ export function runAdapterContract(c: AdapterCase): void {
       if (cls === 'authentication') {
         // the provider's text about its own key (OpenAI quotes a masked fragment) never reaches clients
         assert.doesNotMatch(f.message, /boom/);
-        assert.match(f.message, new RegExp(`refused the gateway's provider key \\(HTTP ${status}`));
+        const said =
+          status === 402 ? 'out of credit or over its spend limit' : "refused the gateway's provider key";
+        assert.match(f.message, new RegExp(`${said} \\(HTTP ${status}`));
       } else assert.equal(f.message, 'boom');
     }
     assert.equal(

@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { createOpenAIAdapter, createOpenRouterAdapter } from '#src/adapters/registry.ts';
 import { OPENAI_TOOL_STREAM } from '../../helpers/sse-fixtures.ts';
 import { type AdapterCase, runAdapterContract } from './adapter-contract.ts';
@@ -86,4 +88,34 @@ runAdapterContract({
     error_class: 'server_error',
   },
   errorBody: (message) => JSON.stringify({ error: { code: 500, message } }),
+});
+
+test('openai: a 429 insufficient_quota is a spend limit (authentication, never retried), a 429 rate_limit_exceeded a rate limit', () => {
+  const adapter = createOpenAIAdapter({ baseUrl: 'https://api.openai.test/v1', apiKey: 'sk-1' });
+  const header = () => undefined;
+  const quota = adapter.classifyResponse(
+    429,
+    header,
+    JSON.stringify({
+      error: {
+        message: 'You exceeded your current quota',
+        type: 'insufficient_quota',
+        param: null,
+        code: 'insufficient_quota',
+      },
+    }),
+  );
+  assert.deepEqual(
+    [quota.error_class, quota.code, quota.retryable, quota.status, quota.upstream_type],
+    ['authentication', 'upstream_auth_failed', false, 429, 'insufficient_quota'],
+  );
+  assert.match(quota.message, /out of credit or over its spend limit \(HTTP 429, insufficient_quota\)/);
+  const limited = adapter.classifyResponse(
+    429,
+    header,
+    JSON.stringify({
+      error: { message: 'slow down', type: 'requests', param: null, code: 'rate_limit_exceeded' },
+    }),
+  );
+  assert.deepEqual([limited.error_class, limited.retryable], ['rate_limit', true]);
 });

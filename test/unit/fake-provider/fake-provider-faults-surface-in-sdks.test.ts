@@ -306,3 +306,33 @@ test('in-process: the app handed over as fetch answers, hangs and resets', async
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await delay(5);
 }
+
+test('openai spend-limit is a 429 told apart from a rate limit only by type and code insufficient_quota', async () => {
+  fake.reset();
+  const call = openai.chat.completions.create({
+    model: 'gpt-x',
+    messages: [{ role: 'user', content: '[[fake:spend-limit]]' }],
+  });
+  await assert.rejects(call, (err) => {
+    assert.ok(err instanceof OpenAI.RateLimitError);
+    assert.equal(err.status, 429);
+    assert.equal(err.type, 'insufficient_quota');
+    assert.equal(err.code, 'insufficient_quota');
+    return true;
+  });
+});
+
+test('anthropic spend-limit is a 402 billing_error', async () => {
+  fake.reset();
+  const call = anthropic.messages.create({
+    model: 'claude-x',
+    max_tokens: 5,
+    messages: [{ role: 'user', content: '[[fake:spend-limit]]' }],
+  });
+  await assert.rejects(call, (err) => {
+    assert.ok(err instanceof Anthropic.APIError);
+    assert.equal(err.status, 402);
+    assert.equal((err.error as { error: { type: string } }).error.type, 'billing_error');
+    return true;
+  });
+});

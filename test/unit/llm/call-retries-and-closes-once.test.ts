@@ -8,7 +8,7 @@ import { createIdFactory } from '#src/lib/ids.ts';
 import { silentLogger } from '#src/lib/log.ts';
 import { systemClock } from '#src/lib/time.ts';
 import { type LlmCallDeps, LlmCallFailed, openLlmCall } from '#src/llm/call.ts';
-import { createRetryBudget, DEFAULT_RETRY_POLICY } from '#src/llm/retry.ts';
+import { createRetryBudget, DEFAULT_RETRY_POLICY, resolveClientRetryHint } from '#src/llm/retry.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '#src/llm/upstream.ts';
 import { loadModelRegistry } from '#src/models/registry.ts';
 
@@ -106,6 +106,8 @@ test('retries stop after maxRetries; the failure is published once with its clas
     assert.ok(err instanceof LlmCallFailed);
     assert.equal(err.toSvcError().code, 'upstream_overloaded');
     assert.equal(err.toSvcError().status, 503);
+    // no provider hint: the client is told the backoff the gateway's next retry would have used
+    assert.equal(err.toSvcError().details?.retry_after_ms, resolveClientRetryHint(DEFAULT_RETRY_POLICY, 3));
     return true;
   });
   assert.equal(s.upstream.sent.length, 3);

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { CanonicalResponse } from '#src/canonical/response.ts';
 import { type CanonicalStreamEvent, StreamBuilder } from '#src/canonical/stream.ts';
 import type { InboundShape } from '#src/gateway/shapes/shape.ts';
-import { SvcError } from '#src/lib/errors.ts';
+import { type ErrorCode, SvcError } from '#src/lib/errors.ts';
 import { collect, items, parseSseText } from '../../../helpers/sse-fixtures.ts';
 
 export interface ShapeCase {
@@ -149,7 +149,17 @@ export function runShapeContract(c: ShapeCase): void {
       assert.deepEqual(e.details, { cap: 5 });
       assert.equal(r.headers['retry-after'], '3');
     }
-    assert.equal(shape.encodeError(new SvcError('quota_exceeded')).headers['x-should-retry'], 'false');
+    const shouldRetry = (code: ErrorCode) => shape.encodeError(new SvcError(code)).headers['x-should-retry'];
+    // no SDK retry on top of the gateway's own, nor where no wait helps (wire-formats §4)
+    for (const code of [
+      'quota_exceeded',
+      'upstream_error',
+      'upstream_auth_failed',
+      'upstream_timeout',
+    ] as const)
+      assert.equal(shouldRetry(code), 'false', code);
+    for (const code of ['upstream_rate_limited', 'upstream_overloaded'] as const)
+      assert.equal(shouldRetry(code), 'true', code);
     const internal = shape.encodeError(new Error('secret detail'));
     assert.equal(internal.status, 500);
     assert.ok(!JSON.stringify(internal.body).includes('secret'));

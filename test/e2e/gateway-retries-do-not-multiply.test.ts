@@ -1,0 +1,149 @@
+/**
+ * Retries do not multiply (issue 17 item 7, wire-formats §4): the official SDKs at their default two retries
+ * obey `x-should-retry`, so a 502/504 the gateway answers after its own retries, and a provider spend-limit
+ * answer, reach the upstream exactly (1 + gateway retries) times, and once; a 429 or 503 keeps
+ * `x-should-retry: true` with a `retry-after` in seconds. Upstream calls are counted at the fake provider.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { readEvents } from '../helpers/gateway-keys.ts';
+import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const GATEWAY_RETRIES = 2;
+const OPENAI_MODEL = 'openai:gpt-5-mini';
+const ANTHROPIC_MODEL = 'anthropic:claude-haiku-4-5';
+const OPENROUTER_MODEL = 'openrouter:google/gemini-2.5-flash';
+
+type Shape = 'anthropic' | 'openai';
+
+interface Failure {
+  status: number;
+  error: Record<string, unknown>;
+  headers: Headers;
+}
+
+/** One call through an official SDK left at its default retries; resolves with the error it throws. */
+async function failingCall(stack: GatewayStack, shape: Shape, model: string, sdkRetries?: number) {
+  const messages = [{ role: 'user' as const, content: 'hi' }];
+  const retries = sdkRetries === undefined ? {} : { maxRetries: sdkRetries };
+  try {
+    if (shape === 'anthropic') {
+      const client = new Anthropic({
+        apiKey: stack.token,
+        baseURL: stack.gw.url,
+        logLevel: 'off',
+        ...retries,
+      });
+      await client.messages.create({ model, max_tokens: 64, messages });
+    } else {
+      const client = new OpenAI({
+        apiKey: stack.token,
+        baseURL: `${stack.gw.url}/v1`,
+        logLevel: 'off',
+        ...retries,
+      });
+      await client.chat.completions.create({ model, messages });
+    }
+  } catch (err) {
+    assert.ok(err instanceof Anthropic.APIError || err instanceof OpenAI.APIError, `not an APIError: ${err}`);
+    const body = err.error as { error?: Record<string, unknown> } & Record<string, unknown>;
+    return {
+      status: err.status as number,
+      error: shape === 'anthropic' ? body.error! : body,
+      headers: err.headers!,
+    } satisfies Failure;
+  }
+  assert.fail('the call succeeded');
+}
+
+test('the SDKs at default retries do not multiply the gateway retries', { timeout: 120_000 }, async (t) => {
+  const stack = await startGatewayStack({
+    env: {
+      SVC_GATEWAY_MAX_RETRIES: String(GATEWAY_RETRIES),
+      SVC_GATEWAY_UPSTREAM_TIMEOUT_MS: '300',
+    },
+  });
+  t.after(() => stack.stop());
+  const { fake } = stack;
+  t.beforeEach(() => fake.reset());
+  t.afterEach(() => fake.setDefault(undefined));
+
+  const exhausted = [
+    { shape: 'openai', model: OPENAI_MODEL, fault: 'error=500', status: 502, code: 'upstream_error' },
+    { shape: 'anthropic', model: ANTHROPIC_MODEL, fault: 'error=500', status: 502, code: 'upstream_error' },
+    { shape: 'anthropic', model: OPENAI_MODEL, fault: 'error=502', status: 502, code: 'upstream_error' },
+    { shape: 'openai', model: ANTHROPIC_MODEL, fault: 'hang', status: 504, code: 'upstream_timeout' },
+  ] as const;
+  for (const row of exhausted) {
+    await t.test(
+      `an upstream ${row.fault} storm behind the ${row.shape} SDK is ${1 + GATEWAY_RETRIES} upstream calls, answered ${row.status} x-should-retry false`,
+      async () => {
+        fake.setDefault(row.fault);
+        const f = await failingCall(stack, row.shape, row.model);
+        assert.equal(f.status, row.status);
+        assert.equal(f.error.code, row.code);
+        assert.equal(f.headers.get('x-should-retry'), 'false');
+        assert.equal(fake.requests.length, 1 + GATEWAY_RETRIES, 'upstream calls for one user call');
+      },
+    );
+  }
+
+  const spendLimits = [
+    { shape: 'openai', model: OPENAI_MODEL, upstreamStatus: 429, upstreamType: 'insufficient_quota' },
+    { shape: 'anthropic', model: OPENAI_MODEL, upstreamStatus: 429, upstreamType: 'insufficient_quota' },
+    { shape: 'anthropic', model: ANTHROPIC_MODEL, upstreamStatus: 402, upstreamType: 'billing_error' },
+    { shape: 'openai', model: OPENROUTER_MODEL, upstreamStatus: 402, upstreamType: undefined },
+  ] as const;
+  for (const row of spendLimits) {
+    await t.test(
+      `the ${row.model} spend limit behind the ${row.shape} SDK is one upstream call, answered 502 upstream_auth_failed x-should-retry false`,
+      async () => {
+        fake.setDefault('spend-limit');
+        const f = await failingCall(stack, row.shape, row.model);
+        assert.equal(fake.requests.length, 1, 'neither the gateway nor the SDK retried');
+        assert.equal(f.status, 502);
+        assert.equal(f.error.code, 'upstream_auth_failed');
+        assert.equal(f.headers.get('x-should-retry'), 'false');
+        assert.match(String(f.error.message), /spend limit|credit/);
+        const details = f.error.details as Record<string, unknown>;
+        assert.equal(details.error_class, 'authentication');
+        assert.equal(details.upstream_status, row.upstreamStatus);
+        assert.equal(details.upstream_type, row.upstreamType);
+        const failed = readEvents(stack.files.db, 'llm.call_failed').at(-1)!;
+        assert.equal(failed.payload.error_class, 'authentication');
+        assert.equal(failed.payload.attempts, 1);
+      },
+    );
+  }
+
+  const retryable = [
+    { shape: 'openai', model: OPENAI_MODEL, fault: 'error=429', status: 429, hint: undefined },
+    {
+      shape: 'anthropic',
+      model: ANTHROPIC_MODEL,
+      fault: 'error=429;retry-after=45',
+      status: 429,
+      hint: '45',
+    },
+    { shape: 'anthropic', model: ANTHROPIC_MODEL, fault: 'error=529', status: 503, hint: undefined },
+    { shape: 'openai', model: OPENAI_MODEL, fault: 'error=503', status: 503, hint: undefined },
+  ] as const;
+  for (const row of retryable) {
+    await t.test(
+      `an upstream ${row.fault} is answered ${row.status} with x-should-retry true and retry-after in seconds`,
+      async () => {
+        fake.setDefault(row.fault);
+        const f = await failingCall(stack, row.shape, row.model, 0);
+        assert.equal(f.status, row.status);
+        assert.equal(f.headers.get('x-should-retry'), 'true');
+        const after = f.headers.get('retry-after');
+        assert.match(after ?? '', /^[1-9][0-9]*$/, 'retry-after is a whole number of seconds');
+        if (row.hint) assert.equal(after, row.hint, "the provider's hint is forwarded");
+        const ms = Number(f.headers.get('retry-after-ms'));
+        assert.ok(ms > 0 && Math.ceil(ms / 1000) === Number(after), 'retry-after-ms agrees with retry-after');
+      },
+    );
+  }
+});
