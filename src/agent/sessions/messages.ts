@@ -1,0 +1,144 @@
+/**
+ * @module Messages of a session in canonical form (spec 2 Resources: Message): append, status changes,
+ * paged reads by message-id cursor (DECISIONS §5), and the history the loop sends to the model.
+ */
+import type { Kysely } from 'kysely';
+import type { CanonicalMessage, ContentBlock, Role } from '../../canonical/message.ts';
+import type { Database, MessageRow } from '../../store/schema.ts';
+
+/** `in_progress` while an assistant message streams; `cancelled` when its turn was cancelled (spec 2). */
+export const MESSAGE_STATUSES = ['completed', 'in_progress', 'cancelled'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+export interface NewMessage {
+  id: string;
+  session_id: string;
+  turn_id: string | null;
+  role: Role;
+  content: ContentBlock[];
+  metadata?: Record<string, unknown>;
+  status?: MessageStatus;
+  created_at: string;
+}
+
+/** A stored message as the REST API returns it (content and metadata parsed). */
+export interface SessionMessage {
+  id: string;
+  session_id: string;
+  turn_id: string | null;
+  role: Role;
+  content: ContentBlock[];
+  metadata: Record<string, unknown>;
+  status: MessageStatus;
+  created_at: string;
+}
+
+export async function appendMessage(db: Kysely<Database>, message: NewMessage): Promise<MessageRow> {
+  return db
+    .insertInto('messages')
+    .values({
+      id: message.id,
+      session_id: message.session_id,
+      turn_id: message.turn_id,
+      role: message.role,
+      content: JSON.stringify(message.content),
+      metadata: JSON.stringify(message.metadata ?? {}),
+      status: message.status ?? 'completed',
+      created_at: message.created_at,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Sets status (and, when given, the final content of a message that streamed in). */
+export async function setMessageStatus(
+  db: Kysely<Database>,
+  id: string,
+  status: MessageStatus,
+  content?: ContentBlock[],
+): Promise<void> {
+  await db
+    .updateTable('messages')
+    .set(content === undefined ? { status } : { status, content: JSON.stringify(content) })
+    .where('id', '=', id)
+    .execute();
+}
+
+export interface ListMessagesQuery {
+  /** Only messages older than this message id. */
+  before?: string;
+  /** Only messages newer than this message id. */
+  after?: string;
+  limit: number;
+}
+
+/**
+ * One page in chronological order. With `after` (and no `before`) the page starts right after it;
+ * otherwise it is the newest `limit` messages of the range (with neither cursor: of the session).
+ */
+export async function listMessages(
+  db: Kysely<Database>,
+  sessionId: string,
+  query: ListMessagesQuery,
+): Promise<{ messages: SessionMessage[]; has_more_before: boolean; has_more_after: boolean }> {
+  let q = db.selectFrom('messages').selectAll().where('session_id', '=', sessionId);
+  if (query.before !== undefined) q = q.where('id', '<', query.before);
+  if (query.after !== undefined) q = q.where('id', '>', query.after);
+  const forward = query.after !== undefined && query.before === undefined;
+  const rows = await q
+    .orderBy('id', forward ? 'asc' : 'desc')
+    .limit(query.limit + 1)
+    .execute();
+  const more = rows.length > query.limit;
+  const page = more ? rows.slice(0, query.limit) : rows;
+  if (!forward) page.reverse();
+  // "more" is the side the page was cut on; the other side has more when the cursor itself bounds it
+  const olderThanAfter = query.after !== undefined && (await exists(db, sessionId, '<=', query.after));
+  const newerThanBefore = query.before !== undefined && (await exists(db, sessionId, '>=', query.before));
+  const hasBefore = forward ? olderThanAfter : more || olderThanAfter;
+  const hasAfter = forward ? more : newerThanBefore;
+  return { messages: page.map(toSessionMessage), has_more_before: hasBefore, has_more_after: hasAfter };
+}
+
+/** The session's conversation in order, as sent to the model; cancelled messages are left out. */
+export async function sessionHistory(db: Kysely<Database>, sessionId: string): Promise<CanonicalMessage[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .select(['role', 'content'])
+    .where('session_id', '=', sessionId)
+    .where('status', '=', 'completed')
+    .orderBy('id', 'asc')
+    .execute();
+  return rows.map((r) => ({ role: r.role as Role, content: JSON.parse(r.content) as ContentBlock[] }));
+}
+
+export function toSessionMessage(row: MessageRow): SessionMessage {
+  return {
+    id: row.id,
+    session_id: row.session_id,
+    turn_id: row.turn_id,
+    role: row.role as Role,
+    content: JSON.parse(row.content) as ContentBlock[],
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    status: row.status as MessageStatus,
+    created_at: row.created_at,
+  };
+}
+
+// --- internal ---
+
+async function exists(
+  db: Kysely<Database>,
+  sessionId: string,
+  op: '<=' | '>=',
+  id: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('session_id', '=', sessionId)
+    .where('id', op, id)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

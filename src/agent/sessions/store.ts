@@ -1,0 +1,248 @@
+/**
+ * @module Session rows of the agent server (spec 2 Resources: Session): create, read, list (most recent
+ * first, opaque cursor), end, purge, active model, the one-turn-in-flight guard and exact cost roll-up.
+ */
+import type { Kysely } from 'kysely';
+import { add, formatDecimal, parseDecimal } from '../../lib/decimal.ts';
+import { SvcError } from '../../lib/errors.ts';
+import type { Database, SessionRow } from '../../store/schema.ts';
+
+export interface NewSession {
+  id: string;
+  workspace_path: string;
+  active_model: string;
+  routing_policy_version: string;
+  is_worker?: boolean;
+  parent_session_id?: string | null;
+  /** ISO timestamp (lib/time.ts formatUs). */
+  now: string;
+}
+
+export async function createSession(db: Kysely<Database>, input: NewSession): Promise<SessionRow> {
+  return db
+    .insertInto('sessions')
+    .values({
+      id: input.id,
+      workspace_path: input.workspace_path,
+      active_model: input.active_model,
+      created_at: input.now,
+      updated_at: input.now,
+      routing_policy_version: input.routing_policy_version,
+      turn_count: 0,
+      cost_so_far_usd: '0',
+      current_turn_id: null,
+      current_turn_status: null,
+      is_worker: input.is_worker ? 1 : 0,
+      parent_session_id: input.parent_session_id ?? null,
+      ended_at: null,
+      disposition: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function getSession(db: Kysely<Database>, id: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export interface ListSessionsQuery {
+  workspace?: string;
+  is_worker?: boolean;
+  /** next_cursor of the previous page. */
+  cursor?: string;
+  limit: number;
+}
+
+/** Most recent first (created_at, then id); throws validation_error naming `cursor` for a foreign cursor. */
+export async function listSessions(
+  db: Kysely<Database>,
+  query: ListSessionsQuery,
+): Promise<{ sessions: SessionRow[]; next_cursor: string | null }> {
+  let q = db.selectFrom('sessions').selectAll();
+  if (query.workspace !== undefined) q = q.where('workspace_path', '=', query.workspace);
+  if (query.is_worker !== undefined) q = q.where('is_worker', '=', query.is_worker ? 1 : 0);
+  if (query.cursor !== undefined) {
+    const { createdAt, id } = decodeSessionCursor(query.cursor);
+    q = q.where((eb) =>
+      eb.or([
+        eb('created_at', '<', createdAt),
+        eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)]),
+      ]),
+    );
+  }
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
+  const more = rows.length > query.limit;
+  const sessions = more ? rows.slice(0, query.limit) : rows;
+  const last = sessions.at(-1);
+  return { sessions, next_cursor: more && last ? encodeSessionCursor(last) : null };
+}
+
+/** Marks the session ended (disposition `completed`); an already ended session keeps its first ended_at. */
+export async function endSession(
+  db: Kysely<Database>,
+  id: string,
+  now: string,
+): Promise<SessionRow | undefined> {
+  await db
+    .updateTable('sessions')
+    .set({ ended_at: now, disposition: 'completed', updated_at: now })
+    .where('id', '=', id)
+    .where('ended_at', 'is', null)
+    .execute();
+  return getSession(db, id);
+}
+
+/**
+ * Deletes the session with its messages, tool calls and events; its worker sessions (and theirs) follow.
+ * Returns the ids removed (the session first), empty when it did not exist.
+ */
+export async function purgeSession(db: Kysely<Database>, id: string): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const ids = await sessionTree(trx, id);
+    if (ids.length === 0) return ids;
+    await trx.deleteFrom('events').where('session_id', 'in', ids).execute();
+    await trx.deleteFrom('tool_calls').where('session_id', 'in', ids).execute();
+    await trx.deleteFrom('messages').where('session_id', 'in', ids).execute();
+    // children before parents (the FK would cascade, but the order keeps it explicit)
+    for (const sid of [...ids].reverse()) await trx.deleteFrom('sessions').where('id', '=', sid).execute();
+    return ids;
+  });
+}
+
+export async function setActiveModel(
+  db: Kysely<Database>,
+  id: string,
+  model: string,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ active_model: model, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+/**
+ * Claims the session for a turn: only when no turn is in flight and the session is open.
+ * False means another turn holds it (the route answers 409 turn_in_flight).
+ */
+export async function beginTurn(
+  db: Kysely<Database>,
+  id: string,
+  turnId: string,
+  _now: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ current_turn_id: turnId, current_turn_status: 'in_flight' })
+    .where('id', '=', id)
+    .where('current_turn_id', 'is', null)
+    .where('ended_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+export interface FinishTurn {
+  turnId: string;
+  /** Decimal string, added exactly to cost_so_far_usd. */
+  costDelta: string;
+  now: string;
+}
+
+/**
+ * Ends the turn `turnId` holds: clears current_turn_*, counts the turn, adds its cost, bumps updated_at.
+ * False (nothing changed) when that turn does not hold the session.
+ */
+export async function finishTurn(db: Kysely<Database>, id: string, finish: FinishTurn): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('sessions')
+      .select(['cost_so_far_usd', 'turn_count'])
+      .where('id', '=', id)
+      .where('current_turn_id', '=', finish.turnId)
+      .executeTakeFirst();
+    if (!row) return false;
+    await trx
+      .updateTable('sessions')
+      .set({
+        current_turn_id: null,
+        current_turn_status: null,
+        turn_count: row.turn_count + 1,
+        cost_so_far_usd: addCost(row.cost_so_far_usd, finish.costDelta),
+        updated_at: finish.now,
+      })
+      .where('id', '=', id)
+      .execute();
+    return true;
+  });
+}
+
+/** Frees a session whose turn died with the process (startup gap recovery): no count, no cost. */
+export async function clearTurn(db: Kysely<Database>, id: string, turnId: string): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ current_turn_id: null, current_turn_status: null })
+    .where('id', '=', id)
+    .where('current_turn_id', '=', turnId)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** Adds `costDelta` exactly (a worker's cost rolled up into its planner). */
+export async function addSessionCost(db: Kysely<Database>, id: string, costDelta: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('sessions')
+      .select('cost_so_far_usd')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new SvcError('session_not_found', { message: `No session ${id}.` });
+    await trx
+      .updateTable('sessions')
+      .set({ cost_so_far_usd: addCost(row.cost_so_far_usd, costDelta) })
+      .where('id', '=', id)
+      .execute();
+  });
+}
+
+// --- internal ---
+
+function addCost(current: string, delta: string): string {
+  return formatDecimal(add(parseDecimal(current), parseDecimal(delta)));
+}
+
+/** The session and every session below it through parent_session_id, parents first. */
+async function sessionTree(db: Kysely<Database>, id: string): Promise<string[]> {
+  const root = await db.selectFrom('sessions').select('id').where('id', '=', id).executeTakeFirst();
+  if (!root) return [];
+  const ids = [root.id];
+  for (let i = 0; i < ids.length; i++) {
+    const children = await db
+      .selectFrom('sessions')
+      .select('id')
+      .where('parent_session_id', '=', ids[i])
+      .execute();
+    for (const c of children) ids.push(c.id);
+  }
+  return ids;
+}
+
+function encodeSessionCursor(row: SessionRow): string {
+  return Buffer.from(`${row.created_at}|${row.id}`, 'utf8').toString('base64url');
+}
+
+function decodeSessionCursor(cursor: string): { createdAt: string; id: string } {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const bar = text.indexOf('|');
+  if (bar <= 0 || !text.slice(bar + 1).startsWith('sess_')) {
+    throw new SvcError('validation_error', {
+      message: 'cursor is not a next_cursor of GET /sessions.',
+      details: { field: 'cursor' },
+    });
+  }
+  return { createdAt: text.slice(0, bar), id: text.slice(bar + 1) };
+}
