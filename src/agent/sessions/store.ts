@@ -14,6 +14,8 @@ export interface NewSession {
   routing_policy_version: string;
   is_worker?: boolean;
   parent_session_id?: string | null;
+  /** active_model is the user's pinned choice (an explicit initial_active_model): routing slot 2. */
+  sticky?: boolean;
   /** ISO timestamp (lib/time.ts formatUs). */
   now: string;
 }
@@ -36,6 +38,7 @@ export async function createSession(db: Kysely<Database>, input: NewSession): Pr
       parent_session_id: input.parent_session_id ?? null,
       ended_at: null,
       disposition: null,
+      sticky: input.sticky ? 1 : 0,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -113,15 +116,18 @@ export async function purgeSession(db: Kysely<Database>, id: string): Promise<st
   });
 }
 
+/** Sets active_model; `sticky` (when given) marks it the user's pinned choice (true) or a routed one (false). */
 export async function setActiveModel(
   db: Kysely<Database>,
   id: string,
   model: string,
   now: string,
+  sticky?: boolean,
 ): Promise<void> {
+  const pin = sticky === undefined ? {} : { sticky: sticky ? 1 : 0 };
   await db
     .updateTable('sessions')
-    .set({ active_model: model, updated_at: now })
+    .set({ active_model: model, updated_at: now, ...pin })
     .where('id', '=', id)
     .execute();
 }

@@ -120,14 +120,20 @@ test('clearTurn frees a session only for the turn that holds it, without countin
   assert.equal(row?.turn_count, 0);
 });
 
-test('setActiveModel changes the model and bumps updated_at', async (t) => {
+test('setActiveModel changes the model and bumps updated_at; sticky changes only when given', async (t) => {
   const { kysely: db } = await fresh(t);
-  const s = await createSession(db, session());
+  const s = await createSession(db, session({ sticky: true }));
+  assert.equal(s.sticky, 1);
   const at = now();
   await setActiveModel(db, s.id, 'openai:gpt-5-mini', at);
   const row = await getSession(db, s.id);
   assert.equal(row?.active_model, 'openai:gpt-5-mini');
   assert.equal(row?.updated_at, at);
+  assert.equal(row?.sticky, 1);
+  await setActiveModel(db, s.id, 'openai:gpt-5-mini', now(), false);
+  assert.equal((await getSession(db, s.id))?.sticky, 0);
+  await setActiveModel(db, s.id, 'anthropic:claude-sonnet-4-5', now(), true);
+  assert.equal((await getSession(db, s.id))?.sticky, 1);
 });
 
 test('sessions list most recent first, filtered by workspace and worker flag, paged by an opaque cursor', async (t) => {
