@@ -119,6 +119,9 @@ function findMembers(text: string, pos: number, key: string): number[] {
  * added when absent. Everything else stays byte-for-byte.
  */
 export function rewriteModel(bodyText: string, model: string): string {
+  // splicing into anything but an object (a JSON string such as "oops") would make broken JSON
+  if (bodyText.charCodeAt(skipWs(bodyText, 0)) !== 123 /* { */)
+    throw new TypeError('rewriteModel: the JSON text is not an object');
   const json = JSON.stringify(model);
   return replaceJsonValue(bodyText, ['model'], json) ?? insertJsonMember(bodyText, 'model', json);
 }

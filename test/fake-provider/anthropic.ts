@@ -83,6 +83,9 @@ export const anthropicCodec: Codec = {
   malformedFrame(ctx) {
     return `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${ctx.id}\n\n`;
   },
+  openTextFrame() {
+    return 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"';
+  },
   errorFrame(status) {
     const [type, message] = ERRORS[status] ?? ['api_error', 'Error'];
     return sseFrame({ type: 'error', error: { type, message } }, 'error');

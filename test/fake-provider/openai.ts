@@ -95,6 +95,9 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
     malformedFrame(ctx) {
       return `data: {"id":"${ctx.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"\n\n`;
     },
+    openTextFrame(ctx) {
+      return `data: {"id":"${ctx.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`;
+    },
     errorFrame(status, ctx) {
       if (!openrouter) return sseFrame(codec.errorBody(status, undefined, ctx));
       // wire-formats §3: a chunk with a top-level error and finish_reason "error", then the stream ends.

@@ -5,7 +5,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
-import type { Codec, ReplyContext } from './responses.ts';
+import type { Codec, Reply, ReplyContext } from './responses.ts';
 import { buildReply } from './responses.ts';
 import type { FakeStep } from './script.ts';
 import { DirectiveError, parseDirectives, resolvePlan } from './script.ts';
@@ -75,6 +75,7 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
     const frames = scriptFrames(codec.encodeFrames(reply, ctx), plan, {
       malformed: codec.malformedFrame(ctx),
       error: (s) => codec.errorFrame(s, ctx),
+      openText: codec.openTextFrame(ctx),
     });
     const stream = chunkStream(frames, { ...body, resetAfter: plan.resetAfter });
     return new Response(stream, {
@@ -86,11 +87,9 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
       },
     });
   }
-  const encoded =
-    plan.malformed !== undefined
-      ? `{"id":"${ctx.id}","malformed":`
-      : JSON.stringify(codec.encodeJson(reply, ctx));
-  if (!plan.dripMs && plan.resetAfter === undefined) return json(200, encoded, codec.headers(ctx));
+  const encoded = encodeBody(codec, reply, ctx, plan);
+  if (!plan.dripMs && plan.resetAfter === undefined && plan.oversize === undefined)
+    return json(200, encoded, codec.headers(ctx));
   const stream = chunkStream(splitBody(encoded), {
     ...body,
     resetAfter: plan.resetAfter === undefined ? undefined : 2,
@@ -113,6 +112,35 @@ export function errorReply(
 }
 
 // --- internal ---
+
+/** The 200 body: the provider's response object, or the scripted fault in its place. */
+function encodeBody(codec: Codec, reply: Reply, ctx: ReplyContext, plan: FakeStep): string {
+  if (plan.malformed !== undefined) return `{"id":"${ctx.id}","malformed":`;
+  if (plan.oversize !== undefined) {
+    const text = 'x'.repeat(plan.oversize);
+    return JSON.stringify(codec.encodeJson({ ...reply, blocks: [{ type: 'text', text }] }, ctx));
+  }
+  const body = codec.encodeJson(reply, ctx) as Record<string, unknown>;
+  const content = codec.provider === 'anthropic' ? 'content' : 'choices';
+  switch (plan.badBody) {
+    case undefined:
+      return JSON.stringify(body);
+    case 'string':
+      return '"oops"';
+    case 'empty':
+      return '{}';
+    case 'no-usage': {
+      const { usage: _, ...rest } = body;
+      return JSON.stringify(rest);
+    }
+    case 'no-content': {
+      const { [content]: _, ...rest } = body;
+      return JSON.stringify(rest);
+    }
+    case 'wrong-types':
+      return JSON.stringify({ ...body, [content]: 'oops', usage: 'oops' });
+  }
+}
 
 function parseJson(text: string): Record<string, unknown> | undefined {
   try {

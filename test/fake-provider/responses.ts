@@ -204,6 +204,8 @@ export type Codec = {
   /** The provider's answer when the account's credit or spend limit is exhausted (not a rate limit). */
   spendLimit(message: string | undefined, ctx: ReplyContext): { status: number; body: unknown };
   malformedFrame(ctx: ReplyContext): string;
+  /** The start of a text-delta frame up to the opening quote of its text (the `oversize` fault continues it). */
+  openTextFrame(ctx: ReplyContext): string;
   errorFrame(status: number, ctx: ReplyContext): string;
   modelsList(models: string[]): unknown;
 };

@@ -30,6 +30,13 @@
  *                          non-streaming: a 200 with an invalid JSON body
  *     stream-error=STATUS  after 2 frames send the provider's in-stream error event for STATUS and end;
  *                          non-streaming: the HTTP error for STATUS
+ *     bad-body=KIND        non-streaming: a 200 whose JSON body is not the provider's response object; KIND is
+ *                          string (the JSON string "oops"), empty ({}), no-usage, no-content (no content /
+ *                          choices) or wrong-types (content / choices and usage are strings)
+ *     no-terminal          streaming: every frame but the terminal one (Anthropic message_stop, OpenAI and
+ *                          OpenRouter [DONE]), then the stream ends cleanly
+ *     oversize=BYTES       streaming: after 2 frames, a data line of BYTES bytes that never ends, then the stream
+ *                          ends; non-streaming: a valid 200 whose reply text is BYTES long
  *     drip=MS              delay every SSE frame (non-streaming: every body chunk) by MS
  *     slow-headers=MS      delay MS before the status line
  *     ok                   no-op (a queued "ok" step succeeds even if the text carries fault directives)
@@ -62,6 +69,9 @@ export type FakeStep = {
   resetAfter?: number;
   malformed?: number;
   streamError?: number;
+  badBody?: BadBodyKind;
+  noTerminal?: boolean;
+  oversize?: number;
   dripMs?: number;
   slowHeadersMs?: number;
 };
@@ -77,9 +87,15 @@ export const FAULT_KEYS = [
   'resetAfter',
   'malformed',
   'streamError',
+  'badBody',
+  'noTerminal',
+  'oversize',
   'dripMs',
   'slowHeadersMs',
 ] as const satisfies readonly (keyof FakeStep)[];
+
+export const BAD_BODY_KINDS = ['string', 'empty', 'no-usage', 'no-content', 'wrong-types'] as const;
+export type BadBodyKind = (typeof BAD_BODY_KINDS)[number];
 
 export const ERROR_STATUSES = [400, 401, 402, 403, 404, 408, 409, 413, 429, 500, 502, 503, 504, 529];
 
@@ -184,6 +200,19 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'malformed':
       step.malformed = value === undefined ? 2 : int(key, value);
+      return;
+    case 'bad-body': {
+      const kind = required(key, value) as BadBodyKind;
+      if (!BAD_BODY_KINDS.includes(kind))
+        throw new DirectiveError(`fake provider: unknown bad-body '${kind}'`);
+      step.badBody = kind;
+      return;
+    }
+    case 'no-terminal':
+      step.noTerminal = true;
+      return;
+    case 'oversize':
+      step.oversize = int(key, required(key, value));
       return;
     case 'drip':
       step.dripMs = int(key, required(key, value));

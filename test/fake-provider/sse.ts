@@ -19,15 +19,30 @@ export type BodyOptions = {
   destroy?: () => void;
 };
 
-/** The frames actually sent: cut at the first fault and ended by the malformed or error frame it asks for. */
+/**
+ * The chunks actually sent: frames cut at the first fault and ended by the malformed or error frame it asks
+ * for, without the terminal frame (always the last one), or followed by a data line that never ends.
+ */
 export function scriptFrames(
   frames: string[],
   plan: FakeStep,
-  faultFrames: { malformed: string; error: (status: number) => string },
+  faultFrames: { malformed: string; error: (status: number) => string; openText: string },
 ): string[] {
   if (plan.malformed !== undefined) return [...frames.slice(0, plan.malformed), faultFrames.malformed];
   if (plan.streamError !== undefined) return [...frames.slice(0, 2), faultFrames.error(plan.streamError)];
+  if (plan.oversize !== undefined)
+    return [...frames.slice(0, 2), ...endlessLine(faultFrames.openText, plan.oversize)];
+  if (plan.noTerminal) return frames.slice(0, -1);
   return frames;
+}
+
+/** `prefix` followed by text up to `bytes` in total, in 64 KiB chunks, with no line end. */
+export function endlessLine(prefix: string, bytes: number): string[] {
+  const piece = 'x'.repeat(CHUNK);
+  const out = [prefix];
+  for (let left = bytes - prefix.length; left > 0; left -= CHUNK)
+    out.push(left >= CHUNK ? piece : 'x'.repeat(left));
+  return out;
 }
 
 /** One SSE event: optional `event:` line, one `data:` line, blank line. */
@@ -80,9 +95,9 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
   });
 }
 
-/** Splits a body into four pieces so `drip` and `reset-after` have something to act on. */
+/** Splits a body into four pieces so `drip` and `reset-after` have something to act on (a large one: 64 KiB pieces). */
 export function splitBody(body: string): string[] {
-  const size = Math.ceil(body.length / 4);
+  const size = body.length > 4 * CHUNK ? CHUNK : Math.ceil(body.length / 4);
   const out: string[] = [];
   for (let i = 0; i < body.length; i += size) out.push(body.slice(i, i + size));
   return out;
@@ -96,6 +111,8 @@ export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 // --- internal ---
+
+const CHUNK = 64 * 1024;
 
 /** Ends a body abruptly: a destroyed socket over HTTP (the server then cancels the body), else an errored body. */
 function fail(

@@ -1,7 +1,9 @@
 /**
- * @module Anthropic Messages response → CanonicalResponse (wire-formats §1.7–1.9). Unknown blocks (server
- * tools) are kept as raw Anthropic blocks; unknown stop reasons fall back to `end_turn`.
+ * @module Anthropic Messages response → CanonicalResponse (wire-formats §1.7–1.9). A body that is not a
+ * Messages response (no content array, no usage counts) is refused; unknown blocks (server tools) are
+ * kept as raw Anthropic blocks; unknown stop reasons fall back to `end_turn`.
  */
+import * as v from 'valibot';
 import type { ContentBlock } from '../../canonical/message.ts';
 import {
   type CanonicalResponse,
@@ -9,10 +11,26 @@ import {
   STOP_REASONS,
   type StopReason,
 } from '../../canonical/response.ts';
+import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 
-export function decodeAnthropicResponse(body: any): CanonicalResponse {
+/** The fields every Messages response has (wire-formats §1.7); the rest is read leniently below. */
+export const AnthropicResponseSchema = v.looseObject({
+  id: v.string(),
+  content: v.array(v.looseObject({ type: v.string() })),
+  stop_reason: v.nullish(v.string()),
+  usage: v.looseObject({
+    input_tokens: TokenCountSchema,
+    output_tokens: TokenCountSchema,
+    cache_read_input_tokens: v.nullish(TokenCountSchema),
+    cache_creation_input_tokens: v.nullish(TokenCountSchema),
+  }),
+});
+
+/** Upstream 200 body → CanonicalResponse; SvcError upstream_error when it is not a Messages response. */
+export function decodeAnthropicResponse(raw: unknown): CanonicalResponse {
+  const body: any = checkResponseShape(AnthropicResponseSchema, raw, 'an Anthropic Messages response');
   const content: ContentBlock[] = [];
-  for (const b of body?.content ?? []) {
+  for (const b of body.content) {
     if (b.type === 'text') content.push({ type: 'text', text: b.text ?? '' });
     else if (b.type === 'tool_use')
       content.push({ type: 'tool_use', id: b.id, name: b.name, input: b.input ?? {} });

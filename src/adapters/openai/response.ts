@@ -1,18 +1,44 @@
 /**
  * @module OpenAI/OpenRouter `chat.completion` → CanonicalResponse (wire-formats §5.2). Uncached input is
  * `prompt_tokens − cached_tokens − cache_write_tokens` (DECISIONS §3); OpenRouter reasoning becomes
- * thinking blocks; an `error` embedded in a 200 is raised as a failure (wire-formats §3).
+ * thinking blocks; an `error` embedded in a 200 is raised as a failure (wire-formats §3); any other body
+ * that is not a chat.completion (no choices, no usage counts) is refused.
  */
+import * as v from 'valibot';
 import type { ContentBlock } from '../../canonical/message.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../canonical/response.ts';
 import { parseToolInput } from '../../canonical/stream.ts';
+import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 import { toSvcError } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
 
-export function decodeOpenAIResponse(body: any): CanonicalResponse {
-  if (body?.error) throw toSvcError(classifyOpenAIStreamError(body.error));
-  const choice = body?.choices?.[0];
-  const msg = choice?.message ?? {};
+/** The fields every chat.completion has (wire-formats §2.5, §3); the rest is read leniently below. */
+export const OpenAIResponseSchema = v.looseObject({
+  id: v.string(),
+  choices: v.pipe(
+    v.array(
+      v.looseObject({
+        message: v.looseObject({
+          content: v.nullish(v.string()),
+          tool_calls: v.nullish(v.array(v.looseObject({}))),
+        }),
+        finish_reason: v.nullish(v.string()),
+      }),
+    ),
+    v.minLength(1),
+  ),
+  usage: v.looseObject({ prompt_tokens: TokenCountSchema, completion_tokens: TokenCountSchema }),
+});
+
+/** Upstream 200 body → CanonicalResponse; SvcError for an embedded error or a body that is not a chat.completion. */
+export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
+  const embedded = raw as any;
+  if (embedded?.error) throw toSvcError(classifyOpenAIStreamError(embedded.error));
+  if (embedded?.choices?.[0]?.finish_reason === 'error')
+    throw toSvcError(classifyOpenAIStreamError({ message: 'upstream finished with an error' }));
+  const body: any = checkResponseShape(OpenAIResponseSchema, raw, 'a chat.completion');
+  const choice = body.choices[0];
+  const msg = choice.message;
   const content: ContentBlock[] = decodeReasoning(msg);
   if (typeof msg.content === 'string' && msg.content !== '')
     content.push({ type: 'text', text: msg.content });
@@ -27,16 +53,12 @@ export function decodeOpenAIResponse(body: any): CanonicalResponse {
         input: parseToolInput(c.function.arguments ?? ''),
       });
   }
-  if (choice?.finish_reason === 'error')
-    throw toSvcError(
-      classifyOpenAIStreamError(body?.error ?? { message: 'upstream finished with an error' }),
-    );
-  let stop = decodeFinishReason(choice?.finish_reason);
+  let stop = decodeFinishReason(choice.finish_reason);
   if (msg.refusal) stop = 'refusal';
   if (content.some((b) => b.type === 'tool_use')) stop = 'tool_use';
   return {
-    id: String(body?.id ?? ''),
-    model: String(body?.model ?? ''),
+    id: body.id,
+    model: String(body.model ?? ''),
     content,
     stop_reason: stop,
     stop_sequence: null,
@@ -45,7 +67,7 @@ export function decodeOpenAIResponse(body: any): CanonicalResponse {
       output_tokens: 0,
       cached_input_tokens: 0,
       cache_creation_input_tokens: 0,
-      ...decodeOpenAIUsage(body?.usage),
+      ...decodeOpenAIUsage(body.usage),
     },
   };
 }

@@ -2,7 +2,8 @@
  * @module OpenAI/OpenRouter chunk SSE → canonical events (wire-formats §5.4): each delta field handled on
  * its own (text and tool calls in one chunk, §6 #3), tool calls keyed by `tool_calls[].index` with
  * fragments buffered until id and name are known, usage read from whichever chunk carries it, reasoning
- * deltas as thinking blocks, `finish_reason:"error"` and `{"error":…}` chunks raised (§6 #24).
+ * deltas as thinking blocks, `finish_reason:"error"` and `{"error":…}` chunks raised, and a body that ends
+ * before `data: [DONE]` is an error, never a silent success (§6 #24).
  */
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
 import { StreamBuilder } from '../../canonical/stream.ts';
@@ -22,7 +23,6 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
     openKind: '',
     tools: new Map(),
     pending: new Map(),
-    finished: false,
     refusal: false,
   };
   const b = s.b;
@@ -45,9 +45,10 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
     },
     end() {
       if (b.completed) return [];
-      if (s.finished) return b.finish();
+      // the usage chunk comes after the finish chunk, so a stream cut before [DONE] may have lost it
+      // (wire-formats §2.7): a success billed without it would be a $0 answer (issue 17)
       throw new SvcError('upstream_error', {
-        message: 'upstream stream ended before a finish_reason',
+        message: 'upstream stream ended before [DONE]',
         details: { error_class: 'server_error' },
       });
     },
@@ -93,7 +94,6 @@ interface State {
   tools: Map<number, number>;
   /** fragments of calls whose id or name has not arrived yet */
   pending: Map<number, { id?: string; name?: string; args: string }>;
-  finished: boolean;
   refusal: boolean;
 }
 
@@ -143,7 +143,6 @@ function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void 
   if (finish) {
     closeOpen(s, out);
     s.b.setStop(s.refusal ? 'refusal' : decodeFinishReason(finish));
-    s.finished = true;
   }
 }
 

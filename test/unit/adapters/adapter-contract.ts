@@ -45,6 +45,14 @@ const REQUEST: CanonicalRequest = {
 
 const header = (h: Record<string, string>) => (name: string) => h[name];
 
+/** An SvcError upstream_error of class server_error (a provider answer that is not one). */
+function isServerError(err: unknown): boolean {
+  assert.ok(err instanceof SvcError, `not an SvcError: ${err}`);
+  assert.equal(err.code, 'upstream_error');
+  assert.equal(err.details?.error_class, 'server_error');
+  return true;
+}
+
 export function runAdapterContract(c: AdapterCase): void {
   const { adapter } = c;
 
@@ -148,6 +156,43 @@ export function runAdapterContract(c: AdapterCase): void {
         assert.equal(err.code, 'upstream_error');
         return true;
       },
+    );
+  });
+
+  test(`${c.name}: a stream that ends cleanly without its terminal frame raises upstream_error`, async () => {
+    const frames = c.stream.trimEnd().split('\n\n');
+    const withoutTerminal = `${frames.slice(0, -1).join('\n\n')}\n\n`;
+    await assert.rejects(
+      collect(adapter.decodeStream(decodeSse(chunks([utf8(withoutTerminal)])))),
+      isServerError,
+    );
+    const tap = adapter.tapStream(chunks([utf8(withoutTerminal)]));
+    await collect(tap);
+    assert.equal(tap.completed(), undefined);
+    assert.ok(isServerError(tap.error()));
+  });
+
+  test(`${c.name}: a 200 body that is not the provider's response object raises upstream_error`, () => {
+    const full = c.response as Record<string, unknown>;
+    const content = 'choices' in full ? 'choices' : 'content';
+    const { usage: _u, ...noUsage } = full;
+    const { [content]: _c, ...noContent } = full;
+    const bodies: unknown[] = [
+      'oops',
+      {},
+      null,
+      [],
+      noUsage,
+      noContent,
+      { ...full, [content]: 'oops' },
+      { ...full, usage: 'oops' },
+      { ...full, usage: { ...(full.usage as object), [Object.keys(full.usage as object)[0]]: '12' } },
+    ];
+    for (const body of bodies)
+      assert.throws(() => adapter.decodeResponse(body), isServerError, JSON.stringify(body));
+    assert.throws(
+      () => adapter.decodeResponse('oops'),
+      (err: Error) => !err.message.includes('oops'),
     );
   });
 

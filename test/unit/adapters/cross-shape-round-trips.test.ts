@@ -306,6 +306,7 @@ test('stop_reason ↔ finish_reason in both directions', () => {
       id: 'c',
       model: 'g',
       choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
     }).stop_reason;
   assert.deepEqual(['stop', 'length', 'content_filter', 'tool_calls', 'function_call', 'weird'].map(res), [
     'end_turn',
@@ -321,7 +322,7 @@ test('stop_reason ↔ finish_reason in both directions', () => {
       model: 'c',
       content: [{ type: 'text', text: 'x' }],
       stop_reason,
-      usage: {},
+      usage: { input_tokens: 1, output_tokens: 1 },
     }).stop_reason;
   assert.deepEqual(['end_turn', 'stop_sequence', 'max_tokens', 'refusal', 'new_reason'].map(anth), [
     'end_turn',

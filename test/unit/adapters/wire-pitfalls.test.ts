@@ -184,6 +184,7 @@ test('#8 Anthropic stop reasons are mapped to finish_reason values, refusal to c
     choices: [
       { index: 0, message: { role: 'assistant', content: null, refusal: 'No.' }, finish_reason: 'stop' },
     ],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   });
   assert.equal(refused.stop_reason, 'refusal');
 });
@@ -282,6 +283,7 @@ test('#13 empty tool arguments ("") parse as {} in responses, streams and reques
         finish_reason: 'tool_calls',
       },
     ],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   });
   assert.deepEqual((res.content[0] as any).input, {});
   const sse = openaiSse([

@@ -43,6 +43,12 @@ test('every key of the grammar parses', () => {
     malformed: 0,
     toolCalls: 3,
   });
+  assert.deepEqual(parseDirectives('[[fake:bad-body=no-usage;no_terminal;oversize=1048576]]'), {
+    badBody: 'no-usage',
+    noTerminal: true,
+    oversize: 1048576,
+  });
+  assert.throws(() => parseDirectives('[[fake:bad-body=nice]]'), /unknown bad-body 'nice'/);
   assert.deepEqual(parseDirectives('no directive here [[other:x]]'), {});
 });
 

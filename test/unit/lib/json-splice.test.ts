@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { insertJsonMember, locateJsonValues, replaceJsonValue } from '#src/lib/json-splice.ts';
+import { insertJsonMember, locateJsonValues, replaceJsonValue, rewriteModel } from '#src/lib/json-splice.ts';
 
 test('replaceJsonValue swaps only the top-level model, leaving nested "model" keys and strings alone', () => {
   const text =
@@ -31,4 +31,11 @@ test('strings with escaped backslashes before quotes are skipped correctly', () 
 test('insertJsonMember adds a first member to empty and non-empty objects', () => {
   assert.deepEqual(JSON.parse(insertJsonMember(' { } ', 'k', '1')), { k: 1 });
   assert.deepEqual(JSON.parse(insertJsonMember('{"a":2}', 'k', '{"x":true}')), { k: { x: true }, a: 2 });
+});
+
+test('rewriteModel sets or adds the model of an object and refuses any other JSON text', () => {
+  assert.equal(JSON.parse(rewriteModel('{"model":"up","x":1}', 'alias')).model, 'alias');
+  assert.equal(JSON.parse(rewriteModel(' {"x":1}', 'alias')).model, 'alias');
+  for (const text of ['"oops"', '[]', 'null', '12'])
+    assert.throws(() => rewriteModel(text, 'alias'), TypeError);
 });

@@ -1,0 +1,98 @@
+/**
+ * An upstream 200 that is not the provider's answer (issue 17 item 2): a JSON body that is not the
+ * provider's response object (a string, `{}`, no content/choices, wrong types, no usage) answers
+ * 502 upstream_error in the client's shape, and a stream that ends cleanly without its terminal event
+ * ends with an error frame in the client's shape. Either way the call closes with one llm.call_failed of
+ * class server_error and no llm.call_completed (never a $0 success), same wire and across wires.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { readEvents } from '../helpers/gateway-keys.ts';
+import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const CASES = [
+  { shape: 'anthropic', model: 'anthropic:claude-haiku-4-5' },
+  { shape: 'anthropic', model: 'openai:gpt-5-mini' },
+  { shape: 'openai', model: 'openai:gpt-5-mini' },
+  { shape: 'openai', model: 'anthropic:claude-haiku-4-5' },
+  { shape: 'openai', model: 'openrouter:google/gemini-2.5-flash' },
+] as const;
+
+const BAD_BODIES = ['string', 'empty', 'no-usage', 'no-content', 'wrong-types'] as const;
+
+type Shape = (typeof CASES)[number]['shape'];
+
+function post(stack: GatewayStack, shape: Shape, body: Record<string, unknown>): Promise<Response> {
+  return fetch(`${stack.gw.url}${shape === 'anthropic' ? '/v1/messages' : '/v1/chat/completions'}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${stack.token}`,
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], ...body }),
+  });
+}
+
+/** One llm.call_failed of class server_error, no llm.call_completed, one turn.completed. */
+function assertFailedOnce(stack: GatewayStack, turnId: string | null): void {
+  assert.ok(turnId, 'svc-request-id header');
+  const events = readEvents(stack.files.db).filter((e) => e.turn_id === turnId);
+  const failed = events.filter((e) => e.type === 'llm.call_failed');
+  assert.equal(failed.length, 1, 'one llm.call_failed');
+  assert.equal(failed[0].payload.error_class, 'server_error');
+  assert.equal(failed[0].payload.code, 'upstream_error');
+  assert.equal(events.filter((e) => e.type === 'llm.call_completed').length, 0, 'no llm.call_completed');
+  assert.equal(events.filter((e) => e.type === 'turn.completed').length, 1, 'one turn.completed');
+}
+
+test('a 200 that is not the provider response object answers 502 upstream_error and is never billed', {
+  timeout: 120_000,
+}, async (t) => {
+  const stack = await startGatewayStack({ env: { SVC_GATEWAY_MAX_RETRIES: '0' } });
+  t.after(() => stack.stop());
+  for (const { shape, model } of CASES) {
+    for (const kind of BAD_BODIES) {
+      await t.test(`${shape} client, ${model} upstream, bad-body=${kind}`, async () => {
+        stack.fake.reset();
+        stack.fake.script([`bad-body=${kind}`]);
+        const res = await post(stack, shape, { model });
+        const text = await res.text();
+        assert.equal(res.status, 502, text);
+        const body = JSON.parse(text) as { type?: string; error: { code: string; type: string } };
+        assert.equal(body.error.code, 'upstream_error');
+        if (shape === 'anthropic') assert.equal(body.type, 'error');
+        else assert.equal(body.type, undefined, 'the OpenAI error body has no top-level type');
+        assert.ok(!text.includes('oops'), 'nothing of the broken body reaches the client');
+        assertFailedOnce(stack, res.headers.get('svc-request-id'));
+      });
+    }
+  }
+});
+
+test('a stream that ends without its terminal event ends with an error frame and is never billed', {
+  timeout: 120_000,
+}, async (t) => {
+  const stack = await startGatewayStack({ env: { SVC_GATEWAY_MAX_RETRIES: '0' } });
+  t.after(() => stack.stop());
+  for (const { shape, model } of CASES) {
+    await t.test(`${shape} client, ${model} upstream`, async () => {
+      stack.fake.reset();
+      stack.fake.script(['no-terminal']);
+      const res = await post(stack, shape, { model, stream: true });
+      assert.equal(res.status, 200);
+      const frames = (await res.text()).trim().split('\n\n');
+      const last = frames.at(-1)!;
+      const data = JSON.parse(last.slice(last.indexOf('data: ') + 6));
+      if (shape === 'anthropic') {
+        assert.match(last, /^event: error\ndata: /);
+        assert.equal(data.type, 'error');
+        assert.ok(!frames.some((f) => f.startsWith('event: message_stop')), 'no message_stop');
+      } else {
+        assert.ok(!frames.includes('data: [DONE]'), 'no [DONE]');
+      }
+      assert.equal(data.error.code, 'upstream_error', `last frame: ${last}`);
+      assertFailedOnce(stack, res.headers.get('svc-request-id'));
+    });
+  }
+});
