@@ -19,21 +19,31 @@ export interface AuthDeps {
   clock: Clock;
 }
 
-/** The token a client sent: `x-api-key` (messages-shape SDKs) first, else `Authorization: Bearer`. */
-export function extractToken(headers: { get(name: string): string | null }): string | undefined {
+/** What a client sent as its gateway key: a token, nothing, or a header that holds no single Bearer token. */
+export type SentToken = { type: 'token'; token: string } | { type: 'missing' } | { type: 'malformed' };
+
+/**
+ * The token a client sent: `x-api-key` (messages-shape SDKs) first, else `Authorization: Bearer`. An
+ * Authorization that is not one Bearer token (`Basic …`, `Bearer a b`, two headers joined by a comma) is
+ * malformed, which DECISIONS §4 answers as `invalid_token`; an empty one is missing.
+ */
+export function extractToken(headers: { get(name: string): string | null }): SentToken {
   const apiKey = headers.get('x-api-key')?.trim();
-  if (apiKey) return apiKey;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '');
-  return m ? m[1] : undefined;
+  if (apiKey) return { type: 'token', token: apiKey };
+  const authorization = headers.get('authorization')?.trim() ?? '';
+  if (authorization === '' || /^Bearer$/i.test(authorization)) return { type: 'missing' };
+  const m = /^Bearer\s+(\S+)$/i.exec(authorization);
+  return m ? { type: 'token', token: m[1] } : { type: 'malformed' };
 }
 
 /** Middleware for the provider-shape paths; expects `shape` and `requestId` to be set. */
 export function createAuth(deps: AuthDeps): MiddlewareHandler<GatewayEnv> {
   return async function auth(c, next) {
     deps.keys.refresh(); // one stat; re-reads only when the file changed (file.ts)
-    const token = extractToken(c.req.raw.headers);
-    if (!token) reject(c, deps, 'missing_token');
-    const secretHash = hashToken(token);
+    const sent = extractToken(c.req.raw.headers);
+    if (sent.type === 'missing') reject(c, deps, 'missing_token');
+    if (sent.type === 'malformed') reject(c, deps, 'invalid_token');
+    const secretHash = hashToken(sent.token);
     const record = deps.keys.lookup(secretHash);
     const prefix = secretHash.slice(0, 8);
     if (!record) reject(c, deps, 'invalid_token', { token_hash_prefix: prefix });

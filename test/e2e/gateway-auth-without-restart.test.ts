@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
@@ -76,6 +77,27 @@ function assertRevoked(o: Outcome, keyId: string, what: string): string {
   return String(o.error?.revoked_at);
 }
 
+/** A POST whose headers go on the wire exactly as listed (repeated names stay separate header lines). */
+function rawPost(base: string, path: string, headers: string[]): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, {
+      method: 'POST',
+      // an array of raw headers gets no automatic Host
+      headers: ['host', new URL(base).host, 'content-type', 'application/json', ...headers],
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end('{}');
+  });
+}
+
 async function start(): Promise<RunningSvc> {
   const s = await startSvc(['gateway', '--port', '{port}'], { env: f.env });
   running.push(s);
@@ -110,6 +132,25 @@ test('keys issued, revoked and rotated while the gateway runs take effect on the
     assert.equal(missing.status, 401);
     assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'missing_token');
   });
+
+  await t.test(
+    'an Authorization that is not one Bearer token is 401 invalid_token, not missing_token',
+    async () => {
+      const cases: Array<[string, string[]]> = [
+        [
+          'two Authorization headers',
+          ['authorization', `Bearer ${first.token}`, 'authorization', 'Bearer gw_b'],
+        ],
+        ['Bearer a b', ['authorization', `Bearer ${first.token} extra`]],
+        ['Basic', ['authorization', `Basic ${Buffer.from(`u:${first.token}`).toString('base64')}`]],
+      ];
+      for (const [what, headers] of cases) {
+        const { status, body } = await rawPost(gw.url, '/v1/chat/completions', headers);
+        assert.equal(status, 401, what);
+        assert.equal((JSON.parse(body) as { error: { code: string } }).error.code, 'invalid_token', what);
+      }
+    },
+  );
 
   await t.test(
     'revoke → the very next request is 401 key_revoked on both shapes, with key_id and revoked_at',

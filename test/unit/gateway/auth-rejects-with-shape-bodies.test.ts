@@ -61,10 +61,25 @@ async function setup(name: string) {
 
 test('the token is read from x-api-key first, else from a Bearer authorization', () => {
   const h = (o: Record<string, string>) => new Headers(o);
-  assert.equal(extractToken(h({ 'x-api-key': 'gw_a', authorization: 'Bearer gw_b' })), 'gw_a');
-  assert.equal(extractToken(h({ authorization: 'bearer gw_b' })), 'gw_b');
-  assert.equal(extractToken(h({ authorization: 'Basic abc' })), undefined);
-  assert.equal(extractToken(h({})), undefined);
+  const token = (t: string) => ({ type: 'token', token: t });
+  assert.deepEqual(extractToken(h({ 'x-api-key': 'gw_a', authorization: 'Bearer gw_b' })), token('gw_a'));
+  assert.deepEqual(extractToken(h({ authorization: 'bearer gw_b' })), token('gw_b'));
+  assert.deepEqual(extractToken(h({})), { type: 'missing' });
+  assert.deepEqual(extractToken(h({ authorization: 'Bearer ' })), { type: 'missing' });
+});
+
+test('an Authorization that is not one Bearer token is malformed, not missing', () => {
+  const two = new Headers();
+  two.append('authorization', 'Bearer gw_a');
+  two.append('authorization', 'Bearer gw_b');
+  for (const headers of [
+    new Headers({ authorization: 'Basic abc' }),
+    new Headers({ authorization: 'Bearer a b' }),
+    new Headers({ authorization: 'gw_a' }),
+    two,
+  ]) {
+    assert.deepEqual(extractToken(headers), { type: 'malformed' }, headers.get('authorization')!);
+  }
 });
 
 test('a valid key reaches the pipeline handler on both shapes', async () => {
