@@ -67,7 +67,16 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       new SvcError('not_found', { message: `No route for ${c.req.method} ${c.req.path} on the gateway.` }),
     ),
   );
-  app.onError((err, c) => respond(c, isSvcError(err) ? err : internal(err, deps.log, c)));
+  app.onError((err, c) => {
+    if (isSvcError(err) && err.code === 'cancelled') {
+      // the client left: not a gateway failure, and nobody reads the answer
+      deps.log.info('client disconnected before the answer', {
+        request_id: c.get('requestId'),
+        message: err.message,
+      });
+    }
+    return respond(c, isSvcError(err) ? err : internal(err, deps.log, c));
+  });
   return app;
 }
 

@@ -165,7 +165,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             const { cost } = open.complete({ usage: emptyUsage(), stopReason: null, cancelled: true });
             settle(cost.cost);
             turn.finish(499, 'cancelled');
-            throw new SvcError('upstream_error', { message: 'the client closed the connection' });
+            throw new SvcError('cancelled', { message: 'the client closed the connection' });
           }
           held.release();
           const published = open.fail(failure);
@@ -182,12 +182,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return c.body(out, 200, { 'content-type': 'application/json' });
       } catch (err) {
         reservation?.release();
-        const answer = err instanceof LlmCallFailed ? err.toSvcError() : err;
+        // a client that left gets one record (499 cancelled) in the trace and the request log alike
+        const answer = signal.aborted
+          ? new SvcError('cancelled', { message: 'the client closed the connection', cause: err })
+          : err instanceof LlmCallFailed
+            ? err.toSvcError()
+            : err;
         if (!turn.finished) {
           const code = isSvcError(answer) ? answer.code : 'internal_error';
           const status = isSvcError(answer) ? answer.status : 500;
-          // a client that left gets the same record as one that leaves mid-stream
-          await (signal.aborted ? turn.finish(499, 'cancelled') : turn.finish(status, code)).committed;
+          await turn.finish(status, code).committed;
         }
         throw answer;
       }

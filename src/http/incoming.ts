@@ -71,19 +71,26 @@ function readIncoming(incoming: IncomingMessage, limit: number): Promise<string>
       cleanup();
       resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     };
-    const onError = (err: Error) => {
+    // Node reports a client that leaves mid-body as an 'error' ("aborted", ECONNRESET) or a bare 'close'
+    const onError = () => {
       cleanup();
-      reject(err);
+      reject(clientGone());
     };
     const onClose = () => {
       if (incoming.readableEnded) return;
       cleanup();
-      reject(new Error('the client closed the connection before sending the whole body'));
+      reject(clientGone());
     };
     incoming.on('data', onData);
     incoming.on('end', onEnd);
     incoming.on('error', onError);
     incoming.on('close', onClose);
+  });
+}
+
+function clientGone(): SvcError {
+  return new SvcError('cancelled', {
+    message: 'the client closed the connection before sending the whole body',
   });
 }
 

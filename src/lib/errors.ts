@@ -41,6 +41,9 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   internal_error: 500,
   service_shutting_down: 503,
+  // the client closed the connection before the answer (nginx's 499); nobody reads the body, but the
+  // request log and turn.completed record this one status
+  cancelled: 499,
   // analytics (spec 3 §Errors, DECISIONS §5)
   invalid_group_by: 400,
   invalid_order: 400,
