@@ -1,0 +1,67 @@
+/**
+ * @module edit_file: replaces an exact string in a workspace file. old_string must occur exactly once unless
+ * replace_all is set, so an ambiguous edit is refused (invalid_input with the count) instead of guessed.
+ * Needs the user's confirmation.
+ */
+import * as v from 'valibot';
+import { readNoFollow, writeNoFollow } from './file-io.ts';
+import { fail, fsFailure, isFailure, parseInput } from './result.ts';
+import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
+import { resolveWorkspacePath } from './workspace-path.ts';
+
+const InputSchema = v.object({
+  path: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+  old_string: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+  new_string: v.string('must be a string'),
+  replace_all: v.optional(v.boolean('must be a boolean')),
+});
+
+export const editFileTool: WorkspaceTool = {
+  name: 'edit_file',
+  description:
+    'Replace old_string with new_string in a workspace file. old_string must match the file text exactly and ' +
+    'occur exactly once, unless replace_all is true (then every occurrence is replaced).',
+  input_schema: {
+    type: 'object',
+    properties: {
+      path: { type: 'string', description: 'File path, relative to the workspace root.' },
+      old_string: { type: 'string', description: 'The exact text to replace (whitespace included).' },
+      new_string: { type: 'string', description: 'The replacement text.' },
+      replace_all: { type: 'boolean', description: 'Replace every occurrence (default false).' },
+    },
+    required: ['path', 'old_string', 'new_string'],
+    additionalProperties: false,
+  },
+  needsConfirmation: true,
+  readOnly: false,
+  run: runEditFile,
+};
+
+async function runEditFile(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+  const parsed = parseInput(InputSchema, input);
+  if (!parsed.ok) return parsed;
+  const { old_string: oldText, new_string: newText, replace_all: all = false } = parsed.value;
+  if (oldText === newText)
+    return fail('invalid_input', 'input field `new_string`: is the same as old_string');
+  const target = await resolveWorkspacePath(ctx.workspace, parsed.value.path);
+  if (isFailure(target)) return target;
+  try {
+    const text = (await readNoFollow(target.real)).toString('utf8');
+    const parts = text.split(oldText);
+    const count = parts.length - 1;
+    if (count === 0) return fail('invalid_input', `old_string not found in ${target.rel}`);
+    if (count > 1 && !all) {
+      return fail(
+        'invalid_input',
+        `old_string occurs ${count} times in ${target.rel}; add surrounding text to make it unique, or set replace_all`,
+      );
+    }
+    // Checked again right before the write: the file may have been swapped since the read.
+    const again = await resolveWorkspacePath(ctx.workspace, parsed.value.path);
+    if (isFailure(again)) return again;
+    await writeNoFollow(again.real, parts.join(newText));
+    return { ok: true, output: `replaced ${count} occurrence${count === 1 ? '' : 's'} in ${target.rel}` };
+  } catch (err) {
+    return fsFailure(err, target.rel);
+  }
+}

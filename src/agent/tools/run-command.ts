@@ -1,0 +1,133 @@
+/**
+ * @module run_command: `sh -c <command>` in the workspace with ctx.childEnv (no provider keys), in its own
+ * process group. On timeout (`timeout`) or on ctx.signal (`cancelled`) the whole group gets SIGKILL, and when the
+ * shell exits any process it left in the group is killed too, so nothing a command starts outlives the call.
+ * A non-zero exit is still ok:true with the exit code in the output: a failing test run or a grep without
+ * matches is information for the model, not a tool failure. stdout+stderr are combined and capped at 64 KiB.
+ */
+import { spawn } from 'node:child_process';
+import * as v from 'valibot';
+import { CappedOutput } from './command-output.ts';
+import { fail, fsFailure, isFailure, parseInput } from './result.ts';
+import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
+import { resolveWorkspacePath } from './workspace-path.ts';
+
+export const COMMAND_CAP_BYTES = 64 * 1024;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
+const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000; // the default turn timeout
+
+const InputSchema = v.object({
+  command: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+  timeout_ms: v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.integer('must be an integer'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(MAX_COMMAND_TIMEOUT_MS, `must be at most ${MAX_COMMAND_TIMEOUT_MS}`),
+    ),
+  ),
+});
+
+export const runCommandTool: WorkspaceTool = {
+  name: 'run_command',
+  description:
+    'Run a shell command (sh -c) in the workspace directory. Output (stdout and stderr combined, capped at ' +
+    '64 KiB) and the exit code are returned; the command is killed after timeout_ms (default 120000).',
+  input_schema: {
+    type: 'object',
+    properties: {
+      command: { type: 'string', description: 'The shell command line.' },
+      timeout_ms: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_COMMAND_TIMEOUT_MS,
+        description: 'Kill the command after this many milliseconds (default 120000).',
+      },
+    },
+    required: ['command'],
+    additionalProperties: false,
+  },
+  needsConfirmation: true,
+  readOnly: false,
+  run: runCommand,
+};
+
+async function runCommand(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+  const parsed = parseInput(InputSchema, input);
+  if (!parsed.ok) return parsed;
+  if (ctx.signal.aborted) return fail('cancelled', 'run_command was cancelled before it started');
+  const cwd = await resolveWorkspacePath(ctx.workspace, '.');
+  if (isFailure(cwd)) return cwd;
+  const timeoutMs = parsed.value.timeout_ms ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  const run = await spawnGroup(parsed.value.command, cwd.root, ctx, timeoutMs);
+  if (run.type === 'spawn_error') return fsFailure(run.error, 'sh');
+  const output = run.output.text();
+  if (run.type === 'timeout') {
+    return fail(
+      'timeout',
+      `command timed out after ${timeoutMs} ms; its process group was killed\n${output}`,
+    );
+  }
+  if (run.type !== 'exited')
+    return fail('cancelled', `command cancelled; its process group was killed\n${output}`);
+  const status = run.code !== null ? `exit code: ${run.code}` : `killed by signal ${run.signal}`;
+  const result: ToolResult = { ok: true, output: `${status}\n${output}` };
+  return run.output.truncated ? { ...result, truncated: true } : result;
+}
+
+// --- internal ---
+
+type Run =
+  | { type: 'exited'; code: number | null; signal: NodeJS.Signals | null; output: CappedOutput }
+  | { type: 'timeout' | 'cancelled'; output: CappedOutput }
+  | { type: 'spawn_error'; error: Error };
+
+function spawnGroup(command: string, cwd: string, ctx: ToolContext, timeoutMs: number): Promise<Run> {
+  return new Promise((resolve) => {
+    const output = new CappedOutput(COMMAND_CAP_BYTES);
+    const child = spawn('sh', ['-c', command], {
+      cwd,
+      env: ctx.childEnv,
+      detached: true, // own process group (pgid = child.pid), so -pid reaches every descendant
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let ended: 'timeout' | 'cancelled' | null = null;
+    const stop = (why: 'timeout' | 'cancelled') => {
+      if (ended) return;
+      ended = why;
+      killGroup(child.pid);
+      // Pipes may stay open in a process that left the group (setsid); answer without waiting for them.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    };
+    const timer = setTimeout(() => stop('timeout'), timeoutMs);
+    const onAbort = () => stop('cancelled');
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const cleanup = () => {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+    };
+    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+    child.on('error', (error) => {
+      cleanup();
+      resolve({ type: 'spawn_error', error });
+    });
+    // The shell is done: whatever it left running in its group (`server &`) is killed, which also closes
+    // the pipes those leftovers hold, so 'close' follows at once instead of at the timeout.
+    child.on('exit', () => killGroup(child.pid));
+    child.on('close', (code, signal) => {
+      cleanup();
+      resolve(ended ? { type: ended, output } : { type: 'exited', code, signal, output });
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}

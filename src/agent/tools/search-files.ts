@@ -1,0 +1,143 @@
+/**
+ * @module search_files: lines matching a regular expression, as `file:line: text`. The regex has RE2 semantics
+ * (re2js: matching is linear in the text, so no pattern can backtrack catastrophically). Walks like list_files
+ * (no .git, node_modules or symlinks), skips binary files and files over 8 MiB, and caps the output at 64 KiB.
+ */
+import { constants } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { RE2JS } from 're2js';
+import * as v from 'valibot';
+import { compileWorkspaceMatcher } from '../../routing/glob.ts';
+import { cutNote, fail, fsFailure, isFailure, looksBinary, parseInput } from './result.ts';
+import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
+import { walk } from './walk.ts';
+import { O_NOFOLLOW, resolveWorkspacePath } from './workspace-path.ts';
+
+export const SEARCH_CAP_BYTES = 64 * 1024;
+export const SEARCH_MAX_FILE_BYTES = 8 * 1024 * 1024;
+const MAX_LINE_CHARS = 500;
+
+const InputSchema = v.object({
+  pattern: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+  path: v.optional(v.string('must be a string')),
+  glob: v.optional(v.string('must be a string')),
+});
+
+export const searchFilesTool: WorkspaceTool = {
+  name: 'search_files',
+  description:
+    'Search file contents for a regular expression (RE2 syntax, matched per line). Optional path limits the ' +
+    'search to a directory or file, glob to matching file names (e.g. "*.ts", "src/**/*.md"). Prints file:line: text.',
+  input_schema: {
+    type: 'object',
+    properties: {
+      pattern: { type: 'string', description: 'Regular expression (RE2 syntax).' },
+      path: {
+        type: 'string',
+        description: 'Directory or file to search, relative to the workspace (default ".").',
+      },
+      glob: {
+        type: 'string',
+        description: 'Only files matching this glob; without "/" it matches the file name at any depth.',
+      },
+    },
+    required: ['pattern'],
+    additionalProperties: false,
+  },
+  needsConfirmation: false,
+  readOnly: true,
+  run: runSearchFiles,
+};
+
+async function runSearchFiles(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+  const parsed = parseInput(InputSchema, input);
+  if (!parsed.ok) return parsed;
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(parsed.value.pattern);
+  } catch (err) {
+    return fail(
+      'invalid_input',
+      `input field \`pattern\`: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  const start = await resolveWorkspacePath(ctx.workspace, parsed.value.path || '.');
+  if (isFailure(start)) return start;
+  const keep = globFilter(parsed.value.glob);
+  const out = { lines: [] as string[], bytes: 0, skippedLarge: 0 };
+  try {
+    const isDir = (await stat(start.real)).isDirectory();
+    const files = isDir ? filesBelow(start.real, ctx.signal) : single(start.real);
+    for await (const file of files) {
+      if (isDir && !keep(path.relative(start.real, file))) continue;
+      const full = await searchFile(file, path.relative(start.root, file), re, out);
+      if (full) return { ok: true, output: summary(out, true), truncated: true };
+    }
+  } catch (err) {
+    return fsFailure(err, start.rel);
+  }
+  if (ctx.signal.aborted) return fail('cancelled', 'search_files was cancelled');
+  return { ok: true, output: summary(out, false) };
+}
+
+// --- internal ---
+
+interface Found {
+  lines: string[];
+  bytes: number;
+  skippedLarge: number;
+}
+
+/** Appends the file's matching lines; true once the output cap is reached. */
+async function searchFile(abs: string, rel: string, re: RE2JS, out: Found): Promise<boolean> {
+  let text: Buffer;
+  try {
+    const fh = await open(abs, constants.O_RDONLY | O_NOFOLLOW);
+    try {
+      if ((await fh.stat()).size > SEARCH_MAX_FILE_BYTES) {
+        out.skippedLarge += 1;
+        return false;
+      }
+      text = await fh.readFile();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return false; // vanished, unreadable or swapped for a symlink since the walk: not searched
+  }
+  if (looksBinary(text)) return false;
+  const lines = text.toString('utf8').split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].replace(/\r$/, '');
+    if (!re.test(line)) continue;
+    const shown = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
+    const entry = `${rel}:${i + 1}: ${shown}`;
+    out.bytes += Buffer.byteLength(entry) + 1;
+    if (out.bytes > SEARCH_CAP_BYTES) return true;
+    out.lines.push(entry);
+  }
+  return false;
+}
+
+function summary(out: Found, cut: boolean): string {
+  let text = out.lines.length === 0 ? 'no matches' : out.lines.join('\n');
+  if (out.skippedLarge > 0) text += `\n[${out.skippedLarge} file(s) over 8 MiB not searched]`;
+  if (cut) text += cutNote('search output', SEARCH_CAP_BYTES, 'narrow the pattern, path or glob');
+  return text;
+}
+
+async function* filesBelow(dir: string, signal: AbortSignal): AsyncGenerator<string> {
+  for await (const entry of walk(dir, true, signal)) if (entry.kind === 'file') yield entry.abs;
+}
+
+async function* single(file: string): AsyncGenerator<string> {
+  yield file;
+}
+
+/** A glob without "/" matches the file name at any depth; with "/" the path below the search root. */
+function globFilter(glob: string | undefined): (rel: string) => boolean {
+  if (!glob) return () => true;
+  const match = compileWorkspaceMatcher(glob);
+  return glob.includes('/') ? match : (rel) => match(path.basename(rel));
+}

@@ -1,0 +1,82 @@
+/**
+ * @module Confinement of every tool path to the session's workspace (issue 10 "Tools"): `..`, absolute paths
+ * elsewhere and symlinks that lead out are refused with `outside_workspace`. The check runs on the REAL path
+ * (realpath of the target, or of its nearest existing parent for a path not created yet) and each tool calls it
+ * right before it opens, then opens the checked real path with O_NOFOLLOW, which narrows the swap-in race to
+ * the parent directories between check and open.
+ */
+import { constants } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { fail, fsFailure, isFailure, type ToolFailure } from './result.ts';
+
+export interface WorkspacePath {
+  /** The real absolute path inside the workspace (symlinks resolved) to open. */
+  real: string;
+  /** The path relative to the workspace root, as shown to the model ('.' for the root). */
+  rel: string;
+  /** False when the target does not exist yet (real = real parent + the missing components). */
+  exists: boolean;
+  /** The workspace's own real path. */
+  root: string;
+}
+
+/** O_NOFOLLOW where the platform has it: the final component must not be a symlink at open time. */
+export const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** Resolves `input` against the workspace and checks the real path is inside it. */
+export async function resolveWorkspacePath(
+  workspace: string,
+  input: string,
+): Promise<WorkspacePath | ToolFailure> {
+  if (input.includes('\0')) return fail('invalid_input', 'input field `path`: contains a NUL byte');
+  let root: string;
+  try {
+    root = await realpath(workspace);
+  } catch {
+    return fail('not_found', 'the workspace directory no longer exists');
+  }
+  const lexical = path.isAbsolute(input) ? path.resolve(input) : path.resolve(root, input);
+  if (!path.isAbsolute(input) && !isInside(root, lexical)) return outside(input);
+  const found = await realpathOfNearest(lexical, input);
+  if (isFailure(found)) return found;
+  if (!isInside(root, found.real)) return outside(input);
+  const rel = path.relative(root, found.real) || '.';
+  return { real: found.real, rel, exists: found.exists, root };
+}
+
+/** True when `target` is `root` or below it (both absolute and normalised). */
+export function isInside(root: string, target: string): boolean {
+  if (root === path.sep) return true;
+  return target === root || target.startsWith(root + path.sep);
+}
+
+// --- internal ---
+
+function outside(input: string): ToolFailure {
+  return fail(
+    'outside_workspace',
+    `${input} resolves outside the workspace; tools only reach files inside it`,
+  );
+}
+
+async function realpathOfNearest(
+  lexical: string,
+  input: string,
+): Promise<{ real: string; exists: boolean } | ToolFailure> {
+  const missing: string[] = [];
+  let current = lexical;
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return { real: path.join(real, ...missing), exists: missing.length === 0 };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return fsFailure(err, input);
+      const parent = path.dirname(current);
+      if (parent === current) return fsFailure(err, input);
+      missing.unshift(path.basename(current));
+      current = parent;
+    }
+  }
+}
