@@ -13,6 +13,8 @@ export interface SvcEnv {
   readonly gatewayPort: string | undefined;
   readonly gatewayGlobalDefault: string | undefined;
   readonly gatewayMaxBodyBytes: string | undefined;
+  readonly gatewayHeadersTimeoutMs: string | undefined;
+  readonly gatewayRequestTimeoutMs: string | undefined;
   readonly gatewayUpstreamTimeoutMs: string | undefined;
   readonly gatewayStreamIdleTimeoutMs: string | undefined;
   readonly gatewayMaxRetries: string | undefined;
@@ -46,6 +48,8 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     gatewayPort: get('SVC_GATEWAY_PORT'),
     gatewayGlobalDefault: get('SVC_GATEWAY_GLOBAL_DEFAULT'),
     gatewayMaxBodyBytes: get('SVC_GATEWAY_MAX_BODY_BYTES'),
+    gatewayHeadersTimeoutMs: get('SVC_GATEWAY_HEADERS_TIMEOUT_MS'),
+    gatewayRequestTimeoutMs: get('SVC_GATEWAY_REQUEST_TIMEOUT_MS'),
     gatewayUpstreamTimeoutMs: get('SVC_GATEWAY_UPSTREAM_TIMEOUT_MS'),
     gatewayStreamIdleTimeoutMs: get('SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS'),
     gatewayMaxRetries: get('SVC_GATEWAY_MAX_RETRIES'),

@@ -10,7 +10,6 @@ import { type AdapterName, createAdapters } from '../adapters/registry.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { configDir } from '../config/paths.ts';
 import type { Bus } from '../events/bus.ts';
-import { SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import { createRetryBudget, DEFAULT_RETRY_POLICY } from '../llm/retry.ts';
@@ -18,6 +17,7 @@ import { createUpstream } from '../llm/upstream.ts';
 import { loadModelRegistry } from '../models/registry.ts';
 import { loadRoutingPolicy } from '../routing/load-policy.ts';
 import type { Store } from '../store/open.ts';
+import { nonNegativeInt, positiveInt } from './env-numbers.ts';
 import { createModelsHandler } from './models-route.ts';
 import { createPipeline } from './pipeline.ts';
 import { createQuotaManager } from './quota.ts';
@@ -120,24 +120,4 @@ export function adapterConfigs(env: SvcEnv): Partial<Record<AdapterName, Adapter
       baseUrl: env.openrouterBaseUrl ?? DEFAULT_BASE_URLS.openrouter,
     };
   return out;
-}
-
-// --- internal ---
-
-function positiveInt(text: string | undefined, name: string): number | undefined {
-  const n = nonNegativeInt(text, name);
-  if (n === 0) throw badNumber(name, text!);
-  return n;
-}
-
-function nonNegativeInt(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text.trim())) throw badNumber(name, text);
-  return Number(text);
-}
-
-function badNumber(name: string, text: string): SvcError {
-  return new SvcError('startup_refused', {
-    message: `${name} must be a whole number, not "${text}"; fix or unset it and start the gateway again.`,
-  });
 }

@@ -6,7 +6,13 @@
 import type { SvcEnv } from '../config/env.ts';
 import type { Bus } from '../events/bus.ts';
 import { parseAllowedHosts } from '../http/host-check.ts';
-import { type Listening, listen, resolveLoopbackHost } from '../http/listen.ts';
+import {
+  type ClientTimeouts,
+  DEFAULT_CLIENT_TIMEOUTS,
+  type Listening,
+  listen,
+  resolveLoopbackHost,
+} from '../http/listen.ts';
 import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -14,6 +20,7 @@ import type { Clock } from '../lib/time.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
 import { createGatewayApp, type GatewayAppDeps } from './app.ts';
+import { positiveInt } from './env-numbers.ts';
 import { createKeyCounts } from './key-counts.ts';
 import { createKeystoreCache, readKeystoreFile } from './keystore/file.ts';
 
@@ -57,6 +64,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
   const { env, log } = options;
   assertProviderKey(env);
   assertKeystoreReady(options.keystorePath);
+  const clientTimeouts = resolveClientTimeouts(env);
   const keys = createKeystoreCache(options.keystorePath, { log });
   const host = resolveLoopbackHost(options.host, log);
   const runtime = await options.openRuntime();
@@ -86,7 +94,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       writeRequestLog: options.writeRequestLog,
       startedAtMs: Date.now(),
     });
-    server = await listen(app.fetch, { host, port: options.port });
+    server = await listen(app.fetch, { host, port: options.port, clientTimeouts });
   } catch (err) {
     await extensions.close?.();
     await runtime.close();
@@ -113,6 +121,24 @@ function assertProviderKey(env: SvcEnv): void {
     message:
       'The gateway refuses to start without a provider key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY and start it again.',
   });
+}
+
+function resolveClientTimeouts(env: SvcEnv): ClientTimeouts {
+  const t: ClientTimeouts = {
+    headersMs:
+      positiveInt(env.gatewayHeadersTimeoutMs, 'SVC_GATEWAY_HEADERS_TIMEOUT_MS') ??
+      DEFAULT_CLIENT_TIMEOUTS.headersMs,
+    requestMs:
+      positiveInt(env.gatewayRequestTimeoutMs, 'SVC_GATEWAY_REQUEST_TIMEOUT_MS') ??
+      DEFAULT_CLIENT_TIMEOUTS.requestMs,
+  };
+  if (t.headersMs > t.requestMs) {
+    // the headers are part of the request, so Node refuses a longer header timeout
+    throw new SvcError('startup_refused', {
+      message: `SVC_GATEWAY_HEADERS_TIMEOUT_MS (${t.headersMs}) must not exceed SVC_GATEWAY_REQUEST_TIMEOUT_MS (${t.requestMs}); fix one and start the gateway again.`,
+    });
+  }
+  return t;
 }
 
 function assertKeystoreReady(path: string): void {

@@ -1,6 +1,7 @@
 /**
- * @module Loopback-only listening (spec 1 §What the service does, 6) and graceful stop: stop accepting,
- * let in-flight requests finish within a deadline, close idle keep-alive sockets, then force the rest.
+ * @module Loopback-only listening (spec 1 §What the service does, 6), bounds on how long a client may
+ * take to send its request, and graceful stop: stop accepting, let in-flight requests finish within a
+ * deadline, close idle keep-alive sockets, then force the rest.
  */
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
@@ -35,6 +36,18 @@ export function parsePort(text: string, source: string): number {
   return port;
 }
 
+/**
+ * How long a client may take to send its request headers / its whole request (Node's `headersTimeout` /
+ * `requestTimeout`); past either it gets 408 and a closed socket. Responses are not bound by them.
+ */
+export interface ClientTimeouts {
+  headersMs: number;
+  requestMs: number;
+}
+
+/** SVC_GATEWAY_HEADERS_TIMEOUT_MS / SVC_GATEWAY_REQUEST_TIMEOUT_MS defaults (issue 17: slow clients). */
+export const DEFAULT_CLIENT_TIMEOUTS: ClientTimeouts = { headersMs: 10_000, requestMs: 60_000 };
+
 export interface Listening {
   readonly server: Server;
   readonly host: string;
@@ -48,9 +61,18 @@ export interface Listening {
 
 export async function listen(
   fetch: (request: Request) => Response | Promise<Response>,
-  options: { host: string; port: number },
+  options: { host: string; port: number; clientTimeouts?: ClientTimeouts },
 ): Promise<Listening> {
-  const server = createAdaptorServer({ fetch }) as Server;
+  const timeouts = options.clientTimeouts ?? DEFAULT_CLIENT_TIMEOUTS;
+  const server = createAdaptorServer({
+    fetch,
+    serverOptions: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      // Node checks both only on this interval (default 30 s, which would let a 10 s limit run to 40 s)
+      connectionsCheckingInterval: checkingIntervalMs(timeouts),
+    },
+  }) as Server;
   let inFlight = 0;
   server.on('request', (_req, res) => {
     inFlight++;
@@ -83,6 +105,11 @@ export async function listen(
 }
 
 // --- internal ---
+
+/** A tenth of the shorter timeout, within 50 ms to 1 s: the limit is enforced to within that much. */
+function checkingIntervalMs(t: ClientTimeouts): number {
+  return Math.max(50, Math.min(1000, Math.floor(Math.min(t.headersMs, t.requestMs) / 10)));
+}
 
 async function closeGracefully(
   server: Server,

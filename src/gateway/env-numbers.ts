@@ -1,0 +1,27 @@
+/**
+ * @module Whole-number SVC_GATEWAY_* settings: a value that is not a whole number refuses the start
+ * (spec 1 §Deployment contract: say what to fix), an unset one is undefined so the caller's default applies.
+ */
+import { SvcError } from '../lib/errors.ts';
+
+/** A whole number above 0, or undefined when unset. */
+export function positiveInt(text: string | undefined, name: string): number | undefined {
+  const n = nonNegativeInt(text, name);
+  if (n === 0) throw badNumber(name, text!);
+  return n;
+}
+
+/** A whole number, 0 included, or undefined when unset. */
+export function nonNegativeInt(text: string | undefined, name: string): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text.trim())) throw badNumber(name, text);
+  return Number(text);
+}
+
+// --- internal ---
+
+function badNumber(name: string, text: string): SvcError {
+  return new SvcError('startup_refused', {
+    message: `${name} must be a whole number, not "${text}"; fix or unset it and start the gateway again.`,
+  });
+}

@@ -1,0 +1,182 @@
+/**
+ * A client that trickles its request holds a connection only as long as SVC_GATEWAY_HEADERS_TIMEOUT_MS
+ * (headers) and SVC_GATEWAY_REQUEST_TIMEOUT_MS (the whole request) allow: it gets 408 or a closed socket,
+ * and nothing reaches the provider. Answers are not bound by either: a stream or a slow answer that takes
+ * longer than the request timeout is delivered whole (issue 17 item 5: Node's defaults held such
+ * connections for minutes). The limits here are small; the trickles last far longer than them.
+ */
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+import { freePort, makeTempDir, runSvc } from '../helpers/svc.ts';
+
+const HEADERS_TIMEOUT_MS = 1000;
+const REQUEST_TIMEOUT_MS = 2000;
+const STEP_MS = 100;
+
+interface Trickled {
+  /** Everything the gateway sent back. */
+  received: string;
+  /** Whether the gateway closed the socket before the client sent its last byte. */
+  closedEarly: boolean;
+}
+
+/** Sends `head` at once, then `slow` one byte every STEP_MS, then `tail`; reads until the socket closes. */
+function trickle(port: number, head: string, slow: string, tail: string): Promise<Trickled> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let closed = false;
+    let sentAll = false;
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => {
+      received += d;
+    });
+    socket.on('error', () => {}); // a reset counts as a close
+    socket.on('close', () => {
+      closed = true;
+      resolve({ received, closedEarly: !sentAll });
+    });
+    socket.once('connect', async () => {
+      try {
+        socket.write(head);
+        for (const ch of slow) {
+          await sleep(STEP_MS);
+          if (closed) return;
+          socket.write(ch);
+        }
+        if (closed) return;
+        sentAll = true;
+        socket.end(tail);
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
+function assertCutOff(result: Trickled): void {
+  const status = /^HTTP\/1\.1 (\d{3})/.exec(result.received)?.[1];
+  assert.ok(result.closedEarly, `the gateway closed the connection early; it answered: ${result.received}`);
+  assert.ok(status === undefined || status === '408', `408 or a bare close, got: ${result.received}`);
+}
+
+test('slow clients are cut off after the header and request timeouts; slow answers are not', {
+  timeout: 120_000,
+}, async (t) => {
+  const stack = await startGatewayStack({
+    env: {
+      SVC_GATEWAY_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+      SVC_GATEWAY_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+    },
+  });
+  t.after(() => stack.stop());
+  const { fake, gw, token } = stack;
+  t.beforeEach(() => fake.reset());
+  const body = JSON.stringify({
+    model: 'anthropic:claude-haiku-4-5',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'hello from a slow client' }],
+  });
+  const head = (length: number) =>
+    'POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+    `x-api-key: ${token}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\n` +
+    `content-length: ${length}\r\n`;
+
+  await t.test('headers sent one byte at a time get 408 or a close', async () => {
+    // 150 header bytes at one per STEP_MS: 15 s, far beyond the 1 s header timeout
+    const result = await trickle(gw.port, head(body.length), `x-pad: ${'a'.repeat(143)}`, `\r\n\r\n${body}`);
+    assertCutOff(result);
+    assert.equal(fake.requests.length, 0, 'no upstream request');
+  });
+
+  await t.test('a connection that never sends a byte is closed', async () => {
+    const socket = connect(gw.port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.resume(); // read the 408, so that 'close' can follow
+    const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)));
+    const gaveUp = sleep(15_000).then(() => false);
+    const early = await Promise.race([closed, gaveUp]);
+    socket.destroy();
+    assert.ok(early, 'the idle connection was closed by the gateway within 15 s');
+  });
+
+  await t.test('a body sent one byte at a time gets 408 or a close', async () => {
+    // complete headers at once, then the body over ~body.length × STEP_MS (> 10 s)
+    assert.ok(body.length * STEP_MS > 5 * REQUEST_TIMEOUT_MS);
+    const result = await trickle(gw.port, `${head(body.length)}\r\n`, body.slice(0, -1), body.slice(-1));
+    assertCutOff(result);
+    assert.equal(fake.requests.length, 0, 'no upstream request');
+  });
+
+  const words = Array.from({ length: 24 }, (_, i) => `w${i}`).join(' ');
+  await t.test('a stream longer than the request timeout is delivered whole (anthropic)', async () => {
+    fake.script([`drip=200;text=${words}`]); // ≥ 24 frames × 200 ms, beyond the 2 s request timeout
+    const stream = stack.anthropic.messages.stream({
+      model: 'anthropic:claude-haiku-4-5',
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const message = await stream.finalMessage();
+    assert.equal(message.stop_reason, 'end_turn');
+    assert.deepEqual(
+      message.content.map((b) => (b.type === 'text' ? b.text : '')),
+      [words],
+    );
+  });
+
+  await t.test('a stream longer than the request timeout is delivered whole (openai)', async () => {
+    fake.script([`drip=200;text=${words}`]);
+    const stream = await stack.openai.chat.completions.create({
+      model: 'openai:gpt-5-mini',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    let text = '';
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    assert.equal(text, words);
+    assert.equal(finish, 'stop');
+  });
+
+  await t.test('an answer whose headers come after the request timeout is delivered', async () => {
+    fake.script([`slow-headers=${REQUEST_TIMEOUT_MS + 1500};text=late but whole`]);
+    const message = await stack.anthropic.messages.create({
+      model: 'anthropic:claude-haiku-4-5',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.deepEqual(
+      message.content.map((b) => (b.type === 'text' ? b.text : '')),
+      ['late but whole'],
+    );
+  });
+});
+
+test('the gateway refuses to start with a header timeout longer than the request timeout or not a number', async (t) => {
+  const tmp = makeTempDir('svc-gw-timeouts-');
+  t.after(() => tmp.cleanup());
+  const files = gatewayFiles(tmp.dir);
+  await issueKey(files.env);
+  for (const [env, says] of [
+    [
+      { SVC_GATEWAY_HEADERS_TIMEOUT_MS: '5000', SVC_GATEWAY_REQUEST_TIMEOUT_MS: '4000' },
+      /SVC_GATEWAY_HEADERS_TIMEOUT_MS \(5000\) must not exceed SVC_GATEWAY_REQUEST_TIMEOUT_MS \(4000\)/,
+    ],
+    [{ SVC_GATEWAY_REQUEST_TIMEOUT_MS: '1m' }, /SVC_GATEWAY_REQUEST_TIMEOUT_MS must be a whole number/],
+    [{ SVC_GATEWAY_HEADERS_TIMEOUT_MS: '0' }, /SVC_GATEWAY_HEADERS_TIMEOUT_MS must be a whole number/],
+  ] as const) {
+    const r = await runSvc(['gateway', '--port', String(await freePort())], {
+      env: { ...files.env, ...env },
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, says);
+  }
+});
