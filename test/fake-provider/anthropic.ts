@@ -3,6 +3,7 @@
  * replies, error bodies.
  */
 
+import { billedInputTokens } from './billing.ts';
 import type { Codec, Reply, ReplyContext, ReplyUsage, Turn } from './responses.ts';
 import { splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
@@ -139,7 +140,7 @@ function readTurn(body: Record<string, unknown>): Turn {
     toolChoiceNone: choice.type === 'none',
     thinkingRequested: thinking.type === 'enabled' || thinking.type === 'adaptive',
     thinkingOmitted: thinking.display === 'omitted',
-    promptChars: JSON.stringify([body.system ?? '', messages]).length,
+    inputTokens: billedInputTokens('anthropic', body),
   };
 }
 

@@ -3,6 +3,7 @@
  * provider: request reading, JSON and SSE replies, error bodies.
  */
 
+import { billedInputTokens } from './billing.ts';
 import { encodeChatFrames, encodeChatJson } from './openai-reply.ts';
 import type { Codec, Provider, Turn } from './responses.ts';
 import { sseFrame } from './sse.ts';
@@ -172,7 +173,7 @@ function readTurn(body: Record<string, unknown>, openrouter: boolean): Turn {
     thinkingRequested:
       (reasoning !== undefined && reasoning.enabled !== false) ||
       (typeof effort === 'string' && effort !== 'none'),
-    promptChars: JSON.stringify(messages).length,
+    inputTokens: billedInputTokens('openai', body),
   };
 }
 

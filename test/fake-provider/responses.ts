@@ -25,8 +25,8 @@ export type Turn = {
   thinkingRequested: boolean;
   /** Anthropic `thinking.display: "omitted"`: empty thinking text, signature only. */
   thinkingOmitted?: boolean;
-  /** Size of the prompt in characters, for the default input token count. */
-  promptChars: number;
+  /** Input tokens the provider bills for the request (billing.ts), the default usage input count. */
+  inputTokens: number;
 };
 
 export type ReplyBlock =
@@ -135,7 +135,7 @@ function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): ReplyUsage 
   const given = plan.usage ?? {};
   const reasoningTokens = given.reasoning ?? reasoning;
   return {
-    input: given.input ?? Math.max(1, Math.ceil(turn.promptChars / 4)),
+    input: given.input ?? turn.inputTokens,
     output: given.output ?? Math.max(1, output + reasoningTokens),
     cacheRead: given.cacheRead ?? 0,
     cacheWrite: given.cacheWrite ?? 0,

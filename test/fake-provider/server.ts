@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { anthropicCodec } from './anthropic.ts';
+import { billedInputTokens } from './billing.ts';
 import { openaiCodec, openrouterCodec } from './openai.ts';
 import { ConnectionResetError, errorReply, replyToGeneration } from './reply.ts';
 import type { Codec, Provider } from './responses.ts';
@@ -245,8 +246,14 @@ async function countTokens(c: Context, newId: (prefix: string) => string): Promi
   };
   const refused = anthropicCodec.checkHeaders(c.req.raw.headers, ctx);
   if (refused) return c.json(refused.body as object, refused.status as 401, anthropicCodec.headers(ctx));
-  const text = await c.req.text();
-  if (!text.trim().startsWith('{'))
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text());
+  } catch {
+    body = undefined;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
     return errorReply(anthropicCodec, ctx, 400, 'The request body is not valid JSON.');
-  return c.json({ input_tokens: Math.max(1, Math.ceil(text.length / 4)) }, 200, anthropicCodec.headers(ctx));
+  const input_tokens = billedInputTokens('anthropic', body as Record<string, unknown>);
+  return c.json({ input_tokens }, 200, anthropicCodec.headers(ctx));
 }
