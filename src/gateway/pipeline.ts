@@ -23,6 +23,7 @@ import { classifyReadFailure, type LlmCallDeps, LlmCallFailed, openLlmCall } fro
 import type { ModelEntry } from '../models/model-schema.ts';
 import { worstCaseCost } from '../models/pricing.ts';
 import { type ModelRegistry, splitCanonicalId } from '../models/registry.ts';
+import { boundCallTokens } from '../models/token-bound.ts';
 import { resolveRoute } from '../routing/chain.ts';
 import type { RouteContext } from '../routing/facts.ts';
 import type { PolicyStore } from '../routing/load-policy.ts';
@@ -86,10 +87,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         turn.model = model.id;
         turn.provider = adapter.name;
 
-        const worst = worstCaseCost(deps.registry, model.id, {
-          max_tokens: req.max_tokens ?? null,
-          inputTokenEstimate: turn.estimatedInputTokens,
-        });
+        const worst = worstCaseCost(deps.registry, model.id, boundCallTokens(req, model, bodyText));
         reservation = deps.quota.admit(key, worst.cost, {
           requested_model: req.model,
           model: model.id,
@@ -201,7 +199,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   /** Routing chain → route.decided; throws the 403/503 when no candidate is usable. */
   function route(req: CanonicalRequest, key: KeyRecord, turn: Turn): ModelEntry {
     const facts = describeRequest(req, { workspacePath: key.workspace_path ?? null });
-    turn.estimatedInputTokens = facts.estimatedInputTokens;
     const ctx: RouteContext = {
       policy: deps.policy.current(),
       registry: deps.registry,
@@ -241,7 +238,6 @@ interface Turn {
   model: string | null;
   provider: string | null;
   cost: string;
-  estimatedInputTokens: number;
   finished: boolean;
   /** Publishes turn.completed once (later calls return the first publication). */
   finish(status: number, errorCode: string | null): Published;
@@ -256,7 +252,6 @@ function createTurn(bus: Bus, id: string, key: KeyRecord, shape: ShapeName, star
     model: null,
     provider: null,
     cost: formatDecimal(ZERO),
-    estimatedInputTokens: 0,
     finished: false,
     finish(status, errorCode) {
       if (published) return published;

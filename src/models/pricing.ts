@@ -1,10 +1,11 @@
 /**
  * @module Exact call cost from the price table: tokens × USD per million tokens, in decimal
- * arithmetic (DECISIONS §3), plus the worst case a budget reservation must hold.
+ * arithmetic (DECISIONS §3), plus the worst case a budget reservation must hold (of token-bound.ts).
  */
 import { add, compare, type Decimal, formatDecimal, mul, parseDecimal, ZERO } from '../lib/decimal.ts';
 import type { ModelPrices } from './model-schema.ts';
 import type { ModelRegistry } from './registry.ts';
+import type { TokenBound } from './token-bound.ts';
 
 /** Token counts as stamped on llm.call_completed (`input_tokens` is uncached input only). */
 export interface PricedUsage {
@@ -38,23 +39,16 @@ export function priceCall(registry: ModelRegistry, modelId: string, usage: Price
   return priced(registry, mul(total, PER_TOKEN));
 }
 
-export interface WorstCaseInput {
-  /** The request's max_tokens; when absent the model's max_output_tokens. */
-  max_tokens?: number | null;
-  inputTokenEstimate: number;
-}
-
 /**
- * The most a call can cost: every input token at the dearest input rate (plain, cache read or
- * cache write) and the full output allowance. Used to reserve budget before the call.
+ * The most a call can cost: every input token of the bound at the dearest input rate (plain, cache read or
+ * cache write) and every output token at the output rate. Used to reserve budget before the call.
  */
-export function worstCaseCost(registry: ModelRegistry, modelId: string, input: WorstCaseInput): CallCost {
+export function worstCaseCost(registry: ModelRegistry, modelId: string, bound: TokenBound): CallCost {
   const entry = registry.get(modelId);
   if (!entry?.prices) return unpriced(registry);
   const p = parsedPrices(entry.prices);
   const maxIn = [p.cache_read, p.cache_write].reduce((a, b) => (compare(b, a) > 0 ? b : a), p.input);
-  const outTokens = input.max_tokens ?? entry.capabilities.max_output_tokens;
-  const total = add(mul(tokens(input.inputTokenEstimate), maxIn), mul(tokens(outTokens), p.output));
+  const total = add(mul(tokens(bound.inputTokens), maxIn), mul(tokens(bound.outputTokens), p.output));
   return priced(registry, mul(total, PER_TOKEN));
 }
 

@@ -11,25 +11,31 @@ import OpenAI from 'openai';
 import { compare, formatDecimal, mul, parseDecimal, sumDecimals } from '#src/lib/decimal.ts';
 import { worstCaseCost } from '#src/models/pricing.ts';
 import { loadModelRegistry } from '#src/models/registry.ts';
+import { boundCallTokens } from '#src/models/token-bound.ts';
+import { decode } from '../helpers/budget-probes.ts';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 
 // claude-haiku-4-5: input 1, cache_write 1.25 (the dearest input rate), output 5 USD per million tokens
 const MODEL = 'anthropic:claude-haiku-4-5';
-const PROMPT = 'budget probe'; // 12 characters: the gateway estimates ceil(12 / 4) = 3 input tokens
-const INPUT_ESTIMATE = Math.ceil(PROMPT.length / 4);
+const PROMPT = 'budget probe';
 const MAX_TOKENS = 100;
 const ADMITTED = 10;
 const REQUESTS = 50;
 
-const worst = worstCaseCost(loadModelRegistry(undefined), MODEL, {
-  max_tokens: MAX_TOKENS,
-  inputTokenEstimate: INPUT_ESTIMATE,
-}).cost;
+// Both SDKs send this very body, which both shapes decode to the same request, so the gateway's token
+// bound (token-bound.ts) is the same on either path.
+const BODY = { model: MODEL, max_tokens: MAX_TOKENS, messages: [{ role: 'user' as const, content: PROMPT }] };
+const registry = loadModelRegistry(undefined);
+const bounds = (['anthropic', 'openai'] as const).map((shape) =>
+  boundCallTokens(decode(shape, BODY), registry.get(MODEL)!, JSON.stringify(BODY)),
+);
+const BOUND = bounds[0];
+const worst = worstCaseCost(registry, MODEL, BOUND).cost;
 const CAP = formatDecimal(mul(worst, parseDecimal(String(ADMITTED))));
-// Each admitted call really costs its worst case (every input token billed as a cache write), so the cap
-// admits exactly ADMITTED however the requests interleave; slow headers keep them all in flight together.
-const REPLY = `slow-headers=300;usage=in:0,cache_write:${INPUT_ESTIMATE},out:${MAX_TOKENS}`;
+// Each admitted call really costs its worst case (every input token of the bound billed as a cache write),
+// so the cap admits exactly ADMITTED however the requests interleave; slow headers keep them all in flight.
+const REPLY = `slow-headers=300;usage=in:0,cache_write:${BOUND.inputTokens},out:${MAX_TOKENS}`;
 
 interface Outcome {
   status: number;
@@ -38,7 +44,7 @@ interface Outcome {
 }
 
 async function send(client: { anthropic: Anthropic; openai: OpenAI }, i: number): Promise<Outcome> {
-  const messages = [{ role: 'user' as const, content: PROMPT }];
+  const messages = BODY.messages;
   try {
     const { response } =
       i % 2 === 0
@@ -74,6 +80,7 @@ test('a daily cap admits exactly what it can pay for, under a concurrent burst',
   const stack = await startGatewayStack({ keyArgs: ['--daily-cap-usd', CAP] });
   t.after(() => stack.stop());
   stack.fake.setDefault(REPLY);
+  assert.deepEqual(bounds[1], BOUND, 'the same bound on both paths');
 
   const outcomes = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => send(stack, i)));
   const db = stack.files.db;

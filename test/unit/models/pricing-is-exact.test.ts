@@ -54,17 +54,16 @@ test('a million calls of one token sum without drift', () => {
   assert.equal(one.cost_usd, '0.000001');
 });
 
-test('worst case uses the dearest input rate and the full output allowance', () => {
+test('worst case prices the bound: input at the dearest input rate, output at the output rate', () => {
   // sonnet: dearest input rate is cache_write 3.75; 1000 × 3.75 + 2000 × 15 = 33750 → 0.03375
   assert.equal(
-    worstCaseCost(reg, 'anthropic:claude-sonnet-4-5', { max_tokens: 2000, inputTokenEstimate: 1000 })
-      .cost_usd,
+    worstCaseCost(reg, 'anthropic:claude-sonnet-4-5', { inputTokens: 1000, outputTokens: 2000 }).cost_usd,
     '0.033750',
   );
-  // no max_tokens: the model's max_output_tokens (haiku 64000 × 5 = 320000 → 0.32)
+  // haiku: 64000 output tokens × 5 = 320000 → 0.32
   assert.equal(
-    worstCaseCost(reg, 'anthropic:claude-haiku-4-5', { inputTokenEstimate: 0 }).cost_usd,
+    worstCaseCost(reg, 'anthropic:claude-haiku-4-5', { inputTokens: 0, outputTokens: 64_000 }).cost_usd,
     '0.320000',
   );
-  assert.equal(worstCaseCost(reg, 'openai:none', { inputTokenEstimate: 10 }).priced, false);
+  assert.equal(worstCaseCost(reg, 'openai:none', { inputTokens: 10, outputTokens: 1 }).priced, false);
 });

@@ -1,0 +1,149 @@
+/**
+ * @module The most tokens a provider can bill for one call, which the budget reservation holds (DECISIONS
+ * §4, issue 17 #1). A bound, not an estimate (routing's `estimatedInputTokens` is the estimate): input from
+ * UTF-8 bytes plus framing, images at a stated per-image maximum, output from max_tokens.
+ */
+import type { ContentBlock } from '../canonical/message.ts';
+import type { CanonicalRequest } from '../canonical/request.ts';
+import type { ModelEntry } from './model-schema.ts';
+
+// Why bytes bound tokens: every tokenizer the providers use (byte-level BPE such as o200k/cl100k and
+// Claude's; SentencePiece with byte fallback) splits the UTF-8 bytes of a text into tokens that each cover
+// at least one byte, so B bytes are at most B tokens. ASCII prose runs ~4 bytes a token, CJK ~2, emoji
+// ~2: the bound is loosest for English. What a provider adds around the text (role markers, a dummy
+// prefix, the tool-use system prompt, its rendering of tools and arguments, a translator's glue text)
+// is not in the bytes; the allowances below cover it.
+const REQUEST_OVERHEAD = 64; // reply priming and start markers of the request
+const MESSAGE_OVERHEAD = 8; // role markers per message (OpenAI documents 3 or 4)
+const BLOCK_OVERHEAD = 8; // separators and prefixes per content block, a translation's "Error: "
+const TOOLS_PROMPT = 1_024; // Anthropic's tool-use system prompt: 530 tokens at most for any model it lists
+const TOOL_OVERHEAD = 64; // per tool: its wrapping, the default `{type:"object",properties:{}}` schema
+const ARGUMENT_OVERHEAD = 16; // per top-level tool-call argument: Anthropic renders each as a tag
+const IMAGE_OVERHEAD = 64; // per image: its markers and a translation's placeholder text
+const STRUCTURED_OUTPUT_OVERHEAD = 512; // the instructions a provider adds for a response schema
+
+/**
+ * Stated tokens per image, first match on the model id: the providers bill by pixel size, which the
+ * gateway does not decode, so each image reserves its model's maximum.
+ */
+export const IMAGE_TOKEN_MAXIMA: ReadonlyArray<{ pattern: RegExp; tokens: number }> = [
+  // (w·h)/750 at 2,576 px on the long edge (Claude Opus 4.7 and later; ~1,600 at 1,568 px before)
+  { pattern: /claude/i, tokens: 4_784 },
+  // 2,833 + 5,667 per 512 px tile, at most 8 tiles after the 2048 / 768 px downscale
+  { pattern: /gpt-4o-mini/i, tokens: 48_169 },
+  // tiles: 85 + 170 × 8 = 1,445; patches: 2,500 × the largest published multiplier 2.46 = 6,150
+  { pattern: /gpt-|(^|[:/])(o\d|codex|computer-use)/i, tokens: 6_150 },
+  // no published formula (other OpenRouter vendors): the largest maximum above
+  { pattern: /./, tokens: 48_169 },
+];
+
+/**
+ * Request fields (passed through on the same wire) that make the provider add input the body does not
+ * show: remote MCP tool lists, skills in a container, OpenRouter's web plugin, OpenAI web search.
+ */
+const OPAQUE_FIELDS = ['mcp_servers', 'container', 'plugins', 'web_search_options'] as const;
+
+export interface TokenBound {
+  /** Input tokens, cached or not, the provider can bill at most. */
+  inputTokens: number;
+  /** Output tokens (thinking and reasoning included) it can bill at most. */
+  outputTokens: number;
+}
+
+/**
+ * The bound for `req` on `model`. With `bodyText` (the client's JSON body, which holds every text, tool
+ * definition and argument of the request, escaped to at least their own bytes) its byte length replaces
+ * measuring the content one value at a time; base64 image data is taken out of it again, images being
+ * billed by size, not by bytes. Anything the gateway cannot measure (a PDF, an audio part, a server tool)
+ * reserves the model's whole context window, which no prompt can pass.
+ */
+export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyText?: string): TokenBound {
+  const tally: Tally = { bytes: 0, framing: REQUEST_OVERHEAD, images: 0, imageData: 0, opaque: false };
+  const measure = bodyText === undefined;
+  countBlocks(tally, req.system, measure);
+  for (const m of req.messages) {
+    tally.framing += MESSAGE_OVERHEAD;
+    countBlocks(tally, m.content, measure);
+  }
+  countTools(tally, req, measure);
+  const fields = req.passthrough?.fields ?? {};
+  if (OPAQUE_FIELDS.some((f) => fields[f] !== undefined)) tally.opaque = true;
+
+  const content = measure ? tally.bytes : Buffer.byteLength(bodyText) - tally.imageData;
+  const perImage = IMAGE_TOKEN_MAXIMA.find((m) => m.pattern.test(model.id))!.tokens + IMAGE_OVERHEAD;
+  let inputTokens = content + tally.framing + tally.images * perImage;
+  if (tally.opaque) inputTokens = Math.max(inputTokens, model.capabilities.max_context_tokens);
+
+  // OpenAI bills every one of n choices; rejected predicted-output tokens are billed as output too
+  const perChoice = req.max_tokens ?? model.capabilities.max_output_tokens;
+  const prediction = fields.prediction === undefined ? 0 : jsonBytes(fields.prediction);
+  return { inputTokens, outputTokens: perChoice * Math.max(1, req.n ?? 1) + prediction };
+}
+
+// --- internal ---
+
+interface Tally {
+  /** UTF-8 bytes of the content (only when measuring without a body). */
+  bytes: number;
+  framing: number;
+  images: number;
+  /** Characters of base64 image data, all ASCII, present verbatim in the body. */
+  imageData: number;
+  opaque: boolean;
+}
+
+function countBlocks(t: Tally, blocks: readonly ContentBlock[], measure: boolean): void {
+  for (const b of blocks) {
+    t.framing += BLOCK_OVERHEAD;
+    switch (b.type) {
+      case 'text':
+        if (measure) t.bytes += Buffer.byteLength(b.text);
+        break;
+      case 'image':
+        t.images++;
+        if (b.source.type === 'base64') t.imageData += b.source.data.length;
+        break;
+      case 'tool_use':
+        t.framing += ARGUMENT_OVERHEAD * Object.keys(b.input).length;
+        if (measure) t.bytes += Buffer.byteLength(b.name) + jsonBytes(b.input);
+        break;
+      case 'tool_result':
+        if (typeof b.content !== 'string') countBlocks(t, b.content, measure);
+        else if (measure) t.bytes += Buffer.byteLength(b.content);
+        break;
+      case 'thinking':
+        if (measure) t.bytes += Buffer.byteLength(b.thinking);
+        break;
+      case 'redacted_thinking':
+        // encrypted, base64: longer than the thinking it carries
+        if (measure) t.bytes += b.data.length;
+        break;
+      case 'raw':
+        t.opaque = true;
+        break;
+    }
+  }
+}
+
+function countTools(t: Tally, req: CanonicalRequest, measure: boolean): void {
+  const tools = req.tools ?? [];
+  if (tools.length > 0) t.framing += TOOLS_PROMPT;
+  for (const tool of tools) {
+    t.framing += TOOL_OVERHEAD;
+    if (tool.type === 'raw') t.opaque = true;
+    else if (measure)
+      t.bytes +=
+        Buffer.byteLength(tool.name) +
+        Buffer.byteLength(tool.description ?? '') +
+        jsonBytes(tool.input_schema);
+  }
+  const format = req.response_format;
+  if (format?.type === 'json_schema') {
+    t.framing += STRUCTURED_OUTPUT_OVERHEAD;
+    if (measure) t.bytes += jsonBytes(format.schema) + Buffer.byteLength(format.description ?? '');
+  } else if (format?.type === 'json_object') t.framing += STRUCTURED_OUTPUT_OVERHEAD;
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '');
+}

@@ -1,0 +1,96 @@
+/**
+ * Issue 17 #1: a daily cap is never overshot, whatever the request is made of. For CJK text, emoji,
+ * base64 images and large tool schemas, in both shapes (one on the model's own wire, one translated), 50
+ * concurrent requests with max_tokens 200 go to a key whose cap pays for about 10 of them at what the fake
+ * provider really bills (1.5 tokens per CJK character, images by the documented formula); the settled
+ * spend read back with SQL from the trace store never passes the cap.
+ */
+import assert from 'node:assert/strict';
+import { DatabaseSync } from 'node:sqlite';
+import { test } from 'node:test';
+import { compare, formatDecimal, mul, parseDecimal, sumDecimals } from '#src/lib/decimal.ts';
+import { priceCall } from '#src/models/pricing.ts';
+import { billedInputTokens } from '../fake-provider/billing.ts';
+import { CASES, registry, type Shape, upstreamBody } from '../helpers/budget-probes.ts';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const REQUESTS = 50;
+const AFFORDABLE = 10;
+const MAX_TOKENS = 200;
+// images go to gpt-4o-mini, which bills 2,833 + 5,667 tokens per tile: a flat per-image guess falls far short
+const PROBES = [
+  { name: 'CJK text', model: 'anthropic:claude-haiku-4-5' },
+  { name: 'emoji', model: 'anthropic:claude-haiku-4-5' },
+  { name: 'base64 images', model: 'openai:gpt-4o-mini' },
+  { name: 'large tool schemas, tool calls and tool results', model: 'anthropic:claude-haiku-4-5' },
+];
+
+async function send(url: string, token: string, shape: Shape, body: string): Promise<number> {
+  const res = await fetch(`${url}${shape === 'anthropic' ? '/v1/messages' : '/v1/chat/completions'}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+    },
+    body,
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** Settled spend of one key, summed exactly from the llm.call_completed rows. */
+function spentBy(dbPath: string, keyId: string): { costs: string[]; inputTokens: number[] } {
+  const db = new DatabaseSync(dbPath);
+  try {
+    const rows = db
+      .prepare(
+        `SELECT json_extract(payload, '$.cost_usd') AS cost,
+                json_extract(payload, '$.input_tokens') + coalesce(json_extract(payload, '$.cached_input_tokens'), 0)
+                  + coalesce(json_extract(payload, '$.cache_creation_input_tokens'), 0) AS input
+           FROM events
+          WHERE type = 'llm.call_completed' AND json_extract(payload, '$.gateway_key_id') = ?`,
+      )
+      .all(keyId) as Array<{ cost: string; input: number }>;
+    return { costs: rows.map((r) => String(r.cost)), inputTokens: rows.map((r) => Number(r.input)) };
+  } finally {
+    db.close();
+  }
+}
+
+test('a daily cap is never overshot by 50 concurrent requests, for every kind of content and both shapes', {
+  timeout: 120_000,
+}, async (t) => {
+  const stack = await startGatewayStack();
+  t.after(() => stack.stop());
+  // every request is in flight at once; each is billed out:200 and its real input
+  stack.fake.setDefault(`slow-headers=300;usage=out:${MAX_TOKENS}`);
+
+  for (const probe of PROBES) {
+    for (const shape of ['anthropic', 'openai'] as const) {
+      await t.test(`${probe.name}, ${shape} shape → ${probe.model}`, async (t) => {
+        const body = { ...CASES[probe.name][shape], model: probe.model, max_tokens: MAX_TOKENS };
+        const up = upstreamBody(shape, body, probe.model);
+        const billed = billedInputTokens(up.wire, up.body);
+        const oneCall = priceCall(registry, probe.model, { input_tokens: billed, output_tokens: MAX_TOKENS });
+        const cap = formatDecimal(mul(oneCall.cost, parseDecimal(String(AFFORDABLE))));
+        const key = await stack.issue(['--daily-cap-usd', cap]);
+
+        const text = JSON.stringify(body);
+        const statuses = await Promise.all(
+          Array.from({ length: REQUESTS }, () => send(stack.gw.url, key.token, shape, text)),
+        );
+        const admitted = statuses.filter((s) => s === 200).length;
+        assert.equal(statuses.filter((s) => s === 429).length, REQUESTS - admitted, String(statuses));
+
+        const spent = spentBy(stack.files.db, key.keyId);
+        assert.equal(spent.costs.length, admitted, 'one settled call per admitted request');
+        const total = sumDecimals(spent.costs);
+        t.diagnostic(`${probe.name}/${shape}: ${admitted} admitted, spent ${formatDecimal(total)} of ${cap}`);
+        assert.ok(compare(total, parseDecimal(cap)) <= 0, `spent ${formatDecimal(total)} > cap ${cap}`);
+        assert.ok(admitted >= 1 && admitted <= AFFORDABLE, `${admitted} admitted`);
+        for (const input of spent.inputTokens) assert.equal(input, billed, 'the fake billed its real count');
+      });
+    }
+  }
+});

@@ -1,0 +1,107 @@
+/**
+ * The budget reservation's token bound never reads less than what a provider bills: for CJK, emoji,
+ * base64 images, large tool schemas, tool calls and tool results, in both inbound shapes, on the same wire
+ * and translated, measured from the client body or from the canonical request alone. The bill is the fake
+ * provider's (test/fake-provider/billing.ts), which tokenizes like the real APIs (1.5 tokens per CJK
+ * character, images by the documented formulas).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { boundCallTokens, IMAGE_TOKEN_MAXIMA } from '#src/models/token-bound.ts';
+import { billedInputTokens } from '../../fake-provider/billing.ts';
+import { BIG_PNG, CASES, decode, MODELS, registry, upstreamBody } from '../../helpers/budget-probes.ts';
+
+for (const [name, c] of Object.entries(CASES)) {
+  for (const shape of ['anthropic', 'openai'] as const) {
+    test(`${name} (${shape} shape): the bound covers the bill on every model, from the body or the request`, () => {
+      const body = c[shape];
+      const bodyText = JSON.stringify(body);
+      for (const modelId of MODELS) {
+        const model = registry.get(modelId)!;
+        const up = upstreamBody(shape, body, modelId);
+        const billed = billedInputTokens(up.wire, up.body);
+        const fromBody = boundCallTokens(decode(shape, body), model, bodyText);
+        const fromRequest = boundCallTokens(decode(shape, body), model);
+        assert.ok(
+          fromBody.inputTokens >= billed,
+          `${modelId}: body bound ${fromBody.inputTokens} < bill ${billed}`,
+        );
+        assert.ok(
+          fromRequest.inputTokens >= billed,
+          `${modelId}: bound ${fromRequest.inputTokens} < bill ${billed}`,
+        );
+        assert.equal(fromBody.outputTokens, 200);
+      }
+    });
+  }
+}
+
+test('CJK text reserves at least its 3 UTF-8 bytes per character, not a characters / 4 guess', () => {
+  const model = registry.get('anthropic:claude-haiku-4-5')!;
+  const bound = boundCallTokens(decode('anthropic', CASES['CJK text'].anthropic), model);
+  assert.ok(bound.inputTokens >= 3 * 4_000, String(bound.inputTokens));
+});
+
+test('an English prompt reserves about 4× what it is billed, not more than 5×', () => {
+  const model = registry.get('anthropic:claude-haiku-4-5')!;
+  const body = CASES['English text'].anthropic;
+  const billed = billedInputTokens('anthropic', body);
+  const bound = boundCallTokens(decode('anthropic', body), model, JSON.stringify(body)).inputTokens;
+  assert.ok(bound >= 3 * billed && bound <= 5 * billed, `${bound} vs ${billed}`);
+});
+
+test('a base64 image reserves the per-image maximum, not its encoded size', () => {
+  const model = registry.get('anthropic:claude-haiku-4-5')!;
+  const body = CASES['base64 images'].anthropic;
+  const bound = boundCallTokens(decode('anthropic', body), model, JSON.stringify(body)).inputTokens;
+  assert.ok(BIG_PNG.length > 80_000);
+  assert.ok(bound < 4 * 6_000, `3 images reserve ${bound} tokens`);
+  assert.ok(bound >= 3 * 1_600);
+});
+
+test('per-image maxima: Claude up to 4,784, gpt-4o-mini 48,169, the rest of OpenAI 6,150', () => {
+  const maxOf = (id: string) => IMAGE_TOKEN_MAXIMA.find((m) => m.pattern.test(id))?.tokens;
+  assert.equal(maxOf('anthropic:claude-haiku-4-5'), 4_784);
+  assert.equal(maxOf('openrouter:anthropic/claude-sonnet-4.5'), 4_784);
+  assert.equal(maxOf('openai:gpt-4o-mini'), 48_169);
+  assert.equal(maxOf('openai:gpt-5-mini'), 6_150);
+  assert.equal(maxOf('openai:o3'), 6_150);
+  assert.equal(
+    maxOf('openrouter:google/gemini-2.5-pro'),
+    48_169,
+    'no published formula: the largest maximum',
+  );
+});
+
+test('output is max_tokens, else the model maximum, times n', () => {
+  const model = registry.get('openai:gpt-5-mini')!;
+  const messages = [{ role: 'user', content: 'hi' }];
+  assert.equal(boundCallTokens(decode('openai', { model: 'm', messages }), model).outputTokens, 128_000);
+  assert.equal(
+    boundCallTokens(decode('openai', { model: 'm', messages, max_completion_tokens: 50, n: 3 }), model)
+      .outputTokens,
+    150,
+  );
+});
+
+test('a block the gateway cannot measure (a PDF document) reserves the whole context window', () => {
+  const model = registry.get('anthropic:claude-haiku-4-5')!;
+  const body = {
+    model: 'm',
+    max_tokens: 10,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'document',
+            source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+          },
+          { type: 'text', text: 'summarise' },
+        ],
+      },
+    ],
+  };
+  const bound = boundCallTokens(decode('anthropic', body), model, JSON.stringify(body));
+  assert.ok(bound.inputTokens >= model.capabilities.max_context_tokens);
+});
