@@ -280,6 +280,25 @@ export interface UserForgottenPayload {
 }
 
 /** Payload types by event; events not listed carry an open object. */
+/**
+ * Work a process opened and never closed because it ended first (kill -9, crash, power loss), named once
+ * at the next start (spec 2 §Startup 5). One event per turn; its parent is the unclosed llm.call_started.
+ */
+export interface GapDetectedPayload {
+  reason: 'process_ended';
+  turn_id: string;
+  /** The turn's llm.call_started events with no llm.call_completed / llm.call_failed. */
+  llm_call_started_ids: string[];
+  /** Time of the turn's first event. */
+  first_event_at: string;
+}
+
+/** Events that end a turn: no longer in flight once one exists (spec 3 turn drill-down, plus gaps). */
+export const TURN_TERMINATORS = ['turn.completed', 'turn.cancelled', 'bus.gap_detected'] as const;
+
+/** Events that close an llm.call_started (the gap names the ones nothing closed). */
+export const LLM_CALL_TERMINATORS = ['llm.call_completed', 'llm.call_failed'] as const;
+
 export interface KnownPayloads {
   'llm.call_completed': LlmCallCompletedPayload;
   'llm.call_failed': LlmCallFailedPayload;
@@ -294,6 +313,7 @@ export interface KnownPayloads {
   'eval.completed': EvalCompletedPayload;
   'bus.subscriber_registered': SubscriberRegisteredPayload;
   'bus.handler_warning': HandlerWarningPayload;
+  'bus.gap_detected': GapDetectedPayload;
   'analytics.user_exported': UserExportedPayload;
   'analytics.user_forgotten': UserForgottenPayload;
 }

@@ -2,7 +2,8 @@
  * @module Builds the gateway's call path from the environment once at start: model registry, routing
  * policy (last known good kept), adapters for the providers that have a key (base URLs per DECISIONS §1,
  * never from a client), the pooled upstream client, retry policy and budget, and the budget manager seeded
- * from the trace store. Returns the handlers the app mounts and a close for the connection pool.
+ * from the trace store; turns a killed process left open are named in bus.gap_detected first. Returns the
+ * handlers the app mounts and a close for the connection pool.
  */
 import { join } from 'node:path';
 import type { AdapterConfig } from '../adapters/adapter.ts';
@@ -23,6 +24,7 @@ import { createPipeline } from './pipeline.ts';
 import { createQuotaManager } from './quota.ts';
 import { loadQuotaSeed } from './quota-seed.ts';
 import type { GatewayExtensions } from './server.ts';
+import { runGapDetection } from './startup-gaps.ts';
 
 /** SVC_GATEWAY_MAX_BODY_BYTES default (DECISIONS §4): 32 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -65,6 +67,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   });
   const maxRetries = nonNegativeInt(env.gatewayMaxRetries, 'SVC_GATEWAY_MAX_RETRIES');
   const seed = await loadQuotaSeed(opts.store, opts.clock.nowUs());
+  await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
   const pipeline = createPipeline({
     bus: opts.bus,
     log,

@@ -1,0 +1,112 @@
+/**
+ * @module Startup gap detection (spec 2 §Startup 5, for the gateway's own turns): a gateway turn whose
+ * process ended before it closed (kill -9, crash) has no turn.completed, and its llm.call_started no
+ * llm.call_completed / llm.call_failed. Each such turn is named once in a `bus.gap_detected`, committed
+ * before the gateway listens, so no reader takes it for in flight. Only turns begun since the previous
+ * gateway start (store_meta watermark, minus a clock margin) are scanned, so a start stays cheap.
+ */
+import { sql } from 'kysely';
+import type { Bus } from '../events/bus.ts';
+import { LLM_CALL_TERMINATORS, TURN_TERMINATORS } from '../events/catalog.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
+import type { Store } from '../store/open.ts';
+
+export interface GapDetectionDeps {
+  store: Store;
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+}
+
+/** store_meta key: where the next start's scan begins (this start's time, in µs). */
+export const GAP_SCAN_KEY = 'gateway_gap_scan_from_us';
+/** Rescanned before the watermark, for clock steps; turns already named are skipped anyway. */
+const CLOCK_MARGIN_US = 10 * 60 * 1_000_000;
+
+/** Publishes one bus.gap_detected per gateway turn left open; resolves with their count once committed. */
+export async function runGapDetection(deps: GapDetectionDeps): Promise<number> {
+  const startedUs = deps.clock.nowUs();
+  const fromUs = Math.max(0, (await readWatermark(deps.store)) - CLOCK_MARGIN_US);
+  const turns = await findOpenTurns(deps.store, fromUs);
+  const published = [...turns.values()].map((turn) =>
+    deps.bus.publish({
+      type: 'bus.gap_detected',
+      actor: 'gateway',
+      turn_id: turn.turnId,
+      parent_event_id: turn.openCalls[0] ?? null,
+      payload: {
+        reason: 'process_ended',
+        turn_id: turn.turnId,
+        llm_call_started_ids: turn.openCalls,
+        first_event_at: turn.firstEventAt,
+      },
+    }),
+  );
+  const committed = await Promise.all(published.map((p) => p.committed));
+  if (committed.every(Boolean)) await writeWatermark(deps.store, startedUs);
+  if (turns.size > 0) {
+    deps.log.warn('turns left open by a gateway process that ended without closing them', {
+      turns: turns.size,
+      llm_calls: [...turns.values()].reduce((n, t) => n + t.openCalls.length, 0),
+      event: 'bus.gap_detected',
+    });
+  }
+  return turns.size;
+}
+
+// --- internal ---
+
+interface OpenTurn {
+  turnId: string;
+  firstEventAt: string;
+  openCalls: string[];
+}
+
+/** Gateway turns (opening events carry a gateway key) with no terminator, and their unclosed calls. */
+async function findOpenTurns(store: Store, fromUs: number): Promise<Map<string, OpenTurn>> {
+  const { rows } = await sql<{
+    id: string;
+    turn_id: string;
+    type: string;
+    timestamp: string;
+    closed: number;
+  }>`
+    SELECT s.id, s.turn_id, s.type, s.timestamp,
+      EXISTS (SELECT 1 FROM events c WHERE c.turn_id = s.turn_id AND c.parent_event_id = s.id
+              AND c.type IN (${sql.join(LLM_CALL_TERMINATORS)})) AS closed
+    FROM events s
+    WHERE s.type IN ('route.decided', 'llm.call_started') AND s.timestamp_us >= ${fromUs}
+      AND s.turn_id IS NOT NULL AND s.gateway_key_id IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM events t WHERE t.turn_id = s.turn_id
+                      AND t.type IN (${sql.join(TURN_TERMINATORS)}))
+    ORDER BY s.id`.execute(store.kysely);
+  const turns = new Map<string, OpenTurn>();
+  for (const r of rows) {
+    let turn = turns.get(r.turn_id);
+    if (!turn) {
+      turn = { turnId: r.turn_id, firstEventAt: r.timestamp, openCalls: [] };
+      turns.set(r.turn_id, turn);
+    }
+    if (r.type === 'llm.call_started' && !r.closed) turn.openCalls.push(r.id);
+  }
+  return turns;
+}
+
+async function readWatermark(store: Store): Promise<number> {
+  const row = await store.kysely
+    .selectFrom('store_meta')
+    .select('value')
+    .where('key', '=', GAP_SCAN_KEY)
+    .executeTakeFirst();
+  const us = Number(row?.value);
+  return Number.isSafeInteger(us) && us > 0 ? us : 0;
+}
+
+async function writeWatermark(store: Store, us: number): Promise<void> {
+  await store.kysely
+    .insertInto('store_meta')
+    .values({ key: GAP_SCAN_KEY, value: String(us) })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(us) }))
+    .execute();
+}
