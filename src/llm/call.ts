@@ -62,7 +62,8 @@ export interface OpenLlmCall {
   /** Milliseconds since the call started. */
   elapsedMs(): number;
   complete(input: CompleteInput): { published: Published; cost: CallCost };
-  fail(failure: UpstreamFailure): Published;
+  /** `spent`: usage the caller already consumed (an agent turn cancelled mid-stream), priced on the event. */
+  fail(failure: UpstreamFailure, spent?: CanonicalUsage): Published;
 }
 
 /** Thrown by `openLlmCall` after llm.call_failed was published. */
@@ -97,7 +98,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
   let attempts = 0;
   let closed = false;
 
-  const fail = (failure: UpstreamFailure): Published => {
+  const fail = (failure: UpstreamFailure, spent?: CanonicalUsage): Published => {
     closed = true;
     return deps.bus.publish({
       ...base,
@@ -112,6 +113,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         attempts,
         code: failure.code,
         ...(failure.upstream_type ? { upstream_type: failure.upstream_type } : {}),
+        ...(spent ? spentFields(deps, input.model.id, spent) : {}),
       },
     });
   };
@@ -132,9 +134,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
             closed = true;
             return completeCall(deps, input, base, started.event.id, attempts, elapsedMs(), c);
           },
-          fail: (f) => {
+          fail: (f, spent) => {
             if (closed) throw new Error('llm call already closed');
-            return fail(f);
+            return fail(f, spent);
           },
         };
       }
@@ -268,6 +270,19 @@ function withClientHint(policy: RetryPolicy, f: UpstreamFailure, attempts: numbe
   if (f.retry_after_ms !== undefined || (f.error_class !== 'rate_limit' && f.error_class !== 'overloaded'))
     return f;
   return { ...f, retry_after_ms: resolveClientRetryHint(policy, attempts) };
+}
+
+/** Usage and price of a call that failed after consuming tokens (the bill does not vanish with the call). */
+function spentFields(deps: LlmCallDeps, modelId: string, usage: CanonicalUsage): Record<string, unknown> {
+  const cost = priceCall(deps.registry, modelId, usage);
+  return {
+    cost_usd: cost.cost_usd,
+    pricing_version: cost.pricing_version,
+    input_tokens: usage.input_tokens,
+    output_tokens: usage.output_tokens,
+    cached_input_tokens: usage.cached_input_tokens,
+    cache_creation_input_tokens: usage.cache_creation_input_tokens,
+  };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

@@ -1,0 +1,240 @@
+/**
+ * @module The agent loop of one turn: call the routed model (streaming, through the shared call runner),
+ * publish its canonical stream events, run the tools it asked for, append the results and call again,
+ * until a stop reason other than `tool_use` or the step limit. Cancellation follows spec 2's table.
+ */
+import type { Kysely } from 'kysely';
+import type { CanonicalMessage, ContentBlock, ToolUseBlock } from '../canonical/message.ts';
+import type { CanonicalRequest } from '../canonical/request.ts';
+import { emptyUsage } from '../canonical/response.ts';
+import type { CanonicalStreamEvent, MessageCompleteEvent } from '../canonical/stream.ts';
+import type { Bus } from '../events/bus.ts';
+import { add, type Decimal, ZERO } from '../lib/decimal.ts';
+import { isSvcError } from '../lib/errors.ts';
+import type { NewId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import { type Clock, formatUs } from '../lib/time.ts';
+import { LlmCallFailed } from '../llm/call.ts';
+import type { CallRunner, CallScope, CanonicalEventStream, Routed, RunningCall } from '../llm/runner.ts';
+import type { Database } from '../store/schema.ts';
+import { appendMessage, sessionHistory } from './sessions/messages.ts';
+import { type ToolDispatchDeps, runToolUses } from './tool-dispatch.ts';
+import { createPartialMessage } from './turns/partial-message.ts';
+
+export interface LoopDeps extends ToolDispatchDeps {
+  db: Kysely<Database>;
+  bus: Bus;
+  log: Logger;
+  runner: CallRunner;
+  newId: NewId;
+  clock: Clock;
+  /** Model calls per turn (SVC_AGENT_MAX_STEPS). */
+  maxSteps: number;
+}
+
+export interface LoopTurn {
+  turnId: string;
+  sessionId: string;
+  workspace: string;
+  scope: CallScope;
+  routed: Routed;
+  /** The model ref the turn asked for (override or delegate request), echoed as requested_model. */
+  requestedModel: string | null;
+  system: string;
+  signal: AbortSignal;
+  /** Worker turns: tools allowed beyond the read-only ones (the planner's session approvals). */
+  worker: { plannerApprovals: ReadonlySet<string> } | null;
+}
+
+export interface LoopOutcome {
+  status: 'completed' | 'cancelled' | 'failed';
+  cost: Decimal;
+  stopReason: string | null;
+  /** Text of the last assistant message (a delegate's result). */
+  finalText: string;
+  steps: number;
+  errorCode: string | null;
+  errorClass: string | null;
+}
+
+export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<LoopOutcome> {
+  let cost = ZERO;
+  let finalText = '';
+  const out = (status: LoopOutcome['status'], stop: string | null, steps: number, err?: unknown): LoopOutcome => ({
+    status,
+    cost,
+    stopReason: stop,
+    finalText,
+    steps,
+    errorCode: err ? (isSvcError(err) ? err.code : 'internal_error') : null,
+    errorClass: err instanceof LlmCallFailed ? err.failure.error_class : null,
+  });
+  for (let step = 1; step <= deps.maxSteps; step++) {
+    if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
+    const messages = await sessionHistory(deps.db, turn.sessionId);
+    const call = await runModelCall(deps, turn, prepareHistory(messages));
+    cost = add(cost, call.cost);
+    if (call.status !== 'completed') return out(call.status, call.stopReason, step, call.error);
+    finalText = textOf(call.content);
+    const toolUses = call.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+    if (call.stopReason !== 'tool_use' || toolUses.length === 0) return out('completed', call.stopReason, step);
+    const dispatched = await runToolUses(deps, turn, call.messageId, toolUses);
+    cost = add(cost, dispatched.cost);
+    await appendMessage(deps.db, {
+      id: deps.newId(),
+      session_id: turn.sessionId,
+      turn_id: turn.turnId,
+      role: 'user',
+      content: dispatched.results,
+      metadata: { kind: 'tool_results' },
+      status: dispatched.cancelled ? 'cancelled' : 'completed',
+      created_at: formatUs(deps.clock.nowUs()),
+    });
+    if (dispatched.cancelled) return out('cancelled', 'cancelled', step);
+  }
+  deps.log.warn('agent turn reached the step limit', { turn_id: turn.turnId, max_steps: deps.maxSteps });
+  return out('completed', 'max_steps', deps.maxSteps);
+}
+
+// --- internal ---
+
+interface CallOutcome {
+  status: 'completed' | 'cancelled' | 'failed';
+  messageId: string;
+  content: ContentBlock[];
+  stopReason: string | null;
+  cost: Decimal;
+  error?: unknown;
+}
+
+/** One streamed model call: events published as they come; the assistant message persisted at the end. */
+async function runModelCall(deps: LoopDeps, turn: LoopTurn, messages: CanonicalMessage[]): Promise<CallOutcome> {
+  const messageId = deps.newId();
+  const { routed } = turn;
+  const publish = (e: CanonicalStreamEvent) => {
+    const { type, ...payload } = e;
+    deps.bus.publish({
+      type,
+      actor: 'agent',
+      session_id: turn.sessionId,
+      turn_id: turn.turnId,
+      payload: { ...payload, message_id: messageId },
+    });
+  };
+  const partial = createPartialMessage();
+  let running: RunningCall | undefined;
+  let events: CanonicalEventStream | undefined;
+  let complete: MessageCompleteEvent | undefined;
+  let failure: unknown;
+  try {
+    running = await deps.runner.start({
+      routed,
+      call: routed.adapter.encodeRequest(requestOf(deps, turn, messages), routed.upstreamModel),
+      stream: true,
+      scope: turn.scope,
+      requestedModel: turn.requestedModel,
+      signal: turn.signal,
+    });
+    events = deps.runner.streamEvents(running, turn.signal, { completeAfterYield: true });
+    for await (const e of events) {
+      publish(e.type === 'message.start' ? { ...e, model: routed.model.id } : e);
+      partial.push(e);
+      if (e.type === 'message.complete') complete = e;
+    }
+  } catch (err) {
+    if (!turn.signal.aborted && !(err instanceof LlmCallFailed) && !isSvcError(err)) throw err;
+    failure = err;
+  }
+  const cost = running?.spent() ?? ZERO;
+  if (turn.signal.aborted && !complete) {
+    // spec 2 "During LLM streaming": tool.use_end for each open tool_use, then message.complete cancelled
+    for (const end of partial.closeOpenToolUses(messageId)) publish(end);
+    const content = partial.content();
+    publish({
+      type: 'message.complete',
+      message_id: messageId,
+      stop_reason: 'cancelled',
+      final_content: content,
+      usage: events?.usage() ?? emptyUsage(),
+    });
+    await persistAssistant(deps, turn, messageId, content, 'cancelled', routed);
+    return { status: 'cancelled', messageId, content, stopReason: 'cancelled', cost };
+  }
+  if (failure !== undefined || !complete) {
+    await persistAssistant(deps, turn, messageId, partial.content(), 'completed', routed);
+    return { status: 'failed', messageId, content: partial.content(), stopReason: null, cost, error: failure };
+  }
+  await persistAssistant(deps, turn, messageId, complete.final_content, 'completed', routed);
+  return { status: 'completed', messageId, content: complete.final_content, stopReason: complete.stop_reason, cost };
+}
+
+function requestOf(deps: LoopDeps, turn: LoopTurn, messages: CanonicalMessage[]): CanonicalRequest {
+  return {
+    model: turn.requestedModel ?? turn.routed.model.id,
+    system: [{ type: 'text', text: turn.system }],
+    messages,
+    tools: deps.tools
+      .filter((t) => turn.worker === null || t.name !== 'delegate')
+      .map((t) => ({ type: 'function', name: t.name, description: t.description, input_schema: t.input_schema })),
+    max_tokens: turn.routed.model.capabilities.max_output_tokens,
+    stream: true,
+    include_usage: true,
+  };
+}
+
+async function persistAssistant(
+  deps: LoopDeps,
+  turn: LoopTurn,
+  id: string,
+  content: ContentBlock[],
+  status: 'completed' | 'cancelled',
+  routed: Routed,
+): Promise<void> {
+  if (content.length === 0 && status === 'completed') return;
+  await appendMessage(deps.db, {
+    id,
+    session_id: turn.sessionId,
+    turn_id: turn.turnId,
+    role: 'assistant',
+    content,
+    metadata: { model: routed.model.id },
+    status,
+    created_at: formatUs(deps.clock.nowUs()),
+  });
+}
+
+/**
+ * The history as a provider accepts it: tool_use blocks of cancelled messages without their results are
+ * dropped (a provider refuses an unanswered tool_use), empty messages skipped, same-role runs merged.
+ */
+export function prepareHistory(messages: CanonicalMessage[]): CanonicalMessage[] {
+  const answered = new Set<string>();
+  for (const m of messages)
+    for (const b of m.content) if (b.type === 'tool_result') answered.add(b.tool_use_id);
+  const used = new Set<string>();
+  const out: CanonicalMessage[] = [];
+  for (const m of messages) {
+    const content = m.content.filter((b) => {
+      if (b.type === 'tool_use') {
+        if (!answered.has(b.id)) return false;
+        used.add(b.id);
+      }
+      if (b.type === 'tool_result') return used.has(b.tool_use_id);
+      if (b.type === 'text') return b.text !== '';
+      return true;
+    });
+    if (content.length === 0) continue;
+    const last = out.at(-1);
+    if (last && last.role === m.role) last.content = [...last.content, ...content];
+    else out.push({ ...m, content });
+  }
+  return out;
+}
+
+function textOf(content: ContentBlock[]): string {
+  return content
+    .filter((b) => b.type === 'text')
+    .map((b) => (b as { text: string }).text)
+    .join('\n');
+}
+

@@ -1,0 +1,234 @@
+/**
+ * @module Runs the tool_use blocks of one assistant message in order: tool.called, the confirmation when
+ * the tool needs one (first answer wins, timeout = deny, scope `session` remembered), the run, then
+ * tool.completed or tool.failed; every outcome goes back to the model as a tool_result. Workers may use
+ * the read-only tools and the tools their planner approved for the session, nothing else.
+ */
+import type { Kysely } from 'kysely';
+import type { ToolResultBlock, ToolUseBlock } from '../canonical/message.ts';
+import type { Bus } from '../events/bus.ts';
+import type { ToolErrorClass } from '../events/catalog.ts';
+import { add, type Decimal, ZERO } from '../lib/decimal.ts';
+import type { NewId } from '../lib/ids.ts';
+import { type Clock, formatUs } from '../lib/time.ts';
+import type { Database } from '../store/schema.ts';
+import { finishToolCall, insertToolCall } from './sessions/tool-calls.ts';
+import type { ToolResult, WorkspaceTool } from './tools/tool.ts';
+import type { Confirmations } from './turns/confirmations.ts';
+
+export interface ToolDispatchDeps {
+  db: Kysely<Database>;
+  bus: Bus;
+  newId: NewId;
+  clock: Clock;
+  tools: readonly WorkspaceTool[];
+  confirmations: Confirmations;
+  confirmationTimeoutMs: number;
+  childEnv: NodeJS.ProcessEnv;
+  /** Tools the user approved with scope `session`, per session (mutable). */
+  approvals(sessionId: string): Set<string>;
+  /** Runs a `delegate` tool_use in a worker session; the planner's loop only waits for it. */
+  delegate(input: DelegateInput): Promise<{ result: ToolResult; cost: Decimal }>;
+}
+
+export interface DelegateInput {
+  task: string;
+  model: string | null;
+  toolUseId: string;
+  plannerSessionId: string;
+  plannerTurnId: string;
+  workspace: string;
+  signal: AbortSignal;
+}
+
+export interface DispatchTurn {
+  turnId: string;
+  sessionId: string;
+  workspace: string;
+  signal: AbortSignal;
+  worker: { plannerApprovals: ReadonlySet<string> } | null;
+}
+
+export interface Dispatched {
+  results: ToolResultBlock[];
+  /** The turn was cancelled during dispatch (the remaining tools failed as cancelled). */
+  cancelled: boolean;
+  /** Cost of delegated workers. */
+  cost: Decimal;
+}
+
+export async function runToolUses(
+  deps: ToolDispatchDeps,
+  turn: DispatchTurn,
+  messageId: string,
+  uses: readonly ToolUseBlock[],
+): Promise<Dispatched> {
+  const results: ToolResultBlock[] = [];
+  let cost = ZERO;
+  for (const use of uses) {
+    const started = performance.now();
+    const callId = deps.newId();
+    const base = { actor: 'tool', session_id: turn.sessionId, turn_id: turn.turnId } as const;
+    const failed = async (error_class: ToolErrorClass, message: string) => {
+      deps.bus.publish({
+        ...base,
+        type: 'tool.failed',
+        payload: { tool_use_id: use.id, tool_name: use.name, latency_ms: ms(started), error_class, message },
+      });
+      await finishToolCall(deps.db, callId, {
+        output: message,
+        status: error_class === 'cancelled' ? 'cancelled' : 'failed',
+        error_class,
+        completed_at: now(deps),
+      });
+      results.push({ type: 'tool_result', tool_use_id: use.id, content: `${error_class}: ${message}`, is_error: true });
+    };
+    await insertToolCall(deps.db, {
+      id: callId,
+      session_id: turn.sessionId,
+      turn_id: turn.turnId,
+      message_id: messageId,
+      tool_use_id: use.id,
+      tool_name: use.name,
+      input: use.input,
+      status: turn.signal.aborted ? 'pending' : 'running',
+      started_at: now(deps),
+    });
+    if (turn.signal.aborted) {
+      // spec 2 "At the seam": scheduled, never started
+      await failed('cancelled', 'the turn was cancelled before this tool started');
+      continue;
+    }
+    deps.bus.publish({
+      ...base,
+      type: 'tool.called',
+      payload: { tool_use_id: use.id, tool_name: use.name, input: use.input },
+    });
+    const outcome = await runOne(deps, turn, use);
+    if (outcome.kind === 'failed') {
+      await failed(outcome.error_class, outcome.message);
+      continue;
+    }
+    cost = add(cost, outcome.cost);
+    const r = outcome.result;
+    if (!r.ok) {
+      await failed(turn.signal.aborted ? 'cancelled' : r.error_class, r.message);
+      continue;
+    }
+    deps.bus.publish({
+      ...base,
+      type: 'tool.completed',
+      payload: {
+        tool_use_id: use.id,
+        tool_name: use.name,
+        latency_ms: ms(started),
+        output_bytes: Buffer.byteLength(r.output),
+        truncated: r.truncated ?? false,
+      },
+    });
+    await finishToolCall(deps.db, callId, {
+      output: r.output,
+      status: 'completed',
+      error_class: null,
+      completed_at: now(deps),
+    });
+    results.push({ type: 'tool_result', tool_use_id: use.id, content: r.output });
+  }
+  return { results, cancelled: turn.signal.aborted, cost };
+}
+
+// --- internal ---
+
+type RunOutcome =
+  | { kind: 'ran'; result: ToolResult; cost: Decimal }
+  | { kind: 'failed'; error_class: ToolErrorClass; message: string };
+
+async function runOne(deps: ToolDispatchDeps, turn: DispatchTurn, use: ToolUseBlock): Promise<RunOutcome> {
+  const tool = deps.tools.find((t) => t.name === use.name);
+  if (!tool) return { kind: 'failed', error_class: 'not_found', message: `there is no tool named ${use.name}` };
+  if (turn.worker) {
+    if (tool.name === 'delegate')
+      return { kind: 'failed', error_class: 'permission_denied', message: 'a worker session cannot delegate' };
+    if (!tool.readOnly && !turn.worker.plannerApprovals.has(tool.name))
+      return {
+        kind: 'failed',
+        error_class: 'permission_denied',
+        message: `a worker may use ${tool.name} only after the planner's session approved it for the session`,
+      };
+  } else if (tool.needsConfirmation && !deps.approvals(turn.sessionId).has(tool.name)) {
+    const denied = await confirm(deps, turn, use);
+    if (denied) return denied;
+  }
+  if (tool.name === 'delegate') {
+    const input = use.input as { task?: unknown; model?: unknown };
+    if (typeof input.task !== 'string' || input.task.trim() === '')
+      return { kind: 'failed', error_class: 'invalid_input', message: 'task: a non-empty string is required' };
+    if (input.model !== undefined && input.model !== null && typeof input.model !== 'string')
+      return { kind: 'failed', error_class: 'invalid_input', message: 'model: must be a string' };
+    const d = await deps.delegate({
+      task: input.task,
+      model: (input.model as string | undefined) ?? null,
+      toolUseId: use.id,
+      plannerSessionId: turn.sessionId,
+      plannerTurnId: turn.turnId,
+      workspace: turn.workspace,
+      signal: turn.signal,
+    });
+    return { kind: 'ran', result: d.result, cost: d.cost };
+  }
+  const result = await tool.run(use.input, { workspace: turn.workspace, signal: turn.signal, childEnv: deps.childEnv });
+  return { kind: 'ran', result, cost: ZERO };
+}
+
+/** Asks the user; undefined when allowed, else the failure to report. */
+async function confirm(
+  deps: ToolDispatchDeps,
+  turn: DispatchTurn,
+  use: ToolUseBlock,
+): Promise<RunOutcome | undefined> {
+  const requestId = deps.newId();
+  const base = { actor: 'agent', session_id: turn.sessionId, turn_id: turn.turnId } as const;
+  deps.bus.publish({
+    ...base,
+    type: 'tool.confirmation_requested',
+    payload: { request_id: requestId, tool_use_id: use.id, tool_name: use.name, input: use.input },
+  });
+  const outcome = await deps.confirmations.ask({
+    requestId,
+    sessionId: turn.sessionId,
+    turnId: turn.turnId,
+    timeoutMs: deps.confirmationTimeoutMs,
+    signal: turn.signal,
+  });
+  if (outcome.decision === 'cancelled')
+    return { kind: 'failed', error_class: 'cancelled', message: 'the turn was cancelled while waiting for confirmation' };
+  deps.bus.publish({
+    ...base,
+    actor: outcome.timedOut ? 'system' : 'user',
+    type: 'tool.confirmation_resolved',
+    payload: {
+      request_id: requestId,
+      tool_use_id: use.id,
+      tool_name: use.name,
+      decision: outcome.decision,
+      scope: outcome.scope,
+      timed_out: outcome.timedOut,
+    },
+  });
+  if (outcome.decision === 'deny')
+    return {
+      kind: 'failed',
+      error_class: 'denied_by_user',
+      message: outcome.timedOut ? 'nobody confirmed this tool call in time' : 'the user denied this tool call',
+    };
+  if (outcome.scope === 'session') deps.approvals(turn.sessionId).add(use.name);
+  return undefined;
+}
+
+function ms(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
+}
+
+function now(deps: { clock: Clock }): string {
+  return formatUs(deps.clock.nowUs());
+}

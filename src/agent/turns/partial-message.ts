@@ -1,0 +1,103 @@
+/**
+ * @module What an assistant message held when its stream was cut (spec 2 cancellation table): the text,
+ * thinking and tool_use blocks seen so far, so a cancelled turn can publish `tool.use_end` for each open
+ * tool_use and `message.complete` with stop_reason `cancelled` and the partial final_content.
+ */
+import type { ContentBlock } from '../../canonical/message.ts';
+import { type CanonicalStreamEvent, parseToolInput, type ToolUseEndEvent } from '../../canonical/stream.ts';
+
+export interface PartialMessage {
+  /** Feeds one canonical event of the stream. */
+  push(e: CanonicalStreamEvent): void;
+  /** tool.use_end events for the tool_use blocks that were opened and never ended. */
+  closeOpenToolUses(messageId: string): ToolUseEndEvent[];
+  /** The blocks seen so far, in index order (tool inputs as far as they parse). */
+  content(): ContentBlock[];
+}
+
+export function createPartialMessage(): PartialMessage {
+  const blocks = new Map<number, Draft>();
+  const draft = (index: number, make: () => Draft) => {
+    let d = blocks.get(index);
+    if (!d) {
+      d = make();
+      blocks.set(index, d);
+    }
+    return d;
+  };
+  return {
+    push(e) {
+      switch (e.type) {
+        case 'text.delta':
+          draft(e.content_block_index, () => ({ kind: 'text', text: '' })).text += e.text;
+          break;
+        case 'thinking.delta': {
+          const d = draft(e.content_block_index, () => ({ kind: 'thinking', text: '', signature: null }));
+          d.text += e.text;
+          if (e.signature !== null && d.kind === 'thinking') d.signature = e.signature;
+          break;
+        }
+        case 'tool.use_start':
+          blocks.set(e.content_block_index, {
+            kind: 'tool',
+            id: e.tool_use_id,
+            name: e.tool_name,
+            text: '',
+            input: null,
+          });
+          break;
+        case 'tool.use_input_delta':
+          draft(e.content_block_index, () => ({
+            kind: 'tool',
+            id: e.tool_use_id,
+            name: '',
+            text: '',
+            input: null,
+          })).text += e.partial_json;
+          break;
+        case 'tool.use_end': {
+          const d = blocks.get(e.content_block_index);
+          if (d?.kind === 'tool') d.input = e.final_input;
+          break;
+        }
+      }
+    },
+    closeOpenToolUses(messageId) {
+      const out: ToolUseEndEvent[] = [];
+      for (const [index, d] of [...blocks].sort((a, b) => a[0] - b[0])) {
+        if (d.kind !== 'tool' || d.input !== null) continue;
+        d.input = partialInput(d.text);
+        out.push({
+          type: 'tool.use_end',
+          message_id: messageId,
+          content_block_index: index,
+          tool_use_id: d.id,
+          final_input: d.input,
+        });
+      }
+      return out;
+    },
+    content() {
+      return [...blocks]
+        .sort((a, b) => a[0] - b[0])
+        .map(([, d]): ContentBlock => {
+          if (d.kind === 'text') return { type: 'text', text: d.text };
+          if (d.kind === 'thinking') return { type: 'thinking', thinking: d.text, signature: d.signature };
+          return { type: 'tool_use', id: d.id, name: d.name, input: d.input ?? partialInput(d.text) };
+        });
+    },
+  };
+}
+
+// --- internal ---
+
+type Draft =
+  | { kind: 'text'; text: string }
+  | { kind: 'thinking'; text: string; signature: string | null }
+  | { kind: 'tool'; id: string; name: string; text: string; input: Record<string, unknown> | null };
+
+/** spec 2: final_input of a cut tool_use is what parses, or an empty object. */
+function partialInput(text: string): Record<string, unknown> {
+  const parsed = parseToolInput(text);
+  return '_raw_arguments' in parsed ? {} : parsed;
+}

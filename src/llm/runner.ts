@@ -1,0 +1,347 @@
+/**
+ * @module The call runner: the one path every model call takes, whoever makes it (the gateway pipeline,
+ * the agent loop). route (route.decided) → reserve → call (llm.call_started, retries) → canonical stream →
+ * settle → events committed. A running call is closed exactly once, and its reservation settled or released
+ * exactly once, whichever of complete / fail / cancel comes first.
+ */
+import type { Adapter, UpstreamCall } from '../adapters/adapter.ts';
+import type { UpstreamFailure } from '../adapters/upstream-error.ts';
+import type { CanonicalUsage } from '../canonical/response.ts';
+import type { CanonicalStreamEvent, MessageCompleteEvent, StreamProgress } from '../canonical/stream.ts';
+import type { Bus, Published } from '../events/bus.ts';
+import type { CallActor, CallAttribution, InboundShape } from '../events/catalog.ts';
+import { type Decimal, ZERO } from '../lib/decimal.ts';
+import { SvcError } from '../lib/errors.ts';
+import { decodeSse } from '../lib/sse-decode.ts';
+import type { ModelEntry } from '../models/model-schema.ts';
+import { type CallCost, priceCall } from '../models/pricing.ts';
+import { type ModelRegistry, splitCanonicalId } from '../models/registry.ts';
+import { type RouteDecision, resolveRoute } from '../routing/chain.ts';
+import type { RouteContext, RouteFacts, SlotHooks } from '../routing/facts.ts';
+import type { PolicyStore } from '../routing/load-policy.ts';
+import {
+  type CompleteInput,
+  classifyReadFailure,
+  type LlmCallDeps,
+  LlmCallFailed,
+  openLlmCall,
+} from './call.ts';
+
+export interface CallRunnerDeps {
+  bus: Bus;
+  registry: ModelRegistry;
+  policy: PolicyStore;
+  /** Adapters whose provider key is set, by adapter name. */
+  adapters: Readonly<Record<string, Adapter | undefined>>;
+  llm: LlmCallDeps;
+}
+
+/** Who makes the call: stamped on every event of it. */
+export interface CallScope {
+  actor: CallActor;
+  turnId: string;
+  sessionId: string | null;
+  gatewayKeyId: string | null;
+  inboundShape: InboundShape | null;
+  userId: string | null;
+  teamId: string | null;
+  parentSessionId: string | null;
+}
+
+export interface RouteInput {
+  facts: RouteFacts;
+  scope: CallScope;
+  allowedModels?: ReadonlySet<string> | null;
+  hooks?: SlotHooks;
+}
+
+/** A routed call: the model, its adapter and the model name the upstream expects. */
+export interface Routed {
+  model: ModelEntry;
+  adapter: Adapter;
+  upstreamModel: string;
+  decision: RouteDecision;
+  routeEvent: Published;
+}
+
+/** A budget hold (the gateway's per-key caps); the agent server has none. */
+export interface Hold {
+  settle(cost: Decimal): void;
+  release(): void;
+}
+
+export interface StartInput {
+  routed: Routed;
+  call: UpstreamCall;
+  stream: boolean;
+  scope: CallScope;
+  requestedModel: string | null;
+  signal: AbortSignal;
+  hold?: Hold;
+}
+
+/** A call whose upstream answered 2xx. Exactly one of complete / fail / cancel takes effect. */
+export interface RunningCall {
+  readonly routed: Routed;
+  readonly body: AsyncIterable<Uint8Array> & { text(): Promise<string> };
+  readonly attempts: number;
+  /** Milliseconds since the call started (before routing retries, after route.decided). */
+  elapsedMs(): number;
+  readonly closed: boolean;
+  /** What the call cost once closed (zero while open and after a failure). */
+  spent(): Decimal;
+  /** Closes as llm.call_completed (priced), settles the hold; `published.committed` when durable. */
+  complete(c: CompleteInput): { published: Published; cost: CallCost };
+  /** Closes as llm.call_failed and releases the hold. */
+  fail(failure: UpstreamFailure): Published;
+  /**
+   * The caller left. The gateway records llm.call_completed with error_class cancelled (spec 1); an agent
+   * turn records llm.call_failed with error_class cancelled (spec 2 cancellation table). Either way the
+   * usage seen so far is priced on the event and settled.
+   */
+  cancel(usage: CanonicalUsage, ttftMs: number | null): Published;
+}
+
+export interface StreamOptions {
+  /** performance.now() at the call's start (ttft); default: when the call was opened. */
+  startedMs?: number;
+  /**
+   * false (gateway): llm.call_completed is committed before message.complete is yielded, so the client's
+   * final byte never precedes a durable trace. true (agent): message.complete is yielded first and the
+   * call is closed when the consumer asks for the next event (spec 2 "Typical order").
+   */
+  completeAfterYield?: boolean;
+}
+
+export interface CallRunner {
+  /** Routing chain → route.decided; throws the chain's SvcError (403/503) when nothing is usable. */
+  route(input: RouteInput): Routed;
+  /** Sends the call (retries per DECISIONS §4); throws LlmCallFailed after closing it. Releases the hold then. */
+  start(input: StartInput): Promise<RunningCall>;
+  /**
+   * Reads a running call's SSE body as canonical events and closes the call: message.complete is yielded
+   * only after llm.call_completed is committed; a failure closes it as llm.call_failed (committed) and is
+   * thrown as SvcError (details.error_class); an abort closes it as cancelled with the usage seen so far.
+   */
+  streamEvents(call: RunningCall, signal: AbortSignal, options?: StreamOptions): CanonicalEventStream;
+}
+
+export interface CanonicalEventStream extends AsyncIterable<CanonicalStreamEvent>, StreamProgress {
+  /** Time to first content, once seen (ms from `startedMs`). */
+  ttftMs(): number | null;
+}
+
+export const TRUNCATED_STREAM = 'the upstream stream ended before the message was complete';
+
+export function createCallRunner(deps: CallRunnerDeps): CallRunner {
+  const available = (): ReadonlySet<string> =>
+    new Set(Object.keys(deps.adapters).filter((k) => deps.adapters[k] !== undefined));
+  const availableSet = available();
+
+  return {
+    route(input) {
+      const ctx: RouteContext = {
+        policy: deps.policy.current(),
+        registry: deps.registry,
+        availableAdapters: availableSet,
+        allowedModels: input.allowedModels ?? null,
+        hooks: input.hooks,
+      };
+      const decision = resolveRoute(input.facts, ctx);
+      const s = input.scope;
+      const routeEvent = deps.bus.publish({
+        type: 'route.decided',
+        actor: 'router',
+        turn_id: s.turnId,
+        session_id: s.sessionId,
+        payload: {
+          chain: decision.chain,
+          winner_index: decision.winner_index,
+          chosen_model: decision.chosen?.id ?? null,
+          elapsed_ms: decision.elapsed_ms,
+          requested_model: input.facts.requestedModel,
+          gateway_key_id: s.gatewayKeyId,
+          inbound_shape: s.inboundShape,
+          user_id: s.userId,
+          team_id: s.teamId,
+          ...(s.sessionId ? { parent_session_id: s.parentSessionId } : {}),
+        },
+      });
+      if (!decision.chosen) throw decision.error!;
+      const model = decision.chosen;
+      const adapter = deps.adapters[model.adapter]!;
+      return { model, adapter, upstreamModel: splitCanonicalId(model.id)!.modelName, decision, routeEvent };
+    },
+
+    async start(input) {
+      const { routed, scope } = input;
+      const hold = onceHold(input.hold);
+      const attribution: CallAttribution = {
+        requested_model: input.requestedModel,
+        model: routed.model.id,
+        provider: routed.adapter.name,
+        gateway_key_id: scope.gatewayKeyId,
+        inbound_shape: scope.inboundShape,
+        user_id: scope.userId,
+        team_id: scope.teamId,
+        parent_session_id: scope.parentSessionId,
+      };
+      let open: Awaited<ReturnType<typeof openLlmCall>>;
+      try {
+        open = await openLlmCall(deps.llm, {
+          adapter: routed.adapter,
+          model: routed.model,
+          call: input.call,
+          attribution,
+          stream: input.stream,
+          turnId: scope.turnId,
+          sessionId: scope.sessionId,
+          actor: scope.actor,
+          signal: input.signal,
+        });
+      } catch (err) {
+        if (err instanceof LlmCallFailed && err.failure.error_class === 'cancelled') hold.settle(ZERO);
+        else hold.release();
+        throw err;
+      }
+      let closed = false;
+      let spent = ZERO;
+      const close = () => {
+        if (closed) throw new Error('call already closed');
+        closed = true;
+      };
+      return {
+        routed,
+        body: open.response.body,
+        attempts: open.attempts,
+        elapsedMs: open.elapsedMs,
+        get closed() {
+          return closed;
+        },
+        spent: () => spent,
+        complete(c) {
+          close();
+          const out = open.complete(c);
+          spent = out.cost.cost;
+          hold.settle(spent);
+          return out;
+        },
+        fail(failure) {
+          close();
+          hold.release();
+          return open.fail(failure);
+        },
+        cancel(usage, ttftMs) {
+          close();
+          if (scope.actor === 'agent') {
+            spent = priceCall(deps.registry, routed.model.id, usage).cost;
+            hold.settle(spent);
+            return open.fail(CANCELLED, usage);
+          }
+          const out = open.complete({ usage, stopReason: null, cancelled: true, ttftMs });
+          spent = out.cost.cost;
+          hold.settle(spent);
+          return out.published;
+        },
+      };
+    },
+
+    streamEvents(call, signal, options = {}) {
+      const startedMs = options.startedMs ?? performance.now() - call.elapsedMs();
+      return createEventStream(call, signal, startedMs, options.completeAfterYield ?? false);
+    },
+  };
+}
+
+/** The SvcError a failure is answered with; `details.error_class` carries its class. */
+export function failureError(f: UpstreamFailure): SvcError {
+  return new SvcError(f.code, { message: f.message, details: { error_class: f.error_class } });
+}
+
+// --- internal ---
+
+function onceHold(hold: Hold | undefined): Hold {
+  let done = false;
+  return {
+    settle(cost) {
+      if (done) return;
+      done = true;
+      hold?.settle(cost);
+    },
+    release() {
+      if (done) return;
+      done = true;
+      hold?.release();
+    },
+  };
+}
+
+const CANCELLED: UpstreamFailure = {
+  error_class: 'cancelled',
+  code: 'upstream_error',
+  status: null,
+  message: 'the call was cancelled before the model finished',
+  retryable: false,
+};
+
+function createEventStream(
+  call: RunningCall,
+  signal: AbortSignal,
+  startedMs: number,
+  completeAfterYield: boolean,
+): CanonicalEventStream {
+  const adapter = call.routed.adapter;
+  const canonical = adapter.decodeStream(decodeSse(call.body));
+  let ttft: number | null = null;
+  const cancel = () => {
+    if (!call.closed) call.cancel(canonical.usage(), ttft);
+  };
+  async function* events(): AsyncGenerator<CanonicalStreamEvent> {
+    signal.addEventListener('abort', cancel, { once: true });
+    try {
+      for await (const e of canonical) {
+        if (ttft === null && canonical.hasContent())
+          ttft = Math.round((performance.now() - startedMs) * 1000) / 1000;
+        const done = e.type === 'message.complete' && !call.closed ? e : null;
+        const closeCall = (m: MessageCompleteEvent) =>
+          call.complete({ usage: m.usage, stopReason: m.stop_reason, ttftMs: ttft }).published.committed;
+        if (done && !completeAfterYield) await closeCall(done);
+        yield e;
+        if (signal.aborted) return;
+        if (done && completeAfterYield && !call.closed) await closeCall(done);
+      }
+    } catch (err) {
+      if (signal.aborted || call.closed) {
+        cancel();
+        throw err;
+      }
+      const failure = classifyReadFailure(adapter, err, signal);
+      await call.fail(failure).committed;
+      throw failureError(failure);
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      if (signal.aborted) cancel();
+    }
+    if (!call.closed) {
+      const failure = classifyReadFailure(
+        adapter,
+        new SvcError('upstream_error', {
+          message: TRUNCATED_STREAM,
+          details: { error_class: 'server_error' },
+        }),
+        signal,
+      );
+      await call.fail(failure).committed;
+      throw failureError(failure);
+    }
+  }
+  const iterable = events();
+  return {
+    [Symbol.asyncIterator]: () => iterable,
+    usage: () => canonical.usage(),
+    stopReason: () => canonical.stopReason(),
+    messageId: () => canonical.messageId(),
+    hasContent: () => canonical.hasContent(),
+    ttftMs: () => ttft,
+  };
+}
