@@ -18,7 +18,7 @@ import { LlmCallFailed } from '../llm/call.ts';
 import type { CallRunner, CallScope, CanonicalEventStream, Routed, RunningCall } from '../llm/runner.ts';
 import type { Database } from '../store/schema.ts';
 import { appendMessage, sessionHistory } from './sessions/messages.ts';
-import { type ToolDispatchDeps, runToolUses } from './tool-dispatch.ts';
+import { runToolUses, type ToolDispatchDeps } from './tool-dispatch.ts';
 import { createPartialMessage } from './turns/partial-message.ts';
 
 export interface LoopDeps extends ToolDispatchDeps {
@@ -60,7 +60,12 @@ export interface LoopOutcome {
 export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<LoopOutcome> {
   let cost = ZERO;
   let finalText = '';
-  const out = (status: LoopOutcome['status'], stop: string | null, steps: number, err?: unknown): LoopOutcome => ({
+  const out = (
+    status: LoopOutcome['status'],
+    stop: string | null,
+    steps: number,
+    err?: unknown,
+  ): LoopOutcome => ({
     status,
     cost,
     stopReason: stop,
@@ -77,7 +82,8 @@ export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<Loop
     if (call.status !== 'completed') return out(call.status, call.stopReason, step, call.error);
     finalText = textOf(call.content);
     const toolUses = call.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
-    if (call.stopReason !== 'tool_use' || toolUses.length === 0) return out('completed', call.stopReason, step);
+    if (call.stopReason !== 'tool_use' || toolUses.length === 0)
+      return out('completed', call.stopReason, step);
     const dispatched = await runToolUses(deps, turn, call.messageId, toolUses);
     cost = add(cost, dispatched.cost);
     await appendMessage(deps.db, {
@@ -108,7 +114,11 @@ interface CallOutcome {
 }
 
 /** One streamed model call: events published as they come; the assistant message persisted at the end. */
-async function runModelCall(deps: LoopDeps, turn: LoopTurn, messages: CanonicalMessage[]): Promise<CallOutcome> {
+async function runModelCall(
+  deps: LoopDeps,
+  turn: LoopTurn,
+  messages: CanonicalMessage[],
+): Promise<CallOutcome> {
   const messageId = deps.newId();
   const { routed } = turn;
   const publish = (e: CanonicalStreamEvent) => {
@@ -162,10 +172,23 @@ async function runModelCall(deps: LoopDeps, turn: LoopTurn, messages: CanonicalM
   }
   if (failure !== undefined || !complete) {
     await persistAssistant(deps, turn, messageId, partial.content(), 'completed', routed);
-    return { status: 'failed', messageId, content: partial.content(), stopReason: null, cost, error: failure };
+    return {
+      status: 'failed',
+      messageId,
+      content: partial.content(),
+      stopReason: null,
+      cost,
+      error: failure,
+    };
   }
   await persistAssistant(deps, turn, messageId, complete.final_content, 'completed', routed);
-  return { status: 'completed', messageId, content: complete.final_content, stopReason: complete.stop_reason, cost };
+  return {
+    status: 'completed',
+    messageId,
+    content: complete.final_content,
+    stopReason: complete.stop_reason,
+    cost,
+  };
 }
 
 function requestOf(deps: LoopDeps, turn: LoopTurn, messages: CanonicalMessage[]): CanonicalRequest {
@@ -175,7 +198,12 @@ function requestOf(deps: LoopDeps, turn: LoopTurn, messages: CanonicalMessage[])
     messages,
     tools: deps.tools
       .filter((t) => turn.worker === null || t.name !== 'delegate')
-      .map((t) => ({ type: 'function', name: t.name, description: t.description, input_schema: t.input_schema })),
+      .map((t) => ({
+        type: 'function',
+        name: t.name,
+        description: t.description,
+        input_schema: t.input_schema,
+      })),
     max_tokens: turn.routed.model.capabilities.max_output_tokens,
     stream: true,
     include_usage: true,
@@ -237,4 +265,3 @@ function textOf(content: ContentBlock[]): string {
     .map((b) => (b as { text: string }).text)
     .join('\n');
 }
-

@@ -81,7 +81,12 @@ export async function runToolUses(
         error_class,
         completed_at: now(deps),
       });
-      results.push({ type: 'tool_result', tool_use_id: use.id, content: `${error_class}: ${message}`, is_error: true });
+      results.push({
+        type: 'tool_result',
+        tool_use_id: use.id,
+        content: `${error_class}: ${message}`,
+        is_error: true,
+      });
     };
     await insertToolCall(deps.db, {
       id: callId,
@@ -145,10 +150,15 @@ type RunOutcome =
 
 async function runOne(deps: ToolDispatchDeps, turn: DispatchTurn, use: ToolUseBlock): Promise<RunOutcome> {
   const tool = deps.tools.find((t) => t.name === use.name);
-  if (!tool) return { kind: 'failed', error_class: 'not_found', message: `there is no tool named ${use.name}` };
+  if (!tool)
+    return { kind: 'failed', error_class: 'not_found', message: `there is no tool named ${use.name}` };
   if (turn.worker) {
     if (tool.name === 'delegate')
-      return { kind: 'failed', error_class: 'permission_denied', message: 'a worker session cannot delegate' };
+      return {
+        kind: 'failed',
+        error_class: 'permission_denied',
+        message: 'a worker session cannot delegate',
+      };
     if (!tool.readOnly && !turn.worker.plannerApprovals.has(tool.name))
       return {
         kind: 'failed',
@@ -162,7 +172,11 @@ async function runOne(deps: ToolDispatchDeps, turn: DispatchTurn, use: ToolUseBl
   if (tool.name === 'delegate') {
     const input = use.input as { task?: unknown; model?: unknown };
     if (typeof input.task !== 'string' || input.task.trim() === '')
-      return { kind: 'failed', error_class: 'invalid_input', message: 'task: a non-empty string is required' };
+      return {
+        kind: 'failed',
+        error_class: 'invalid_input',
+        message: 'task: a non-empty string is required',
+      };
     if (input.model !== undefined && input.model !== null && typeof input.model !== 'string')
       return { kind: 'failed', error_class: 'invalid_input', message: 'model: must be a string' };
     const d = await deps.delegate({
@@ -176,7 +190,11 @@ async function runOne(deps: ToolDispatchDeps, turn: DispatchTurn, use: ToolUseBl
     });
     return { kind: 'ran', result: d.result, cost: d.cost };
   }
-  const result = await tool.run(use.input, { workspace: turn.workspace, signal: turn.signal, childEnv: deps.childEnv });
+  const result = await tool.run(use.input, {
+    workspace: turn.workspace,
+    signal: turn.signal,
+    childEnv: deps.childEnv,
+  });
   return { kind: 'ran', result, cost: ZERO };
 }
 
@@ -201,7 +219,11 @@ async function confirm(
     signal: turn.signal,
   });
   if (outcome.decision === 'cancelled')
-    return { kind: 'failed', error_class: 'cancelled', message: 'the turn was cancelled while waiting for confirmation' };
+    return {
+      kind: 'failed',
+      error_class: 'cancelled',
+      message: 'the turn was cancelled while waiting for confirmation',
+    };
   deps.bus.publish({
     ...base,
     actor: outcome.timedOut ? 'system' : 'user',
@@ -219,7 +241,9 @@ async function confirm(
     return {
       kind: 'failed',
       error_class: 'denied_by_user',
-      message: outcome.timedOut ? 'nobody confirmed this tool call in time' : 'the user denied this tool call',
+      message: outcome.timedOut
+        ? 'nobody confirmed this tool call in time'
+        : 'the user denied this tool call',
     };
   if (outcome.scope === 'session') deps.approvals(turn.sessionId).add(use.name);
   return undefined;

@@ -1,0 +1,202 @@
+/**
+ * @module The TurnEngine behind the REST routes: turns in flight by id, cancellation (REST, timeout,
+ * shutdown), confirmations, model swaps queued to the turn boundary, scope-`session` approvals, and
+ * delegation to worker sessions. Every model call goes through the shared call runner (llm/runner.ts).
+ */
+
+import { sql } from 'kysely';
+import type { ContentBlock } from '../../canonical/message.ts';
+import { SvcError } from '../../lib/errors.ts';
+import { formatUs } from '../../lib/time.ts';
+import type { ModelRegistry } from '../../models/registry.ts';
+import type { PolicyStore } from '../../routing/load-policy.ts';
+import type { SessionRow } from '../../store/schema.ts';
+import { type DelegationDeps, runDelegation } from '../delegate.ts';
+import { getSession, setActiveModel } from '../sessions/store.ts';
+import type { DelegateInput } from '../tool-dispatch.ts';
+import { createConfirmations } from './confirmations.ts';
+import type { TurnEngine } from './engine.ts';
+import { type StartTurnDeps, startTurn, type TurnHandle } from './start-turn.ts';
+
+export interface TurnEngineDeps extends Omit<StartTurnDeps, 'confirmations' | 'approvals' | 'delegate'> {
+  policy: PolicyStore;
+  registry: ModelRegistry;
+}
+
+export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
+  const turns = new Map<string, TurnHandle>();
+  const approvals = new Map<string, Set<string>>();
+  const queuedSwaps = new Map<string, string | null>();
+  const confirmations = createConfirmations();
+  const approvalsOf = (sessionId: string) => {
+    let set = approvals.get(sessionId);
+    if (!set) {
+      set = new Set();
+      approvals.set(sessionId, set);
+    }
+    return set;
+  };
+  const full: StartTurnDeps = {
+    ...deps,
+    confirmations,
+    approvals: approvalsOf,
+    delegate: (input: DelegateInput) => runDelegation(delegationDeps, input),
+  };
+  const hooks = {
+    async beforeRelease(h: TurnHandle) {
+      if (!queuedSwaps.has(h.sessionId)) return;
+      const model = queuedSwaps.get(h.sessionId)!;
+      queuedSwaps.delete(h.sessionId);
+      await applySwap(h.sessionId, model);
+    },
+    onEnd(h: TurnHandle) {
+      turns.delete(h.turnId);
+    },
+  };
+  const delegationDeps: DelegationDeps = {
+    ...full,
+    registry: deps.registry,
+    policy: deps.policy,
+    async startWorkerTurn(session, content, worker) {
+      const started = await startTurn(full, { session, content, override: null, worker, ...hooks });
+      turns.set(started.handle.turnId, started.handle);
+      return started;
+    },
+    plannerApprovals: approvalsOf,
+  };
+
+  async function openSession(sessionId: string): Promise<SessionRow> {
+    const session = await getSession(deps.db, sessionId);
+    if (!session) throw new SvcError('session_not_found', { message: `no session ${sessionId}` });
+    if (session.ended_at !== null)
+      throw new SvcError('session_already_ended', { message: `session ${sessionId} has ended` });
+    return session;
+  }
+
+  /** `null` returns the session to routed models: workspace default, else the global default. */
+  async function applySwap(sessionId: string, model: string | null): Promise<string> {
+    const session = await getSession(deps.db, sessionId);
+    const policy = deps.policy.current();
+    const now = formatUs(deps.clock.nowUs());
+    if (model === null) {
+      const ws = session ? policy.workspaces.find((w) => w.test(session.workspace_path))?.use : undefined;
+      const fallback = (ws && policy.resolveRef(ws)) ?? policy.globalDefault;
+      await setActiveModel(deps.db, sessionId, fallback, now, false);
+      return fallback;
+    }
+    const id = policy.resolveRef(model) ?? model;
+    await setActiveModel(deps.db, sessionId, id, now, true);
+    return id;
+  }
+
+  return {
+    async submit(input) {
+      const session = await openSession(input.sessionId);
+      const { content, alias } = stripAliasPrefix(input.content, (ref) =>
+        deps.policy.current().resolveRef(ref),
+      );
+      if (!content.some((b) => (b.type === 'text' && b.text.trim() !== '') || b.type === 'image'))
+        throw new SvcError('invalid_content', { message: 'content: the message has no text or image' });
+      const override = input.perMessageOverride ?? alias;
+      const started = await startTurn(full, {
+        session,
+        content,
+        override: override ?? null,
+        worker: null,
+        ...hooks,
+      });
+      turns.set(started.handle.turnId, started.handle);
+      return {
+        turn_id: started.handle.turnId,
+        session_id: session.id,
+        submitted_at: started.submittedAt,
+        user_message_id: started.userMessageId,
+      };
+    },
+
+    async cancel(sessionId, turnId, reason) {
+      await openSession(sessionId);
+      const handle = turns.get(turnId);
+      if (!handle || handle.sessionId !== sessionId) {
+        const known = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM events
+          WHERE turn_id = ${turnId} AND session_id = ${sessionId} AND type = 'turn.started'`.execute(deps.db);
+        if (Number(known.rows[0]?.n ?? 0) === 0)
+          throw new SvcError('turn_not_found', { message: `no turn ${turnId} in session ${sessionId}` });
+        throw new SvcError('turn_already_completed', { message: `turn ${turnId} has already ended` });
+      }
+      if (handle.cancelReason !== null) {
+        // spec 2: a second cancel is a no-op, logged as a warning, with no canonical event
+        deps.bus.publish({
+          type: 'bus.handler_warning',
+          actor: 'system',
+          session_id: sessionId,
+          turn_id: turnId,
+          payload: {
+            subscriber: 'turn-engine',
+            event_id: turnId,
+            event_type: 'turn.cancelled',
+            message: 'turn is already cancelling',
+          },
+        });
+        return { turn_id: turnId, cancellation_initiated: true };
+      }
+      handle.cancelReason = reason ?? 'user_cancelled';
+      handle.controller.abort();
+      return { turn_id: turnId, cancellation_initiated: true };
+    },
+
+    async confirm(input) {
+      await openSession(input.sessionId);
+      confirmations.answer(input);
+      return { request_id: input.requestId, decision: input.decision, applied: true };
+    },
+
+    async setActiveModel(sessionId, model) {
+      const session = await openSession(sessionId);
+      if (session.current_turn_id !== null) {
+        queuedSwaps.set(sessionId, model);
+        const shown =
+          model === null ? session.active_model : (deps.policy.current().resolveRef(model) ?? model);
+        return {
+          id: sessionId,
+          active_model: shown,
+          swap_queued: true,
+          swap_queued_until_turn: session.current_turn_id,
+        };
+      }
+      const active = await applySwap(sessionId, model);
+      return { id: sessionId, active_model: active, swap_queued: false };
+    },
+
+    activeTurns: () => turns.size,
+
+    async cancelAll(reason) {
+      const running = [...turns.values()];
+      for (const h of running) {
+        h.cancelReason ??= reason;
+        h.controller.abort();
+      }
+      await Promise.allSettled(running.map((h) => h.done));
+    },
+  };
+}
+
+// --- internal ---
+
+/**
+ * An `@alias ` prefix on the first text block picks the model for this turn (slot 1) and is removed before
+ * the model sees the text; a prefix that names no model is left as written.
+ */
+export function stripAliasPrefix(
+  content: ContentBlock[],
+  resolve: (ref: string) => string | undefined,
+): { content: ContentBlock[]; alias: string | null } {
+  const i = content.findIndex((b) => b.type === 'text');
+  if (i < 0) return { content, alias: null };
+  const block = content[i] as { type: 'text'; text: string };
+  const m = /^@(\S+)\s+/.exec(block.text);
+  if (!m || resolve(m[1]) === undefined) return { content, alias: null };
+  const next = [...content];
+  next[i] = { ...block, text: block.text.slice(m[0].length) };
+  return { content: next, alias: m[1] };
+}

@@ -1,0 +1,238 @@
+/**
+ * @module One turn from submission to its end event, for planner and worker sessions alike: claim the
+ * session (one turn at a time), persist the user message, turn.started, route (route.decided; a routing
+ * failure ends the turn and is thrown as 503 before the 202), then run the loop in the background and end
+ * with turn.completed or turn.cancelled, the session's counters and cost updated exactly.
+ */
+import type { Kysely } from 'kysely';
+import type { ContentBlock } from '../../canonical/message.ts';
+import type { Bus } from '../../events/bus.ts';
+import { type Decimal, formatDecimal, ZERO } from '../../lib/decimal.ts';
+import { isSvcError, SvcError } from '../../lib/errors.ts';
+import type { NewId } from '../../lib/ids.ts';
+import type { Logger } from '../../lib/log.ts';
+import { type Clock, formatUs } from '../../lib/time.ts';
+import type { CallRunner, CallScope, Routed } from '../../llm/runner.ts';
+import { describeRequest } from '../../routing/request-facts.ts';
+import type { Database, SessionRow } from '../../store/schema.ts';
+import { type LoopDeps, type LoopOutcome, runAgentLoop } from '../loop.ts';
+import { appendMessage, sessionHistory } from '../sessions/messages.ts';
+import { beginTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
+import { buildSystemPrompt } from '../system-prompt.ts';
+
+export interface StartTurnDeps extends LoopDeps {
+  db: Kysely<Database>;
+  bus: Bus;
+  log: Logger;
+  newId: NewId;
+  clock: Clock;
+  runner: CallRunner;
+  turnTimeoutMs: number;
+}
+
+export interface TurnHandle {
+  readonly turnId: string;
+  readonly sessionId: string;
+  readonly controller: AbortController;
+  /** Set by the first cancel (REST, socket, timeout, shutdown, planner). */
+  cancelReason: string | null;
+  readonly done: Promise<LoopOutcome>;
+}
+
+export interface StartTurnInput {
+  session: SessionRow;
+  content: ContentBlock[];
+  /** Slot 1 (per_message_override): already resolved from the field or the `@alias` prefix. */
+  override: string | null;
+  /** Workers: slot 5 (delegate_request) and the planner's session approvals. */
+  worker: {
+    delegateModel: string | null;
+    plannerApprovals: ReadonlySet<string>;
+    parentSignal: AbortSignal;
+  } | null;
+  /** Runs while the session is still held by the ended turn (a queued model swap applies here). */
+  beforeRelease(handle: TurnHandle): Promise<void>;
+  /** Called once the turn has ended (the session released, its end event committed). */
+  onEnd(handle: TurnHandle, outcome: LoopOutcome): void;
+}
+
+export interface Started {
+  handle: TurnHandle;
+  userMessageId: string;
+  submittedAt: string;
+  routed: Routed;
+}
+
+export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Promise<Started> {
+  const { session } = input;
+  const turnId = deps.newId();
+  const submittedAt = formatUs(deps.clock.nowUs());
+  if (!(await beginTurn(deps.db, session.id, turnId, submittedAt))) {
+    throw new SvcError('turn_in_flight', {
+      message: `session ${session.id} already has a turn in flight; wait for it to end or cancel it`,
+      details: { current_turn_id: session.current_turn_id },
+    });
+  }
+  const userMessageId = deps.newId();
+  await appendMessage(deps.db, {
+    id: userMessageId,
+    session_id: session.id,
+    turn_id: turnId,
+    role: 'user',
+    content: input.content,
+    metadata: input.override ? { per_message_override: input.override } : {},
+    created_at: submittedAt,
+  });
+  const scope: CallScope = {
+    actor: 'agent',
+    turnId,
+    sessionId: session.id,
+    gatewayKeyId: null,
+    inboundShape: null,
+    userId: null,
+    teamId: null,
+    parentSessionId: session.parent_session_id,
+  };
+  const base = { actor: 'agent', session_id: session.id, turn_id: turnId } as const;
+  deps.bus.publish({
+    ...base,
+    actor: 'user',
+    type: 'turn.started',
+    payload: {
+      user_message_id: userMessageId,
+      per_message_override: input.override,
+      is_worker: session.is_worker === 1,
+      parent_session_id: session.parent_session_id,
+    },
+  });
+  let routed: Routed;
+  try {
+    routed = await route(deps, input, scope);
+  } catch (err) {
+    const code = isSvcError(err) ? err.code : 'internal_error';
+    await deps.bus.publish({
+      ...base,
+      type: 'turn.completed',
+      payload: {
+        status: 'failed',
+        error_code: code,
+        stop_reason: null,
+        cost_usd: formatDecimal(ZERO),
+        steps: 0,
+      },
+    }).committed;
+    await finishTurn(deps.db, session.id, { turnId, costDelta: '0', now: formatUs(deps.clock.nowUs()) });
+    throw err;
+  }
+
+  const controller = new AbortController();
+  const handle: TurnHandle = {
+    turnId,
+    sessionId: session.id,
+    controller,
+    cancelReason: null,
+    done: undefined!,
+  };
+  const parent = input.worker?.parentSignal;
+  const onParentAbort = () => {
+    handle.cancelReason ??= 'planner_cancelled';
+    controller.abort();
+  };
+  parent?.addEventListener('abort', onParentAbort, { once: true });
+  if (parent?.aborted) onParentAbort();
+  const timer = setTimeout(() => {
+    handle.cancelReason ??= 'timeout';
+    controller.abort();
+  }, deps.turnTimeoutMs);
+  timer.unref?.();
+
+  const run = async (): Promise<LoopOutcome> => {
+    let outcome: LoopOutcome;
+    try {
+      outcome = await runAgentLoop(deps, {
+        turnId,
+        sessionId: session.id,
+        workspace: session.workspace_path,
+        scope,
+        routed,
+        requestedModel: input.override ?? input.worker?.delegateModel ?? null,
+        system: buildSystemPrompt(session.workspace_path, deps.tools, input.worker !== null),
+        signal: controller.signal,
+        worker: input.worker ? { plannerApprovals: input.worker.plannerApprovals } : null,
+      });
+    } catch (err) {
+      deps.log.error('agent turn failed', { turn_id: turnId, session_id: session.id, error: err });
+      outcome = {
+        status: controller.signal.aborted ? 'cancelled' : 'failed',
+        cost: ZERO,
+        stopReason: null,
+        finalText: '',
+        steps: 0,
+        errorCode: 'internal_error',
+        errorClass: null,
+      };
+    } finally {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', onParentAbort);
+    }
+    await endTurn(deps, input, handle, routed, outcome);
+    return outcome;
+  };
+  (handle as { done: Promise<LoopOutcome> }).done = run();
+  return { handle, userMessageId, submittedAt, routed };
+}
+
+// --- internal ---
+
+async function route(deps: StartTurnDeps, input: StartTurnInput, scope: CallScope): Promise<Routed> {
+  const history = await sessionHistory(deps.db, input.session.id);
+  const facts = describeRequest(
+    { model: input.override ?? '', system: [], messages: history, stream: true, include_usage: true },
+    { workspacePath: input.session.workspace_path },
+  );
+  facts.requestedModel = input.override;
+  facts.hasTools = true;
+  facts.maxOutputTokens = null;
+  facts.manualStickyModel = input.session.sticky === 1 ? input.session.active_model : null;
+  facts.delegateModel = input.worker?.delegateModel ?? null;
+  return deps.runner.route({ facts, scope });
+}
+
+async function endTurn(
+  deps: StartTurnDeps,
+  input: StartTurnInput,
+  handle: TurnHandle,
+  routed: Routed,
+  outcome: LoopOutcome,
+): Promise<void> {
+  const base = { actor: 'agent', session_id: handle.sessionId, turn_id: handle.turnId } as const;
+  const cost: Decimal = outcome.cost;
+  const now = formatUs(deps.clock.nowUs());
+  // the session follows the model its turns run on, unless the user pinned one or this turn overrode it
+  if (input.session.sticky !== 1 && input.override === null && input.worker === null)
+    await setActiveModel(deps.db, handle.sessionId, routed.model.id, now);
+  await input.beforeRelease(handle);
+  // released before the end event, so a client that answers turn.completed with a new turn is not refused
+  await finishTurn(deps.db, handle.sessionId, { turnId: handle.turnId, costDelta: formatDecimal(cost), now });
+  const common = { cost_usd: formatDecimal(cost), model: routed.model.id, steps: outcome.steps };
+  const published =
+    outcome.status === 'cancelled'
+      ? deps.bus.publish({
+          ...base,
+          type: 'turn.cancelled',
+          payload: { reason: handle.cancelReason ?? 'cancelled', ...common },
+        })
+      : deps.bus.publish({
+          ...base,
+          type: 'turn.completed',
+          payload: {
+            status: outcome.status,
+            stop_reason: outcome.stopReason,
+            error_code: outcome.errorCode,
+            error_class: outcome.errorClass,
+            ...common,
+          },
+        });
+  await published.committed;
+  await input.onEnd(handle, outcome);
+}
