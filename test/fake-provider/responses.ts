@@ -68,7 +68,9 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
     const tool = pickTool(turn, i);
     blocks.push({ type: 'tool_call', id: newToolId(), name: tool.name, input: inputFromSchema(tool.schema) });
   }
-  const stopReason = plan.stopReason ?? (calls > 0 ? 'tool_use' : 'end_turn');
+  for (const use of plan.toolUses ?? []) blocks.push({ type: 'tool_call', id: newToolId(), ...use });
+  const used = calls + (plan.toolUses?.length ?? 0);
+  const stopReason = plan.stopReason ?? (used > 0 ? 'tool_use' : 'end_turn');
   return { blocks, stopReason, usage: usageFor(turn, plan, blocks) };
 }
 
@@ -120,6 +122,7 @@ function replyText(turn: Turn, plan: FakeStep): string | undefined {
   }
   if (turn.toolResults.length > 0) return `Tool result received: ${turn.toolResults.join(' | ')}`;
   if (plan.toolCalls !== undefined && plan.toolCalls > 0 && turn.tools.length > 0) return undefined;
+  if (plan.toolUses?.length) return undefined;
   if (turn.forcedTool !== undefined && turn.tools.length > 0 && !turn.toolChoiceNone) return undefined;
   return DEFAULT_TEXT;
 }

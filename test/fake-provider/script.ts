@@ -55,6 +55,8 @@ export type FakeUsage = {
 export type FakeStep = {
   text?: string;
   toolCalls?: number;
+  /** Exact tool calls (script objects only, e.g. an agent test's `read_file {path}`), after any text. */
+  toolUses?: Array<{ name: string; input: Record<string, unknown> }>;
   thinking?: boolean | string;
   usage?: FakeUsage;
   imageCheck?: boolean;
