@@ -129,7 +129,8 @@ export async function startAgentHarness(options: HarnessOptions = {}): Promise<A
       }),
     turnEnd: (turnId) =>
       waitFor((e) => e.turn_id === turnId && (e.type === 'turn.completed' || e.type === 'turn.cancelled')),
-    waitFor: (type, turnId) => waitFor((e) => e.type === type && (turnId === undefined || e.turn_id === turnId)),
+    waitFor: (type, turnId) =>
+      waitFor((e) => e.type === type && (turnId === undefined || e.turn_id === turnId)),
     async close() {
       await engine.cancelAll('test_end');
       await writer.stop();

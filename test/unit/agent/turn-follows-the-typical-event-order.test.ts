@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
+import { type AgentHarness, startAgentHarness } from '../../helpers/agent-harness.ts';
+
+let h: AgentHarness;
+before(async () => {
+  h = await startAgentHarness();
+});
+after(() => h.close());
+
+const text = (t: string) => [{ type: 'text' as const, text: t }];
+
+/** Types of the turn's events, with consecutive deltas collapsed into one entry. */
+function sequence(turnId: string): string[] {
+  const out: string[] = [];
+  for (const e of h.events) {
+    if (e.turn_id !== turnId) continue;
+    if ((e.type === 'text.delta' || e.type === 'tool.use_input_delta') && out.at(-1) === e.type) continue;
+    out.push(e.type);
+  }
+  return out;
+}
+
+test('a text-only turn: turn.started, route.decided, the call, the stream, turn.completed; session updated', async () => {
+  const s = await h.newSession();
+  h.fake.script([{ text: 'Hello from the model', usage: { input: 100, output: 20 } }]);
+  const submitted = await h.engine.submit({ sessionId: s.id, content: text('hi') });
+  const end = await h.turnEnd(submitted.turn_id);
+  assert.equal(end.type, 'turn.completed');
+  assert.deepEqual(sequence(submitted.turn_id), [
+    'turn.started',
+    'route.decided',
+    'llm.call_started',
+    'message.start',
+    'text.delta',
+    'message.complete',
+    'llm.call_completed',
+    'turn.completed',
+  ]);
+  const completed = h.events.find((e) => e.type === 'llm.call_completed' && e.turn_id === submitted.turn_id)!;
+  assert.equal(completed.actor, 'agent');
+  assert.equal(completed.session_id, s.id);
+  assert.equal(completed.payload.gateway_key_id, null);
+  assert.equal(completed.payload.inbound_shape, null);
+  assert.equal(completed.payload.input_tokens, 100);
+  const row = await h.store.kysely
+    .selectFrom('sessions')
+    .selectAll()
+    .where('id', '=', s.id)
+    .executeTakeFirstOrThrow();
+  assert.equal(row.turn_count, 1);
+  assert.equal(row.current_turn_id, null);
+  assert.equal(Number(row.cost_so_far_usd), Number(completed.payload.cost_usd));
+  const msgs = await h.store.kysely
+    .selectFrom('messages')
+    .selectAll()
+    .where('session_id', '=', s.id)
+    .orderBy('id')
+    .execute();
+  assert.deepEqual(
+    msgs.map((m) => m.role),
+    ['user', 'assistant'],
+  );
+  assert.deepEqual(JSON.parse(msgs[1].content), [{ type: 'text', text: 'Hello from the model' }]);
+});
+
+test('a multi-call turn runs read, search, list, write, edit and a command, then answers', async () => {
+  writeFileSync(join(h.workspace, 'notes.txt'), 'alpha\nbeta\n');
+  const s = await h.newSession();
+  h.fake.script([
+    { text: 'Let me look.', toolUses: [{ name: 'read_file', input: { path: 'notes.txt' } }] },
+    { toolUses: [{ name: 'search_files', input: { pattern: 'be.a' } }] },
+    { toolUses: [{ name: 'list_files', input: {} }] },
+    { toolUses: [{ name: 'write_file', input: { path: 'out/new.txt', content: 'gamma\n' } }] },
+    {
+      toolUses: [{ name: 'edit_file', input: { path: 'notes.txt', old_string: 'beta', new_string: 'BETA' } }],
+    },
+    { toolUses: [{ name: 'run_command', input: { command: 'cat notes.txt out/new.txt' } }] },
+    { text: 'All done.' },
+  ]);
+  const submitted = await h.engine.submit({ sessionId: s.id, content: text('do the work') });
+  // write_file, edit_file and run_command ask first: allow each (the third with scope session)
+  for (const scope of ['once', 'once', 'session'] as const) {
+    const asked = await waitForNth('tool.confirmation_requested', submitted.turn_id, scope);
+    await h.engine.confirm({
+      sessionId: s.id,
+      turnId: submitted.turn_id,
+      requestId: asked.payload.request_id as string,
+      decision: 'allow',
+      scope,
+    });
+  }
+  const end = await h.turnEnd(submitted.turn_id);
+  assert.equal(end.type, 'turn.completed', JSON.stringify(end.payload));
+  assert.equal(readFileSync(join(h.workspace, 'notes.txt'), 'utf8'), 'alpha\nBETA\n');
+  assert.equal(readFileSync(join(h.workspace, 'out/new.txt'), 'utf8'), 'gamma\n');
+  const seq = sequence(submitted.turn_id);
+  assert.deepEqual(seq.slice(0, 12), [
+    'turn.started',
+    'route.decided',
+    'llm.call_started',
+    'message.start',
+    'text.delta',
+    'tool.use_start',
+    'tool.use_input_delta',
+    'tool.use_end',
+    'message.complete',
+    'llm.call_completed',
+    'tool.called',
+    'tool.completed',
+  ]);
+  assert.equal(seq.filter((t) => t === 'llm.call_started').length, 7);
+  assert.equal(seq.filter((t) => t === 'route.decided').length, 1);
+  assert.equal(seq.filter((t) => t === 'tool.completed').length, 6);
+  assert.equal(seq.at(-1), 'turn.completed');
+  const calls = await h.store.kysely
+    .selectFrom('tool_calls')
+    .selectAll()
+    .where('turn_id', '=', submitted.turn_id)
+    .orderBy('id')
+    .execute();
+  assert.deepEqual(
+    calls.map((c) => [c.tool_name, c.status]),
+    [
+      ['read_file', 'completed'],
+      ['search_files', 'completed'],
+      ['list_files', 'completed'],
+      ['write_file', 'completed'],
+      ['edit_file', 'completed'],
+      ['run_command', 'completed'],
+    ],
+  );
+  assert.match(calls[0].output ?? '', /alpha/);
+  assert.match(calls[5].output ?? '', /BETA/);
+  // the turn's cost is the exact sum of its calls, and so is the session's
+  const costs = await sql<{ cost: string }>`SELECT json_extract(payload, '$.cost_usd') AS cost FROM events
+    WHERE turn_id = ${submitted.turn_id} AND type = 'llm.call_completed'`.execute(h.store.kysely);
+  assert.equal(costs.rows.length, 7);
+  const turnCost = (end.payload as { cost_usd: string }).cost_usd;
+  const sum = costs.rows.reduce((a, r) => a + Number(r.cost), 0);
+  assert.ok(Math.abs(Number(turnCost) - sum) < 1e-12);
+});
+
+async function waitForNth(type: string, turnId: string, label: string) {
+  for (;;) {
+    const answered = new Set(
+      h.events.filter((e) => e.type === 'tool.confirmation_resolved').map((e) => e.payload.request_id),
+    );
+    const open = h.events.find(
+      (e) => e.type === type && e.turn_id === turnId && !answered.has(e.payload.request_id),
+    );
+    if (open) return open;
+    await new Promise((r) => setTimeout(r, 10));
+    void label;
+  }
+}
