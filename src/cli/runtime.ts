@@ -39,7 +39,7 @@ export interface RuntimeOptions {
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const env = options.env ?? readEnv();
   const log = options.log ?? createLogger();
-  const store = await openStore(resolveDbPath(env, options.dbPathFlag, options.scope ?? 'any'));
+  const store = await openStore(resolveDbPath(env, options.dbPathFlag, options.scope ?? 'any'), { log });
   const newId = createIdFactory();
   const clock = systemClock;
   const bus = createBus({ newId, clock, log });
@@ -80,7 +80,10 @@ export async function openCommandRuntime(
   options: { dbPathFlag?: string; env?: SvcEnv } = {},
 ): Promise<CommandRuntime> {
   const env = options.env ?? readEnv();
-  const store = await openStore(resolveDbPath(env, options.dbPathFlag, 'any'), { mustExist: true });
+  const store = await openStore(resolveDbPath(env, options.dbPathFlag, 'any'), {
+    mustExist: true,
+    log: createLogger({ level: 'warn' }),
+  });
   const log = createLogger({ level: 'error' });
   const writer = createTraceWriter({ store, log, maxAttempts: 3 });
   const newId = createIdFactory();

@@ -11,6 +11,7 @@ import { SvcError } from '../lib/errors.ts';
 import { formatUs } from '../lib/time.ts';
 import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
 import { openStore, type Store } from './open.ts';
+import { createPrivateFile } from './private-files.ts';
 
 export interface StoreSummary {
   readonly bytes: number;
@@ -41,6 +42,7 @@ export async function backupStore(source: string, destination: string): Promise<
   try {
     const store = await openStore(src, { readOnly: true });
     try {
+      createPrivateFile(tmp); // 0600 like the store; VACUUM INTO fills an empty file
       await sql`VACUUM INTO ${tmp}`.execute(store.kysely);
     } finally {
       await store.close();

@@ -1,6 +1,6 @@
 /**
- * @module Opens the trace store: one SQLite file in WAL mode with the pragmas of DECISIONS §3,
- * a SQLite version check, migrations, and the exact `decimal_sum` aggregate for money.
+ * @module Opens the trace store: one SQLite file in WAL mode with the pragmas of DECISIONS §3, private
+ * to its owner (0600), a SQLite version check, migrations, and the exact `decimal_sum` aggregate for money.
  */
 import { mkdirSync, type Stats, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -8,8 +8,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { Kysely } from 'kysely';
 import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
+import type { Logger } from '../lib/log.ts';
 import { migrateToLatest, readSchemaVersion } from './migrate.ts';
 import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
+import { createPrivateFile, tightenStoreFiles } from './private-files.ts';
 import type { Database } from './schema.ts';
 
 /** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
@@ -29,6 +31,8 @@ export interface OpenStoreOptions {
   readOnly?: boolean;
   /** Refuse (store_error) instead of creating a missing store. Implied by readOnly. */
   mustExist?: boolean;
+  /** Told when the modes of an existing store had to be tightened to 0600 (a writable open does that). */
+  log?: Logger;
 }
 
 interface Shared {
@@ -96,6 +100,7 @@ async function openConnection(path: string, options: OpenStoreOptions): Promise<
   const readOnly = options.readOnly ?? false;
   if (readOnly || options.mustExist) assertStoreFile(path);
   else mkdirSync(dirname(path), { recursive: true });
+  if (!readOnly) makePrivate(path, options);
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(path, { readOnly, timeout: BUSY_TIMEOUT_MS });
@@ -141,6 +146,27 @@ async function openConnection(path: string, options: OpenStoreOptions): Promise<
     throw new SvcError('store_error', {
       message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}.`,
       cause: err,
+    });
+  }
+}
+
+/** A new store file is created 0600 (its -wal and -shm follow its mode); an existing one is tightened. */
+function makePrivate(path: string, options: OpenStoreOptions): void {
+  try {
+    if (!options.mustExist && createPrivateFile(path)) return;
+  } catch {
+    return; // an unwritable folder: opening the store reports it in one sentence
+  }
+  const t = tightenStoreFiles(path);
+  if (t.files.length > 0) {
+    options.log?.warn('the trace store was readable by other users; its files are now mode 0600', {
+      files: t.files,
+      previous_modes: t.previousModes,
+    });
+  }
+  if (t.failed.length > 0) {
+    options.log?.warn('cannot make the trace store private (mode 0600); chmod 600 its files as their owner', {
+      failed: t.failed,
     });
   }
 }

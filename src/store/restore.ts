@@ -15,6 +15,7 @@ import { type StoreSummary, summarizeFile } from './backup.ts';
 import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
 import { SCHEMA_VERSION } from './migrate.ts';
 import { openStore, type Store } from './open.ts';
+import { createPrivateFile } from './private-files.ts';
 
 export interface RestoreOptions {
   backup: string;
@@ -143,6 +144,7 @@ async function integrityProblems(store: Store, check = 'integrity_check'): Promi
 async function stage(backup: string, staged: string): Promise<void> {
   const source = await openStore(backup, { readOnly: true });
   try {
+    createPrivateFile(staged); // the restored store is 0600 like a new one; VACUUM INTO fills an empty file
     await sql`VACUUM INTO ${staged}`.execute(source.kysely);
   } finally {
     await source.close();

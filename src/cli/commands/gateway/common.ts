@@ -54,7 +54,7 @@ function createAuditSink(env: SvcEnv, dbPathFlag: string | undefined): AuditSink
       );
     let store: Awaited<ReturnType<typeof openStore>>;
     try {
-      store = await openStore(path);
+      store = await openStore(path, { log: createLogger({ level: 'warn' }) });
     } catch (err) {
       warn(errorMessage(err));
       return;
