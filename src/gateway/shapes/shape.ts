@@ -52,6 +52,16 @@ export interface InboundShape {
   encodeStreamError(err: unknown): string;
 }
 
+/** Longest accepted `model` name (issue 17: an 8 MiB name was stored four times in the trace and logged). */
+export const MAX_MODEL_LENGTH = 256;
+
+/** The requested model name, as both shapes accept it. */
+export const ModelNameSchema = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(MAX_MODEL_LENGTH, `must be at most ${MAX_MODEL_LENGTH} characters`),
+);
+
 /** Parses `value` or throws SvcError('invalid_request') whose message names the failing field. */
 export function parseOrThrow<S extends v.GenericSchema>(
   schema: S,

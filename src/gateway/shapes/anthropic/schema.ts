@@ -3,6 +3,7 @@
  * fields are kept, only the types the gateway relies on are checked.
  */
 import * as v from 'valibot';
+import { ModelNameSchema } from '../shape.ts';
 
 const Int = v.pipe(v.number(), v.integer());
 
@@ -94,7 +95,7 @@ export const OutputConfigSchema = v.looseObject({
 
 /** Top level: what `validate` checks on the fast path too. */
 export const AnthropicRequestSchema = v.looseObject({
-  model: v.pipe(v.string(), v.minLength(1)),
+  model: ModelNameSchema,
   max_tokens: v.pipe(Int, v.minValue(0)),
   messages: v.array(MessageSchema),
   system: v.optional(v.union([v.string(), v.array(TextBlockSchema)])),

@@ -5,6 +5,7 @@
  */
 import * as v from 'valibot';
 import { REASONING_EFFORTS } from '../../../canonical/request.ts';
+import { ModelNameSchema } from '../shape.ts';
 
 const Int = v.pipe(v.number(), v.integer());
 
@@ -74,7 +75,7 @@ export const ResponseFormatSchema = v.variant('type', [
 
 /** Top level: what `validate` checks on the fast path too. */
 export const OpenAIRequestSchema = v.looseObject({
-  model: v.pipe(v.string(), v.minLength(1)),
+  model: ModelNameSchema,
   messages: v.pipe(v.array(MessageSchema), v.minLength(1)),
   max_tokens: v.nullish(v.pipe(Int, v.minValue(0))),
   max_completion_tokens: v.nullish(v.pipe(Int, v.minValue(0))),
