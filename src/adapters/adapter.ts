@@ -42,6 +42,8 @@ export interface TapOptions {
   model?: string;
   /** OpenAI wire: forward the usage-only chunk (client asked include_usage). Default true. */
   includeUsageChunk?: boolean;
+  /** Longest SSE line (or event data) accepted, in bytes; past it the tap throws upstream_error. */
+  maxLineBytes?: number;
   /** Called for every canonical event observed on the side. */
   onEvent?: (e: CanonicalStreamEvent) => void;
 }

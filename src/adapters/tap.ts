@@ -48,7 +48,7 @@ export function tapSse(
     completed: () => completed,
     error: () => error,
     async *[Symbol.asyncIterator]() {
-      const sse = createSseDecoder();
+      const sse = createSseDecoder({ maxLineBytes: opts.maxLineBytes });
       const utf8 = new TextEncoder();
       for await (const chunk of body) {
         const events = sse.push(chunk);

@@ -15,6 +15,8 @@ export interface SvcEnv {
   readonly gatewayMaxBodyBytes: string | undefined;
   readonly gatewayHeadersTimeoutMs: string | undefined;
   readonly gatewayRequestTimeoutMs: string | undefined;
+  readonly gatewayMaxUpstreamBodyBytes: string | undefined;
+  readonly gatewayMaxSseLineBytes: string | undefined;
   readonly gatewayUpstreamTimeoutMs: string | undefined;
   readonly gatewayStreamIdleTimeoutMs: string | undefined;
   readonly gatewayMaxRetries: string | undefined;
@@ -50,6 +52,8 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     gatewayMaxBodyBytes: get('SVC_GATEWAY_MAX_BODY_BYTES'),
     gatewayHeadersTimeoutMs: get('SVC_GATEWAY_HEADERS_TIMEOUT_MS'),
     gatewayRequestTimeoutMs: get('SVC_GATEWAY_REQUEST_TIMEOUT_MS'),
+    gatewayMaxUpstreamBodyBytes: get('SVC_GATEWAY_MAX_UPSTREAM_BODY_BYTES'),
+    gatewayMaxSseLineBytes: get('SVC_GATEWAY_MAX_SSE_LINE_BYTES'),
     gatewayUpstreamTimeoutMs: get('SVC_GATEWAY_UPSTREAM_TIMEOUT_MS'),
     gatewayStreamIdleTimeoutMs: get('SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS'),
     gatewayMaxRetries: get('SVC_GATEWAY_MAX_RETRIES'),

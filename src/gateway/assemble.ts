@@ -14,7 +14,7 @@ import type { Bus } from '../events/bus.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import { createRetryBudget, DEFAULT_RETRY_POLICY } from '../llm/retry.ts';
-import { createUpstream } from '../llm/upstream.ts';
+import { createUpstream, DEFAULT_UPSTREAM_LIMITS } from '../llm/upstream.ts';
 import { loadModelRegistry } from '../models/registry.ts';
 import { loadRoutingPolicy } from '../routing/load-policy.ts';
 import type { Store } from '../store/open.ts';
@@ -77,6 +77,14 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     quota: createQuotaManager({ bus: opts.bus, clock: opts.clock, seed }),
     maxBodyBytes:
       positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+    upstreamLimits: {
+      maxBodyBytes:
+        positiveInt(env.gatewayMaxUpstreamBodyBytes, 'SVC_GATEWAY_MAX_UPSTREAM_BODY_BYTES') ??
+        DEFAULT_UPSTREAM_LIMITS.maxBodyBytes,
+      maxSseLineBytes:
+        positiveInt(env.gatewayMaxSseLineBytes, 'SVC_GATEWAY_MAX_SSE_LINE_BYTES') ??
+        DEFAULT_UPSTREAM_LIMITS.maxSseLineBytes,
+    },
     llm: {
       bus: opts.bus,
       clock: opts.clock,

@@ -20,6 +20,7 @@ import { assertJsonDepth } from '../lib/json-depth.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
 import { classifyReadFailure, type LlmCallDeps, LlmCallFailed, openLlmCall } from '../llm/call.ts';
+import { readUpstreamText, type UpstreamLimits } from '../llm/upstream.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { worstCaseCost } from '../models/pricing.ts';
 import { type ModelRegistry, splitCanonicalId } from '../models/registry.ts';
@@ -45,6 +46,7 @@ export interface PipelineDeps {
   llm: LlmCallDeps;
   quota: QuotaManager;
   maxBodyBytes: number;
+  upstreamLimits: UpstreamLimits;
 }
 
 export interface Pipeline {
@@ -129,6 +131,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             body: open.response.body,
             requestedModel: req.model,
             includeUsage: req.include_usage,
+            maxSseLineBytes: deps.upstreamLimits.maxSseLineBytes,
             signal,
             startedMs: performance.now() - open.elapsedMs(), // ttft_ms counts from the call's start
             headers: { 'svc-request-id': turn.id },
@@ -155,7 +158,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         let text: string;
         let decoded: CanonicalResponse;
         try {
-          text = await open.response.body.text();
+          text = await readUpstreamText(open.response, deps.upstreamLimits.maxBodyBytes);
           decoded = adapter.decodeResponse(JSON.parse(text));
         } catch (err) {
           const failure = classifyReadFailure(adapter, err, signal);

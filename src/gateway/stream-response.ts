@@ -33,6 +33,8 @@ export interface StreamResponseInput {
   /** The model name the client sent (echoed in every frame). */
   requestedModel: string;
   includeUsage: boolean;
+  /** Longest upstream SSE line (or event data) read; past it the call fails as upstream_error. */
+  maxSseLineBytes: number;
   /** The client's request signal: aborted when it disconnects. */
   signal: AbortSignal;
   startedMs: number;
@@ -98,6 +100,7 @@ function passthrough(input: StreamResponseInput, state: State): Source {
   const tapped = input.adapter.tapStream(input.body, {
     model: input.requestedModel,
     includeUsageChunk: input.includeUsage,
+    maxLineBytes: input.maxSseLineBytes,
   });
   async function* chunks(): AsyncGenerator<Uint8Array> {
     let forwardedError = false;
@@ -151,7 +154,9 @@ function passthrough(input: StreamResponseInput, state: State): Source {
 
 /** Cross wire: canonical events re-encoded in the client's shape; message.complete waits for commit. */
 function translated(input: StreamResponseInput, state: State): Source {
-  const canonical = input.adapter.decodeStream(decodeSse(input.body));
+  const canonical = input.adapter.decodeStream(
+    decodeSse(input.body, { maxLineBytes: input.maxSseLineBytes }),
+  );
   async function* gated(): AsyncGenerator<CanonicalStreamEvent> {
     try {
       for await (const e of canonical) {

@@ -2,8 +2,23 @@
  * @module The upstream HTTP client of the hot path: undici.request over a pooled keep-alive Agent
  * (measured ~2.5× less CPU per call than fetch). Owns connection reuse and the two timeouts of
  * DECISIONS §4: a total deadline until the response head arrives, and an idle limit between body chunks.
+ * Also the caps on what an answer may hold (issue 17): a whole non-streaming body, one SSE line.
  */
 import { Agent, type Dispatcher, request } from 'undici';
+import { SvcError } from '../lib/errors.ts';
+
+/** How much of an upstream answer the gateway holds in memory at once. */
+export interface UpstreamLimits {
+  /** A non-streaming body (SVC_GATEWAY_MAX_UPSTREAM_BODY_BYTES). */
+  maxBodyBytes: number;
+  /** One SSE line, and the data of one SSE event (SVC_GATEWAY_MAX_SSE_LINE_BYTES). */
+  maxSseLineBytes: number;
+}
+
+export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = {
+  maxBodyBytes: 32 * 1024 * 1024,
+  maxSseLineBytes: 8 * 1024 * 1024,
+};
 
 export interface UpstreamResponse {
   readonly status: number;
@@ -53,4 +68,34 @@ export function createUpstream(options: UpstreamOptions = {}): Upstream {
     },
     close: () => agent.close(),
   };
+}
+
+/**
+ * The whole body of a non-streaming answer as text, or SvcError('upstream_error', server_error) as soon as
+ * it (or its content-length) passes `maxBytes`; the connection is then dropped, never read to its end.
+ */
+export async function readUpstreamText(res: UpstreamResponse, maxBytes: number): Promise<string> {
+  const declared = Number(res.headers['content-length']);
+  if (declared > maxBytes) {
+    res.body.destroy();
+    throw bodyTooLarge(maxBytes);
+  }
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw bodyTooLarge(maxBytes); // leaving the loop destroys the body
+    parts.push(chunk);
+  }
+  const text = Buffer.concat(parts, size).toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+// --- internal ---
+
+function bodyTooLarge(maxBytes: number): SvcError {
+  return new SvcError('upstream_error', {
+    message: `the upstream answer is larger than ${maxBytes} bytes (SVC_GATEWAY_MAX_UPSTREAM_BODY_BYTES)`,
+    details: { error_class: 'server_error' },
+  });
 }
