@@ -21,6 +21,8 @@ export interface LoadOptions {
   serverPid: number;
   /** Our other processes (the bench itself, the fake upstream): busy time beyond these is foreign. */
   otherPids: number[];
+  /** Stop after this many requests instead of after `durationS` (the measured window only). */
+  amount?: number;
   /** Requests per second over all connections (soak); unlimited when absent. */
   overallRate?: number;
   /** Awaited between the warm-up and the measured window (e.g. waiting for a quiet machine). */
@@ -45,7 +47,7 @@ export interface LoadResult {
 
 /** Warms up, then measures `durationS` of closed-loop load. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  if (options.warmupS > 0) await cannon(options, options.warmupS, () => {});
+  if (options.warmupS > 0) await cannon(options, options.warmupS, undefined, () => {});
   await options.beforeMeasure?.();
   const latencies: number[] = [];
   let failed = 0;
@@ -54,7 +56,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const others0 = sum(pids.map(cpuMsOf));
   const busy0 = machineBusyMs();
   const t0 = performance.now();
-  const result = await cannon(options, options.durationS, (status, ms) => {
+  const result = await cannon(options, options.durationS, options.amount, (status, ms) => {
     if (status >= 200 && status < 300) latencies.push(ms);
     else failed++;
   });
@@ -105,6 +107,7 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 function cannon(
   options: LoadOptions,
   durationS: number,
+  amount: number | undefined,
   onResponse: (status: number, ms: number) => void,
 ): Promise<CannonResult> {
   const requests = Array.isArray(options.request) ? options.request : [options.request];
@@ -113,7 +116,8 @@ function cannon(
       {
         url: options.url,
         connections: options.connections,
-        duration: durationS,
+        // autocannon ignores `duration` when `amount` is set
+        ...(amount ? { amount } : { duration: durationS }),
         sampleInt: 100, // autocannon stops at its next sample tick: keep that close to `duration`
         requests,
         ...(options.overallRate ? { overallRate: options.overallRate } : {}),

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
+import { type GatewayFiles, gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
 import { freePort, makeTempDir, ROOT, SVC_BIN } from '../helpers/svc.ts';
 
 export interface BenchProcess {
@@ -15,6 +15,8 @@ export interface BenchProcess {
   /** The last few KiB the process wrote to stderr. */
   stderr(): string;
   stop(): Promise<void>;
+  /** SIGKILL (no clean-up of any kind in the process) and wait for it to be gone. */
+  kill9(): Promise<void>;
 }
 
 export interface BenchGateway extends BenchProcess {
@@ -35,40 +37,77 @@ export async function startPassthrough(core: number, upstream: string): Promise<
   return spawnPinned('passthrough', core, [script, String(port), upstream], { port });
 }
 
-/**
- * `svc gateway` from dist/ (built if stale) in front of the fake at `upstream`, with its default auth,
- * routing, pricing, trace store and metrics; `nodeFlags` go to node (e.g. --cpu-prof).
- */
-export async function startGateway(
-  core: number,
+/** A gateway's private keystore and trace store in a temp dir, with one key issued (args: issue-key flags). */
+export interface GatewayHome {
+  readonly files: GatewayFiles;
+  /** The token of the key issued at creation. */
+  readonly token: string;
+  /** Issues one more key into this keystore (e.g. with `--daily-cap-usd`). */
+  issueKey(args: string[]): Promise<{ keyId: string; token: string }>;
+  cleanup(): void;
+}
+
+/** A home for `svc gateway` in front of the fake at `upstream`; `env` adds or overrides variables. */
+export async function createGatewayHome(
   upstream: string,
-  nodeFlags: string[] = [],
-): Promise<BenchGateway> {
+  env: Record<string, string | undefined> = {},
+): Promise<GatewayHome> {
   const tmp = makeTempDir('svc-bench-');
   const files = gatewayFiles(tmp.dir, {
     ANTHROPIC_API_KEY: 'sk-ant-bench',
     OPENAI_API_KEY: 'sk-openai-bench',
     ANTHROPIC_BASE_URL: upstream,
     OPENAI_BASE_URL: `${upstream}/v1`,
+    ...env,
   });
   try {
     const { token } = await issueKey(files.env, []);
-    const port = await freePort();
-    const proc = await spawnPinned('svc', core, [...nodeFlags, SVC_BIN, 'gateway', '--port', String(port)], {
-      port,
-      env: files.env,
-      readyPath: '/healthz',
-    });
+    return { files, token, issueKey: (args) => issueKey(files.env, args), cleanup: tmp.cleanup };
+  } catch (err) {
+    tmp.cleanup();
+    throw err;
+  }
+}
+
+/**
+ * `svc gateway` from dist/ (built if stale) on `home`'s keystore and trace store, pinned to `core`;
+ * `nodeFlags` go to node (e.g. --cpu-prof). Stopping it leaves the home in place.
+ */
+export async function launchGateway(
+  core: number,
+  home: GatewayHome,
+  nodeFlags: string[] = [],
+): Promise<BenchGateway> {
+  const port = await freePort();
+  const proc = await spawnPinned('svc', core, [...nodeFlags, SVC_BIN, 'gateway', '--port', String(port)], {
+    port,
+    env: home.files.env,
+    readyPath: '/healthz',
+  });
+  return { ...proc, token: home.token };
+}
+
+/**
+ * `svc gateway` in front of the fake at `upstream` on a fresh home (removed when it stops), with its
+ * default auth, routing, pricing, trace store and metrics; `nodeFlags` go to node (e.g. --cpu-prof).
+ */
+export async function startGateway(
+  core: number,
+  upstream: string,
+  nodeFlags: string[] = [],
+): Promise<BenchGateway> {
+  const home = await createGatewayHome(upstream);
+  try {
+    const proc = await launchGateway(core, home, nodeFlags);
     return {
       ...proc,
-      token,
       async stop() {
         await proc.stop();
-        tmp.cleanup();
+        home.cleanup();
       },
     };
   } catch (err) {
-    tmp.cleanup();
+    home.cleanup();
     throw err;
   }
 }
@@ -104,6 +143,11 @@ export async function spawnPinned(
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await exited;
       clearTimeout(timer);
+    },
+    async kill9() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }
