@@ -18,7 +18,7 @@ import { runKillRounds } from './fault/kill-rounds.ts';
 import * as render from './fault/render.ts';
 import { runRss } from './fault/rss.ts';
 import { runSlowClients } from './fault/slow-clients.ts';
-import { FAULTS, runFaults, runRetryCounts } from './fault/upstream-faults.ts';
+import { ALWAYS_FAILING, FAULTS, runFaults, runRetryCounts } from './fault/upstream-faults.ts';
 import { pinToCore } from './proc.ts';
 import {
   type BenchProcess,
@@ -33,9 +33,6 @@ const SERVER_CORE = 1;
 const MAX_BODY_BYTES = 32 * 1024 * 1024; // the gateway's default SVC_GATEWAY_MAX_BODY_BYTES
 const PARTS = ['kill', 'hostile', 'cap', 'rss', 'slow', 'upstream'] as const;
 type Part = (typeof PARTS)[number];
-
-/** Upstream failures that every attempt meets, for the retry multiplication count. */
-const ALWAYS_FAILING = [{ name: 'upstream 500', directive: 'error=500' }];
 
 const { values: args } = parseArgs({
   options: {
@@ -153,7 +150,7 @@ async function upstreamFaults(upstream: string): Promise<void> {
   const proxy = await startCountingProxy(upstream);
   owned.push({ stop: () => proxy.close() });
   const { gw, home } = await gateway(proxy.url);
-  const faults = await runFaults(gw.url, gw.token, home.files.db, FAULTS);
+  const faults = await runFaults(gw, home.files.db, FAULTS);
   const retries = await runRetryCounts(gw.url, gw.token, proxy, ALWAYS_FAILING);
   print('upstream faults', render.renderFaults(faults, retries));
   results.upstream = { faults, retries };

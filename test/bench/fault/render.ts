@@ -96,7 +96,16 @@ export function renderSlow(results: SlowResult[]): string {
 
 export function renderFaults(faults: FaultResult[], retries: RetryResult[]): string {
   const a = table(
-    ['upstream fault', 'client got', 'closing event', 'error_class', 'cost', 'silent success'],
+    [
+      'upstream fault',
+      'client got',
+      'closing event',
+      'error_class',
+      'cost',
+      'silent success',
+      'seconds',
+      '+RSS MiB',
+    ],
     faults.map((f) => [
       f.name,
       f.got,
@@ -104,6 +113,8 @@ export function renderFaults(faults: FaultResult[], retries: RetryResult[]): str
       f.closing.errorClass ?? '–',
       f.closing.costUsd ?? '–',
       f.silentSuccess ? 'YES' : 'no',
+      f.seconds.toFixed(1),
+      f.growthMiB.toFixed(0),
     ]),
   );
   const b = table(

@@ -6,6 +6,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { rssKbOf } from '../proc.ts';
 import { type ProbeRequest, send, type Wire } from './answers.ts';
 import type { CountingProxy } from './counting-proxy.ts';
 import { ANTHROPIC_MODEL, OPENAI_MODEL } from './hostile-cases.ts';
@@ -24,9 +25,15 @@ export interface FaultResult {
   /** `<status> <code>`, `200 + error frame`, `200 (whole)`, or `n/a (…)` when the fake cannot send it. */
   got: string;
   closing: Closing;
-  /** Recorded as a success although the client got no answer from the provider. */
+  /** Recorded as a success although the client got no whole answer. */
   silentSuccess: boolean;
+  seconds: number;
+  /** Peak RSS of the gateway during the call minus its RSS before it. */
+  growthMiB: number;
 }
+
+const NONE: Closing = { type: 'none', errorClass: null, costUsd: null };
+const MiB = 1024 * 1024;
 
 export interface RetryResult {
   name: string;
@@ -37,42 +44,66 @@ export interface RetryResult {
   seconds: number;
 }
 
+const BOTH = (name: string, stream: boolean, directive: string): FaultCase[] => [
+  { name, wire: 'openai', stream, directive },
+  { name, wire: 'anthropic', stream, directive },
+];
+
 export const FAULTS: FaultCase[] = [
-  { name: '200 with a non-JSON body', wire: 'openai', stream: false, directive: 'malformed' },
-  { name: '200 with a non-JSON body', wire: 'anthropic', stream: false, directive: 'malformed' },
-  { name: 'stream frame not JSON', wire: 'openai', stream: true, directive: 'malformed' },
-  { name: 'stream frame not JSON', wire: 'anthropic', stream: true, directive: 'malformed' },
-  { name: 'stream reset after 2 frames', wire: 'openai', stream: true, directive: 'reset-after=2' },
-  { name: 'stream reset after 2 frames', wire: 'anthropic', stream: true, directive: 'reset-after=2' },
+  ...BOTH('200 with a non-JSON body', false, 'malformed'),
+  ...BOTH('200 with the JSON string "oops"', false, 'bad-body=string'),
+  ...BOTH('200 with {}', false, 'bad-body=empty'),
+  ...BOTH('200 without usage', false, 'bad-body=no-usage'),
+  ...BOTH('200 with fields of the wrong type', false, 'bad-body=wrong-types'),
+  ...BOTH('200 of 64 MiB', false, `oversize=${64 * MiB}`),
+  ...BOTH('stream frame not JSON', true, 'malformed'),
+  ...BOTH('stream without its terminal frame', true, 'no-terminal'),
+  ...BOTH('stream reset after 2 frames', true, 'reset-after=2'),
+  ...BOTH('SSE line of 32 MiB without newline', true, `oversize=${32 * MiB}`),
+];
+
+/** Upstream failures that every attempt meets, for the retry multiplication count. */
+export const ALWAYS_FAILING = [
+  { name: 'upstream 500', directive: 'error=500' },
+  { name: 'provider spend limit', directive: 'spend-limit' },
 ];
 
 export async function runFaults(
-  url: string,
-  token: string,
+  gw: { url: string; token: string; pid: number },
   db: string,
   cases: FaultCase[],
 ): Promise<FaultResult[]> {
   const out: FaultResult[] = [];
   for (const c of cases) {
-    const a = await send(url, faultRequest(c, token));
     const name = `${c.name} (${c.wire}${c.stream ? ', stream' : ''})`;
+    const baseline = rssMiB(gw.pid);
+    let peak = baseline;
+    const timer = setInterval(() => {
+      peak = Math.max(peak, rssMiB(gw.pid));
+    }, 100);
+    const t0 = performance.now();
+    const a = await send(gw.url, faultRequest(c, gw.token)).finally(() => clearInterval(timer));
+    const seconds = Math.round((performance.now() - t0) / 100) / 10;
+    const growthMiB = Math.round((Math.max(peak, rssMiB(gw.pid)) - baseline) * 10) / 10;
     if (a.body.includes('unknown directive')) {
       out.push({
         name,
         got: 'n/a (the fake cannot send it)',
-        closing: { type: 'none', errorClass: null, costUsd: null },
+        closing: NONE,
         silentSuccess: false,
+        seconds,
+        growthMiB,
       });
       continue;
     }
-    const closing = a.requestId
-      ? withStore(db, (d) => closingOf(d, a.requestId as string))
-      : { type: 'none', errorClass: null, costUsd: null };
+    const closing = a.requestId ? withStore(db, (d) => closingOf(d, a.requestId as string)) : NONE;
     out.push({
       name,
       got: describe(a.status, a.body, a.complete, c),
       closing,
-      silentSuccess: closing.type === 'llm.call_completed' && closing.errorClass === null,
+      silentSuccess: closing.type === 'llm.call_completed' && closing.errorClass === null && !a.complete,
+      seconds,
+      growthMiB,
     });
   }
   return out;
@@ -105,6 +136,10 @@ export async function runRetryCounts(
 }
 
 // --- internal ---
+
+function rssMiB(pid: number): number {
+  return rssKbOf(pid) / 1024;
+}
 
 async function sdkCall(
   sdk: 'openai' | 'anthropic',
