@@ -17,7 +17,7 @@ import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
-import type { Upstream, UpstreamResponse } from './upstream.ts';
+import { readUpstreamText, type Upstream, type UpstreamResponse } from './upstream.ts';
 
 export interface LlmCallDeps {
   bus: Bus;
@@ -140,7 +140,8 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
           },
         };
       }
-      const text = await res.body.text().catch(() => '');
+      // an error body is read for its message only, never buffered whole (issue 17)
+      const text = await readUpstreamText(res, ERROR_BODY_MAX_BYTES).catch(() => '');
       const header = (name: string) => headerValue(res.headers[name]);
       failure = input.adapter.classifyResponse(res.status, header, text);
     } catch (err) {
@@ -211,6 +212,9 @@ export function classifyReadFailure(adapter: Adapter, err: unknown, signal: Abor
 }
 
 // --- internal ---
+
+/** Longest non-2xx body read for its error message; past it the failure is classified by status alone. */
+const ERROR_BODY_MAX_BYTES = 1024 * 1024;
 
 interface CallBase {
   actor: CallActor;

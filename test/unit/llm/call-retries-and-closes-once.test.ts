@@ -180,3 +180,27 @@ test('a connection error is retried; a model without prices is stamped loudly, n
   assert.equal(completed.payload.priced, false);
   assert.equal(completed.payload.pricing_warning, 'model_unpriced');
 });
+
+test('an error body over 1 MiB is not read whole: the failure is classified by its status alone', async () => {
+  const huge = JSON.stringify({
+    type: 'error',
+    error: { type: 'invalid_request_error', message: 'x'.repeat(2 ** 21) },
+  });
+  const s = setup([{ status: 400, body: huge }]);
+  await assert.rejects(openLlmCall(s.deps, s.input()), (err: unknown) => {
+    assert.ok(err instanceof LlmCallFailed);
+    assert.equal(err.failure.error_class, 'invalid_request');
+    assert.equal(err.failure.message, 'upstream returned HTTP 400');
+    return true;
+  });
+  const small = JSON.stringify({
+    type: 'error',
+    error: { type: 'invalid_request_error', message: 'bad field' },
+  });
+  const t = setup([{ status: 400, body: small }]);
+  await assert.rejects(openLlmCall(t.deps, t.input()), (err: unknown) => {
+    assert.ok(err instanceof LlmCallFailed);
+    assert.equal(err.failure.message, 'bad field');
+    return true;
+  });
+});
