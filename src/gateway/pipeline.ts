@@ -131,6 +131,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             body: open.response.body,
             requestedModel: req.model,
             includeUsage: req.include_usage,
+            inputTokensEstimate: turn.inputTokensEstimate,
             maxSseLineBytes: deps.upstreamLimits.maxSseLineBytes,
             signal,
             startedMs: performance.now() - open.elapsedMs(), // ttft_ms counts from the call's start
@@ -202,6 +203,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   /** Routing chain → route.decided; throws the 403/503 when no candidate is usable. */
   function route(req: CanonicalRequest, key: KeyRecord, turn: Turn): ModelEntry {
     const facts = describeRequest(req, { workspacePath: key.workspace_path ?? null });
+    turn.inputTokensEstimate = facts.estimatedInputTokens;
     const ctx: RouteContext = {
       policy: deps.policy.current(),
       registry: deps.registry,
@@ -241,6 +243,8 @@ interface Turn {
   model: string | null;
   provider: string | null;
   cost: string;
+  /** The routing estimate (chars / 4), for clients that want an input count before the upstream's. */
+  inputTokensEstimate: number;
   finished: boolean;
   /** Publishes turn.completed once (later calls return the first publication). */
   finish(status: number, errorCode: string | null): Published;
@@ -255,6 +259,7 @@ function createTurn(bus: Bus, id: string, key: KeyRecord, shape: ShapeName, star
     model: null,
     provider: null,
     cost: formatDecimal(ZERO),
+    inputTokensEstimate: 0,
     finished: false,
     finish(status, errorCode) {
       if (published) return published;

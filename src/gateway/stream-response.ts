@@ -33,6 +33,8 @@ export interface StreamResponseInput {
   /** The model name the client sent (echoed in every frame). */
   requestedModel: string;
   includeUsage: boolean;
+  /** The gateway's input-token estimate, stated where a client's shape wants a count before the upstream's. */
+  inputTokensEstimate: number;
   /** Longest upstream SSE line (or event data) read; past it the call fails as upstream_error. */
   maxSseLineBytes: number;
   /** The client's request signal: aborted when it disconnects. */
@@ -192,6 +194,7 @@ function translated(input: StreamResponseInput, state: State): Source {
     const frames = input.shape.encodeStream(gated(), {
       model: input.requestedModel,
       include_usage: input.includeUsage,
+      input_tokens_estimate: input.inputTokensEstimate,
     });
     for await (const text of frames) yield utf8.encode(text);
     if (!state.done && !input.signal.aborted) {

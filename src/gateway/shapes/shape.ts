@@ -26,6 +26,8 @@ export interface EncodeOptions {
 export interface StreamEncodeOptions extends EncodeOptions {
   /** OpenAI: emit the usage chunk (the client sent `stream_options.include_usage`). */
   include_usage?: boolean;
+  /** Anthropic: the gateway's input-token estimate for `message_start` when the upstream states none there. */
+  input_tokens_estimate?: number;
 }
 
 /** An error as an HTTP response in a shape. */

@@ -17,7 +17,7 @@ export async function* encodeAnthropicStream(
   events: AsyncIterable<CanonicalStreamEvent>,
   opts: StreamEncodeOptions,
 ): AsyncGenerator<string> {
-  const s = createState(opts.model);
+  const s = createState(opts.model, opts.input_tokens_estimate ?? 0);
   try {
     for await (const e of events) {
       const out = encodeEvent(s, e);
@@ -36,6 +36,7 @@ export async function* encodeAnthropicStream(
 
 interface State {
   model: string;
+  inputEstimate: number;
   started: boolean;
   /** canonical index → outbound index */
   map: Map<number, number>;
@@ -45,8 +46,17 @@ interface State {
   toolArgsSent: boolean;
 }
 
-function createState(model: string): State {
-  return { model, started: false, map: new Map(), next: 0, open: -1, openKind: '', toolArgsSent: false };
+function createState(model: string, inputEstimate: number): State {
+  return {
+    model,
+    inputEstimate,
+    started: false,
+    map: new Map(),
+    next: 0,
+    open: -1,
+    openKind: '',
+    toolArgsSent: false,
+  };
 }
 
 function frame(type: string, data: string): string {
@@ -64,8 +74,15 @@ function ensureStarted(s: State, id: string): string {
     content: [],
     stop_reason: null,
     stop_sequence: null,
-    // real counts arrive in message_delta (SDK ≥0.137 and 1.x read them there, wire-formats §5.4)
-    usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
+    // An OpenAI-wire upstream counts tokens only at its end: the gateway's estimate here (LangChain and SDK
+    // 0.39 read input tokens only from message_start), the exact counts in message_delta (SDK ≥0.137 and
+    // 1.x overwrite with them; wire-formats §5.4)
+    usage: {
+      input_tokens: s.inputEstimate,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: 0,
+    },
   };
   return frame('message_start', JSON.stringify({ type: 'message_start', message }));
 }
