@@ -155,21 +155,29 @@ async function runModelCall(
     if (!turn.signal.aborted && !(err instanceof LlmCallFailed) && !isSvcError(err)) throw err;
     failure = err;
   }
-  const cost = running?.spent() ?? ZERO;
   if (turn.signal.aborted && !complete) {
     // spec 2 "During LLM streaming": tool.use_end for each open tool_use, then message.complete cancelled
     for (const end of partial.closeOpenToolUses(messageId)) publish(end);
     const content = partial.content();
+    const usage = events?.usage() ?? emptyUsage();
     publish({
       type: 'message.complete',
       message_id: messageId,
       stop_reason: 'cancelled',
       final_content: content,
-      usage: events?.usage() ?? emptyUsage(),
+      usage,
     });
+    if (running && !running.closed) running.cancel(usage, events?.ttftMs() ?? null);
     await persistAssistant(deps, turn, messageId, content, 'cancelled', routed);
-    return { status: 'cancelled', messageId, content, stopReason: 'cancelled', cost };
+    return {
+      status: 'cancelled',
+      messageId,
+      content,
+      stopReason: 'cancelled',
+      cost: running?.spent() ?? ZERO,
+    };
   }
+  const cost = running?.spent() ?? ZERO;
   if (failure !== undefined || !complete) {
     await persistAssistant(deps, turn, messageId, partial.content(), 'completed', routed);
     return {

@@ -107,8 +107,9 @@ export interface StreamOptions {
   startedMs?: number;
   /**
    * false (gateway): llm.call_completed is committed before message.complete is yielded, so the client's
-   * final byte never precedes a durable trace. true (agent): message.complete is yielded first and the
-   * call is closed when the consumer asks for the next event (spec 2 "Typical order").
+   * final byte never precedes a durable trace, and an abort closes the call at once as cancelled.
+   * true (agent): message.complete is yielded first and the call is closed when the consumer asks for the
+   * next event (spec 2 "Typical order"); on abort the stream just ends and the consumer calls `cancel`.
    */
   completeAfterYield?: boolean;
 }
@@ -293,8 +294,10 @@ function createEventStream(
   const adapter = call.routed.adapter;
   const canonical = adapter.decodeStream(decodeSse(call.body));
   let ttft: number | null = null;
+  // agent order: the caller publishes its cancellation events (tool.use_end, message.complete) first and
+  // then closes the call itself with `call.cancel`; the gateway's call is closed the moment its client leaves
   const cancel = () => {
-    if (!call.closed) call.cancel(canonical.usage(), ttft);
+    if (!completeAfterYield && !call.closed) call.cancel(canonical.usage(), ttft);
   };
   async function* events(): AsyncGenerator<CanonicalStreamEvent> {
     signal.addEventListener('abort', cancel, { once: true });

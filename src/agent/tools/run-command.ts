@@ -103,6 +103,8 @@ function spawnGroup(command: string, cwd: string, ctx: ToolContext, timeoutMs: n
     const timer = setTimeout(() => stop('timeout'), timeoutMs);
     const onAbort = () => stop('cancelled');
     ctx.signal.addEventListener('abort', onAbort, { once: true });
+    // an abort that came while the workspace path was being checked fired before this listener existed
+    if (ctx.signal.aborted) stop('cancelled');
     const cleanup = () => {
       clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onAbort);

@@ -52,7 +52,7 @@ export interface StartTurnInput {
   } | null;
   /** Runs while the session is still held by the ended turn (a queued model swap applies here). */
   beforeRelease(handle: TurnHandle): Promise<void>;
-  /** Called once the turn has ended (the session released, its end event committed). */
+  /** Called once the turn has ended (the session released), just before its end event is published. */
   onEnd(handle: TurnHandle, outcome: LoopOutcome): void;
 }
 
@@ -214,6 +214,7 @@ async function endTurn(
   await input.beforeRelease(handle);
   // released before the end event, so a client that answers turn.completed with a new turn is not refused
   await finishTurn(deps.db, handle.sessionId, { turnId: handle.turnId, costDelta: formatDecimal(cost), now });
+  input.onEnd(handle, outcome);
   const common = { cost_usd: formatDecimal(cost), model: routed.model.id, steps: outcome.steps };
   const published =
     outcome.status === 'cancelled'
@@ -234,5 +235,4 @@ async function endTurn(
           },
         });
   await published.committed;
-  await input.onEnd(handle, outcome);
 }
