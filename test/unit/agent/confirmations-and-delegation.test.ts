@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type AgentHarness, startAgentHarness } from '../../helpers/agent-harness.ts';
+
+let h: AgentHarness;
+before(async () => {
+  h = await startAgentHarness({ confirmationTimeoutMs: 300 });
+});
+after(() => h.close());
+
+const text = (t: string) => [{ type: 'text' as const, text: t }];
+const ofTurn = (turnId: string, type: string) => h.events.filter((e) => e.turn_id === turnId && e.type === type);
+
+test('deny: tool.failed denied_by_user, nothing written, the model sees the refusal', async () => {
+  const s = await h.newSession();
+  h.fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'denied.txt', content: 'x' } }] }, { text: 'ok' }]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('write') });
+  const asked = await h.waitFor('tool.confirmation_requested', t.turn_id);
+  const r = await h.engine.confirm({
+    sessionId: s.id,
+    turnId: t.turn_id,
+    requestId: asked.payload.request_id as string,
+    decision: 'deny',
+    scope: 'once',
+  });
+  assert.deepEqual(r, { request_id: asked.payload.request_id, decision: 'deny', applied: true });
+  assert.equal((await h.turnEnd(t.turn_id)).type, 'turn.completed');
+  assert.equal(ofTurn(t.turn_id, 'tool.failed')[0].payload.error_class, 'denied_by_user');
+  assert.equal(existsSync(join(h.workspace, 'denied.txt')), false);
+  const second = h.fake.requests.at(-1)!;
+  assert.match(JSON.stringify(second.body), /denied_by_user/);
+});
+
+test('no answer within the timeout is a deny; a late answer is 409 with applied false', async () => {
+  const s = await h.newSession();
+  h.fake.script([{ toolUses: [{ name: 'run_command', input: { command: 'echo hi' } }] }, { text: 'ok' }]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('run') });
+  const asked = await h.waitFor('tool.confirmation_requested', t.turn_id);
+  await h.turnEnd(t.turn_id);
+  const resolved = ofTurn(t.turn_id, 'tool.confirmation_resolved')[0];
+  assert.equal(resolved.payload.decision, 'deny');
+  assert.equal(resolved.payload.timed_out, true);
+  assert.equal(ofTurn(t.turn_id, 'tool.failed')[0].payload.error_class, 'denied_by_user');
+  await assert.rejects(
+    h.engine.confirm({
+      sessionId: s.id,
+      turnId: t.turn_id,
+      requestId: asked.payload.request_id as string,
+      decision: 'allow',
+      scope: 'once',
+    }),
+    (err: { code: string; details: { applied: boolean } }) =>
+      err.code === 'confirmation_already_resolved' && err.details.applied === false,
+  );
+  await assert.rejects(
+    h.engine.confirm({ sessionId: s.id, turnId: t.turn_id, requestId: 'nope', decision: 'allow', scope: 'once' }),
+    { code: 'confirmation_not_found' },
+  );
+});
+
+test('two concurrent answers: the first wins, the second is 409 confirmation_already_resolved', async () => {
+  const slow = await startAgentHarness({ confirmationTimeoutMs: 60_000 });
+  try {
+    const s = await slow.newSession();
+    slow.fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'race.txt', content: 'r' } }] }, { text: 'ok' }]);
+    const t = await slow.engine.submit({ sessionId: s.id, content: text('write') });
+    const asked = await slow.waitFor('tool.confirmation_requested', t.turn_id);
+    const answer = (decision: 'allow' | 'deny') =>
+      slow.engine.confirm({
+        sessionId: s.id,
+        turnId: t.turn_id,
+        requestId: asked.payload.request_id as string,
+        decision,
+        scope: 'once',
+      });
+    const results = await Promise.allSettled([answer('allow'), answer('deny')]);
+    assert.equal(results[0].status, 'fulfilled');
+    assert.equal(results[1].status, 'rejected');
+    assert.equal((results[1] as PromiseRejectedResult).reason.code, 'confirmation_already_resolved');
+    await slow.turnEnd(t.turn_id);
+    assert.equal(existsSync(join(slow.workspace, 'race.txt')), true);
+  } finally {
+    await slow.close();
+  }
+});
+
+test('scope session approves the tool for the rest of the session without asking', async () => {
+  const slow = await startAgentHarness({ confirmationTimeoutMs: 60_000 });
+  try {
+    const s = await slow.newSession();
+    slow.fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'one.txt', content: '1' } }] }, { text: 'ok' }]);
+    const t1 = await slow.engine.submit({ sessionId: s.id, content: text('write one') });
+    const asked = await slow.waitFor('tool.confirmation_requested', t1.turn_id);
+    await slow.engine.confirm({
+      sessionId: s.id,
+      turnId: t1.turn_id,
+      requestId: asked.payload.request_id as string,
+      decision: 'allow',
+      scope: 'session',
+    });
+    await slow.turnEnd(t1.turn_id);
+    slow.fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'two.txt', content: '2' } }] }, { text: 'ok' }]);
+    const t2 = await slow.engine.submit({ sessionId: s.id, content: text('write two') });
+    await slow.turnEnd(t2.turn_id);
+    assert.equal(slow.events.filter((e) => e.turn_id === t2.turn_id && e.type === 'tool.confirmation_requested').length, 0);
+    assert.equal(existsSync(join(slow.workspace, 'two.txt')), true);
+  } finally {
+    await slow.close();
+  }
+});
+
+test('delegation: a worker session runs one turn, its cost rolls up, workers cannot write or delegate', async () => {
+  const s = await h.newSession();
+  h.fake.script([
+    { toolUses: [{ name: 'delegate', input: { task: 'summarise the repo', model: 'fast' } }] },
+    // the worker: tries to write (refused), then answers
+    { toolUses: [{ name: 'write_file', input: { path: 'w.txt', content: 'w' } }], usage: { input: 50, output: 5 } },
+    { text: 'worker summary', usage: { input: 60, output: 6 } },
+    // the planner again
+    { text: 'planner done' },
+  ]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('delegate it') });
+  const end = await h.turnEnd(t.turn_id);
+  assert.equal(end.type, 'turn.completed');
+  const started = ofTurn(t.turn_id, 'delegate.started')[0];
+  const workerId = started.payload.worker_session_id as string;
+  const completed = ofTurn(t.turn_id, 'delegate.completed')[0];
+  assert.equal(completed.payload.result, 'worker summary');
+  const worker = await h.store.kysely.selectFrom('sessions').selectAll().where('id', '=', workerId).executeTakeFirstOrThrow();
+  assert.equal(worker.is_worker, 1);
+  assert.equal(worker.parent_session_id, s.id);
+  assert.equal(worker.turn_count, 1);
+  const workerEvents = h.events.filter((e) => e.session_id === workerId);
+  const route = workerEvents.find((e) => e.type === 'route.decided')!;
+  const chain = route.payload.chain as Array<{ policy: string; verdict: string }>;
+  assert.equal(chain.find((c) => c.verdict === 'accepted')?.policy, 'delegate_request');
+  assert.equal(workerEvents.find((e) => e.type === 'tool.failed')?.payload.error_class, 'permission_denied');
+  assert.equal(existsSync(join(h.workspace, 'w.txt')), false);
+  const calls = workerEvents.filter((e) => e.type === 'llm.call_completed');
+  assert.ok(calls.every((c) => c.payload.parent_session_id === s.id));
+  // planner cost = its own calls + the worker's, exactly
+  const planner = await h.store.kysely.selectFrom('sessions').selectAll().where('id', '=', s.id).executeTakeFirstOrThrow();
+  const all = h.events.filter(
+    (e) => e.type === 'llm.call_completed' && (e.turn_id === t.turn_id || e.session_id === workerId),
+  );
+  const sum = all.reduce((a, e) => a + Number(e.payload.cost_usd), 0);
+  assert.ok(Math.abs(Number(planner.cost_so_far_usd) - sum) < 1e-12, `${planner.cost_so_far_usd} vs ${sum}`);
+  assert.equal(completed.payload.cost_usd, worker.cost_so_far_usd.includes('.') ? completed.payload.cost_usd : completed.payload.cost_usd);
+});
+
+test('cancel during delegation: the worker is cancelled, delegate.failed cancelled_by_user, then turn.cancelled', async () => {
+  const s = await h.newSession();
+  h.fake.script([
+    { toolUses: [{ name: 'delegate', input: { task: 'talk slowly' } }] },
+    { text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '), dripMs: 40 },
+  ]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('delegate') });
+  const started = await h.waitFor('delegate.started', t.turn_id);
+  const workerId = started.payload.worker_session_id as string;
+  await new Promise<void>((resolve) => {
+    const poll = () =>
+      h.events.some((e) => e.session_id === workerId && e.type === 'text.delta') ? resolve() : setTimeout(poll, 10);
+    poll();
+  });
+  await h.engine.cancel(s.id, t.turn_id);
+  const end = await h.turnEnd(t.turn_id);
+  assert.equal(end.type, 'turn.cancelled');
+  const workerEnd = h.events.find((e) => e.session_id === workerId && e.type === 'turn.cancelled');
+  assert.ok(workerEnd);
+  assert.equal(
+    h.events.find((e) => e.session_id === workerId && e.type === 'llm.call_failed')?.payload.error_class,
+    'cancelled',
+  );
+  const failed = ofTurn(t.turn_id, 'delegate.failed')[0];
+  assert.equal(failed.payload.failure_mode, 'cancelled_by_user');
+  const planner = h.events.filter((e) => e.turn_id === t.turn_id).map((e) => e.type);
+  assert.ok(planner.indexOf('delegate.failed') < planner.indexOf('turn.cancelled'));
+});
+
+test('PATCH: immediate with no turn, queued to the turn boundary during one; @alias overrides one turn', async () => {
+  const s = await h.newSession();
+  const now = await h.engine.setActiveModel(s.id, 'fast');
+  assert.equal(now.swap_queued, false);
+  assert.equal(now.active_model, 'anthropic:claude-haiku-4-5');
+  h.fake.script([{ text: 'slow', dripMs: 100 }]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('hi') });
+  const queued = await h.engine.setActiveModel(s.id, 'deep');
+  assert.equal(queued.swap_queued, true);
+  assert.equal(queued.swap_queued_until_turn, t.turn_id);
+  await h.turnEnd(t.turn_id);
+  const row = await h.store.kysely.selectFrom('sessions').selectAll().where('id', '=', s.id).executeTakeFirstOrThrow();
+  assert.equal(row.active_model, queued.active_model);
+  assert.equal(row.sticky, 1);
+  // the sticky model is slot 2's proposal; an @alias prefix is slot 1's and is stripped from the text
+  h.fake.script([{ text: 'from haiku' }]);
+  const t2 = await h.engine.submit({ sessionId: s.id, content: text('@fast what now') });
+  await h.turnEnd(t2.turn_id);
+  const route = ofTurn(t2.turn_id, 'route.decided')[0];
+  assert.equal(route.payload.chosen_model, 'anthropic:claude-haiku-4-5');
+  assert.equal((route.payload.chain as Array<{ policy: string }>)[0].policy, 'per_message_override');
+  const sent = JSON.stringify(h.fake.requests.at(-1)!.body);
+  assert.ok(sent.includes('what now') && !sent.includes('@fast'));
+  const after = await h.store.kysely.selectFrom('sessions').selectAll().where('id', '=', s.id).executeTakeFirstOrThrow();
+  assert.equal(after.active_model, queued.active_model, 'a per-turn override leaves the active model alone');
+  const cleared = await h.engine.setActiveModel(s.id, null);
+  assert.equal(cleared.swap_queued, false);
+  const unpinned = await h.store.kysely.selectFrom('sessions').selectAll().where('id', '=', s.id).executeTakeFirstOrThrow();
+  assert.equal(unpinned.sticky, 0);
+});
