@@ -26,6 +26,7 @@ import {
   LlmCallFailed,
   openLlmCall,
 } from './call.ts';
+import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream.ts';
 
 export interface CallRunnerDeps {
   bus: Bus;
@@ -34,6 +35,8 @@ export interface CallRunnerDeps {
   /** Adapters whose provider key is set, by adapter name. */
   adapters: Readonly<Record<string, Adapter | undefined>>;
   llm: LlmCallDeps;
+  /** The SSE line cap of DECISIONS §4 hardening (SVC_GATEWAY_MAX_SSE_LINE_BYTES); the default when absent. */
+  limits?: UpstreamLimits;
 }
 
 /** Who makes the call: stamped on every event of it. */
@@ -249,7 +252,8 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
 
     streamEvents(call, signal, options = {}) {
       const startedMs = options.startedMs ?? performance.now() - call.elapsedMs();
-      return createEventStream(call, signal, startedMs, options.completeAfterYield ?? false);
+      const maxLineBytes = (deps.limits ?? DEFAULT_UPSTREAM_LIMITS).maxSseLineBytes;
+      return createEventStream(call, signal, startedMs, options.completeAfterYield ?? false, maxLineBytes);
     },
   };
 }
@@ -290,9 +294,10 @@ function createEventStream(
   signal: AbortSignal,
   startedMs: number,
   completeAfterYield: boolean,
+  maxLineBytes: number,
 ): CanonicalEventStream {
   const adapter = call.routed.adapter;
-  const canonical = adapter.decodeStream(decodeSse(call.body));
+  const canonical = adapter.decodeStream(decodeSse(call.body, { maxLineBytes }));
   let ttft: number | null = null;
   // agent order: the caller publishes its cancellation events (tool.use_end, message.complete) first and
   // then closes the call itself with `call.cancel`; the gateway's call is closed the moment its client leaves
