@@ -83,6 +83,9 @@ export interface CanonicalMessage {
 /** The two wire formats: OpenRouter speaks `openai`. */
 export type Wire = 'anthropic' | 'openai';
 
+/** Raised when a stored canonical message changes incompatibly (GET /server/version, spec 2). */
+export const CANONICAL_MESSAGE_SCHEMA_VERSION = 1;
+
 export const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 
 /**

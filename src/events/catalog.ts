@@ -77,6 +77,9 @@ export type BusEventType = {
 }[EventType];
 export type StreamingEventType = Exclude<EventType, BusEventType>;
 
+/** Raised when the envelope or a payload changes incompatibly (GET /server/version, spec 2). */
+export const EVENTS_SCHEMA_VERSION = 1;
+
 export const EVENT_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
 
 export function isEventType(value: string): value is EventType {

@@ -102,6 +102,9 @@ export const TiersSchema = v.strictObject({
   deep: v.optional(ModelRefSchema),
 });
 
+/** Raised when routing.yaml changes incompatibly (GET /server/version, spec 2). */
+export const ROUTING_POLICY_SCHEMA_VERSION = 1;
+
 export const RoutingPolicyFileSchema = v.strictObject({
   global_default: v.optional(ModelRefSchema),
   tiers: v.optional(TiersSchema, {}),

@@ -47,63 +47,6 @@ export async function listEvents(
   return { events: page.map(toEnvelope), next_cursor: more ? (page.at(-1)?.id ?? null) : null };
 }
 
-export interface UnfinishedTurn {
-  session_id: string;
-  turn_id: string;
-  /** The turn.started event, null when the process died before it was committed. */
-  started_event_id: string | null;
-}
-
-/**
- * Agent turns a dead process left open: a session's turn.started without turn.completed/turn.cancelled,
- * or a session still holding current_turn_id (its turn.started may not have been committed).
- */
-export async function findUnfinishedTurns(db: Kysely<Database>): Promise<UnfinishedTurn[]> {
-  const rows = await db
-    .selectFrom('events as s')
-    .select(['s.session_id', 's.turn_id', 's.id'])
-    .where('s.type', '=', 'turn.started')
-    .where('s.turn_id', 'is not', null)
-    .where('s.session_id', 'is not', null)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('events as e')
-            .select('e.id')
-            .whereRef('e.turn_id', '=', 's.turn_id')
-            .where('e.type', 'in', ['turn.completed', 'turn.cancelled']),
-        ),
-      ),
-    )
-    .orderBy('s.id', 'asc')
-    .execute();
-  const found = new Map<string, UnfinishedTurn>();
-  for (const r of rows) {
-    found.set(r.turn_id as string, {
-      session_id: r.session_id as string,
-      turn_id: r.turn_id as string,
-      started_event_id: r.id,
-    });
-  }
-  const held = await db
-    .selectFrom('sessions')
-    .select(['id', 'current_turn_id'])
-    .where('current_turn_id', 'is not', null)
-    .execute();
-  for (const s of held) {
-    const turnId = s.current_turn_id as string;
-    if (found.has(turnId)) continue;
-    const ended = await db
-      .selectFrom('events')
-      .select('id')
-      .where('turn_id', '=', turnId)
-      .where('type', 'in', ['turn.completed', 'turn.cancelled'])
-      .executeTakeFirst();
-    if (!ended) found.set(turnId, { session_id: s.id, turn_id: turnId, started_event_id: null });
-  }
-  return [...found.values()];
-}
-
 // --- internal ---
 
 type EventColumns = Omit<

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import { add, formatDecimal, parseDecimal } from '../../lib/decimal.ts';
 import { SvcError } from '../../lib/errors.ts';
+import type { Store } from '../../store/open.ts';
 import type { Database, SessionRow } from '../../store/schema.ts';
 
 export interface NewSession {
@@ -48,6 +49,25 @@ export async function getSession(db: Kysely<Database>, id: string): Promise<Sess
   return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The session, or 404 session_not_found. */
+export async function requireSession(db: Kysely<Database>, id: string): Promise<SessionRow> {
+  const row = await getSession(db, id);
+  if (!row) throw new SvcError('session_not_found', { message: `No session ${id}.` });
+  return row;
+}
+
+/** The session when it is still open: 404 session_not_found, or 409 session_already_ended. */
+export async function requireOpenSession(db: Kysely<Database>, id: string): Promise<SessionRow> {
+  const row = await requireSession(db, id);
+  if (row.ended_at !== null) {
+    throw new SvcError('session_already_ended', {
+      message: `Session ${id} ended at ${row.ended_at}; create a new session to continue.`,
+      details: { ended_at: row.ended_at },
+    });
+  }
+  return row;
+}
+
 export interface ListSessionsQuery {
   workspace?: string;
   is_worker?: boolean;
@@ -82,6 +102,29 @@ export async function listSessions(
   const sessions = more ? rows.slice(0, query.limit) : rows;
   const last = sessions.at(-1);
   return { sessions, next_cursor: more && last ? encodeSessionCursor(last) : null };
+}
+
+/** Sessions not ended (GET /health active_sessions). */
+export async function countOpenSessions(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('ended_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Every session in the store (the svc_session_count gauge, read synchronously at scrape): the query is
+ * built by Kysely and run on the store's own synchronous connection.
+ */
+export function countSessionsSync(store: Pick<Store, 'db' | 'kysely'>): number {
+  const q = store.kysely
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .compile();
+  const row = store.db.prepare(q.sql).get(...(q.parameters as [])) as { n: number } | undefined;
+  return Number(row?.n ?? 0);
 }
 
 /** Marks the session ended (disposition `completed`); an already ended session keeps its first ended_at. */

@@ -4,9 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Kysely } from 'kysely';
-import { findUnfinishedTurns, listEvents } from '#src/agent/sessions/events.ts';
-import { beginTurn, createSession } from '#src/agent/sessions/store.ts';
+import { listEvents } from '#src/agent/sessions/events.ts';
+import { appendMessage, listMessages } from '#src/agent/sessions/messages.ts';
+import {
+  findUnfinishedTurns,
+  freeUnfinishedTurns,
+  publishRecoveredTurns,
+} from '#src/agent/sessions/recover.ts';
+import { beginTurn, createSession, getSession } from '#src/agent/sessions/store.ts';
+import { insertToolCall, listToolCalls } from '#src/agent/sessions/tool-calls.ts';
+import { createBus } from '#src/events/bus.ts';
+import { createTraceWriter } from '#src/events/trace-writer.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
+import { silentLogger } from '#src/lib/log.ts';
 import { formatUs } from '#src/lib/time.ts';
 import { openStore } from '#src/store/open.ts';
 import type { Database } from '#src/store/schema.ts';
@@ -21,10 +31,14 @@ function tickUs(): number {
 }
 let n = 0;
 
-async function open(t: { after: (fn: () => Promise<void>) => void }) {
+async function openFull(t: { after: (fn: () => Promise<void>) => void }) {
   const store = await openStore(join(tmp, `s${++n}`, 'svc.db'));
   t.after(() => store.close());
-  return store.kysely;
+  return store;
+}
+
+async function open(t: { after: (fn: () => Promise<void>) => void }) {
+  return (await openFull(t)).kysely;
 }
 
 async function newSession(db: Kysely<Database>) {
@@ -37,7 +51,13 @@ async function newSession(db: Kysely<Database>) {
   });
 }
 
-async function event(db: Kysely<Database>, sessionId: string | null, turnId: string | null, type: string) {
+async function event(
+  db: Kysely<Database>,
+  sessionId: string | null,
+  turnId: string | null,
+  type: string,
+  parent: string | null = null,
+) {
   const at = tickUs();
   const id = newId();
   await db
@@ -51,7 +71,7 @@ async function event(db: Kysely<Database>, sessionId: string | null, turnId: str
       type,
       actor: 'agent',
       payload: JSON.stringify({ n: at }),
-      parent_event_id: null,
+      parent_event_id: parent,
       sensitivity: 'private',
     })
     .execute();
@@ -107,10 +127,77 @@ test('unfinished turns are agent turns started and never ended, or still held by
   await event(db, s.id, cancelled, 'turn.started');
   await event(db, s.id, cancelled, 'turn.cancelled');
   const started = await event(db, s.id, open1, 'turn.started');
+  const closedCall = await event(db, s.id, open1, 'llm.call_started');
+  await event(db, s.id, open1, 'llm.call_completed', closedCall);
+  const openCall = await event(db, s.id, open1, 'llm.call_started');
   await event(db, null, newId(), 'turn.started'); // gateway traffic has no session: not ours to close
   await beginTurn(db, held.id, heldTurn, formatUs(clockUs));
-  assert.deepEqual(await findUnfinishedTurns(db), [
-    { session_id: s.id, turn_id: open1, started_event_id: started },
-    { session_id: held.id, turn_id: heldTurn, started_event_id: null },
-  ]);
+  const found = await findUnfinishedTurns(db);
+  assert.deepEqual(
+    found.map((f) => [f.session_id, f.turn_id, f.started_event_id, f.open_call_ids, f.gap_reported]),
+    [
+      [s.id, open1, started, [openCall], false],
+      [held.id, heldTurn, null, [], false],
+    ],
+  );
+  assert.match(found[0].first_event_at, /Z$/);
+});
+
+test('recovery frees the session, cancels leftovers and publishes the gap then turn.cancelled', async (t) => {
+  const store = await openFull(t);
+  const db = store.kysely;
+  const s = await newSession(db);
+  const turn = newId();
+  await beginTurn(db, s.id, turn, formatUs(tickUs()));
+  const started = await event(db, s.id, turn, 'turn.started');
+  const call = await event(db, s.id, turn, 'llm.call_started');
+  const msg = await appendMessage(db, {
+    id: newId(),
+    session_id: s.id,
+    turn_id: turn,
+    role: 'assistant',
+    content: [{ type: 'text', text: 'partial' }],
+    status: 'in_progress',
+    created_at: formatUs(tickUs()),
+  });
+  await insertToolCall(db, {
+    id: newId(),
+    session_id: s.id,
+    turn_id: turn,
+    message_id: msg.id,
+    tool_use_id: 'toolu_1',
+    tool_name: 'run_command',
+    input: { command: 'sleep 100' },
+    started_at: formatUs(tickUs()),
+  });
+  const turns = await freeUnfinishedTurns(db, formatUs(tickUs()));
+  assert.equal(turns.length, 1);
+  assert.equal((await getSession(db, s.id))?.current_turn_id, null);
+  assert.equal((await listMessages(db, s.id, { limit: 10 })).messages[0].status, 'cancelled');
+  const [tool] = await listToolCalls(db, s.id);
+  assert.deepEqual([tool.status, tool.error_class], ['cancelled', 'cancelled']);
+
+  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
+  const writer = createTraceWriter({ store, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  await publishRecoveredTurns(bus, turns);
+  await writer.stop();
+  const rows = await db
+    .selectFrom('events')
+    .select(['type', 'parent_event_id', 'payload', 'session_id'])
+    .where('turn_id', '=', turn)
+    .where('type', 'in', ['bus.gap_detected', 'turn.cancelled'])
+    .orderBy('id')
+    .execute();
+  assert.deepEqual(
+    rows.map((r) => [r.type, r.parent_event_id, r.session_id]),
+    [
+      ['bus.gap_detected', call, s.id],
+      ['turn.cancelled', started, s.id],
+    ],
+  );
+  assert.deepEqual(JSON.parse(rows[0].payload).llm_call_started_ids, [call]);
+  assert.equal(JSON.parse(rows[0].payload).reason, 'process_ended');
+  assert.equal(JSON.parse(rows[1].payload).reason, 'server_restart');
+  assert.deepEqual(await findUnfinishedTurns(db), []);
 });

@@ -1,0 +1,86 @@
+/**
+ * @module Meta endpoints of spec 2: GET /health, GET /server/version, GET /models (registry entries with
+ * their availability) and the routing policy's view, check and reload.
+ */
+import type { Hono } from 'hono';
+import * as v from 'valibot';
+import { CANONICAL_MESSAGE_SCHEMA_VERSION } from '../canonical/message.ts';
+import { EVENTS_SCHEMA_VERSION } from '../events/catalog.ts';
+import { readJsonBody } from '../http/json-body.ts';
+import { validateInput } from '../http/validation.ts';
+import { formatUs } from '../lib/time.ts';
+import type { ModelEntry } from '../models/model-schema.ts';
+import { ROUTING_POLICY_SCHEMA_VERSION } from '../routing/policy-schema.ts';
+import type { AgentAppDeps } from './app.ts';
+import type { AgentEnv } from './env.ts';
+import { countOpenSessions } from './sessions/store.ts';
+
+/** spec 2 Resources: Model entry `availability`. */
+export type ModelAvailability = 'healthy' | 'model_unavailable' | 'provider_unavailable';
+
+const CheckSchema = v.object({
+  policy_yaml: v.optional(v.string('must be the routing.yaml text as a string')),
+});
+
+export function mountMetaRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
+  app.get('/health', async (c) => {
+    const nowUs = deps.clock.nowUs();
+    return c.json({
+      status: 'ok',
+      started_at: formatUs(deps.startedAtUs),
+      uptime_seconds: Math.max(0, Math.round((nowUs - deps.startedAtUs) / 1000) / 1000),
+      active_sessions: await countOpenSessions(deps.db),
+      active_turns: deps.engine?.activeTurns() ?? 0,
+    });
+  });
+
+  app.get('/server/version', (c) =>
+    c.json({
+      version: deps.serverVersion,
+      schema_versions: {
+        canonical_message: CANONICAL_MESSAGE_SCHEMA_VERSION,
+        events: EVENTS_SCHEMA_VERSION,
+        routing_policy: ROUTING_POLICY_SCHEMA_VERSION,
+      },
+    }),
+  );
+
+  app.get('/models', (c) =>
+    c.json({ models: deps.registry.list().map((m) => encodeModel(m, availabilityOf(m, deps))) }),
+  );
+
+  app.get('/routing/policy', (c) => c.json(deps.policy.view()));
+
+  app.post('/routing/check', async (c) => {
+    const body = validateInput(CheckSchema, await readJsonBody(c, { optional: true }));
+    const { valid, errors, warnings } = deps.policy.check(body.policy_yaml);
+    return c.json({ valid, errors, warnings });
+  });
+
+  app.post('/routing/reload', (c) => {
+    const { version, valid } = deps.policy.reload();
+    const view = deps.policy.view();
+    deps.log.info('routing policy reloaded', { version, valid, in_force: view.version });
+    return c.json(
+      valid ? { version, valid } : { version, valid, errors: view.errors, using_last_known_good: true },
+    );
+  });
+}
+
+// --- internal ---
+
+function availabilityOf(model: ModelEntry, deps: AgentAppDeps): ModelAvailability {
+  return deps.availableAdapters.has(model.adapter) ? 'healthy' : 'provider_unavailable';
+}
+
+function encodeModel(m: ModelEntry, availability: ModelAvailability) {
+  return {
+    id: m.id,
+    adapter: m.adapter,
+    tier: m.tier,
+    can_delegate: m.can_delegate,
+    aliases: [...m.aliases],
+    capabilities: { ...m.capabilities },
+    availability,
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * @module WebSocket attach tokens (spec 2 §Authentication): `atk_<ulid>`, issued by every
+ * GET /sessions/{id}, single use, valid 60 seconds, scoped to one session. In memory only: a restart
+ * invalidates them, and a client simply asks for a fresh one.
+ */
+import type { NewId } from '../../lib/ids.ts';
+import type { Clock } from '../../lib/time.ts';
+
+export const ATTACH_TOKEN_TTL_MS = 60_000;
+
+export interface AttachTokens {
+  /** A fresh token for `sessionId`; earlier tokens stay valid until used or expired. */
+  issue(sessionId: string): { token: string; expires_at_us: number };
+  /**
+   * Uses up `token` for `sessionId`: true once, when it was issued for that session and has not
+   * expired. A token presented for another session is not consumed (it may still be used for its own).
+   */
+  consume(token: string, sessionId: string): boolean;
+  /** Tokens issued and neither used nor expired. */
+  readonly size: number;
+}
+
+export function createAttachTokens(deps: { newId: NewId; clock: Clock; ttlMs?: number }): AttachTokens {
+  const ttlUs = (deps.ttlMs ?? ATTACH_TOKEN_TTL_MS) * 1000;
+  const tokens = new Map<string, { sessionId: string; expiresUs: number }>();
+  const sweep = (nowUs: number) => {
+    for (const [token, entry] of tokens) if (entry.expiresUs <= nowUs) tokens.delete(token);
+  };
+  return {
+    issue(sessionId) {
+      const now = deps.clock.nowUs();
+      sweep(now);
+      const token = deps.newId('atk_');
+      const expiresUs = now + ttlUs;
+      tokens.set(token, { sessionId, expiresUs });
+      return { token, expires_at_us: expiresUs };
+    },
+    consume(token, sessionId) {
+      const now = deps.clock.nowUs();
+      const entry = tokens.get(token);
+      if (!entry || entry.sessionId !== sessionId) return false;
+      tokens.delete(token);
+      return entry.expiresUs > now;
+    },
+    get size() {
+      sweep(deps.clock.nowUs());
+      return tokens.size;
+    },
+  };
+}

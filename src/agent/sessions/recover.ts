@@ -1,0 +1,128 @@
+/**
+ * @module Startup recovery (issue 10, spec 2 item 5): an agent turn a dead process left open (turn.started
+ * with no turn.completed/turn.cancelled, or a session still holding it) gets `bus.gap_detected` (as the
+ * gateway's, naming its unclosed llm.call_started) and `turn.cancelled` with reason `server_restart`; its
+ * partial messages and running tool calls are marked cancelled and its session is freed for a new turn.
+ * One `svc serve` per trace store: a second server's live turns would look dead.
+ */
+import { type Kysely, sql } from 'kysely';
+import type { Bus } from '../../events/bus.ts';
+import { LLM_CALL_TERMINATORS } from '../../events/catalog.ts';
+import type { Database } from '../../store/schema.ts';
+import { clearTurn } from './store.ts';
+
+export const RESTART_REASON = 'server_restart';
+const TURN_ENDS = ['turn.completed', 'turn.cancelled'] as const;
+
+export interface UnfinishedTurn {
+  session_id: string;
+  turn_id: string;
+  /** The turn.started event, null when the process died before it was committed. */
+  started_event_id: string | null;
+  /** Its llm.call_started events that no llm.call_completed / llm.call_failed closed. */
+  open_call_ids: string[];
+  /** Time of the turn's first event (of the claim on the session when none was committed). */
+  first_event_at: string;
+  /** A bus.gap_detected already names it (an earlier start died before its turn.cancelled). */
+  gap_reported: boolean;
+}
+
+/** Agent turns left open, oldest first (turn ids are time-ordered ULIDs). */
+export async function findUnfinishedTurns(db: Kysely<Database>): Promise<UnfinishedTurn[]> {
+  const { rows } = await sql<{ session_id: string; turn_id: string }>`
+    SELECT session_id, turn_id FROM (
+      SELECT s.session_id, s.turn_id FROM events s
+      WHERE s.type = 'turn.started' AND s.session_id IS NOT NULL AND s.turn_id IS NOT NULL
+      UNION
+      SELECT id AS session_id, current_turn_id AS turn_id FROM sessions
+      WHERE current_turn_id IS NOT NULL
+    ) c
+    WHERE NOT EXISTS (SELECT 1 FROM events t WHERE t.turn_id = c.turn_id AND t.type IN (${sql.join([...TURN_ENDS])}))
+    GROUP BY turn_id ORDER BY turn_id`.execute(db);
+  const out: UnfinishedTurn[] = [];
+  for (const r of rows) out.push(await describeTurn(db, r.session_id, r.turn_id));
+  return out;
+}
+
+/** Finds the open turns, frees their sessions and cancels their partial messages and running tool calls. */
+export async function freeUnfinishedTurns(db: Kysely<Database>, now: string): Promise<UnfinishedTurn[]> {
+  const turns = await findUnfinishedTurns(db);
+  for (const t of turns) {
+    await db.transaction().execute(async (trx) => {
+      await clearTurn(trx, t.session_id, t.turn_id);
+      await trx
+        .updateTable('messages')
+        .set({ status: 'cancelled' })
+        .where('turn_id', '=', t.turn_id)
+        .where('status', '=', 'in_progress')
+        .execute();
+      await trx
+        .updateTable('tool_calls')
+        .set({ status: 'cancelled', error_class: 'cancelled', completed_at: now })
+        .where('turn_id', '=', t.turn_id)
+        .where('status', 'in', ['pending', 'running'])
+        .execute();
+    });
+  }
+  return turns;
+}
+
+/** Publishes, per turn, `bus.gap_detected` (unless already reported) then `turn.cancelled`; resolves once committed. */
+export async function publishRecoveredTurns(
+  bus: Pick<Bus, 'publish'>,
+  turns: readonly UnfinishedTurn[],
+): Promise<void> {
+  const committed: Promise<void>[] = [];
+  for (const t of turns) {
+    const scope = { actor: 'system', session_id: t.session_id, turn_id: t.turn_id } as const;
+    if (!t.gap_reported) {
+      const gap = bus.publish({
+        type: 'bus.gap_detected',
+        ...scope,
+        parent_event_id: t.open_call_ids[0] ?? t.started_event_id,
+        payload: {
+          reason: 'process_ended',
+          turn_id: t.turn_id,
+          llm_call_started_ids: t.open_call_ids,
+          first_event_at: t.first_event_at,
+        },
+      });
+      committed.push(gap.committed);
+    }
+    const cancelled = bus.publish({
+      type: 'turn.cancelled',
+      ...scope,
+      parent_event_id: t.started_event_id,
+      payload: { reason: RESTART_REASON, session_id: t.session_id, turn_id: t.turn_id },
+    });
+    committed.push(cancelled.committed);
+  }
+  await Promise.all(committed);
+}
+
+// --- internal ---
+
+async function describeTurn(
+  db: Kysely<Database>,
+  sessionId: string,
+  turnId: string,
+): Promise<UnfinishedTurn> {
+  const { rows } = await sql<{ id: string; type: string; timestamp: string; closed: number }>`
+    SELECT s.id, s.type, s.timestamp,
+      EXISTS (SELECT 1 FROM events c WHERE c.turn_id = s.turn_id AND c.parent_event_id = s.id
+              AND c.type IN (${sql.join([...LLM_CALL_TERMINATORS])})) AS closed
+    FROM events s WHERE s.turn_id = ${turnId} ORDER BY s.id`.execute(db);
+  const session = await db
+    .selectFrom('sessions')
+    .select('updated_at')
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  return {
+    session_id: sessionId,
+    turn_id: turnId,
+    started_event_id: rows.find((r) => r.type === 'turn.started')?.id ?? null,
+    open_call_ids: rows.filter((r) => r.type === 'llm.call_started' && !r.closed).map((r) => r.id),
+    first_event_at: rows[0]?.timestamp ?? session?.updated_at ?? '',
+    gap_reported: rows.some((r) => r.type === 'bus.gap_detected'),
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * @module Input validation at the edge of service endpoints (STYLE rule 4): a valibot schema over a JSON
+ * body or a query string; the first failure is 400 `validation_error` naming the field.
+ */
+import * as v from 'valibot';
+import { SvcError } from '../lib/errors.ts';
+import { formatPath } from '../models/config-yaml.ts';
+
+/** The schema's output, or SvcError validation_error with `details.field` and every issue. */
+export function validateInput<S extends v.GenericSchema>(
+  schema: S,
+  input: unknown,
+  where: 'body' | 'query' = 'body',
+): v.InferOutput<S> {
+  const parsed = v.safeParse(schema, input);
+  if (parsed.success) return parsed.output;
+  const issues = parsed.issues.map((issue) => ({
+    field: formatPath(issue.path) || null,
+    message: issue.message,
+  }));
+  const first = issues[0];
+  const field = first.field ?? where;
+  throw new SvcError('validation_error', {
+    message: `${field}: ${first.message}`,
+    details: { field, issues },
+  });
+}
+
+/** A query-string integer in [min, max] with a default (DECISIONS §5 page sizes). */
+export function limitSchema(defaultValue: number, max: number) {
+  const message = `must be a whole number from 1 to ${max}`;
+  return v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,9}$/, message),
+      v.transform(Number),
+      v.minValue(1, message),
+      v.maxValue(max, message),
+    ),
+    String(defaultValue),
+  );
+}

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ATTACH_TOKEN_TTL_MS, createAttachTokens } from '#src/agent/sessions/attach-tokens.ts';
+import { createIdFactory } from '#src/lib/ids.ts';
+
+function tokens() {
+  let nowUs = 1_000_000_000;
+  const store = createAttachTokens({ newId: createIdFactory(), clock: { nowUs: () => nowUs } });
+  return { store, advance: (ms: number) => (nowUs += ms * 1000) };
+}
+
+test('a token is atk_<ulid>, works once, and only for the session it was issued for', () => {
+  const { store } = tokens();
+  const { token } = store.issue('sess_a');
+  assert.match(token, /^atk_[0-9A-HJKMNP-TV-Z]{26}$/);
+  assert.equal(store.consume(token, 'sess_b'), false);
+  assert.equal(store.consume(token, 'sess_a'), true);
+  assert.equal(store.consume(token, 'sess_a'), false);
+  assert.equal(store.consume('atk_unknown', 'sess_a'), false);
+});
+
+test('every issue is a fresh token and earlier ones stay valid', () => {
+  const { store } = tokens();
+  const first = store.issue('sess_a').token;
+  const second = store.issue('sess_a').token;
+  assert.notEqual(first, second);
+  assert.equal(store.size, 2);
+  assert.equal(store.consume(first, 'sess_a'), true);
+  assert.equal(store.consume(second, 'sess_a'), true);
+});
+
+test('a token expires 60 seconds after it was issued', () => {
+  const { store, advance } = tokens();
+  const early = store.issue('sess_a').token;
+  const late = store.issue('sess_a').token;
+  advance(ATTACH_TOKEN_TTL_MS - 1);
+  assert.equal(store.consume(early, 'sess_a'), true);
+  advance(1);
+  assert.equal(store.consume(late, 'sess_a'), false);
+  assert.equal(store.size, 0);
+});
