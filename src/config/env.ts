@@ -66,7 +66,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     anthropicBaseUrl: get('ANTHROPIC_BASE_URL'),
     openaiBaseUrl: get('OPENAI_BASE_URL'),
     openrouterBaseUrl: get('OPENROUTER_BASE_URL'),
-    servePort: get('SVC_PORT'),
-    serveHost: get('SVC_HOST'),
+    servePort: get('SVC_SERVE_PORT'),
+    serveHost: get('SVC_SERVE_HOST'),
   });
 }

@@ -1,13 +1,49 @@
 import { defineCommand } from 'citty';
-import { notImplemented } from '../not-implemented.ts';
+import { DEFAULT_SERVE_PORT, runAgentServer } from '../../agent/index.ts';
+import { readEnv } from '../../config/env.ts';
+import { parsePort } from '../../http/listen.ts';
+import { createLogger } from '../../lib/log.ts';
+import { VERSION } from '../root.ts';
+import { createRuntime } from '../runtime.ts';
 
 export default defineCommand({
-  meta: { name: 'serve', description: 'Run the agent server (sessions, turns, WebSocket stream, analytics)' },
+  meta: { name: 'serve', description: 'Run the agent server (sessions, turns, history, routing, metrics)' },
   args: {
-    port: { type: 'string', description: 'Port to bind on 127.0.0.1 (default 8421)' },
-    host: { type: 'string', description: 'Bind host; non-loopback values are refused' },
+    port: { type: 'string', description: `Port (default ${DEFAULT_SERVE_PORT}, or SVC_SERVE_PORT)` },
+    host: {
+      type: 'string',
+      description: 'Bind host (or SVC_SERVE_HOST); only loopback addresses, anything else binds 127.0.0.1',
+    },
+    'db-path': {
+      type: 'string',
+      description: 'Trace store (default SVC_DB_PATH, else ~/.config/svc/svc.db)',
+    },
+    models: { type: 'string', description: 'models.yaml (default SVC_MODELS, else the built-in table)' },
+    routing: {
+      type: 'string',
+      description: 'routing.yaml (default SVC_ROUTING_POLICY, else the built-in policy)',
+    },
   },
-  run() {
-    notImplemented('svc serve');
+  async run({ args }) {
+    const env = readEnv();
+    const log = createLogger({ level: env.debug ? 'debug' : 'info' });
+    const port =
+      args.port !== undefined
+        ? parsePort(args.port, '--port')
+        : env.servePort !== undefined
+          ? parsePort(env.servePort, 'SVC_SERVE_PORT')
+          : DEFAULT_SERVE_PORT;
+    await runAgentServer({
+      env,
+      log,
+      port,
+      host: args.host ?? env.serveHost,
+      modelsPath: args.models,
+      routingPath: args.routing,
+      serverVersion: VERSION,
+      openRuntime: () =>
+        createRuntime({ env, log, dbPathFlag: args['db-path'], scope: 'any', backgroundCheckpoints: true }),
+      writeRequestLog: (line) => process.stdout.write(line),
+    });
   },
 });

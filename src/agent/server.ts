@@ -1,0 +1,233 @@
+/**
+ * @module `svc serve`: startup in spec 2 item 5's order (policy and models, adapters, store, subscribers,
+ * engine and its tools, HTTP on a loopback address, then the gap events of turns a dead process left open)
+ * and shutdown as item 6 (new requests 503, turns cancelled, listener drained, trace flushed, store closed,
+ * 30 s then a hard exit). Starts without provider keys: history and analytics still work.
+ */
+import { join } from 'node:path';
+import type { Adapter } from '../adapters/adapter.ts';
+import { type AdapterName, createAdapters } from '../adapters/registry.ts';
+import type { SvcEnv } from '../config/env.ts';
+import { configDir } from '../config/paths.ts';
+import type { Bus } from '../events/bus.ts';
+import { adapterConfigs } from '../gateway/index.ts';
+import { isLoopbackName, parseAllowedHosts } from '../http/host-check.ts';
+import { type Listening, LOOPBACK_HOST, listen, resolveLoopbackHost } from '../http/listen.ts';
+import type { NewId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import { type Clock, formatUs } from '../lib/time.ts';
+import { createMetricsCollector } from '../metrics/collector.ts';
+import { loadModelRegistry, type ModelRegistry } from '../models/registry.ts';
+import { loadRoutingPolicy, type PolicyStore } from '../routing/load-policy.ts';
+import type { Store } from '../store/open.ts';
+import { createAgentApp } from './app.ts';
+import { createAttachTokens } from './sessions/attach-tokens.ts';
+import { freeUnfinishedTurns, publishRecoveredTurns } from './sessions/recover.ts';
+import { countSessionsSync } from './sessions/store.ts';
+import { createTurnEndWatch } from './sessions/turn-end-watch.ts';
+import type { TurnEngine } from './turns/engine.ts';
+
+export const DEFAULT_SERVE_PORT = 8421;
+/** spec 2 §Limits: graceful shutdown. */
+export const SHUTDOWN_GRACE_MS = 30_000;
+
+/** What `svc serve` needs from the command's runtime (cli/runtime.ts builds it; agent never imports cli/). */
+export interface AgentRuntime {
+  readonly store: Store;
+  readonly bus: Bus;
+  readonly clock: Clock;
+  readonly newId: NewId;
+  readonly writer: { flush(): Promise<void> };
+  /** Flushes the trace writer and closes the store. */
+  close(): Promise<void>;
+}
+
+/** Everything the turn engine is built from (the seam the lead's createTurnEngine plugs into). */
+export interface AgentServices {
+  readonly env: SvcEnv;
+  readonly log: Logger;
+  readonly store: Store;
+  readonly bus: Bus;
+  readonly clock: Clock;
+  readonly newId: NewId;
+  readonly registry: ModelRegistry;
+  readonly policy: PolicyStore;
+  /** Adapters of the providers that have a key (none is a valid start). */
+  readonly adapters: Partial<Record<AdapterName, Adapter>>;
+}
+
+/** A turn engine plus what it must release at shutdown (its upstream pool). */
+export type AgentEngine = TurnEngine & { close?: () => Promise<void> };
+export type CreateEngine = (services: AgentServices) => AgentEngine | Promise<AgentEngine>;
+
+export interface RunAgentServerOptions<R extends AgentRuntime = AgentRuntime> {
+  env: SvcEnv;
+  log: Logger;
+  port: number;
+  /** Requested bind host (flag or SVC_SERVE_HOST); a non-loopback value is refused and 127.0.0.1 bound. */
+  host: string | undefined;
+  /** `--models` (else SVC_MODELS). */
+  modelsPath?: string;
+  /** `--routing` (else SVC_ROUTING_POLICY). */
+  routingPath?: string;
+  serverVersion: string;
+  openRuntime: () => Promise<R>;
+  /** The turn machinery; without it the turn routes answer 501. */
+  createEngine?: CreateEngine;
+  writeRequestLog?: (line: string) => void;
+  graceMs?: number;
+  /** Called when the graceful stop overruns its deadline (default: exit 1). */
+  hardExit?: () => void;
+}
+
+/** Starts the agent server; resolves once it has stopped after SIGTERM/SIGINT. */
+export async function runAgentServer<R extends AgentRuntime>(
+  options: RunAgentServerOptions<R>,
+): Promise<void> {
+  const { env, log } = options;
+  const host = resolveServeHost(options.host, log);
+  // item 5: routing policy and model registry (the policy names registry models, so the registry is read first)
+  const registry = loadModelRegistry(options.modelsPath ?? env.models);
+  const routingPath = options.routingPath ?? env.routingPolicy;
+  const policy = loadRoutingPolicy({
+    path: routingPath,
+    registry,
+    envGlobalDefault: env.gatewayGlobalDefault,
+    lastKnownGoodPath: routingPath ? join(configDir(env), 'routing.last-known-good.yaml') : undefined,
+    log,
+  });
+  const adapters = createAdapters(adapterConfigs(env));
+  if (Object.keys(adapters).length === 0)
+    log.warn(
+      'no provider key set (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY): history and analytics work, turns fail with 503 routing_failed',
+    );
+  const runtime = await options.openRuntime();
+  let engine: AgentEngine | undefined;
+  let server: Listening;
+  let shuttingDown = false;
+  let recovered: Awaited<ReturnType<typeof freeUnfinishedTurns>>;
+  try {
+    const metrics = createMetricsCollector({
+      role: 'agent',
+      bus: runtime.bus,
+      log,
+      gauges: { sessionCount: () => countSessionsSync(runtime.store) },
+    });
+    const turnEnds = createTurnEndWatch(runtime.bus);
+    const services: AgentServices = { env, log, ...pick(runtime), registry, policy, adapters };
+    engine = await options.createEngine?.(services);
+    recovered = await freeUnfinishedTurns(runtime.store.kysely, formatUs(runtime.clock.nowUs()));
+    const startedAtUs = runtime.clock.nowUs();
+    let authority = `${host}:${options.port}`;
+    const app = createAgentApp({
+      db: runtime.store.kysely,
+      bus: runtime.bus,
+      clock: runtime.clock,
+      newId: runtime.newId,
+      log,
+      registry,
+      policy,
+      availableAdapters: new Set(Object.keys(adapters)),
+      engine,
+      attachTokens: createAttachTokens({ newId: runtime.newId, clock: runtime.clock }),
+      turnEnds,
+      metrics,
+      allowedHosts: parseAllowedHosts(env.allowedHosts),
+      writeRequestLog: options.writeRequestLog,
+      startedAtUs,
+      isShuttingDown: () => shuttingDown,
+      serverVersion: options.serverVersion,
+      flushEvents: () => runtime.writer.flush(),
+      boundAuthority: () => authority,
+    });
+    server = await listen(app.fetch, { host, port: options.port });
+    authority = new URL(server.url).host;
+  } catch (err) {
+    await engine?.close?.();
+    await runtime.close();
+    throw err;
+  }
+  // item 5, last step: the gaps found at startup
+  await publishRecoveredTurns(runtime.bus, recovered);
+  if (recovered.length > 0)
+    log.warn('turns left open by a stopped server were cancelled', {
+      turns: recovered.map((t) => t.turn_id),
+      reason: 'server_restart',
+    });
+  log.info('agent server listening', {
+    url: server.url,
+    models: registry.source,
+    routing: policy.view().source,
+    routing_version: policy.view().version,
+    adapters: Object.keys(adapters),
+  });
+  const signal = await waitForSignal();
+  shuttingDown = true;
+  log.info('agent server stopping', { signal, active_turns: engine?.activeTurns() ?? 0 });
+  await stop(options, server, runtime, engine);
+  log.info('agent server stopped');
+}
+
+/** A loopback address as requested; anything else is refused with an error log and 127.0.0.1 is bound. */
+export function resolveServeHost(requested: string | undefined, log: Logger): string {
+  const bare = requested?.trim().replace(/^\[|\]$/g, '');
+  if (bare && !isLoopbackName(bare)) {
+    log.error(
+      `refusing to bind ${requested}: the agent server runs commands on this machine and binds loopback only; binding ${LOOPBACK_HOST}`,
+      {
+        requested_host: requested,
+        host: LOOPBACK_HOST,
+      },
+    );
+    return LOOPBACK_HOST;
+  }
+  return resolveLoopbackHost(requested, log);
+}
+
+// --- internal ---
+
+function pick(runtime: AgentRuntime) {
+  return {
+    store: runtime.store,
+    bus: runtime.bus,
+    clock: runtime.clock,
+    newId: runtime.newId,
+  };
+}
+
+/** item 6: turns cancelled, listener drained, engine and store closed, all within the grace period. */
+async function stop(
+  options: RunAgentServerOptions<AgentRuntime>,
+  server: Listening,
+  runtime: AgentRuntime,
+  engine: AgentEngine | undefined,
+): Promise<void> {
+  const graceMs = options.graceMs ?? SHUTDOWN_GRACE_MS;
+  const deadline = Date.now() + graceMs;
+  const hard = setTimeout(() => {
+    options.log.error('graceful shutdown overran its deadline; exiting now', { grace_ms: graceMs });
+    (options.hardExit ?? (() => process.exit(1)))();
+  }, graceMs);
+  try {
+    if (engine) await engine.cancelAll('server_shutdown');
+    const { forced } = await server.close(Math.max(0, deadline - Date.now()));
+    if (forced)
+      options.log.warn('in-flight requests were cut off at the shutdown deadline', { grace_ms: graceMs });
+    await engine?.close?.();
+    await runtime.close();
+  } finally {
+    clearTimeout(hard);
+  }
+}
+
+function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolve(signal);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
