@@ -12,6 +12,7 @@ import { compileWorkspaceMatcher, isCatchAll } from './glob.ts';
 import type { Predicate, RoutingPolicyFile } from './policy-schema.ts';
 import { RoutingPolicyFileSchema } from './policy-schema.ts';
 import { type CompiledPredicate, compilePredicate } from './when.ts';
+import { predicateImplies } from './when-implies.ts';
 
 /** DECISIONS §1: the global default unless SVC_GATEWAY_GLOBAL_DEFAULT or the policy says otherwise. */
 export const BUILT_IN_GLOBAL_DEFAULT = 'anthropic:claude-sonnet-4-5';
@@ -179,6 +180,11 @@ function shadowingWarnings(file: RoutingPolicyFile): string[] {
       out.push(
         `rules[${i}] (${r.name}) is shadowed: rules[${same}] (${file.rules[same].name}) has the same \`when\``,
       );
+    const wider = catchAll < 0 && same === undefined ? widerEarlierRule(file, i) : -1;
+    if (wider >= 0)
+      out.push(
+        `rules[${i}] (${r.name}) is shadowed: rules[${wider}] (${file.rules[wider].name}) matches every request it matches`,
+      );
     if (same === undefined) seen.set(key, i);
     if (r.when === undefined && catchAll < 0) catchAll = i;
   });
@@ -193,6 +199,17 @@ function shadowingWarnings(file: RoutingPolicyFile): string[] {
       out.push(`workspaces[${i}] (${w.match}) is shadowed: workspaces[${firstCatchAll}] matches every path`);
   });
   return out;
+}
+
+/** The first earlier rule whose `when` every request matching rules[i]'s also matches, or -1. */
+function widerEarlierRule(file: RoutingPolicyFile, i: number): number {
+  const when = file.rules[i].when;
+  if (when === undefined) return -1;
+  for (let j = 0; j < i; j++) {
+    const earlier = file.rules[j].when;
+    if (earlier !== undefined && predicateImplies(when, earlier)) return j;
+  }
+  return -1;
 }
 
 function whenKey(when: Predicate | undefined): string {

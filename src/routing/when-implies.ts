@@ -1,0 +1,79 @@
+/**
+ * @module Predicate implication for shadowing warnings (POST /routing/check): `a` implies `b` when every
+ * request matching `a` also matches `b`, so a rule with `a` after a rule with `b` can never win. Sound,
+ * not complete: answers false when it cannot tell (regexes and globs are compared only for equality).
+ */
+import { compare, parseDecimal } from '../lib/decimal.ts';
+import type { Predicate } from './policy-schema.ts';
+
+export function predicateImplies(a: Predicate, b: Predicate): boolean {
+  const left = conjuncts(a);
+  // a disjunction on the left implies b when each of its branches (with the rest of a) does
+  const anyIndex = left.findIndex((atom) => atom.any !== undefined);
+  if (anyIndex >= 0) {
+    const rest = left.filter((_, i) => i !== anyIndex);
+    const branches = left[anyIndex].any ?? [];
+    return branches.every((branch) => predicateImplies({ all: [...rest, branch] }, b));
+  }
+  return conjuncts(b).every((goal) => left.some((have) => atomImplies(have, goal)) || anyGoalHolds(a, goal));
+}
+
+// --- internal ---
+
+/** `p` as a list of one-key predicates, `all` flattened. */
+function conjuncts(p: Predicate): Predicate[] {
+  const out: Predicate[] = [];
+  for (const [key, value] of Object.entries(p) as Array<[keyof Predicate, unknown]>) {
+    if (value === undefined) continue;
+    if (key === 'all') for (const q of value as Predicate[]) out.push(...conjuncts(q));
+    else out.push({ [key]: value } as Predicate);
+  }
+  return out;
+}
+
+/** `goal` is `{any: [...]}` and `a` implies one of its branches. */
+function anyGoalHolds(a: Predicate, goal: Predicate): boolean {
+  return goal.any !== undefined && goal.any.some((branch) => predicateImplies(a, branch));
+}
+
+/** One-key `have` implies one-key `goal`. */
+function atomImplies(have: Predicate, goal: Predicate): boolean {
+  if (have.has_images !== undefined) return goal.has_images === have.has_images;
+  if (have.has_tools !== undefined) return goal.has_tools === have.has_tools;
+  if (have.input_tokens_above !== undefined)
+    return goal.input_tokens_above !== undefined && have.input_tokens_above >= goal.input_tokens_above;
+  if (have.cost_today_above !== undefined)
+    return (
+      goal.cost_today_above !== undefined &&
+      compare(parseDecimal(String(have.cost_today_above)), parseDecimal(String(goal.cost_today_above))) >= 0
+    );
+  if (have.text_matches !== undefined)
+    return goal.text_matches !== undefined && sameText(have.text_matches, goal.text_matches);
+  if (have.workspace !== undefined) return goal.workspace === have.workspace;
+  if (have.not !== undefined) return goal.not !== undefined && canonical(have.not) === canonical(goal.not);
+  return false;
+}
+
+function sameText(
+  a: NonNullable<Predicate['text_matches']>,
+  b: NonNullable<Predicate['text_matches']>,
+): boolean {
+  const norm = (t: typeof a) =>
+    typeof t === 'string'
+      ? { pattern: t, ignore_case: false }
+      : { pattern: t.pattern, ignore_case: !!t.ignore_case };
+  const x = norm(a);
+  const y = norm(b);
+  return x.pattern === y.pattern && x.ignore_case === y.ignore_case;
+}
+
+/** JSON with sorted keys, so two equal predicates compare equal whatever their key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value);
+}

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { rawRequest, startAgentServer } from '../helpers/agent-server.ts';
+
+const server = await startAgentServer({ after }, { env: { SVC_ALLOWED_HOSTS: 'svc-agent.internal' } });
+const { api } = server;
+const port = server.svc.port;
+const session = (await api('POST', '/sessions', { workspace_path: server.workspace })).body as { id: string };
+
+test('a body that is not JSON is 415 unsupported_media_type on every endpoint that takes one', async () => {
+  const turn = `/sessions/${session.id}/turns`;
+  const cases: Array<[string, string]> = [
+    ['POST', '/sessions'],
+    ['PATCH', `/sessions/${session.id}`],
+    ['POST', turn],
+    ['POST', `${turn}/01ARZ3NDEKTSV4RRFFQ69G5FAV/confirmations/R1`],
+    ['POST', `${turn}/01ARZ3NDEKTSV4RRFFQ69G5FAV/cancel`],
+    ['POST', '/routing/check'],
+  ];
+  for (const [method, path] of cases) {
+    for (const [headers, body] of [
+      [{ 'content-type': 'text/plain' }, '{"workspace_path":"/tmp"}'],
+      [{ 'content-type': 'application/x-www-form-urlencoded' }, 'a=b'],
+      [{ 'content-type': 'application/json' }, '{"workspace_path": '],
+      [{}, '{}'],
+    ] as const) {
+      const res = await rawRequest(port, method, path, { host: `127.0.0.1:${port}`, ...headers }, body);
+      assert.equal(res.status, 415, `${method} ${path} ${JSON.stringify(headers)}`);
+      assert.equal(JSON.parse(res.body).error.code, 'unsupported_media_type');
+    }
+  }
+  // a required body that is absent is not JSON either; optional ones (cancel, check) accept nothing
+  assert.equal((await api('POST', '/sessions')).status, 415);
+  assert.equal((await api('POST', '/routing/check')).status, 200);
+  const charset = await api('POST', '/sessions', JSON.stringify({ workspace_path: server.workspace }), {
+    'content-type': 'application/json; charset=utf-8',
+  });
+  assert.equal(charset.status, 201);
+});
+
+test('a foreign Host or browser Origin is 403; loopback names and SVC_ALLOWED_HOSTS pass; no CORS headers', async () => {
+  const get = (headers: Record<string, string>) => rawRequest(port, 'GET', '/sessions', headers);
+  let res = await get({ host: 'evil.example' });
+  assert.equal(res.status, 403);
+  assert.equal(JSON.parse(res.body).error.code, 'host_not_allowed');
+  res = await get({ host: `127.0.0.1:${port}`, origin: 'http://evil.example' });
+  assert.equal(res.status, 403);
+  assert.equal(JSON.parse(res.body).error.code, 'origin_not_allowed');
+  res = await rawRequest(
+    port,
+    'POST',
+    '/sessions',
+    { host: `localhost:${port}`, origin: 'null', 'content-type': 'application/json' },
+    '{}',
+  );
+  assert.equal(JSON.parse(res.body).error.code, 'origin_not_allowed');
+  const passing: Array<Record<string, string>> = [
+    { host: `localhost:${port}`, origin: `http://localhost:${port}` },
+    { host: `[::1]:${port}` },
+    { host: 'svc-agent.internal' },
+  ];
+  for (const headers of passing) {
+    res = await get(headers);
+    assert.equal(res.status, 200, JSON.stringify(headers));
+  }
+  const preflight = await rawRequest(port, 'OPTIONS', '/sessions', {
+    host: `127.0.0.1:${port}`,
+    origin: 'http://evil.example',
+    'access-control-request-method': 'POST',
+  });
+  assert.equal(preflight.status, 403);
+  for (const r of [res, preflight])
+    assert.deepEqual(
+      Object.keys(r.headers).filter((h) => h.startsWith('access-control-')),
+      [],
+    );
+});
+
+test('version headers on every service path, 410 for a pin below the minimum, none on /metrics', async () => {
+  let res = await api('GET', '/health', undefined, { 'svc-api-version': '1.0' });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('svc-api-version'), '1.0');
+  assert.equal(res.headers.get('svc-api-versions-supported'), '1.0');
+  res = await api('GET', `/sessions/${session.id}`, undefined, { 'svc-api-version': '0.9' });
+  assert.equal(res.status, 410);
+  assert.equal(res.body.error.code, 'version_unsupported');
+  assert.equal(res.headers.get('svc-api-versions-supported'), '1.0');
+  res = await api('POST', '/sessions', { workspace_path: server.workspace }, { 'svc-api-version': '0.1' });
+  assert.equal(res.status, 410);
+  const metrics = await fetch(`${server.url}/metrics`, { headers: { 'svc-api-version': '0.9' } });
+  assert.equal(metrics.status, 200);
+  assert.equal(metrics.headers.get('svc-api-version'), null);
+  assert.match(await metrics.text(), /svc_session_count \d+/);
+});
+
+test('unknown paths and methods are JSON 404 not_found', async () => {
+  for (const [method, path] of [
+    ['GET', '/nope'],
+    ['GET', '/v1/messages'],
+    ['POST', '/sessions/x/y/z'],
+    ['PUT', '/sessions'],
+  ]) {
+    const res = await api(method, path);
+    assert.equal(res.status, 404, `${method} ${path}`);
+    assert.equal(res.body.error.code, 'not_found');
+    assert.equal(res.headers.get('content-type'), 'application/json');
+  }
+});
+
+test('turn submissions are validated before anything runs: invalid_content, validation_error, 404', async () => {
+  const path = `/sessions/${session.id}/turns`;
+  let res = await api('POST', path, { content: [{ type: 'tool_result', tool_use_id: 'x', content: 'y' }] });
+  assert.equal(res.status, 400);
+  assert.equal(res.body.error.code, 'invalid_content');
+  assert.equal(res.body.error.details.field, 'content[0].type');
+  res = await api('POST', path, { content: [] });
+  assert.equal(res.body.error.code, 'invalid_content');
+  res = await api('POST', path, { content: 'hello' });
+  assert.equal(res.body.error.code, 'validation_error');
+  assert.equal(res.body.error.details.field, 'content');
+  res = await api('POST', path, { content: [{ type: 'text', text: 'x' }], per_message_override: 5 });
+  assert.equal(res.body.error.details.field, 'per_message_override');
+  res = await api('POST', '/sessions/sess_nope/turns', { content: [{ type: 'text', text: 'x' }] });
+  assert.equal(res.status, 404);
+  assert.equal(res.body.error.code, 'session_not_found');
+  res = await api('POST', `${path}/T1/confirmations/R1`, { decision: 'perhaps' });
+  assert.equal(res.body.error.details.field, 'decision');
+  res = await api('POST', `${path}/T1/cancel`, { reason: 5 });
+  assert.equal(res.body.error.details.field, 'reason');
+});
