@@ -26,7 +26,7 @@ import {
   LlmCallFailed,
   openLlmCall,
 } from './call.ts';
-import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream.ts';
+import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits, type UpstreamResponse } from './upstream.ts';
 
 export interface CallRunnerDeps {
   bus: Bus;
@@ -86,7 +86,8 @@ export interface StartInput {
 /** A call whose upstream answered 2xx. Exactly one of complete / fail / cancel takes effect. */
 export interface RunningCall {
   readonly routed: Routed;
-  readonly body: AsyncIterable<Uint8Array> & { text(): Promise<string> };
+  /** The upstream's 2xx answer: read its body once (streamEvents, or readUpstreamText). */
+  readonly response: UpstreamResponse;
   readonly attempts: number;
   /** Milliseconds since the call started (before routing retries, after route.decided). */
   elapsedMs(): number;
@@ -216,7 +217,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
       };
       return {
         routed,
-        body: open.response.body,
+        response: open.response,
         attempts: open.attempts,
         elapsedMs: open.elapsedMs,
         get closed() {
@@ -297,7 +298,7 @@ function createEventStream(
   maxLineBytes: number,
 ): CanonicalEventStream {
   const adapter = call.routed.adapter;
-  const canonical = adapter.decodeStream(decodeSse(call.body, { maxLineBytes }));
+  const canonical = adapter.decodeStream(decodeSse(call.response.body, { maxLineBytes }));
   let ttft: number | null = null;
   // agent order: the caller publishes its cancellation events (tool.use_end, message.complete) first and
   // then closes the call itself with `call.cancel`; the gateway's call is closed the moment its client leaves
