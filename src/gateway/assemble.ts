@@ -9,16 +9,15 @@ import { join } from 'node:path';
 import type { AdapterConfig } from '../adapters/adapter.ts';
 import { type AdapterName, createAdapters } from '../adapters/registry.ts';
 import type { SvcEnv } from '../config/env.ts';
+import { positiveInt } from '../config/env-numbers.ts';
 import { configDir } from '../config/paths.ts';
 import type { Bus } from '../events/bus.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
-import { createRetryBudget, DEFAULT_RETRY_POLICY } from '../llm/retry.ts';
-import { createUpstream, DEFAULT_UPSTREAM_LIMITS } from '../llm/upstream.ts';
+import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
 import { loadModelRegistry } from '../models/registry.ts';
 import { loadRoutingPolicy } from '../routing/load-policy.ts';
 import type { Store } from '../store/open.ts';
-import { nonNegativeInt, positiveInt } from './env-numbers.ts';
 import { createModelsHandler } from './models-route.ts';
 import { createPipeline } from './pipeline.ts';
 import { createQuotaManager } from './quota.ts';
@@ -60,40 +59,26 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     clock: opts.clock,
   });
   const adapters = createAdapters(adapterConfigs(env));
-  const upstream = createUpstream({
-    timeoutMs: positiveInt(env.gatewayUpstreamTimeoutMs, 'SVC_GATEWAY_UPSTREAM_TIMEOUT_MS') ?? 600_000,
-    idleTimeoutMs:
-      positiveInt(env.gatewayStreamIdleTimeoutMs, 'SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS') ?? 120_000,
+  const callPath = createCallPath({
+    bus: opts.bus,
+    clock: opts.clock,
+    log,
+    registry,
+    policy,
+    adapters,
+    settings: readCallPathSettings(env),
   });
-  const maxRetries = nonNegativeInt(env.gatewayMaxRetries, 'SVC_GATEWAY_MAX_RETRIES');
   const seed = await loadQuotaSeed(opts.store, opts.clock.nowUs());
   await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
   const pipeline = createPipeline({
     bus: opts.bus,
     log,
     registry,
-    policy,
-    adapters,
+    runner: callPath.runner,
     quota: createQuotaManager({ bus: opts.bus, clock: opts.clock, seed }),
     maxBodyBytes:
       positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
-    upstreamLimits: {
-      maxBodyBytes:
-        positiveInt(env.gatewayMaxUpstreamBodyBytes, 'SVC_GATEWAY_MAX_UPSTREAM_BODY_BYTES') ??
-        DEFAULT_UPSTREAM_LIMITS.maxBodyBytes,
-      maxSseLineBytes:
-        positiveInt(env.gatewayMaxSseLineBytes, 'SVC_GATEWAY_MAX_SSE_LINE_BYTES') ??
-        DEFAULT_UPSTREAM_LIMITS.maxSseLineBytes,
-    },
-    llm: {
-      bus: opts.bus,
-      clock: opts.clock,
-      log,
-      upstream,
-      registry,
-      retryPolicy: { ...DEFAULT_RETRY_POLICY, maxRetries: maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries },
-      retryBudget: createRetryBudget(),
-    },
+    upstreamLimits: callPath.settings.limits,
   });
   log.info('gateway routing ready', {
     models: registry.source,
@@ -111,7 +96,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
       availableAdapters: new Set(Object.keys(adapters)),
       createdAt: Math.floor(opts.clock.nowUs() / 1_000_000),
     }),
-    close: () => upstream.close(),
+    close: () => callPath.close(),
   };
 }
 

@@ -1,37 +1,31 @@
 /**
  * @module One gateway call, top to bottom (STYLE: the data path): body → shape decode → CanonicalRequest →
- * routing chain (route.decided) → budget admission (worst case reserved) → adapter request (same wire: the
- * client's bytes with only `model` replaced) → llm/call.ts (retries, llm.call_*) → response or stream in
- * the client's shape → settle the budget → turn.completed. Every answer is sent only after its events are
- * committed to the trace store.
+ * the call runner's routing chain (route.decided) → budget admission (worst case held) → adapter request
+ * (same wire: the client's bytes with only `model` replaced) → the runner's call (retries, llm.call_*) →
+ * response or stream in the client's shape → the hold settled → turn.completed. Every answer is sent only
+ * after its events are committed to the trace store.
  */
 import type { Context, Handler } from 'hono';
-import type { Adapter } from '../adapters/adapter.ts';
-import type { AdapterName } from '../adapters/registry.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
-import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
-import type { CallAttribution, InboundShape as ShapeName } from '../events/catalog.ts';
+import type { InboundShape as ShapeName } from '../events/catalog.ts';
 import { clientGoneSignal, readBodyText } from '../http/incoming.ts';
-import { type Decimal, formatDecimal, ZERO } from '../lib/decimal.ts';
+import { formatDecimal, ZERO } from '../lib/decimal.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { assertJsonDepth } from '../lib/json-depth.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
-import { classifyReadFailure, type LlmCallDeps, LlmCallFailed, openLlmCall } from '../llm/call.ts';
+import { classifyReadFailure, LlmCallFailed } from '../llm/call.ts';
+import { type CallRunner, type CallScope, type Hold, onceHold } from '../llm/runner.ts';
 import { readUpstreamText, type UpstreamLimits } from '../llm/upstream.ts';
-import type { ModelEntry } from '../models/model-schema.ts';
 import { worstCaseCost } from '../models/pricing.ts';
-import { type ModelRegistry, splitCanonicalId } from '../models/registry.ts';
+import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
-import { resolveRoute } from '../routing/chain.ts';
-import type { RouteContext } from '../routing/facts.ts';
-import type { PolicyStore } from '../routing/load-policy.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import type { GatewayEnv } from './env.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
-import type { QuotaManager, Reservation } from './quota.ts';
+import type { QuotaManager } from './quota.ts';
 import { pickAnthropicHeaders } from './shapes/anthropic/version.ts';
 import { SHAPES } from './shapes/shapes.ts';
 import { createStreamResponse } from './stream-response.ts';
@@ -40,10 +34,8 @@ export interface PipelineDeps {
   bus: Bus;
   log: Logger;
   registry: ModelRegistry;
-  policy: PolicyStore;
-  /** Adapters whose provider key is set. */
-  adapters: Partial<Record<AdapterName, Adapter>>;
-  llm: LlmCallDeps;
+  /** The shared call path (route → reserve → call → settle); the agent loop is its other client. */
+  runner: CallRunner;
   quota: QuotaManager;
   maxBodyBytes: number;
   upstreamLimits: UpstreamLimits;
@@ -57,7 +49,6 @@ export interface Pipeline {
 }
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
-  const available = new Set(Object.keys(deps.adapters));
   const allowedSets = new WeakMap<KeyRecord, ReadonlySet<string> | null>();
   const allowedOf = (key: KeyRecord) => {
     let set = allowedSets.get(key);
@@ -75,7 +66,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const signal = clientGoneSignal(c.req.raw, c.env);
       const key = c.get('gatewayKey');
       const turn = createTurn(deps.bus, c.get('requestId'), key, shapeName, startedMs);
-      let reservation: Reservation | undefined;
+      const scope = scopeOf(key, turn);
+      let hold: Hold | undefined;
       try {
         const bodyText = await readBodyText(c.req.raw, deps.maxBodyBytes, c.env);
         const body = parseJsonBody(bodyText);
@@ -84,19 +76,22 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         c.set('model', req.model);
         turn.requestedModel = req.model;
 
-        const model = route(req, key, turn);
-        const adapter = deps.adapters[model.adapter as AdapterName]!;
+        const facts = describeRequest(req, { workspacePath: key.workspace_path ?? null });
+        turn.inputTokensEstimate = facts.estimatedInputTokens;
+        const routed = deps.runner.route({ facts, scope, allowedModels: allowedOf(key) });
+        const { model, adapter, upstreamModel } = routed;
         turn.model = model.id;
         turn.provider = adapter.name;
 
         const worst = worstCaseCost(deps.registry, model.id, boundCallTokens(req, model, bodyText));
-        reservation = deps.quota.admit(key, worst.cost, {
-          requested_model: req.model,
-          model: model.id,
-          turn_id: turn.id,
-        });
+        hold = onceHold(
+          deps.quota.admit(key, worst.cost, {
+            requested_model: req.model,
+            model: model.id,
+            turn_id: turn.id,
+          }),
+        );
 
-        const upstreamModel = splitCanonicalId(model.id)!.modelName;
         const sameWire = adapter.wire === shape.name;
         const call = sameWire
           ? adapter.encodePassthrough({
@@ -107,75 +102,49 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
               headers: req.passthrough?.headers,
             })
           : adapter.encodeRequest(req, upstreamModel);
-        const attribution = attributionOf(req, model, adapter, key, shapeName);
-        const open = await openLlmCall(deps.llm, {
-          adapter,
-          model,
+        const running = await deps.runner.start({
+          routed,
           call,
-          attribution,
           stream: req.stream,
-          turnId: turn.id,
+          scope,
+          requestedModel: req.model,
           signal,
+          hold: costOnTurn(hold, turn),
         });
-        const held = reservation;
-        const settle = (cost: Decimal) => {
-          held.settle(cost);
-          turn.cost = formatDecimal(cost);
-        };
 
         if (req.stream) {
           return createStreamResponse({
-            adapter,
+            call: running,
+            runner: deps.runner,
             shape,
             sameWire,
-            body: open.response.body,
             requestedModel: req.model,
             includeUsage: req.include_usage,
             inputTokensEstimate: turn.inputTokensEstimate,
             maxSseLineBytes: deps.upstreamLimits.maxSseLineBytes,
             signal,
-            startedMs: performance.now() - open.elapsedMs(), // ttft_ms counts from the call's start
+            startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
             headers: { 'svc-request-id': turn.id },
-            ends: {
-              ok: async (usage, stopReason, ttftMs) => {
-                const { published, cost } = open.complete({ usage, stopReason, ttftMs });
-                settle(cost.cost);
-                await Promise.all([published.committed, turn.finish(200, null).committed]);
-              },
-              failed: async (failure) => {
-                held.release();
-                const published = open.fail(failure);
-                await Promise.all([published.committed, turn.finish(200, failure.code).committed]);
-              },
-              cancelled: (usage, ttftMs) => {
-                const { cost } = open.complete({ usage, stopReason: null, cancelled: true, ttftMs });
-                settle(cost.cost);
-                turn.finish(499, 'cancelled');
-              },
-            },
+            turn,
           });
         }
 
         let text: string;
         let decoded: CanonicalResponse;
         try {
-          text = await readUpstreamText(open.response, deps.upstreamLimits.maxBodyBytes);
+          text = await readUpstreamText(running.response, deps.upstreamLimits.maxBodyBytes);
           decoded = adapter.decodeResponse(JSON.parse(text));
         } catch (err) {
           const failure = classifyReadFailure(adapter, err, signal);
           if (failure.error_class === 'cancelled') {
-            const { cost } = open.complete({ usage: emptyUsage(), stopReason: null, cancelled: true });
-            settle(cost.cost);
+            running.cancel(emptyUsage(), null);
             turn.finish(499, 'cancelled');
             throw new SvcError('cancelled', { message: 'the client closed the connection' });
           }
-          held.release();
-          const published = open.fail(failure);
-          await published.committed;
+          await running.fail(failure).committed;
           throw toSvcError(failure);
         }
-        const { published, cost } = open.complete({ usage: decoded.usage, stopReason: decoded.stop_reason });
-        settle(cost.cost);
+        const { published } = running.complete({ usage: decoded.usage, stopReason: decoded.stop_reason });
         // the call is closed: an encoding failure from here on is the gateway's own 500, not the upstream's
         const out = sameWire
           ? rewriteModel(text, req.model)
@@ -183,7 +152,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         await Promise.all([published.committed, turn.finish(200, null).committed]);
         return c.body(out, 200, { 'content-type': 'application/json' });
       } catch (err) {
-        reservation?.release();
+        hold?.release();
         // a client that left gets one record (499 cancelled) in the trace and the request log alike
         const answer = signal.aborted
           ? new SvcError('cancelled', { message: 'the client closed the connection', cause: err })
@@ -199,37 +168,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
     };
   };
-
-  /** Routing chain → route.decided; throws the 403/503 when no candidate is usable. */
-  function route(req: CanonicalRequest, key: KeyRecord, turn: Turn): ModelEntry {
-    const facts = describeRequest(req, { workspacePath: key.workspace_path ?? null });
-    turn.inputTokensEstimate = facts.estimatedInputTokens;
-    const ctx: RouteContext = {
-      policy: deps.policy.current(),
-      registry: deps.registry,
-      availableAdapters: available,
-      allowedModels: allowedOf(key),
-    };
-    const decision = resolveRoute(facts, ctx);
-    deps.bus.publish({
-      type: 'route.decided',
-      actor: 'router',
-      turn_id: turn.id,
-      payload: {
-        chain: decision.chain,
-        winner_index: decision.winner_index,
-        chosen_model: decision.chosen?.id ?? null,
-        elapsed_ms: decision.elapsed_ms,
-        requested_model: req.model,
-        gateway_key_id: key.key_id,
-        inbound_shape: turn.shape,
-        user_id: key.user_id ?? null,
-        team_id: key.team_id ?? null,
-      },
-    });
-    if (!decision.chosen) throw decision.error!;
-    return decision.chosen;
-  }
 
   return { messages: handle('anthropic'), chatCompletions: handle('openai') };
 }
@@ -288,22 +226,28 @@ function createTurn(bus: Bus, id: string, key: KeyRecord, shape: ShapeName, star
   return turn;
 }
 
-function attributionOf(
-  req: CanonicalRequest,
-  model: ModelEntry,
-  adapter: Adapter,
-  key: KeyRecord,
-  shape: ShapeName,
-): CallAttribution {
+/** Who the gateway calls for: stamped on route.decided and llm.call_* (the agent passes its session). */
+function scopeOf(key: KeyRecord, turn: Turn): CallScope {
   return {
-    requested_model: req.model,
-    model: model.id,
-    provider: adapter.name,
-    gateway_key_id: key.key_id,
-    inbound_shape: shape,
-    user_id: key.user_id ?? null,
-    team_id: key.team_id ?? null,
-    parent_session_id: null,
+    actor: 'gateway',
+    turnId: turn.id,
+    sessionId: null,
+    gatewayKeyId: key.key_id,
+    inboundShape: turn.shape,
+    userId: key.user_id ?? null,
+    teamId: key.team_id ?? null,
+    parentSessionId: null,
+  };
+}
+
+/** The budget hold, also stamping the settled cost on turn.completed. */
+function costOnTurn(hold: Hold, turn: Turn): Hold {
+  return {
+    settle(cost) {
+      hold.settle(cost);
+      turn.cost = formatDecimal(cost);
+    },
+    release: () => hold.release(),
   };
 }
 

@@ -4,6 +4,7 @@
  * trace writer, exit 0).
  */
 import type { SvcEnv } from '../config/env.ts';
+import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
 import { parseAllowedHosts } from '../http/host-check.ts';
 import {
@@ -20,7 +21,6 @@ import type { Clock } from '../lib/time.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
 import { createGatewayApp, type GatewayAppDeps } from './app.ts';
-import { positiveInt } from './env-numbers.ts';
 import { createKeyCounts } from './key-counts.ts';
 import { createKeystoreCache, readKeystoreFile } from './keystore/file.ts';
 

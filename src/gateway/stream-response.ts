@@ -6,30 +6,22 @@
  * failure mid-stream ends the client's stream with an error frame in its own shape, and a client that
  * leaves aborts the upstream at once and closes the call as `cancelled` with the usage seen so far.
  */
-import type { Adapter } from '../adapters/adapter.ts';
 import type { UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { CanonicalUsage, StopReason } from '../canonical/response.ts';
 import type { CanonicalStreamEvent, StreamProgress } from '../canonical/stream.ts';
+import type { Published } from '../events/bus.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
-import { decodeSse } from '../lib/sse-decode.ts';
 import { classifyReadFailure } from '../llm/call.ts';
+import { type CallRunner, failureError, type RunningCall } from '../llm/runner.ts';
 import { type InboundShape, TRUNCATED } from './shapes/shape.ts';
 
-export interface StreamEnds {
-  /** The message completed: publish and commit its events (resolves when durable). */
-  ok(usage: CanonicalUsage, stopReason: StopReason | null, ttftMs: number | null): Promise<void>;
-  /** The upstream failed mid-stream: publish and commit llm.call_failed. */
-  failed(failure: UpstreamFailure): Promise<void>;
-  /** The client left: close the call as cancelled with the partial usage (fire and forget). */
-  cancelled(usage: CanonicalUsage, ttftMs: number | null): void;
-}
-
 export interface StreamResponseInput {
-  adapter: Adapter;
+  /** The running call (closed here exactly once: completed, failed or cancelled). */
+  call: RunningCall;
+  runner: CallRunner;
   shape: InboundShape;
   /** True when the upstream speaks the client's wire (bytes pass through the tap). */
   sameWire: boolean;
-  body: AsyncIterable<Uint8Array>;
   /** The model name the client sent (echoed in every frame). */
   requestedModel: string;
   includeUsage: boolean;
@@ -41,7 +33,8 @@ export interface StreamResponseInput {
   signal: AbortSignal;
   startedMs: number;
   headers: Record<string, string>;
-  ends: StreamEnds;
+  /** The gateway turn: turn.completed is committed with the call's closing event. */
+  turn: { finish(status: number, errorCode: string | null): Published };
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
@@ -53,7 +46,8 @@ export function createStreamResponse(input: StreamResponseInput): Response {
   const cancel = () => {
     if (state.done) return;
     state.done = true;
-    input.ends.cancelled(source.progress.usage(), state.ttft);
+    if (!input.call.closed) input.call.cancel(source.progress.usage(), state.ttft);
+    input.turn.finish(499, 'cancelled');
   };
   input.signal.addEventListener('abort', cancel, { once: true });
   const stream = new ReadableStream<Uint8Array>(
@@ -90,6 +84,19 @@ interface Source {
 
 type State = { done: boolean; ttft: number | null };
 
+/** How the same-wire path closes the call and the turn together (one group commit). */
+function ends(input: StreamResponseInput) {
+  return {
+    ok: async (usage: CanonicalUsage, stopReason: StopReason | null, ttftMs: number | null) => {
+      const { published } = input.call.complete({ usage, stopReason, ttftMs });
+      await Promise.all([published.committed, input.turn.finish(200, null).committed]);
+    },
+    failed: async (failure: UpstreamFailure) => {
+      await Promise.all([input.call.fail(failure).committed, input.turn.finish(200, failure.code).committed]);
+    },
+  };
+}
+
 const utf8 = new TextEncoder();
 
 function markTtft(input: StreamResponseInput, state: State, progress: StreamProgress): void {
@@ -99,7 +106,9 @@ function markTtft(input: StreamResponseInput, state: State, progress: StreamProg
 
 /** Same wire: upstream bytes through the adapter's tap; the chunk that ends the message waits for commit. */
 function passthrough(input: StreamResponseInput, state: State): Source {
-  const tapped = input.adapter.tapStream(input.body, {
+  const adapter = input.call.routed.adapter;
+  const end = ends(input);
+  const tapped = adapter.tapStream(input.call.response.body, {
     model: input.requestedModel,
     includeUsageChunk: input.includeUsage,
     maxLineBytes: input.maxSseLineBytes,
@@ -114,11 +123,11 @@ function passthrough(input: StreamResponseInput, state: State): Source {
           const error = tapped.error();
           if (completed?.type === 'message.complete') {
             state.done = true;
-            await input.ends.ok(completed.usage, completed.stop_reason, state.ttft);
+            await end.ok(completed.usage, completed.stop_reason, state.ttft);
           } else if (error) {
             state.done = true;
-            const failure = classifyReadFailure(input.adapter, error, input.signal);
-            await input.ends.failed(failure);
+            const failure = classifyReadFailure(adapter, error, input.signal);
+            await end.failed(failure);
             if (!isSvcError(error)) {
               // a frame the decoder could not read, not an error frame of the upstream's: send ours and stop
               yield chunk;
@@ -134,8 +143,8 @@ function passthrough(input: StreamResponseInput, state: State): Source {
     } catch (err) {
       if (state.done || input.signal.aborted) return;
       state.done = true;
-      const failure = classifyReadFailure(input.adapter, err, input.signal);
-      await input.ends.failed(failure);
+      const failure = classifyReadFailure(adapter, err, input.signal);
+      await end.failed(failure);
       yield utf8.encode(input.shape.encodeStreamError(failureError(failure)));
       return;
     }
@@ -143,51 +152,34 @@ function passthrough(input: StreamResponseInput, state: State): Source {
     state.done = true;
     const completed = tapped.completed();
     if (completed?.type === 'message.complete') {
-      await input.ends.ok(completed.usage, completed.stop_reason, state.ttft);
+      await end.ok(completed.usage, completed.stop_reason, state.ttft);
       return;
     }
     const err = tapped.error() ?? new SvcError('upstream_error', { message: TRUNCATED });
-    const failure = classifyReadFailure(input.adapter, err, input.signal);
-    await input.ends.failed(failure);
+    const failure = classifyReadFailure(adapter, err, input.signal);
+    await end.failed(failure);
     if (!forwardedError) yield utf8.encode(input.shape.encodeStreamError(failureError(failure)));
   }
   return { chunks: chunks(), progress: tapped };
 }
 
-/** Cross wire: canonical events re-encoded in the client's shape; message.complete waits for commit. */
+/** Cross wire: the runner's canonical events re-encoded in the client's shape; message.complete waits for commit. */
 function translated(input: StreamResponseInput, state: State): Source {
-  const canonical = input.adapter.decodeStream(
-    decodeSse(input.body, { maxLineBytes: input.maxSseLineBytes }),
-  );
+  const canonical = input.runner.streamEvents(input.call, input.signal, {
+    startedMs: input.startedMs,
+    alongside: (e) => input.turn.finish(e.status, e.code).committed,
+  });
   async function* gated(): AsyncGenerator<CanonicalStreamEvent> {
     try {
       for await (const e of canonical) {
-        markTtft(input, state, canonical);
-        if (e.type === 'message.complete' && !state.done) {
-          state.done = true;
-          await input.ends.ok(e.usage, e.stop_reason, state.ttft);
-        }
+        state.ttft = canonical.ttftMs();
+        if (e.type === 'message.complete') state.done = true;
         yield e;
       }
     } catch (err) {
-      if (!state.done && !input.signal.aborted) {
-        state.done = true;
-        const failure = classifyReadFailure(input.adapter, err, input.signal);
-        await input.ends.failed(failure);
-        throw failureError(failure); // the encoder turns it into this shape's error frame
-      }
+      // the runner closed the call (and the turn with it); the encoder turns this into the shape's error frame
+      if (!input.signal.aborted) state.done = true;
       throw err;
-    }
-    if (!state.done) {
-      // ended without message.complete: the encoder writes the truncation error frame after this
-      state.done = true;
-      await input.ends.failed(
-        classifyReadFailure(
-          input.adapter,
-          new SvcError('upstream_error', { message: TRUNCATED, details: { error_class: 'server_error' } }),
-          input.signal,
-        ),
-      );
     }
   }
   async function* chunks(): AsyncGenerator<Uint8Array> {
@@ -197,10 +189,10 @@ function translated(input: StreamResponseInput, state: State): Source {
       input_tokens_estimate: input.inputTokensEstimate,
     });
     for await (const text of frames) yield utf8.encode(text);
-    if (!state.done && !input.signal.aborted) {
+    if (!state.done && !input.signal.aborted && !input.call.closed) {
       // the encoder stopped without the call being closed (it caught a failure of its own): close it
       state.done = true;
-      await input.ends.failed({
+      await ends(input).failed({
         error_class: 'server_error',
         code: 'internal_error',
         status: null,
@@ -210,8 +202,4 @@ function translated(input: StreamResponseInput, state: State): Source {
     }
   }
   return { chunks: chunks(), progress: canonical };
-}
-
-function failureError(f: UpstreamFailure): SvcError {
-  return new SvcError(f.code, { message: f.message, details: { error_class: f.error_class } });
 }

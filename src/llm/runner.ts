@@ -116,6 +116,8 @@ export interface StreamOptions {
    * next event (spec 2 "Typical order"); on abort the stream just ends and the consumer calls `cancel`.
    */
   completeAfterYield?: boolean;
+  /** Committed together with the call's closing event (the gateway's turn.completed: one group commit). */
+  alongside?: (end: { status: number; code: string | null }) => Promise<void>;
 }
 
 export interface CallRunner {
@@ -254,7 +256,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
     streamEvents(call, signal, options = {}) {
       const startedMs = options.startedMs ?? performance.now() - call.elapsedMs();
       const maxLineBytes = (deps.limits ?? DEFAULT_UPSTREAM_LIMITS).maxSseLineBytes;
-      return createEventStream(call, signal, startedMs, options.completeAfterYield ?? false, maxLineBytes);
+      return createEventStream(call, signal, startedMs, maxLineBytes, options);
     },
   };
 }
@@ -264,9 +266,8 @@ export function failureError(f: UpstreamFailure): SvcError {
   return new SvcError(f.code, { message: f.message, details: { error_class: f.error_class } });
 }
 
-// --- internal ---
-
-function onceHold(hold: Hold | undefined): Hold {
+/** A hold whose first settle or release wins; later calls do nothing. */
+export function onceHold(hold: Hold | undefined): Hold {
   let done = false;
   return {
     settle(cost) {
@@ -282,6 +283,8 @@ function onceHold(hold: Hold | undefined): Hold {
   };
 }
 
+// --- internal ---
+
 const CANCELLED: UpstreamFailure = {
   error_class: 'cancelled',
   code: 'upstream_error',
@@ -294,9 +297,11 @@ function createEventStream(
   call: RunningCall,
   signal: AbortSignal,
   startedMs: number,
-  completeAfterYield: boolean,
   maxLineBytes: number,
+  options: StreamOptions,
 ): CanonicalEventStream {
+  const completeAfterYield = options.completeAfterYield ?? false;
+  const alongside = options.alongside ?? (async () => {});
   const adapter = call.routed.adapter;
   const canonical = adapter.decodeStream(decodeSse(call.response.body, { maxLineBytes }));
   let ttft: number | null = null;
@@ -313,7 +318,10 @@ function createEventStream(
           ttft = Math.round((performance.now() - startedMs) * 1000) / 1000;
         const done = e.type === 'message.complete' && !call.closed ? e : null;
         const closeCall = (m: MessageCompleteEvent) =>
-          call.complete({ usage: m.usage, stopReason: m.stop_reason, ttftMs: ttft }).published.committed;
+          Promise.all([
+            call.complete({ usage: m.usage, stopReason: m.stop_reason, ttftMs: ttft }).published.committed,
+            alongside({ status: 200, code: null }),
+          ]);
         if (done && !completeAfterYield) await closeCall(done);
         yield e;
         if (signal.aborted) return;
@@ -325,7 +333,7 @@ function createEventStream(
         throw err;
       }
       const failure = classifyReadFailure(adapter, err, signal);
-      await call.fail(failure).committed;
+      await Promise.all([call.fail(failure).committed, alongside({ status: 200, code: failure.code })]);
       throw failureError(failure);
     } finally {
       signal.removeEventListener('abort', cancel);
@@ -340,7 +348,7 @@ function createEventStream(
         }),
         signal,
       );
-      await call.fail(failure).committed;
+      await Promise.all([call.fail(failure).committed, alongside({ status: 200, code: failure.code })]);
       throw failureError(failure);
     }
   }

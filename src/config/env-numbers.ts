@@ -1,5 +1,5 @@
 /**
- * @module Whole-number SVC_GATEWAY_* settings: a value that is not a whole number refuses the start
+ * @module Whole-number settings from the environment (SVC_GATEWAY_*, SVC_AGENT_*): a value that is not a whole number refuses the start
  * (spec 1 §Deployment contract: say what to fix), an unset one is undefined so the caller's default applies.
  */
 import { SvcError } from '../lib/errors.ts';
@@ -22,6 +22,6 @@ export function nonNegativeInt(text: string | undefined, name: string): number |
 
 function badNumber(name: string, text: string): SvcError {
   return new SvcError('startup_refused', {
-    message: `${name} must be a whole number, not "${text}"; fix or unset it and start the gateway again.`,
+    message: `${name} must be a whole number, not "${text}"; fix or unset it and start svc again.`,
   });
 }
