@@ -31,6 +31,9 @@ export interface SvcEnv {
   readonly openrouterBaseUrl: string | undefined;
   readonly servePort: string | undefined;
   readonly serveHost: string | undefined;
+  readonly agentMaxSteps: string | undefined;
+  readonly agentConfirmationTimeoutMs: string | undefined;
+  readonly agentTurnTimeoutMs: string | undefined;
 }
 
 /** Reads the environment once; pass the result down instead of touching process.env. */
@@ -68,5 +71,13 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     openrouterBaseUrl: get('OPENROUTER_BASE_URL'),
     servePort: get('SVC_SERVE_PORT'),
     serveHost: get('SVC_SERVE_HOST'),
+    agentMaxSteps: get('SVC_AGENT_MAX_STEPS'),
+    agentConfirmationTimeoutMs: get('SVC_AGENT_CONFIRMATION_TIMEOUT_MS'),
+    agentTurnTimeoutMs: get('SVC_AGENT_TURN_TIMEOUT_MS'),
   });
+}
+
+/** The environment a child process of the agent's run_command starts from (the tool strips secrets). */
+export function processEnvForChildren(): NodeJS.ProcessEnv {
+  return { ...process.env };
 }

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { DEFAULT_SERVE_PORT, runAgentServer } from '../../agent/index.ts';
+import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
 import { parsePort } from '../../http/listen.ts';
 import { createLogger } from '../../lib/log.ts';
@@ -41,6 +41,7 @@ export default defineCommand({
       modelsPath: args.models,
       routingPath: args.routing,
       serverVersion: VERSION,
+      createEngine: assembleAgentEngine,
       openRuntime: () =>
         createRuntime({ env, log, dbPathFlag: args['db-path'], scope: 'any', backgroundCheckpoints: true }),
       writeRequestLog: (line) => process.stdout.write(line),

@@ -1,0 +1,51 @@
+/**
+ * @module Builds the agent server's turn engine from the services `svc serve` starts with: the shared call
+ * path (the same runner, retries and caps as the gateway), the workspace tools, and the SVC_AGENT_* limits.
+ */
+
+import { processEnvForChildren } from '../config/env.ts';
+import { positiveInt } from '../config/env-numbers.ts';
+import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
+import type { AgentEngine, AgentServices } from './server.ts';
+import { childEnvFrom } from './tools/child-env.ts';
+import { WORKSPACE_TOOLS } from './tools/registry.ts';
+import { createTurnEngine } from './turns/create-engine.ts';
+
+/** SVC_AGENT_MAX_STEPS default: model calls per turn. */
+export const DEFAULT_MAX_STEPS = 50;
+/** SVC_AGENT_CONFIRMATION_TIMEOUT_MS default (spec 2 §Limits: 5 minutes). */
+export const DEFAULT_CONFIRMATION_TIMEOUT_MS = 300_000;
+/** SVC_AGENT_TURN_TIMEOUT_MS default: 30 minutes. */
+export const DEFAULT_TURN_TIMEOUT_MS = 1_800_000;
+
+export function assembleAgentEngine(services: AgentServices): AgentEngine {
+  const { env } = services;
+  const callPath = createCallPath({
+    bus: services.bus,
+    clock: services.clock,
+    log: services.log,
+    registry: services.registry,
+    policy: services.policy,
+    adapters: services.adapters,
+    settings: readCallPathSettings(env),
+  });
+  const engine = createTurnEngine({
+    db: services.store.kysely,
+    bus: services.bus,
+    log: services.log,
+    newId: services.newId,
+    clock: services.clock,
+    runner: callPath.runner,
+    registry: services.registry,
+    policy: services.policy,
+    tools: WORKSPACE_TOOLS,
+    childEnv: childEnvFrom(processEnvForChildren()),
+    maxSteps: positiveInt(env.agentMaxSteps, 'SVC_AGENT_MAX_STEPS') ?? DEFAULT_MAX_STEPS,
+    confirmationTimeoutMs:
+      positiveInt(env.agentConfirmationTimeoutMs, 'SVC_AGENT_CONFIRMATION_TIMEOUT_MS') ??
+      DEFAULT_CONFIRMATION_TIMEOUT_MS,
+    turnTimeoutMs:
+      positiveInt(env.agentTurnTimeoutMs, 'SVC_AGENT_TURN_TIMEOUT_MS') ?? DEFAULT_TURN_TIMEOUT_MS,
+  });
+  return { ...engine, close: () => callPath.close() };
+}

@@ -1,0 +1,279 @@
+/**
+ * Agent turns through the real `svc serve` and the fake provider over HTTP: a scripted multi-call turn with
+ * tools and confirmations, REST cancel, a confirmation race, delegation, PATCH during a turn, the provider
+ * key hidden from run_command, and recovery from kill -9 mid-turn. Persisted events are read over REST and
+ * SQL (streaming-only events travel on the WebSocket, not the store).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
+import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
+
+let fake: RunningFakeProvider;
+before(async () => {
+  fake = await startFakeProvider();
+});
+after(() => fake.close());
+
+const providerEnv = () => ({
+  ANTHROPIC_API_KEY: 'sk-ant-secret-for-test',
+  ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+  OPENAI_API_KEY: 'sk-openai-secret-for-test',
+  OPENAI_BASE_URL: fake.openaiBaseUrl,
+  SVC_AGENT_CONFIRMATION_TIMEOUT_MS: '20000',
+});
+
+const text = (t: string) => [{ type: 'text', text: t }];
+
+async function newSession(server: AgentServer, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await server.api('POST', '/sessions', { workspace_path: server.workspace, ...extra });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.id;
+}
+
+/** Polls the session's persisted events until `pred` holds; returns them all. */
+async function eventsUntil(
+  server: AgentServer,
+  sessionId: string,
+  pred: (events: Array<{ type: string; turn_id: string; payload: any }>) => boolean,
+): Promise<Array<{ type: string; turn_id: string; payload: any; session_id: string }>> {
+  for (let i = 0; i < 600; i++) {
+    const res = await server.api('GET', `/sessions/${sessionId}/events?limit=1000`);
+    assert.equal(res.status, 200);
+    if (pred(res.body.events)) return res.body.events;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('events never matched');
+}
+
+const ended = (turnId: string) => (evs: Array<{ type: string; turn_id: string }>) =>
+  evs.some((e) => e.turn_id === turnId && (e.type === 'turn.completed' || e.type === 'turn.cancelled'));
+
+async function allowNext(
+  server: AgentServer,
+  sid: string,
+  turnId: string,
+  seen: Set<string>,
+  scope = 'once',
+) {
+  const evs = await eventsUntil(server, sid, (all) =>
+    all.some((e) => e.type === 'tool.confirmation_requested' && !seen.has(e.payload.request_id)),
+  );
+  const asked = evs.find((e) => e.type === 'tool.confirmation_requested' && !seen.has(e.payload.request_id))!;
+  seen.add(asked.payload.request_id);
+  const res = await server.api(
+    'POST',
+    `/sessions/${sid}/turns/${turnId}/confirmations/${asked.payload.request_id}`,
+    { decision: 'allow', scope },
+  );
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.applied, true);
+}
+
+test('a scripted multi-call turn over REST: tools run in the workspace, events, messages, tool calls and costs', async (t) => {
+  const server = await startAgentServer(t, { env: providerEnv() });
+  writeFileSync(join(server.workspace, 'app.txt'), 'version=1\n');
+  writeFileSync(join(server.workspace, 'AGENTS.md'), 'Always answer in haiku.\n');
+  const sid = await newSession(server);
+  fake.script([
+    {
+      text: 'Reading.',
+      toolUses: [{ name: 'read_file', input: { path: 'app.txt' } }],
+      usage: { input: 100, output: 10 },
+    },
+    { toolUses: [{ name: 'search_files', input: { pattern: 'version=\\d' } }] },
+    { toolUses: [{ name: 'list_files', input: { recursive: true } }] },
+    {
+      toolUses: [
+        { name: 'edit_file', input: { path: 'app.txt', old_string: 'version=1', new_string: 'version=2' } },
+      ],
+    },
+    { toolUses: [{ name: 'write_file', input: { path: 'notes/done.md', content: 'done\n' } }] },
+    { toolUses: [{ name: 'run_command', input: { command: 'cat app.txt; env' } }] },
+    { text: 'Bumped the version.', usage: { input: 300, output: 20 } },
+  ]);
+  const sub = await server.api('POST', `/sessions/${sid}/turns`, { content: text('bump the version') });
+  assert.equal(sub.status, 202, JSON.stringify(sub.body));
+  assert.match(sub.body.turn_id, /^[0-9A-Z]{26}$/);
+  assert.equal(sub.body.session_id, sid);
+  const busy = await server.api('GET', `/sessions/${sid}`);
+  assert.equal(busy.body.current_turn_id, sub.body.turn_id);
+  assert.equal(busy.body.current_turn_status, 'in_flight');
+  const again = await server.api('POST', `/sessions/${sid}/turns`, { content: text('and again') });
+  assert.equal(again.status, 409);
+  assert.equal(again.body.error.code, 'turn_in_flight');
+
+  const seen = new Set<string>();
+  for (const scope of ['once', 'once', 'once']) await allowNext(server, sid, sub.body.turn_id, seen, scope);
+  const events = await eventsUntil(server, sid, ended(sub.body.turn_id));
+  const types = events.filter((e) => e.turn_id === sub.body.turn_id).map((e) => e.type);
+  assert.deepEqual(types.slice(0, 6), [
+    'turn.started',
+    'route.decided',
+    'llm.call_started',
+    'llm.call_completed',
+    'tool.called',
+    'tool.completed',
+  ]);
+  assert.equal(types.at(-1), 'turn.completed');
+  assert.equal(types.filter((x) => x === 'llm.call_completed').length, 7);
+  assert.equal(types.filter((x) => x === 'tool.completed').length, 6);
+  assert.equal(readFileSync(join(server.workspace, 'app.txt'), 'utf8'), 'version=2\n');
+  assert.equal(readFileSync(join(server.workspace, 'notes/done.md'), 'utf8'), 'done\n');
+
+  // the model saw AGENTS.md in its system prompt and every tool result; run_command never saw the key
+  const first = fake.requests.find((r) => r.path.startsWith('/v1/messages'))!;
+  assert.match(JSON.stringify(first.body), /Always answer in haiku/);
+  const out = withStore(server.db, (db) =>
+    db
+      .prepare(`SELECT output FROM tool_calls WHERE tool_name = 'run_command' AND turn_id = ?`)
+      .get(sub.body.turn_id),
+  ) as { output: string };
+  assert.match(out.output, /version=2/);
+  assert.doesNotMatch(out.output, /sk-ant-secret-for-test|sk-openai-secret-for-test|ANTHROPIC_API_KEY/);
+
+  const session = (await server.api('GET', `/sessions/${sid}`)).body;
+  assert.equal(session.turn_count, 1);
+  assert.equal(session.current_turn_id, null);
+  const costs = withStore(server.db, (db) =>
+    db
+      .prepare(`SELECT cost_usd FROM events WHERE type = 'llm.call_completed' AND session_id = ?`)
+      .all(sid)
+      .map((r) => Number((r as { cost_usd: string }).cost_usd)),
+  );
+  assert.ok(Math.abs(session.cost_so_far_usd - costs.reduce((a, b) => a + b, 0)) < 1e-9);
+  const msgs = (await server.api('GET', `/sessions/${sid}/messages?limit=200`)).body.messages;
+  assert.equal(msgs[0].role, 'user');
+  assert.deepEqual(msgs[0].content, text('bump the version'));
+  assert.equal(msgs.at(-1).role, 'assistant');
+  assert.equal(msgs.at(-1).content.at(-1).text, 'Bumped the version.');
+  const calls = withStore(server.db, (db) =>
+    db
+      .prepare('SELECT tool_name, status FROM tool_calls WHERE turn_id = ? ORDER BY id')
+      .all(sub.body.turn_id),
+  );
+  assert.deepEqual(
+    calls.map((c) => (c as { tool_name: string }).tool_name),
+    ['read_file', 'search_files', 'list_files', 'edit_file', 'write_file', 'run_command'],
+  );
+  assert.ok(calls.every((c) => (c as { status: string }).status === 'completed'));
+  // agent calls carry no gateway attribution and their session
+  const call = withStore(server.db, (db) =>
+    db
+      .prepare(`SELECT actor, payload FROM events WHERE type = 'llm.call_completed' AND turn_id = ? LIMIT 1`)
+      .get(sub.body.turn_id),
+  ) as { actor: string; payload: string };
+  assert.equal(call.actor, 'agent');
+  const payload = JSON.parse(call.payload);
+  assert.equal(payload.gateway_key_id, null);
+  assert.equal(payload.inbound_shape, null);
+});
+
+test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and routing_failed without keys', async (t) => {
+  const server = await startAgentServer(t, { env: providerEnv() });
+  const sid = await newSession(server);
+  fake.script([
+    { toolUses: [{ name: 'write_file', input: { path: 'x.txt', content: 'x' } }] },
+    { text: 'ok' },
+  ]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('write x') })).body;
+  const evs = await eventsUntil(server, sid, (all) =>
+    all.some((e) => e.type === 'tool.confirmation_requested'),
+  );
+  const rid = evs.find((e) => e.type === 'tool.confirmation_requested')!.payload.request_id;
+  const patch = await server.api('PATCH', `/sessions/${sid}`, { active_model: 'fast' });
+  assert.equal(patch.status, 200);
+  assert.equal(patch.body.swap_queued, true);
+  assert.equal(patch.body.swap_queued_until_turn, turn.turn_id);
+  const path = `/sessions/${sid}/turns/${turn.turn_id}/confirmations/${rid}`;
+  const [a, b] = await Promise.all([
+    server.api('POST', path, { decision: 'allow' }),
+    server.api('POST', path, { decision: 'deny' }),
+  ]);
+  assert.deepEqual([a.status, b.status].sort(), [200, 409]);
+  const loser = a.status === 409 ? a : b;
+  assert.equal(loser.body.error.code, 'confirmation_already_resolved');
+  assert.equal(loser.body.error.details.applied, false);
+  await eventsUntil(server, sid, ended(turn.turn_id));
+  assert.equal((await server.api('GET', `/sessions/${sid}`)).body.active_model, 'anthropic:claude-haiku-4-5');
+  const late = await server.api('POST', `/sessions/${sid}/turns/${turn.turn_id}/cancel`, {});
+  assert.equal(late.status, 409);
+  assert.equal(late.body.error.code, 'turn_already_completed');
+
+  fake.script([{ text: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' '), dripMs: 50 }]);
+  const slow = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('talk') })).body;
+  await eventsUntil(server, sid, (all) =>
+    all.some((e) => e.turn_id === slow.turn_id && e.type === 'llm.call_started'),
+  );
+  const cancel = await server.api('POST', `/sessions/${sid}/turns/${slow.turn_id}/cancel`, {
+    reason: 'stop',
+  });
+  assert.equal(cancel.status, 202);
+  assert.deepEqual(cancel.body, { turn_id: slow.turn_id, cancellation_initiated: true });
+  const all = await eventsUntil(server, sid, ended(slow.turn_id));
+  const tail = all.filter((e) => e.turn_id === slow.turn_id).map((e) => e.type);
+  assert.deepEqual(tail.slice(-2), ['llm.call_failed', 'turn.cancelled']);
+  assert.equal(
+    all.find((e) => e.type === 'turn.cancelled' && e.turn_id === slow.turn_id)!.payload.reason,
+    'stop',
+  );
+  const msgs = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  assert.equal(msgs.at(-1).status, 'cancelled');
+
+  const keyless = await startAgentServer(t);
+  const ksid = await newSession(keyless);
+  const refused = await keyless.api('POST', `/sessions/${ksid}/turns`, { content: text('hi') });
+  assert.equal(refused.status, 503);
+  assert.equal(refused.body.error.code, 'routing_failed');
+  assert.ok(Array.isArray(refused.body.error.details.tried));
+  assert.equal((await keyless.api('GET', `/sessions/${ksid}`)).body.current_turn_id, null);
+});
+
+test('delegation over REST: the worker session is listed with its parent, and its cost is the planner’s', async (t) => {
+  const server = await startAgentServer(t, { env: providerEnv() });
+  const sid = await newSession(server);
+  fake.script([
+    { toolUses: [{ name: 'delegate', input: { task: 'count the files', model: 'haiku' } }] },
+    { text: 'two files', usage: { input: 40, output: 4 } },
+    { text: 'the worker says two files' },
+  ]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('delegate') })).body;
+  const events = await eventsUntil(server, sid, ended(turn.turn_id));
+  const started = events.find((e) => e.type === 'delegate.started')!;
+  const done = events.find((e) => e.type === 'delegate.completed')!;
+  assert.equal(done.payload.result, 'two files');
+  const workers = (await server.api('GET', '/sessions?is_worker=true')).body.sessions;
+  const worker = workers.find((w: { id: string }) => w.id === started.payload.worker_session_id);
+  assert.equal(worker.parent_session_id, sid);
+  assert.equal(worker.is_worker, true);
+  const planner = (await server.api('GET', `/sessions/${sid}`)).body;
+  const all = withStore(server.db, (db) =>
+    db
+      .prepare(
+        `SELECT cost_usd FROM events WHERE type = 'llm.call_completed' AND (session_id = ? OR session_id = ?)`,
+      )
+      .all(sid, worker.id)
+      .map((r) => Number((r as { cost_usd: string }).cost_usd)),
+  );
+  assert.ok(Math.abs(planner.cost_so_far_usd - all.reduce((a, b) => a + b, 0)) < 1e-9);
+});
+
+test('kill -9 mid-turn: the restart detects the gap, cancels the turn with server_restart, and a new turn works', async (t) => {
+  const first = await startAgentServer(t, { env: providerEnv() });
+  const sid = await newSession(first);
+  fake.script([{ hang: true }]);
+  const turn = (await first.api('POST', `/sessions/${sid}/turns`, { content: text('hang') })).body;
+  await eventsUntil(first, sid, (all) => all.some((e) => e.type === 'llm.call_started'));
+  await first.svc.stop('SIGKILL');
+  const second = await startAgentServer(t, { env: providerEnv(), home: first.home });
+  const evs = await eventsUntil(second, sid, ended(turn.turn_id));
+  const mine = evs.filter((e) => e.turn_id === turn.turn_id).map((e) => e.type);
+  assert.ok(mine.includes('bus.gap_detected'));
+  assert.equal(evs.find((e) => e.type === 'turn.cancelled')!.payload.reason, 'server_restart');
+  fake.script([{ text: 'back' }]);
+  const next = await second.api('POST', `/sessions/${sid}/turns`, { content: text('again') });
+  assert.equal(next.status, 202, JSON.stringify(next.body));
+  await eventsUntil(second, sid, ended(next.body.turn_id));
+});
