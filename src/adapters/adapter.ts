@@ -8,6 +8,7 @@ import type { CanonicalRequest } from '../canonical/request.ts';
 import type { CanonicalResponse } from '../canonical/response.ts';
 import type { CanonicalStream, CanonicalStreamEvent, StreamProgress } from '../canonical/stream.ts';
 import type { SseEvent } from '../lib/sse-decode.ts';
+import type { AdapterName } from './names.ts';
 import type { UpstreamFailure } from './upstream-error.ts';
 
 export interface AdapterConfig {
@@ -65,7 +66,7 @@ export interface StreamDecoder extends StreamProgress {
 }
 
 export interface Adapter {
-  readonly name: 'anthropic' | 'openai' | 'openrouter';
+  readonly name: AdapterName;
   readonly wire: Wire;
   /** CanonicalRequest → upstream request for `upstreamModel` (the model name without the adapter prefix). */
   encodeRequest(req: CanonicalRequest, upstreamModel: string): UpstreamCall;

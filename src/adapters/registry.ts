@@ -8,6 +8,7 @@ import { classifyAnthropicResponse } from './anthropic/errors.ts';
 import { encodeAnthropicPassthrough, encodeAnthropicRequest } from './anthropic/request.ts';
 import { decodeAnthropicResponse } from './anthropic/response.ts';
 import { createAnthropicStreamDecoder, rewriteAnthropicFrame } from './anthropic/stream.ts';
+import type { AdapterName } from './names.ts';
 import { classifyOpenAIResponse } from './openai/errors.ts';
 import { encodeOpenAIPassthrough, encodeOpenAIRequest } from './openai/request.ts';
 import { decodeOpenAIResponse } from './openai/response.ts';
@@ -21,7 +22,7 @@ import {
 import { tapSse } from './tap.ts';
 import { classifyTransportError } from './upstream-error.ts';
 
-export type AdapterName = 'anthropic' | 'openai' | 'openrouter';
+export type { AdapterName };
 
 export function createAnthropicAdapter(config: AdapterConfig): Adapter {
   return {

@@ -8,8 +8,10 @@ export const UNKNOWN = 'unknown';
 /** Label value of a missing gateway_key_id (agent-loop traffic, pre-multi-user keys). */
 export const NULL_KEY = 'null';
 
-/** Adapters of DECISIONS §1; provider is a closed set. */
-export const PROVIDERS = ['anthropic', 'openai', 'openrouter'] as const;
+/** Adapters of DECISIONS §1; provider is a closed set, declared once in adapters/names.ts. */
+import { PROVIDERS } from '../adapters/names.ts';
+
+export { PROVIDERS };
 
 export const LLM_ERROR_CLASSES = [
   'rate_limit',
@@ -33,16 +35,8 @@ export const TOOL_ERROR_CLASSES = [
   'outside_workspace',
 ] as const satisfies readonly ToolErrorClass[];
 
-/** The seven routing policies in chain order (spec 1 §Model identifiers). */
-export const ROUTING_SLOTS = [
-  'per_message_override',
-  'manual_sticky',
-  'rule',
-  'pattern',
-  'delegate_request',
-  'workspace_default',
-  'global_default',
-] as const;
+/** The seven routing policies in chain order (spec 1 §Model identifiers), declared once in routing/facts.ts. */
+export { POLICY_NAMES as ROUTING_SLOTS } from '../routing/facts.ts';
 
 export const AUTH_FAILURE_REASONS = [
   'missing_token',

@@ -4,14 +4,17 @@
  */
 import * as v from 'valibot';
 
-export const ADAPTERS = ['anthropic', 'openai', 'openrouter'] as const;
-export type AdapterName = (typeof ADAPTERS)[number];
+import { type AdapterName, PROVIDERS } from '../adapters/names.ts';
+
+/** The adapters a model may name: the provider set of adapters/names.ts. */
+export const ADAPTERS = PROVIDERS;
+export type { AdapterName };
 
 export const TIERS = ['fast', 'balanced', 'deep'] as const;
 export type Tier = (typeof TIERS)[number];
 
 /** `<adapter>:<model_name>`; only the first colon separates (`openrouter:x/y:free` is valid). */
-export const CANONICAL_ID_RE = /^(anthropic|openai|openrouter):(\S+)$/;
+export const CANONICAL_ID_RE = new RegExp(`^(${ADAPTERS.join('|')}):(\\S+)$`);
 
 const PRICE_MESSAGE = 'must be a non-negative decimal number of USD per million tokens, such as 3 or 0.30';
 
