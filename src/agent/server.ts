@@ -4,21 +4,20 @@
  * and shutdown as item 6 (new requests 503, turns cancelled, listener drained, trace flushed, store closed,
  * 30 s then a hard exit). Starts without provider keys: history and analytics still work.
  */
-import { join } from 'node:path';
 import type { Adapter } from '../adapters/adapter.ts';
-import { type AdapterName, createAdapters } from '../adapters/registry.ts';
+import type { AdapterName } from '../adapters/registry.ts';
 import type { SvcEnv } from '../config/env.ts';
-import { configDir } from '../config/paths.ts';
 import type { Bus } from '../events/bus.ts';
-import { adapterConfigs } from '../gateway/index.ts';
 import { isLoopbackName, parseAllowedHosts } from '../http/host-check.ts';
 import { type Listening, LOOPBACK_HOST, listen, resolveLoopbackHost } from '../http/listen.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
+import { waitForStopSignal } from '../lib/stop-signal.ts';
 import { type Clock, formatUs } from '../lib/time.ts';
+import { loadCallConfig } from '../llm/load-call-config.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
-import { loadModelRegistry, type ModelRegistry } from '../models/registry.ts';
-import { loadRoutingPolicy, type PolicyStore } from '../routing/load-policy.ts';
+import type { ModelRegistry } from '../models/registry.ts';
+import type { PolicyStore } from '../routing/load-policy.ts';
 import type { Store } from '../store/open.ts';
 import { createAgentApp } from './app.ts';
 import { createAttachTokens } from './sessions/attach-tokens.ts';
@@ -87,16 +86,12 @@ export async function runAgentServer<R extends AgentRuntime>(
   const { env, log } = options;
   const host = resolveServeHost(options.host, log);
   // item 5: routing policy and model registry (the policy names registry models, so the registry is read first)
-  const registry = loadModelRegistry(options.modelsPath ?? env.models);
-  const routingPath = options.routingPath ?? env.routingPolicy;
-  const policy = loadRoutingPolicy({
-    path: routingPath,
-    registry,
-    envGlobalDefault: env.gatewayGlobalDefault,
-    lastKnownGoodPath: routingPath ? join(configDir(env), 'routing.last-known-good.yaml') : undefined,
+  const { registry, policy, adapters } = loadCallConfig({
+    env,
     log,
+    modelsPath: options.modelsPath,
+    routingPath: options.routingPath,
   });
-  const adapters = createAdapters(adapterConfigs(env));
   if (Object.keys(adapters).length === 0)
     log.warn(
       'no provider key set (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY): history and analytics work, turns fail with 503 routing_failed',
@@ -161,7 +156,7 @@ export async function runAgentServer<R extends AgentRuntime>(
     routing_version: policy.view().version,
     adapters: Object.keys(adapters),
   });
-  const signal = await waitForSignal();
+  const signal = await waitForStopSignal();
   shuttingDown = true;
   log.info('agent server stopping', { signal, active_turns: engine?.activeTurns() ?? 0 });
   await stop(options, server, runtime, engine);
@@ -218,16 +213,4 @@ async function stop(
   } finally {
     clearTimeout(hard);
   }
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', on);
-      process.off('SIGINT', on);
-      resolve(signal);
-    };
-    process.on('SIGTERM', on);
-    process.on('SIGINT', on);
-  });
 }

@@ -3,6 +3,7 @@
  * connections finish within the drain deadline and return (the command exits 0).
  */
 import type { Logger } from '../lib/log.ts';
+import { waitForStopSignal } from '../lib/stop-signal.ts';
 import type { HostPort } from './address.ts';
 import { createForwarder } from './forward.ts';
 
@@ -22,7 +23,7 @@ export async function runForward(options: RunForwardOptions): Promise<void> {
   const drainMs = options.drainMs ?? FORWARD_DRAIN_MS;
   const forwarder = createForwarder({ target: options.target, log });
   await forwarder.listen(options.listen);
-  const signal = await waitForSignal();
+  const signal = await waitForStopSignal();
   log.info('forward stopping', { signal, connections: forwarder.activeConnections() });
   const { forced } = await forwarder.close(drainMs);
   if (forced)
@@ -31,15 +32,3 @@ export async function runForward(options: RunForwardOptions): Promise<void> {
 }
 
 // --- internal ---
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', on);
-      process.off('SIGINT', on);
-      resolve(signal);
-    };
-    process.on('SIGTERM', on);
-    process.on('SIGINT', on);
-  });
-}

@@ -5,18 +5,13 @@
  * from the trace store; turns a killed process left open are named in bus.gap_detected first. Returns the
  * handlers the app mounts and a close for the connection pool.
  */
-import { join } from 'node:path';
-import type { AdapterConfig } from '../adapters/adapter.ts';
-import { type AdapterName, createAdapters } from '../adapters/registry.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
-import { configDir } from '../config/paths.ts';
 import type { Bus } from '../events/bus.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
-import { loadModelRegistry } from '../models/registry.ts';
-import { loadRoutingPolicy } from '../routing/load-policy.ts';
+import { loadCallConfig } from '../llm/load-call-config.ts';
 import type { Store } from '../store/open.ts';
 import { createModelsHandler } from './models-route.ts';
 import { createPipeline } from './pipeline.ts';
@@ -27,12 +22,6 @@ import { runGapDetection } from './startup-gaps.ts';
 
 /** SVC_GATEWAY_MAX_BODY_BYTES default (DECISIONS §4): 32 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
-
-export const DEFAULT_BASE_URLS: Record<AdapterName, string> = {
-  anthropic: 'https://api.anthropic.com',
-  openai: 'https://api.openai.com/v1',
-  openrouter: 'https://openrouter.ai/api/v1',
-};
 
 export interface AssembleOptions {
   env: SvcEnv;
@@ -48,17 +37,7 @@ export interface AssembleOptions {
 
 export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExtensions> {
   const { env, log } = opts;
-  const registry = loadModelRegistry(opts.modelsPath ?? env.models);
-  const routingPath = opts.routingPath ?? env.routingPolicy;
-  const policy = loadRoutingPolicy({
-    path: routingPath,
-    registry,
-    envGlobalDefault: env.gatewayGlobalDefault,
-    lastKnownGoodPath: routingPath ? join(configDir(env), 'routing.last-known-good.yaml') : undefined,
-    log,
-    clock: opts.clock,
-  });
-  const adapters = createAdapters(adapterConfigs(env));
+  const { registry, policy, adapters } = loadCallConfig({ ...opts, env, log });
   const callPath = createCallPath({
     bus: opts.bus,
     clock: opts.clock,
@@ -98,22 +77,4 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     }),
     close: () => callPath.close(),
   };
-}
-
-/** Provider keys and base URLs from the environment only (a client never picks the host). */
-export function adapterConfigs(env: SvcEnv): Partial<Record<AdapterName, AdapterConfig>> {
-  const out: Partial<Record<AdapterName, AdapterConfig>> = {};
-  if (env.anthropicApiKey)
-    out.anthropic = {
-      apiKey: env.anthropicApiKey,
-      baseUrl: env.anthropicBaseUrl ?? DEFAULT_BASE_URLS.anthropic,
-    };
-  if (env.openaiApiKey)
-    out.openai = { apiKey: env.openaiApiKey, baseUrl: env.openaiBaseUrl ?? DEFAULT_BASE_URLS.openai };
-  if (env.openrouterApiKey)
-    out.openrouter = {
-      apiKey: env.openrouterApiKey,
-      baseUrl: env.openrouterBaseUrl ?? DEFAULT_BASE_URLS.openrouter,
-    };
-  return out;
 }

@@ -17,6 +17,7 @@ import {
 import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
+import { waitForStopSignal } from '../lib/stop-signal.ts';
 import type { Clock } from '../lib/time.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
@@ -101,7 +102,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
     throw err;
   }
   log.info('gateway listening', { url: server.url, keystore: options.keystorePath, keys: keys.size });
-  const signal = await waitForSignal();
+  const signal = await waitForStopSignal();
   log.info('gateway stopping', { signal, in_flight: server.inFlight });
   const { forced } = await server.close(options.drainMs ?? DRAIN_MS);
   if (forced)
@@ -154,16 +155,4 @@ function assertKeystoreReady(path: string): void {
       message: `The gateway refuses to start because the keystore ${path} has no keys; ${issue}, then start it again.`,
     });
   }
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', on);
-      process.off('SIGINT', on);
-      resolve(signal);
-    };
-    process.on('SIGTERM', on);
-    process.on('SIGINT', on);
-  });
 }

@@ -1,0 +1,72 @@
+/**
+ * @module What both servers read before their first model call: the model registry (models.yaml), the
+ * routing policy (routing.yaml, last known good kept beside the config), and an adapter for each provider
+ * whose key is set, with its base URL from the environment only (DECISIONS §1; a client never picks the host).
+ */
+import { join } from 'node:path';
+import type { Adapter, AdapterConfig } from '../adapters/adapter.ts';
+import type { AdapterName } from '../adapters/names.ts';
+import { createAdapters } from '../adapters/registry.ts';
+import type { SvcEnv } from '../config/env.ts';
+import { configDir } from '../config/paths.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
+import { loadModelRegistry, type ModelRegistry } from '../models/registry.ts';
+import { loadRoutingPolicy, type PolicyStore } from '../routing/load-policy.ts';
+
+export const DEFAULT_BASE_URLS: Record<AdapterName, string> = {
+  anthropic: 'https://api.anthropic.com',
+  openai: 'https://api.openai.com/v1',
+  openrouter: 'https://openrouter.ai/api/v1',
+};
+
+export interface CallConfig {
+  registry: ModelRegistry;
+  policy: PolicyStore;
+  /** Adapters of the providers that have a key. */
+  adapters: Partial<Record<AdapterName, Adapter>>;
+}
+
+export interface LoadCallConfigOptions {
+  env: SvcEnv;
+  log: Logger;
+  clock?: Clock;
+  /** `--models` (else SVC_MODELS). */
+  modelsPath?: string;
+  /** `--routing` (else SVC_ROUTING_POLICY). */
+  routingPath?: string;
+}
+
+/** The registry first: the policy names registry models. Throws config_invalid for a bad models.yaml. */
+export function loadCallConfig(opts: LoadCallConfigOptions): CallConfig {
+  const { env } = opts;
+  const registry = loadModelRegistry(opts.modelsPath ?? env.models);
+  const routingPath = opts.routingPath ?? env.routingPolicy;
+  const policy = loadRoutingPolicy({
+    path: routingPath,
+    registry,
+    envGlobalDefault: env.gatewayGlobalDefault,
+    lastKnownGoodPath: routingPath ? join(configDir(env), 'routing.last-known-good.yaml') : undefined,
+    log: opts.log,
+    clock: opts.clock,
+  });
+  return { registry, policy, adapters: createAdapters(adapterConfigs(env)) };
+}
+
+/** Provider keys and base URLs from the environment only. */
+export function adapterConfigs(env: SvcEnv): Partial<Record<AdapterName, AdapterConfig>> {
+  const out: Partial<Record<AdapterName, AdapterConfig>> = {};
+  if (env.anthropicApiKey)
+    out.anthropic = {
+      apiKey: env.anthropicApiKey,
+      baseUrl: env.anthropicBaseUrl ?? DEFAULT_BASE_URLS.anthropic,
+    };
+  if (env.openaiApiKey)
+    out.openai = { apiKey: env.openaiApiKey, baseUrl: env.openaiBaseUrl ?? DEFAULT_BASE_URLS.openai };
+  if (env.openrouterApiKey)
+    out.openrouter = {
+      apiKey: env.openrouterApiKey,
+      baseUrl: env.openrouterBaseUrl ?? DEFAULT_BASE_URLS.openrouter,
+    };
+  return out;
+}
