@@ -63,14 +63,14 @@ export const anthropicCodec: Codec = {
       content: reply.blocks.map((block) => {
         if (block.type === 'thinking')
           return { type: 'thinking', thinking: block.text, signature: block.signature };
-        if (block.type === 'text') return { type: 'text', text: block.text, citations: null };
+        // the real API omits `citations` on a text block without citations (@ai-sdk/anthropic rejects null)
+        if (block.type === 'text') return { type: 'text', text: block.text };
         return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
       }),
       stop_reason: reply.stopReason,
       stop_sequence: null,
-      usage: fullUsage(reply.usage),
-      container: null,
       stop_details: null,
+      usage: fullUsage(reply.usage),
     };
   },
   encodeFrames,

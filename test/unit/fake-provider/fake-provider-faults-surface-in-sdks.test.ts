@@ -92,7 +92,7 @@ test('a scripted 429 then success beats the directive in the retried body', asyn
     max_tokens: 5,
     messages: [{ role: 'user', content: 'hi [[fake:error=500;text=second try]]' }],
   });
-  assert.deepEqual(message.content, [{ type: 'text', text: 'second try', citations: null }]);
+  assert.deepEqual(message.content, [{ type: 'text', text: 'second try' }]);
   assert.deepEqual(
     fake.requests.map((r) => r.headers['x-stainless-retry-count']),
     ['0', '1'],

@@ -49,7 +49,7 @@ test('anthropic non-streaming text echoes the model and reports usage with cache
   });
   assert.equal(message.model, 'claude-echo-1');
   assert.match(message.id, /^msg_/);
-  assert.deepEqual(message.content, [{ type: 'text', text: 'hello world', citations: null }]);
+  assert.deepEqual(message.content, [{ type: 'text', text: 'hello world' }]);
   assert.equal(message.stop_reason, 'end_turn');
   assert.equal(message.usage.input_tokens, 100);
   assert.equal(message.usage.output_tokens, 20);
@@ -156,9 +156,7 @@ test('the second tool turn reaches the fake: its reply quotes the tool result', 
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Sunny, 21 C' }] },
     ],
   });
-  assert.deepEqual(second.content, [
-    { type: 'text', text: 'Tool result received: Sunny, 21 C', citations: null },
-  ]);
+  assert.deepEqual(second.content, [{ type: 'text', text: 'Tool result received: Sunny, 21 C' }]);
 });
 
 test('openai non-streaming tool call carries call_ ids and JSON string arguments', async () => {
@@ -272,7 +270,6 @@ test('image-check says whether an image arrived, in both shapes', async () => {
   assert.deepEqual(message.content[0], {
     type: 'text',
     text: 'image-check: 1 image (image/png)',
-    citations: null,
   });
   const completion = await openai.chat.completions.create({
     model: 'gpt-x',
