@@ -72,6 +72,11 @@ export interface Adapter {
   encodeRequest(req: CanonicalRequest, upstreamModel: string): UpstreamCall;
   /** Same-shape fast path: the client body with only `model` replaced (and stream usage ensured). */
   encodePassthrough(input: PassthroughInput): UpstreamCall;
+  /**
+   * Anthropic wire: `POST /v1/messages/count_tokens` with the client body, only `model` replaced. Absent on
+   * wires with no token-counting endpoint (the gateway then estimates).
+   */
+  encodeCountTokens?(input: PassthroughInput): UpstreamCall;
   /** Upstream 200 JSON body → CanonicalResponse (throws SvcError for an error embedded in a 200). */
   decodeResponse(body: unknown): CanonicalResponse;
   /** Upstream SSE events → canonical events, with usage readable at any time (cancellation). */

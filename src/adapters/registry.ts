@@ -5,7 +5,11 @@
 import { decodeSse } from '../lib/sse-decode.ts';
 import { type Adapter, type AdapterConfig, runStreamDecoder } from './adapter.ts';
 import { classifyAnthropicResponse } from './anthropic/errors.ts';
-import { encodeAnthropicPassthrough, encodeAnthropicRequest } from './anthropic/request.ts';
+import {
+  encodeAnthropicCountTokens,
+  encodeAnthropicPassthrough,
+  encodeAnthropicRequest,
+} from './anthropic/request.ts';
 import { decodeAnthropicResponse } from './anthropic/response.ts';
 import { createAnthropicStreamDecoder, rewriteAnthropicFrame } from './anthropic/stream.ts';
 import type { AdapterName } from './names.ts';
@@ -30,6 +34,7 @@ export function createAnthropicAdapter(config: AdapterConfig): Adapter {
     wire: 'anthropic',
     encodeRequest: (req, model) => encodeAnthropicRequest(req, model, config),
     encodePassthrough: (input) => encodeAnthropicPassthrough(input, config),
+    encodeCountTokens: (input) => encodeAnthropicCountTokens(input, config),
     decodeResponse: decodeAnthropicResponse,
     createStreamDecoder: createAnthropicStreamDecoder,
     decodeStream: (events) => runStreamDecoder(events, createAnthropicStreamDecoder()),

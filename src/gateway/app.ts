@@ -39,6 +39,10 @@ export interface GatewayAppDeps {
   handleMessages?: Handler<GatewayEnv>;
   /** POST /v1/chat/completions after auth. Default: 501. */
   handleChatCompletions?: Handler<GatewayEnv>;
+  /** POST /v1/responses after auth. Default: 501. */
+  handleResponses?: Handler<GatewayEnv>;
+  /** POST /v1/messages/count_tokens after auth. Default: 501. */
+  handleCountTokens?: Handler<GatewayEnv>;
   /** GET /v1/models after auth; shape is `anthropic` when `anthropic-version` is sent. Default: 501. */
   handleModels?: Handler<GatewayEnv>;
   /** Unauthenticated routes such as /metrics (DECISIONS §4 endpoints). */
@@ -58,8 +62,11 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
 
   const auth = createAuth(deps);
   app.post('/v1/messages', shapeMiddleware('anthropic'), auth, deps.handleMessages ?? notYet);
+  app.post('/v1/messages/count_tokens', shapeMiddleware('anthropic'), auth, deps.handleCountTokens ?? notYet);
   app.post('/v1/chat/completions', shapeMiddleware('openai'), auth, deps.handleChatCompletions ?? notYet);
   app.get('/v1/models', shapeMiddleware(), auth, deps.handleModels ?? notYet);
+  // any other method on a provider path: 405 in that provider's error shape (issue 13)
+  for (const [path, allow] of METHODS) app.all(path, methodNotAllowed(allow));
 
   app.notFound((c) =>
     respond(
@@ -82,7 +89,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
 
 /** The shape of a path: from the route, or for GET /v1/models from the `anthropic-version` header. */
 export function resolveShape(path: string, headers: Headers): InboundShape | undefined {
-  if (path === '/v1/messages') return 'anthropic';
+  // every path under /v1/messages answers in the Anthropic shape, 404 and 405 included (issue 13)
+  if (path === '/v1/messages' || path.startsWith('/v1/messages/')) return 'anthropic';
   if (path === '/v1/chat/completions') return 'openai';
   if (path === '/v1/models') return headers.has('anthropic-version') ? 'anthropic' : 'openai';
   return undefined;
@@ -116,6 +124,23 @@ function shapeOf(c: Context<GatewayEnv>): InboundShape | undefined {
   return c.get('shape') ?? resolveShape(c.req.path, c.req.raw.headers);
 }
 
+/** Provider paths and the methods they answer. */
+const METHODS: ReadonlyArray<readonly [string, string]> = [
+  ['/v1/messages', 'POST'],
+  ['/v1/messages/count_tokens', 'POST'],
+  ['/v1/chat/completions', 'POST'],
+  ['/v1/models', 'GET'],
+];
+
+function methodNotAllowed(allow: string): Handler<GatewayEnv> {
+  return (c) => {
+    c.header('allow', allow);
+    throw new SvcError('method_not_allowed', {
+      message: `${c.req.method} is not allowed on ${c.req.path}; use ${allow}.`,
+    });
+  };
+}
+
 const notYet: Handler<GatewayEnv> = () => {
   throw new SvcError('not_implemented', {
     message: 'This endpoint is not implemented yet in this version of svc.',
@@ -129,6 +154,8 @@ function logFields(c: Context): Record<string, unknown> {
     key_id: g.get('gatewayKey')?.key_id ?? null,
     shape: shapeOf(g) ?? null,
     model: g.get('model') ?? null,
+    routed_model: g.get('routedModel') ?? null,
+    routed_by: g.get('routedBy') ?? null,
   };
 }
 

@@ -13,6 +13,7 @@ import type { Clock } from '../lib/time.ts';
 import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
 import { loadCallConfig } from '../llm/load-call-config.ts';
 import type { Store } from '../store/open.ts';
+import { createCountTokensHandler } from './count-tokens.ts';
 import { createModelsHandler } from './models-route.ts';
 import { createPipeline } from './pipeline.ts';
 import { createQuotaManager } from './quota.ts';
@@ -47,6 +48,8 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     adapters,
     settings: readCallPathSettings(env),
   });
+  const maxBodyBytes =
+    positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES;
   const seed = await loadQuotaSeed(opts.store, opts.clock.nowUs());
   await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
   const pipeline = createPipeline({
@@ -55,8 +58,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     registry,
     runner: callPath.runner,
     quota: createQuotaManager({ bus: opts.bus, clock: opts.clock, seed }),
-    maxBodyBytes:
-      positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes,
     upstreamLimits: callPath.settings.limits,
   });
   log.info('gateway routing ready', {
@@ -70,6 +72,11 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   return {
     handleMessages: pipeline.messages,
     handleChatCompletions: pipeline.chatCompletions,
+    handleCountTokens: createCountTokensHandler({
+      runner: callPath.runner,
+      upstream: callPath.llm.upstream,
+      maxBodyBytes,
+    }),
     handleModels: createModelsHandler({
       registry,
       availableAdapters: new Set(Object.keys(adapters)),

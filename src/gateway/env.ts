@@ -12,6 +12,10 @@ export interface GatewayVariables {
   gatewayKey: KeyRecord;
   /** The model the client asked for; the pipeline sets it so the request log can show it. */
   model: string;
+  /** The registry model that served the request (also the `svc-routed-model` response header). */
+  routedModel: string;
+  /** The routing policy whose entry won (`rule`, `global_default`, …), for the request log. */
+  routedBy: string;
   /** Resolved `Svc-API-Version` on the service-owned path /healthz (http/versioning.ts). */
   apiVersion: string;
 }

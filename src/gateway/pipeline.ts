@@ -5,15 +5,13 @@
  * response or stream in the client's shape → the hold settled → turn.completed. Every answer is sent only
  * after its events are committed to the trace store.
  */
-import type { Context, Handler } from 'hono';
+import type { Handler } from 'hono';
 import { toSvcError } from '../adapters/upstream-error.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
-import { clientGoneSignal, readBodyText } from '../http/incoming.ts';
 import { formatDecimal, ZERO } from '../lib/decimal.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
-import { assertJsonDepth } from '../lib/json-depth.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
 import { classifyReadFailure, LlmCallFailed } from '../llm/call.ts';
@@ -24,11 +22,14 @@ import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import type { GatewayEnv } from './env.ts';
+import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
-import { pickAnthropicHeaders } from './shapes/anthropic/version.ts';
 import { SHAPES } from './shapes/shapes.ts';
 import { createStreamResponse } from './stream-response.ts';
+
+/** Response header naming the registry model that served the request (issue 13). */
+export const ROUTED_MODEL_HEADER = 'svc-routed-model';
 
 export interface PipelineDeps {
   bus: Bus;
@@ -49,30 +50,20 @@ export interface Pipeline {
 }
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
-  const allowedSets = new WeakMap<KeyRecord, ReadonlySet<string> | null>();
-  const allowedOf = (key: KeyRecord) => {
-    let set = allowedSets.get(key);
-    if (set === undefined) {
-      set = key.allowed_models?.length ? new Set(key.allowed_models) : null;
-      allowedSets.set(key, set);
-    }
-    return set;
-  };
+  const allowedOf = createAllowedModels();
 
   const handle = (shapeName: ShapeName): Handler<GatewayEnv> => {
     const shape = SHAPES[shapeName];
     return async (c) => {
       const startedMs = performance.now();
-      const signal = clientGoneSignal(c.req.raw, c.env);
+      const signal = inboundSignal(c);
       const key = c.get('gatewayKey');
       const turn = createTurn(deps.bus, c.get('requestId'), key, shapeName, startedMs);
       const scope = scopeOf(key, turn);
       let hold: Hold | undefined;
       try {
-        const bodyText = await readBodyText(c.req.raw, deps.maxBodyBytes, c.env);
-        const body = parseJsonBody(bodyText);
-        assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
-        const req = shape.decode(body, anthropicHeaders(c));
+        const { bodyText, body } = await readInboundBody(c, deps.maxBodyBytes);
+        const req = shape.decode(body, inboundAnthropicHeaders(c));
         c.set('model', req.model);
         turn.requestedModel = req.model;
 
@@ -82,6 +73,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const { model, adapter, upstreamModel } = routed;
         turn.model = model.id;
         turn.provider = adapter.name;
+        // every answer names what served it (issue 13), errors after routing included
+        c.set('routedModel', model.id);
+        c.set('routedBy', routed.decision.chain[routed.decision.winner_index]?.policy ?? 'unknown');
+        c.header(ROUTED_MODEL_HEADER, model.id);
 
         const worst = worstCaseCost(deps.registry, model.id, boundCallTokens(req, model, bodyText));
         hold = onceHold(
@@ -124,7 +119,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             maxSseLineBytes: deps.upstreamLimits.maxSseLineBytes,
             signal,
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
-            headers: { 'svc-request-id': turn.id },
+            headers: { 'svc-request-id': turn.id, [ROUTED_MODEL_HEADER]: model.id },
             turn,
           });
         }
@@ -249,23 +244,4 @@ function costOnTurn(hold: Hold, turn: Turn): Hold {
     },
     release: () => hold.release(),
   };
-}
-
-function parseJsonBody(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new SvcError('invalid_request', {
-      message: 'body: the request body is not valid JSON',
-      details: { param: 'body' },
-    });
-  }
-}
-
-function anthropicHeaders(c: Context<GatewayEnv>): Record<string, string | undefined> {
-  const h = c.req.raw.headers;
-  return pickAnthropicHeaders({
-    'anthropic-version': h.get('anthropic-version') ?? undefined,
-    'anthropic-beta': h.get('anthropic-beta') ?? undefined,
-  });
 }

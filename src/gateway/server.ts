@@ -37,7 +37,12 @@ export interface GatewayRuntime {
 /** Pipeline handlers and unauthenticated routes (/metrics) supplied once the runtime exists. */
 export type GatewayExtensions = Pick<
   GatewayAppDeps,
-  'handleMessages' | 'handleChatCompletions' | 'handleModels' | 'extraRoutes'
+  | 'handleMessages'
+  | 'handleChatCompletions'
+  | 'handleResponses'
+  | 'handleCountTokens'
+  | 'handleModels'
+  | 'extraRoutes'
 > & {
   /** Releases what the extensions hold (the upstream connection pool) after the drain. */
   close?: () => Promise<void>;
@@ -84,6 +89,8 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
     const app = createGatewayApp({
       handleMessages: extensions.handleMessages,
       handleChatCompletions: extensions.handleChatCompletions,
+      handleResponses: extensions.handleResponses,
+      handleCountTokens: extensions.handleCountTokens,
       handleModels: extensions.handleModels,
       extraRoutes: [{ path: '/metrics', app: createMetricsApp(metrics) }, ...(extensions.extraRoutes ?? [])],
       keys,

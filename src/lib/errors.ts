@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   request_too_large: 413,
   routing_failed: 503,
   not_found: 404,
+  method_not_allowed: 405,
   // upstream failures (DECISIONS §4)
   upstream_invalid_request: 400,
   upstream_auth_failed: 502,
@@ -74,7 +75,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  * `x-should-retry` of a gateway answer, which both official SDKs obey before the status (wire-formats §4).
  * false: no retry can help (a spent cap, the operator's provider account) or the gateway already spent its
  * own retries (its 502/504), so an SDK retry would multiply upstream calls. true: a wait can help, and the
- * answer carries `retry-after`.
+ * answer carries `retry-after`. Codes not listed follow their status (`shouldRetryFor`).
  */
 export const SHOULD_RETRY: Partial<Record<ErrorCode, boolean>> = {
   quota_exceeded: false,
@@ -84,6 +85,22 @@ export const SHOULD_RETRY: Partial<Record<ErrorCode, boolean>> = {
   upstream_rate_limited: true,
   upstream_overloaded: true,
 };
+
+/** Statuses a retry of the same request cannot fix (issue 13: Claude Code retried a 401 for minutes). */
+const NEVER_RETRIED: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 413, 422]);
+
+/**
+ * `x-should-retry` for `code`: the table above, else false on 400/401/403/404/405/413/422 and true on
+ * 429/503 (those answers carry `retry-after`); undefined leaves the SDK's own status rule.
+ */
+export function shouldRetryFor(code: ErrorCode): boolean | undefined {
+  const listed = SHOULD_RETRY[code];
+  if (listed !== undefined) return listed;
+  const status = ERROR_STATUS[code];
+  if (NEVER_RETRIED.has(status)) return false;
+  if (status === 429 || status === 503) return true;
+  return undefined;
+}
 
 /** Codes that are usage errors on the command line (exit 2, DECISIONS §2). */
 const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([

@@ -17,7 +17,7 @@ import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import { type ModelRegistry, splitCanonicalId } from '../models/registry.ts';
 import { type RouteDecision, resolveRoute } from '../routing/chain.ts';
-import type { RouteContext, RouteFacts, SlotHooks } from '../routing/facts.ts';
+import type { RouteFacts, SlotHooks } from '../routing/facts.ts';
 import type { PolicyStore } from '../routing/load-policy.ts';
 import {
   type CompleteInput,
@@ -123,6 +123,11 @@ export interface StreamOptions {
 export interface CallRunner {
   /** Routing chain → route.decided; throws the chain's SvcError (403/503) when nothing is usable. */
   route(input: RouteInput): Routed;
+  /**
+   * The model the chain would choose, with no event: for answers that are not a model call (token
+   * counting). Throws the chain's SvcError like `route`.
+   */
+  choose(input: Omit<RouteInput, 'scope'>): Pick<Routed, 'model' | 'adapter' | 'upstreamModel' | 'decision'>;
   /** Sends the call (retries per DECISIONS §4); throws LlmCallFailed after closing it. Releases the hold then. */
   start(input: StartInput): Promise<RunningCall>;
   /**
@@ -145,16 +150,26 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
     new Set(Object.keys(deps.adapters).filter((k) => deps.adapters[k] !== undefined));
   const availableSet = available();
 
+  const decide = (input: Omit<RouteInput, 'scope'>): RouteDecision =>
+    resolveRoute(input.facts, {
+      policy: deps.policy.current(),
+      registry: deps.registry,
+      availableAdapters: availableSet,
+      allowedModels: input.allowedModels ?? null,
+      hooks: input.hooks,
+    });
+  const chosen = (decision: RouteDecision) => {
+    if (!decision.chosen) throw decision.error!;
+    const model = decision.chosen;
+    const adapter = deps.adapters[model.adapter]!;
+    return { model, adapter, upstreamModel: splitCanonicalId(model.id)!.modelName, decision };
+  };
+
   return {
+    choose: (input) => chosen(decide(input)),
+
     route(input) {
-      const ctx: RouteContext = {
-        policy: deps.policy.current(),
-        registry: deps.registry,
-        availableAdapters: availableSet,
-        allowedModels: input.allowedModels ?? null,
-        hooks: input.hooks,
-      };
-      const decision = resolveRoute(input.facts, ctx);
+      const decision = decide(input);
       const s = input.scope;
       const routeEvent = deps.bus.publish({
         type: 'route.decided',
@@ -174,10 +189,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           ...(s.sessionId ? { parent_session_id: s.parentSessionId } : {}),
         },
       });
-      if (!decision.chosen) throw decision.error!;
-      const model = decision.chosen;
-      const adapter = deps.adapters[model.adapter]!;
-      return { model, adapter, upstreamModel: splitCanonicalId(model.id)!.modelName, decision, routeEvent };
+      return { ...chosen(decision), routeEvent };
     },
 
     async start(input) {

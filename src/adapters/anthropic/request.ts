@@ -64,6 +64,12 @@ export function encodeAnthropicPassthrough(input: PassthroughInput, config: Adap
   };
 }
 
+/** `POST /v1/messages/count_tokens` with the client's body, only `model` replaced (wire-formats §1.1). */
+export function encodeAnthropicCountTokens(input: PassthroughInput, config: AdapterConfig): UpstreamCall {
+  const call = encodeAnthropicPassthrough(input, config);
+  return { ...call, url: `${call.url}/count_tokens` };
+}
+
 /**
  * Canonical messages → Anthropic turns: mid-conversation system turns folded into user text (choice),
  * adjacent same-role turns merged with tool results first (wire-formats §1.4), empty text dropped (§6 #12).

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import type { CanonicalRequest } from '../../canonical/request.ts';
 import type { CanonicalResponse } from '../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
-import { SHOULD_RETRY, SvcError } from '../../lib/errors.ts';
+import { SvcError, shouldRetryFor } from '../../lib/errors.ts';
 
 /** The few fields the pipeline needs before routing, checked without a full decode (fast path). */
 export interface InboundSummary {
@@ -93,6 +93,9 @@ export function splitFields(
   return rest;
 }
 
+/** `retry-after` (seconds) of a retryable gateway answer that has no upstream hint. */
+export const DEFAULT_RETRY_AFTER_S = 1;
+
 /** Message of the error frame when the canonical stream ends without `message.complete`. */
 export const TRUNCATED = 'upstream stream ended before the message completed';
 
@@ -118,11 +121,15 @@ export function errorParts(value: unknown): ErrorParts {
   if (Object.keys(rest).length > 0) extra.details = rest;
   const headers: Record<string, string> = {};
   // SDKs obey x-should-retry before the status (wire-formats §4; DECISIONS §4 for quota_exceeded)
-  const shouldRetry = SHOULD_RETRY[err.code];
+  const shouldRetry = shouldRetryFor(err.code);
   if (shouldRetry !== undefined) headers['x-should-retry'] = String(shouldRetry);
-  if (typeof retry_after_ms === 'number' && retry_after_ms >= 0) {
-    headers['retry-after'] = String(Math.ceil(retry_after_ms / 1000));
-    headers['retry-after-ms'] = String(Math.round(retry_after_ms));
+  const wait = typeof retry_after_ms === 'number' && retry_after_ms >= 0 ? retry_after_ms : undefined;
+  if (wait !== undefined) {
+    headers['retry-after'] = String(Math.ceil(wait / 1000));
+    headers['retry-after-ms'] = String(Math.round(wait));
+  } else if (shouldRetry === true) {
+    // a retryable answer always says when (issue 13); the gateway's own 429/503 know no better than this
+    headers['retry-after'] = String(DEFAULT_RETRY_AFTER_S);
   }
   return { err, status: err.status, extra, headers };
 }

@@ -160,6 +160,25 @@ export function runShapeContract(c: ShapeCase): void {
       assert.equal(shouldRetry(code), 'false', code);
     for (const code of ['upstream_rate_limited', 'upstream_overloaded'] as const)
       assert.equal(shouldRetry(code), 'true', code);
+    // issue 13: a wrong key, a bad body or an unknown path is never retried (Claude Code retried a 401 for
+    // minutes); the gateway's own 429/503 are, and say when
+    for (const code of [
+      'missing_token',
+      'invalid_token',
+      'key_revoked',
+      'invalid_request',
+      'model_not_allowed',
+      'not_found',
+      'method_not_allowed',
+      'request_too_large',
+      'upstream_invalid_request',
+    ] as const)
+      assert.equal(shouldRetry(code), 'false', code);
+    for (const code of ['routing_failed', 'upstream_overloaded', 'upstream_rate_limited'] as const) {
+      const r = shape.encodeError(new SvcError(code));
+      assert.equal(r.headers['x-should-retry'], 'true', code);
+      assert.match(r.headers['retry-after'] ?? '', /^\d+$/, `${code} says when to retry`);
+    }
     const internal = shape.encodeError(new Error('secret detail'));
     assert.equal(internal.status, 500);
     assert.ok(!JSON.stringify(internal.body).includes('secret'));

@@ -1,0 +1,94 @@
+/**
+ * @module POST /v1/messages/count_tokens (the Anthropic SDK's `countTokens`, Claude Code): routed like a
+ * call but no call is made and no event is written. A model on the Anthropic wire gets the provider's own
+ * count (the client body forwarded, only `model` replaced); any other model gets the routing estimate
+ * (characters / 4), marked `svc-token-count: estimate` (issue 13).
+ */
+import type { Handler } from 'hono';
+import * as v from 'valibot';
+import { checkResponseShape, TokenCountSchema } from '../adapters/response-shape.ts';
+import { toSvcError } from '../adapters/upstream-error.ts';
+import { isSvcError, SvcError } from '../lib/errors.ts';
+import type { CallRunner } from '../llm/runner.ts';
+import { readUpstreamText, type Upstream } from '../llm/upstream.ts';
+import { describeRequest } from '../routing/request-facts.ts';
+import type { GatewayEnv } from './env.ts';
+import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
+import { ROUTED_MODEL_HEADER } from './pipeline.ts';
+import { decodeAnthropicRequest } from './shapes/anthropic/decode.ts';
+
+export interface CountTokensDeps {
+  runner: CallRunner;
+  upstream: Upstream;
+  maxBodyBytes: number;
+}
+
+/** Header that marks a count as the gateway's estimate rather than the provider's. */
+export const TOKEN_COUNT_HEADER = 'svc-token-count';
+
+export function createCountTokensHandler(deps: CountTokensDeps): Handler<GatewayEnv> {
+  const allowedOf = createAllowedModels();
+  return async (c) => {
+    const key = c.get('gatewayKey');
+    const { bodyText, body } = await readInboundBody(c, deps.maxBodyBytes);
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new SvcError('invalid_request', {
+        message: 'body: must be a JSON object',
+        details: { param: 'body' },
+      });
+    // the count body is a Messages body without the generation fields (wire-formats §1.1)
+    const req = decodeAnthropicRequest({ ...body, max_tokens: 1 }, inboundAnthropicHeaders(c));
+    c.set('model', req.model);
+    const facts = describeRequest(req, { workspacePath: key.workspace_path ?? null });
+    const routed = deps.runner.choose({ facts, allowedModels: allowedOf(key) });
+    c.set('routedModel', routed.model.id);
+    c.set('routedBy', routed.decision.chain[routed.decision.winner_index]?.policy ?? 'unknown');
+    c.header(ROUTED_MODEL_HEADER, routed.model.id);
+    const { adapter } = routed;
+    if (!adapter.encodeCountTokens) {
+      c.header(TOKEN_COUNT_HEADER, 'estimate');
+      return c.json({ input_tokens: facts.estimatedInputTokens });
+    }
+    const call = adapter.encodeCountTokens({
+      bodyText,
+      body: body as Record<string, unknown>,
+      upstreamModel: routed.upstreamModel,
+      stream: false,
+      headers: req.passthrough?.headers,
+    });
+    const signal = inboundSignal(c);
+    try {
+      const res = await deps.upstream.send({ ...call, signal });
+      const text = await readUpstreamText(res, COUNT_BODY_MAX_BYTES);
+      if (res.status < 200 || res.status >= 300) {
+        const header = (name: string) => headerValue(res.headers[name]);
+        throw toSvcError(adapter.classifyResponse(res.status, header, text));
+      }
+      const count = checkResponseShape(CountSchema, parseOrUndefined(text), 'a token count');
+      c.header(TOKEN_COUNT_HEADER, 'provider');
+      return c.json({ input_tokens: count.input_tokens });
+    } catch (err) {
+      if (signal.aborted) throw new SvcError('cancelled', { message: 'the client closed the connection' });
+      if (isSvcError(err)) throw err;
+      throw toSvcError(adapter.classifyNetworkError(err));
+    }
+  };
+}
+
+// --- internal ---
+
+const COUNT_BODY_MAX_BYTES = 1024 * 1024;
+
+const CountSchema = v.looseObject({ input_tokens: TokenCountSchema });
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined; // checkResponseShape names it as a body that is not a token count
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,66 @@
+/**
+ * @module What every provider-shape handler reads first: the body within the size cap, parsed as JSON and
+ * checked for depth before anything recursive runs; the Anthropic headers worth forwarding; and the key's
+ * allowed_models as a set (built once per key record).
+ */
+import type { Context } from 'hono';
+import { clientGoneSignal, readBodyText } from '../http/incoming.ts';
+import { SvcError } from '../lib/errors.ts';
+import { assertJsonDepth } from '../lib/json-depth.ts';
+import type { GatewayEnv } from './env.ts';
+import type { KeyRecord } from './keystore/keystore.ts';
+import { pickAnthropicHeaders } from './shapes/anthropic/version.ts';
+
+export interface InboundBody {
+  /** The bytes as received (the same-wire path forwards them). */
+  bodyText: string;
+  body: unknown;
+}
+
+/** The request body within `maxBodyBytes` (413 past it), as JSON (400 otherwise), depth-checked. */
+export async function readInboundBody(c: Context<GatewayEnv>, maxBodyBytes: number): Promise<InboundBody> {
+  const bodyText = await readBodyText(c.req.raw, maxBodyBytes, c.env);
+  const body = parseJsonBody(bodyText);
+  assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
+  return { bodyText, body };
+}
+
+/** Aborts when the client disconnects. */
+export function inboundSignal(c: Context<GatewayEnv>): AbortSignal {
+  return clientGoneSignal(c.req.raw, c.env);
+}
+
+/** `anthropic-version` (resolved) and `anthropic-beta` of the inbound request, for an Anthropic upstream. */
+export function inboundAnthropicHeaders(c: Context<GatewayEnv>): Record<string, string | undefined> {
+  const h = c.req.raw.headers;
+  return pickAnthropicHeaders({
+    'anthropic-version': h.get('anthropic-version') ?? undefined,
+    'anthropic-beta': h.get('anthropic-beta') ?? undefined,
+  });
+}
+
+/** A key's allowed_models as a set, or null when it may use every model; cached per key record. */
+export function createAllowedModels(): (key: KeyRecord) => ReadonlySet<string> | null {
+  const sets = new WeakMap<KeyRecord, ReadonlySet<string> | null>();
+  return (key) => {
+    let set = sets.get(key);
+    if (set === undefined) {
+      set = key.allowed_models?.length ? new Set(key.allowed_models) : null;
+      sets.set(key, set);
+    }
+    return set;
+  };
+}
+
+// --- internal ---
+
+function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new SvcError('invalid_request', {
+      message: 'body: the request body is not valid JSON',
+      details: { param: 'body' },
+    });
+  }
+}

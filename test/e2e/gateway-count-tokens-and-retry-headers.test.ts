@@ -1,0 +1,92 @@
+/**
+ * Issue 13, the small gaps a new client hits first: the Anthropic SDK's `countTokens` (the provider's own
+ * count for a model on the Anthropic wire, the gateway's estimate marked as one for any other), every 404
+ * and 405 under /v1/messages in the Anthropic error shape, `x-should-retry: false` on a wrong key (so the
+ * SDK does not retry it), and `svc-routed-model` on every answer.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-routed-model', {
+  timeout: 60_000,
+}, async (t) => {
+  const stack = await startGatewayStack();
+  t.after(() => stack.stop());
+  const { fake, gw, token, anthropic } = stack;
+  t.beforeEach(() => fake.reset());
+  const messages = [{ role: 'user' as const, content: 'How many tokens is this sentence?' }];
+
+  await t.test('an Anthropic model gets the provider count, forwarded with only the model replaced', async () => {
+    const { data, response } = await anthropic.messages
+      .countTokens({ model: 'haiku', messages, system: 'be brief' })
+      .withResponse();
+    const sent = fake.requests.filter((r) => r.path === '/v1/messages/count_tokens');
+    assert.equal(sent.length, 1);
+    assert.deepEqual(sent[0].body, { model: 'claude-haiku-4-5', messages, system: 'be brief' });
+    assert.ok(data.input_tokens > 0);
+    assert.equal(response.headers.get('svc-token-count'), 'provider');
+    assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-haiku-4-5');
+  });
+
+  await t.test('any other model gets the estimate, marked as one, and no upstream call', async () => {
+    const { data, response } = await anthropic.messages
+      .countTokens({ model: 'openai:gpt-5-mini', messages })
+      .withResponse();
+    assert.equal(fake.requests.length, 0);
+    assert.equal(data.input_tokens, Math.ceil(messages[0].content.length / 4));
+    assert.equal(response.headers.get('svc-token-count'), 'estimate');
+    assert.equal(response.headers.get('svc-routed-model'), 'openai:gpt-5-mini');
+  });
+
+  await t.test('a 404 and a 405 under /v1/messages are Anthropic errors that say not to retry', async () => {
+    const headers = { 'x-api-key': token, 'anthropic-version': '2023-06-01' };
+    const notFound = await fetch(`${gw.url}/v1/messages/batches`, { method: 'POST', headers, body: '{}' });
+    assert.equal(notFound.status, 404);
+    assert.deepEqual(Object.keys(await notFound.json()).sort(), ['error', 'type']);
+    assert.equal(notFound.headers.get('x-should-retry'), 'false');
+    const wrongMethod = await fetch(`${gw.url}/v1/messages`, { headers });
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'POST');
+    const body = (await wrongMethod.json()) as { type: string; error: { type: string; code: string } };
+    assert.equal(body.type, 'error');
+    assert.equal(body.error.code, 'method_not_allowed');
+    assert.equal(wrongMethod.headers.get('x-should-retry'), 'false');
+    // the SDK surfaces it as its own error class instead of printing raw JSON
+    await assert.rejects(
+      anthropic.post('/v1/messages/unknown', { body: {} }),
+      (err) => err instanceof Anthropic.NotFoundError,
+    );
+  });
+
+  await t.test('a wrong key is answered 401 x-should-retry false, so an SDK with retries asks once', async () => {
+    let attempts = 0;
+    const client = new Anthropic({
+      apiKey: 'gw_wrong',
+      baseURL: gw.url,
+      maxRetries: 3,
+      fetch: (url, init) => {
+        attempts++;
+        return fetch(url, init);
+      },
+    });
+    await assert.rejects(
+      client.messages.create({ model: 'sonnet', max_tokens: 10, messages }),
+      (err) => err instanceof Anthropic.AuthenticationError && err.headers?.get('x-should-retry') === 'false',
+    );
+    assert.equal(attempts, 1);
+  });
+
+  await t.test('every answer names the routed model, streaming or not', async () => {
+    const { response } = await anthropic.messages
+      .create({ model: 'haiku', max_tokens: 10, messages })
+      .withResponse();
+    assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-haiku-4-5');
+    const stream = await stack.openai.chat.completions
+      .create({ model: 'mini', messages, stream: true })
+      .withResponse();
+    assert.equal(stream.response.headers.get('svc-routed-model'), 'openai:gpt-5-mini');
+    for await (const _ of stream.data);
+  });
+});
