@@ -44,7 +44,7 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
     const headers = { 'x-api-key': token, 'anthropic-version': '2023-06-01' };
     const notFound = await fetch(`${gw.url}/v1/messages/batches`, { method: 'POST', headers, body: '{}' });
     assert.equal(notFound.status, 404);
-    assert.deepEqual(Object.keys(await notFound.json()).sort(), ['error', 'type']);
+    assert.deepEqual(Object.keys((await notFound.json()) as object).sort(), ['error', 'type']);
     assert.equal(notFound.headers.get('x-should-retry'), 'false');
     const wrongMethod = await fetch(`${gw.url}/v1/messages`, { headers });
     assert.equal(wrongMethod.status, 405);
