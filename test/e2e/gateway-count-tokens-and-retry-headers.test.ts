@@ -18,17 +18,20 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
   t.beforeEach(() => fake.reset());
   const messages = [{ role: 'user' as const, content: 'How many tokens is this sentence?' }];
 
-  await t.test('an Anthropic model gets the provider count, forwarded with only the model replaced', async () => {
-    const { data, response } = await anthropic.messages
-      .countTokens({ model: 'haiku', messages, system: 'be brief' })
-      .withResponse();
-    const sent = fake.requests.filter((r) => r.path === '/v1/messages/count_tokens');
-    assert.equal(sent.length, 1);
-    assert.deepEqual(sent[0].body, { model: 'claude-haiku-4-5', messages, system: 'be brief' });
-    assert.ok(data.input_tokens > 0);
-    assert.equal(response.headers.get('svc-token-count'), 'provider');
-    assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-haiku-4-5');
-  });
+  await t.test(
+    'an Anthropic model gets the provider count, forwarded with only the model replaced',
+    async () => {
+      const { data, response } = await anthropic.messages
+        .countTokens({ model: 'haiku', messages, system: 'be brief' })
+        .withResponse();
+      const sent = fake.requests.filter((r) => r.path === '/v1/messages/count_tokens');
+      assert.equal(sent.length, 1);
+      assert.deepEqual(sent[0].body, { model: 'claude-haiku-4-5', messages, system: 'be brief' });
+      assert.ok(data.input_tokens > 0);
+      assert.equal(response.headers.get('svc-token-count'), 'provider');
+      assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-haiku-4-5');
+    },
+  );
 
   await t.test('any other model gets the estimate, marked as one, and no upstream call', async () => {
     const { data, response } = await anthropic.messages
@@ -60,23 +63,27 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
     );
   });
 
-  await t.test('a wrong key is answered 401 x-should-retry false, so an SDK with retries asks once', async () => {
-    let attempts = 0;
-    const client = new Anthropic({
-      apiKey: 'gw_wrong',
-      baseURL: gw.url,
-      maxRetries: 3,
-      fetch: (url, init) => {
-        attempts++;
-        return fetch(url, init);
-      },
-    });
-    await assert.rejects(
-      client.messages.create({ model: 'sonnet', max_tokens: 10, messages }),
-      (err) => err instanceof Anthropic.AuthenticationError && err.headers?.get('x-should-retry') === 'false',
-    );
-    assert.equal(attempts, 1);
-  });
+  await t.test(
+    'a wrong key is answered 401 x-should-retry false, so an SDK with retries asks once',
+    async () => {
+      let attempts = 0;
+      const client = new Anthropic({
+        apiKey: 'gw_wrong',
+        baseURL: gw.url,
+        maxRetries: 3,
+        fetch: (url, init) => {
+          attempts++;
+          return fetch(url, init);
+        },
+      });
+      await assert.rejects(
+        client.messages.create({ model: 'sonnet', max_tokens: 10, messages }),
+        (err) =>
+          err instanceof Anthropic.AuthenticationError && err.headers?.get('x-should-retry') === 'false',
+      );
+      assert.equal(attempts, 1);
+    },
+  );
 
   await t.test('every answer names the routed model, streaming or not', async () => {
     const { response } = await anthropic.messages
