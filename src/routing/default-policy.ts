@@ -1,14 +1,83 @@
 /**
- * @module The built-in routing.yaml: the hardcoded defaults of spec 2 §What the service does, item 5.
- * It names no model, so it stays valid with any models.yaml: tiers come from the registry's
- * `fast`/`balanced`/`deep` aliases and slot 7 from SVC_GATEWAY_GLOBAL_DEFAULT or the built-in id.
+ * @module The built-in routing.yaml: the hardcoded defaults of spec 2 §What the service does, item 5, plus
+ * slot-3 rules that send provider-native model names (what Claude Code, Codex and the SDKs' examples send:
+ * `claude-opus-4-8`, `claude-haiku-4-5-20251001`, `gpt-5-codex`, `gpt-4o`) to the registry model they name
+ * or its nearest sibling (issue 13). A rule whose model the registry lacks is left out, so the built-in
+ * policy stays valid with any models.yaml; the global default comes from SVC_GATEWAY_GLOBAL_DEFAULT or the
+ * built-in id.
  */
+import type { ModelRegistry } from '../models/registry.ts';
 
 export const DEFAULT_POLICY_SOURCE = 'built-in routing.yaml';
 
-export const DEFAULT_POLICY_YAML = `# svc built-in routing policy
-rules: []
+/** A native-name rule: the globs of `requested_model` and the canonical id they route to. */
+export interface NativeNameRule {
+  name: string;
+  models: readonly string[];
+  use: string;
+}
+
+/**
+ * First match wins, so narrower names come first. Dated forms (`-20251001`, `-2025-08-07`) and `-latest`
+ * ride on the trailing `*`. Names of models the built-in registry does not carry go to the nearest one of
+ * the same family and tier (a newer opus to the newest opus, o-series to GPT-5).
+ */
+export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
+  { name: 'native-claude-opus-4-5', models: ['claude-opus-4-5*'], use: 'anthropic:claude-opus-4-5' },
+  {
+    name: 'native-claude-opus-4-1',
+    models: ['claude-opus-4-1*', 'claude-opus-4-0', 'claude-opus-4-2025*', 'claude-3-opus*'],
+    use: 'anthropic:claude-opus-4-1',
+  },
+  { name: 'native-claude-opus', models: ['claude-opus-*'], use: 'anthropic:claude-opus-4-5' },
+  {
+    name: 'native-claude-sonnet-4',
+    models: ['claude-sonnet-4', 'claude-sonnet-4-0', 'claude-sonnet-4-2025*'],
+    use: 'anthropic:claude-sonnet-4',
+  },
+  {
+    name: 'native-claude-sonnet',
+    models: ['claude-sonnet-*', 'claude-3-7-sonnet*', 'claude-3-5-sonnet*'],
+    use: 'anthropic:claude-sonnet-4-5',
+  },
+  {
+    name: 'native-claude-haiku',
+    models: ['claude-haiku-*', 'claude-3-5-haiku*', 'claude-3-haiku*'],
+    use: 'anthropic:claude-haiku-4-5',
+  },
+  {
+    name: 'native-gpt-5-mini',
+    models: ['gpt-5*mini*', 'codex-mini*', 'o4-mini*', 'o3-mini*'],
+    use: 'openai:gpt-5-mini',
+  },
+  { name: 'native-gpt-5-nano', models: ['gpt-5*nano*'], use: 'openai:gpt-5-nano' },
+  { name: 'native-gpt-5', models: ['gpt-5*', 'o3*', 'o1*'], use: 'openai:gpt-5' },
+  { name: 'native-gpt-4.1-mini', models: ['gpt-4.1-mini*', 'gpt-4.1-nano*'], use: 'openai:gpt-4.1-mini' },
+  { name: 'native-gpt-4.1', models: ['gpt-4.1*'], use: 'openai:gpt-4.1' },
+  { name: 'native-gpt-4o-mini', models: ['gpt-4o-mini*'], use: 'openai:gpt-4o-mini' },
+  { name: 'native-gpt-4o', models: ['gpt-4o*', 'chatgpt-4o*'], use: 'openai:gpt-4o' },
+];
+
+/** The built-in policy with every native-name rule (its text for the built-in registry). */
+export const DEFAULT_POLICY_YAML = renderDefaultPolicy(NATIVE_NAME_RULES);
+
+/** The built-in policy for `registry`: native-name rules whose model it lacks are left out. */
+export function defaultPolicyYaml(registry: ModelRegistry): string {
+  return renderDefaultPolicy(NATIVE_NAME_RULES.filter((r) => registry.resolve(r.use) !== undefined));
+}
+
+// --- internal ---
+
+function renderDefaultPolicy(rules: readonly NativeNameRule[]): string {
+  const lines = rules.map(
+    (r) =>
+      `  - { name: ${r.name}, when: { requested_model: [${r.models.map((m) => JSON.stringify(m)).join(', ')}] }, use: ${JSON.stringify(r.use)} }`,
+  );
+  return `# svc built-in routing policy
+# provider-native model names (claude-*, gpt-*, o-series) go to the registry model they name (slot 3)
+rules:${lines.length === 0 ? ' []' : `\n${lines.join('\n')}`}
 workspaces: []
 pattern:
   enabled: false
 `;
+}

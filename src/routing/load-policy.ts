@@ -12,7 +12,7 @@ import { type Clock, formatUs, systemClock } from '../lib/time.ts';
 import type { Tier } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { type CompiledPolicy, compilePolicyText, type PolicyCheck } from './compile-policy.ts';
-import { DEFAULT_POLICY_SOURCE, DEFAULT_POLICY_YAML } from './default-policy.ts';
+import { DEFAULT_POLICY_SOURCE, defaultPolicyYaml } from './default-policy.ts';
 import type { Predicate } from './policy-schema.ts';
 
 /** GET /routing/policy (spec 2 §Routing policy view). */
@@ -57,7 +57,8 @@ export interface LoadPolicyOptions {
 export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
   const clock = opts.clock ?? systemClock;
   const compileOpts = { registry: opts.registry, envGlobalDefault: opts.envGlobalDefault };
-  const builtIn = () => compilePolicyText(DEFAULT_POLICY_YAML, DEFAULT_POLICY_SOURCE, compileOpts);
+  const builtInText = defaultPolicyYaml(opts.registry);
+  const builtIn = () => compilePolicyText(builtInText, DEFAULT_POLICY_SOURCE, compileOpts);
   let active: CompiledPolicy;
   let activeWarnings: string[] = [];
   let loadedAt = formatUs(clock.nowUs());

@@ -16,6 +16,11 @@ export interface Predicate {
   workspace?: string;
   /** USD spent since 00:00 UTC today is strictly above this decimal. */
   cost_today_above?: string;
+  /**
+   * The `model` the client sent matches one of these globs (`*` any run of characters, `?` one; case is
+   * ignored). Never holds without a requested model (agent turns). Issue 13: provider-native names.
+   */
+  requested_model?: string | string[];
   all?: Predicate[];
   any?: Predicate[];
   not?: Predicate;
@@ -49,6 +54,12 @@ const TextMatchSchema = v.union(
   'must be a regular expression string or {pattern, ignore_case}',
 );
 
+const ModelGlobSchema = v.pipe(
+  v.string('must be a model name glob'),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(256, 'is longer than 256 characters'),
+);
+
 export const PredicateSchema: v.GenericSchema<unknown, Predicate> = v.pipe(
   v.strictObject(
     {
@@ -64,6 +75,12 @@ export const PredicateSchema: v.GenericSchema<unknown, Predicate> = v.pipe(
       text_matches: v.optional(TextMatchSchema),
       workspace: v.optional(v.pipe(v.string('must be a glob or path'), v.minLength(1, 'must not be empty'))),
       cost_today_above: v.optional(UsdSchema),
+      requested_model: v.optional(
+        v.union(
+          [ModelGlobSchema, v.pipe(v.array(ModelGlobSchema), v.minLength(1, 'must not be empty'))],
+          'must be a model name glob or a list of them',
+        ),
+      ),
       all: v.optional(v.pipe(v.array(v.lazy(() => PredicateSchema)), v.minLength(1, 'must not be empty'))),
       any: v.optional(v.pipe(v.array(v.lazy(() => PredicateSchema)), v.minLength(1, 'must not be empty'))),
       not: v.optional(v.lazy(() => PredicateSchema)),

@@ -50,6 +50,12 @@ function atomImplies(have: Predicate, goal: Predicate): boolean {
   if (have.text_matches !== undefined)
     return goal.text_matches !== undefined && sameText(have.text_matches, goal.text_matches);
   if (have.workspace !== undefined) return goal.workspace === have.workspace;
+  if (have.requested_model !== undefined) {
+    // every glob of `have` is also one of `goal`'s (equality only: globs are not compared by language)
+    if (goal.requested_model === undefined) return false;
+    const wider = new Set(globList(goal.requested_model));
+    return globList(have.requested_model).every((g) => wider.has(g.toLowerCase()));
+  }
   if (have.not !== undefined) return goal.not !== undefined && canonical(have.not) === canonical(goal.not);
   return false;
 }
@@ -76,4 +82,8 @@ function canonical(value: unknown): string {
       .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
       .join(',')}}`;
   return JSON.stringify(value);
+}
+
+function globList(globs: string | readonly string[]): string[] {
+  return (typeof globs === 'string' ? [globs] : [...globs]).map((g) => g.toLowerCase());
 }

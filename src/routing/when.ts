@@ -39,6 +39,10 @@ export function compilePredicate(pred: Predicate, path: string, errors: string[]
     const limit = parseDecimal(pred.cost_today_above);
     parts.push((env) => compare(env.costToday(), limit) > 0);
   }
+  if (pred.requested_model !== undefined) {
+    const matches = compileModelGlobs(pred.requested_model);
+    parts.push((env) => env.facts.requestedModel !== null && matches(env.facts.requestedModel));
+  }
   if (pred.all) {
     const subs = pred.all.map((p, i) => compilePredicate(p, `${path}.all[${i}]`, errors));
     parts.push((env) => subs.every((s) => s(env)));
@@ -75,6 +79,21 @@ export function createPredicateEnv(facts: RouteFacts, ctx: RouteContext): Predic
       return cost;
     },
   };
+}
+
+/** One test for a list of model-name globs: `*` any run, `?` one character, case ignored, whole name. */
+export function compileModelGlobs(globs: string | readonly string[]): (name: string) => boolean {
+  const list = typeof globs === 'string' ? [globs] : globs;
+  const source = list
+    .map((g) =>
+      g
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replaceAll('*', '.*')
+        .replaceAll('?', '.'),
+    )
+    .join('|');
+  const re = new RegExp(`^(?:${source})$`, 'i');
+  return (name) => re.test(name);
 }
 
 // --- internal ---
