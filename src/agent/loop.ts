@@ -77,6 +77,8 @@ export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<Loop
   for (let step = 1; step <= deps.maxSteps; step++) {
     if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
     const messages = await sessionHistory(deps.db, turn.sessionId);
+    // cancelled while the history was read: no call is opened (the seam between steps)
+    if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
     const call = await runModelCall(deps, turn, prepareHistory(messages));
     cost = add(cost, call.cost);
     if (call.status !== 'completed') return out(call.status, call.stopReason, step, call.error);
@@ -136,6 +138,14 @@ async function runModelCall(
   let events: CanonicalEventStream | undefined;
   let complete: MessageCompleteEvent | undefined;
   let failure: unknown;
+  // a cancel before the upstream answered: message.complete now, so it precedes the runner's llm.call_failed
+  let cancelledUnanswered = false;
+  const onUnansweredAbort = () => {
+    if (running) return;
+    cancelledUnanswered = true;
+    publish(cancelledComplete(messageId, [], emptyUsage()));
+  };
+  turn.signal.addEventListener('abort', onUnansweredAbort, { once: true });
   try {
     running = await deps.runner.start({
       routed,
@@ -145,6 +155,7 @@ async function runModelCall(
       requestedModel: turn.requestedModel,
       signal: turn.signal,
     });
+    turn.signal.removeEventListener('abort', onUnansweredAbort);
     events = deps.runner.streamEvents(running, turn.signal, { completeAfterYield: true });
     for await (const e of events) {
       publish(e.type === 'message.start' ? { ...e, model: routed.model.id } : e);
@@ -154,19 +165,17 @@ async function runModelCall(
   } catch (err) {
     if (!turn.signal.aborted && !(err instanceof LlmCallFailed) && !isSvcError(err)) throw err;
     failure = err;
+  } finally {
+    turn.signal.removeEventListener('abort', onUnansweredAbort);
   }
   if (turn.signal.aborted && !complete) {
-    // spec 2 "During LLM streaming": tool.use_end for each open tool_use, then message.complete cancelled
-    for (const end of partial.closeOpenToolUses(messageId)) publish(end);
     const content = partial.content();
     const usage = events?.usage() ?? emptyUsage();
-    publish({
-      type: 'message.complete',
-      message_id: messageId,
-      stop_reason: 'cancelled',
-      final_content: content,
-      usage,
-    });
+    if (!cancelledUnanswered) {
+      // spec 2 "During LLM streaming": tool.use_end for each open tool_use, then message.complete cancelled
+      for (const end of partial.closeOpenToolUses(messageId)) publish(end);
+      publish(cancelledComplete(messageId, content, usage));
+    }
     if (running && !running.closed) running.cancel(usage, events?.ttftMs() ?? null);
     await persistAssistant(deps, turn, messageId, content, 'cancelled', routed);
     return {
@@ -265,6 +274,20 @@ export function prepareHistory(messages: CanonicalMessage[]): CanonicalMessage[]
     else out.push({ ...m, content });
   }
   return out;
+}
+
+function cancelledComplete(
+  messageId: string,
+  content: ContentBlock[],
+  usage: MessageCompleteEvent['usage'],
+): MessageCompleteEvent {
+  return {
+    type: 'message.complete',
+    message_id: messageId,
+    stop_reason: 'cancelled',
+    final_content: content,
+    usage,
+  };
 }
 
 function textOf(content: ContentBlock[]): string {

@@ -174,8 +174,12 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     }
   }
 
-  /** The client left before any answer: a completed call with no usage (spec 1: cancel is completed). */
+  /**
+   * The caller left before any answer. A gateway client's cancel is a completed call with no usage (spec 1);
+   * an agent turn's is llm.call_failed `cancelled` (spec 2 cancellation table), priced at zero.
+   */
   function cancelledBeforeAnswer(): Published {
+    if (base.actor === 'agent') return fail(CANCELLED_BEFORE_ANSWER, emptyUsage());
     closed = true;
     return completeCall(deps, input, base, started.event.id, attempts, elapsedMs(), {
       usage: emptyUsage(),
@@ -212,6 +216,14 @@ export function classifyReadFailure(adapter: Adapter, err: unknown, signal: Abor
 }
 
 // --- internal ---
+
+const CANCELLED_BEFORE_ANSWER: UpstreamFailure = {
+  error_class: 'cancelled',
+  code: 'upstream_error',
+  status: null,
+  message: 'the call was cancelled before the model answered',
+  retryable: false,
+};
 
 /** Longest non-2xx body read for its error message; past it the failure is classified by status alone. */
 const ERROR_BODY_MAX_BYTES = 1024 * 1024;

@@ -70,6 +70,30 @@ test('cancel during LLM streaming: message.complete cancelled, llm.call_failed c
   assert.equal(route.length, 1, 'routing fires again for the next turn');
 });
 
+test('cancel before the model sent its first byte: message.complete cancelled, then llm.call_failed cancelled', async () => {
+  const s = await h.newSession();
+  h.fake.script([{ hang: true }]);
+  const seen = h.fake.requests.length;
+  const t = await h.engine.submit({ sessionId: s.id, content: text('wait for it') });
+  // the fake holds the request (its hang step is taken), so no answer can come
+  while (h.fake.requests.length === seen) await new Promise((r) => setTimeout(r, 5));
+  await h.engine.cancel(s.id, t.turn_id);
+  await h.turnEnd(t.turn_id);
+  // the agent's table row "During LLM streaming" holds from the moment the call is open, headers or not
+  assert.deepEqual(tail(t.turn_id, 'llm.call_started'), [
+    'llm.call_started',
+    'message.complete',
+    'llm.call_failed',
+    'turn.cancelled',
+  ]);
+  const failed = last(t.turn_id, 'llm.call_failed');
+  assert.equal(failed.payload.error_class, 'cancelled');
+  assert.equal(failed.payload.cost_usd, '0.000000');
+  const complete = last(t.turn_id, 'message.complete');
+  assert.equal(complete.payload.stop_reason, 'cancelled');
+  assert.deepEqual(complete.payload.final_content, []);
+});
+
 test('cancel while a tool_use streams: tool.use_end with what parses, then message.complete cancelled', async () => {
   const s = await h.newSession();
   h.fake.script([
