@@ -65,9 +65,14 @@ export interface StreamDecoder extends StreamProgress {
   end(): CanonicalStreamEvent[];
 }
 
+/** What a same-wire client needs of an adapter: its bytes forwarded, the answer read, the stream tapped. */
+export type SameWireOps = Pick<Adapter, 'encodePassthrough' | 'decodeResponse' | 'tapStream'>;
+
 export interface Adapter {
   readonly name: AdapterName;
   readonly wire: Wire;
+  /** The provider's second wire, the OpenAI Responses API (`openai_responses`), when it serves one. */
+  readonly responses?: SameWireOps;
   /** CanonicalRequest → upstream request for `upstreamModel` (the model name without the adapter prefix). */
   encodeRequest(req: CanonicalRequest, upstreamModel: string): UpstreamCall;
   /** Same-shape fast path: the client body with only `model` replaced (and stream usage ensured). */

@@ -16,6 +16,12 @@ import type { AdapterName } from './names.ts';
 import { classifyOpenAIResponse } from './openai/errors.ts';
 import { encodeOpenAIPassthrough, encodeOpenAIRequest } from './openai/request.ts';
 import { decodeOpenAIResponse } from './openai/response.ts';
+import {
+  decodeResponsesObject,
+  encodeResponsesPassthrough,
+  rewriteResponsesFrame,
+} from './openai/responses.ts';
+import { createResponsesStreamDecoder } from './openai/responses-stream.ts';
 import { createOpenAIStreamDecoder, rewriteOpenAIFrame } from './openai/stream.ts';
 import { classifyOpenRouterResponse } from './openrouter/errors.ts';
 import {
@@ -51,11 +57,24 @@ export function createAnthropicAdapter(config: AdapterConfig): Adapter {
 }
 
 export function createOpenAIAdapter(config: AdapterConfig): Adapter {
-  return openaiWire('openai', {
-    encodeRequest: (req, model) => encodeOpenAIRequest(req, model, config, { flavor: 'openai' }),
-    encodePassthrough: (input) => encodeOpenAIPassthrough(input, config, { flavor: 'openai' }),
-    classifyResponse: classifyOpenAIResponse,
-  });
+  return {
+    ...openaiWire('openai', {
+      encodeRequest: (req, model) => encodeOpenAIRequest(req, model, config, { flavor: 'openai' }),
+      encodePassthrough: (input) => encodeOpenAIPassthrough(input, config, { flavor: 'openai' }),
+      classifyResponse: classifyOpenAIResponse,
+    }),
+    responses: {
+      encodePassthrough: (input) => encodeResponsesPassthrough(input, config),
+      decodeResponse: decodeResponsesObject,
+      tapStream: (body, opts = {}) =>
+        tapSse(
+          body,
+          createResponsesStreamDecoder(),
+          opts.model === undefined ? undefined : rewriteResponsesFrame(opts.model),
+          opts,
+        ),
+    },
+  };
 }
 
 export function createOpenRouterAdapter(config: AdapterConfig, opts: OpenRouterOptions = {}): Adapter {

@@ -80,8 +80,11 @@ export interface CanonicalMessage {
   content: ContentBlock[];
 }
 
-/** The two wire formats: OpenRouter speaks `openai`. */
-export type Wire = 'anthropic' | 'openai';
+/**
+ * The wire formats: Anthropic Messages, OpenAI Chat Completions (OpenRouter speaks it too) and the OpenAI
+ * Responses API (`openai_responses`, the OpenAI adapter's second wire).
+ */
+export type Wire = 'anthropic' | 'openai' | 'openai_responses';
 
 /** Raised when a stored canonical message changes incompatibly (GET /server/version, spec 2). */
 export const CANONICAL_MESSAGE_SCHEMA_VERSION = 1;

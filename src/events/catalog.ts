@@ -117,7 +117,12 @@ export type ToolErrorClass =
   | 'cancelled'
   | 'outside_workspace';
 
-export type InboundShape = 'anthropic' | 'openai';
+/**
+ * The closed set of inbound shapes (DECISIONS §1 inbound_shape values, plus the Responses API of issue 13):
+ * `anthropic` POST /v1/messages, `openai` POST /v1/chat/completions, `openai_responses` POST /v1/responses.
+ */
+export const INBOUND_SHAPES = ['anthropic', 'openai', 'openai_responses'] as const;
+export type InboundShape = (typeof INBOUND_SHAPES)[number];
 export type AuthFailureReason = 'missing_token' | 'invalid_token' | 'key_revoked';
 
 /** Attribution fields shared by LLM call events (DECISIONS §3). */

@@ -64,6 +64,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   app.post('/v1/messages', shapeMiddleware('anthropic'), auth, deps.handleMessages ?? notYet);
   app.post('/v1/messages/count_tokens', shapeMiddleware('anthropic'), auth, deps.handleCountTokens ?? notYet);
   app.post('/v1/chat/completions', shapeMiddleware('openai'), auth, deps.handleChatCompletions ?? notYet);
+  app.post('/v1/responses', shapeMiddleware('openai_responses'), auth, deps.handleResponses ?? notYet);
   app.get('/v1/models', shapeMiddleware(), auth, deps.handleModels ?? notYet);
   // any other method on a provider path: 405 in that provider's error shape (issue 13)
   for (const [path, allow] of METHODS) app.all(path, methodNotAllowed(allow));
@@ -92,6 +93,7 @@ export function resolveShape(path: string, headers: Headers): InboundShape | und
   // every path under /v1/messages answers in the Anthropic shape, 404 and 405 included (issue 13)
   if (path === '/v1/messages' || path.startsWith('/v1/messages/')) return 'anthropic';
   if (path === '/v1/chat/completions') return 'openai';
+  if (path === '/v1/responses') return 'openai_responses';
   if (path === '/v1/models') return headers.has('anthropic-version') ? 'anthropic' : 'openai';
   return undefined;
 }
@@ -129,6 +131,7 @@ const METHODS: ReadonlyArray<readonly [string, string]> = [
   ['/v1/messages', 'POST'],
   ['/v1/messages/count_tokens', 'POST'],
   ['/v1/chat/completions', 'POST'],
+  ['/v1/responses', 'POST'],
   ['/v1/models', 'GET'],
 ];
 

@@ -72,6 +72,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   return {
     handleMessages: pipeline.messages,
     handleChatCompletions: pipeline.chatCompletions,
+    handleResponses: pipeline.responses,
     handleCountTokens: createCountTokensHandler({
       runner: callPath.runner,
       upstream: callPath.llm.upstream,

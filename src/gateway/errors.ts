@@ -18,6 +18,6 @@ export interface EncodedError {
 /** The response for `err` on a path of `shape` (undefined: a service-owned or unknown path). */
 export function encodeGatewayError(shape: InboundShape | undefined, err: SvcError): EncodedError {
   if (shape === 'anthropic') return encodeAnthropicError(err);
-  if (shape === 'openai') return encodeOpenAIError(err);
+  if (shape === 'openai' || shape === 'openai_responses') return encodeOpenAIError(err);
   return { status: err.status, headers: {}, body: encodeServiceError(err) };
 }

@@ -6,7 +6,9 @@
  * after its events are committed to the trace store.
  */
 import type { Handler } from 'hono';
+import type { Adapter, SameWireOps, UpstreamCall } from '../adapters/adapter.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
+import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
@@ -25,6 +27,7 @@ import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
+import { findStoredReferences } from './shapes/responses/decode.ts';
 import { SHAPES } from './shapes/shapes.ts';
 import { createStreamResponse } from './stream-response.ts';
 
@@ -47,6 +50,8 @@ export interface Pipeline {
   messages: Handler<GatewayEnv>;
   /** POST /v1/chat/completions */
   chatCompletions: Handler<GatewayEnv>;
+  /** POST /v1/responses */
+  responses: Handler<GatewayEnv>;
 }
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
@@ -87,16 +92,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           }),
         );
 
-        const sameWire = adapter.wire === shape.name;
-        const call = sameWire
-          ? adapter.encodePassthrough({
+        const wire = sameWireOps(adapter, shapeName);
+        const sameWire = wire !== undefined;
+        const call = wire
+          ? wire.encodePassthrough({
               bodyText,
               body: body as Record<string, unknown>,
               upstreamModel,
               stream: req.stream,
               headers: req.passthrough?.headers,
             })
-          : adapter.encodeRequest(req, upstreamModel);
+          : encodeTranslated(adapter, req, upstreamModel, shapeName, body, model.id);
         const running = await deps.runner.start({
           routed,
           call,
@@ -112,7 +118,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             call: running,
             runner: deps.runner,
             shape,
-            sameWire,
+            sameWire: wire ?? null,
+            request: body as Record<string, unknown>,
             requestedModel: req.model,
             includeUsage: req.include_usage,
             inputTokensEstimate: turn.inputTokensEstimate,
@@ -128,7 +135,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         let decoded: CanonicalResponse;
         try {
           text = await readUpstreamText(running.response, deps.upstreamLimits.maxBodyBytes);
-          decoded = adapter.decodeResponse(JSON.parse(text));
+          decoded = (wire ?? adapter).decodeResponse(JSON.parse(text));
         } catch (err) {
           const failure = classifyReadFailure(adapter, err, signal);
           if (failure.error_class === 'cancelled') {
@@ -143,7 +150,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // the call is closed: an encoding failure from here on is the gateway's own 500, not the upstream's
         const out = sameWire
           ? rewriteModel(text, req.model)
-          : JSON.stringify(shape.encode(decoded, { model: req.model }));
+          : JSON.stringify(
+              shape.encode(decoded, { model: req.model, request: body as Record<string, unknown> }),
+            );
         await Promise.all([published.committed, turn.finish(200, null).committed]);
         return c.body(out, 200, { 'content-type': 'application/json' });
       } catch (err) {
@@ -164,10 +173,51 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     };
   };
 
-  return { messages: handle('anthropic'), chatCompletions: handle('openai') };
+  return {
+    messages: handle('anthropic'),
+    chatCompletions: handle('openai'),
+    responses: handle('openai_responses'),
+  };
 }
 
 // --- internal ---
+
+/** The adapter's wire that matches the client's shape (its bytes pass through), if it has one. */
+function sameWireOps(adapter: Adapter, shape: ShapeName): SameWireOps | undefined {
+  if (adapter.wire === shape) return adapter;
+  return shape === 'openai_responses' ? adapter.responses : undefined;
+}
+
+/**
+ * The upstream request for a model on another wire. A Responses follow-up that leans on stored state
+ * (`previous_response_id`, `item_reference`) can be answered only where that state lives: refused with a
+ * 400 that says what works, never answered without the earlier turns (issue 13).
+ */
+function encodeTranslated(
+  adapter: Adapter,
+  req: CanonicalRequest,
+  upstreamModel: string,
+  shape: ShapeName,
+  body: unknown,
+  modelId: string,
+): UpstreamCall {
+  if (shape === 'openai_responses') {
+    const refs = findStoredReferences(body as Record<string, unknown>);
+    const what = refs.previousResponseId
+      ? 'previous_response_id'
+      : refs.itemIds.length > 0
+        ? 'item_reference'
+        : null;
+    if (what)
+      throw new SvcError('invalid_request', {
+        message:
+          `${what}: ${modelId} is not an OpenAI model, so earlier responses stored by OpenAI cannot be used; ` +
+          'send the whole conversation as input items (with store: false), or use an OpenAI model',
+        details: { param: what },
+      });
+  }
+  return adapter.encodeRequest(req, upstreamModel);
+}
 
 interface Turn {
   readonly id: string;

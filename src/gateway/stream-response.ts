@@ -6,6 +6,7 @@
  * failure mid-stream ends the client's stream with an error frame in its own shape, and a client that
  * leaves aborts the upstream at once and closes the call as `cancelled` with the usage seen so far.
  */
+import type { SameWireOps } from '../adapters/adapter.ts';
 import type { UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { CanonicalUsage, StopReason } from '../canonical/response.ts';
 import type { CanonicalStreamEvent, StreamProgress } from '../canonical/stream.ts';
@@ -20,8 +21,10 @@ export interface StreamResponseInput {
   call: RunningCall;
   runner: CallRunner;
   shape: InboundShape;
-  /** True when the upstream speaks the client's wire (bytes pass through the tap). */
-  sameWire: boolean;
+  /** The adapter's wire that speaks the client's shape (bytes pass through its tap); null: translated. */
+  sameWire: SameWireOps | null;
+  /** The client's request body (a shape may echo its fields in the stream). */
+  request?: Record<string, unknown>;
   /** The model name the client sent (echoed in every frame). */
   requestedModel: string;
   includeUsage: boolean;
@@ -41,7 +44,7 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
 
 export function createStreamResponse(input: StreamResponseInput): Response {
   const state = { done: false, ttft: null as number | null };
-  const source = input.sameWire ? passthrough(input, state) : translated(input, state);
+  const source = input.sameWire ? passthrough(input, input.sameWire, state) : translated(input, state);
   const iterator = source.chunks[Symbol.asyncIterator]();
   const cancel = () => {
     if (state.done) return;
@@ -105,10 +108,10 @@ function markTtft(input: StreamResponseInput, state: State, progress: StreamProg
 }
 
 /** Same wire: upstream bytes through the adapter's tap; the chunk that ends the message waits for commit. */
-function passthrough(input: StreamResponseInput, state: State): Source {
+function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State): Source {
   const adapter = input.call.routed.adapter;
   const end = ends(input);
-  const tapped = adapter.tapStream(input.call.response.body, {
+  const tapped = wire.tapStream(input.call.response.body, {
     model: input.requestedModel,
     includeUsageChunk: input.includeUsage,
     maxLineBytes: input.maxSseLineBytes,
@@ -187,6 +190,7 @@ function translated(input: StreamResponseInput, state: State): Source {
       model: input.requestedModel,
       include_usage: input.includeUsage,
       input_tokens_estimate: input.inputTokensEstimate,
+      request: input.request,
     });
     for await (const text of frames) yield utf8.encode(text);
     if (!state.done && !input.signal.aborted && !input.call.closed) {

@@ -6,7 +6,7 @@
  * prompt when tools are offered. Used as the default `usage` input count and by count_tokens.
  */
 
-export type BillingWire = 'anthropic' | 'openai';
+export type BillingWire = 'anthropic' | 'openai' | 'openai_responses';
 
 /** Approximate token count of one text (never more than its UTF-8 bytes, like any real tokenizer). */
 export function approxTokens(text: string): number {
@@ -48,6 +48,7 @@ export function imageTokens(
 
 /** Input tokens for a request body of either wire. */
 export function billedInputTokens(wire: BillingWire, body: Record<string, unknown>): number {
+  if (wire === 'openai_responses') return Math.max(1, responsesTokens(body));
   return Math.max(1, wire === 'anthropic' ? anthropicTokens(body) : openaiTokens(body));
 }
 
@@ -108,6 +109,38 @@ function openaiContent(content: unknown, model: string): number {
       const data = /^data:[^,]*;base64,/.exec(image.url ?? '');
       const base64 = data ? (image.url ?? '').slice(data[0].length) : undefined;
       n += imageTokens('openai', model, base64, image.detail);
+    } else n += approxTokens(JSON.stringify(p));
+  }
+  return n;
+}
+
+/** Responses API: `instructions`, then each input item (messages, calls, call outputs) and the tools. */
+function responsesTokens(body: Obj): number {
+  const model = String(body.model ?? '');
+  let n = MESSAGE_FRAMING;
+  if (typeof body.instructions === 'string') n += MESSAGE_FRAMING + approxTokens(body.instructions);
+  const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  for (const item of (Array.isArray(input) ? input : []) as Obj[]) {
+    if (item.type === 'function_call') n += approxTokens(`${item.name ?? ''}${item.arguments ?? ''}`);
+    else if (item.type === 'function_call_output')
+      n += MESSAGE_FRAMING + responsesContent(item.output, model);
+    else if (item.type === 'reasoning') continue;
+    else n += MESSAGE_FRAMING + responsesContent(item.content, model);
+  }
+  for (const t of (body.tools ?? []) as Obj[]) n += approxTokens(JSON.stringify(t));
+  return n;
+}
+
+function responsesContent(content: unknown, model: string): number {
+  if (typeof content === 'string') return approxTokens(content);
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const p of content as Obj[]) {
+    if (typeof p.text === 'string') n += approxTokens(p.text);
+    else if (p.type === 'input_image') {
+      const url = typeof p.image_url === 'string' ? p.image_url : '';
+      const data = /^data:[^,]*;base64,/.exec(url);
+      n += imageTokens('openai', model, data ? url.slice(data[0].length) : undefined, p.detail as string);
     } else n += approxTokens(JSON.stringify(p));
   }
   return n;

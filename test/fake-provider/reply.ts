@@ -47,6 +47,7 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   if (invalid) return errorReply(codec, ctx, 400, invalid);
   const turn = codec.readTurn(parsed);
   ctx.includeUsage = turn.includeUsage;
+  ctx.body = parsed;
   let plan: FakeStep;
   try {
     plan = resolvePlan(deps.nextStep(), parseDirectives(turn.turnText));
@@ -121,7 +122,7 @@ function encodeBody(codec: Codec, reply: Reply, ctx: ReplyContext, plan: FakeSte
     return JSON.stringify(codec.encodeJson({ ...reply, blocks: [{ type: 'text', text }] }, ctx));
   }
   const body = codec.encodeJson(reply, ctx) as Record<string, unknown>;
-  const content = codec.provider === 'anthropic' ? 'content' : 'choices';
+  const content = codec.provider === 'anthropic' ? 'content' : 'choices' in body ? 'choices' : 'output';
   switch (plan.badBody) {
     case undefined:
       return JSON.stringify(body);

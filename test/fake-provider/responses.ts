@@ -187,6 +187,8 @@ export type ReplyContext = {
   created: number;
   requestId: string;
   includeUsage: boolean;
+  /** The parsed request body (the Responses API echoes request fields in its answer). */
+  body?: Record<string, unknown>;
 };
 
 /** What the server needs from one provider's wire format. */

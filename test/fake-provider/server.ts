@@ -1,5 +1,6 @@
 /**
- * A fake LLM provider speaking Anthropic Messages, OpenAI Chat Completions and OpenRouter, scriptable per
+ * A fake LLM provider speaking Anthropic Messages (and token counting), OpenAI Chat Completions and
+ * Responses, and OpenRouter, scriptable per
  * request (see script.ts). `createFakeProvider` gives a Hono app for in-process use (hand `fetch` over);
  * `startFakeProvider` listens on a loopback port.
  */
@@ -10,6 +11,7 @@ import { type Context, Hono } from 'hono';
 import { anthropicCodec } from './anthropic.ts';
 import { billedInputTokens } from './billing.ts';
 import { openaiCodec, openrouterCodec } from './openai.ts';
+import { responsesCodec } from './openai-responses.ts';
 import { ConnectionResetError, errorReply, replyToGeneration } from './reply.ts';
 import type { Codec, Provider } from './responses.ts';
 import type { FakeStep } from './script.ts';
@@ -111,6 +113,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
   app.post('/v1/messages', (c) => replyToGeneration(c, anthropicCodec, deps));
   app.post('/v1/messages/count_tokens', (c) => countTokens(c, deps.newId));
   app.post('/v1/chat/completions', (c) => replyToGeneration(c, openaiCodec, deps));
+  app.post('/v1/responses', (c) => replyToGeneration(c, responsesCodec, deps));
   app.post('/api/v1/chat/completions', (c) => replyToGeneration(c, openrouterCodec, deps));
   app.get('/v1/models', (c) => listModels(c, codecFor(c.req.path, c.req.raw.headers), models, deps.newId));
   app.get('/api/v1/models', (c) => listModels(c, openrouterCodec, models, deps.newId));
@@ -217,6 +220,7 @@ async function recordOf(c: Context, time: number): Promise<RecordedRequest> {
 function codecFor(path: string, headers: Headers): Codec {
   if (path.startsWith('/api/')) return openrouterCodec;
   if (path.startsWith('/v1/messages')) return anthropicCodec;
+  if (path.startsWith('/v1/responses')) return responsesCodec;
   if (path.startsWith('/v1/models') && (headers.has('anthropic-version') || headers.has('x-api-key'))) {
     return anthropicCodec;
   }

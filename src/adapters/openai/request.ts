@@ -111,7 +111,7 @@ function completionsUrl(config: AdapterConfig): string {
   return `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
 }
 
-function openaiHeaders(config: AdapterConfig): Record<string, string> {
+export function openaiHeaders(config: AdapterConfig): Record<string, string> {
   return { 'content-type': 'application/json', authorization: `Bearer ${config.apiKey}`, ...config.headers };
 }
 

@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import type { CanonicalRequest } from '../../canonical/request.ts';
 import type { CanonicalResponse } from '../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
+import type { InboundShape as ShapeName } from '../../events/catalog.ts';
 import { SvcError, shouldRetryFor } from '../../lib/errors.ts';
 
 /** The few fields the pipeline needs before routing, checked without a full decode (fast path). */
@@ -21,6 +22,8 @@ export interface EncodeOptions {
   model: string;
   /** Unix seconds for OpenAI `created`; defaults to now. */
   created?: number;
+  /** The client's request body, for shapes whose answer echoes request fields (Responses: `tools`, …). */
+  request?: Record<string, unknown>;
 }
 
 export interface StreamEncodeOptions extends EncodeOptions {
@@ -38,7 +41,7 @@ export interface ShapeErrorResponse {
 }
 
 export interface InboundShape {
-  readonly name: 'anthropic' | 'openai';
+  readonly name: ShapeName;
   /** Validates the top-level types (model, messages, max_tokens…); throws SvcError('invalid_request'). */
   validate(body: unknown): InboundSummary;
   /** Client JSON → CanonicalRequest; `headers` are the inbound request headers (lowercase names). */

@@ -5,8 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import OpenAI from 'openai';
 import { createFakeProvider } from '../../fake-provider/server.ts';
-import { ANTHROPIC_COUNT_TOKENS, ANTHROPIC_MESSAGE, fieldPaths } from '../../fixtures/provider-docs.ts';
+import {
+  ANTHROPIC_COUNT_TOKENS,
+  ANTHROPIC_MESSAGE,
+  fieldPaths,
+  OPENAI_RESPONSE,
+} from '../../fixtures/provider-docs.ts';
 
 const TOOLS = [
   { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
@@ -16,7 +22,12 @@ async function post(path: string, body: unknown): Promise<unknown> {
   const fake = createFakeProvider();
   const res = await fake.fetch(`http://fake${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': 'k',
+      authorization: 'Bearer k',
+      'anthropic-version': '2023-06-01',
+    },
     body: JSON.stringify(body),
   });
   assert.equal(res.status, 200);
@@ -50,4 +61,52 @@ test('an Anthropic token count has only documented fields', async () => {
     messages: [{ role: 'user', content: 'hello' }],
   });
   assert.deepEqual(undocumented(body, ANTHROPIC_COUNT_TOKENS), []);
+});
+
+const FUNCTION_TOOL = {
+  type: 'function' as const,
+  name: 'get_weather',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: false,
+};
+
+test('an OpenAI response with reasoning, text and a function call has only documented fields', async () => {
+  const body = await post('/v1/responses', {
+    model: 'gpt-x',
+    tools: [FUNCTION_TOOL],
+    reasoning: { effort: 'low' },
+    input: [{ role: 'user', content: 'hi [[fake:text=sure;tool_call]]' }],
+  });
+  const paths = fieldPaths(body);
+  for (const kind of ['reasoning', 'message', 'function_call'])
+    assert.ok(
+      [...paths].some((p) => p.startsWith(`output[${kind}]`)),
+      `${kind} item sent`,
+    );
+  assert.deepEqual(undocumented(body, OPENAI_RESPONSE), []);
+});
+
+test("the fake's Responses stream accumulates, in the OpenAI SDK's helper, to its non-streaming answer", async () => {
+  const fake = createFakeProvider();
+  const client = new OpenAI({ apiKey: 'k', baseURL: 'http://fake/v1', fetch: fake.fetch, maxRetries: 0 });
+  const params = {
+    model: 'gpt-x',
+    tools: [FUNCTION_TOOL],
+    input: 'hi [[fake:text=Checking the weather;tool_call]]',
+  };
+  const plain = await client.responses.create(params);
+  fake.reset();
+  const stream = client.responses.stream(params);
+  const types: string[] = [];
+  for await (const e of stream) types.push(e.type);
+  const streamed = await stream.finalResponse();
+  // the stream helper adds its own parse results (`parsed`, `parsed_arguments`) to the items
+  const own = (items: unknown) =>
+    JSON.parse(JSON.stringify(items, (k, v) => (k === 'parsed' || k === 'parsed_arguments' ? undefined : v)));
+  assert.deepEqual(own(streamed.output), own(plain.output));
+  assert.deepEqual(streamed.usage, plain.usage);
+  assert.equal(streamed.output_text, 'Checking the weather');
+  assert.equal(types[0], 'response.created');
+  assert.equal(types.at(-1), 'response.completed');
+  assert.ok(types.includes('response.function_call_arguments.delta'));
 });

@@ -1,0 +1,116 @@
+/**
+ * @module OpenAI Responses SSE → canonical events, for the same-wire tap (usage, stop reason, TTFT of a
+ * Responses client on an OpenAI model): items keyed by `item_id`, text from `output_text` (and refusal)
+ * deltas, thinking from reasoning summary/text deltas, tool calls from `function_call` items and their
+ * argument deltas; `response.completed` / `response.incomplete` carry the usage and end the message;
+ * `response.failed` and `error` events are raised; a body that ends before its terminal event is an
+ * error, never a silent success (wire-formats §6 #24).
+ */
+import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
+import { StreamBuilder } from '../../canonical/stream.ts';
+import { SvcError } from '../../lib/errors.ts';
+import type { SseEvent } from '../../lib/sse-decode.ts';
+import type { StreamDecoder } from '../adapter.ts';
+import { toSvcError } from '../upstream-error.ts';
+import { classifyOpenAIStreamError } from './errors.ts';
+import { decodeResponsesUsage } from './responses.ts';
+
+export function createResponsesStreamDecoder(): StreamDecoder {
+  const b = new StreamBuilder();
+  /** item_id → canonical block index */
+  const items = new Map<string, number>();
+  let refusal = false;
+  const block = (id: string, open: () => number): number => {
+    let index = items.get(id);
+    if (index === undefined) {
+      index = open();
+      items.set(id, index);
+    }
+    return index;
+  };
+  return {
+    usage: () => b.usage(),
+    stopReason: () => b.stopReason(),
+    messageId: () => b.messageId(),
+    hasContent: () => b.hasContent(),
+    push(e: SseEvent) {
+      if (b.completed) return [];
+      const ev = JSON.parse(e.data);
+      const type = ev?.type ?? e.event;
+      if (type === 'error') throw toSvcError(classifyOpenAIStreamError(ev.error ?? ev));
+      if (type === 'response.failed')
+        throw toSvcError(classifyOpenAIStreamError(ev.response?.error ?? { message: 'the response failed' }));
+      const out: CanonicalStreamEvent[] = [];
+      if (!b.started) {
+        const r = ev?.response ?? {};
+        out.push(b.start(String(r.id ?? ''), String(r.model ?? '')));
+      }
+      const id = String(ev?.item_id ?? ev?.item?.id ?? '');
+      switch (type) {
+        case 'response.output_item.added':
+          if (ev.item?.type === 'function_call') {
+            const start = b.openToolUse(String(ev.item.call_id), String(ev.item.name));
+            items.set(id, start.content_block_index);
+            out.push(start);
+          }
+          break;
+        case 'response.output_text.delta':
+        case 'response.refusal.delta':
+          if (type === 'response.refusal.delta') refusal = true;
+          if (typeof ev.delta === 'string' && ev.delta !== '')
+            out.push(
+              b.text(
+                block(id, () => b.openText()),
+                ev.delta,
+              ),
+            );
+          break;
+        case 'response.reasoning_summary_text.delta':
+        case 'response.reasoning_text.delta':
+          if (typeof ev.delta === 'string' && ev.delta !== '')
+            out.push(
+              b.thinking(
+                block(id, () => b.openThinking()),
+                ev.delta,
+              ),
+            );
+          break;
+        case 'response.function_call_arguments.delta': {
+          const index = items.get(id);
+          if (index !== undefined && typeof ev.delta === 'string' && ev.delta !== '')
+            out.push(b.toolInput(index, ev.delta));
+          break;
+        }
+        case 'response.output_item.done': {
+          const index = items.get(id);
+          if (index === undefined) break;
+          const end = b.close(index);
+          if (end) out.push(end);
+          break;
+        }
+        case 'response.completed':
+        case 'response.incomplete': {
+          b.mergeUsage(decodeResponsesUsage(ev.response?.usage));
+          const reason = ev.response?.incomplete_details?.reason;
+          b.setStop(
+            reason === 'max_output_tokens'
+              ? 'max_tokens'
+              : reason === 'content_filter' || refusal
+                ? 'refusal'
+                : 'end_turn',
+          );
+          out.push(...b.finish());
+          break;
+        }
+      }
+      return out;
+    },
+    end() {
+      if (b.completed) return [];
+      throw new SvcError('upstream_error', {
+        message: 'upstream stream ended before response.completed',
+        details: { error_class: 'server_error' },
+      });
+    },
+  };
+}

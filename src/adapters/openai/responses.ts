@@ -1,0 +1,103 @@
+/**
+ * @module The OpenAI adapter's second wire, the Responses API (`POST {base}/responses`), for Responses
+ * clients routed to an OpenAI model: the client's bytes forwarded with only `model` replaced, the
+ * `response` object read for usage and content (input_tokens − cached_tokens is the uncached input,
+ * DECISIONS §3), and stream frames echoing the requested model.
+ */
+import * as v from 'valibot';
+import type { ContentBlock } from '../../canonical/message.ts';
+import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../canonical/response.ts';
+import { parseToolInput } from '../../canonical/stream.ts';
+import { replaceJsonValue, rewriteModel } from '../../lib/json-splice.ts';
+import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
+import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
+import { type FrameRewriter, formatFrame } from '../tap.ts';
+import { toSvcError } from '../upstream-error.ts';
+import { classifyOpenAIStreamError } from './errors.ts';
+import { openaiHeaders } from './request.ts';
+
+export function encodeResponsesPassthrough(input: PassthroughInput, config: AdapterConfig): UpstreamCall {
+  return {
+    url: `${config.baseUrl.replace(/\/+$/, '')}/responses`,
+    headers: openaiHeaders(config),
+    body: rewriteModel(input.bodyText, input.upstreamModel),
+  };
+}
+
+/** The fields every `response` object has; the rest is read leniently. */
+export const ResponsesObjectSchema = v.looseObject({
+  id: v.string(),
+  status: v.string(),
+  output: v.array(v.looseObject({ type: v.string() })),
+  usage: v.looseObject({ input_tokens: TokenCountSchema, output_tokens: TokenCountSchema }),
+});
+
+/** Upstream 200 `response` → CanonicalResponse; SvcError for a failed response or a body that is not one. */
+export function decodeResponsesObject(raw: unknown): CanonicalResponse {
+  const failed = raw as any;
+  if (failed?.error && failed?.status === 'failed') throw toSvcError(classifyOpenAIStreamError(failed.error));
+  const body: any = checkResponseShape(ResponsesObjectSchema, raw, 'a Responses response object');
+  const content = decodeOutput(body.output);
+  return {
+    id: body.id,
+    model: String(body.model ?? ''),
+    content,
+    stop_reason: decodeResponsesStop(body, content),
+    stop_sequence: null,
+    usage: decodeResponsesUsage(body.usage),
+  };
+}
+
+/** `usage` of a response: `input_tokens` includes the cached ones. */
+export function decodeResponsesUsage(u: any): CanonicalUsage {
+  const cached = Number(u?.input_tokens_details?.cached_tokens ?? 0) || 0;
+  const usage: CanonicalUsage = {
+    input_tokens: Math.max(0, (Number(u?.input_tokens) || 0) - cached),
+    output_tokens: Number(u?.output_tokens) || 0,
+    cached_input_tokens: cached,
+    cache_creation_input_tokens: 0,
+  };
+  const reasoning = u?.output_tokens_details?.reasoning_tokens;
+  if (typeof reasoning === 'number') usage.reasoning_tokens = reasoning;
+  return usage;
+}
+
+/** Stop reason from `status` / `incomplete_details.reason`; tool calls force `tool_use`. */
+export function decodeResponsesStop(body: any, content: readonly ContentBlock[]): StopReason {
+  if (content.some((b) => b.type === 'tool_use')) return 'tool_use';
+  const reason = body?.incomplete_details?.reason;
+  if (reason === 'max_output_tokens') return 'max_tokens';
+  if (reason === 'content_filter') return 'refusal';
+  return 'end_turn';
+}
+
+/** Tap frame rewriter: `response.model` of lifecycle events becomes the requested name. */
+export function rewriteResponsesFrame(model: string): FrameRewriter {
+  const json = JSON.stringify(model);
+  return (e) => formatFrame(e, replaceJsonValue(e.data, ['response', 'model'], json) ?? e.data);
+}
+
+// --- internal ---
+
+function decodeOutput(output: any[]): ContentBlock[] {
+  const out: ContentBlock[] = [];
+  for (const item of output) {
+    if (item.type === 'message') {
+      for (const part of item.content ?? []) {
+        const text = part?.type === 'refusal' ? part.refusal : part?.text;
+        if (typeof text === 'string' && text !== '') out.push({ type: 'text', text });
+      }
+    } else if (item.type === 'function_call') {
+      out.push({
+        type: 'tool_use',
+        id: String(item.call_id),
+        name: String(item.name),
+        input: parseToolInput(String(item.arguments ?? '')),
+      });
+    } else if (item.type === 'reasoning') {
+      const text = [...(item.summary ?? []), ...(item.content ?? [])].map((p: any) => p?.text ?? '').join('');
+      out.push({ type: 'thinking', thinking: text, signature: item.encrypted_content ?? null });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,212 @@
+/**
+ * @module OpenAI Responses request → CanonicalRequest: `instructions` and leading system/developer items
+ * become `system`; `input` (a string, or items: messages, `function_call`, `function_call_output`,
+ * `reasoning`) becomes turns; flat function tools, `tool_choice`, `max_output_tokens`, `reasoning.effort`
+ * and `text.format` map to their canonical fields. Items and tools only the Responses API knows (hosted
+ * tools, `item_reference`, files) are kept raw: an OpenAI model receives them untouched (same wire), any
+ * other adapter refuses them with a 400 naming their type.
+ */
+import type {
+  CanonicalMessage,
+  ContentBlock,
+  ImageBlock,
+  RawBlock,
+  TextBlock,
+} from '../../../canonical/message.ts';
+import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
+import { parseToolInput } from '../../../canonical/stream.ts';
+import { decodeImageUrl } from '../openai/decode.ts';
+import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
+import {
+  FunctionCallOutputSchema,
+  FunctionCallSchema,
+  InputImageSchema,
+  InputTextSchema,
+  KNOWN_FIELDS,
+  MessageItemSchema,
+  ReasoningItemSchema,
+  type ResponsesRequest,
+  ResponsesRequestSchema,
+} from './schema.ts';
+
+/** Validation of the whole body: items are typed by `type`, so only a decode checks them. */
+export function validateResponsesRequest(body: unknown): InboundSummary {
+  const req = decodeResponsesRequest(body);
+  return { model: req.model, stream: req.stream, include_usage: true };
+}
+
+export function decodeResponsesRequest(body: unknown): CanonicalRequest {
+  const req = parseOrThrow(ResponsesRequestSchema, body);
+  const system: TextBlock[] = req.instructions ? [{ type: 'text', text: req.instructions }] : [];
+  const messages = decodeInput(req.input, system);
+  const out: CanonicalRequest = {
+    model: req.model,
+    system,
+    messages,
+    stream: req.stream === true,
+    include_usage: true, // a Responses stream always ends with its usage (response.completed)
+    passthrough: {
+      wire: 'openai_responses',
+      fields: splitFields(req as Record<string, unknown>, KNOWN_FIELDS),
+      headers: {},
+    },
+  };
+  if (req.max_output_tokens != null) out.max_tokens = req.max_output_tokens;
+  if (req.temperature != null) out.temperature = req.temperature;
+  if (req.top_p != null) out.top_p = req.top_p;
+  const user = req.safety_identifier ?? req.user;
+  if (user) out.user_id = user;
+  decodeTools(req, out);
+  const effort = req.reasoning?.effort;
+  if (effort) {
+    out.reasoning_effort = effort;
+    out.thinking = { type: effort === 'none' ? 'disabled' : 'adaptive' };
+  }
+  const format = req.text?.format;
+  if (format?.type === 'json_schema') {
+    out.response_format = { type: 'json_schema', schema: format.schema };
+    if (format.name) out.response_format.name = format.name;
+    if (format.description) out.response_format.description = format.description;
+    if (format.strict != null) out.response_format.strict = format.strict;
+  } else if (format) out.response_format = { type: format.type };
+  return out;
+}
+
+/** What a follow-up call leans on from earlier responses (the provider's or the gateway's store). */
+export interface StoredReferences {
+  previousResponseId: string | null;
+  /** `item_reference` ids in `input`. */
+  itemIds: string[];
+}
+
+/** The stored state `body` (a validated Responses request) refers to. */
+export function findStoredReferences(body: Record<string, unknown>): StoredReferences {
+  const previous = body.previous_response_id;
+  const input = Array.isArray(body.input) ? (body.input as Array<Record<string, unknown>>) : [];
+  return {
+    previousResponseId: typeof previous === 'string' && previous !== '' ? previous : null,
+    itemIds: input.filter((i) => i?.type === 'item_reference').map((i) => String(i.id)),
+  };
+}
+
+// --- internal ---
+
+function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): CanonicalMessage[] {
+  if (typeof input === 'string') return [{ role: 'user', content: [{ type: 'text', text: input }] }];
+  const messages: CanonicalMessage[] = [];
+  let leading = true;
+  const push = (role: CanonicalMessage['role'], blocks: ContentBlock[]) => {
+    if (role !== 'system') leading = false;
+    const last = messages.at(-1);
+    // adjacent items of one role are one turn (a text then its calls, a run of call outputs)
+    if (last && last.role === role && role !== 'system') last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  input.forEach((item, i) => {
+    const path = `input.${i}`;
+    const type = item.type ?? 'message';
+    if (type === 'message') {
+      const m = parseOrThrow(MessageItemSchema, item, path);
+      if (m.role === 'system' || m.role === 'developer') {
+        const blocks = textContent(m.content, path);
+        if (leading) system.push(...blocks);
+        else push('system', blocks);
+      } else push(m.role, m.role === 'user' ? userContent(m.content, path) : textContent(m.content, path));
+    } else if (type === 'function_call') {
+      const c = parseOrThrow(FunctionCallSchema, item, path);
+      push('assistant', [
+        { type: 'tool_use', id: c.call_id, name: c.name, input: parseToolInput(c.arguments) },
+      ]);
+    } else if (type === 'function_call_output') {
+      const o = parseOrThrow(FunctionCallOutputSchema, item, path);
+      const content = typeof o.output === 'string' ? o.output : userContent(o.output, `${path}.output`);
+      push('user', [{ type: 'tool_result', tool_use_id: o.call_id, content: toolResultContent(content) }]);
+    } else if (type === 'reasoning') {
+      const r = parseOrThrow(ReasoningItemSchema, item, path);
+      const parts = [...(r.summary ?? []), ...(r.content ?? [])].map((p) => p.text ?? '');
+      push('assistant', [
+        { type: 'thinking', thinking: parts.join('\n\n'), signature: r.encrypted_content ?? null },
+      ]);
+    } else push('user', [raw(item)]);
+  });
+  return messages;
+}
+
+function textContent(content: string | Array<{ type: string }>, path: string): TextBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  const out: TextBlock[] = [];
+  content.forEach((p, j) => {
+    const at = `${path}.content.${j}`;
+    if (p.type === 'refusal') {
+      const refusal = (p as { refusal?: unknown }).refusal;
+      if (typeof refusal === 'string' && refusal !== '') out.push({ type: 'text', text: refusal });
+      return;
+    }
+    const text = parseOrThrow(InputTextSchema, p, at).text;
+    if (text !== '') out.push({ type: 'text', text });
+  });
+  return out;
+}
+
+function userContent(content: string | Array<{ type: string }>, path: string): ContentBlock[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((p, j): ContentBlock => {
+    const at = `${path}.content.${j}`;
+    if (p.type === 'input_text' || p.type === 'output_text')
+      return { type: 'text', text: parseOrThrow(InputTextSchema, p, at).text };
+    if (p.type === 'input_image') {
+      const img = parseOrThrow(InputImageSchema, p, at);
+      if (!img.image_url) return raw(p); // a file_id image: only OpenAI can resolve it
+      const block: ImageBlock = { type: 'image', source: decodeImageUrl(img.image_url, `${at}.image_url`) };
+      if (img.detail) block.detail = img.detail;
+      return block;
+    }
+    return raw(p);
+  });
+}
+
+function toolResultContent(
+  content: string | ContentBlock[],
+): string | Array<TextBlock | ImageBlock | RawBlock> {
+  if (typeof content === 'string') return content;
+  return content.filter(
+    (b): b is TextBlock | ImageBlock | RawBlock =>
+      b.type === 'text' || b.type === 'image' || b.type === 'raw',
+  );
+}
+
+function decodeTools(req: ResponsesRequest, out: CanonicalRequest): void {
+  let tools: CanonicalTool[] | undefined = req.tools?.map((t, i): CanonicalTool => {
+    if (t.type !== 'function') return { type: 'raw', wire: 'openai_responses', value: t };
+    if (!t.name) invalid(`tools.${i}.name`, 'required for a function tool');
+    const tool: CanonicalTool = {
+      type: 'function',
+      name: t.name,
+      input_schema: t.parameters ?? { type: 'object', properties: {} },
+    };
+    if (t.description != null) tool.description = t.description;
+    if (t.strict != null) tool.strict = t.strict;
+    return tool;
+  });
+  let choice: ToolChoice | undefined;
+  const c = req.tool_choice;
+  if (c === 'auto' || c === 'none') choice = { type: c };
+  else if (c === 'required') choice = { type: 'any' };
+  else if (c?.type === 'function' && typeof c.name === 'string') choice = { type: 'tool', name: c.name };
+  else if (c?.type === 'allowed_tools' && Array.isArray(c.tools)) {
+    const allowed = new Set(c.tools.map((t) => (t as { name?: string }).name));
+    tools = tools?.filter((t) => t.type !== 'function' || allowed.has(t.name));
+    choice = { type: c.mode === 'required' ? 'any' : 'auto' };
+  }
+  // parallel_tool_calls alone rides on `auto`, never a forced choice (wire-formats §6 #21)
+  if (req.parallel_tool_calls === false && tools?.length) {
+    choice ??= { type: 'auto' };
+    if (choice.type !== 'none') choice.disable_parallel_tool_use = true;
+  }
+  if (tools) out.tools = tools;
+  if (choice) out.tool_choice = choice;
+}
+
+function raw(value: Record<string, unknown>): RawBlock {
+  return { type: 'raw', wire: 'openai_responses', value };
+}

@@ -1,0 +1,256 @@
+/**
+ * @module Canonical stream events → OpenAI Responses SSE, as the OpenAI SDK's stream accumulator and the
+ * Vercel AI SDK consume it: `response.created` and `response.in_progress` first; per output item
+ * `response.output_item.added` … `response.output_item.done`, with `content_part` / `output_text`
+ * events for text, `reasoning_summary_part` / `reasoning_summary_text` for thinking and
+ * `function_call_arguments` for tool calls; then `response.completed` (or `response.incomplete`) carrying
+ * the whole response with usage. Every event has `event:`, `type` and a rising `sequence_number`. A failure
+ * after the first event ends the stream with an `error` event.
+ */
+import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
+import { SvcError } from '../../../lib/errors.ts';
+import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
+import {
+  encodeOutputItem,
+  encodeResponsesUsage,
+  reasoningItem,
+  responseIdBase,
+  responseObject,
+  statusOf,
+} from './encode.ts';
+import { responsesErrorFields } from './errors.ts';
+
+export async function* encodeResponsesStream(
+  events: AsyncIterable<CanonicalStreamEvent>,
+  opts: StreamEncodeOptions,
+): AsyncGenerator<string> {
+  const s: State = { opts, base: '', seq: 0, open: null, outputs: 0 };
+  try {
+    for await (const e of events) {
+      const out = encodeEvent(s, e);
+      if (out) yield out;
+      if (e.type === 'message.complete') return;
+    }
+  } catch (err) {
+    yield failed(s, err);
+    return;
+  }
+  yield failed(s, new SvcError('upstream_error', { message: TRUNCATED }));
+}
+
+// --- internal ---
+
+interface OpenItem {
+  block: number;
+  kind: 'text' | 'reasoning' | 'function_call';
+  id: string;
+  outputIndex: number;
+  text: string;
+  signature: string | null;
+  name: string;
+  callId: string;
+}
+
+interface State {
+  opts: StreamEncodeOptions;
+  base: string;
+  seq: number;
+  open: OpenItem | null;
+  outputs: number;
+}
+
+function frame(s: State, type: string, fields: Record<string, unknown>): string {
+  const data = JSON.stringify({ type, sequence_number: s.seq++, ...fields });
+  return `event: ${type}\ndata: ${data}\n\n`;
+}
+
+function start(s: State, messageId: string): string {
+  if (s.base) return '';
+  s.base = responseIdBase(messageId);
+  const response = responseObject(s.base, s.opts, { status: 'in_progress' });
+  return frame(s, 'response.created', { response }) + frame(s, 'response.in_progress', { response });
+}
+
+function encodeEvent(s: State, e: CanonicalStreamEvent): string {
+  let out = start(s, e.message_id);
+  switch (e.type) {
+    case 'message.start':
+      return out;
+    case 'text.delta':
+      if (s.open?.block !== e.content_block_index) out += close(s) + openText(s, e.content_block_index);
+      if (e.text === '') return out;
+      s.open!.text += e.text;
+      return (
+        out +
+        frame(s, 'response.output_text.delta', {
+          ...at(s.open!),
+          content_index: 0,
+          delta: e.text,
+          logprobs: [],
+        })
+      );
+    case 'thinking.delta':
+      if (s.open?.block !== e.content_block_index) out += close(s) + openReasoning(s, e.content_block_index);
+      if (e.signature !== null) s.open!.signature = e.signature;
+      if (e.text === '') return out;
+      s.open!.text += e.text;
+      return (
+        out +
+        frame(s, 'response.reasoning_summary_text.delta', { ...at(s.open!), summary_index: 0, delta: e.text })
+      );
+    case 'tool.use_start':
+      return out + close(s) + openCall(s, e.content_block_index, e.tool_use_id, e.tool_name);
+    case 'tool.use_input_delta':
+      if (s.open?.block !== e.content_block_index || e.partial_json === '') return out;
+      s.open.text += e.partial_json;
+      return (
+        out + frame(s, 'response.function_call_arguments.delta', { ...at(s.open), delta: e.partial_json })
+      );
+    case 'tool.use_end':
+      if (s.open?.block !== e.content_block_index) return out;
+      // a call that streamed no fragment still states its arguments (`{}` at least; wire-formats §6 #13)
+      if (s.open.text === '') s.open.text = JSON.stringify(e.final_input);
+      return out + close(s);
+    case 'message.complete': {
+      out += close(s);
+      const output = e.final_content.flatMap((b, i) => {
+        const item = encodeOutputItem(b, s.base, i, s.opts.request);
+        return item ? [item] : [];
+      });
+      const status = statusOf(e.stop_reason);
+      const response = responseObject(s.base, s.opts, {
+        ...status,
+        output,
+        usage: encodeResponsesUsage(e.usage),
+      });
+      const type = status.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+      return out + frame(s, type, { response });
+    }
+  }
+}
+
+function at(item: OpenItem): Record<string, unknown> {
+  return { item_id: item.id, output_index: item.outputIndex };
+}
+
+function openItem(s: State, block: number, kind: OpenItem['kind'], prefix: string): OpenItem {
+  s.open = {
+    block,
+    kind,
+    id: `${prefix}_${s.base}_${block}`,
+    outputIndex: s.outputs++,
+    text: '',
+    signature: null,
+    name: '',
+    callId: '',
+  };
+  return s.open;
+}
+
+function openText(s: State, block: number): string {
+  const item = openItem(s, block, 'text', 'msg');
+  const added = { id: item.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] };
+  return (
+    frame(s, 'response.output_item.added', { output_index: item.outputIndex, item: added }) +
+    frame(s, 'response.content_part.added', { ...at(item), content_index: 0, part: outputText('') })
+  );
+}
+
+function openReasoning(s: State, block: number): string {
+  const item = openItem(s, block, 'reasoning', 'rs');
+  const added = { id: item.id, type: 'reasoning', summary: [] };
+  return (
+    frame(s, 'response.output_item.added', { output_index: item.outputIndex, item: added }) +
+    frame(s, 'response.reasoning_summary_part.added', {
+      ...at(item),
+      summary_index: 0,
+      part: summaryText(''),
+    })
+  );
+}
+
+function openCall(s: State, block: number, callId: string, name: string): string {
+  const item = openItem(s, block, 'function_call', 'fc');
+  item.callId = callId;
+  item.name = name;
+  return frame(s, 'response.output_item.added', {
+    output_index: item.outputIndex,
+    item: callItem(item, 'in_progress', ''),
+  });
+}
+
+/** Ends the open item with its `.done` events. */
+function close(s: State): string {
+  const item = s.open;
+  if (!item) return '';
+  s.open = null;
+  let out = '';
+  let done: Record<string, unknown>;
+  if (item.kind === 'text') {
+    out += frame(s, 'response.output_text.done', {
+      ...at(item),
+      content_index: 0,
+      text: item.text,
+      logprobs: [],
+    });
+    out += frame(s, 'response.content_part.done', {
+      ...at(item),
+      content_index: 0,
+      part: outputText(item.text),
+    });
+    done = {
+      id: item.id,
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [outputText(item.text)],
+    };
+  } else if (item.kind === 'reasoning') {
+    out += frame(s, 'response.reasoning_summary_text.done', {
+      ...at(item),
+      summary_index: 0,
+      text: item.text,
+    });
+    out += frame(s, 'response.reasoning_summary_part.done', {
+      ...at(item),
+      summary_index: 0,
+      part: summaryText(item.text),
+    });
+    done = reasoningItem(s.base, item.block, item.text, item.signature, s.opts.request);
+  } else {
+    out += frame(s, 'response.function_call_arguments.done', {
+      ...at(item),
+      name: item.name,
+      arguments: item.text,
+    });
+    done = callItem(item, 'completed', item.text);
+  }
+  return out + frame(s, 'response.output_item.done', { output_index: item.outputIndex, item: done });
+}
+
+function callItem(item: OpenItem, status: string, args: string): Record<string, unknown> {
+  return {
+    id: item.id,
+    type: 'function_call',
+    status,
+    arguments: args,
+    call_id: item.callId,
+    name: item.name,
+  };
+}
+
+function outputText(text: string): Record<string, unknown> {
+  return { type: 'output_text', text, annotations: [] };
+}
+
+function summaryText(text: string): Record<string, unknown> {
+  return { type: 'summary_text', text };
+}
+
+/**
+ * The `error` event, nested form (`{type:"error", error:{type, code, message, param}}`): the OpenAI SDK
+ * throws an APIError on it and the Vercel AI SDK reports it, so a cut stream never reads as a success.
+ */
+function failed(s: State, err: unknown): string {
+  return frame(s, 'error', responsesErrorFields(err));
+}

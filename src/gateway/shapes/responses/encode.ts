@@ -1,0 +1,147 @@
+/**
+ * @module CanonicalResponse → an OpenAI Responses `response` object (openai-node `Response`): output items
+ * (`reasoning`, `message` with `output_text`, `function_call`), status and `incomplete_details` from the
+ * stop reason, usage with cached and reasoning tokens, `model` = the requested name, and the request
+ * fields the real API echoes (`instructions`, `tools`, `tool_choice`, `text`, …). Shared by the streaming
+ * encoder, whose `response.completed` carries the same object.
+ */
+import type { ContentBlock } from '../../../canonical/message.ts';
+import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
+import type { EncodeOptions } from '../shape.ts';
+
+export function encodeResponsesResponse(
+  res: CanonicalResponse,
+  opts: EncodeOptions,
+): Record<string, unknown> {
+  const base = responseIdBase(res.id);
+  const output = res.content.flatMap((b, i) => {
+    const item = encodeOutputItem(b, base, i, opts.request);
+    return item ? [item] : [];
+  });
+  return responseObject(base, opts, {
+    ...statusOf(res.stop_reason),
+    output,
+    usage: encodeResponsesUsage(res.usage),
+  });
+}
+
+/** `resp_<id>`: the upstream message id without its own prefix. */
+export function responseIdBase(id: string): string {
+  return id.replace(/^(resp_|msg_|chatcmpl-|gen-)/, '');
+}
+
+/** The top-level `response` object around `fields` (status, output, usage, error, incomplete_details). */
+export function responseObject(
+  base: string,
+  opts: EncodeOptions,
+  fields: Record<string, unknown>,
+): Record<string, unknown> {
+  const req = opts.request ?? {};
+  const echo = (key: string, fallback: unknown) => (req[key] === undefined ? fallback : req[key]);
+  return {
+    id: `resp_${base}`,
+    object: 'response',
+    created_at: opts.created ?? Math.floor(Date.now() / 1000),
+    status: 'completed',
+    error: null,
+    incomplete_details: null,
+    instructions: echo('instructions', null),
+    max_output_tokens: echo('max_output_tokens', null),
+    model: opts.model,
+    output: [],
+    parallel_tool_calls: echo('parallel_tool_calls', true),
+    previous_response_id: echo('previous_response_id', null),
+    reasoning: { effort: null, summary: null, ...(req.reasoning as object | undefined) },
+    store: echo('store', true),
+    temperature: echo('temperature', 1),
+    text: echo('text', { format: { type: 'text' } }),
+    tool_choice: echo('tool_choice', 'auto'),
+    tools: echo('tools', []),
+    top_p: echo('top_p', 1),
+    truncation: echo('truncation', 'disabled'),
+    usage: null,
+    user: echo('user', null),
+    metadata: echo('metadata', {}),
+    ...fields,
+  };
+}
+
+/** One content block as an output item (`status` given while streaming), or null for none. */
+export function encodeOutputItem(
+  b: ContentBlock,
+  base: string,
+  index: number,
+  request: Record<string, unknown> | undefined,
+  status = 'completed',
+): Record<string, unknown> | null {
+  switch (b.type) {
+    case 'text':
+      return {
+        id: `msg_${base}_${index}`,
+        type: 'message',
+        status,
+        role: 'assistant',
+        content: [{ type: 'output_text', text: b.text, annotations: [] }],
+      };
+    case 'tool_use':
+      return {
+        id: `fc_${base}_${index}`,
+        type: 'function_call',
+        status,
+        arguments: JSON.stringify(b.input),
+        call_id: b.id,
+        name: b.name,
+      };
+    case 'thinking':
+      return reasoningItem(base, index, b.thinking, b.signature, request);
+    case 'redacted_thinking':
+      return reasoningItem(base, index, '', b.data, request);
+    default:
+      return null;
+  }
+}
+
+/**
+ * A `reasoning` item: the thinking text as its summary; the signature as `encrypted_content` when the
+ * client asked for it (`include: ["reasoning.encrypted_content"]`), so a replayed item keeps it valid.
+ */
+export function reasoningItem(
+  base: string,
+  index: number,
+  text: string,
+  signature: string | null,
+  request: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const item: Record<string, unknown> = {
+    id: `rs_${base}_${index}`,
+    type: 'reasoning',
+    summary: text === '' ? [] : [{ type: 'summary_text', text }],
+  };
+  if (signature !== null && wantsEncryptedReasoning(request)) item.encrypted_content = signature;
+  return item;
+}
+
+export function wantsEncryptedReasoning(request: Record<string, unknown> | undefined): boolean {
+  const include = request?.include;
+  return Array.isArray(include) && include.includes('reasoning.encrypted_content');
+}
+
+/** `status` and `incomplete_details` of a finished response. */
+export function statusOf(stop: StopReason): Record<string, unknown> {
+  if (stop === 'max_tokens' || stop === 'model_context_window_exceeded')
+    return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (stop === 'refusal') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+  return { status: 'completed', incomplete_details: null };
+}
+
+/** Responses usage: `input_tokens` counts all three input classes, cache reads again as `cached_tokens`. */
+export function encodeResponsesUsage(u: CanonicalUsage): Record<string, unknown> {
+  const input = u.input_tokens + u.cached_input_tokens + u.cache_creation_input_tokens;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u.cached_input_tokens },
+    output_tokens: u.output_tokens,
+    output_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0 },
+    total_tokens: input + u.output_tokens,
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * POST /v1/responses (issue 13) with the OpenAI SDK's `responses.create` and `responses.stream`: an OpenAI
+ * model gets the client's bytes on its own `/v1/responses` (only `model` replaced), an Anthropic or
+ * OpenRouter model is translated; text, a tool round trip and streaming each way, the requested model
+ * echoed, usage with cached tokens, `inbound_shape: "openai_responses"` on the trace, and a follow-up on
+ * stored state (`previous_response_id`) refused with a 400 that says what works where it cannot be served.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import OpenAI from 'openai';
+import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
+import { readEvents } from '../helpers/gateway-keys.ts';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const WEATHER: FunctionTool = {
+  type: 'function',
+  name: 'get_weather',
+  description: 'Weather for a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: false,
+};
+
+const MODELS = [
+  { model: 'openai:gpt-5-mini', path: '/v1/responses', upstream: 'gpt-5-mini' },
+  { model: 'anthropic:claude-haiku-4-5', path: '/v1/messages', upstream: 'claude-haiku-4-5' },
+  {
+    model: 'openrouter:google/gemini-2.5-flash',
+    path: '/api/v1/chat/completions',
+    upstream: 'google/gemini-2.5-flash',
+  },
+] as const;
+
+test('the Responses API through the gateway, same wire and translated', { timeout: 60_000 }, async (t) => {
+  const stack = await startGatewayStack();
+  t.after(() => stack.stop());
+  const { fake, gw, token } = stack;
+  const client = new OpenAI({ apiKey: token, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  t.beforeEach(() => fake.reset());
+
+  for (const m of MODELS) {
+    await t.test(`${m.model}: text, then a tool round trip, non-streaming`, async () => {
+      fake.setDefault('usage=in:40,out:12,cache_read:1200');
+      const { data: first, response } = await client.responses
+        .create({ model: m.model, instructions: 'Be brief.', input: 'hello', max_output_tokens: 200 })
+        .withResponse();
+      assert.equal(first.model, m.model);
+      assert.equal(first.status, 'completed');
+      assert.equal(first.output_text, 'Hello from the fake provider.');
+      assert.equal(first.usage?.input_tokens, 1240);
+      assert.equal(first.usage?.input_tokens_details.cached_tokens, 1200);
+      assert.equal(first.usage?.output_tokens, 12);
+      assert.equal(response.headers.get('svc-routed-model'), m.model);
+      const sent = fake.requests.at(-1)!;
+      assert.equal(sent.path, m.path);
+      assert.equal((sent.body as { model: string }).model, m.upstream);
+      if (m.path === '/v1/responses')
+        assert.deepEqual(sent.body, {
+          model: m.upstream,
+          instructions: 'Be brief.',
+          input: 'hello',
+          max_output_tokens: 200,
+        });
+
+      const ask: ResponseInputItem[] = [{ role: 'user', content: 'weather in Oslo? [[fake:tool_call]]' }];
+      const call = await client.responses.create({ model: m.model, input: ask, tools: [WEATHER] });
+      const fc = call.output.find((o) => o.type === 'function_call');
+      assert.ok(fc && fc.type === 'function_call', 'a function_call item');
+      assert.equal(fc.name, 'get_weather');
+      assert.deepEqual(JSON.parse(fc.arguments), { city: 'city-value' });
+      const answer = await client.responses.create({
+        model: m.model,
+        tools: [WEATHER],
+        input: [
+          ...ask,
+          { type: 'function_call', call_id: fc.call_id, name: fc.name, arguments: fc.arguments },
+          { type: 'function_call_output', call_id: fc.call_id, output: 'Sunny, 21 C' },
+        ],
+      });
+      assert.equal(answer.output_text, 'Tool result received: Sunny, 21 C');
+    });
+
+    await t.test(`${m.model}: the stream helper assembles text and a tool call`, async () => {
+      fake.setDefault('usage=in:40,out:12,cache_read:1200');
+      const stream = client.responses.stream({
+        model: m.model,
+        tools: [WEATHER],
+        input: 'Checking [[fake:text=Let me check;tool_call]]',
+      });
+      const types: string[] = [];
+      let text = '';
+      for await (const e of stream) {
+        types.push(e.type);
+        if (e.type === 'response.output_text.delta') text += e.delta;
+      }
+      const final = await stream.finalResponse();
+      assert.equal(types[0], 'response.created');
+      assert.equal(types.at(-1), 'response.completed');
+      assert.equal(text, 'Let me check');
+      assert.equal(final.model, m.model);
+      assert.equal(final.output_text, 'Let me check');
+      const fc = final.output.find((o) => o.type === 'function_call');
+      assert.deepEqual(fc && fc.type === 'function_call' && JSON.parse(fc.arguments), { city: 'city-value' });
+      assert.equal(final.usage?.input_tokens_details.cached_tokens, 1200);
+    });
+  }
+
+  await t.test('each call is traced with inbound_shape openai_responses and priced', () => {
+    const calls = readEvents(stack.files.db, 'llm.call_completed');
+    const mine = calls.filter((e) => e.payload.inbound_shape === 'openai_responses');
+    assert.equal(mine.length, MODELS.length * 4);
+    for (const e of mine) {
+      assert.equal(e.payload.cached_input_tokens, 1200);
+      assert.equal(e.payload.input_tokens, 40);
+      assert.ok(Number(e.payload.cost_usd) > 0);
+    }
+  });
+
+  await t.test(
+    'previous_response_id on a model that is not OpenAI is a 400 that says what works',
+    async () => {
+      await assert.rejects(
+        client.responses.create({ model: 'haiku', input: 'and then?', previous_response_id: 'resp_abc' }),
+        (err) =>
+          err instanceof OpenAI.BadRequestError &&
+          err.code === 'invalid_request' &&
+          /previous_response_id: anthropic:claude-haiku-4-5 is not an OpenAI model/.test(err.message) &&
+          /send the whole conversation as input items/.test(err.message),
+      );
+      assert.equal(fake.requests.length, 0);
+      // the same follow-up on an OpenAI model is the provider's to answer
+      await client.responses.create({ model: 'mini', input: 'and then?', previous_response_id: 'resp_abc' });
+      assert.equal((fake.requests[0].body as Record<string, unknown>).previous_response_id, 'resp_abc');
+    },
+  );
+});

@@ -1,0 +1,233 @@
+/**
+ * The OpenAI Responses API (`POST /v1/responses`) for the fake provider, as the API reference prints it
+ * (test/fixtures/provider-docs.ts): input items read into a turn, the `response` object with `reasoning`,
+ * `message` and `function_call` output items and the request fields it echoes, the streaming events from
+ * `response.created` to `response.completed`, and OpenAI's error bodies.
+ */
+
+import { billedInputTokens } from './billing.ts';
+import { openaiCodec } from './openai.ts';
+import type { Codec, Reply, ReplyBlock, ReplyContext, Turn } from './responses.ts';
+import { splitFragments, splitWords } from './responses.ts';
+import { sseFrame } from './sse.ts';
+
+/** `POST /v1/responses` as OpenAI answers it. */
+export const responsesCodec: Codec = {
+  ...openaiCodec,
+  messageIdPrefix: 'resp_Fake',
+  toolIdPrefix: 'call_Fake',
+  checkBody(body) {
+    if (typeof body.model !== 'string') return "Missing required parameter: 'model'.";
+    if (body.input !== undefined && typeof body.input !== 'string' && !Array.isArray(body.input))
+      return "Invalid type for 'input': expected one of a string or an array of input items.";
+    return undefined;
+  },
+  readTurn,
+  encodeJson: (reply, ctx) => response(ctx, 'completed', outputOf(reply, ctx), reply),
+  encodeFrames,
+  malformedFrame(ctx) {
+    return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"${ctx.id}","delta":"\n\n`;
+  },
+  openTextFrame(ctx) {
+    return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"${ctx.id}","output_index":0,"content_index":0,"delta":"`;
+  },
+  errorFrame(status) {
+    // the documented ResponseErrorEvent: code, message and param at the top level
+    const server = status >= 500;
+    return sseFrame(
+      {
+        type: 'error',
+        sequence_number: 2,
+        code: server ? 'server_error' : status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error',
+        message: server ? 'The server had an error while processing your request.' : 'Request failed.',
+        param: null,
+      },
+      'error',
+    );
+  },
+};
+
+// --- internal ---
+
+type Obj = Record<string, unknown>;
+
+function readTurn(body: Obj): Turn {
+  const input: Obj[] =
+    typeof body.input === 'string'
+      ? [{ role: 'user', content: body.input }]
+      : Array.isArray(body.input)
+        ? (body.input as Obj[])
+        : [];
+  const lastAssistant = input.findLastIndex(
+    (i) => i.role === 'assistant' || i.type === 'function_call' || i.type === 'reasoning',
+  );
+  const texts: string[] = [];
+  const toolResults: string[] = [];
+  for (const item of input.slice(lastAssistant + 1)) {
+    if (item.type === 'function_call_output') {
+      const text = typeof item.output === 'string' ? item.output : textOf(item.output);
+      toolResults.push(text);
+      texts.push(text);
+    } else if (item.role === 'user') texts.push(textOf(item.content));
+  }
+  const tools = Array.isArray(body.tools) ? (body.tools as Obj[]) : [];
+  const choice = body.tool_choice as string | Obj | undefined;
+  const reasoning = body.reasoning as { effort?: string } | undefined;
+  return {
+    model: String(body.model),
+    stream: body.stream === true,
+    includeUsage: true,
+    turnText: texts.join('\n'),
+    tools: tools
+      .filter((t) => t.type === 'function' && typeof t.name === 'string')
+      .map((t) => ({ name: t.name as string, schema: t.parameters })),
+    toolResults,
+    images: input.flatMap((i) =>
+      partsOf(i.content)
+        .filter((p) => p.type === 'input_image')
+        .map(imageOf),
+    ),
+    forcedTool:
+      choice === 'required'
+        ? true
+        : typeof choice === 'object' && choice?.type === 'function'
+          ? String(choice.name)
+          : undefined,
+    toolChoiceNone: choice === 'none',
+    thinkingRequested: reasoning?.effort !== undefined && reasoning.effort !== 'none',
+    inputTokens: billedInputTokens('openai_responses', body),
+  };
+}
+
+function partsOf(content: unknown): Obj[] {
+  if (typeof content === 'string') return [{ type: 'input_text', text: content }];
+  return Array.isArray(content) ? (content as Obj[]) : [];
+}
+
+function textOf(content: unknown): string {
+  return partsOf(content)
+    .filter((p) => typeof p.text === 'string')
+    .map((p) => p.text)
+    .join('');
+}
+
+function imageOf(part: Obj): string {
+  const url = typeof part.image_url === 'string' ? part.image_url : '';
+  const data = /^data:([^;,]+)[;,]/.exec(url);
+  return data ? data[1] : 'url';
+}
+
+/** Output item ids: `rs_…`, `msg_…`, `fc_…` after the response id, in order. */
+function itemId(prefix: string, ctx: ReplyContext, index: number): string {
+  return `${prefix}_${ctx.id.slice('resp_'.length)}${index}`;
+}
+
+function itemOf(block: ReplyBlock, ctx: ReplyContext, index: number, status: string, args?: string): Obj {
+  if (block.type === 'thinking') {
+    // reasoning text stays on OpenAI's side; a summary only when `reasoning.summary` asks for one
+    const item: Obj = { id: itemId('rs', ctx, index), type: 'reasoning', summary: [] };
+    const include = ctx.body?.include;
+    if (Array.isArray(include) && include.includes('reasoning.encrypted_content'))
+      item.encrypted_content = `gAAAAfake${block.signature}`;
+    return item;
+  }
+  if (block.type === 'text')
+    return {
+      id: itemId('msg', ctx, index),
+      type: 'message',
+      status,
+      role: 'assistant',
+      content: status === 'completed' ? [{ type: 'output_text', text: block.text, annotations: [] }] : [],
+    };
+  return {
+    id: itemId('fc', ctx, index),
+    type: 'function_call',
+    status,
+    arguments: args ?? JSON.stringify(block.input),
+    call_id: block.id,
+    name: block.name,
+  };
+}
+
+function outputOf(reply: Reply, ctx: ReplyContext): Obj[] {
+  return reply.blocks.map((b, i) => itemOf(b, ctx, i, 'completed'));
+}
+
+function response(ctx: ReplyContext, status: string, output: Obj[], reply?: Reply): Obj {
+  const req = ctx.body ?? {};
+  const echo = (key: string, fallback: unknown) => (req[key] === undefined ? fallback : req[key]);
+  const incomplete = reply?.stopReason === 'max_tokens';
+  const usage = reply?.usage;
+  return {
+    id: ctx.id,
+    object: 'response',
+    created_at: ctx.created,
+    status: incomplete && status === 'completed' ? 'incomplete' : status,
+    error: null,
+    incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
+    instructions: echo('instructions', null),
+    max_output_tokens: echo('max_output_tokens', null),
+    model: ctx.model,
+    output,
+    parallel_tool_calls: echo('parallel_tool_calls', true),
+    previous_response_id: echo('previous_response_id', null),
+    reasoning: { effort: null, summary: null, ...(req.reasoning as Obj | undefined) },
+    store: echo('store', true),
+    temperature: echo('temperature', 1),
+    text: echo('text', { format: { type: 'text' } }),
+    tool_choice: echo('tool_choice', 'auto'),
+    tools: echo('tools', []),
+    top_p: echo('top_p', 1),
+    truncation: echo('truncation', 'disabled'),
+    usage: usage
+      ? {
+          input_tokens: usage.input + usage.cacheRead + usage.cacheWrite,
+          input_tokens_details: { cached_tokens: usage.cacheRead },
+          output_tokens: usage.output,
+          output_tokens_details: { reasoning_tokens: usage.reasoning },
+          total_tokens: usage.input + usage.cacheRead + usage.cacheWrite + usage.output,
+        }
+      : null,
+    user: echo('user', null),
+    metadata: echo('metadata', {}),
+  };
+}
+
+function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
+  const frames: string[] = [];
+  let seq = 0;
+  const event = (type: string, fields: Obj) =>
+    frames.push(sseFrame({ type, sequence_number: seq++, ...fields }, type));
+  const started = response(ctx, 'in_progress', []);
+  event('response.created', { response: started });
+  event('response.in_progress', { response: started });
+  reply.blocks.forEach((block, index) => {
+    const item_id = itemId(
+      block.type === 'thinking' ? 'rs' : block.type === 'text' ? 'msg' : 'fc',
+      ctx,
+      index,
+    );
+    const at = { item_id, output_index: index };
+    event('response.output_item.added', {
+      output_index: index,
+      item: itemOf(block, ctx, index, 'in_progress', ''),
+    });
+    if (block.type === 'text') {
+      const part = (text: string) => ({ type: 'output_text', text, annotations: [] });
+      event('response.content_part.added', { ...at, content_index: 0, part: part('') });
+      for (const piece of splitWords(block.text))
+        event('response.output_text.delta', { ...at, content_index: 0, delta: piece, logprobs: [] });
+      event('response.output_text.done', { ...at, content_index: 0, text: block.text, logprobs: [] });
+      event('response.content_part.done', { ...at, content_index: 0, part: part(block.text) });
+    } else if (block.type === 'tool_call') {
+      const args = JSON.stringify(block.input);
+      for (const piece of splitFragments(args))
+        event('response.function_call_arguments.delta', { ...at, delta: piece });
+      event('response.function_call_arguments.done', { ...at, name: block.name, arguments: args });
+    }
+    event('response.output_item.done', { output_index: index, item: itemOf(block, ctx, index, 'completed') });
+  });
+  const done = response(ctx, 'completed', outputOf(reply, ctx), reply);
+  event(done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: done });
+  return frames;
+}
