@@ -2,14 +2,16 @@
  * @module Startup recovery (issue 10, spec 2 item 5): an agent turn a dead process left open (turn.started
  * with no turn.completed/turn.cancelled, or a session still holding it) gets `bus.gap_detected` (as the
  * gateway's, naming its unclosed llm.call_started) and `turn.cancelled` with reason `server_restart`; its
- * partial messages and running tool calls are marked cancelled and its session is freed for a new turn.
+ * partial messages and running tool calls are marked cancelled and its session is freed for a new turn,
+ * counting the turn and the stamped costs of its calls and its workers' calls as a live end would.
  * One `svc serve` per trace store: a second server's live turns would look dead.
  */
 import { type Kysely, sql } from 'kysely';
 import type { Bus } from '../../events/bus.ts';
 import { LLM_CALL_TERMINATORS } from '../../events/catalog.ts';
+import { formatDecimal, sumDecimals } from '../../lib/decimal.ts';
 import type { Database } from '../../store/schema.ts';
-import { clearTurn } from './store.ts';
+import { finishTurn } from './store.ts';
 
 export const RESTART_REASON = 'server_restart';
 const TURN_ENDS = ['turn.completed', 'turn.cancelled'] as const;
@@ -25,6 +27,12 @@ export interface UnfinishedTurn {
   first_event_at: string;
   /** A bus.gap_detected already names it (an earlier start died before its turn.cancelled). */
   gap_reported: boolean;
+  /** Stamped cost of its model calls and of the calls of the workers it delegated to (exact decimal). */
+  cost_usd: string;
+  /** The model route.decided chose, null when it never routed. */
+  model: string | null;
+  /** Model calls it opened. */
+  steps: number;
 }
 
 /** Agent turns left open, oldest first (turn ids are time-ordered ULIDs). */
@@ -44,12 +52,15 @@ export async function findUnfinishedTurns(db: Kysely<Database>): Promise<Unfinis
   return out;
 }
 
-/** Finds the open turns, frees their sessions and cancels their partial messages and running tool calls. */
+/**
+ * Finds the open turns, ends them on their sessions (turn counted, cost added; a session that no longer holds
+ * the turn was settled before the crash and is left alone) and cancels their partial messages and tool calls.
+ */
 export async function freeUnfinishedTurns(db: Kysely<Database>, now: string): Promise<UnfinishedTurn[]> {
   const turns = await findUnfinishedTurns(db);
   for (const t of turns) {
+    await finishTurn(db, t.session_id, { turnId: t.turn_id, costDelta: t.cost_usd, now });
     await db.transaction().execute(async (trx) => {
-      await clearTurn(trx, t.session_id, t.turn_id);
       await trx
         .updateTable('messages')
         .set({ status: 'cancelled' })
@@ -93,7 +104,14 @@ export async function publishRecoveredTurns(
       type: 'turn.cancelled',
       ...scope,
       parent_event_id: t.started_event_id,
-      payload: { reason: RESTART_REASON, session_id: t.session_id, turn_id: t.turn_id },
+      payload: {
+        reason: RESTART_REASON,
+        session_id: t.session_id,
+        turn_id: t.turn_id,
+        cost_usd: t.cost_usd,
+        model: t.model,
+        steps: t.steps,
+      },
     });
     committed.push(cancelled.committed);
   }
@@ -107,8 +125,15 @@ async function describeTurn(
   sessionId: string,
   turnId: string,
 ): Promise<UnfinishedTurn> {
-  const { rows } = await sql<{ id: string; type: string; timestamp: string; closed: number }>`
-    SELECT s.id, s.type, s.timestamp,
+  const { rows } = await sql<{
+    id: string;
+    type: string;
+    timestamp: string;
+    closed: number;
+    cost_usd: string | null;
+    payload: string;
+  }>`
+    SELECT s.id, s.type, s.timestamp, s.cost_usd, s.payload,
       EXISTS (SELECT 1 FROM events c WHERE c.turn_id = s.turn_id AND c.parent_event_id = s.id
               AND c.type IN (${sql.join([...LLM_CALL_TERMINATORS])})) AS closed
     FROM events s WHERE s.turn_id = ${turnId} ORDER BY s.id`.execute(db);
@@ -124,5 +149,36 @@ async function describeTurn(
     open_call_ids: rows.filter((r) => r.type === 'llm.call_started' && !r.closed).map((r) => r.id),
     first_event_at: rows[0]?.timestamp ?? session?.updated_at ?? '',
     gap_reported: rows.some((r) => r.type === 'bus.gap_detected'),
+    cost_usd: formatDecimal(sumDecimals([...callCosts(rows), ...(await workerCosts(db, rows))])),
+    model: chosenModel(rows),
+    steps: rows.filter((r) => r.type === 'llm.call_started').length,
   };
+}
+
+type TurnEventRow = { type: string; cost_usd: string | null; payload: string };
+
+function callCosts(rows: readonly TurnEventRow[]): string[] {
+  return rows
+    .filter((r) => (LLM_CALL_TERMINATORS as readonly string[]).includes(r.type) && r.cost_usd !== null)
+    .map((r) => String(r.cost_usd));
+}
+
+/** Costs of the calls of the worker sessions this turn's delegate.started events name (the live roll-up). */
+async function workerCosts(db: Kysely<Database>, rows: readonly TurnEventRow[]): Promise<string[]> {
+  const workers = rows
+    .filter((r) => r.type === 'delegate.started')
+    .map((r) => (JSON.parse(r.payload) as { worker_session_id?: unknown }).worker_session_id)
+    .filter((id): id is string => typeof id === 'string');
+  if (workers.length === 0) return [];
+  const { rows: costs } = await sql<{ cost_usd: string }>`
+    SELECT cost_usd FROM events
+    WHERE session_id IN (${sql.join(workers)}) AND type IN (${sql.join([...LLM_CALL_TERMINATORS])})
+      AND cost_usd IS NOT NULL`.execute(db);
+  return costs.map((r) => String(r.cost_usd));
+}
+
+function chosenModel(rows: readonly TurnEventRow[]): string | null {
+  const route = rows.find((r) => r.type === 'route.decided');
+  const model = route ? (JSON.parse(route.payload) as { chosen_model?: unknown }).chosen_model : null;
+  return typeof model === 'string' ? model : null;
 }

@@ -11,7 +11,7 @@ import {
   freeUnfinishedTurns,
   publishRecoveredTurns,
 } from '#src/agent/sessions/recover.ts';
-import { beginTurn, createSession, getSession } from '#src/agent/sessions/store.ts';
+import { beginTurn, createSession, finishTurn, getSession } from '#src/agent/sessions/store.ts';
 import { insertToolCall, listToolCalls } from '#src/agent/sessions/tool-calls.ts';
 import { createBus } from '#src/events/bus.ts';
 import { createTraceWriter } from '#src/events/trace-writer.ts';
@@ -57,6 +57,7 @@ async function event(
   turnId: string | null,
   type: string,
   parent: string | null = null,
+  payload: Record<string, unknown> = {},
 ) {
   const at = tickUs();
   const id = newId();
@@ -70,7 +71,7 @@ async function event(
       turn_id: turnId,
       type,
       actor: 'agent',
-      payload: JSON.stringify({ n: at }),
+      payload: JSON.stringify({ n: at, ...payload }),
       parent_event_id: parent,
       sensitivity: 'private',
     })
@@ -200,4 +201,77 @@ test('recovery frees the session, cancels leftovers and publishes the gap then t
   assert.equal(JSON.parse(rows[0].payload).reason, 'process_ended');
   assert.equal(JSON.parse(rows[1].payload).reason, 'server_restart');
   assert.deepEqual(await findUnfinishedTurns(db), []);
+});
+
+test('recovery rolls the crashed turn’s stamped costs, its workers’ included, into the session exactly', async (t) => {
+  const store = await openFull(t);
+  const db = store.kysely;
+  const planner = await newSession(db);
+  const worker = await createSession(db, {
+    id: newId('sess_'),
+    workspace_path: '/w',
+    active_model: 'anthropic:claude-haiku-4-5',
+    routing_policy_version: 'v',
+    is_worker: true,
+    parent_session_id: planner.id,
+    now: formatUs(tickUs()),
+  });
+  const [turn, workerTurn] = [newId(), newId()];
+  await beginTurn(db, planner.id, turn, formatUs(tickUs()));
+  await event(db, planner.id, turn, 'turn.started');
+  await event(db, planner.id, turn, 'route.decided', null, { chosen_model: 'anthropic:claude-sonnet-4-5' });
+  for (const cost of ['0.1', '0.2']) {
+    const call = await event(db, planner.id, turn, 'llm.call_started');
+    await event(db, planner.id, turn, 'llm.call_completed', call, { cost_usd: cost });
+  }
+  await event(db, planner.id, turn, 'delegate.started', null, { worker_session_id: worker.id });
+  await beginTurn(db, worker.id, workerTurn, formatUs(tickUs()));
+  await event(db, worker.id, workerTurn, 'turn.started');
+  const wCall = await event(db, worker.id, workerTurn, 'llm.call_started');
+  await event(db, worker.id, workerTurn, 'llm.call_completed', wCall, { cost_usd: '0.000003' });
+  const wCut = await event(db, worker.id, workerTurn, 'llm.call_started');
+  await event(db, worker.id, workerTurn, 'llm.call_failed', wCut, { cost_usd: '0.000004' });
+  // a turn whose session was already settled (the process died before its end event): not counted twice
+  const settled = await newSession(db);
+  const settledTurn = newId();
+  await beginTurn(db, settled.id, settledTurn, formatUs(tickUs()));
+  await event(db, settled.id, settledTurn, 'turn.started');
+  const sCall = await event(db, settled.id, settledTurn, 'llm.call_started');
+  await event(db, settled.id, settledTurn, 'llm.call_completed', sCall, { cost_usd: '0.5' });
+  await finishTurn(db, settled.id, { turnId: settledTurn, costDelta: '0.5', now: formatUs(tickUs()) });
+
+  const turns = await freeUnfinishedTurns(db, formatUs(tickUs()));
+  assert.equal(turns.length, 3);
+  const p = (await getSession(db, planner.id))!;
+  assert.deepEqual([p.cost_so_far_usd, p.turn_count, p.current_turn_id], ['0.300007', 1, null]);
+  const w = (await getSession(db, worker.id))!;
+  assert.deepEqual([w.cost_so_far_usd, w.turn_count], ['0.000007', 1]);
+  const again = (await getSession(db, settled.id))!;
+  assert.deepEqual([again.cost_so_far_usd, again.turn_count], ['0.500000', 1]);
+  await freeUnfinishedTurns(db, formatUs(tickUs())); // a start that died before publishing the recovery
+  assert.equal(
+    (await getSession(db, planner.id))!.cost_so_far_usd,
+    '0.300007',
+    'a second start adds nothing',
+  );
+
+  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
+  const writer = createTraceWriter({ store, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  await publishRecoveredTurns(bus, turns);
+  await writer.stop();
+  const row = await db
+    .selectFrom('events')
+    .select('payload')
+    .where('turn_id', '=', turn)
+    .where('type', '=', 'turn.cancelled')
+    .executeTakeFirstOrThrow();
+  assert.deepEqual(JSON.parse(row.payload), {
+    reason: 'server_restart',
+    session_id: planner.id,
+    turn_id: turn,
+    cost_usd: '0.300007',
+    model: 'anthropic:claude-sonnet-4-5',
+    steps: 2,
+  });
 });
