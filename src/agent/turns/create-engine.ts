@@ -73,6 +73,14 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     return session;
   }
 
+  /** 404 turn_not_found unless the session started the turn (spec 2 Errors: cancel, confirmations). */
+  async function requireTurn(sessionId: string, turnId: string): Promise<void> {
+    const known = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM events
+      WHERE turn_id = ${turnId} AND session_id = ${sessionId} AND type = 'turn.started'`.execute(deps.db);
+    if (Number(known.rows[0]?.n ?? 0) === 0)
+      throw new SvcError('turn_not_found', { message: `no turn ${turnId} in session ${sessionId}` });
+  }
+
   /** `null` returns the session to routed models: workspace default, else the global default. */
   async function applySwap(sessionId: string, model: string | null): Promise<string> {
     const session = await getSession(deps.db, sessionId);
@@ -118,10 +126,7 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
       await openSession(sessionId);
       const handle = turns.get(turnId);
       if (!handle || handle.sessionId !== sessionId) {
-        const known = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM events
-          WHERE turn_id = ${turnId} AND session_id = ${sessionId} AND type = 'turn.started'`.execute(deps.db);
-        if (Number(known.rows[0]?.n ?? 0) === 0)
-          throw new SvcError('turn_not_found', { message: `no turn ${turnId} in session ${sessionId}` });
+        await requireTurn(sessionId, turnId);
         throw new SvcError('turn_already_completed', { message: `turn ${turnId} has already ended` });
       }
       if (handle.cancelReason !== null) {
@@ -147,6 +152,8 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
 
     async confirm(input) {
       await openSession(input.sessionId);
+      if (turns.get(input.turnId)?.sessionId !== input.sessionId)
+        await requireTurn(input.sessionId, input.turnId);
       confirmations.answer(input);
       return { request_id: input.requestId, decision: input.decision, applied: true };
     },

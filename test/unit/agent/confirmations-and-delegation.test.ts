@@ -99,6 +99,37 @@ test('two concurrent answers: the first wins, the second is 409 confirmation_alr
   }
 });
 
+test('an answer naming a turn its session does not own is 404 turn_not_found and applies nothing', async () => {
+  const slow = await startAgentHarness({ confirmationTimeoutMs: 60_000 });
+  try {
+    const s = await slow.newSession();
+    const stranger = await slow.newSession();
+    slow.fake.script([
+      { toolUses: [{ name: 'write_file', input: { path: 'mine.txt', content: 'm' } }] },
+      { text: 'ok' },
+    ]);
+    const t = await slow.engine.submit({ sessionId: s.id, content: text('write') });
+    const asked = await slow.waitFor('tool.confirmation_requested', t.turn_id);
+    const answer = (sessionId: string, turnId: string) =>
+      slow.engine.confirm({
+        sessionId,
+        turnId,
+        requestId: asked.payload.request_id as string,
+        decision: 'allow',
+        scope: 'once',
+      });
+    // spec 2 Errors: turn_not_found on confirmations, for another session's turn and for an unknown one
+    await assert.rejects(answer(stranger.id, t.turn_id), { code: 'turn_not_found' });
+    await assert.rejects(answer(s.id, 'no-such-turn'), { code: 'turn_not_found' });
+    assert.equal((await answer(s.id, t.turn_id)).applied, true);
+    await slow.turnEnd(t.turn_id);
+    // once the turn ended, the request is resolved: still 409, not 404
+    await assert.rejects(answer(s.id, t.turn_id), { code: 'confirmation_already_resolved' });
+  } finally {
+    await slow.close();
+  }
+});
+
 test('scope session approves the tool for the rest of the session without asking', async () => {
   const slow = await startAgentHarness({ confirmationTimeoutMs: 60_000 });
   try {
