@@ -22,7 +22,7 @@ import type { Store } from '../store/open.ts';
 import { createAgentApp } from './app.ts';
 import { createAttachTokens } from './sessions/attach-tokens.ts';
 import { freeUnfinishedTurns, publishRecoveredTurns } from './sessions/recover.ts';
-import { countSessionsSync } from './sessions/store.ts';
+import { createSessionCounter } from './sessions/store.ts';
 import { createTurnEndWatch } from './sessions/turn-end-watch.ts';
 import type { TurnEngine } from './turns/engine.ts';
 
@@ -106,7 +106,7 @@ export async function runAgentServer<R extends AgentRuntime>(
       role: 'agent',
       bus: runtime.bus,
       log,
-      gauges: { sessionCount: () => countSessionsSync(runtime.store) },
+      gauges: { sessionCount: createSessionCounter(runtime.store) },
     });
     const turnEnds = createTurnEndWatch(runtime.bus);
     const services: AgentServices = { env, log, ...pick(runtime), registry, policy, adapters };

@@ -2,7 +2,7 @@
  * @module What a command needs at run time, built in one place: env → paths → store → bus → trace writer.
  */
 import { readEnv, type SvcEnv } from '../config/env.ts';
-import { resolveDbPath } from '../config/paths.ts';
+import { resolveStoreTarget } from '../config/paths.ts';
 import { type Bus, createBus, type Published } from '../events/bus.ts';
 import type { EventType } from '../events/catalog.ts';
 import { createEnvelope, type EventInput } from '../events/envelope.ts';
@@ -28,6 +28,7 @@ export interface Runtime {
 
 export interface RuntimeOptions {
   dbPathFlag?: string;
+  databaseUrlFlag?: string;
   scope?: 'gateway' | 'any';
   env?: SvcEnv;
   log?: Logger;
@@ -39,13 +40,21 @@ export interface RuntimeOptions {
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const env = options.env ?? readEnv();
   const log = options.log ?? createLogger();
-  const store = await openStore(resolveDbPath(env, options.dbPathFlag, options.scope ?? 'any'), { log });
+  const target = resolveStoreTarget(
+    env,
+    { dbPath: options.dbPathFlag, databaseUrl: options.databaseUrlFlag },
+    options.scope ?? 'any',
+  );
+  const store = await openStore(target, { log });
   const newId = createIdFactory();
   const clock = systemClock;
   const bus = createBus({ newId, clock, log });
   const writer = createTraceWriter({ store, log });
   bus.subscribe(writer.subscriber);
-  const checkpointer = options.backgroundCheckpoints ? startCheckpointer(store, { log }) : undefined;
+  const checkpointer =
+    options.backgroundCheckpoints && store.engine === 'sqlite'
+      ? startCheckpointer(store, { log })
+      : undefined;
   return {
     env,
     log,
@@ -77,10 +86,14 @@ export interface CommandRuntime {
  * so nothing is announced on a bus (as the key commands do).
  */
 export async function openCommandRuntime(
-  options: { dbPathFlag?: string; env?: SvcEnv } = {},
+  options: { dbPathFlag?: string; databaseUrlFlag?: string; env?: SvcEnv } = {},
 ): Promise<CommandRuntime> {
   const env = options.env ?? readEnv();
-  const store = await openStore(resolveDbPath(env, options.dbPathFlag, 'any'), {
+  const target = resolveStoreTarget(env, {
+    dbPath: options.dbPathFlag,
+    databaseUrl: options.databaseUrlFlag,
+  });
+  const store = await openStore(target, {
     mustExist: true,
     log: createLogger({ level: 'warn' }),
   });

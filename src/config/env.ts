@@ -7,6 +7,8 @@ export interface SvcEnv {
   readonly xdgConfigHome: string | undefined;
   readonly debug: boolean;
   readonly dbPath: string | undefined;
+  /** SVC_DATABASE_URL: a postgres:// URL selects PostgreSQL as the store for every command. */
+  readonly databaseUrl: string | undefined;
   readonly gatewayDbPath: string | undefined;
   readonly gatewayKeystore: string | undefined;
   readonly gatewayHost: string | undefined;
@@ -47,6 +49,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     xdgConfigHome: get('XDG_CONFIG_HOME'),
     debug: get('SVC_DEBUG') === '1',
     dbPath: get('SVC_DB_PATH'),
+    databaseUrl: get('SVC_DATABASE_URL'),
     gatewayDbPath: get('SVC_GATEWAY_DB_PATH'),
     gatewayKeystore: get('SVC_GATEWAY_KEYSTORE'),
     gatewayHost: get('SVC_GATEWAY_HOST'),

@@ -3,6 +3,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { SvcError } from '../lib/errors.ts';
 import type { SvcEnv } from './env.ts';
 
 /** `$XDG_CONFIG_HOME/svc`, default `~/.config/svc`. */
@@ -25,4 +26,44 @@ export function resolveDbPath(
 /** Keystore path: `--keystore`, else SVC_GATEWAY_KEYSTORE, else `~/.config/svc/keys.json`. */
 export function resolveKeystorePath(env: SvcEnv, flag: string | undefined): string {
   return flag ?? env.gatewayKeystore ?? join(configDir(env), 'keys.json');
+}
+
+/** Where the store lives: a SQLite file (the embedded default) or a PostgreSQL database. */
+export type StoreTarget = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+
+export interface StoreFlags {
+  dbPath?: string;
+  databaseUrl?: string;
+}
+
+/**
+ * `--database-url` or `--db-path` (not both), else SVC_DATABASE_URL, else the SQLite path of
+ * resolveDbPath. SVC_DATABASE_URL beats the SQLite path variables, since the container image sets
+ * SVC_GATEWAY_DB_PATH by default.
+ */
+export function resolveStoreTarget(
+  env: SvcEnv,
+  flags: StoreFlags = {},
+  scope: 'gateway' | 'any' = 'any',
+): StoreTarget {
+  if (flags.databaseUrl !== undefined && flags.dbPath !== undefined) {
+    throw new SvcError('usage_error', {
+      message: 'Pass either --database-url or --db-path, not both: they name two different stores.',
+    });
+  }
+  if (flags.databaseUrl !== undefined) return postgresTarget(flags.databaseUrl, '--database-url');
+  if (flags.dbPath !== undefined) return { engine: 'sqlite', path: flags.dbPath };
+  if (env.databaseUrl !== undefined) return postgresTarget(env.databaseUrl, 'SVC_DATABASE_URL');
+  return { engine: 'sqlite', path: resolveDbPath(env, undefined, scope) };
+}
+
+// --- internal ---
+
+function postgresTarget(url: string, source: string): StoreTarget {
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    throw new SvcError('usage_error', {
+      message: `${source} must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database); unset it to use the SQLite file.`,
+    });
+  }
+  return { engine: 'postgres', url };
 }

@@ -1,13 +1,13 @@
 /**
  * @module The trace writer: persisted bus events go to the `events` table in group commits — one
- * BEGIN IMMEDIATE transaction for everything queued (DECISIONS §3) — and each writer promise resolves once
+ * atomic append for everything queued (DECISIONS §3): a BEGIN IMMEDIATE transaction on SQLite, one
+ * multi-row INSERT on PostgreSQL (store.appendEvents) — and each writer promise resolves once
  * its event is committed, so servers can hold their final byte until then. An event that closes something
  * (llm.call_completed, turn.completed, audit events…) is committed at the next event-loop turn; an event
  * that only opens something (route.decided, llm.call_started, turn.started, tool.called, delegate.started)
  * may wait up to LAZY_COMMIT_MS for company, so one gateway call costs one transaction instead of two.
- * Rows go in through one cached prepared INSERT, not a query built per batch.
+ * Rows go in through one cached prepared statement, not a query built per batch.
  */
-import { CompiledQuery, sql } from 'kysely';
 import { errorMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Store } from '../store/open.ts';
@@ -41,7 +41,7 @@ export interface TraceWriter {
 export interface TraceWriterOptions {
   store: Store;
   log: Logger;
-  /** Attempts per batch on lock contention before its events are dropped and logged. */
+  /** Attempts per batch on lock contention or a lost connection before its events are dropped and logged. */
   maxAttempts?: number;
 }
 
@@ -61,9 +61,6 @@ const OPENING_EVENTS: ReadonlySet<string> = new Set([
   'tool.called',
   'delegate.started',
 ]);
-
-const INSERT_EVENT =
-  'INSERT INTO events (id, timestamp, timestamp_us, session_id, turn_id, type, actor, payload, parent_event_id, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
 interface Pending {
   row: NewEventRow;
@@ -114,7 +111,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         for (const p of batch) p.resolve(true);
         return;
       } catch (err) {
-        if (!isLockError(err)) return commitOneByOne(batch, err);
+        if (!store.dialect.isRetryable(err)) return commitOneByOne(batch, err);
         if (attempt >= maxAttempts) return drop(batch, err, attempt);
         log.warn('trace writer commit failed; retrying', {
           events: batch.length,
@@ -151,16 +148,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   }
 
   async function commitBatch(batch: Pending[]): Promise<void> {
-    await store.kysely.connection().execute(async (conn) => {
-      await sql`BEGIN IMMEDIATE`.execute(conn);
-      try {
-        for (const p of batch) await conn.executeQuery(CompiledQuery.raw(INSERT_EVENT, rowParams(p.row)));
-        await sql`COMMIT`.execute(conn);
-      } catch (err) {
-        await sql`ROLLBACK`.execute(conn).catch(() => undefined);
-        throw err;
-      }
-    });
+    await store.appendEvents(batch.map((p) => p.row));
     stats.commits += 1;
     stats.rows += batch.length;
   }
@@ -218,28 +206,4 @@ export function toRow(event: EventEnvelope): NewEventRow {
     parent_event_id: event.parent_event_id,
     sensitivity: event.sensitivity,
   };
-}
-
-// --- internal ---
-
-function rowParams(r: NewEventRow): unknown[] {
-  return [
-    r.id,
-    r.timestamp,
-    r.timestamp_us,
-    r.session_id ?? null,
-    r.turn_id ?? null,
-    r.type,
-    r.actor,
-    r.payload,
-    r.parent_event_id ?? null,
-    r.sensitivity,
-  ];
-}
-
-/** SQLITE_BUSY (5) or SQLITE_LOCKED (6), including extended codes: worth retrying. */
-function isLockError(err: unknown): boolean {
-  const code = (err as { errcode?: number } | null)?.errcode;
-  if (typeof code === 'number') return (code & 0xff) === 5 || (code & 0xff) === 6;
-  return /database is (locked|busy)/i.test(errorMessage(err));
 }

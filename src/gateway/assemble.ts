@@ -51,6 +51,8 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   const maxBodyBytes =
     positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES;
   const seed = await loadQuotaSeed(opts.store, opts.clock.nowUs());
+  // replicas sharing a PostgreSQL store: tell them this process is alive before naming anyone's gaps
+  if (opts.store.engine === 'postgres') await opts.store.announcePresence();
   await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
   const pipeline = createPipeline({
     bus: opts.bus,

@@ -17,7 +17,7 @@ export async function loadQuotaSeed(store: Store, nowUs: number): Promise<QuotaS
   for (const kind of ['daily', 'monthly'] as const) {
     const rows = await store.kysely
       .selectFrom('events')
-      .select(['gateway_key_id', sql<string>`decimal_sum(cost_usd)`.as('total')])
+      .select(['gateway_key_id', store.dialect.decimalSum(sql.ref('cost_usd')).as('total')])
       .where('type', '=', 'llm.call_completed')
       .where('timestamp_us', '>=', starts[kind])
       .where('gateway_key_id', 'is not', null)
@@ -29,7 +29,7 @@ export async function loadQuotaSeed(store: Store, nowUs: number): Promise<QuotaS
       .select('gateway_key_id')
       .where('type', '=', 'quota.alert')
       .where('timestamp_us', '>=', starts[kind])
-      .where(sql`json_extract(payload, '$.cap_kind')`, '=', kind)
+      .where(store.dialect.jsonText(sql.ref('payload'), '$.cap_kind'), '=', kind)
       .execute();
     for (const a of alerts) alerted.add(`${a.gateway_key_id}\u0000${kind}`);
   }

@@ -4,12 +4,16 @@
  * llm.call_completed / llm.call_failed. Each such turn is named once in a `bus.gap_detected`, committed
  * before the gateway listens, so no reader takes it for in flight. Only turns begun since the previous
  * gateway start (store_meta watermark, minus a clock margin) are scanned, so a start stays cheap.
+ * On PostgreSQL other replicas may be serving: a turn whose rows came from a live replica (events.origin
+ * holding its presence lock) is in flight, not a gap, and the watermark stops before the oldest such turn
+ * so that a later start looks at it again.
  */
 import { sql } from 'kysely';
 import type { Bus } from '../events/bus.ts';
 import { LLM_CALL_TERMINATORS, TURN_TERMINATORS } from '../events/catalog.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
+import { eventOrigin } from '../store/dialect.ts';
 import type { Store } from '../store/open.ts';
 
 export interface GapDetectionDeps {
@@ -28,7 +32,10 @@ const CLOCK_MARGIN_US = 10 * 60 * 1_000_000;
 export async function runGapDetection(deps: GapDetectionDeps): Promise<number> {
   const startedUs = deps.clock.nowUs();
   const fromUs = Math.max(0, (await readWatermark(deps.store)) - CLOCK_MARGIN_US);
-  const turns = await findOpenTurns(deps.store, fromUs);
+  const found = await findOpenTurns(deps.store, fromUs);
+  const live = await liveTurns(deps.store, found);
+  const turns = new Map([...found].filter(([id]) => !live.has(id)));
+  const watermarkUs = Math.min(startedUs, ...[...live.values()].map((t) => t.firstEventUs));
   const published = [...turns.values()].map((turn) =>
     deps.bus.publish({
       type: 'bus.gap_detected',
@@ -44,7 +51,7 @@ export async function runGapDetection(deps: GapDetectionDeps): Promise<number> {
     }),
   );
   const committed = await Promise.all(published.map((p) => p.committed));
-  if (committed.every(Boolean)) await writeWatermark(deps.store, startedUs);
+  if (committed.every(Boolean)) await writeWatermark(deps.store, watermarkUs);
   if (turns.size > 0) {
     deps.log.warn('turns left open by a gateway process that ended without closing them', {
       turns: turns.size,
@@ -60,7 +67,18 @@ export async function runGapDetection(deps: GapDetectionDeps): Promise<number> {
 interface OpenTurn {
   turnId: string;
   firstEventAt: string;
+  firstEventUs: number;
   openCalls: string[];
+  /** The processes that wrote its rows (PostgreSQL; none on SQLite). */
+  origins: Set<string>;
+}
+
+/** Open turns written by a replica that is still alive: in flight elsewhere, not gaps. */
+async function liveTurns(store: Store, turns: Map<string, OpenTurn>): Promise<Map<string, OpenTurn>> {
+  if (store.engine !== 'postgres' || turns.size === 0) return new Map();
+  const origins = new Set([...turns.values()].flatMap((t) => [...t.origins]));
+  const alive = await store.liveOrigins(origins);
+  return new Map([...turns].filter(([, t]) => [...t.origins].some((o) => alive.has(o))));
 }
 
 /** Gateway turns (opening events carry a gateway key) with no terminator, and their unclosed calls. */
@@ -70,9 +88,11 @@ async function findOpenTurns(store: Store, fromUs: number): Promise<Map<string, 
     turn_id: string;
     type: string;
     timestamp: string;
+    timestamp_us: number;
+    origin: string | null;
     closed: number;
   }>`
-    SELECT s.id, s.turn_id, s.type, s.timestamp,
+    SELECT s.id, s.turn_id, s.type, s.timestamp, s.timestamp_us, ${eventOrigin(store.dialect, 's')} AS origin,
       EXISTS (SELECT 1 FROM events c WHERE c.turn_id = s.turn_id AND c.parent_event_id = s.id
               AND c.type IN (${sql.join(LLM_CALL_TERMINATORS)})) AS closed
     FROM events s
@@ -85,9 +105,16 @@ async function findOpenTurns(store: Store, fromUs: number): Promise<Map<string, 
   for (const r of rows) {
     let turn = turns.get(r.turn_id);
     if (!turn) {
-      turn = { turnId: r.turn_id, firstEventAt: r.timestamp, openCalls: [] };
+      turn = {
+        turnId: r.turn_id,
+        firstEventAt: r.timestamp,
+        firstEventUs: Number(r.timestamp_us),
+        openCalls: [],
+        origins: new Set(),
+      };
       turns.set(r.turn_id, turn);
     }
+    if (r.origin) turn.origins.add(r.origin);
     if (r.type === 'llm.call_started' && !r.closed) turn.openCalls.push(r.id);
   }
   return turns;

@@ -7,10 +7,12 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { sql } from 'kysely';
+import type { StoreTarget } from '../config/paths.ts';
 import { SvcError } from '../lib/errors.ts';
 import { formatUs } from '../lib/time.ts';
 import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
 import { openStore, type Store } from './open.ts';
+import { redactDatabaseUrl } from './postgres.ts';
 import { createPrivateFile } from './private-files.ts';
 
 export interface StoreSummary {
@@ -25,6 +27,21 @@ export interface StoreSummary {
 export interface BackupReport extends StoreSummary {
   readonly source: string;
   readonly destination: string;
+}
+
+/**
+ * The SQLite file of `target`; a PostgreSQL store is refused (backup_refused / restore_refused, exit 1)
+ * with the advice to use the engine's own tools, which copy a live database consistently.
+ */
+export function sqliteFileOf(target: StoreTarget, command: 'backup' | 'restore'): string {
+  if (target.engine === 'sqlite') return target.path;
+  const db = redactDatabaseUrl(target.url);
+  throw new SvcError(command === 'backup' ? 'backup_refused' : 'restore_refused', {
+    message:
+      command === 'backup'
+        ? `svc backup copies a SQLite store file, but this store is the PostgreSQL database ${db}; back it up with PostgreSQL's own tool: pg_dump --format=custom --file=svc.dump "$SVC_DATABASE_URL".`
+        : `svc restore replaces a SQLite store file, but this store is the PostgreSQL database ${db}; restore a pg_dump archive with PostgreSQL's own tool, with every svc process stopped: pg_restore --clean --if-exists --dbname="$SVC_DATABASE_URL" svc.dump.`,
+  });
 }
 
 /** Snapshots the store at `source` into the new file `destination` (refused if it exists). */

@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
-import { BUSY_TIMEOUT_MS, type Store } from './open.ts';
+import { BUSY_TIMEOUT_MS, type SqliteStore } from './open.ts';
 
 /** SQLite's default automatic checkpoint threshold, restored when the worker is gone. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
@@ -71,7 +71,10 @@ parentPort.on('message', (m) => {
 });
 `;
 
-export function startCheckpointer(store: Store, options: { log: Logger; intervalMs?: number }): Checkpointer {
+export function startCheckpointer(
+  store: SqliteStore,
+  options: { log: Logger; intervalMs?: number },
+): Checkpointer {
   const { log } = options;
   store.db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
   store.db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);

@@ -1,35 +1,60 @@
 /**
- * @module Opens the trace store: one SQLite file in WAL mode with the pragmas of DECISIONS §3, private
- * to its owner (0600), a SQLite version check, migrations, and the exact `decimal_sum` aggregate for money.
+ * @module Opens the store: a SQLite file (sqlite.ts, the embedded default) or a PostgreSQL database
+ * (postgres.ts, when SVC_DATABASE_URL / --database-url names one), migrated to this binary's schema,
+ * behind one Store interface. Opens of the same store within a process share one connection or pool.
  */
-import { mkdirSync, type Stats, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
-import { Kysely } from 'kysely';
-import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
-import { errorMessage, SvcError } from '../lib/errors.ts';
+import { resolve } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import type { Kysely } from 'kysely';
+import type { StoreTarget } from '../config/paths.ts';
 import type { Logger } from '../lib/log.ts';
-import { migrateToLatest, readSchemaVersion } from './migrate.ts';
-import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
-import { createPrivateFile, tightenStoreFiles } from './private-files.ts';
-import type { Database } from './schema.ts';
+import type { EngineName, SqlDialect } from './dialect.ts';
+import { openPostgresStore } from './postgres.ts';
+import type { ChannelHandlers } from './postgres-session.ts';
+import type { Database, NewEventRow } from './schema.ts';
+import { assertStoreFile, openSqliteStore } from './sqlite.ts';
 
-/** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
-export const MIN_SQLITE_VERSION = '3.51.3';
-export const BUSY_TIMEOUT_MS = 10_000;
+export { assertSqliteVersion, BUSY_TIMEOUT_MS, MIN_SQLITE_VERSION, sqliteVersion } from './sqlite.ts';
 
-export interface Store {
+interface StoreBase {
+  readonly engine: EngineName;
+  /** The SQLite file, or the PostgreSQL URL without its password (safe to print). */
   readonly path: string;
-  readonly db: DatabaseSync;
   readonly kysely: Kysely<Database>;
+  /** The SQL fragments that differ between the engines. */
+  readonly dialect: SqlDialect;
   readonly schemaVersion: number;
+  /** Appends events atomically: all rows or none (the trace writer's group commit). */
+  appendEvents(rows: readonly NewEventRow[]): Promise<void>;
   close(): Promise<void>;
 }
 
+export interface SqliteStore extends StoreBase {
+  readonly engine: 'sqlite';
+  readonly db: DatabaseSync;
+}
+
+export interface PostgresStore extends StoreBase {
+  readonly engine: 'postgres';
+  /** This process's id, stamped on every event row it inserts (events.origin). */
+  readonly origin: string;
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel` and `onReconnect` after the listening connection came
+   * back (notifications may have been missed meanwhile); resolves once listening, with a stop.
+   */
+  listen(channel: string, handlers: ChannelHandlers): Promise<() => Promise<void>>;
+  /** Says "this origin is alive" to other processes until the store closes or the process dies. */
+  announcePresence(): Promise<void>;
+  /** Which of these origins belong to a process that announced its presence and is still alive. */
+  liveOrigins(origins: Iterable<string>): Promise<Set<string>>;
+}
+
+export type Store = SqliteStore | PostgresStore;
+
 export interface OpenStoreOptions {
-  /** Open without creating or migrating (backup/restore inspection); the file must exist. */
+  /** Open without creating or migrating (backup/restore inspection); a SQLite file must exist. */
   readOnly?: boolean;
-  /** Refuse (store_error) instead of creating a missing store. Implied by readOnly. */
+  /** Refuse (store_error) instead of creating a missing SQLite file. Implied by readOnly. */
   mustExist?: boolean;
   /** Told when the modes of an existing store had to be tightened to 0600 (a writable open does that). */
   log?: Logger;
@@ -43,20 +68,30 @@ interface Shared {
 // One connection per file and mode in a process. node:sqlite is synchronous, so a second connection of
 // the same process waiting on the write lock would block the event loop that the first one needs to
 // commit: a self-deadlock until busy_timeout. Sharing makes Kysely's connection mutex serialise them.
+// PostgreSQL stores share one pool per URL for the same reason of economy.
 const shared = new Map<string, Shared>();
 
 /**
- * Opens (creating and migrating unless readOnly) the store at `path`. Fails with store_error and one
- * sentence for a missing file (when it must exist), a non-SQLite file, an old SQLite or a newer schema.
- * Opens of the same file and mode within a process share one connection; each caller closes its own.
+ * Opens (creating and migrating unless readOnly) the store. A string is a SQLite path. Fails with
+ * store_error and one sentence for a missing file (when it must exist), a non-SQLite file, an old SQLite,
+ * an unreachable database or a newer schema. Each caller closes its own handle.
  */
-export async function openStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
-  const key = `${options.readOnly ? 'ro' : 'rw'}:${resolve(path)}`;
+export function openStore(path: string, options?: OpenStoreOptions): Promise<SqliteStore>;
+export function openStore(target: StoreTarget, options?: OpenStoreOptions): Promise<Store>;
+export async function openStore(
+  target: StoreTarget | string,
+  options: OpenStoreOptions = {},
+): Promise<Store> {
+  const t: StoreTarget = typeof target === 'string' ? { engine: 'sqlite', path: target } : target;
+  const mode = options.readOnly ? 'ro' : 'rw';
+  const key = t.engine === 'sqlite' ? `${mode}:${resolve(t.path)}` : `${mode}:${t.url}`;
   let entry = shared.get(key);
   if (entry) {
     entry.refs++;
   } else {
-    entry = { opening: openConnection(path, options), refs: 1 };
+    const opening =
+      t.engine === 'sqlite' ? openSqliteStore(t.path, options) : openPostgresStore(t.url, options);
+    entry = { opening, refs: 1 };
     shared.set(key, entry);
   }
   const current = entry;
@@ -67,7 +102,7 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
     if (shared.get(key) === current) shared.delete(key);
     throw err;
   }
-  if (options.mustExist) assertStoreFile(path);
+  if (options.mustExist && t.engine === 'sqlite') assertStoreFile(t.path);
   let closed = false;
   return {
     ...store,
@@ -78,163 +113,5 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
       if (shared.get(key) === current) shared.delete(key);
       await store.close();
     },
-  };
-}
-
-export function sqliteVersion(db: DatabaseSync): string {
-  return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
-}
-
-/** Throws with the reason when the linked SQLite is older than MIN_SQLITE_VERSION. */
-export function assertSqliteVersion(version: string): void {
-  if (compareVersions(version, MIN_SQLITE_VERSION) < 0) {
-    throw new SvcError('store_error', {
-      message: `SQLite ${version} is too old: svc needs ${MIN_SQLITE_VERSION} or newer, because older versions can corrupt a WAL database when two processes write it (the WAL-reset bug); run svc on Node.js 24 with a newer bundled SQLite.`,
-    });
-  }
-}
-
-// --- internal ---
-
-async function openConnection(path: string, options: OpenStoreOptions): Promise<Store> {
-  const readOnly = options.readOnly ?? false;
-  if (readOnly || options.mustExist) assertStoreFile(path);
-  else mkdirSync(dirname(path), { recursive: true });
-  if (!readOnly) makePrivate(path, options);
-  let db: DatabaseSync;
-  try {
-    db = new DatabaseSync(path, { readOnly, timeout: BUSY_TIMEOUT_MS });
-  } catch (cause) {
-    throw new SvcError('store_error', {
-      message: `Cannot open the trace store ${path}: ${errorMessage(cause)}; check the path and its permissions.`,
-      cause,
-    });
-  }
-  try {
-    assertSqliteFile(db, path);
-    assertSqliteVersion(sqliteVersion(db));
-    applyPragmas(db, readOnly);
-    registerFunctions(db);
-  } catch (err) {
-    db.close();
-    if (err instanceof SvcError) throw err;
-    throw new SvcError('store_error', {
-      message: `Cannot use the trace store ${path}: ${errorMessage(err)}.`,
-      cause: err,
-    });
-  }
-  const kysely = new Kysely<Database>({ dialect: createNodeSqliteDialect(db) });
-  try {
-    const schemaVersion = readOnly ? await readSchemaVersion(kysely) : await migrateToLatest(kysely, path);
-    let closed = false;
-    return {
-      path,
-      db,
-      kysely,
-      schemaVersion,
-      async close() {
-        if (closed) return;
-        closed = true;
-        await kysely.destroy();
-        db.close();
-      },
-    };
-  } catch (err) {
-    await kysely.destroy();
-    db.close();
-    if (err instanceof SvcError) throw err;
-    throw new SvcError('store_error', {
-      message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}.`,
-      cause: err,
-    });
-  }
-}
-
-/** A new store file is created 0600 (its -wal and -shm follow its mode); an existing one is tightened. */
-function makePrivate(path: string, options: OpenStoreOptions): void {
-  try {
-    if (!options.mustExist && createPrivateFile(path)) return;
-  } catch {
-    return; // an unwritable folder: opening the store reports it in one sentence
-  }
-  const t = tightenStoreFiles(path);
-  if (t.files.length > 0) {
-    options.log?.warn('the trace store was readable by other users; its files are now mode 0600', {
-      files: t.files,
-      previous_modes: t.previousModes,
-    });
-  }
-  if (t.failed.length > 0) {
-    options.log?.warn('cannot make the trace store private (mode 0600); chmod 600 its files as their owner', {
-      failed: t.failed,
-    });
-  }
-}
-
-function assertStoreFile(path: string): void {
-  let st: Stats;
-  try {
-    st = statSync(path);
-  } catch {
-    throw new SvcError('store_error', {
-      message: `No trace store at ${path}; pass --db-path or set SVC_DB_PATH to an existing store.`,
-    });
-  }
-  if (!st.isFile()) {
-    throw new SvcError('store_error', {
-      message: `The trace store path ${path} is not a file; pass a file path.`,
-    });
-  }
-}
-
-/** Touches the schema so a non-SQLite file fails here with a clear sentence (SQLITE_NOTADB = 26). */
-function assertSqliteFile(db: DatabaseSync, path: string): void {
-  try {
-    db.prepare('SELECT count(*) AS n FROM sqlite_schema').get();
-  } catch (cause) {
-    const code = (cause as { errcode?: number }).errcode;
-    if (code === 26) {
-      throw new SvcError('store_error', {
-        message: `${path} is not a SQLite database, so it cannot be the trace store; point --db-path at an svc store or move the file away.`,
-        cause,
-      });
-    }
-    throw cause;
-  }
-}
-
-function applyPragmas(db: DatabaseSync, readOnly: boolean): void {
-  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  if (!readOnly) {
-    const mode = (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode;
-    if (mode !== 'wal') throw new Error(`journal_mode is ${mode}, expected wal`);
-  }
-  db.exec('PRAGMA synchronous = NORMAL');
-  db.exec('PRAGMA foreign_keys = ON');
-}
-
-function registerFunctions(db: DatabaseSync): void {
-  // Exact money sums in SQL: decimal_sum(cost_usd) returns a decimal string (DECISIONS §3).
-  db.aggregate('decimal_sum', {
-    start: () => ZERO as unknown as null,
-    step: (acc: unknown, value: unknown) => {
-      if (value === null || value === undefined || value === '') return acc as null;
-      // A JSON number reaches SQL as REAL text like '1.0e-07'; its shortest decimal form is what was meant.
-      const text = String(value);
-      const d = isDecimalString(text) ? parseDecimal(text) : parseDecimal(Number(text));
-      return add(acc as Decimal, d) as unknown as null;
-    },
-    result: (acc: unknown) => formatDecimal(acc as Decimal),
-    deterministic: true,
-  } as never);
-}
-
-function compareVersions(a: string, b: string): number {
-  const pa = a.split('.').map(Number);
-  const pb = b.split('.').map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
+  } as Store;
 }

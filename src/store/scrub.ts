@@ -3,6 +3,10 @@
  * leaves old cell bytes in unused page space (even with secure_delete, page rebuilds during splits keep
  * them) and old page images in the WAL. VACUUM rebuilds every page from the live rows, then a TRUNCATE
  * checkpoint writes the rebuilt pages into the main file and empties the WAL.
+ * On PostgreSQL, VACUUM of the events table removes the dead row versions an UPDATE left behind from
+ * every page and index a query can reach, without blocking writers; freed page space, the server's WAL
+ * and its archives may hold the old bytes until they are overwritten (VACUUM FULL events rewrites the
+ * table, under a lock that stops every replica's writes: an operator's maintenance-window step).
  */
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
@@ -21,6 +25,7 @@ export interface ScrubReport {
  * temporary disk grow with the store); fails with store_error when it cannot get it.
  */
 export async function scrubStore(store: Store): Promise<ScrubReport> {
+  if (store.engine === 'postgres') return vacuumEvents(store);
   try {
     await sql`VACUUM`.execute(store.kysely);
   } catch (cause) {
@@ -31,4 +36,19 @@ export async function scrubStore(store: Store): Promise<ScrubReport> {
   }
   const r = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.kysely);
   return { walTruncated: Number(r.rows[0]?.busy ?? 1) === 0, bytes: statSync(store.path).size };
+}
+
+// --- internal ---
+
+async function vacuumEvents(store: Store): Promise<ScrubReport> {
+  try {
+    await sql`VACUUM events`.execute(store.kysely);
+  } catch (cause) {
+    throw new SvcError('store_error', {
+      message: `Cannot vacuum the events table of ${store.path} (${errorMessage(cause)}); run VACUUM events as the table's owner.`,
+      cause,
+    });
+  }
+  const r = await sql<{ n: number }>`SELECT pg_total_relation_size('events') AS n`.execute(store.kysely);
+  return { walTruncated: true, bytes: Number(r.rows[0]?.n ?? 0) };
 }

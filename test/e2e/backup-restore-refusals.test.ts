@@ -134,3 +134,21 @@ test('restore refuses a file that is not a SQLite database, and a missing backup
     /No backup file at .*nope\.db; pass a file written by svc backup/,
   );
 });
+
+test('on PostgreSQL, backup and restore point to pg_dump / pg_restore and exit 1, never echoing the password', async () => {
+  const url = 'postgres://svc:s3cret-pw@127.0.0.1:1/svc';
+  const viaEnv = isolatedEnv(tmp.dir, { SVC_DATABASE_URL: url });
+  const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
+    [['backup', p('pg.dump')], viaEnv, /PostgreSQL database postgres:\/\/svc@127\.0\.0\.1:1\/svc; .*pg_dump/],
+    [['gateway', 'backup', p('pg.dump'), '--database-url', url], env, /pg_dump --format=custom/],
+    [['restore', good], viaEnv, /pg_restore --clean/],
+    [['gateway', 'restore', good, '--force', '--database-url', url], env, /pg_restore/],
+  ];
+  for (const [args, e, pattern] of cases) {
+    const r = await runSvc(args, { env: e });
+    assertRefused(r, 1, pattern);
+    assert.ok(!r.stderr.includes('s3cret'), r.stderr);
+  }
+  const both = await runSvc(['backup', p('x.db'), '--db-path', live, '--database-url', url], { env });
+  assertRefused(both, 2, /either --database-url or --db-path, not both/);
+});

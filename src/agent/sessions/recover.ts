@@ -38,7 +38,7 @@ export interface UnfinishedTurn {
 /** Agent turns left open, oldest first (turn ids are time-ordered ULIDs). */
 export async function findUnfinishedTurns(db: Kysely<Database>): Promise<UnfinishedTurn[]> {
   const { rows } = await sql<{ session_id: string; turn_id: string }>`
-    SELECT session_id, turn_id FROM (
+    SELECT min(session_id) AS session_id, turn_id FROM (
       SELECT s.session_id, s.turn_id FROM events s
       WHERE s.type = 'turn.started' AND s.session_id IS NOT NULL AND s.turn_id IS NOT NULL
       UNION

@@ -115,16 +115,39 @@ export async function countOpenSessions(db: Kysely<Database>): Promise<number> {
 }
 
 /**
- * Every session in the store (the svc_session_count gauge, read synchronously at scrape): the query is
- * built by Kysely and run on the store's own synchronous connection.
+ * Every session in the store, for the svc_session_count gauge read synchronously at scrape. SQLite: the
+ * query built by Kysely runs on the store's own synchronous connection. PostgreSQL has no synchronous
+ * read: a scrape reads the count the previous scrape started fetching (0 before the first answer).
  */
-export function countSessionsSync(store: Pick<Store, 'db' | 'kysely'>): number {
+export function createSessionCounter(store: Store): () => number {
   const q = store.kysely
     .selectFrom('sessions')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .compile();
-  const row = store.db.prepare(q.sql).get(...(q.parameters as [])) as { n: number } | undefined;
-  return Number(row?.n ?? 0);
+  if (store.engine === 'sqlite') {
+    const { db } = store;
+    return () => {
+      const row = db.prepare(q.sql).get(...(q.parameters as [])) as { n: number } | undefined;
+      return Number(row?.n ?? 0);
+    };
+  }
+  let last = 0;
+  let fetching = false;
+  return () => {
+    if (!fetching) {
+      fetching = true;
+      store.kysely
+        .executeQuery<{ n: number }>(q)
+        .then((r) => {
+          last = Number(r.rows[0]?.n ?? last);
+        })
+        .catch(() => undefined) // the gauge keeps its last value; the store reports its own failures
+        .finally(() => {
+          fetching = false;
+        });
+    }
+    return last;
+  };
 }
 
 /** Marks the session ended (disposition `completed`); an already ended session keeps its first ended_at. */

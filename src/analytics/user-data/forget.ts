@@ -8,6 +8,7 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Bus } from '../../events/bus.ts';
 import type { Actor, EventType } from '../../events/catalog.ts';
 import { type Clock, formatUs } from '../../lib/time.ts';
+import type { SqlDialect } from '../../store/dialect.ts';
 import type { Store } from '../../store/open.ts';
 import { scrubStore } from '../../store/scrub.ts';
 import { assertUserId } from '../identity.ts';
@@ -58,13 +59,15 @@ export interface ForgetUserResult {
 /** Rewrites the id to its pseudonym in one write transaction, audits the call, then scrubs the file. */
 export async function runForgetUser(deps: ForgetUserDeps, userId: string): Promise<ForgetUserResult> {
   const id = assertUserId(userId);
+  const { dialect } = deps.store;
   const { pseudonym, rows } = await deps.store.kysely.transaction().execute(async (trx) => {
     const salt = await loadForgetSalt(trx);
     const pseudonym = pseudonymFor(salt, id);
-    const rows = await countMatches(trx, id);
+    const rows = await countMatches(trx, dialect, id);
     for (const location of USER_ID_LOCATIONS) {
-      await sql`UPDATE events SET payload = json_set(payload, ${location.path}, ${pseudonym})
-        WHERE ${matchLocation(location, id)}`.execute(trx);
+      const rewritten = dialect.jsonSetString(sql.ref('payload'), location.path, pseudonym);
+      await sql`UPDATE events SET payload = ${rewritten}
+        WHERE ${matchLocation(dialect, location, id)}`.execute(trx);
     }
     return { pseudonym, rows };
   });
@@ -100,7 +103,7 @@ export async function previewForgetUser(store: Store, userId: string): Promise<F
   return {
     user_id: id,
     pseudonym: salt === undefined ? null : pseudonymFor(salt, id),
-    rows: await countMatches(store.kysely, id),
+    rows: await countMatches(store.kysely, store.dialect, id),
   };
 }
 
@@ -109,9 +112,9 @@ export async function previewForgetUser(store: Store, userId: string): Promise<F
 type Executor = Store['kysely'];
 
 /** Distinct rows holding the id in any location (a row may hold it in several). */
-async function countMatches(db: Executor, id: string): Promise<number> {
+async function countMatches(db: Executor, dialect: SqlDialect, id: string): Promise<number> {
   const any = sql.join(
-    USER_ID_LOCATIONS.map((l) => sql`(${matchLocation(l, id)})`),
+    USER_ID_LOCATIONS.map((l) => sql`(${matchLocation(dialect, l, id)})`),
     sql` OR `,
   );
   const r = await sql<{ n: number }>`SELECT count(*) AS n FROM events WHERE ${any}`.execute(db);
@@ -119,13 +122,15 @@ async function countMatches(db: Executor, id: string): Promise<number> {
 }
 
 /** SQL condition for "this row holds `id` at `location`"; `$.user_id` goes through its indexed column. */
-function matchLocation(location: UserIdLocation, id: string): RawBuilder<unknown> {
+function matchLocation(dialect: SqlDialect, location: UserIdLocation, id: string): RawBuilder<unknown> {
+  const payload = sql.ref('payload');
   const parts: RawBuilder<unknown>[] = [
     location.path === '$.user_id'
       ? sql`user_id = ${id}`
-      : sql`json_extract(payload, ${location.path}) = ${id}`,
+      : sql`${dialect.jsonText(payload, location.path)} = ${id}`,
   ];
   if (location.types) parts.push(sql`type IN (${sql.join(location.types)})`);
-  if (location.when) parts.push(sql`json_extract(payload, ${location.when.path}) = ${location.when.equals}`);
+  if (location.when)
+    parts.push(sql`${dialect.jsonText(payload, location.when.path)} = ${location.when.equals}`);
   return sql.join(parts, sql` AND `);
 }

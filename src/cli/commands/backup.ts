@@ -1,8 +1,9 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../config/env.ts';
-import { resolveDbPath } from '../../config/paths.ts';
-import { backupStore, formatSummaryLines } from '../../store/backup.ts';
+import { resolveStoreTarget } from '../../config/paths.ts';
+import { backupStore, formatSummaryLines, sqliteFileOf } from '../../store/backup.ts';
 import { invokedUnderGateway } from '../scope.ts';
+import { databaseUrlArg, storeFlagsOf } from '../store-flags.ts';
 
 export default defineCommand({
   meta: { name: 'backup', description: 'Take a hot, WAL-safe single-file snapshot of the trace store' },
@@ -12,10 +13,11 @@ export default defineCommand({
       type: 'string',
       description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
     },
+    ...databaseUrlArg,
   },
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
-    const source = resolveDbPath(readEnv(), args['db-path'], scope);
+    const source = sqliteFileOf(resolveStoreTarget(readEnv(), storeFlagsOf(args), scope), 'backup');
     const r = await backupStore(source, args.dest_file);
     const lines = formatSummaryLines([
       ['source', r.source],

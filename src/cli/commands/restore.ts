@@ -1,9 +1,10 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../config/env.ts';
-import { resolveDbPath } from '../../config/paths.ts';
-import { formatSummaryLines } from '../../store/backup.ts';
+import { resolveStoreTarget } from '../../config/paths.ts';
+import { formatSummaryLines, sqliteFileOf } from '../../store/backup.ts';
 import { restoreStore } from '../../store/restore.ts';
 import { invokedUnderGateway } from '../scope.ts';
+import { databaseUrlArg, storeFlagsOf } from '../store-flags.ts';
 
 export default defineCommand({
   meta: { name: 'restore', description: 'Replace the trace store with a verified backup' },
@@ -13,11 +14,12 @@ export default defineCommand({
       type: 'string',
       description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
     },
+    ...databaseUrlArg,
     force: { type: 'boolean', description: 'Replace an existing store' },
   },
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
-    const dbPath = resolveDbPath(readEnv(), args['db-path'], scope);
+    const dbPath = sqliteFileOf(resolveStoreTarget(readEnv(), storeFlagsOf(args), scope), 'restore');
     const r = await restoreStore({ backup: args.backup_file, dbPath, force: args.force === true });
     const lines = formatSummaryLines([
       ['backup', r.backup],

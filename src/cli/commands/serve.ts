@@ -5,6 +5,7 @@ import { parsePort } from '../../http/listen.ts';
 import { createLogger } from '../../lib/log.ts';
 import { VERSION } from '../root.ts';
 import { createRuntime } from '../runtime.ts';
+import { databaseUrlArg } from '../store-flags.ts';
 
 export default defineCommand({
   meta: { name: 'serve', description: 'Run the agent server (sessions, turns, history, routing, metrics)' },
@@ -18,6 +19,7 @@ export default defineCommand({
       type: 'string',
       description: 'Trace store (default SVC_DB_PATH, else ~/.config/svc/svc.db)',
     },
+    ...databaseUrlArg,
     models: { type: 'string', description: 'models.yaml (default SVC_MODELS, else the built-in table)' },
     routing: {
       type: 'string',
@@ -43,7 +45,14 @@ export default defineCommand({
       serverVersion: VERSION,
       createEngine: assembleAgentEngine,
       openRuntime: () =>
-        createRuntime({ env, log, dbPathFlag: args['db-path'], scope: 'any', backgroundCheckpoints: true }),
+        createRuntime({
+          env,
+          log,
+          dbPathFlag: args['db-path'],
+          databaseUrlFlag: args['database-url'],
+          scope: 'any',
+          backgroundCheckpoints: true,
+        }),
       writeRequestLog: (line) => process.stdout.write(line),
     });
   },

@@ -22,7 +22,7 @@ import { isSvcError } from '#src/lib/errors.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
 import { silentLogger } from '#src/lib/log.ts';
 import { systemClock } from '#src/lib/time.ts';
-import { openStore, type Store } from '#src/store/open.ts';
+import { openStore, type SqliteStore } from '#src/store/open.ts';
 import { BASE_US, callPayload, insertEvents, seqId } from '../../helpers/event-rows.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'svc-export-'));
@@ -60,7 +60,7 @@ async function exportAll(deps: UserExportDeps, userId: string, window = resolveW
 
 const USERS = ['u1', 'u10', 'u1_', 'U1', 'xu1', 'u1-x'];
 
-function seedMixed(store: Store): void {
+function seedMixed(store: SqliteStore): void {
   const types = ['llm.call_completed', 'llm.call_failed', 'gateway.key_issued', 'quota.alert', 'tool.called'];
   insertEvents(store.db, 120, (i) => ({
     id: seqId(1000 - i), // inserted in descending id order: the export must sort

@@ -5,10 +5,12 @@
 import { open, rename } from 'node:fs/promises';
 import { defineCommand } from 'citty';
 import { assertUserId, type ExportSink, resolveWindow, runUserExport } from '../../../analytics/index.ts';
+import type { StoreFlags } from '../../../config/paths.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { removeQuietly, tempPathBeside } from '../../../store/files.ts';
 import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
+import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
 export default defineCommand({
   meta: { name: 'user-export', description: "Stream one user's events as JSON lines" },
@@ -24,12 +26,13 @@ export default defineCommand({
       type: 'string',
       description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
     },
+    ...databaseUrlArg,
   },
   async run({ args }) {
     const userId = assertUserId(args.user_id);
     const window = resolveWindow({ from: args.from, to: args.to }, { names: { from: '--from', to: '--to' } });
     const out = args.out;
-    await withRuntime(args['db-path'], async (rt) => {
+    await withRuntime(storeFlagsOf(args), async (rt) => {
       if (out === undefined) {
         await runUserExport(rt, { userId, window }, stdoutSink());
         return;
@@ -50,8 +53,8 @@ export default defineCommand({
 
 // --- internal ---
 
-async function withRuntime(dbPath: string | undefined, fn: (rt: CommandRuntime) => Promise<void>) {
-  const rt = await openCommandRuntime({ dbPathFlag: dbPath });
+async function withRuntime(flags: StoreFlags, fn: (rt: CommandRuntime) => Promise<void>) {
+  const rt = await openCommandRuntime({ dbPathFlag: flags.dbPath, databaseUrlFlag: flags.databaseUrl });
   try {
     await fn(rt);
   } catch (err) {

@@ -3,7 +3,7 @@
  * records lifecycle events in the trace store when it is reachable, and otherwise warns (exit stays 0).
  */
 import { readEnv, type SvcEnv } from '../../../config/env.ts';
-import { resolveDbPath, resolveKeystorePath } from '../../../config/paths.ts';
+import { resolveKeystorePath, resolveStoreTarget, type StoreFlags } from '../../../config/paths.ts';
 import { createEnvelope, type EventInput } from '../../../events/envelope.ts';
 import { createTraceWriter } from '../../../events/trace-writer.ts';
 import type { AuditSink, KeyAdminDeps } from '../../../gateway/index.ts';
@@ -12,6 +12,7 @@ import { createIdFactory } from '../../../lib/ids.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { systemClock } from '../../../lib/time.ts';
 import { openStore } from '../../../store/open.ts';
+import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
 export const keystoreArgs = {
   keystore: {
@@ -22,17 +23,22 @@ export const keystoreArgs = {
     type: 'string',
     description: 'Trace store for the audit events (default SVC_GATEWAY_DB_PATH / SVC_DB_PATH)',
   },
+  ...databaseUrlArg,
 } as const;
 
 /** Dependencies of the key operations, built from the flags and the environment. */
-export function createKeyAdminDeps(args: { keystore?: string; 'db-path'?: string }): KeyAdminDeps {
+export function createKeyAdminDeps(args: {
+  keystore?: string;
+  'db-path'?: string;
+  'database-url'?: string;
+}): KeyAdminDeps {
   const env = readEnv();
   const newId = createIdFactory();
   return {
     keystorePath: resolveKeystorePath(env, args.keystore),
     newId,
     clock: systemClock,
-    audit: createAuditSink(env, args['db-path']),
+    audit: createAuditSink(env, storeFlagsOf(args)),
   };
 }
 
@@ -43,10 +49,11 @@ export function printLines(lines: Array<[string, string | null | undefined]>): v
 
 // --- internal ---
 
-function createAuditSink(env: SvcEnv, dbPathFlag: string | undefined): AuditSink {
+function createAuditSink(env: SvcEnv, flags: StoreFlags): AuditSink {
   return async (events: EventInput[]) => {
     if (events.length === 0) return;
-    const path = resolveDbPath(env, dbPathFlag, 'gateway');
+    const target = resolveStoreTarget(env, flags, 'gateway');
+    const path = target.engine === 'sqlite' ? target.path : 'PostgreSQL';
     const types = [...new Set(events.map((e) => e.type))].join(', ');
     const warn = (reason: string) =>
       process.stderr.write(
@@ -54,7 +61,7 @@ function createAuditSink(env: SvcEnv, dbPathFlag: string | undefined): AuditSink
       );
     let store: Awaited<ReturnType<typeof openStore>>;
     try {
-      store = await openStore(path, { log: createLogger({ level: 'warn' }) });
+      store = await openStore(target, { log: createLogger({ level: 'warn' }) });
     } catch (err) {
       warn(errorMessage(err));
       return;

@@ -50,6 +50,7 @@ export default defineCommand({
           env,
           log,
           dbPathFlag: args['db-path'],
+          databaseUrlFlag: args['database-url'],
           scope: 'gateway',
           backgroundCheckpoints: true,
         }),

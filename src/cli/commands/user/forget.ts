@@ -5,11 +5,12 @@
 import { defineCommand } from 'citty';
 import { assertUserId, previewForgetUser, runForgetUser } from '../../../analytics/index.ts';
 import { readEnv } from '../../../config/env.ts';
-import { resolveDbPath } from '../../../config/paths.ts';
+import { resolveStoreTarget, type StoreFlags } from '../../../config/paths.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { openStore } from '../../../store/open.ts';
 import { openCommandRuntime } from '../../runtime.ts';
+import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
 export default defineCommand({
   meta: { name: 'forget', description: "Pseudonymise a user's id in every stored event" },
@@ -20,11 +21,13 @@ export default defineCommand({
       type: 'string',
       description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
     },
+    ...databaseUrlArg,
   },
   async run({ args }) {
     const userId = assertUserId(args.user_id);
-    if (args.confirm !== true) throw await confirmationRequired(userId, args['db-path']);
-    const rt = await openCommandRuntime({ dbPathFlag: args['db-path'] });
+    const flags = storeFlagsOf(args);
+    if (args.confirm !== true) throw await confirmationRequired(userId, flags);
+    const rt = await openCommandRuntime({ dbPathFlag: flags.dbPath, databaseUrlFlag: flags.databaseUrl });
     let result: Awaited<ReturnType<typeof runForgetUser>>;
     try {
       result = await runForgetUser(rt, userId);
@@ -51,12 +54,14 @@ export default defineCommand({
 // --- internal ---
 
 /** The refusal names the store, the pseudonym and the row count when the store can be read. */
-async function confirmationRequired(userId: string, dbPathFlag: string | undefined): Promise<SvcError> {
-  const path = resolveDbPath(readEnv(), dbPathFlag, 'any');
+async function confirmationRequired(userId: string, flags: StoreFlags): Promise<SvcError> {
+  const target = resolveStoreTarget(readEnv(), flags);
+  let path = target.engine === 'sqlite' ? target.path : 'the PostgreSQL store';
   let what = `every event of the trace store ${path} that carries it`;
   let to = 'its pseudonym';
   try {
-    const store = await openStore(path, { readOnly: true });
+    const store = await openStore(target, { readOnly: true });
+    path = store.path;
     try {
       const p = await previewForgetUser(store, userId);
       what = `${p.rows} ${p.rows === 1 ? 'event' : 'events'} of the trace store ${path}`;

@@ -1,0 +1,18 @@
+/**
+ * @module The `--database-url` flag every store command takes beside `--db-path` (DECISIONS §2 paths):
+ * a postgres:// URL selects PostgreSQL for that run, like SVC_DATABASE_URL.
+ */
+import type { StoreFlags } from '../config/paths.ts';
+
+export const databaseUrlArg = {
+  'database-url': {
+    type: 'string',
+    description:
+      'PostgreSQL store, postgres://user:password@host:5432/db (default SVC_DATABASE_URL, which keeps the password out of ps)',
+  },
+} as const;
+
+/** The store flags of a command's parsed args. */
+export function storeFlagsOf(args: { 'db-path'?: string; 'database-url'?: string }): StoreFlags {
+  return { dbPath: args['db-path'], databaseUrl: args['database-url'] };
+}

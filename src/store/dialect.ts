@@ -1,0 +1,135 @@
+/**
+ * @module The one place where SQLite and PostgreSQL differ in what queries say: JSON access, exact decimal
+ * sums, JSON rewrites, the statement that opens a write transaction, the group-commit INSERT, advisory
+ * locks and which failures are worth retrying. Queries elsewhere stay typed Kysely and call these for the
+ * fragments that differ; each engine's DDL lives in its own frozen migrations.
+ */
+import { type RawBuilder, sql } from 'kysely';
+import { errorMessage } from '../lib/errors.ts';
+import type { NewEventRow } from './schema.ts';
+
+export const ENGINES = ['sqlite', 'postgres'] as const;
+export type EngineName = (typeof ENGINES)[number];
+
+export interface SqlDialect {
+  readonly engine: EngineName;
+  /** The value at a JSON path (`$.a`, `$.chain[0].policy`) of JSON text, as text; null when absent. */
+  jsonText(json: RawBuilder<unknown>, path: string): RawBuilder<string | null>;
+  /** JSON text with the string `value` stored at `path` (a key path, no array steps). */
+  jsonSetString(json: RawBuilder<unknown>, path: string, value: string): RawBuilder<string>;
+  /** Exact sum of decimal strings (or JSON numbers) as decimal text; '0' or '0.000000' when no row. */
+  decimalSum(expr: RawBuilder<unknown>): RawBuilder<string>;
+  /** Opens a transaction that will write, taking the write lock up front where the engine needs that. */
+  readonly beginWrite: RawBuilder<unknown>;
+  /** Lock contention or a lost connection: the same statement may succeed when tried again. */
+  isRetryable(err: unknown): boolean;
+  /** One statement text that appends a batch of events, and its parameters. */
+  readonly insertEvent: string;
+}
+
+/** `INSERT INTO events` column order shared by both engines' append statements. */
+export const EVENT_COLUMNS = [
+  'id',
+  'timestamp',
+  'timestamp_us',
+  'session_id',
+  'turn_id',
+  'type',
+  'actor',
+  'payload',
+  'parent_event_id',
+  'sensitivity',
+] as const;
+
+/** One event row's values in EVENT_COLUMNS order. */
+export function eventValues(r: NewEventRow): unknown[] {
+  return [
+    r.id,
+    r.timestamp,
+    r.timestamp_us,
+    r.session_id ?? null,
+    r.turn_id ?? null,
+    r.type,
+    r.actor,
+    r.payload,
+    r.parent_event_id ?? null,
+    r.sensitivity,
+  ];
+}
+
+export const sqliteDialect: SqlDialect = {
+  engine: 'sqlite',
+  jsonText: (json, path) => sql<string | null>`json_extract(${json}, ${path})`,
+  jsonSetString: (json, path, value) => sql<string>`json_set(${json}, ${path}, ${value})`,
+  // decimal_sum is registered on every connection by open.ts (exact, BigInt-backed)
+  decimalSum: (expr) => sql<string>`decimal_sum(${expr})`,
+  beginWrite: sql`BEGIN IMMEDIATE`,
+  isRetryable(err) {
+    // SQLITE_BUSY (5) or SQLITE_LOCKED (6), including extended codes
+    const code = (err as { errcode?: number } | null)?.errcode;
+    if (typeof code === 'number') return (code & 0xff) === 5 || (code & 0xff) === 6;
+    return /database is (locked|busy)/i.test(errorMessage(err));
+  },
+  insertEvent: `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`,
+};
+
+export const postgresDialect: SqlDialect = {
+  engine: 'postgres',
+  // PostgreSQL refuses to extract anything from JSON holding the escape \u0000: read it as \ufffd
+  jsonText: (json, path) => sql<string | null>`(${pgJson(json)}::json #>> ${toPgPath(path)})`,
+  jsonSetString: (json, path, value) =>
+    sql<string>`jsonb_set(${pgJson(json)}::jsonb, ${toPgPath(path)}, to_jsonb(${value}::text))::text`,
+  decimalSum: (expr) => sql<string>`coalesce(sum((${expr})::numeric), 0)::text`,
+  beginWrite: sql`BEGIN`,
+  isRetryable(err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code === 'string') return RETRYABLE_PG_CODES.test(code) || NODE_NET_CODES.has(code);
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(
+      errorMessage(err),
+    );
+  },
+  // one statement for a whole batch whatever its size, so the server prepares it once per connection
+  insertEvent: `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) SELECT * FROM unnest(${EVENT_COLUMNS.map(
+    (c, i) => `$${i + 1}::${c === 'timestamp_us' ? 'int8' : 'text'}[]`,
+  ).join(', ')})`,
+};
+
+export function dialectOf(engine: EngineName): SqlDialect {
+  return engine === 'sqlite' ? sqliteDialect : postgresDialect;
+}
+
+/**
+ * PostgreSQL advisory lock keys, each two int4 halves. Transaction-scoped ('svc', purpose): migrations
+ * and key updates. Session-scoped presence: ('svp', hashtext(origin)), held by a live process.
+ */
+export const ADVISORY_LOCKS = {
+  migrate: [0x737663, 1],
+  keys: [0x737663, 2],
+  presence: 0x737670,
+} as const;
+
+/** events.origin of `alias` (PostgreSQL: the process that wrote the row); NULL on SQLite. */
+export function eventOrigin(dialect: SqlDialect, alias: string): RawBuilder<string | null> {
+  return dialect.engine === 'postgres' ? sql<string | null>`${sql.ref(`${alias}.origin`)}` : sql<null>`NULL`;
+}
+
+// --- internal ---
+
+/** 40001 serialization failure, 40P01 deadlock, 55P03 lock not available, 08* connection, 57P0* shutdown. */
+const RETRYABLE_PG_CODES = /^(40001|40P01|55P03|08...|57P0[1-3])$/;
+const NODE_NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
+
+function pgJson(json: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`replace(${json}, ${NUL_ESCAPE}, ${REPLACEMENT_ESCAPE})`;
+}
+
+const NUL_ESCAPE = String.raw`\u0000`;
+const REPLACEMENT_ESCAPE = String.raw`\ufffd`;
+
+/** `$.a.b[2].c` → PostgreSQL's text[] path `{a,b,2,c}`. */
+function toPgPath(path: string): string[] {
+  if (!path.startsWith('$')) throw new Error(`JSON path must start with $: ${path}`);
+  const steps: string[] = [];
+  for (const m of path.slice(1).matchAll(/\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)) steps.push(m[1] ?? m[2]);
+  return steps;
+}

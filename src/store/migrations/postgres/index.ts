@@ -1,0 +1,20 @@
+import type { Kysely } from 'kysely';
+import * as m0001 from './0001-initial.ts';
+
+export interface PostgresMigration {
+  /** The schema version after this migration; equals its position (1-based). */
+  readonly version: number;
+  readonly name: string;
+  up(db: Kysely<any>): Promise<void>;
+}
+
+/** store_meta key of the PostgreSQL schema version; each migration writes its own number there. */
+export const POSTGRES_VERSION_KEY = 'schema_version';
+
+/**
+ * Frozen, in order; PostgreSQL's own sequence (SQLite's is ../index.ts). Append only. A SQLite migration
+ * that changes tables gets its PostgreSQL counterpart here (test/unit/store/engines-carry-the-same-tables).
+ */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  { version: 1, name: '0001-initial', up: m0001.up },
+];

@@ -1,0 +1,134 @@
+/**
+ * @module The PostgreSQL store (SVC_DATABASE_URL): a node-postgres pool behind Kysely's PostgresDialect,
+ * migrated under an advisory lock so N replicas starting together migrate once, events appended one
+ * batch per statement through a named (server-side prepared) INSERT. Every pooled connection stamps the
+ * rows it inserts with this process's origin (events.origin), and the session connection
+ * (postgres-session.ts) LISTENs and holds the presence lock that says the origin is alive.
+ */
+import { randomUUID } from 'node:crypto';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { errorMessage, SvcError } from '../lib/errors.ts';
+import { EVENT_COLUMNS, eventValues, postgresDialect } from './dialect.ts';
+import { migratePostgres, readPostgresSchemaVersion } from './migrate.ts';
+import type { OpenStoreOptions, PostgresStore } from './open.ts';
+import { createSessionConnection, presenceLockArgs } from './postgres-session.ts';
+import type { Database, NewEventRow } from './schema.ts';
+
+/** Connections per process: the trace writer, request-path budget updates and reads share them. */
+export const POOL_SIZE = 10;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** The URL without its password, for messages and logs. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = '';
+    u.search = '';
+    return u.toString();
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+export async function openPostgresStore(url: string, options: OpenStoreOptions): Promise<PostgresStore> {
+  const label = redactDatabaseUrl(url);
+  const config: pg.PoolConfig = {
+    connectionString: url,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    types: { getTypeParser },
+    application_name: 'svc',
+  };
+  const origin = randomUUID();
+  const pool = new pg.Pool(config);
+  // queued before anything else the new connection runs: events.origin defaults to this setting
+  pool.on('connect', (c) => {
+    c.query("SELECT set_config('svc.origin', $1, false)", [origin]).catch(() => undefined);
+  });
+  // an idle client that loses its server must not crash the process; the next query reconnects
+  pool.on('error', (err) =>
+    options.log?.warn('a PostgreSQL connection failed', { message: errorMessage(err) }),
+  );
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const fail = async (verb: string, err: unknown): Promise<never> => {
+    await kysely.destroy().catch(() => undefined);
+    if (err instanceof SvcError) throw err;
+    throw new SvcError('store_error', {
+      message: `Cannot ${verb} the PostgreSQL store ${label}: ${errorMessage(err)}; check SVC_DATABASE_URL (or --database-url) and that the server accepts connections.`,
+      cause: err,
+    });
+  };
+  try {
+    (await pool.connect()).release();
+  } catch (err) {
+    return fail('reach', err);
+  }
+  let schemaVersion: number;
+  try {
+    schemaVersion = options.readOnly
+      ? await readPostgresSchemaVersion(kysely)
+      : await migratePostgres(kysely, label);
+  } catch (err) {
+    return fail('migrate', err);
+  }
+  const session = createSessionConnection(config, origin, options.log);
+  let closed = false;
+  return {
+    engine: 'postgres',
+    dialect: postgresDialect,
+    path: label,
+    kysely,
+    schemaVersion,
+    origin,
+    appendEvents: (rows) => appendEvents(pool, rows),
+    listen: (channel, handlers) => session.listen(channel, handlers),
+    announcePresence: () => session.announce(),
+    async liveOrigins(origins) {
+      const live = new Set<string>();
+      // one connection: a session lock taken to test a dead origin must be released by the same session
+      await kysely.connection().execute(async (conn) => {
+        for (const o of new Set(origins)) {
+          const [cls, key] = presenceLockArgs(o);
+          const r = await sql<{
+            got: boolean;
+          }>`SELECT pg_try_advisory_lock(${cls}::int4, hashtext(${key})) AS got`.execute(conn);
+          if (r.rows[0]?.got)
+            await sql`SELECT pg_advisory_unlock(${cls}::int4, hashtext(${key}))`.execute(conn);
+          else live.add(o);
+        }
+      });
+      return live;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await session.close();
+      await kysely.destroy(); // ends the pool
+    },
+  };
+}
+
+// --- internal ---
+
+const INT8_OID = 20;
+const JSON_OIDS = new Set([114, 3802]);
+
+/**
+ * Rows read the same on both engines: int8 (counts, timestamp_us) as numbers (they stay below 2^53),
+ * json as its text, numeric as its exact text (the default).
+ */
+function getTypeParser(oid: number, format?: string): (value: string) => unknown {
+  if (oid === INT8_OID) return Number;
+  if (JSON_OIDS.has(oid)) return (v: string) => v;
+  return pg.types.getTypeParser(oid, format as 'text');
+}
+
+async function appendEvents(pool: pg.Pool, rows: readonly NewEventRow[]): Promise<void> {
+  const columns: unknown[][] = EVENT_COLUMNS.map(() => new Array(rows.length));
+  rows.forEach((r, i) => {
+    const values = eventValues(r);
+    for (let c = 0; c < values.length; c++) columns[c][i] = values[c];
+  });
+  await pool.query({ name: 'svc_append_events', text: postgresDialect.insertEvent, values: columns });
+}

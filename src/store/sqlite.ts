@@ -1,0 +1,198 @@
+/**
+ * @module The SQLite store (the embedded default): one file in WAL mode with the pragmas of DECISIONS §3,
+ * private to its owner (0600), a SQLite version check, migrations, the exact `decimal_sum` aggregate for
+ * money, and the group commit of events through one cached prepared INSERT inside BEGIN IMMEDIATE.
+ */
+import { mkdirSync, type Stats, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { CompiledQuery, Kysely, sql } from 'kysely';
+import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
+import { errorMessage, SvcError } from '../lib/errors.ts';
+import { eventValues, sqliteDialect } from './dialect.ts';
+import { migrateToLatest, readSchemaVersion } from './migrate.ts';
+import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
+import type { OpenStoreOptions, SqliteStore } from './open.ts';
+import { createPrivateFile, tightenStoreFiles } from './private-files.ts';
+import type { Database, NewEventRow } from './schema.ts';
+
+/** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
+export const MIN_SQLITE_VERSION = '3.51.3';
+export const BUSY_TIMEOUT_MS = 10_000;
+
+export function sqliteVersion(db: DatabaseSync): string {
+  return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
+}
+
+/** Throws with the reason when the linked SQLite is older than MIN_SQLITE_VERSION. */
+export function assertSqliteVersion(version: string): void {
+  if (compareVersions(version, MIN_SQLITE_VERSION) < 0) {
+    throw new SvcError('store_error', {
+      message: `SQLite ${version} is too old: svc needs ${MIN_SQLITE_VERSION} or newer, because older versions can corrupt a WAL database when two processes write it (the WAL-reset bug); run svc on Node.js 24 with a newer bundled SQLite.`,
+    });
+  }
+}
+
+/** Opens one connection to the file at `path` (open.ts shares it within the process). */
+export async function openSqliteStore(path: string, options: OpenStoreOptions): Promise<SqliteStore> {
+  const readOnly = options.readOnly ?? false;
+  if (readOnly || options.mustExist) assertStoreFile(path);
+  else mkdirSync(dirname(path), { recursive: true });
+  if (!readOnly) makePrivate(path, options);
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path, { readOnly, timeout: BUSY_TIMEOUT_MS });
+  } catch (cause) {
+    throw new SvcError('store_error', {
+      message: `Cannot open the trace store ${path}: ${errorMessage(cause)}; check the path and its permissions.`,
+      cause,
+    });
+  }
+  try {
+    assertSqliteFile(db, path);
+    assertSqliteVersion(sqliteVersion(db));
+    applyPragmas(db, readOnly);
+    registerFunctions(db);
+  } catch (err) {
+    db.close();
+    if (err instanceof SvcError) throw err;
+    throw new SvcError('store_error', {
+      message: `Cannot use the trace store ${path}: ${errorMessage(err)}.`,
+      cause: err,
+    });
+  }
+  const kysely = new Kysely<Database>({ dialect: createNodeSqliteDialect(db) });
+  try {
+    const schemaVersion = readOnly ? await readSchemaVersion(kysely) : await migrateToLatest(kysely, path);
+    let closed = false;
+    return {
+      engine: 'sqlite',
+      dialect: sqliteDialect,
+      path,
+      db,
+      kysely,
+      schemaVersion,
+      appendEvents: (rows) => appendEvents(kysely, rows),
+      async close() {
+        if (closed) return;
+        closed = true;
+        await kysely.destroy();
+        db.close();
+      },
+    };
+  } catch (err) {
+    await kysely.destroy();
+    db.close();
+    if (err instanceof SvcError) throw err;
+    throw new SvcError('store_error', {
+      message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}.`,
+      cause: err,
+    });
+  }
+}
+
+/** Throws store_error with one sentence when `path` is not an existing file. */
+export function assertStoreFile(path: string): void {
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new SvcError('store_error', {
+      message: `No trace store at ${path}; pass --db-path or set SVC_DB_PATH to an existing store.`,
+    });
+  }
+  if (!st.isFile()) {
+    throw new SvcError('store_error', {
+      message: `The trace store path ${path} is not a file; pass a file path.`,
+    });
+  }
+}
+
+// --- internal ---
+
+/** One BEGIN IMMEDIATE transaction; each row through the dialect adapter's cached prepared INSERT. */
+async function appendEvents(kysely: Kysely<Database>, rows: readonly NewEventRow[]): Promise<void> {
+  await kysely.connection().execute(async (conn) => {
+    await sqliteDialect.beginWrite.execute(conn);
+    try {
+      for (const r of rows)
+        await conn.executeQuery(CompiledQuery.raw(sqliteDialect.insertEvent, eventValues(r)));
+      await sql`COMMIT`.execute(conn);
+    } catch (err) {
+      await sql`ROLLBACK`.execute(conn).catch(() => undefined);
+      throw err;
+    }
+  });
+}
+/** A new store file is created 0600 (its -wal and -shm follow its mode); an existing one is tightened. */
+function makePrivate(path: string, options: OpenStoreOptions): void {
+  try {
+    if (!options.mustExist && createPrivateFile(path)) return;
+  } catch {
+    return; // an unwritable folder: opening the store reports it in one sentence
+  }
+  const t = tightenStoreFiles(path);
+  if (t.files.length > 0) {
+    options.log?.warn('the trace store was readable by other users; its files are now mode 0600', {
+      files: t.files,
+      previous_modes: t.previousModes,
+    });
+  }
+  if (t.failed.length > 0) {
+    options.log?.warn('cannot make the trace store private (mode 0600); chmod 600 its files as their owner', {
+      failed: t.failed,
+    });
+  }
+}
+
+/** Touches the schema so a non-SQLite file fails here with a clear sentence (SQLITE_NOTADB = 26). */
+function assertSqliteFile(db: DatabaseSync, path: string): void {
+  try {
+    db.prepare('SELECT count(*) AS n FROM sqlite_schema').get();
+  } catch (cause) {
+    const code = (cause as { errcode?: number }).errcode;
+    if (code === 26) {
+      throw new SvcError('store_error', {
+        message: `${path} is not a SQLite database, so it cannot be the trace store; point --db-path at an svc store or move the file away.`,
+        cause,
+      });
+    }
+    throw cause;
+  }
+}
+
+function applyPragmas(db: DatabaseSync, readOnly: boolean): void {
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  if (!readOnly) {
+    const mode = (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode;
+    if (mode !== 'wal') throw new Error(`journal_mode is ${mode}, expected wal`);
+  }
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA foreign_keys = ON');
+}
+
+function registerFunctions(db: DatabaseSync): void {
+  // Exact money sums in SQL: decimal_sum(cost_usd) returns a decimal string (DECISIONS §3).
+  db.aggregate('decimal_sum', {
+    start: () => ZERO as unknown as null,
+    step: (acc: unknown, value: unknown) => {
+      if (value === null || value === undefined || value === '') return acc as null;
+      // A JSON number reaches SQL as REAL text like '1.0e-07'; its shortest decimal form is what was meant.
+      const text = String(value);
+      const d = isDecimalString(text) ? parseDecimal(text) : parseDecimal(Number(text));
+      return add(acc as Decimal, d) as unknown as null;
+    },
+    result: (acc: unknown) => formatDecimal(acc as Decimal),
+    deterministic: true,
+  } as never);
+}
+
+function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
