@@ -104,7 +104,10 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         deps.policy.current().resolveRef(ref),
       );
       if (!content.some((b) => (b.type === 'text' && b.text.trim() !== '') || b.type === 'image'))
-        throw new SvcError('invalid_content', { message: 'content: the message has no text or image' });
+        throw new SvcError('invalid_content', {
+          message: 'content: the message has no text or image',
+          details: { field: 'content' },
+        });
       const override = input.perMessageOverride ?? alias;
       const started = await startTurn(full, {
         session,

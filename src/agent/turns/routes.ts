@@ -7,10 +7,11 @@ import * as v from 'valibot';
 import { IMAGE_MEDIA_TYPES } from '../../canonical/message.ts';
 import { readJsonBody } from '../../http/json-body.ts';
 import { validateInput } from '../../http/validation.ts';
-import { SvcError } from '../../lib/errors.ts';
+import { isSvcError, SvcError } from '../../lib/errors.ts';
 import { formatPath } from '../../models/config-yaml.ts';
 import type { AgentAppDeps } from '../app.ts';
 import type { AgentEnv } from '../env.ts';
+import { resolveModelRef } from '../sessions/models.ts';
 import { engineOf } from '../sessions/routes.ts';
 import { requireOpenSession, requireSession } from '../sessions/store.ts';
 import type { SubmitTurnInput } from './engine.ts';
@@ -68,6 +69,7 @@ export function mountTurnRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
     const body = validateInput(SubmitTurnSchema, await readJsonBody(c));
     const content = decodeUserContent(body.content);
     const session = await requireOpenSession(deps.db, c.req.param('session_id'));
+    if (body.per_message_override) assertModelRef(deps, body.per_message_override);
     const engine = engineOf(deps);
     const input: SubmitTurnInput = {
       sessionId: session.id,
@@ -96,6 +98,21 @@ export function mountTurnRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
     });
     return c.json(result);
   });
+}
+
+/** An explicit per-turn model must exist: slot 1 would otherwise pass it over for the next slot unasked. */
+function assertModelRef(deps: AgentAppDeps, ref: string): void {
+  try {
+    resolveModelRef(ref, deps.policy.current(), deps.registry, 'per_message_override');
+  } catch (err) {
+    if (!isSvcError(err)) throw err;
+    const field = 'per_message_override';
+    const issue = err.message.slice(`${field}: `.length);
+    throw new SvcError('validation_error', {
+      message: err.message,
+      details: { field, issues: [{ field, message: issue }] },
+    });
+  }
 }
 
 /** The turn's content blocks, or 400 invalid_content naming the first bad block. */

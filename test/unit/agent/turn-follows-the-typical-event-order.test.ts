@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
+import type { SvcError } from '#src/lib/errors.ts';
 import { type AgentHarness, startAgentHarness } from '../../helpers/agent-harness.ts';
 
 let h: AgentHarness;
@@ -157,3 +158,20 @@ async function waitForNth(type: string, turnId: string, label: string) {
     void label;
   }
 }
+
+test('a message with nothing left to say (blank, or only an @alias prefix) is invalid_content naming content', async () => {
+  const s = await h.newSession();
+  for (const t of ['   ', '@fast ']) {
+    await assert.rejects(h.engine.submit({ sessionId: s.id, content: text(t) }), (err: SvcError) => {
+      assert.equal(err.code, 'invalid_content');
+      assert.deepEqual(err.details, { field: 'content' });
+      return true;
+    });
+  }
+  const row = await h.store.kysely
+    .selectFrom('sessions')
+    .selectAll()
+    .where('id', '=', s.id)
+    .executeTakeFirst();
+  assert.equal(row?.current_turn_id, null);
+});

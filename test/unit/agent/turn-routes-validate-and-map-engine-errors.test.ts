@@ -105,6 +105,23 @@ test('content that is not a list is a validation_error; blocks a user may not se
   assert.equal(fx.submitted.length, 0);
 });
 
+test('a per_message_override naming no model is a validation_error naming the field, not a silent fallback', async (t) => {
+  const fx = await setup(t);
+  const path = `/sessions/${fx.sessionId}/turns`;
+  for (const ref of ['nope', 'anthropic:claude-not-a-model']) {
+    const res = await fx.call('POST', path, {
+      content: [{ type: 'text', text: 'x' }],
+      per_message_override: ref,
+    });
+    assert.equal(res.status, 400, ref);
+    const err = await errorOf(res);
+    assert.equal(err.code, 'validation_error');
+    assert.equal(err.details.field, 'per_message_override');
+    assert.ok(err.message.startsWith('per_message_override'));
+  }
+  assert.equal(fx.submitted.length, 0);
+});
+
 test('engine refusals keep their codes and statuses', async (t) => {
   const fx = await setup(t);
   const path = `/sessions/${fx.sessionId}/turns`;
