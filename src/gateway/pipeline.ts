@@ -27,7 +27,7 @@ import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
-import { findStoredReferences } from './shapes/responses/decode.ts';
+import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
 import { SHAPES } from './shapes/shapes.ts';
 import { createStreamResponse } from './stream-response.ts';
 
@@ -189,9 +189,9 @@ function sameWireOps(adapter: Adapter, shape: ShapeName): SameWireOps | undefine
 }
 
 /**
- * The upstream request for a model on another wire. A Responses follow-up that leans on stored state
- * (`previous_response_id`, `item_reference`) can be answered only where that state lives: refused with a
- * 400 that says what works, never answered without the earlier turns (issue 13).
+ * The upstream request for a model on another wire. A Responses request with a part only OpenAI can serve
+ * (stored state, Codex's additional_tools, hosted tools) is refused with a 400 that names the part and says
+ * what works, never answered without it (issue 13).
  */
 function encodeTranslated(
   adapter: Adapter,
@@ -201,21 +201,12 @@ function encodeTranslated(
   body: unknown,
   modelId: string,
 ): UpstreamCall {
-  if (shape === 'openai_responses') {
-    const refs = findStoredReferences(body as Record<string, unknown>);
-    const what = refs.previousResponseId
-      ? 'previous_response_id'
-      : refs.itemIds.length > 0
-        ? 'item_reference'
-        : null;
-    if (what)
-      throw new SvcError('invalid_request', {
-        message:
-          `${what}: ${modelId} is not an OpenAI model, so earlier responses stored by OpenAI cannot be used; ` +
-          'send the whole conversation as input items (with store: false), or use an OpenAI model',
-        details: { param: what },
-      });
-  }
+  const part = shape === 'openai_responses' ? findOpenAIOnlyPart(body as Record<string, unknown>) : null;
+  if (part)
+    throw new SvcError('invalid_request', {
+      message: `${part.param}: ${part.what} can be served only by an OpenAI model, and ${modelId} is not one; ${part.instead}`,
+      details: { param: part.param },
+    });
   return adapter.encodeRequest(req, upstreamModel);
 }
 

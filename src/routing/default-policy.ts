@@ -20,7 +20,8 @@ export interface NativeNameRule {
 /**
  * First match wins, so narrower names come first. Dated forms (`-20251001`, `-2025-08-07`) and `-latest`
  * ride on the trailing `*`. Names of models the built-in registry does not carry go to the nearest one of
- * the same family and tier (a newer opus to the newest opus, o-series to GPT-5).
+ * the same family and tier (a newer opus to the newest opus; a newer GPT, o-series and Codex names to
+ * GPT-5, their minis to GPT-5 mini).
  */
 export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
   { name: 'native-claude-opus-4-5', models: ['claude-opus-4-5*'], use: 'anthropic:claude-opus-4-5' },
@@ -45,17 +46,18 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
     models: ['claude-haiku-*', 'claude-3-5-haiku*', 'claude-3-haiku*'],
     use: 'anthropic:claude-haiku-4-5',
   },
-  {
-    name: 'native-gpt-5-mini',
-    models: ['gpt-5*mini*', 'codex-mini*', 'o4-mini*', 'o3-mini*'],
-    use: 'openai:gpt-5-mini',
-  },
-  { name: 'native-gpt-5-nano', models: ['gpt-5*nano*'], use: 'openai:gpt-5-nano' },
-  { name: 'native-gpt-5', models: ['gpt-5*', 'o3*', 'o1*'], use: 'openai:gpt-5' },
   { name: 'native-gpt-4.1-mini', models: ['gpt-4.1-mini*', 'gpt-4.1-nano*'], use: 'openai:gpt-4.1-mini' },
   { name: 'native-gpt-4.1', models: ['gpt-4.1*'], use: 'openai:gpt-4.1' },
   { name: 'native-gpt-4o-mini', models: ['gpt-4o-mini*'], use: 'openai:gpt-4o-mini' },
   { name: 'native-gpt-4o', models: ['gpt-4o*', 'chatgpt-4o*'], use: 'openai:gpt-4o' },
+  {
+    name: 'native-gpt-mini',
+    models: ['gpt-*mini*', 'codex-mini*', 'o4-mini*', 'o3-mini*'],
+    use: 'openai:gpt-5-mini',
+  },
+  { name: 'native-gpt-nano', models: ['gpt-*nano*'], use: 'openai:gpt-5-nano' },
+  // gpt-5, gpt-5-codex, gpt-5.1-codex-max and newer (Codex 0.169 defaults to gpt-6.1-sol), o-series
+  { name: 'native-gpt', models: ['gpt-*', 'o3*', 'o1*', 'codex-*'], use: 'openai:gpt-5' },
 ];
 
 /** The built-in policy with every native-name rule (its text for the built-in registry). */

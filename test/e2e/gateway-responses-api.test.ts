@@ -8,7 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import OpenAI from 'openai';
-import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
+import type {
+  FunctionTool,
+  ResponseCreateParamsNonStreaming,
+  ResponseInputItem,
+} from 'openai/resources/responses/responses';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 
@@ -123,9 +127,27 @@ test('the Responses API through the gateway, same wire and translated', { timeou
         (err) =>
           err instanceof OpenAI.BadRequestError &&
           err.code === 'invalid_request' &&
-          /previous_response_id: anthropic:claude-haiku-4-5 is not an OpenAI model/.test(err.message) &&
+          /^400 previous_response_id: a response stored by OpenAI can be served only by an OpenAI model, and anthropic:claude-haiku-4-5 is not one/.test(
+            err.message,
+          ) &&
           /send the whole conversation as input items/.test(err.message),
       );
+      assert.equal(fake.requests.length, 0);
+      // Codex's additional_tools item and a hosted tool: named, with what works instead
+      const codexLike = [
+        { type: 'additional_tools', role: 'developer', tools: [] },
+        { role: 'user', content: 'hi' },
+      ] as unknown as ResponseInputItem[];
+      const cases: Array<[Partial<ResponseCreateParamsNonStreaming>, string]> = [
+        [{ input: codexLike }, '400 input.0: an input item of type additional_tools'],
+        [{ tools: [{ type: 'web_search' }] }, '400 tools.0: a tool of type web_search'],
+      ];
+      for (const [params, field] of cases) {
+        await assert.rejects(
+          client.responses.create({ model: 'anthropic:claude-haiku-4-5', input: 'hi', ...params }),
+          (err) => err instanceof OpenAI.BadRequestError && err.message.startsWith(field),
+        );
+      }
       assert.equal(fake.requests.length, 0);
       // the same follow-up on an OpenAI model is the provider's to answer
       await client.responses.create({ model: 'mini', input: 'and then?', previous_response_id: 'resp_abc' });

@@ -22,8 +22,14 @@ import { loadRoutingPolicy } from '#src/routing/load-policy.ts';
 import { predicateImplies } from '#src/routing/when-implies.ts';
 import { ALL_ADAPTERS, facts, policyOf, registry, silent } from './routing-fixture.ts';
 
-/** Every default or selectable model name of Claude Code (1.x–2.1) and Codex CLI (0.x) over the last year. */
+/**
+ * Every default or selectable model name of Claude Code (1.x–2.1.328) and Codex CLI (0.x–0.169) over the
+ * last year; the 2.1.328 and 0.169 names are what those builds sent to the gateway (test/e2e/clients-*).
+ */
 const NATIVE: ReadonlyArray<readonly [string, string]> = [
+  ['claude-opus-5-5', 'anthropic:claude-opus-4-5'], // Claude Code 2.1.328 --model opus
+  ['claude-haiku-5-5', 'anthropic:claude-haiku-4-5'], // Claude Code 2.1.328 --model haiku
+  ['claude-sonnet-5-5', 'anthropic:claude-sonnet-4-5'],
   ['claude-opus-4-8', 'anthropic:claude-opus-4-5'],
   ['claude-opus-5', 'anthropic:claude-opus-4-5'],
   ['claude-opus-4-5-20251101', 'anthropic:claude-opus-4-5'],
@@ -43,6 +49,8 @@ const NATIVE: ReadonlyArray<readonly [string, string]> = [
   ['claude-haiku-4-5', 'anthropic:claude-haiku-4-5'],
   ['claude-3-5-haiku-20241022', 'anthropic:claude-haiku-4-5'],
   ['claude-3-5-haiku-latest', 'anthropic:claude-haiku-4-5'],
+  ['gpt-6.1-sol', 'openai:gpt-5'], // Codex 0.169 default
+  ['gpt-6-mini', 'openai:gpt-5-mini'],
   ['gpt-5', 'openai:gpt-5'],
   ['gpt-5-2025-08-07', 'openai:gpt-5'],
   ['gpt-5-codex', 'openai:gpt-5'],

@@ -72,21 +72,54 @@ export function decodeResponsesRequest(body: unknown): CanonicalRequest {
   return out;
 }
 
-/** What a follow-up call leans on from earlier responses (the provider's or the gateway's store). */
-export interface StoredReferences {
-  previousResponseId: string | null;
-  /** `item_reference` ids in `input`. */
-  itemIds: string[];
+/** A part of a Responses request that only an OpenAI model can serve, and why. */
+export interface OpenAIOnlyPart {
+  /** The field path, e.g. `previous_response_id`, `input.0`, `tools.2`. */
+  param: string;
+  what: string;
+  /** What works instead. */
+  instead: string;
 }
 
-/** The stored state `body` (a validated Responses request) refers to. */
-export function findStoredReferences(body: Record<string, unknown>): StoredReferences {
+const TRANSLATED_ITEMS: ReadonlySet<string> = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'reasoning',
+]);
+
+const STORED = 'send the whole conversation as input items (with store: false), or use an OpenAI model';
+
+/**
+ * The first part of `body` (a validated Responses request) that needs OpenAI itself: state OpenAI stored
+ * (`previous_response_id`, `item_reference`), input items and tools only the Responses API knows (Codex's
+ * `additional_tools`, hosted and custom tools). Null when the request translates whole.
+ */
+export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPart | null {
   const previous = body.previous_response_id;
+  if (typeof previous === 'string' && previous !== '')
+    return { param: 'previous_response_id', what: 'a response stored by OpenAI', instead: STORED };
   const input = Array.isArray(body.input) ? (body.input as Array<Record<string, unknown>>) : [];
-  return {
-    previousResponseId: typeof previous === 'string' && previous !== '' ? previous : null,
-    itemIds: input.filter((i) => i?.type === 'item_reference').map((i) => String(i.id)),
-  };
+  for (const [i, item] of input.entries()) {
+    const type = typeof item?.type === 'string' ? item.type : 'message';
+    if (type === 'item_reference')
+      return { param: `input.${i}`, what: 'an item_reference to an item stored by OpenAI', instead: STORED };
+    if (!TRANSLATED_ITEMS.has(type))
+      return {
+        param: `input.${i}`,
+        what: `an input item of type ${type}`,
+        instead: 'leave it out, or use an OpenAI model',
+      };
+  }
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<Record<string, unknown>>) : [];
+  for (const [i, tool] of tools.entries())
+    if (tool?.type !== 'function')
+      return {
+        param: `tools.${i}`,
+        what: `a tool of type ${String(tool?.type)}`,
+        instead: 'declare function tools only, or use an OpenAI model',
+      };
+  return null;
 }
 
 // --- internal ---
