@@ -16,7 +16,7 @@ export function validateInput<S extends v.GenericSchema>(
   if (parsed.success) return parsed.output;
   const issues = parsed.issues.map((issue) => ({
     field: formatPath(issue.path) || null,
-    message: issue.message,
+    message: issueMessage(issue),
   }));
   const first = issues[0];
   const field = first.field ?? where;
@@ -24,6 +24,12 @@ export function validateInput<S extends v.GenericSchema>(
     message: `${field}: ${first.message}`,
     details: { field, issues },
   });
+}
+
+/** The issue's message, except a missing key, which valibot words as "Invalid key: …": "is required". */
+export function issueMessage(issue: v.BaseIssue<unknown>): string {
+  const missing = issue.kind === 'schema' && issue.type === 'object' && issue.received === 'undefined';
+  return missing && issue.path?.length ? 'is required' : issue.message;
 }
 
 /** A query-string integer in [min, max] with a default (DECISIONS §5 page sizes). */

@@ -6,7 +6,7 @@ import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { IMAGE_MEDIA_TYPES } from '../../canonical/message.ts';
 import { readJsonBody } from '../../http/json-body.ts';
-import { validateInput } from '../../http/validation.ts';
+import { issueMessage, validateInput } from '../../http/validation.ts';
 import { isSvcError, SvcError } from '../../lib/errors.ts';
 import { formatPath } from '../../models/config-yaml.ts';
 import type { AgentAppDeps } from '../app.ts';
@@ -127,6 +127,9 @@ export function decodeUserContent(blocks: readonly unknown[]): SubmitTurnInput['
     if (parsed.success) return parsed.output;
     const issue = parsed.issues[0];
     const field = `content[${i}]${issue.path ? `.${formatPath(issue.path)}` : ''}`;
-    throw new SvcError('invalid_content', { message: `${field}: ${issue.message}`, details: { field } });
+    throw new SvcError('invalid_content', {
+      message: `${field}: ${issueMessage(issue)}`,
+      details: { field },
+    });
   });
 }

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import * as v from 'valibot';
+import { validateInput } from '#src/http/validation.ts';
+import type { SvcError } from '#src/lib/errors.ts';
+
+const Schema = v.object({
+  workspace_path: v.string('must be a string'),
+  nested: v.optional(v.object({ decision: v.picklist(['allow', 'deny'], 'must be allow or deny') })),
+});
+
+function refusal(input: unknown): SvcError {
+  try {
+    validateInput(Schema, input);
+  } catch (err) {
+    return err as SvcError;
+  }
+  throw new Error('accepted');
+}
+
+test('a missing key is "is required" under its own name, wherever it sits', () => {
+  let err = refusal({});
+  assert.equal(err.code, 'validation_error');
+  assert.equal(err.message, 'workspace_path: is required');
+  assert.equal(err.details?.field, 'workspace_path');
+  err = refusal({ workspace_path: '/w', nested: {} });
+  assert.equal(err.message, 'nested.decision: is required');
+});
+
+test('a present key keeps its schema message', () => {
+  assert.equal(refusal({ workspace_path: 5 }).message, 'workspace_path: must be a string');
+  assert.equal(
+    refusal({ workspace_path: '/w', nested: { decision: 'x' } }).message,
+    'nested.decision: must be allow or deny',
+  );
+});
