@@ -57,7 +57,8 @@ export function mountMetaRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
     return c.json({ valid, errors, warnings });
   });
 
-  app.post('/routing/reload', (c) => {
+  app.post('/routing/reload', async (c) => {
+    await readJsonBody(c, { optional: true }); // no body is read, but a non-JSON one is 415 like everywhere
     const { version, valid } = deps.policy.reload();
     const view = deps.policy.view();
     deps.log.info('routing policy reloaded', { version, valid, in_force: view.version });

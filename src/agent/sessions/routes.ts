@@ -110,6 +110,7 @@ export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
 
   app.delete('/sessions/:session_id', async (c) => {
     const { purge } = validateInput(DeleteSessionSchema, c.req.query(), 'query');
+    await readJsonBody(c, { optional: true }); // a form post must not end a session: any body is JSON or 415
     const row = await requireSession(deps.db, c.req.param('session_id'));
     const now = formatUs(deps.clock.nowUs());
     if (row.current_turn_id !== null) await stopTurn(deps, row.id, row.current_turn_id, purge === 'true');
