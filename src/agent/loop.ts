@@ -71,8 +71,7 @@ export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<Loop
     stopReason: stop,
     finalText,
     steps,
-    errorCode: err ? (isSvcError(err) ? err.code : 'internal_error') : null,
-    errorClass: err instanceof LlmCallFailed ? err.failure.error_class : null,
+    ...failureOf(err),
   });
   for (let step = 1; step <= deps.maxSteps; step++) {
     if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
@@ -274,6 +273,18 @@ export function prepareHistory(messages: CanonicalMessage[]): CanonicalMessage[]
     else out.push({ ...m, content });
   }
   return out;
+}
+
+/** The turn's error code and class: the provider's failure (before or mid-stream), else internal_error. */
+function failureOf(err: unknown): { errorCode: string | null; errorClass: string | null } {
+  if (err === undefined) return { errorCode: null, errorClass: null };
+  if (err instanceof LlmCallFailed)
+    return { errorCode: err.failure.code, errorClass: err.failure.error_class };
+  if (isSvcError(err)) {
+    const cls = err.details?.error_class;
+    return { errorCode: err.code, errorClass: typeof cls === 'string' ? cls : null };
+  }
+  return { errorCode: 'internal_error', errorClass: null };
 }
 
 function cancelledComplete(

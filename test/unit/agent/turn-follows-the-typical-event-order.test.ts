@@ -175,3 +175,21 @@ test('a message with nothing left to say (blank, or only an @alias prefix) is in
     .executeTakeFirst();
   assert.equal(row?.current_turn_id, null);
 });
+
+test('an upstream failure ends the turn: llm.call_failed, then turn.completed failed with the upstream code and class', async () => {
+  const s = await h.newSession();
+  h.fake.script([{ error: 400, message: 'bad tool schema' }]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('hi') });
+  const end = await h.turnEnd(t.turn_id);
+  assert.deepEqual(sequence(t.turn_id), [
+    'turn.started',
+    'route.decided',
+    'llm.call_started',
+    'llm.call_failed',
+    'turn.completed',
+  ]);
+  assert.equal(end.payload.status, 'failed');
+  // the provider refused the request: not an internal error of svc
+  assert.equal(end.payload.error_code, 'upstream_invalid_request');
+  assert.equal(end.payload.error_class, 'invalid_request');
+});
