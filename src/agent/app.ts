@@ -1,7 +1,7 @@
 /**
  * @module The agent server's Hono app (spec 2): Host/Origin check → shutdown gate → request log → /metrics
- * (no version headers) → versioning → session, history, turn and meta routes. Errors use the service body;
- * unknown paths are a JSON 404. No CORS headers: a browser page elsewhere must not drive this server.
+ * (no version headers) → versioning → session, history, turn, meta and WebSocket-handshake routes. Errors use
+ * the service body; unknown paths are a JSON 404. No CORS headers: a foreign page must not drive this server.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { Kysely } from 'kysely';
@@ -27,6 +27,7 @@ import { mountSessionRoutes } from './sessions/routes.ts';
 import type { TurnEndWatch } from './sessions/turn-end-watch.ts';
 import type { TurnEngine } from './turns/engine.ts';
 import { mountTurnRoutes } from './turns/routes.ts';
+import type { StreamServer } from './ws/stream-server.ts';
 
 export interface AgentAppDeps {
   db: Kysely<Database>;
@@ -58,6 +59,8 @@ export interface AgentAppDeps {
   boundAuthority?: () => string;
   /** A session was ended or purged (the stream server closes its sockets). */
   onSessionEnded?: (sessionId: string) => void;
+  /** The WebSocket stream (ws/stream-server.ts); mounts GET /sessions/{id}/stream. */
+  stream?: Pick<StreamServer, 'mount'>;
 }
 
 export function createAgentApp(deps: AgentAppDeps): Hono<AgentEnv> {
@@ -72,6 +75,7 @@ export function createAgentApp(deps: AgentAppDeps): Hono<AgentEnv> {
   mountHistoryRoutes(app, deps);
   mountTurnRoutes(app, deps);
   mountMetaRoutes(app, deps);
+  deps.stream?.mount(app, deps);
   app.notFound(serviceNotFound);
   app.onError(createServiceErrorHandler({ log: deps.log }));
   return app;

@@ -7,6 +7,7 @@
 import type { Adapter } from '../adapters/adapter.ts';
 import type { AdapterName } from '../adapters/registry.ts';
 import type { SvcEnv } from '../config/env.ts';
+import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
 import { isLoopbackName, parseAllowedHosts } from '../http/host-check.ts';
 import { type Listening, LOOPBACK_HOST, listen, resolveLoopbackHost } from '../http/listen.ts';
@@ -25,6 +26,12 @@ import { freeUnfinishedTurns, publishRecoveredTurns } from './sessions/recover.t
 import { createSessionCounter } from './sessions/store.ts';
 import { createTurnEndWatch } from './sessions/turn-end-watch.ts';
 import type { TurnEngine } from './turns/engine.ts';
+import {
+  createStreamServer,
+  DEFAULT_WS_PING_INTERVAL_MS,
+  DEFAULT_WS_QUEUE_LIMIT,
+  type StreamServer,
+} from './ws/stream-server.ts';
 
 export const DEFAULT_SERVE_PORT = 8421;
 /** spec 2 §Limits: graceful shutdown. */
@@ -92,6 +99,9 @@ export async function runAgentServer<R extends AgentRuntime>(
     modelsPath: options.modelsPath,
     routingPath: options.routingPath,
   });
+  const queueLimit = positiveInt(env.wsQueueLimit, 'SVC_WS_QUEUE_LIMIT') ?? DEFAULT_WS_QUEUE_LIMIT;
+  const pingIntervalMs =
+    positiveInt(env.wsPingIntervalMs, 'SVC_WS_PING_INTERVAL_MS') ?? DEFAULT_WS_PING_INTERVAL_MS;
   if (Object.keys(adapters).length === 0)
     log.warn(
       'no provider key set (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY): history and analytics work, turns fail with 503 routing_failed',
@@ -99,6 +109,7 @@ export async function runAgentServer<R extends AgentRuntime>(
   const runtime = await options.openRuntime();
   let engine: AgentEngine | undefined;
   let server: Listening;
+  let stream: StreamServer;
   let shuttingDown = false;
   let recovered: Awaited<ReturnType<typeof freeUnfinishedTurns>>;
   try {
@@ -109,6 +120,17 @@ export async function runAgentServer<R extends AgentRuntime>(
       gauges: { sessionCount: createSessionCounter(runtime.store) },
     });
     const turnEnds = createTurnEndWatch(runtime.bus);
+    // item 5: the streaming server is a built-in subscriber, registered before any turn can publish
+    stream = createStreamServer({
+      bus: runtime.bus,
+      clock: runtime.clock,
+      newId: runtime.newId,
+      log,
+      flush: () => runtime.writer.flush(),
+      queueLimit,
+      pingIntervalMs,
+    });
+    runtime.bus.subscribe(stream.subscriber);
     const services: AgentServices = { env, log, ...pick(runtime), registry, policy, adapters };
     engine = await options.createEngine?.(services);
     recovered = await freeUnfinishedTurns(runtime.store.kysely, formatUs(runtime.clock.nowUs()));
@@ -134,8 +156,11 @@ export async function runAgentServer<R extends AgentRuntime>(
       serverVersion: options.serverVersion,
       flushEvents: () => runtime.writer.flush(),
       boundAuthority: () => authority,
+      stream,
+      onSessionEnded: (sessionId) => stream.endSession(sessionId),
     });
-    server = await listen(app.fetch, { host, port: options.port });
+    // item 5: the WebSocket on the same port
+    server = await listen(app.fetch, { host, port: options.port, onUpgrade: stream.upgrade });
     authority = new URL(server.url).host;
   } catch (err) {
     await engine?.close?.();
@@ -159,7 +184,7 @@ export async function runAgentServer<R extends AgentRuntime>(
   const signal = await waitForStopSignal();
   shuttingDown = true;
   log.info('agent server stopping', { signal, active_turns: engine?.activeTurns() ?? 0 });
-  await stop(options, server, runtime, engine);
+  await stop(options, server, runtime, engine, stream);
   log.info('agent server stopped');
 }
 
@@ -190,12 +215,13 @@ function pick(runtime: AgentRuntime) {
   };
 }
 
-/** item 6: turns cancelled, listener drained, engine and store closed, all within the grace period. */
+/** item 6: turns cancelled, sockets closed, listener drained, engine and store closed, within the grace period. */
 async function stop(
   options: RunAgentServerOptions<AgentRuntime>,
   server: Listening,
   runtime: AgentRuntime,
   engine: AgentEngine | undefined,
+  stream: StreamServer,
 ): Promise<void> {
   const graceMs = options.graceMs ?? SHUTDOWN_GRACE_MS;
   const deadline = Date.now() + graceMs;
@@ -205,6 +231,8 @@ async function stop(
   }, graceMs);
   try {
     if (engine) await engine.cancelAll('server_shutdown');
+    // item 6: sockets close with 1001 once the cancelled turns' last events went out
+    await stream.closeAll();
     const { forced } = await server.close(Math.max(0, deadline - Date.now()));
     if (forced)
       options.log.warn('in-flight requests were cut off at the shutdown deadline', { grace_ms: graceMs });

@@ -36,6 +36,8 @@ export interface SvcEnv {
   readonly agentMaxSteps: string | undefined;
   readonly agentConfirmationTimeoutMs: string | undefined;
   readonly agentTurnTimeoutMs: string | undefined;
+  readonly wsPingIntervalMs: string | undefined;
+  readonly wsQueueLimit: string | undefined;
 }
 
 /** Reads the environment once; pass the result down instead of touching process.env. */
@@ -77,6 +79,8 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     agentMaxSteps: get('SVC_AGENT_MAX_STEPS'),
     agentConfirmationTimeoutMs: get('SVC_AGENT_CONFIRMATION_TIMEOUT_MS'),
     agentTurnTimeoutMs: get('SVC_AGENT_TURN_TIMEOUT_MS'),
+    wsPingIntervalMs: get('SVC_WS_PING_INTERVAL_MS'),
+    wsQueueLimit: get('SVC_WS_QUEUE_LIMIT'),
   });
 }
 

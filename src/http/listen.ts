@@ -3,7 +3,8 @@
  * take to send its request, and graceful stop: stop accepting, let in-flight requests finish within a
  * deadline, close idle keep-alive sockets, then force the rest.
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { createAdaptorServer } from '@hono/node-server';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
@@ -61,7 +62,13 @@ export interface Listening {
 
 export async function listen(
   fetch: (request: Request) => Response | Promise<Response>,
-  options: { host: string; port: number; clientTimeouts?: ClientTimeouts },
+  options: {
+    host: string;
+    port: number;
+    clientTimeouts?: ClientTimeouts;
+    /** The `upgrade` listener (WebSocket handshakes on the same port), attached before listening. */
+    onUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  },
 ): Promise<Listening> {
   const timeouts = options.clientTimeouts ?? DEFAULT_CLIENT_TIMEOUTS;
   const server = createAdaptorServer({
@@ -73,6 +80,7 @@ export async function listen(
       connectionsCheckingInterval: checkingIntervalMs(timeouts),
     },
   }) as Server;
+  if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
   let inFlight = 0;
   server.on('request', (_req, res) => {
     inFlight++;

@@ -42,6 +42,10 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   internal_error: 500,
   service_shutting_down: 503,
+  // WebSocket handshake (spec 2 §WebSocket stream): refused before the upgrade, with this body
+  invalid_attach_token: 401,
+  attach_token_wrong_session: 403,
+  upgrade_required: 426,
   // the client closed the connection before the answer (nginx's 499); nobody reads the body, but the
   // request log and turn.completed record this one status
   cancelled: 499,

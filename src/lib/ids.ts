@@ -1,5 +1,5 @@
 import { getRandomValues } from 'node:crypto';
-import { monotonicFactory } from 'ulidx';
+import { decodeTime, monotonicFactory } from 'ulidx';
 
 /** A factory of ids; injected so tests can pin them. */
 export type NewId = (prefix?: string) => string;
@@ -11,6 +11,11 @@ export function createIdFactory(): NewId {
 }
 
 export const newId: NewId = createIdFactory();
+
+/** The creation time (Unix ms) a bare ULID carries in its first 10 characters. */
+export function idTimeMs(id: string): number {
+  return decodeTime(id);
+}
 
 /**
  * A uniform [0, 1) source for ulidx drawn from the OS CSPRNG 1024 words at a time: ulidx's default asks

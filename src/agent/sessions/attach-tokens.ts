@@ -8,14 +8,18 @@ import type { Clock } from '../../lib/time.ts';
 
 export const ATTACH_TOKEN_TTL_MS = 60_000;
 
+/** What presenting a token found: only `ok` uses it up. */
+export type AttachOutcome = 'ok' | 'unknown' | 'expired' | 'wrong_session';
+
 export interface AttachTokens {
   /** A fresh token for `sessionId`; earlier tokens stay valid until used or expired. */
   issue(sessionId: string): { token: string; expires_at_us: number };
   /**
-   * Uses up `token` for `sessionId`: true once, when it was issued for that session and has not
-   * expired. A token presented for another session is not consumed (it may still be used for its own).
+   * Uses up `token` for `sessionId`: `ok` once, when it was issued for that session and has not expired;
+   * `unknown` for a token never issued or already used. A token presented for another session is not
+   * consumed (it may still be used for its own).
    */
-  consume(token: string, sessionId: string): boolean;
+  consume(token: string, sessionId: string): AttachOutcome;
   /** Tokens issued and neither used nor expired. */
   readonly size: number;
 }
@@ -38,9 +42,14 @@ export function createAttachTokens(deps: { newId: NewId; clock: Clock; ttlMs?: n
     consume(token, sessionId) {
       const now = deps.clock.nowUs();
       const entry = tokens.get(token);
-      if (!entry || entry.sessionId !== sessionId) return false;
+      if (!entry) return 'unknown';
+      if (entry.expiresUs <= now) {
+        tokens.delete(token);
+        return 'expired';
+      }
+      if (entry.sessionId !== sessionId) return 'wrong_session';
       tokens.delete(token);
-      return entry.expiresUs > now;
+      return 'ok';
     },
     get size() {
       sweep(deps.clock.nowUs());

@@ -5,8 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAgentApp } from '#src/agent/app.ts';
-import { createAttachTokens } from '#src/agent/sessions/attach-tokens.ts';
+import { type AgentAppDeps, createAgentApp } from '#src/agent/app.ts';
+import { type AttachTokens, createAttachTokens } from '#src/agent/sessions/attach-tokens.ts';
 import { createTurnEndWatch } from '#src/agent/sessions/turn-end-watch.ts';
 import type { TurnEngine } from '#src/agent/turns/engine.ts';
 import { createBus } from '#src/events/bus.ts';
@@ -29,7 +29,12 @@ export interface AgentAppFixture {
 
 export async function createAgentAppFixture(
   t: { after: (fn: () => unknown) => void },
-  options: { engine?: TurnEngine; availableAdapters?: string[] } = {},
+  options: {
+    engine?: TurnEngine;
+    availableAdapters?: string[];
+    attachTokens?: AttachTokens;
+    stream?: AgentAppDeps['stream'];
+  } = {},
 ): Promise<AgentAppFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-agent-app-'));
   const store = await openStore(join(dir, 'svc.db'));
@@ -51,7 +56,8 @@ export async function createAgentAppFixture(
     policy: loadRoutingPolicy({ path: undefined, registry, log: silentLogger }),
     availableAdapters: new Set(options.availableAdapters ?? ['anthropic']),
     engine: options.engine,
-    attachTokens: createAttachTokens({ newId, clock: systemClock }),
+    attachTokens: options.attachTokens ?? createAttachTokens({ newId, clock: systemClock }),
+    stream: options.stream,
     turnEnds: createTurnEndWatch(bus),
     metrics: createMetricsCollector({ role: 'agent', log: silentLogger }),
     startedAtUs: systemClock.nowUs(),

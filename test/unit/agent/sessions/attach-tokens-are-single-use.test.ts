@@ -13,10 +13,10 @@ test('a token is atk_<ulid>, works once, and only for the session it was issued 
   const { store } = tokens();
   const { token } = store.issue('sess_a');
   assert.match(token, /^atk_[0-9A-HJKMNP-TV-Z]{26}$/);
-  assert.equal(store.consume(token, 'sess_b'), false);
-  assert.equal(store.consume(token, 'sess_a'), true);
-  assert.equal(store.consume(token, 'sess_a'), false);
-  assert.equal(store.consume('atk_unknown', 'sess_a'), false);
+  assert.equal(store.consume(token, 'sess_b'), 'wrong_session');
+  assert.equal(store.consume(token, 'sess_a'), 'ok');
+  assert.equal(store.consume(token, 'sess_a'), 'unknown');
+  assert.equal(store.consume('atk_unknown', 'sess_a'), 'unknown');
 });
 
 test('every issue is a fresh token and earlier ones stay valid', () => {
@@ -25,8 +25,8 @@ test('every issue is a fresh token and earlier ones stay valid', () => {
   const second = store.issue('sess_a').token;
   assert.notEqual(first, second);
   assert.equal(store.size, 2);
-  assert.equal(store.consume(first, 'sess_a'), true);
-  assert.equal(store.consume(second, 'sess_a'), true);
+  assert.equal(store.consume(first, 'sess_a'), 'ok');
+  assert.equal(store.consume(second, 'sess_a'), 'ok');
 });
 
 test('a token expires 60 seconds after it was issued', () => {
@@ -34,8 +34,9 @@ test('a token expires 60 seconds after it was issued', () => {
   const early = store.issue('sess_a').token;
   const late = store.issue('sess_a').token;
   advance(ATTACH_TOKEN_TTL_MS - 1);
-  assert.equal(store.consume(early, 'sess_a'), true);
+  assert.equal(store.consume(early, 'sess_a'), 'ok');
   advance(1);
-  assert.equal(store.consume(late, 'sess_a'), false);
+  assert.equal(store.consume(late, 'sess_a'), 'expired');
+  assert.equal(store.consume(late, 'sess_a'), 'unknown');
   assert.equal(store.size, 0);
 });

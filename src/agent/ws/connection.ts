@@ -1,0 +1,201 @@
+/**
+ * @module One attached WebSocket (spec 2 §WebSocket stream): its queue starts at accept; `subscribe` (first
+ * frame) sends the ack and the snapshot or replay, then the queue is drained past the last id sent and the
+ * connection goes live. Inbound frames are decoded (errors answered with an `error` frame, never thrown),
+ * `cancel` is the REST cancel, ping/pong run both ways with a server ping after each idle interval and a
+ * close after three unanswered. A backlog above the queue limit closes with 1008 client_too_slow.
+ */
+import type { EventEnvelope } from '../../events/envelope.ts';
+import { errorMessage, isSvcError } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { CompiledFilter } from './filter.ts';
+import {
+  type CancelFrame,
+  CLOSE,
+  type CloseKind,
+  closeReason,
+  decodeClientFrame,
+  encodeFrame,
+  type FrameError,
+  type ServerFrame,
+  type SubscribeFrame,
+} from './frames.ts';
+import type { Delivery, HubClient } from './hub.ts';
+import { createOutbox, type FrameSocket } from './outbox.ts';
+import { runSubscribe, type SubscribeContext } from './subscribe.ts';
+
+/** Unanswered server pings before the connection is closed (spec 2 §Limits). */
+export const MAX_UNANSWERED_PINGS = 3;
+/** How long a closing connection may take to send what it still has queued (shutdown, session end). */
+export const CLOSE_DRAIN_MS = 2_000;
+
+export interface ConnectionSocket extends FrameSocket {
+  close(code: number, reason: string): void;
+}
+
+export interface ConnectionDeps {
+  sessionId: string;
+  socket: ConnectionSocket;
+  /** The hub's last event id at accept. */
+  fence: string | null;
+  queueLimit: number;
+  pingIntervalMs: number;
+  store: Pick<SubscribeContext, 'db' | 'flush' | 'nowMs'>;
+  /** The REST cancel of this session's turn; throws its SvcError. */
+  cancel(turnId: string, reason: string | null): Promise<void>;
+  /** The backlog overflowed at `event` (bus.handler_warning is published for it). */
+  overflowed(event: EventEnvelope, queued: number): void;
+  newNonce(): string;
+  log: Logger;
+}
+
+export interface Connection extends HubClient {
+  /** One inbound message (text, or binary which is refused). */
+  receive(data: unknown): void;
+  /** Closes with one of the server's close codes; `drain` first sends what is queued (bounded). */
+  close(kind: CloseKind, message: string, drain: boolean): void;
+  /** The socket closed (either side): stop timers, drop the queue. */
+  closed(): void;
+}
+
+type State = 'awaiting' | 'subscribing' | 'live' | 'closing' | 'closed';
+
+export function createConnection(deps: ConnectionDeps): Connection {
+  const outbox = createOutbox(deps.socket);
+  let state: State = 'awaiting';
+  let pending: Array<{ delivery: Delivery; encoded: () => Buffer }> = [];
+  let filter: CompiledFilter | undefined;
+  let lastSentId: string | null = null;
+  let heardSinceTick = false;
+  let unanswered = 0;
+
+  const send = (frame: ServerFrame) => outbox.push(encodeFrame(frame), false);
+  const sendError = (e: FrameError) => send({ type: 'error', code: e.code, message: e.message });
+  const backlog = () => pending.length + outbox.liveQueued;
+
+  const heartbeat = setInterval(() => {
+    if (heardSinceTick) {
+      heardSinceTick = false;
+      unanswered = 0;
+      return;
+    }
+    if (unanswered >= MAX_UNANSWERED_PINGS) {
+      self.close('heartbeat', `${MAX_UNANSWERED_PINGS} pings went unanswered`, false);
+      return;
+    }
+    unanswered++;
+    send({ type: 'ping', nonce: deps.newNonce() });
+  }, deps.pingIntervalMs);
+
+  const subscribeContext: SubscribeContext = {
+    ...deps.store,
+    sessionId: deps.sessionId,
+    fence: deps.fence,
+    send,
+    drained: () => outbox.drained(),
+    isOpen: () => state === 'subscribing',
+  };
+
+  async function subscribe(frame: SubscribeFrame): Promise<void> {
+    state = 'subscribing';
+    let outcome: Awaited<ReturnType<typeof runSubscribe>>;
+    try {
+      outcome = await runSubscribe(subscribeContext, frame);
+    } catch (err) {
+      deps.log.error('subscribe failed', { session_id: deps.sessionId, message: errorMessage(err) });
+      outcome = { ok: false };
+      if (state === 'subscribing') sendError({ code: 'internal_error', message: 'the subscription failed' });
+    }
+    if (state !== 'subscribing') return;
+    if (!outcome.ok) {
+      state = 'awaiting'; // the client may subscribe again (with snapshot: true); the queue keeps filling
+      return;
+    }
+    filter = outcome.filter;
+    lastSentId = outcome.lastSentId;
+    const queued = pending;
+    pending = [];
+    state = 'live';
+    for (const { delivery, encoded } of queued) forward(delivery, encoded);
+  }
+
+  /** Live: the filter decides; ids at or below the last one sent were replayed already (the seam rule). */
+  function forward(delivery: Delivery, encoded: () => Buffer): void {
+    if (lastSentId !== null && delivery.event.id <= lastSentId) return;
+    if (!filter!.matches(delivery.event, delivery.fromWorker)) return;
+    outbox.push(encoded(), true);
+  }
+
+  function cancel(frame: CancelFrame): void {
+    deps.cancel(frame.turn_id, frame.reason ?? null).catch((err) => {
+      if (state === 'closing' || state === 'closed') return;
+      if (isSvcError(err)) sendError({ code: err.code, message: err.message });
+      else {
+        deps.log.error('cancel frame failed', { session_id: deps.sessionId, message: errorMessage(err) });
+        sendError({ code: 'internal_error', message: 'the cancel failed' });
+      }
+    });
+  }
+
+  const self: Connection = {
+    sessionId: deps.sessionId,
+    deliver(delivery, encoded) {
+      if (state === 'closing' || state === 'closed') return;
+      if (backlog() >= deps.queueLimit) {
+        deps.overflowed(delivery.event, backlog());
+        self.close('tooSlow', `more than ${deps.queueLimit} events queued; reconnect with since`, false);
+        return;
+      }
+      if (state === 'live') forward(delivery, encoded);
+      else pending.push({ delivery, encoded });
+    },
+    receive(data) {
+      if (state === 'closing' || state === 'closed') return;
+      heardSinceTick = true;
+      if (typeof data !== 'string')
+        return sendError({ code: 'invalid_frame', message: 'frames are JSON text, not binary' });
+      const decoded = decodeClientFrame(data);
+      if ('error' in decoded) return sendError(decoded.error);
+      const frame = decoded.frame;
+      switch (frame.type) {
+        case 'ping':
+          return send({ type: 'pong', nonce: frame.nonce });
+        case 'pong':
+          return;
+        case 'subscribe':
+          if (state !== 'awaiting')
+            return sendError({ code: 'already_subscribed', message: 'this connection already subscribed' });
+          void subscribe(frame);
+          return;
+        case 'cancel':
+          if (state === 'awaiting')
+            return sendError({ code: 'subscribe_required', message: 'send subscribe first' });
+          return cancel(frame);
+      }
+    },
+    close(kind, message, drain) {
+      if (state === 'closing' || state === 'closed') return;
+      state = 'closing';
+      clearInterval(heartbeat);
+      pending = [];
+      const { code } = CLOSE[kind];
+      const finish = () => deps.socket.close(code, closeReason(kind, message));
+      if (!drain) {
+        outbox.drop();
+        return finish();
+      }
+      const timer = setTimeout(() => outbox.drop(), CLOSE_DRAIN_MS);
+      void outbox.drained().then(() => {
+        clearTimeout(timer);
+        finish();
+      });
+    },
+    closed() {
+      state = 'closed';
+      clearInterval(heartbeat);
+      pending = [];
+      outbox.drop();
+    },
+  };
+  return self;
+}
