@@ -62,12 +62,14 @@ export function open(url: string, headers: Record<string, string> = {}): Promise
     send: (frame) => ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame)),
     next(pred, from = 0) {
       return new Promise((resolve, reject) => {
+        let i = from; // each frame is looked at once per waiter
         const check = () => {
-          const hit = frames.slice(from).find(pred);
-          if (hit) return resolve(hit);
+          for (; i < frames.length; i++) if (pred(frames[i])) return resolve(frames[i]);
           if (isClosed)
             return reject(
-              new Error(`socket closed before the frame came: ${JSON.stringify(frames.slice(-3))}`),
+              new Error(
+                `socket closed before the frame came: ${JSON.stringify(frames.slice(-3)).slice(0, 2000)}`,
+              ),
             );
           waiters.push(check);
         };

@@ -142,8 +142,10 @@ export function createConnection(deps: ConnectionDeps): Connection {
     deliver(delivery, encoded) {
       if (state === 'closing' || state === 'closed') return;
       if (backlog() >= deps.queueLimit) {
-        deps.overflowed(delivery.event, backlog());
+        const queued = backlog();
+        // closed first: the warning published next reaches this session's connections, this one included
         self.close('tooSlow', `more than ${deps.queueLimit} events queued; reconnect with since`, false);
+        deps.overflowed(delivery.event, queued);
         return;
       }
       if (state === 'live') forward(delivery, encoded);

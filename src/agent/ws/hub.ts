@@ -36,8 +36,6 @@ export interface StreamHub {
   clientsUnder(sessionId: string): HubClient[];
   /** Every attached connection. */
   clients(): HubClient[];
-  /** True while a turn of the session has started and not ended. */
-  hasTurnInFlight(sessionId: string): boolean;
   /** Calls `fn` once the session has no turn in flight (at once when it has none). */
   whenIdle(sessionId: string, fn: () => void): void;
 }
@@ -49,9 +47,7 @@ export function createStreamHub(encode: (event: EventEnvelope) => Buffer): Strea
   const idleWaiters = new Map<string, Array<() => void>>();
   let lastEventId: string | null = null;
 
-  const track = (event: EventEnvelope) => {
-    const sid = event.session_id;
-    if (sid === null) return;
+  const track = (event: EventEnvelope, sid: string) => {
     if (event.type === 'delegate.started') {
       const worker = (event.payload as { worker_session_id?: unknown }).worker_session_id;
       if (typeof worker === 'string') link(parentOf, worker, sid);
@@ -61,13 +57,16 @@ export function createStreamHub(encode: (event: EventEnvelope) => Buffer): Strea
       const set = turnsInFlight.get(sid);
       set?.delete(event.turn_id);
       if (set?.size === 0) turnsInFlight.delete(sid);
-      if (!turnsInFlight.has(sid)) for (const fn of idleWaiters.get(sid)?.splice(0) ?? []) fn();
+      const waiting = turnsInFlight.has(sid) ? undefined : idleWaiters.get(sid);
+      if (waiting) {
+        idleWaiters.delete(sid);
+        for (const fn of waiting) fn();
+      }
     }
   };
 
   const handle = (event: EventEnvelope) => {
     lastEventId = event.id;
-    track(event);
     if (event.session_id === null) return;
     let encoded: Buffer | undefined;
     const lazy = () => {
@@ -82,6 +81,8 @@ export function createStreamHub(encode: (event: EventEnvelope) => Buffer): Strea
       const above = bySession.get(p);
       if (above) for (const c of above) c.deliver({ event, fromWorker: true }, lazy);
     }
+    // after delivery: a close waiting for a turn's end goes out after that end event
+    track(event, event.session_id);
   };
 
   return {
@@ -107,7 +108,6 @@ export function createStreamHub(encode: (event: EventEnvelope) => Buffer): Strea
     clients() {
       return [...bySession.values()].flatMap((s) => [...s]);
     },
-    hasTurnInFlight: (sessionId) => turnsInFlight.has(sessionId),
     whenIdle(sessionId, fn) {
       if (!turnsInFlight.has(sessionId)) return fn();
       entry(idleWaiters, sessionId, () => [] as Array<() => void>).push(fn);

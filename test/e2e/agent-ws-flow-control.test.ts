@@ -1,0 +1,115 @@
+/**
+ * Flow control of the WebSocket stream (spec 2 §WebSocket stream, §Limits) through the real `svc serve`:
+ * heartbeats with a short SVC_WS_PING_INTERVAL_MS (answered pings keep a socket, three unanswered close
+ * it), an inbound frame above 64 KiB closes with 1009, and a client that stops reading is closed with 1008
+ * client_too_slow and a bus.handler_warning while the turn and another client go on unhindered.
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { startFakeProvider } from '../fake-provider/server.ts';
+import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
+import { attach, type Frame, type StreamClient } from '../helpers/ws-client.ts';
+
+const fake = await startFakeProvider();
+after(() => fake.close());
+const provider = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl };
+// heartbeats every 100 ms on one server; a queue of 50 events (and the default 30 s pings) on the other
+const beating = await startAgentServer({ after }, { env: { SVC_WS_PING_INTERVAL_MS: '100' } });
+const server = await startAgentServer({ after }, { env: { ...provider, SVC_WS_QUEUE_LIMIT: '50' } });
+
+const session = async (on: AgentServer) =>
+  (await on.api('POST', '/sessions', { workspace_path: on.workspace })).body.id as string;
+
+async function subscribed(on: AgentServer, sid: string): Promise<StreamClient> {
+  const c = await attach(on, sid);
+  c.send({ type: 'subscribe', filter: 'preset:full' });
+  await c.next((f) => f.type === 'subscribe_ack');
+  return c;
+}
+
+const pings = (c: StreamClient) => c.frames.filter((f: Frame) => f.type === 'ping');
+
+test('the server pings an idle client; pongs keep it open and three unanswered pings close it', async () => {
+  const sid = await session(beating);
+  const answering = await subscribed(beating, sid);
+  answering.ws.on('message', (data) => {
+    const f = JSON.parse(data.toString());
+    if (f.type === 'ping') answering.send({ type: 'pong', nonce: f.nonce });
+  });
+  const silent = await subscribed(beating, sid);
+  const closed = await silent.closed;
+  assert.equal(closed.code, 4000);
+  assert.equal(JSON.parse(closed.reason).code, 'heartbeat_timeout');
+  assert.equal(pings(silent).length, 3);
+  assert.ok(pings(silent).every((p) => typeof p.nonce === 'string' && p.nonce.length > 0));
+  // the answering client saw more pings than that and is still open
+  await answering.next(() => pings(answering).length >= 5);
+  assert.equal(answering.ws.readyState, answering.ws.OPEN);
+  answering.close();
+  await answering.closed;
+});
+
+test('an inbound frame above 64 KiB closes the socket with 1009; a smaller bad frame only gets an error', async () => {
+  const c = await subscribed(server, await session(server));
+  c.send({ type: 'nonsense', pad: 'x'.repeat(60 * 1024) });
+  assert.equal((await c.next((f) => f.type === 'error')).code, 'unknown_frame_type');
+  c.send({ type: 'ping', nonce: 'x'.repeat(65 * 1024) });
+  const closed = await c.closed;
+  assert.equal(closed.code, 1009);
+});
+
+test('a client that stops reading is closed with 1008 client_too_slow and a bus.handler_warning; the turn and another client are not held up', async () => {
+  const sid = await session(server);
+  // the other client takes the turn's lifecycle only, so it can never be the slow one itself
+  const other = await attach(server, sid);
+  other.send({
+    type: 'subscribe',
+    filter: { event_types: ['turn.started', 'llm.call_completed', 'turn.completed'] },
+  });
+  await other.next((f) => f.type === 'subscribe_ack');
+  const slow = await subscribed(server, sid);
+  slow.ws.pause(); // stops reading its socket: TCP backpressure, then the server's queue fills
+  // ~6 MB of text deltas: more than the kernel buffers between the two ends can hold
+  const word = 'w'.repeat(1500);
+  fake.script([{ text: Array.from({ length: 4000 }, (_, i) => `${word}${i}`).join(' ') }]);
+  const turn = await server.api('POST', `/sessions/${sid}/turns`, {
+    content: [{ type: 'text', text: 'talk' }],
+  });
+  assert.equal(turn.status, 202);
+  // the turn ends while the slow client still reads nothing
+  const done = await other.next((f) => f.type === 'event' && f.event.type === 'turn.completed');
+  assert.equal(done.event.payload.status, 'completed');
+  assert.deepEqual(
+    other.events().map((e) => e.type),
+    ['turn.started', 'llm.call_completed', 'turn.completed'],
+  );
+
+  slow.ws.resume();
+  const closed = await slow.closed;
+  assert.equal(closed.code, 1008);
+  const reason = JSON.parse(closed.reason);
+  assert.equal(reason.code, 'client_too_slow');
+  assert.match(reason.message, /50 events/);
+  // what the slow client did get has no gap: ids ascend and the deltas are the first ones in order
+  const got = slow.events();
+  assert.deepEqual(
+    got.map((e) => e.id),
+    got.map((e) => e.id).sort(),
+  );
+  const deltas = got.filter((e) => e.type === 'text.delta');
+  assert.ok(deltas.length > 0 && deltas.length < 4000, `${deltas.length} deltas`);
+  for (const [i, d] of deltas.entries()) assert.equal(d.payload.text.trim(), `${word}${i}`);
+
+  const warnings = withStore(server.db, (db) =>
+    db
+      .prepare(`SELECT payload, turn_id FROM events WHERE type = 'bus.handler_warning' AND session_id = ?`)
+      .all(sid),
+  ) as Array<{ payload: string; turn_id: string }>;
+  assert.equal(warnings.length, 1);
+  const payload = JSON.parse(warnings[0].payload);
+  assert.equal(payload.subscriber, 'stream_server');
+  assert.match(payload.message, /client_too_slow/);
+  assert.equal(warnings[0].turn_id, turn.body.turn_id);
+  other.close();
+  await other.closed;
+});

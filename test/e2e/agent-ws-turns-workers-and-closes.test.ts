@@ -1,0 +1,156 @@
+/**
+ * The WebSocket stream around turns (spec 2 §WebSocket stream, §States, item 6): the `cancel` frame does
+ * what REST cancel does, worker sessions are hidden by default and interleaved on request (live and in
+ * replay) or attached to directly, DELETE of a session closes its sockets with 1000 after the turn's end
+ * event, and shutdown closes them with 1001 after the cancelled turns' events.
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { startFakeProvider } from '../fake-provider/server.ts';
+import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
+import { attach, type StreamClient } from '../helpers/ws-client.ts';
+
+const fake = await startFakeProvider();
+after(() => fake.close());
+const provider = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl };
+const server = await startAgentServer({ after }, { env: provider });
+
+const text = (t: string) => [{ type: 'text', text: t }];
+const slowWords = () => ({ text: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '), dripMs: 20 });
+const isEvent = (type: string, turnId?: string) => (f: { type: string; event?: any }) =>
+  f.type === 'event' && f.event.type === type && (turnId === undefined || f.event.turn_id === turnId);
+
+async function session(on: AgentServer): Promise<string> {
+  return (await on.api('POST', '/sessions', { workspace_path: on.workspace })).body.id;
+}
+
+async function subscribed(on: AgentServer, sid: string, filter: unknown = 'preset:full', since?: string) {
+  const c = await attach(on, sid);
+  c.send({ type: 'subscribe', filter, since: since ?? null });
+  await c.next((f) => f.type === 'subscribe_ack');
+  return c;
+}
+
+async function done(...clients: StreamClient[]) {
+  for (const c of clients) {
+    c.close();
+    await c.closed;
+  }
+}
+
+test('the cancel frame cancels like REST: message.complete cancelled, llm.call_failed, turn.cancelled with the reason', async () => {
+  const sid = await session(server);
+  const c = await subscribed(server, sid);
+  fake.script([slowWords()]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('talk') })).body;
+  await c.next(isEvent('text.delta', turn.turn_id));
+  c.send({ type: 'cancel', turn_id: turn.turn_id, reason: 'changed my mind' });
+  const cancelled = await c.next(isEvent('turn.cancelled', turn.turn_id));
+  assert.equal(cancelled.event.payload.reason, 'changed my mind');
+  const types = c
+    .events()
+    .filter((e) => e.turn_id === turn.turn_id)
+    .map((e) => e.type);
+  assert.deepEqual(types.slice(-3), ['message.complete', 'llm.call_failed', 'turn.cancelled']);
+  const complete = c.events().find((e) => e.type === 'message.complete')!;
+  assert.equal(complete.payload.stop_reason, 'cancelled');
+  // the REST cancel's errors, as error frames
+  let from = c.frames.length;
+  c.send({ type: 'cancel', turn_id: turn.turn_id });
+  assert.equal((await c.next((f) => f.type === 'error', from)).code, 'turn_already_completed');
+  from = c.frames.length;
+  c.send({ type: 'cancel', turn_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' });
+  assert.equal((await c.next((f) => f.type === 'error', from)).code, 'turn_not_found');
+  await done(c);
+});
+
+test('worker sessions: hidden by default, interleaved with include_worker_sessions live and in replay, attachable directly', async () => {
+  const sid = await session(server);
+  const plain = await subscribed(server, sid);
+  const all = await subscribed(server, sid, { include_worker_sessions: true });
+  fake.script([
+    { toolUses: [{ name: 'delegate', input: { task: 'count the files', model: 'haiku' } }] },
+    { text: 'two files' },
+    { text: 'the worker says two files' },
+  ]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('delegate') })).body;
+  await all.next(isEvent('turn.completed', turn.turn_id));
+  await plain.next(isEvent('turn.completed', turn.turn_id));
+  const started = plain.events().find((e) => e.type === 'delegate.started')!;
+  const worker = started.payload.worker_session_id as string;
+
+  // the parent's default view: its own events only, the delegate tool call and delegate.* among them
+  assert.ok(plain.events().every((e) => e.session_id === sid));
+  const planner = plain.events().map((e) => e.type);
+  for (const t of ['tool.called', 'delegate.started', 'delegate.completed', 'tool.completed'])
+    assert.ok(planner.includes(t), t);
+  // interleaved: the worker's events between delegate.started and delegate.completed, in id order
+  const ids = all.events().map((e) => e.id);
+  assert.deepEqual(ids, [...ids].sort());
+  const workerEvents = all.events().filter((e) => e.session_id === worker);
+  assert.ok(workerEvents.some((e) => e.type === 'text.delta'));
+  assert.deepEqual(
+    all
+      .events()
+      .filter((e) => e.session_id === sid)
+      .map((e) => e.id),
+    plain.events().map((e) => e.id),
+  );
+  const at = (type: string, session: string) =>
+    ids.indexOf(all.events().find((e) => e.type === type && e.session_id === session)!.id);
+  assert.ok(at('delegate.started', sid) < at('turn.started', worker));
+  assert.ok(at('turn.completed', worker) < at('delegate.completed', sid));
+
+  // replay with workers: the persisted events of both sessions after the planner's turn.started
+  const first = plain.events()[0].id;
+  const replay = await subscribed(server, sid, { include_worker_sessions: true }, first);
+  const persisted = all
+    .events()
+    .filter((e) => e.id > first && !/^(text|thinking|message|tool\.use)/.test(e.type));
+  await replay.next((f) => f.type === 'event' && f.event.id === persisted.at(-1)!.id);
+  assert.deepEqual(
+    replay.events().map((e) => e.id),
+    persisted.map((e) => e.id),
+  );
+  // direct attach to the worker session by the id delegate.started named
+  const direct = await subscribed(server, worker, 'preset:full', first);
+  const workerPersisted = persisted.filter((e) => e.session_id === worker);
+  await direct.next((f) => f.type === 'event' && f.event.id === workerPersisted.at(-1)!.id);
+  assert.deepEqual(
+    direct.events().map((e) => e.id),
+    workerPersisted.map((e) => e.id),
+  );
+  await done(plain, all, replay, direct);
+});
+
+test('DELETE of a session closes its sockets with 1000 session_ended, after the cancelled turn ended', async () => {
+  const sid = await session(server);
+  const c = await subscribed(server, sid);
+  fake.script([slowWords()]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('talk') })).body;
+  await c.next(isEvent('text.delta', turn.turn_id));
+  assert.equal((await server.api('DELETE', `/sessions/${sid}`)).status, 200);
+  const closed = await c.closed;
+  assert.equal(closed.code, 1000);
+  assert.equal(JSON.parse(closed.reason).code, 'session_ended');
+  assert.equal(c.events().at(-1)!.type, 'turn.cancelled');
+});
+
+test('shutdown cancels the running turn, delivers its end, then closes every socket with 1001', async (t) => {
+  const doomed = await startAgentServer(t, { env: provider });
+  const sid = await session(doomed);
+  const c = await subscribed(doomed, sid);
+  const idle = await subscribed(doomed, await session(doomed));
+  fake.script([slowWords()]);
+  const turn = (await doomed.api('POST', `/sessions/${sid}/turns`, { content: text('talk') })).body;
+  await c.next(isEvent('text.delta', turn.turn_id));
+  const exit = doomed.svc.stop('SIGTERM');
+  const [closed, idleClosed] = await Promise.all([c.closed, idle.closed]);
+  assert.equal(closed.code, 1001);
+  assert.equal(JSON.parse(closed.reason).code, 'service_shutting_down');
+  assert.equal(idleClosed.code, 1001);
+  const end = c.events().at(-1)!;
+  assert.equal(end.type, 'turn.cancelled');
+  assert.equal(end.payload.reason, 'server_shutdown');
+  assert.equal(await exit, 0);
+});
