@@ -116,6 +116,7 @@ function replayBase(db: Kysely<Database>, q: ReplayQuery) {
     .where('type', 'in', [...q.types]);
   if (q.until !== null) query = query.where('id', '<=', q.until);
   if (q.actors !== null)
-    query = q.actors.length === 0 ? query.where(sql<boolean>`0`) : query.where('actor', 'in', [...q.actors]);
+    query =
+      q.actors.length === 0 ? query.where(sql<boolean>`1 = 0`) : query.where('actor', 'in', [...q.actors]);
   return query;
 }
