@@ -2,7 +2,8 @@
  * @module Delegation (issue 10): a `delegate` tool_use creates a worker session (`is_worker`,
  * `parent_session_id`) and runs one turn there, routed by slot 5 to the requested model (only
  * `can_delegate` models), with delegate.started, then delegate.completed (result text, cost) or
- * delegate.failed (`failure_mode`), published on the planner's turn. The worker's cost is the planner's.
+ * delegate.failed (`failure_mode`), published on the planner's turn, and ends the worker session (one turn).
+ * The worker's cost is the planner's.
  */
 
 import type { Kysely } from 'kysely';
@@ -15,7 +16,8 @@ import { type Clock, formatUs } from '../lib/time.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import type { PolicyStore } from '../routing/load-policy.ts';
 import type { Database, SessionRow } from '../store/schema.ts';
-import { createSession } from './sessions/store.ts';
+import type { LoopOutcome } from './loop.ts';
+import { createSession, endSession } from './sessions/store.ts';
 import type { DelegateInput } from './tool-dispatch.ts';
 import type { ToolResult } from './tools/tool.ts';
 import type { Started, StartTurnInput } from './turns/start-turn.ts';
@@ -88,17 +90,21 @@ export async function runDelegation(
     },
   });
   let started: Started;
+  let outcome: LoopOutcome;
   try {
     started = await deps.startWorkerTurn(worker, [{ type: 'text', text: input.task }], {
       delegateModel: requested,
       plannerApprovals: deps.plannerApprovals(input.plannerSessionId),
       parentSignal: input.signal,
     });
+    outcome = await started.handle.done;
   } catch (err) {
     const code = isSvcError(err) ? err.code : 'internal_error';
     return failed(code === 'routing_failed' ? 'routing_failed' : 'worker_failed', errorText(err), worker.id);
+  } finally {
+    // a worker runs one turn: ended after it, so no client can make it a planner that delegates and writes
+    await endSession(deps.db, worker.id, formatUs(deps.clock.nowUs()));
   }
-  const outcome = await started.handle.done;
   if (outcome.status === 'cancelled')
     return failed(
       'cancelled_by_user',

@@ -60,6 +60,14 @@ export async function freeUnfinishedTurns(db: Kysely<Database>, now: string): Pr
   const turns = await findUnfinishedTurns(db);
   for (const t of turns) {
     await finishTurn(db, t.session_id, { turnId: t.turn_id, costDelta: t.cost_usd, now });
+    // a worker runs one turn (delegate.ts ends it after); its planner's turn is recovered alongside
+    await db
+      .updateTable('sessions')
+      .set({ ended_at: now })
+      .where('id', '=', t.session_id)
+      .where('is_worker', '=', 1)
+      .where('ended_at', 'is', null)
+      .execute();
     await db.transaction().execute(async (trx) => {
       await trx
         .updateTable('messages')

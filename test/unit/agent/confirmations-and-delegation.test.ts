@@ -214,6 +214,11 @@ test('delegation: a worker session runs one turn, its cost rolls up, workers can
   const workerSum = calls.reduce((a, e) => a + Number(e.payload.cost_usd), 0);
   assert.ok(Math.abs(Number(completed.payload.cost_usd) - workerSum) < 1e-12);
   assert.ok(Math.abs(Number(worker.cost_so_far_usd) - workerSum) < 1e-12);
+  // one turn, then the worker session ends: nobody can turn it into a planner that delegates and writes
+  assert.notEqual(worker.ended_at, null);
+  await assert.rejects(h.engine.submit({ sessionId: workerId, content: text('now delegate again') }), {
+    code: 'session_already_ended',
+  });
 });
 
 test('cancel during delegation: the worker is cancelled, delegate.failed cancelled_by_user, then turn.cancelled', async () => {
@@ -245,6 +250,12 @@ test('cancel during delegation: the worker is cancelled, delegate.failed cancell
   assert.equal(failed.payload.failure_mode, 'cancelled_by_user');
   const planner = h.events.filter((e) => e.turn_id === t.turn_id).map((e) => e.type);
   assert.ok(planner.indexOf('delegate.failed') < planner.indexOf('turn.cancelled'));
+  const worker = await h.store.kysely
+    .selectFrom('sessions')
+    .select('ended_at')
+    .where('id', '=', workerId)
+    .executeTakeFirstOrThrow();
+  assert.notEqual(worker.ended_at, null);
 });
 
 test('PATCH: immediate with no turn, queued to the turn boundary during one; @alias overrides one turn', async () => {

@@ -246,6 +246,8 @@ test('recovery rolls the crashed turn’s stamped costs, its workers’ included
   assert.deepEqual([p.cost_so_far_usd, p.turn_count, p.current_turn_id], ['0.300007', 1, null]);
   const w = (await getSession(db, worker.id))!;
   assert.deepEqual([w.cost_so_far_usd, w.turn_count], ['0.000007', 1]);
+  assert.notEqual(w.ended_at, null, 'a recovered worker ends, as after a live delegation');
+  assert.equal(p.ended_at, null);
   const again = (await getSession(db, settled.id))!;
   assert.deepEqual([again.cost_so_far_usd, again.turn_count], ['0.500000', 1]);
   await freeUnfinishedTurns(db, formatUs(tickUs())); // a start that died before publishing the recovery
