@@ -66,7 +66,8 @@ export async function runToolUses(
   const results: ToolResultBlock[] = [];
   let cost = ZERO;
   for (const use of uses) {
-    const started = performance.now();
+    // latency is the tool's own time: restarted once a confirmation is answered (the user's wait is not it)
+    let started = performance.now();
     const callId = deps.newId();
     const base = { actor: 'tool', session_id: turn.sessionId, turn_id: turn.turnId } as const;
     const failed = async (error_class: ToolErrorClass, message: string) => {
@@ -109,7 +110,9 @@ export async function runToolUses(
       type: 'tool.called',
       payload: { tool_use_id: use.id, tool_name: use.name, input: use.input },
     });
-    const outcome = await runOne(deps, turn, use);
+    const outcome = await runOne(deps, turn, use, () => {
+      started = performance.now();
+    });
     if (outcome.kind === 'failed') {
       await failed(outcome.error_class, outcome.message);
       continue;
@@ -148,7 +151,12 @@ type RunOutcome =
   | { kind: 'ran'; result: ToolResult; cost: Decimal }
   | { kind: 'failed'; error_class: ToolErrorClass; message: string };
 
-async function runOne(deps: ToolDispatchDeps, turn: DispatchTurn, use: ToolUseBlock): Promise<RunOutcome> {
+async function runOne(
+  deps: ToolDispatchDeps,
+  turn: DispatchTurn,
+  use: ToolUseBlock,
+  onAnswered: () => void,
+): Promise<RunOutcome> {
   const tool = deps.tools.find((t) => t.name === use.name);
   if (!tool)
     return { kind: 'failed', error_class: 'not_found', message: `there is no tool named ${use.name}` };
@@ -167,6 +175,7 @@ async function runOne(deps: ToolDispatchDeps, turn: DispatchTurn, use: ToolUseBl
       };
   } else if (tool.needsConfirmation && !deps.approvals(turn.sessionId).has(tool.name)) {
     const denied = await confirm(deps, turn, use);
+    onAnswered();
     if (denied) return denied;
   }
   if (tool.name === 'delegate') {

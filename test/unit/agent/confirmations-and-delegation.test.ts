@@ -130,6 +130,30 @@ test('an answer naming a turn its session does not own is 404 turn_not_found and
   }
 });
 
+test('a confirmed tool’s latency_ms is its own run time, not the time the user took to answer', async () => {
+  const s = await h.newSession();
+  h.fake.script([
+    { toolUses: [{ name: 'write_file', input: { path: 'slow-answer.txt', content: 's' } }] },
+    { text: 'ok' },
+  ]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('write') });
+  const asked = await h.waitFor('tool.confirmation_requested', t.turn_id);
+  await new Promise((r) => setTimeout(r, 150)); // the user reads the request (within the 300 ms timeout)
+  await h.engine.confirm({
+    sessionId: s.id,
+    turnId: t.turn_id,
+    requestId: asked.payload.request_id as string,
+    decision: 'allow',
+    scope: 'once',
+  });
+  await h.turnEnd(t.turn_id);
+  const resolved = ofTurn(t.turn_id, 'tool.confirmation_resolved')[0];
+  const waitedMs = (resolved.timestamp_us - asked.timestamp_us) / 1000;
+  const done = ofTurn(t.turn_id, 'tool.completed')[0];
+  // svc_tool_call_latency_seconds (5 ms..30 s buckets) observes this: the wait would swamp it
+  assert.ok((done.payload.latency_ms as number) < waitedMs, `${done.payload.latency_ms} vs ${waitedMs}`);
+});
+
 test('scope session approves the tool for the rest of the session without asking', async () => {
   const slow = await startAgentHarness({ confirmationTimeoutMs: 60_000 });
   try {
