@@ -1,10 +1,12 @@
 /**
  * @module The agent server's Hono app (spec 2): Host/Origin check → shutdown gate → request log → /metrics
- * (no version headers) → versioning → session, history, turn, meta and WebSocket-handshake routes. Errors use
- * the service body; unknown paths are a JSON 404. No CORS headers: a foreign page must not drive this server.
+ * (no version headers) → versioning → session, history, turn, meta, WebSocket-handshake and /analytics routes.
+ * Errors use the service body; unknown paths are a JSON 404. No CORS headers: a foreign page must not drive
+ * this server.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { Kysely } from 'kysely';
+import { mountAnalyticsRoutes } from '../analytics/index.ts';
 import type { Bus } from '../events/bus.ts';
 import { createHostCheck } from '../http/host-check.ts';
 import { createRequestLog } from '../http/request-log.ts';
@@ -18,6 +20,7 @@ import type { MetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import type { PolicyStore } from '../routing/load-policy.ts';
+import type { Store } from '../store/open.ts';
 import type { Database } from '../store/schema.ts';
 import type { AgentEnv } from './env.ts';
 import { mountMetaRoutes } from './routes-meta.ts';
@@ -31,6 +34,8 @@ import type { StreamServer } from './ws/stream-server.ts';
 
 export interface AgentAppDeps {
   db: Kysely<Database>;
+  /** The trace store behind `db` (the /analytics export and forget read and compact it). */
+  store: Store;
   bus: Bus;
   clock: Clock;
   newId: NewId;
@@ -76,6 +81,7 @@ export function createAgentApp(deps: AgentAppDeps): Hono<AgentEnv> {
   mountTurnRoutes(app, deps);
   mountMetaRoutes(app, deps);
   deps.stream?.mount(app, deps);
+  mountAnalyticsRoutes(app, deps);
   app.notFound(serviceNotFound);
   app.onError(createServiceErrorHandler({ log: deps.log }));
   return app;

@@ -138,6 +138,7 @@ export async function runAgentServer<R extends AgentRuntime>(
     let authority = `${host}:${options.port}`;
     const app = createAgentApp({
       db: runtime.store.kysely,
+      store: runtime.store,
       bus: runtime.bus,
       clock: runtime.clock,
       newId: runtime.newId,

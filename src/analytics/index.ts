@@ -1,8 +1,21 @@
 /**
- * @module The analytics app's public face: per-user export and forget (the agent server's HTTP
- * endpoints and the command line both wrap these), the identity guard and time windows.
+ * @module The analytics app's public face: the /analytics routes `svc serve` mounts, the query functions
+ * the report commands call in-process, per-user export and forget, the identity guard and time windows.
  */
+
+export { type AnalyticsEnvelope, envelope } from './envelope.ts';
 export { assertIdentityId, assertUserId, IDENTITY_ID_RE, isIdentityId } from './identity.ts';
+export * from './params.ts';
+export { type ByKeyRow, queryByKey } from './queries/by-key.ts';
+export { type ByTeamRow, queryByTeam } from './queries/by-team.ts';
+export { type CacheEffectivenessRow, queryCacheEffectiveness } from './queries/cache-effectiveness.ts';
+export { type CostQuery, type CostRow, queryCost } from './queries/cost.ts';
+export { queryReliability, type ReliabilityData } from './queries/reliability.ts';
+export { queryRouting, type RoutingData } from './queries/routing.ts';
+export { defaultBaseline, querySavings, type SavingsData } from './queries/savings.ts';
+export { querySessions, type SessionSummary } from './queries/sessions.ts';
+export { queryTurn, type TurnDrillDown } from './queries/turn.ts';
+export { type AnalyticsDeps, mountAnalyticsRoutes } from './routes.ts';
 export {
   countUserEvents,
   EXPORT_FIELDS,

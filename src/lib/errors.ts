@@ -112,6 +112,14 @@ const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'confirmation_required',
   'invalid_user_id',
   'invalid_window',
+  // the analytics report commands' flags (spec 3 §Errors)
+  'invalid_group_by',
+  'invalid_order',
+  'invalid_gateway_key',
+  'invalid_user',
+  'invalid_team',
+  'invalid_limit',
+  'unknown_baseline_model',
 ]);
 
 export interface SvcErrorOptions {

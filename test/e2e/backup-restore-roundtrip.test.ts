@@ -11,7 +11,7 @@ import { startStoreWriter } from '../helpers/store-writer.ts';
 import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
 
 /** The schema version of this binary: 1 (initial), 0002 (the forget salt), 0003 (sticky session model). */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 const tmp = makeTempDir('svc-br-trip-');
 test.after(() => tmp.cleanup());

@@ -61,12 +61,14 @@ export interface UserExportSummary {
 /**
  * Streams the export into `sink` in chunks of whole lines (a page, or about EXPORT_CHUNK_CHARS),
  * awaiting each, then emits `analytics.user_exported` with the realised counts and window and waits
- * for it to be committed. A sink that throws ends the export without the audit event (not drained).
+ * for it to be committed. A sink that throws, or a `drained` that rejects, ends the export without the
+ * audit event (not drained).
  */
 export async function runUserExport(
   deps: UserExportDeps,
   request: UserExportRequest,
   sink: ExportSink,
+  options: { drained?: () => Promise<void> } = {},
 ): Promise<UserExportSummary> {
   const userId = assertUserId(request.userId);
   let rowCount = 0;
@@ -91,6 +93,8 @@ export async function runUserExport(
       await sink(chunk);
     }
   }
+  // the audit claims a full export only once the reader has every byte (HTTP: the response finished)
+  await options.drained?.();
   const window = formatWindow(request.window);
   const { event, committed } = deps.bus.publish({
     type: 'analytics.user_exported',

@@ -9,7 +9,7 @@ import { type AgentAppDeps, createAgentApp } from '#src/agent/app.ts';
 import { type AttachTokens, createAttachTokens } from '#src/agent/sessions/attach-tokens.ts';
 import { createTurnEndWatch } from '#src/agent/sessions/turn-end-watch.ts';
 import type { TurnEngine } from '#src/agent/turns/engine.ts';
-import { createBus } from '#src/events/bus.ts';
+import { type Bus, createBus } from '#src/events/bus.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
 import { silentLogger } from '#src/lib/log.ts';
 import { systemClock } from '#src/lib/time.ts';
@@ -21,6 +21,7 @@ import { openStore, type Store } from '#src/store/open.ts';
 export interface AgentAppFixture {
   app: ReturnType<typeof createAgentApp>;
   store: Store;
+  bus: Bus;
   workspace: string;
   /** JSON request helper: `call('POST', '/sessions', body)`. */
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
@@ -48,6 +49,7 @@ export async function createAgentAppFixture(
   const shuttingDown = { value: false };
   const app = createAgentApp({
     db: store.kysely,
+    store,
     bus,
     clock: systemClock,
     newId,
@@ -74,5 +76,5 @@ export async function createAgentAppFixture(
       },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
-  return { app, store, workspace: dir, call, shuttingDown };
+  return { app, store, bus, workspace: dir, call, shuttingDown };
 }

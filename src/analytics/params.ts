@@ -1,0 +1,132 @@
+/**
+ * @module Query parameters of the analytics endpoints (spec 3, DECISIONS §5), read the same way for HTTP
+ * query strings and the report commands' flags: whitelisted group_by and order, shape-guarded identity
+ * filters, include_workers, the sessions limit, and the time window (7-day default).
+ */
+import { SvcError } from '../lib/errors.ts';
+import { assertIdentityId } from './identity.ts';
+import { resolveWindow, type TimeWindow } from './window.ts';
+
+/** spec 3 §GET /analytics/cost: the group_by whitelist, in the spec's order. */
+export const GROUP_BY = [
+  'model',
+  'provider',
+  'session',
+  'day',
+  'hour',
+  'gateway_key',
+  'user',
+  'team',
+  'parent_session',
+  'is_worker',
+  'none',
+] as const;
+export type GroupBy = (typeof GROUP_BY)[number];
+
+/** spec 3 §GET /analytics/sessions. */
+export const SESSION_ORDERS = ['cost', 'recency'] as const;
+export type SessionOrder = (typeof SESSION_ORDERS)[number];
+
+/** spec 3 §Limits, DECISIONS §5. */
+export const DEFAULT_WINDOW_DAYS = 7;
+export const DEFAULT_SESSIONS_LIMIT = 25;
+export const MAX_SESSIONS_LIMIT = 500;
+
+/** Raw parameters by their HTTP names; the command line maps its flags onto them. */
+export type RawParams = Readonly<Record<string, string | undefined>>;
+
+/** How a parameter is named where it came from (`group_by` on HTTP, `--group-by` on the CLI). */
+export type ParamNamer = (name: string) => string;
+const httpName: ParamNamer = (name) => name;
+
+export interface SpendFilters {
+  gatewayKey: string | null;
+  user: string | null;
+  team: string | null;
+  /** false: rows with a parent_session_id (worker calls) are left out. */
+  includeWorkers: boolean;
+}
+
+/**
+ * `from` / `to`: `to` defaults to now and `from` to 7 days before `to` (so `to` alone is the week before
+ * it). Malformed, or `from` after `to`: invalid_window.
+ */
+export function parseWindow(raw: RawParams, nowUs: number, name: ParamNamer = httpName): TimeWindow {
+  const names = { from: name('from'), to: name('to') };
+  const { endUs } = resolveWindow({ to: raw.to }, { defaults: { startUs: null, endUs: nowUs }, names });
+  const end = endUs ?? nowUs;
+  return resolveWindow(
+    { from: raw.from, to: raw.to },
+    { defaults: { startUs: end - DEFAULT_WINDOW_DAYS * 86_400_000_000, endUs: end }, names },
+  );
+}
+
+export function parseGroupBy(raw: RawParams, name: ParamNamer = httpName): GroupBy {
+  const value = raw.group_by ?? 'model';
+  if ((GROUP_BY as readonly string[]).includes(value)) return value as GroupBy;
+  throw new SvcError('invalid_group_by', {
+    message: `${name('group_by')} ${quote(value)} is not one of ${GROUP_BY.join(', ')}.`,
+    details: { allowed: [...GROUP_BY] },
+  });
+}
+
+export function parseSpendFilters(raw: RawParams, name: ParamNamer = httpName): SpendFilters {
+  return {
+    gatewayKey: parseGatewayKey(raw, name),
+    user: optionalId(raw.user, 'invalid_user', `${name('user')} filter`),
+    team: parseTeam(raw, name),
+    includeWorkers: parseBoolean(raw.include_workers, name('include_workers'), true),
+  };
+}
+
+export function parseGatewayKey(raw: RawParams, name: ParamNamer = httpName): string | null {
+  return optionalId(raw.gateway_key, 'invalid_gateway_key', `${name('gateway_key')} filter`);
+}
+
+export function parseTeam(raw: RawParams, name: ParamNamer = httpName): string | null {
+  return optionalId(raw.team, 'invalid_team', `${name('team')} filter`);
+}
+
+export function parseSessionOrder(raw: RawParams, name: ParamNamer = httpName): SessionOrder {
+  const value = raw.order ?? 'recency';
+  if ((SESSION_ORDERS as readonly string[]).includes(value)) return value as SessionOrder;
+  throw new SvcError('invalid_order', {
+    message: `${name('order')} ${quote(value)} is not one of ${SESSION_ORDERS.join(', ')}.`,
+    details: { allowed: [...SESSION_ORDERS] },
+  });
+}
+
+export function parseSessionsLimit(raw: RawParams, name: ParamNamer = httpName): number {
+  const value = raw.limit;
+  if (value === undefined) return DEFAULT_SESSIONS_LIMIT;
+  const n = /^\d{1,6}$/.test(value) ? Number(value) : Number.NaN;
+  if (n >= 1 && n <= MAX_SESSIONS_LIMIT) return n;
+  throw new SvcError('invalid_limit', {
+    message: `${name('limit')} ${quote(value)} is not a whole number from 1 to ${MAX_SESSIONS_LIMIT}.`,
+    details: { min: 1, max: MAX_SESSIONS_LIMIT },
+  });
+}
+
+// --- internal ---
+
+function optionalId(
+  value: string | undefined,
+  code: 'invalid_gateway_key' | 'invalid_user' | 'invalid_team',
+  what: string,
+) {
+  return value === undefined ? null : assertIdentityId(value, code, what);
+}
+
+function parseBoolean(value: string | undefined, shown: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new SvcError('validation_error', {
+    message: `${shown} ${quote(value)} is not true or false.`,
+    details: { field: shown },
+  });
+}
+
+function quote(value: string): string {
+  return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+}

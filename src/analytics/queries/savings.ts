@@ -1,0 +1,104 @@
+/**
+ * @module GET /analytics/savings (spec 3): what the window's calls would have cost on one baseline model,
+ * both sides re-priced under the current price table. Price is linear in tokens, so pricing each model's
+ * token sums equals pricing each row; all money is exact decimal until the JSON numbers of the answer.
+ */
+import { type Kysely, sql } from 'kysely';
+import { add, type Decimal, div, sub, toNumber, ZERO } from '../../lib/decimal.ts';
+import { SvcError } from '../../lib/errors.ts';
+import { priceCall } from '../../models/pricing.ts';
+import type { ModelRegistry } from '../../models/registry.ts';
+import type { Database } from '../../store/schema.ts';
+import { spendRows } from '../read-paths.ts';
+import {
+  decodeSpend,
+  measuredWith,
+  runSpendQuery,
+  type SpendColumns,
+  type SpendTotals,
+  spendAggregates,
+} from '../spend.ts';
+import type { TimeWindow } from '../window.ts';
+
+export interface SavingsData {
+  baseline_model: string;
+  actual_repriced_usd: number;
+  baseline_repriced_usd: number;
+  savings_usd: number;
+  /** A fraction (0.66 = 66 %); null when the baseline cost is zero (DECISIONS §5). */
+  savings_pct: number | null;
+  actual_stamped_usd: number;
+  rows_total: number;
+  rows_missing_from_price_table: number;
+}
+
+/**
+ * The default baseline: the first mid-tier (`balanced`) model of provider A (anthropic) with prices in
+ * the registry, else the first priced balanced model, else undefined.
+ */
+export function defaultBaseline(registry: ModelRegistry): string | undefined {
+  const priced = registry.list().filter((m) => m.prices !== null && m.tier === 'balanced');
+  return (priced.find((m) => m.adapter === 'anthropic') ?? priced[0])?.id;
+}
+
+/** Throws 400 unknown_baseline_model when the baseline has no entry with prices in the table. */
+export async function querySavings(
+  db: Kysely<Database>,
+  registry: ModelRegistry,
+  q: { window: TimeWindow; baseline: string | undefined },
+): Promise<SavingsData> {
+  const baseline = resolveBaseline(registry, q.baseline);
+  const rows = await runSpendQuery(
+    db,
+    (mode) => sql<SpendColumns & { model: string | null }>`SELECT model, ${spendAggregates(mode)}
+      FROM ${spendRows(q.window, undefined, measuredWith('model'))} GROUP BY model`,
+  );
+  let actual = ZERO;
+  let baselineCost = ZERO;
+  let stamped = ZERO;
+  let total = 0;
+  let missing = 0;
+  for (const r of rows) {
+    const t = decodeSpend(r);
+    stamped = add(stamped, t.cost);
+    total += t.callCount;
+    baselineCost = add(baselineCost, repriced(registry, baseline, t));
+    if (r.model !== null && registry.get(r.model)?.prices)
+      actual = add(actual, repriced(registry, r.model, t));
+    else missing += t.callCount;
+  }
+  const savings = sub(baselineCost, actual);
+  return {
+    baseline_model: baseline,
+    actual_repriced_usd: toNumber(actual),
+    baseline_repriced_usd: toNumber(baselineCost),
+    savings_usd: toNumber(savings),
+    savings_pct: baselineCost.units === 0n ? null : toNumber(div(savings, baselineCost, 6)),
+    actual_stamped_usd: toNumber(stamped),
+    rows_total: total,
+    rows_missing_from_price_table: missing,
+  };
+}
+
+// --- internal ---
+
+function resolveBaseline(registry: ModelRegistry, requested: string | undefined): string {
+  const id = requested ?? defaultBaseline(registry);
+  if (id !== undefined && registry.get(id)?.prices) return id;
+  throw new SvcError('unknown_baseline_model', {
+    message:
+      id === undefined
+        ? 'The price table has no balanced model to compare against; pass baseline with a priced model id.'
+        : `The baseline ${JSON.stringify(id.slice(0, 200))} is not a priced model of the price table; pass a canonical id such as anthropic:claude-sonnet-4-5 (GET /models lists them).`,
+    details: { baseline: id ?? null },
+  });
+}
+
+function repriced(registry: ModelRegistry, model: string, t: SpendTotals): Decimal {
+  return priceCall(registry, model, {
+    input_tokens: t.inputTokens,
+    output_tokens: t.outputTokens,
+    cached_input_tokens: t.cachedInputTokens,
+    cache_creation_input_tokens: t.cacheCreationInputTokens,
+  }).cost;
+}

@@ -1,0 +1,110 @@
+/**
+ * @module The /analytics namespace of spec 3 on the agent server: read-only endpoints over the trace and
+ * session store in the analytics envelope, the per-user export stream and forget. The host app supplies
+ * the Host/Origin check, versioning headers and the service error body.
+ */
+import type { Env, Hono } from 'hono';
+import type { Bus } from '../events/bus.ts';
+import type { NodeBindings } from '../http/incoming.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Clock } from '../lib/time.ts';
+import type { ModelRegistry } from '../models/registry.ts';
+import type { Store } from '../store/open.ts';
+import { envelope } from './envelope.ts';
+import { assertUserId } from './identity.ts';
+import {
+  parseGatewayKey,
+  parseGroupBy,
+  parseSessionOrder,
+  parseSessionsLimit,
+  parseSpendFilters,
+  parseTeam,
+  parseWindow,
+  type RawParams,
+} from './params.ts';
+import { queryByKey } from './queries/by-key.ts';
+import { queryByTeam } from './queries/by-team.ts';
+import { queryCacheEffectiveness } from './queries/cache-effectiveness.ts';
+import { queryCost } from './queries/cost.ts';
+import { queryReliability } from './queries/reliability.ts';
+import { queryRouting } from './queries/routing.ts';
+import { querySavings } from './queries/savings.ts';
+import { querySessions } from './queries/sessions.ts';
+import { queryTurn } from './queries/turn.ts';
+import { createExportResponse } from './user-data/export-response.ts';
+import { runForgetUser } from './user-data/forget.ts';
+import { resolveWindow } from './window.ts';
+
+export interface AnalyticsDeps {
+  store: Store;
+  bus: Pick<Bus, 'publish'>;
+  clock: Clock;
+  registry: ModelRegistry;
+  log: Logger;
+  /** Commits queued trace events, so an export or forget sees everything published before it. */
+  flushEvents?: () => Promise<void>;
+}
+
+export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: AnalyticsDeps): void {
+  const db = deps.store.kysely;
+  const pricing = () => deps.registry.pricingVersion;
+  /** Parses the window, runs `read`, and answers the envelope. */
+  const windowed = <T>(
+    path: string,
+    read: (raw: RawParams, window: ReturnType<typeof parseWindow>) => Promise<T>,
+  ) =>
+    app.get(`/analytics/${path}`, async (c) => {
+      const raw = c.req.query();
+      const window = parseWindow(raw, deps.clock.nowUs());
+      return c.json(envelope(window, pricing(), await read(raw, window)));
+    });
+
+  windowed('cost', (raw, window) =>
+    queryCost(db, { window, groupBy: parseGroupBy(raw), filters: parseSpendFilters(raw) }),
+  );
+  windowed('cache_effectiveness', (_raw, window) => queryCacheEffectiveness(db, window));
+  windowed('routing', (_raw, window) => queryRouting(db, window));
+  windowed('reliability', (_raw, window) => queryReliability(db, window));
+  windowed('savings', (raw, window) => querySavings(db, deps.registry, { window, baseline: raw.baseline }));
+  windowed('by_key', (raw, window) => queryByKey(db, { window, gatewayKey: parseGatewayKey(raw) }));
+  windowed('by_team', (raw, window) => queryByTeam(db, { window, team: parseTeam(raw) }));
+
+  app.get('/analytics/sessions', async (c) => {
+    const raw = c.req.query();
+    const q = { order: parseSessionOrder(raw), limit: parseSessionsLimit(raw) };
+    return c.json(envelope(null, pricing(), await querySessions(db, q)));
+  });
+
+  app.get('/analytics/turns/:turn_id', async (c) => {
+    const data = await queryTurn(db, c.req.param('turn_id'), deps.clock.nowUs());
+    return c.json(envelope(null, pricing(), data));
+  });
+
+  app.get('/analytics/user/:user_id/export', async (c) => {
+    const userId = assertUserId(c.req.param('user_id'));
+    const raw = c.req.query();
+    const window = resolveWindow({ from: raw.from, to: raw.to }); // default: all time
+    await deps.flushEvents?.();
+    const exportDeps = { store: deps.store, bus: deps.bus, log: deps.log, actor: 'user' as const };
+    return createExportResponse(exportDeps, { userId, window }, c.env as NodeBindings | undefined);
+  });
+
+  app.post('/analytics/user/:user_id/forget', async (c) => {
+    const userId = assertUserId(c.req.param('user_id'));
+    await deps.flushEvents?.();
+    const r = await runForgetUser({ ...deps, actor: 'user' }, userId);
+    if (r.walTruncated === false)
+      deps.log.warn(
+        'forget: another reader kept the WAL busy; old pages may hold the original id until the next checkpoint',
+        {
+          pseudonym: r.pseudonym,
+        },
+      );
+    return c.json({
+      user_id: r.user_id,
+      pseudonym: r.pseudonym,
+      pseudonymized_rows: r.pseudonymized_rows,
+      completed_at: r.completed_at,
+    });
+  });
+}

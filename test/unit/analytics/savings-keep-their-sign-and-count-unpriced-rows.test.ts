@@ -1,0 +1,107 @@
+/**
+ * GET /analytics/savings' query: both sides re-priced exactly under the current table (actual on each
+ * row's own model, baseline on the baseline), stamped spend apart, rows of unpriced models counted and
+ * left out of the actual side, negative savings kept, savings_pct null on a zero baseline, and 400
+ * unknown_baseline_model for a baseline without prices.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { defaultBaseline, querySavings } from '#src/analytics/index.ts';
+import { isSvcError } from '#src/lib/errors.ts';
+import { loadModelRegistry, parseModelRegistry } from '#src/models/registry.ts';
+import { callEvent, DAY_US, seed, tempStore, windowOf } from '../../helpers/analytics-events.ts';
+
+const CAPS =
+  '{ supports_images: true, supports_tools: true, max_context_tokens: 100000, max_output_tokens: 1000 }';
+const REGISTRY = parseModelRegistry(
+  `pricing_version: test-7
+models:
+  - { id: 'anthropic:small', tier: fast, capabilities: ${CAPS}, prices: { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 } }
+  - { id: 'anthropic:mid', tier: balanced, capabilities: ${CAPS}, prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75 } }
+  - { id: 'openai:big', tier: deep, capabilities: ${CAPS}, prices: { input: 10, output: 40 } }
+  - { id: 'openai:unpriced', tier: fast, capabilities: ${CAPS} }
+`,
+  'test models.yaml',
+);
+const WINDOW = windowOf(0, DAY_US);
+
+async function seeded(t: { after: (fn: () => unknown) => void }) {
+  const store = await tempStore(t);
+  seed(store, [
+    // 1M input + 100k output + 200k cache reads + 40k cache writes on small: $1 + $0.2 + $0.02 + $0.05
+    (id) =>
+      callEvent(id, {
+        at: 1,
+        model: 'anthropic:small',
+        cost: '1.27',
+        input: 1_000_000,
+        output: 100_000,
+        cached: 200_000,
+        creation: 40_000,
+      }),
+    // 1000 input + 10 output on big: $0.01 + $0.0004
+    (id) => callEvent(id, { at: 2, model: 'openai:big', cost: '0.0104', input: 1000, output: 10 }),
+    // not in the table: counts in the baseline and the stamped sum only
+    (id) => callEvent(id, { at: 3, model: 'openrouter:gone/model', cost: '0.5', input: 1000, output: 0 }),
+    (id) => callEvent(id, { at: 4, model: 'openai:unpriced', cost: '0', input: 0, output: 1000 }),
+  ]);
+  return store;
+}
+
+test('the default baseline is the first priced balanced anthropic model', () => {
+  assert.equal(defaultBaseline(REGISTRY), 'anthropic:mid');
+  assert.equal(defaultBaseline(loadModelRegistry(undefined)), 'anthropic:claude-sonnet-4-5');
+});
+
+test('both sides are re-priced exactly and unpriced rows are counted', async (t) => {
+  const store = await seeded(t);
+  const r = await querySavings(store.kysely, REGISTRY, { window: WINDOW, baseline: undefined });
+  // tokens of all four rows: input 1,002,000, output 101,010, cache reads 200,000, cache writes 40,000
+  // baseline (mid): 1,002,000 × 3 + 101,010 × 15 + 200,000 × 0.3 + 40,000 × 3.75 = 4,731,150 per 1e6
+  // actual: small 1,270,000 + big 10,400 per 1e6; savings 3.45075 of 4.73115
+  assert.deepEqual(r, {
+    baseline_model: 'anthropic:mid',
+    actual_repriced_usd: 1.2804,
+    baseline_repriced_usd: 4.73115,
+    savings_usd: 3.45075,
+    savings_pct: 0.729368,
+    actual_stamped_usd: 1.7804,
+    rows_total: 4,
+    rows_missing_from_price_table: 2,
+  });
+});
+
+test('a dearer baseline saves money, a cheaper one shows negative savings with the sign kept', async (t) => {
+  const store = await seeded(t);
+  const r = await querySavings(store.kysely, REGISTRY, { window: WINDOW, baseline: 'anthropic:small' });
+  // small: 1,002,000 × 1 + 101,010 × 2 + 200,000 × 0.1 + 40,000 × 1.25 = 1.27402 against actual 1.2804
+  assert.equal(r.baseline_repriced_usd, 1.27402);
+  assert.equal(r.savings_usd, -0.00638);
+  assert.equal(r.savings_pct, -0.005008);
+});
+
+test('savings_pct is null when the baseline costs nothing, and an empty window is all zeros', async (t) => {
+  const store = await tempStore(t);
+  const r = await querySavings(store.kysely, REGISTRY, { window: WINDOW, baseline: undefined });
+  assert.deepEqual(r, {
+    baseline_model: 'anthropic:mid',
+    actual_repriced_usd: 0,
+    baseline_repriced_usd: 0,
+    savings_usd: 0,
+    savings_pct: null,
+    actual_stamped_usd: 0,
+    rows_total: 0,
+    rows_missing_from_price_table: 0,
+  });
+});
+
+test('a baseline absent from the price table is 400 unknown_baseline_model', async (t) => {
+  const store = await tempStore(t);
+  for (const baseline of ['openai:unpriced', 'anthropic:nope', 'mid']) {
+    await assert.rejects(
+      querySavings(store.kysely, REGISTRY, { window: WINDOW, baseline }),
+      (err) => isSvcError(err) && err.code === 'unknown_baseline_model' && err.status === 400,
+      baseline,
+    );
+  }
+});
