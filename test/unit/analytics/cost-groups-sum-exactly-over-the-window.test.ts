@@ -128,7 +128,7 @@ test('each group_by has its key columns, cost descending (day and hour: bucket a
       Record<string, unknown>
     >;
   const keys = (r: Array<Record<string, unknown>>, ...names: string[]) =>
-    r.map((x) => names.map((n) => x[n]).join('|') + `=${x.cost_usd}`);
+    r.map((x) => `${names.map((n) => x[n]).join('|')}=${x.cost_usd}`);
 
   assert.deepEqual(keys(await rows('model'), 'model', 'provider'), [
     `${HAIKU}|anthropic=1.8`,

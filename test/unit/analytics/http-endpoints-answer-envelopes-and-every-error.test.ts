@@ -21,11 +21,11 @@ async function setup(t: { after: (fn: () => unknown) => void }) {
   const writer = createTraceWriter({ store: fx.store, log: silentLogger });
   fx.bus.subscribe(writer.subscriber);
   t.after(() => writer.stop());
-  const audits: EventEnvelope[] = [];
+  const audits: Array<{ type: string; actor: string; payload: Record<string, unknown> }> = [];
   fx.bus.subscribe({
     name: 'audit_recorder',
     types: ['analytics.user_exported', 'analytics.user_forgotten'],
-    handle: (e) => audits.push(e),
+    handle: (e: EventEnvelope) => audits.push(e as never),
   });
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const res = await fx.call('GET', path, undefined, headers);
