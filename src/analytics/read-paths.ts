@@ -5,6 +5,8 @@
  * fragment is a constant: request values only ever reach SQL as bound parameters.
  */
 import { type RawBuilder, sql } from 'kysely';
+import { SvcError } from '../lib/errors.ts';
+import type { Store } from '../store/open.ts';
 import type { TimeWindow } from './window.ts';
 
 /** Stamped costs of model calls; its WHERE must appear in the query as written. */
@@ -12,6 +14,18 @@ export const SPEND_INDEX = 'events_spend';
 export const ROUTE_INDEX = 'events_route';
 
 const US_PER_HOUR = 3_600_000_000;
+
+/**
+ * The spend, routing and reliability queries are SQLite SQL over the indexes of SQLite's migration 0004;
+ * a PostgreSQL store has neither yet, so they answer 501 there instead of scanning every payload.
+ */
+export function assertAnalyticsIndexes(store: Pick<Store, 'engine'>): void {
+  if (store.engine === 'sqlite') return;
+  throw new SvcError('not_implemented', {
+    message:
+      'Spend analytics (cost, cache, routing, reliability, savings, by_key, by_team) read SQLite indexes this version has no PostgreSQL counterpart for; sessions, turns, export and forget work on PostgreSQL.',
+  });
+}
 
 /** Index expressions, by what they read. */
 export const EXPR = {

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '#src/store/open.ts';
+import { openStore, type SqliteStore } from '#src/store/open.ts';
 import { BASE_US, insertEvents, type SeedEvent, seqId } from './event-rows.ts';
 
 export { BASE_US };
@@ -95,7 +95,7 @@ export function routeEvent(id: string, r: RouteSpec): SeedEvent {
 }
 
 /** A migrated store in a temp folder, removed in `t.after`. */
-export async function tempStore(t: { after: (fn: () => unknown) => void }): Promise<Store> {
+export async function tempStore(t: { after: (fn: () => unknown) => void }): Promise<SqliteStore> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-analytics-'));
   const store = await openStore(join(dir, 'svc.db'));
   t.after(async () => {
@@ -106,7 +106,7 @@ export async function tempStore(t: { after: (fn: () => unknown) => void }): Prom
 }
 
 /** Inserts the events in order with ascending ids (prefix keeps several seeds apart). */
-export function seed(store: Store, events: Array<(id: string) => SeedEvent>, prefix = '01SEED'): void {
+export function seed(store: SqliteStore, events: Array<(id: string) => SeedEvent>, prefix = '01SEED'): void {
   insertEvents(store.db, events.length, (i) => events[i](seqId(i, prefix)));
 }
 

@@ -26,7 +26,7 @@ import { EXPR, SPEND_COLUMNS } from '#src/analytics/read-paths.ts';
 import { systemClock } from '#src/lib/time.ts';
 import { loadModelRegistry } from '#src/models/registry.ts';
 import { createNodeSqliteDialect } from '#src/store/node-sqlite-dialect.ts';
-import type { Store } from '#src/store/open.ts';
+import type { SqliteStore as Store } from '#src/store/open.ts';
 import type { Database } from '#src/store/schema.ts';
 import { callEvent, DAY_US, routeEvent, seed, tempStore, windowOf } from '../../helpers/analytics-events.ts';
 

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { querySessions, queryTurn } from '#src/analytics/index.ts';
 import { isSvcError } from '#src/lib/errors.ts';
 import { formatUs } from '#src/lib/time.ts';
-import type { Store } from '#src/store/open.ts';
+import type { SqliteStore as Store } from '#src/store/open.ts';
 import { BASE_US, HOUR_US, seed, tempStore } from '../../helpers/analytics-events.ts';
 
 const at = (us: number) => formatUs(BASE_US + us);
