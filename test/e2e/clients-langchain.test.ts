@@ -1,0 +1,103 @@
+/**
+ * LangChain against the gateway (issue 13): ChatOpenAI on Chat Completions and on the Responses API
+ * (`useResponsesApi: true`), and ChatAnthropic, each as its docs configure a custom endpoint. Each: text,
+ * streaming, a tool round trip (bindTools, the call run by the test, a ToolMessage back) and a cross-shape
+ * call (its wire talking to the other vendor's model).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ChatAnthropic } from '@langchain/anthropic';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { type AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { ChatOpenAI } from '@langchain/openai';
+import { readEvents } from '../helpers/gateway-keys.ts';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const WEATHER = {
+  type: 'function' as const,
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+};
+
+test('LangChain ChatOpenAI (both APIs) and ChatAnthropic', { timeout: 60_000 }, async (t) => {
+  const stack = await startGatewayStack();
+  t.after(() => stack.stop());
+  const { fake, gw, token } = stack;
+  t.beforeEach(() => fake.reset());
+
+  const openai = (model: string, useResponsesApi: boolean) =>
+    new ChatOpenAI({
+      model,
+      apiKey: token,
+      configuration: { baseURL: `${gw.url}/v1` },
+      useResponsesApi,
+      maxRetries: 0,
+    });
+  const claude = (model: string) =>
+    new ChatAnthropic({ model, apiKey: token, anthropicApiUrl: gw.url, maxRetries: 0, maxTokens: 256 });
+
+  const cases: Array<{ name: string; model: BaseChatModel; path: string; shape: string }> = [
+    {
+      name: 'ChatOpenAI',
+      model: openai('openai:gpt-5-mini', false),
+      path: '/v1/chat/completions',
+      shape: 'openai',
+    },
+    {
+      name: 'ChatOpenAI on a Claude model',
+      model: openai('haiku', false),
+      path: '/v1/messages',
+      shape: 'openai',
+    },
+    {
+      name: 'ChatOpenAI useResponsesApi',
+      model: openai('openai:gpt-5-mini', true),
+      path: '/v1/responses',
+      shape: 'openai_responses',
+    },
+    {
+      name: 'ChatOpenAI useResponsesApi on a Claude model',
+      model: openai('haiku', true),
+      path: '/v1/messages',
+      shape: 'openai_responses',
+    },
+    { name: 'ChatAnthropic', model: claude('claude-haiku-4-5'), path: '/v1/messages', shape: 'anthropic' },
+    {
+      name: 'ChatAnthropic on a GPT model',
+      model: claude('openai:gpt-5-mini'),
+      path: '/v1/chat/completions',
+      shape: 'anthropic',
+    },
+  ];
+
+  for (const c of cases) {
+    await t.test(`${c.name}: text, stream and a tool round trip`, async () => {
+      const reply = await c.model.invoke('hello');
+      assert.equal(reply.text, 'Hello from the fake provider.');
+      assert.equal(fake.requests.at(-1)?.path, c.path);
+
+      let streamed = '';
+      for await (const chunk of await c.model.stream('hi [[fake:text=streamed reply]]'))
+        streamed += chunk.text;
+      assert.equal(streamed, 'streamed reply');
+
+      const withTools = c.model.bindTools!([WEATHER]);
+      const ask = new HumanMessage('weather? [[fake:tool_call]]');
+      const call = (await withTools.invoke([ask])) as AIMessage;
+      const tc = call.tool_calls?.[0];
+      assert.equal(tc?.name, 'get_weather');
+      assert.deepEqual(tc?.args, { city: 'city-value' });
+      const answer = await withTools.invoke([
+        ask,
+        call,
+        new ToolMessage({ tool_call_id: tc!.id!, content: 'Sunny, 21 C' }),
+      ]);
+      assert.equal(answer.text, 'Tool result received: Sunny, 21 C');
+      const turns = readEvents(stack.files.db, 'turn.completed').slice(-4);
+      assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
+    });
+  }
+});

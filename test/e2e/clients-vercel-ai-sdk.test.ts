@@ -1,0 +1,113 @@
+/**
+ * The Vercel AI SDK (ai 7) against the gateway, as its docs configure it (issue 13): `openai(model)` (the
+ * Responses API), `openai.chat(model)` (Chat Completions) and `@ai-sdk/anthropic` (Messages; its base URL
+ * ends in `/v1`). Each provider: text, streaming, a tool round trip the SDK drives itself (two steps), and
+ * a cross-shape call (its wire talking to the other vendor's model). Before issue 13 `openai(model)` was a
+ * 404.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, jsonSchema, type LanguageModel, stepCountIs, streamText, tool } from 'ai';
+import { readEvents } from '../helpers/gateway-keys.ts';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
+  timeout: 60_000,
+}, async (t) => {
+  const stack = await startGatewayStack();
+  t.after(() => stack.stop());
+  const { fake, gw, token } = stack;
+  const openai = createOpenAI({ baseURL: `${gw.url}/v1`, apiKey: token });
+  const anthropic = createAnthropic({ baseURL: `${gw.url}/v1`, apiKey: token });
+  t.beforeEach(() => fake.reset());
+
+  const weather = tool({
+    description: 'Weather for a city',
+    inputSchema: jsonSchema<{ city: string }>({
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+    }),
+    execute: async ({ city }) => `Sunny in ${city}`,
+  });
+
+  const cases: Array<{ name: string; model: LanguageModel; path: string; shape: string }> = [
+    {
+      name: 'openai(model), Responses',
+      model: openai('openai:gpt-5-mini'),
+      path: '/v1/responses',
+      shape: 'openai_responses',
+    },
+    {
+      name: 'openai(model) on a Claude model',
+      model: openai('haiku'),
+      path: '/v1/messages',
+      shape: 'openai_responses',
+    },
+    {
+      name: 'openai.chat(model)',
+      model: openai.chat('openai:gpt-5-mini'),
+      path: '/v1/chat/completions',
+      shape: 'openai',
+    },
+    {
+      name: 'openai.chat(model) on a Claude model',
+      model: openai.chat('haiku'),
+      path: '/v1/messages',
+      shape: 'openai',
+    },
+    {
+      name: '@ai-sdk/anthropic',
+      model: anthropic('claude-haiku-4-5'),
+      path: '/v1/messages',
+      shape: 'anthropic',
+    },
+    {
+      name: '@ai-sdk/anthropic on a GPT model',
+      model: anthropic('openai:gpt-5-mini'),
+      path: '/v1/chat/completions',
+      shape: 'anthropic',
+    },
+  ];
+
+  for (const c of cases) {
+    await t.test(`${c.name}: text, stream and a tool round trip`, async () => {
+      const text = await generateText({
+        model: c.model,
+        prompt: 'hello',
+        maxRetries: 0,
+        maxOutputTokens: 256,
+      });
+      assert.equal(text.text, 'Hello from the fake provider.');
+      assert.ok((text.usage.inputTokens ?? 0) > 0);
+      assert.equal(fake.requests.at(-1)?.path, c.path);
+
+      const stream = streamText({
+        model: c.model,
+        prompt: 'hi [[fake:text=streamed reply]]',
+        maxRetries: 0,
+        maxOutputTokens: 256,
+      });
+      let streamed = '';
+      for await (const piece of stream.textStream) streamed += piece;
+      assert.equal(streamed, 'streamed reply');
+      assert.equal(await stream.finishReason, 'stop');
+
+      const round = await generateText({
+        model: c.model,
+        prompt: 'weather? [[fake:tool_call]]',
+        tools: { get_weather: weather },
+        stopWhen: stepCountIs(2),
+        maxRetries: 0,
+        maxOutputTokens: 256,
+      });
+      assert.equal(round.steps.length, 2);
+      assert.equal(round.steps[0].toolCalls[0]?.toolName, 'get_weather');
+      assert.equal(round.text, 'Tool result received: Sunny in city-value');
+      const turns = readEvents(stack.files.db, 'turn.completed').slice(-4);
+      assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
+    });
+  }
+});
