@@ -58,9 +58,20 @@ export async function runDelegation(
         cost_usd: formatDecimal(cost),
       },
     });
-    const error_class = failure_mode === 'cancelled_by_user' ? 'cancelled' : 'execution_error';
+    const error_class =
+      failure_mode === 'cancelled_by_user'
+        ? 'cancelled'
+        : failure_mode === 'model_not_configured'
+          ? 'invalid_input'
+          : 'execution_error';
     return { result: { ok: false as const, error_class, message }, cost } as const;
   };
+  if (input.model !== null && !target)
+    return failed(
+      'model_not_configured',
+      `${input.model} is not a model id, alias or tier of the registry; the delegate tool's model must name one`,
+      null,
+    );
   if (requested !== null && target && !target.can_delegate)
     return failed(
       'model_not_delegable',

@@ -245,6 +245,27 @@ test('delegation: a worker session runs one turn, its cost rolls up, workers can
   });
 });
 
+test('delegating to a model the registry does not know fails at once instead of running elsewhere', async () => {
+  const s = await h.newSession();
+  h.fake.script([
+    { toolUses: [{ name: 'delegate', input: { task: 'count files', model: 'gpt-nonexistent' } }] },
+    { text: 'understood' },
+  ]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('delegate') });
+  assert.equal((await h.turnEnd(t.turn_id)).type, 'turn.completed');
+  assert.equal(ofTurn(t.turn_id, 'delegate.started').length, 0);
+  const failed = ofTurn(t.turn_id, 'delegate.failed')[0];
+  assert.equal(failed.payload.failure_mode, 'model_not_configured');
+  assert.equal(failed.payload.worker_session_id, null);
+  assert.equal(ofTurn(t.turn_id, 'tool.failed')[0].payload.error_class, 'invalid_input');
+  const workers = await h.store.kysely
+    .selectFrom('sessions')
+    .select('id')
+    .where('parent_session_id', '=', s.id)
+    .execute();
+  assert.deepEqual(workers, []);
+});
+
 test('cancel during delegation: the worker is cancelled, delegate.failed cancelled_by_user, then turn.cancelled', async () => {
   const s = await h.newSession();
   h.fake.script([
