@@ -247,18 +247,24 @@ test('keys issued, revoked and rotated while the gateway runs take effect on the
       .split('\n')
       .map((l) => JSON.parse(l));
     assert.ok(requestLines.some((l) => l.key_id === first.keyId && l.shape === 'anthropic'));
-    for (const l of requestLines)
-      assert.deepEqual(Object.keys(l).sort(), [
-        'key_id',
-        'latency_ms',
-        'method',
-        'model',
-        'msg',
-        'path',
-        'request_id',
-        'shape',
-        'status',
-        'time',
-      ]);
+    // every line has the same fields, and a routed request adds where it went: never a token or a prompt
+    const always = [
+      'key_id',
+      'latency_ms',
+      'method',
+      'model',
+      'msg',
+      'path',
+      'request_id',
+      'shape',
+      'status',
+      'time',
+    ];
+    const routed = ['routed_by', 'routed_model'];
+    for (const l of requestLines) {
+      const keys = Object.keys(l).sort();
+      const expected = keys.includes('routed_model') ? [...always, ...routed].sort() : always;
+      assert.deepEqual(keys, expected);
+    }
   });
 });
