@@ -193,3 +193,15 @@ test('an upstream failure ends the turn: llm.call_failed, then turn.completed fa
   assert.equal(end.payload.error_code, 'upstream_invalid_request');
   assert.equal(end.payload.error_class, 'invalid_request');
 });
+
+test('an error event inside the stream ends the turn: llm.call_failed, then turn.completed failed', async () => {
+  const s = await h.newSession();
+  h.fake.script([{ text: 'partial answer', streamError: 529 }]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('hi') });
+  const end = await h.turnEnd(t.turn_id);
+  assert.equal(end.payload.status, 'failed');
+  assert.equal(end.payload.error_code, 'upstream_overloaded');
+  assert.equal(end.payload.error_class, 'overloaded');
+  const failed = h.events.filter((e) => e.turn_id === t.turn_id && e.type === 'llm.call_failed');
+  assert.equal(failed.length, 1);
+});
