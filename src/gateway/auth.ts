@@ -39,7 +39,7 @@ export function extractToken(headers: { get(name: string): string | null }): Sen
 /** Middleware for the provider-shape paths; expects `shape` and `requestId` to be set. */
 export function createAuth(deps: AuthDeps): MiddlewareHandler<GatewayEnv> {
   return async function auth(c, next) {
-    deps.keys.refresh(); // one stat; re-reads only when the file changed (file.ts)
+    deps.keys.refresh(); // the file: one stat, a re-read only when it changed; the table: kept current by NOTIFY
     const sent = extractToken(c.req.raw.headers);
     if (sent.type === 'missing') reject(c, deps, 'missing_token');
     if (sent.type === 'malformed') reject(c, deps, 'invalid_token');

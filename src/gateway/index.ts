@@ -13,8 +13,15 @@ export {
   runListKeys,
   runRevokeKey,
   runRotateKey,
+  type UpdateKeystore,
 } from './key-admin.ts';
-export { createKeystoreCache, type KeystoreCache, readKeystoreFile } from './keystore/file.ts';
+export {
+  createKeystoreCache,
+  type KeystoreCache,
+  readKeystoreFile,
+  updateKeystoreFile,
+} from './keystore/file.ts';
 export { DEFAULT_GRACE_PERIOD, parseGracePeriod } from './keystore/grace-period.ts';
 export type { KeyRecord, Keystore } from './keystore/keystore.ts';
+export { createKeyTableCache, type KeyTableCache, updateKeyTable } from './keystore/table.ts';
 export { DRAIN_MS, type GatewayExtensions, type GatewayRuntime, runGateway } from './server.ts';

@@ -1,12 +1,13 @@
 /**
  * @module The operator's key lifecycle (spec 1 §Operator commands, §States): issue, revoke, rotate and
- * list, each one locked read-modify-write of the keystore followed by its audit events. `list` and
+ * list, each one locked read-modify-write of the keystore (the keys.json file, or the gateway_keys table
+ * on PostgreSQL) followed by its audit events. `list` and
  * `revoke` also sweep: lapsed grace periods are persisted as revocations, each announced exactly once.
  */
 import type { EventInput } from '../events/envelope.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Clock } from '../lib/time.ts';
-import { updateKeystoreFile } from './keystore/file.ts';
+import type { KeystoreChange } from './keystore/file.ts';
 import {
   issueKey,
   type KeyRecord,
@@ -22,8 +23,11 @@ import {
 /** Records audit events in the trace store (or warns that it cannot); never fails the command. */
 export type AuditSink = (events: EventInput[]) => Promise<void>;
 
+/** One locked read-modify-write of wherever the keys live; `change` sees undefined when there is none yet. */
+export type UpdateKeystore = <T>(change: (current: Keystore | undefined) => KeystoreChange<T>) => Promise<T>;
+
 export interface KeyAdminDeps {
-  keystorePath: string;
+  updateKeystore: UpdateKeystore;
   newId: NewId;
   clock: Clock;
   audit: AuditSink;
@@ -55,7 +59,7 @@ export async function runIssueKey(
   deps: KeyAdminDeps,
 ): Promise<{ record: KeyRecord; token: string }> {
   const nowUs = deps.clock.nowUs();
-  const issued = await updateKeystoreFile(deps.keystorePath, (current) => {
+  const issued = await deps.updateKeystore((current) => {
     const r = issueKey(current ?? EMPTY, input, { newId: deps.newId, nowUs });
     return { next: r.store, result: r };
   });
@@ -68,7 +72,7 @@ export async function runIssueKey(
 /** Revokes at once (sweeping lapsed grace periods first); revoking a revoked key changes nothing. */
 export async function runRevokeKey(keyId: string, deps: KeyAdminDeps): Promise<{ record: KeyRecord }> {
   const nowUs = deps.clock.nowUs();
-  const { swept, record, alreadyRevoked } = await updateKeystoreFile(deps.keystorePath, (current) => {
+  const { swept, record, alreadyRevoked } = await deps.updateKeystore((current) => {
     const sweep = sweepExpiredGrace(current ?? EMPTY, nowUs);
     const r = revokeKey(sweep.store, keyId, nowUs);
     const changed = sweep.swept.length > 0 || !r.alreadyRevoked;
@@ -87,7 +91,7 @@ export async function runRotateKey(
   deps: KeyAdminDeps,
 ): Promise<{ predecessor: KeyRecord; successor: KeyRecord; token: string }> {
   const nowUs = deps.clock.nowUs();
-  const rotated = await updateKeystoreFile(deps.keystorePath, (current) => {
+  const rotated = await deps.updateKeystore((current) => {
     const r = rotateKey(current ?? EMPTY, keyId, graceUs, { newId: deps.newId, nowUs });
     return { next: r.store, result: r };
   });
@@ -112,7 +116,7 @@ export async function runRotateKey(
 /** Every key with its on-disk and effective status, after sweeping lapsed grace periods. */
 export async function runListKeys(deps: KeyAdminDeps): Promise<ListedKey[]> {
   const nowUs = deps.clock.nowUs();
-  const { store, swept } = await updateKeystoreFile(deps.keystorePath, (current) => {
+  const { store, swept } = await deps.updateKeystore((current) => {
     const sweep = sweepExpiredGrace(current ?? EMPTY, nowUs);
     return { next: sweep.swept.length ? sweep.store : undefined, result: sweep };
   });

@@ -21,12 +21,14 @@ import { waitForStopSignal } from '../lib/stop-signal.ts';
 import type { Clock } from '../lib/time.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
+import type { Store } from '../store/open.ts';
 import { createGatewayApp, type GatewayAppDeps } from './app.ts';
 import { createKeyCounts } from './key-counts.ts';
-import { createKeystoreCache, readKeystoreFile } from './keystore/file.ts';
+import { type GatewayKeys, type KeysLocation, openFileKeys, openTableKeys } from './keystore/gateway-keys.ts';
 
 /** What the gateway needs from the command's runtime (cli/runtime.ts builds it; gateway never imports cli/). */
 export interface GatewayRuntime {
+  readonly store: Store;
   readonly bus: Bus;
   readonly clock: Clock;
   readonly newId: NewId;
@@ -50,7 +52,8 @@ export type GatewayExtensions = Pick<
 
 export interface RunGatewayOptions<R extends GatewayRuntime = GatewayRuntime> {
   env: SvcEnv;
-  keystorePath: string;
+  /** The keystore file, or the gateway_keys table of a PostgreSQL store. */
+  keys: KeysLocation;
   port: number;
   /** Requested bind host (flag or SVC_GATEWAY_HOST); non-loopback values are rewritten. */
   host: string | undefined;
@@ -69,16 +72,17 @@ export const DRAIN_MS = 30_000;
 export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOptions<R>): Promise<void> {
   const { env, log } = options;
   assertProviderKey(env);
-  assertKeystoreReady(options.keystorePath);
+  const fileKeys = options.keys.kind === 'file' ? openFileKeys(options.keys.path, log) : undefined;
   const clientTimeouts = resolveClientTimeouts(env);
-  const keys = createKeystoreCache(options.keystorePath, { log });
   const host = resolveLoopbackHost(options.host, log);
   const runtime = await options.openRuntime();
   let server: Listening;
   let extensions: GatewayExtensions = {};
+  let keys: GatewayKeys | undefined = fileKeys;
   try {
+    keys ??= await openTableKeys(runtime.store, log);
     // spec 1 §GET /metrics: fed by the bus; key gauges polled from the keystore at scrape time
-    const keyCounts = createKeyCounts(options.keystorePath, runtime.clock);
+    const keyCounts = createKeyCounts(keys.records, runtime.clock);
     const metrics = createMetricsCollector({
       role: 'gateway',
       bus: runtime.bus,
@@ -93,7 +97,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       handleCountTokens: extensions.handleCountTokens,
       handleModels: extensions.handleModels,
       extraRoutes: [{ path: '/metrics', app: createMetricsApp(metrics) }, ...(extensions.extraRoutes ?? [])],
-      keys,
+      keys: keys.cache,
       bus: runtime.bus,
       clock: runtime.clock,
       newId: runtime.newId,
@@ -105,10 +109,11 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
     server = await listen(app.fetch, { host, port: options.port, clientTimeouts });
   } catch (err) {
     await extensions.close?.();
+    await keys?.close();
     await runtime.close();
     throw err;
   }
-  log.info('gateway listening', { url: server.url, keystore: options.keystorePath, keys: keys.size });
+  log.info('gateway listening', { url: server.url, keystore: keys.location, keys: keys.cache.size });
   const signal = await waitForStopSignal();
   log.info('gateway stopping', { signal, in_flight: server.inFlight });
   const { forced } = await server.close(options.drainMs ?? DRAIN_MS);
@@ -117,6 +122,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       drain_ms: options.drainMs ?? DRAIN_MS,
     });
   await extensions.close?.();
+  await keys.close();
   await runtime.close();
   log.info('gateway stopped');
 }
@@ -147,19 +153,4 @@ function resolveClientTimeouts(env: SvcEnv): ClientTimeouts {
     });
   }
   return t;
-}
-
-function assertKeystoreReady(path: string): void {
-  const store = readKeystoreFile(path);
-  const issue = `issue one with \`svc gateway issue-key --name <name> --workspace <dir> --keystore ${path}\``;
-  if (!store) {
-    throw new SvcError('startup_refused', {
-      message: `The gateway refuses to start because there is no keystore at ${path}; ${issue} (or set SVC_GATEWAY_KEYSTORE / --keystore), then start it again.`,
-    });
-  }
-  if (store.keys.length === 0) {
-    throw new SvcError('startup_refused', {
-      message: `The gateway refuses to start because the keystore ${path} has no keys; ${issue}, then start it again.`,
-    });
-  }
 }

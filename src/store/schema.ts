@@ -76,12 +76,36 @@ export interface StoreMetaTable {
   value: string;
 }
 
+/**
+ * Gateway keys on PostgreSQL (migration postgres/0002); a SQLite deployment keeps them in keys.json.
+ * allowed_models and extra are JSON text.
+ */
+export interface GatewayKeysTable {
+  key_id: string;
+  secret_hash: string;
+  name: string;
+  workspace_path: string;
+  allowed_models: string | null;
+  daily_cap_usd: string | null;
+  monthly_cap_usd: string | null;
+  user_id: string | null;
+  team_id: string | null;
+  status: string;
+  revoked_at: string | null;
+  grace_period_until: string | null;
+  created_at: string;
+  extra: ColumnType<string, string | undefined, string>;
+  version: ColumnType<number, never, number>;
+}
+
 export interface Database {
   events: EventsTable;
   sessions: SessionsTable;
   messages: MessagesTable;
   tool_calls: ToolCallsTable;
   store_meta: StoreMetaTable;
+  /** PostgreSQL only. */
+  gateway_keys: GatewayKeysTable;
 }
 
 export type EventRow = Selectable<EventsTable>;
@@ -89,3 +113,4 @@ export type NewEventRow = Insertable<EventsTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type MessageRow = Selectable<MessagesTable>;
 export type ToolCallRow = Selectable<ToolCallsTable>;
+export type GatewayKeyRow = Selectable<GatewayKeysTable>;

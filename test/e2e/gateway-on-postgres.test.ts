@@ -1,13 +1,17 @@
 /**
- * `svc gateway` with SVC_DATABASE_URL: the store is the PostgreSQL database (no SQLite file appears), a
- * call through each SDK leaves its events there in order, and the audit events of the key commands too.
+ * `svc gateway` with SVC_DATABASE_URL: the store is the PostgreSQL database (no SQLite file, no
+ * keys.json appears), a call through each SDK leaves its events there in order, the key commands write
+ * the gateway_keys table and their audit events, and a revocation reaches the running gateway.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '#src/store/open.ts';
+import { gatewayFiles, parseLines } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 import { useTestPostgres } from '../helpers/postgres.ts';
+import { makeTempDir, runSvc } from '../helpers/svc.ts';
 
 const postgres = useTestPostgres();
 
@@ -34,6 +38,7 @@ test('a gateway on PostgreSQL writes every event of its calls to the database', 
   const turns = [a.response.headers.get('svc-request-id'), o.response.headers.get('svc-request-id')];
   assert.equal(await stack.gw.stop(), 0);
   assert.equal(existsSync(stack.files.db), false, 'no SQLite store was created');
+  assert.equal(existsSync(stack.files.keystore), false, 'no keystore file was created');
 
   const store = await openStore({ engine: 'postgres', url });
   t.after(() => store.close());
@@ -57,4 +62,57 @@ test('a gateway on PostgreSQL writes every event of its calls to the database', 
     .where('type', '=', 'gateway.key_issued')
     .execute();
   assert.equal(issued.length, 1);
+});
+
+test('keys live in the database: a revocation reaches the running gateway, the start needs a key', {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const home = makeTempDir('svc-pg-keys-');
+  t.after(home.cleanup);
+  const { env } = gatewayFiles(home.dir, { SVC_DATABASE_URL: url });
+
+  const empty = await runSvc(['gateway', '--port', '0'], { env });
+  assert.equal(empty.code, 1);
+  assert.match(
+    empty.stderr,
+    /gateway_keys table of postgres:\/\/svc_test@127\.0\.0\.1:\d+\/\w+ has no keys; issue one/,
+  );
+  const withFile = await runSvc(['gateway', 'list-keys', '--keystore', join(home.dir, 'k.json')], { env });
+  assert.equal(withFile.code, 2);
+  assert.match(withFile.stderr, /keys live in the database.*drop --keystore/);
+
+  const stack = await startGatewayStack({ env: { SVC_DATABASE_URL: url } });
+  t.after(() => stack.stop());
+  const ask = () =>
+    fetch(`${stack.gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': stack.token,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({
+        model: 'anthropic:claude-haiku-4-5',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+  assert.equal((await ask()).status, 200);
+  const revoked = await runSvc(['gateway', 'revoke-key', stack.keyId], { env: stack.files.env });
+  assert.equal(revoked.code, 0, revoked.stderr);
+  assert.equal(parseLines(revoked.stdout).revoked, stack.keyId);
+  let status = 200;
+  for (let i = 0; i < 100 && status === 200; i++) {
+    status = (await ask()).status;
+    if (status === 200) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(status, 401, 'the running gateway refuses the revoked key without a restart');
+  const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: stack.files.env });
+  const keys = (JSON.parse(listed.stdout) as { keys: Array<{ key_id: string; status: string }> }).keys;
+  assert.deepEqual(
+    keys.map((k) => [k.key_id, k.status]),
+    [[stack.keyId, 'revoked']],
+  );
 });

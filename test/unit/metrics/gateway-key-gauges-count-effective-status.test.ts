@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createKeyCounts } from '#src/gateway/key-counts.ts';
+import { readKeystoreFile } from '#src/gateway/keystore/file.ts';
 import { silentLogger } from '#src/lib/log.ts';
 import { createMetricsCollector } from '#src/metrics/collector.ts';
 import { parseExposition, sampleOf } from '../../helpers/prometheus-exposition.ts';
@@ -38,7 +39,7 @@ test('key gauges count by effective status at scrape time: a lapsed grace period
     record(4, { grace_period_until: '2026-11-22T13:00:00.000000Z' }), // still in its window
   ];
   writeFileSync(path, JSON.stringify({ keys }));
-  const counts = createKeyCounts(path, { nowUs: () => NOW_US });
+  const counts = createKeyCounts(() => readKeystoreFile(path)?.keys ?? [], { nowUs: () => NOW_US });
   const collector = createMetricsCollector({
     role: 'gateway',
     log: silentLogger,

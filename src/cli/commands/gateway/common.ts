@@ -1,23 +1,26 @@
 /**
- * @module Shared pieces of the key commands: the `--keystore` / `--db-path` flags and the audit sink that
- * records lifecycle events in the trace store when it is reachable, and otherwise warns (exit stays 0).
+ * @module Shared pieces of the key commands: the `--keystore` / `--db-path` / `--database-url` flags, where
+ * the keys live (keys.json, or the gateway_keys table when the store is PostgreSQL) and the audit sink
+ * that records lifecycle events in the trace store when it is reachable, and otherwise warns (exit 0).
  */
 import { readEnv, type SvcEnv } from '../../../config/env.ts';
 import { resolveKeystorePath, resolveStoreTarget, type StoreFlags } from '../../../config/paths.ts';
 import { createEnvelope, type EventInput } from '../../../events/envelope.ts';
 import { createTraceWriter } from '../../../events/trace-writer.ts';
 import type { AuditSink, KeyAdminDeps } from '../../../gateway/index.ts';
-import { errorMessage } from '../../../lib/errors.ts';
+import { updateKeystoreFile, updateKeyTable } from '../../../gateway/index.ts';
+import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { createIdFactory } from '../../../lib/ids.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { systemClock } from '../../../lib/time.ts';
-import { openStore } from '../../../store/open.ts';
+import { openStore, type Store } from '../../../store/open.ts';
 import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
 export const keystoreArgs = {
   keystore: {
     type: 'string',
-    description: 'Keystore file (default SVC_GATEWAY_KEYSTORE, else ~/.config/svc/keys.json)',
+    description:
+      'Keystore file (default SVC_GATEWAY_KEYSTORE, else ~/.config/svc/keys.json; not with PostgreSQL)',
   },
   'db-path': {
     type: 'string',
@@ -26,20 +29,50 @@ export const keystoreArgs = {
   ...databaseUrlArg,
 } as const;
 
-/** Dependencies of the key operations, built from the flags and the environment. */
-export function createKeyAdminDeps(args: {
+export interface KeystoreArgs {
   keystore?: string;
   'db-path'?: string;
   'database-url'?: string;
-}): KeyAdminDeps {
+}
+
+/**
+ * Runs `fn` with the key operations' dependencies: on a SQLite deployment the keystore file, with audit
+ * events sent to the trace store when it is reachable; on PostgreSQL the gateway_keys table and the
+ * events of the same database (which must be reachable: the keys live there).
+ */
+export async function withKeyAdmin<T>(
+  args: KeystoreArgs,
+  fn: (deps: KeyAdminDeps) => Promise<T>,
+): Promise<T> {
   const env = readEnv();
-  const newId = createIdFactory();
-  return {
-    keystorePath: resolveKeystorePath(env, args.keystore),
-    newId,
-    clock: systemClock,
-    audit: createAuditSink(env, storeFlagsOf(args)),
-  };
+  const flags = storeFlagsOf(args);
+  const target = resolveStoreTarget(env, flags, 'gateway');
+  const base = { newId: createIdFactory(), clock: systemClock };
+  if (target.engine === 'sqlite') {
+    const path = resolveKeystorePath(env, args.keystore);
+    return fn({
+      ...base,
+      updateKeystore: (c) => updateKeystoreFile(path, c),
+      audit: createAuditSink(env, flags),
+    });
+  }
+  assertNoKeystoreFlag(args);
+  const store = await openStore(target, { log: createLogger({ level: 'warn' }) });
+  try {
+    if (store.engine !== 'postgres') throw new Error('unreachable: the target is PostgreSQL');
+    return await fn({ ...base, updateKeystore: (c) => updateKeyTable(store, c), audit: auditInto(store) });
+  } finally {
+    await store.close();
+  }
+}
+
+/** `--keystore` names a file, but with PostgreSQL the keys live in the database: say so (exit 2). */
+export function assertNoKeystoreFlag(args: KeystoreArgs): void {
+  if (args.keystore === undefined) return;
+  throw new SvcError('usage_error', {
+    message:
+      'With PostgreSQL (SVC_DATABASE_URL / --database-url) the gateway keys live in the database, not in a keystore file; drop --keystore.',
+  });
 }
 
 /** Prints `label: value` lines, the operator commands' output format (spec 1 §Operator commands). */
@@ -59,21 +92,38 @@ function createAuditSink(env: SvcEnv, flags: StoreFlags): AuditSink {
       process.stderr.write(
         `svc: warning: the audit event ${types} was not recorded because the trace store ${path} is not reachable (${reason}); the keystore change itself is done.\n`,
       );
-    let store: Awaited<ReturnType<typeof openStore>>;
+    let store: Store;
     try {
       store = await openStore(target, { log: createLogger({ level: 'warn' }) });
     } catch (err) {
       warn(errorMessage(err));
       return;
     }
-    // The writer directly, not the bus: a one-shot command has no other subscriber to announce.
-    const writer = createTraceWriter({ store, log: createLogger({ level: 'error' }), maxAttempts: 3 });
-    const newId = createIdFactory();
-    const results = await Promise.all(
-      events.map((e) => writer.write(createEnvelope(e, { newId, clock: systemClock }))),
-    );
-    await writer.stop();
+    const ok = await writeAudit(store, events);
     await store.close();
-    if (results.includes(false)) warn('the write failed');
+    if (!ok) warn('the write failed');
   };
+}
+
+/** Audit events into the store that holds the keys; a failed write fails the command (exit 1). */
+function auditInto(store: Store): AuditSink {
+  return async (events) => {
+    if (events.length === 0) return;
+    if (!(await writeAudit(store, events))) {
+      throw new SvcError('store_error', {
+        message: `The key change is done, but its audit event could not be written to ${store.path}; check the database and look for the change with svc gateway list-keys.`,
+      });
+    }
+  };
+}
+
+/** The writer directly, not the bus: a one-shot command has no other subscriber to announce. */
+async function writeAudit(store: Store, events: EventInput[]): Promise<boolean> {
+  const writer = createTraceWriter({ store, log: createLogger({ level: 'error' }), maxAttempts: 3 });
+  const newId = createIdFactory();
+  const results = await Promise.all(
+    events.map((e) => writer.write(createEnvelope(e, { newId, clock: systemClock }))),
+  );
+  await writer.stop();
+  return !results.includes(false);
 }

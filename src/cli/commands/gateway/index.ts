@@ -1,11 +1,12 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../../config/env.ts';
-import { resolveKeystorePath } from '../../../config/paths.ts';
+import { resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.ts';
 import { assembleGateway, runGateway } from '../../../gateway/index.ts';
 import { parsePort } from '../../../http/listen.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { createRuntime } from '../../runtime.ts';
-import { keystoreArgs } from './common.ts';
+import { storeFlagsOf } from '../../store-flags.ts';
+import { assertNoKeystoreFlag, keystoreArgs } from './common.ts';
 
 const DEFAULT_PORT = 8422;
 const load = <T>(p: Promise<{ default: T }>) => p.then((m) => m.default);
@@ -39,12 +40,17 @@ export default defineCommand({
         : env.gatewayPort !== undefined
           ? parsePort(env.gatewayPort, 'SVC_GATEWAY_PORT')
           : DEFAULT_PORT;
+    const target = resolveStoreTarget(env, storeFlagsOf(args), 'gateway');
+    if (target.engine === 'postgres') assertNoKeystoreFlag(args);
     await runGateway({
       env,
       log,
       port,
       host: args.host ?? env.gatewayHost,
-      keystorePath: resolveKeystorePath(env, args.keystore),
+      keys:
+        target.engine === 'sqlite'
+          ? { kind: 'file', path: resolveKeystorePath(env, args.keystore) }
+          : { kind: 'table' },
       openRuntime: () =>
         createRuntime({
           env,

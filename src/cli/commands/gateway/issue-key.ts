@@ -3,7 +3,7 @@ import { defineCommand } from 'citty';
 import { runIssueKey } from '../../../gateway/index.ts';
 import { isDecimalString } from '../../../lib/decimal.ts';
 import { SvcError } from '../../../lib/errors.ts';
-import { createKeyAdminDeps, keystoreArgs, printLines } from './common.ts';
+import { keystoreArgs, printLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
   meta: { name: 'issue-key', description: 'Issue a gateway key (prints the token once)' },
@@ -21,18 +21,16 @@ export default defineCommand({
     ...keystoreArgs,
   },
   async run({ args, rawArgs }) {
-    const { record, token } = await runIssueKey(
-      {
-        name: args.name,
-        workspace_path: resolve(args.workspace),
-        allowed_models: allowedModels(rawArgs),
-        daily_cap_usd: cap(args['daily-cap-usd'], '--daily-cap-usd'),
-        monthly_cap_usd: cap(args['monthly-cap-usd'], '--monthly-cap-usd'),
-        user_id: args.user,
-        team_id: args.team,
-      },
-      createKeyAdminDeps(args),
-    );
+    const input = {
+      name: args.name,
+      workspace_path: resolve(args.workspace),
+      allowed_models: allowedModels(rawArgs),
+      daily_cap_usd: cap(args['daily-cap-usd'], '--daily-cap-usd'),
+      monthly_cap_usd: cap(args['monthly-cap-usd'], '--monthly-cap-usd'),
+      user_id: args.user,
+      team_id: args.team,
+    };
+    const { record, token } = await withKeyAdmin(args, (deps) => runIssueKey(input, deps));
     printLines([
       ['key_id', record.key_id],
       ['token', token],

@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { type ListedKey, runListKeys } from '../../../gateway/index.ts';
 import { SvcError } from '../../../lib/errors.ts';
-import { createKeyAdminDeps, keystoreArgs } from './common.ts';
+import { keystoreArgs, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
   meta: { name: 'list-keys', description: 'List gateway keys with their on-disk and effective status' },
@@ -14,7 +14,7 @@ export default defineCommand({
     if (format !== 'table' && format !== 'json') {
       throw new SvcError('usage_error', { message: `--format must be table or json, not "${format}".` });
     }
-    const keys = await runListKeys(createKeyAdminDeps(args));
+    const keys = await withKeyAdmin(args, runListKeys);
     process.stdout.write(format === 'json' ? `${JSON.stringify({ keys }, null, 2)}\n` : renderTable(keys));
   },
 });

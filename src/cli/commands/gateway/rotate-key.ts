@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { DEFAULT_GRACE_PERIOD, parseGracePeriod, runRotateKey } from '../../../gateway/index.ts';
-import { createKeyAdminDeps, keystoreArgs, printLines } from './common.ts';
+import { keystoreArgs, printLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
   meta: {
@@ -17,10 +17,8 @@ export default defineCommand({
   },
   async run({ args }) {
     const graceUs = parseGracePeriod(args['grace-period'] ?? DEFAULT_GRACE_PERIOD);
-    const { predecessor, successor, token } = await runRotateKey(
-      args.key_id,
-      graceUs,
-      createKeyAdminDeps(args),
+    const { predecessor, successor, token } = await withKeyAdmin(args, (deps) =>
+      runRotateKey(args.key_id, graceUs, deps),
     );
     printLines([
       ['old_key_id', predecessor.key_id],

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import * as m0001 from './0001-initial.ts';
+import * as m0002 from './0002-gateway-keys.ts';
 
 export interface PostgresMigration {
   /** The schema version after this migration; equals its position (1-based). */
@@ -17,4 +18,5 @@ export const POSTGRES_VERSION_KEY = 'schema_version';
  */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: '0001-initial', up: m0001.up },
+  { version: 2, name: '0002-gateway-keys', up: m0002.up },
 ];
