@@ -154,7 +154,9 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     },
 
     async confirm(input) {
-      await openSession(input.sessionId);
+      // an ended session's requests were settled when its turn was cancelled: a late answer is 409 applied false
+      if (!(await getSession(deps.db, input.sessionId)))
+        throw new SvcError('session_not_found', { message: `no session ${input.sessionId}` });
       if (turns.get(input.turnId)?.sessionId !== input.sessionId)
         await requireTurn(input.sessionId, input.turnId);
       confirmations.answer(input);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { endSession } from '#src/agent/sessions/store.ts';
 import { type AgentHarness, startAgentHarness } from '../../helpers/agent-harness.ts';
 
 let h: AgentHarness;
@@ -128,6 +129,28 @@ test('an answer naming a turn its session does not own is 404 turn_not_found and
   } finally {
     await slow.close();
   }
+});
+
+test('an answer after the session ended is 409 confirmation_already_resolved with applied false', async () => {
+  const s = await h.newSession();
+  h.fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'late.txt', content: 'l' } }] }]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('write') });
+  const asked = await h.waitFor('tool.confirmation_requested', t.turn_id);
+  // DELETE /sessions/{id}: the running turn is cancelled (its request settles), then the session ends
+  await h.engine.cancel(s.id, t.turn_id, 'session_ended');
+  await h.turnEnd(t.turn_id);
+  await endSession(h.store.kysely, s.id, new Date().toISOString());
+  await assert.rejects(
+    h.engine.confirm({
+      sessionId: s.id,
+      turnId: t.turn_id,
+      requestId: asked.payload.request_id as string,
+      decision: 'allow',
+      scope: 'once',
+    }),
+    (err: { code: string; details: { applied: boolean } }) =>
+      err.code === 'confirmation_already_resolved' && err.details.applied === false,
+  );
 });
 
 test('a confirmed tool’s latency_ms is its own run time, not the time the user took to answer', async () => {
