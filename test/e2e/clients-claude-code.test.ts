@@ -1,0 +1,104 @@
+/**
+ * Claude Code 2.1.328, the real executable from npm (`claude -p`), against the gateway and the fake provider,
+ * configured as the README says (ANTHROPIC_BASE_URL = the gateway root, ANTHROPIC_AUTH_TOKEN = a gateway
+ * key). Issue 13: `--model opus|haiku|sonnet` sends Claude Code's own model names, which must reach the
+ * opus, haiku and sonnet of the registry by a rule (not the global default); a tool round trip works; a
+ * wrong key is answered `x-should-retry: false`, so Claude Code gives up after one request.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { readEvents } from '../helpers/gateway-keys.ts';
+import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
+import { makeTempDir, ROOT } from '../helpers/svc.ts';
+
+const CLAUDE = join(ROOT, 'node_modules/.bin/claude');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function claude(stack: GatewayStack, home: string, args: string[], token = stack.token): Promise<Run> {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    ANTHROPIC_BASE_URL: stack.gw.url,
+    ANTHROPIC_AUTH_TOKEN: token,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+  return new Promise((resolve) => {
+    const child = execFile(
+      CLAUDE,
+      ['-p', ...args],
+      { cwd: join(home, 'project'), env, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end();
+  });
+}
+
+test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
+  const stack = await startGatewayStack();
+  const tmp = makeTempDir('svc-claude-code-');
+  t.after(async () => {
+    await stack.stop();
+    tmp.cleanup();
+  });
+  mkdirSync(join(tmp.dir, 'project'));
+  const { fake } = stack;
+  t.beforeEach(() => fake.reset());
+
+  for (const [flag, routed] of [
+    ['opus', 'anthropic:claude-opus-4-5'],
+    ['haiku', 'anthropic:claude-haiku-4-5'],
+    ['sonnet', 'anthropic:claude-sonnet-4-5'],
+  ] as const) {
+    await t.test(`--model ${flag} is served by ${routed}, won by a native-name rule`, async () => {
+      const run = await claude(stack, tmp.dir, ['say hi', '--model', flag]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout.trim(), 'Hello from the fake provider.');
+      const sent = fake.requests.filter((r) => r.path.startsWith('/v1/messages'));
+      assert.ok(sent.length > 0);
+      const body = sent[0].body as Record<string, unknown>;
+      assert.equal(body.model, routed.slice('anthropic:'.length));
+      assert.equal(body.stream, true);
+      const decided = readEvents(stack.files.db, 'route.decided').at(-1)!;
+      assert.match(String(decided.payload.requested_model), new RegExp(`^claude-${flag}-`));
+      const chain = decided.payload.chain as Array<{ policy: string; verdict: string; model: string }>;
+      assert.deepEqual(chain.at(-1), { policy: 'rule', model: routed, verdict: 'accepted' });
+    });
+  }
+
+  await t.test(
+    'a tool round trip: the model reads a file, Claude Code answers with its content',
+    async () => {
+      const file = join(tmp.dir, 'project', 'note.txt');
+      writeFileSync(file, 'the note says 42\n');
+      fake.script([{ toolUses: [{ name: 'Read', input: { file_path: file } }] }]);
+      const run = await claude(stack, tmp.dir, ['what does note.txt say?', '--model', 'haiku']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Tool result received: .*the note says 42/s);
+      const second = fake.requests.filter((r) => r.path.startsWith('/v1/messages'))[1];
+      // Claude Code also sends mid-conversation system messages (wire-formats §1.2), forwarded as they are
+      const messages = (second.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+      const user = messages.filter((m) => m.role === 'user').at(-1);
+      assert.match(JSON.stringify(user), /"type":"tool_result".*the note says 42/);
+    },
+  );
+
+  await t.test('a wrong key: one 401 with x-should-retry false, and Claude Code stops', async () => {
+    const before = readEvents(stack.files.db, 'gateway.auth_failed').length;
+    const run = await claude(stack, tmp.dir, ['say hi'], 'gw_not_a_key');
+    assert.notEqual(run.code, 0);
+    assert.equal(fake.requests.length, 0);
+    const failures = readEvents(stack.files.db, 'gateway.auth_failed').slice(before);
+    assert.equal(failures.length, 1, 'no retry of a 401');
+    assert.equal(failures[0].payload.reason, 'invalid_token');
+  });
+});
