@@ -33,6 +33,10 @@ test('every command and subcommand answers --help with exit 0', async () => {
     ['gateway', 'backup'],
     ['gateway', 'restore'],
     ['analytics', 'user-export'],
+    ...['cost', 'cache', 'routing', 'reliability', 'sessions', 'savings', 'by-key', 'by-team'].map((r) => [
+      'analytics',
+      r,
+    ]),
     ['user', 'forget'],
   ];
   for (const p of paths) {

@@ -9,5 +9,13 @@ export default defineCommand({
   },
   subCommands: {
     'user-export': () => load(import('./user-export.ts')),
+    cost: () => load(import('./cost.ts')),
+    cache: () => load(import('./cache.ts')),
+    routing: () => load(import('./routing.ts')),
+    reliability: () => load(import('./reliability.ts')),
+    sessions: () => load(import('./sessions.ts')),
+    savings: () => load(import('./savings.ts')),
+    'by-key': () => load(import('./by-key.ts')),
+    'by-team': () => load(import('./by-team.ts')),
   },
 });

@@ -1,0 +1,26 @@
+/** `svc analytics cost`: spend of model calls in the window by one key (GET /analytics/cost). */
+import { GROUP_BY, parseGroupBy, parseSpendFilters, queryCost } from '../../../analytics/index.ts';
+import { defineReport, flagName, objectsTable } from './common.ts';
+
+export default defineReport({
+  name: 'cost',
+  description: 'Spend of model calls in the window, grouped by one key',
+  windowed: true,
+  args: {
+    'group-by': { type: 'string', description: `${GROUP_BY.join(', ')} (default model)` },
+    'gateway-key': { type: 'string', description: 'Only this gateway key id' },
+    user: { type: 'string', description: 'Only this user id' },
+    team: { type: 'string', description: 'Only this team id' },
+    'include-workers': {
+      type: 'string',
+      description: 'true (default) or false: leave out worker-session calls',
+    },
+  },
+  read: ({ store, raw, window }) =>
+    queryCost(store.kysely, {
+      window,
+      groupBy: parseGroupBy(raw, flagName),
+      filters: parseSpendFilters(raw, flagName),
+    }),
+  table: (data) => objectsTable(Array.isArray(data) ? data : [data]),
+});

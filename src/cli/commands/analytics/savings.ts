@@ -1,0 +1,18 @@
+/** `svc analytics savings`: the window's calls re-priced against one baseline model (GET /analytics/savings). */
+import { querySavings } from '../../../analytics/index.ts';
+import { defineReport } from './common.ts';
+
+export default defineReport({
+  name: 'savings',
+  description: 'What routing saved against one baseline model, both re-priced under the current table',
+  windowed: true,
+  args: {
+    baseline: {
+      type: 'string',
+      description: 'Canonical model id (default the first balanced anthropic model)',
+    },
+  },
+  read: ({ store, registry, raw, window }) =>
+    querySavings(store.kysely, registry, { window, baseline: raw.baseline }),
+  table: (d) => ({ header: ['FIELD', 'VALUE'], rows: Object.entries(d).map(([k, v]) => [k, v]) }),
+});

@@ -1,0 +1,149 @@
+/**
+ * `svc analytics cost|cache|routing|reliability|sessions|savings|by-key|by-team` through the real
+ * executable on a store file, no server: `--format json` prints exactly the envelope the HTTP endpoint
+ * answers (same query functions, checked in-process on the same store), tables for people, and bad flags
+ * exit 2 with one sentence.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import {
+  queryByKey,
+  queryByTeam,
+  queryCacheEffectiveness,
+  queryCost,
+  queryReliability,
+  queryRouting,
+  querySavings,
+  querySessions,
+} from '#src/analytics/index.ts';
+import { loadModelRegistry } from '#src/models/registry.ts';
+import { openStore } from '#src/store/open.ts';
+import { callEvent, routeEvent } from '../helpers/analytics-events.ts';
+import { BASE_US, insertEvents, seqId } from '../helpers/event-rows.ts';
+import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
+
+const tmp = makeTempDir('svc-reports-');
+test.after(() => tmp.cleanup());
+const env = isolatedEnv(tmp.dir);
+const db = join(tmp.dir, 'svc.db');
+const WINDOW = ['--from', '2026-01-01T00:00:00Z', '--to', '2026-01-08T00:00:00Z'];
+const window = { startUs: BASE_US, endUs: BASE_US + 7 * 86_400_000_000 };
+const ALL = { gatewayKey: null, user: null, team: null, includeWorkers: true };
+
+test.before(async () => {
+  const store = await openStore(db);
+  insertEvents(store.db, 60, (i) =>
+    i % 4 === 0
+      ? routeEvent(seqId(i), {
+          at: i * 3_600_000_000,
+          chain: [{ policy: 'global_default', model: 'anthropic:claude-sonnet-4-5', verdict: 'accepted' }],
+          winner: 0,
+          chosen: 'anthropic:claude-sonnet-4-5',
+        })
+      : callEvent(seqId(i), {
+          at: i * 3_600_000_000,
+          model: i % 3 ? 'anthropic:claude-sonnet-4-5' : 'openai:gpt-5-mini',
+          cost: `0.00${i}`,
+          latency: 100 + i,
+          key: i % 2 ? 'gk_a' : 'gk_b',
+          user: `u${i % 5}`,
+          team: i % 2 ? 't1' : null,
+        }),
+  );
+  await store.close();
+});
+
+async function json(args: string[]) {
+  const r = await runSvc(['analytics', ...args, '--db-path', db, '--format', 'json'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+test('--format json prints the envelope with the data of the same query functions', async () => {
+  const store = await openStore(db);
+  const registry = loadModelRegistry(undefined);
+  try {
+    const k = store.kysely;
+    const cases: Array<[string[], unknown]> = [
+      [['cost', ...WINDOW], await queryCost(k, { window, groupBy: 'model', filters: ALL })],
+      [
+        ['cost', ...WINDOW, '--group-by', 'day', '--user', 'u1', '--include-workers', 'false'],
+        await queryCost(k, {
+          window,
+          groupBy: 'day',
+          filters: { ...ALL, user: 'u1', includeWorkers: false },
+        }),
+      ],
+      [['cache', ...WINDOW], await queryCacheEffectiveness(k, window)],
+      [['routing', ...WINDOW], await queryRouting(k, window)],
+      [['reliability', ...WINDOW], await queryReliability(k, window)],
+      [['savings', ...WINDOW], await querySavings(k, registry, { window, baseline: undefined })],
+      [['by-key', ...WINDOW, '--gateway-key', 'gk_a'], await queryByKey(k, { window, gatewayKey: 'gk_a' })],
+      [['by-team', ...WINDOW], await queryByTeam(k, { window, team: null })],
+      [['sessions', '--order', 'cost'], await querySessions(k, { order: 'cost', limit: 25 })],
+    ];
+    for (const [args, data] of cases) {
+      const answer = await json(args);
+      assert.deepEqual(answer.data, data, args.join(' '));
+      assert.equal(answer.current_pricing_version, registry.pricingVersion);
+      assert.deepEqual(
+        answer.window,
+        args[0] === 'sessions'
+          ? { start: null, end: null }
+          : { start: '2026-01-01T00:00:00.000000Z', end: '2026-01-08T00:00:00.000000Z' },
+      );
+    }
+  } finally {
+    await store.close();
+  }
+});
+
+test('the table view names the window and shows the rows', async () => {
+  const r = await runSvc(['analytics', 'cost', ...WINDOW, '--group-by', 'provider', '--db-path', db], {
+    env,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trimEnd().split('\n');
+  assert.match(lines[0], /^window 2026-01-01T00:00:00\.000000Z \.\. 2026-01-08T00:00:00\.000000Z/);
+  assert.match(lines[1], /^PROVIDER\s+COST_USD\s+INPUT_TOKENS/);
+  assert.deepEqual(
+    lines.slice(2).map((l) => l.split(/\s+/)[0]),
+    ['anthropic', 'openai'],
+  );
+  const empty = await runSvc(
+    [
+      'analytics',
+      'by-team',
+      '--from',
+      '2020-01-01T00:00:00Z',
+      '--to',
+      '2020-01-02T00:00:00Z',
+      '--db-path',
+      db,
+    ],
+    { env },
+  );
+  assert.match(empty.stdout, /no data in this window/);
+});
+
+test('bad flags exit 2 with one sentence; a missing store exits 1', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['cost', '--group-by', 'week'], /--group-by "week" is not one of model, provider/],
+    [['cost', '--user', 'a b'], /--user filter "a b" is not valid/],
+    [['sessions', '--limit', '0'], /--limit "0" is not a whole number from 1 to 500/],
+    [['sessions', '--order', 'name'], /--order "name" is not one of cost, recency/],
+    [['routing', '--from', 'yesterday'], /--from "yesterday" is not an ISO 8601 timestamp/],
+    [['savings', '--baseline', 'openai:nope'], /not a priced model/],
+    [['cost', '--format', 'xml'], /--format must be table or json/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await runSvc(['analytics', ...args, '--db-path', db], { env });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  }
+  const missing = await runSvc(['analytics', 'cost', '--db-path', join(tmp.dir, 'nope.db')], { env });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /No trace store at/);
+});
