@@ -40,8 +40,9 @@ export const EVENT_CATALOG = {
   'tool.confirmation_requested': bus('private'),
   'tool.confirmation_resolved': bus(),
   // delegation
-  'delegate.started': bus(),
-  'delegate.completed': bus(),
+  // the task and the worker's result are model-written text, like a tool's input and output
+  'delegate.started': bus('private'),
+  'delegate.completed': bus('private'),
   'delegate.failed': bus(),
   // evaluation (spec 1 §GET /metrics)
   'eval.completed': bus(),

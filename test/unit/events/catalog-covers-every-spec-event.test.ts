@@ -84,3 +84,16 @@ test('catalog entries are well formed: dotted snake_case names and a known sensi
   assert.equal(isEventType('toString'), false);
   assert.equal(isEventType('text.delta'), true);
 });
+
+test('bus events whose payload carries model- or user-written text are private (tool input, a delegated task, its result)', () => {
+  for (const type of [
+    'tool.called',
+    'tool.confirmation_requested',
+    'tool.completed',
+    'tool.failed',
+    'delegate.started',
+    'delegate.completed',
+  ] as const) {
+    assert.equal(EVENT_CATALOG[type].sensitivity, 'private', type);
+  }
+});
