@@ -17,6 +17,7 @@ export const rootCommand = defineCommand({
   subCommands: {
     gateway: () => load(import('./commands/gateway/index.ts')),
     serve: () => load(import('./commands/serve.ts')),
+    chat: () => load(import('./commands/chat.ts')),
     analytics: () => load(import('./commands/analytics/index.ts')),
     user: () => load(import('./commands/user/index.ts')),
     backup: () => load(import('./commands/backup.ts')),

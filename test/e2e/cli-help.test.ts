@@ -8,7 +8,7 @@ const tmp = makeTempDir();
 const env = isolatedEnv(tmp.dir);
 test.after(() => tmp.cleanup());
 
-const COMMANDS = ['gateway', 'serve', 'analytics', 'user', 'backup', 'restore'];
+const COMMANDS = ['gateway', 'serve', 'chat', 'analytics', 'user', 'backup', 'restore'];
 
 test('svc --help lists every top-level command, one line each', async () => {
   const r = await runSvc(['--help'], { env });

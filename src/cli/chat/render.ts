@@ -1,0 +1,149 @@
+/**
+ * @module What `svc chat` prints for the preset:chat events: text deltas as they arrive, one compact line
+ * per tool call and result, delegation, failures, and the turn's end with its cost. Meta lines are dimmed
+ * on a terminal. Unknown event types are ignored (spec 2 §WebSocket stream).
+ */
+import type { Writable } from 'node:stream';
+import type { EventEnvelope } from '../../events/envelope.ts';
+
+export interface Printer {
+  /** Assistant text, as is. */
+  text(chunk: string): void;
+  /** A line of its own (a newline first if text is mid-line). */
+  line(text: string, dim?: boolean): void;
+  /** Ends the current line when text is mid-line. */
+  endLine(): void;
+}
+
+export function createPrinter(out: Writable & { isTTY?: boolean }): Printer {
+  let midLine = false;
+  const color = out.isTTY === true;
+  const write = (s: string) => {
+    if (s.length === 0) return;
+    out.write(s);
+    midLine = !s.endsWith('\n');
+  };
+  const dimmed = (s: string) => (color ? `\u001b[2m${s}\u001b[0m` : s);
+  return {
+    text: write,
+    line(text, dim = false) {
+      if (midLine) write('\n');
+      write(`${dim ? dimmed(text) : text}\n`);
+    },
+    endLine() {
+      if (midLine) write('\n');
+    },
+  };
+}
+
+/**
+ * Prints events (confirmations are asked by the caller). A message whose deltas were not all seen (a
+ * reconnect in its middle: streaming events are never replayed) is printed again from its final_content.
+ */
+export function createRenderer(p: Printer): (e: EventEnvelope) => void {
+  const shown = new Map<string, string>();
+  return (e) => {
+    const pl = e.payload as Record<string, any>;
+    if (e.type === 'text.delta')
+      shown.set(pl.message_id, (shown.get(pl.message_id) ?? '') + String(pl.text ?? ''));
+    if (e.type === 'message.complete') {
+      const seen = shown.get(pl.message_id) ?? '';
+      shown.delete(pl.message_id);
+      const final = finalText(pl.final_content);
+      if (seen !== '' && seen !== final) {
+        p.line('· part of this message was missed while reconnecting; in full:', true);
+        p.line(final);
+      }
+    }
+    renderEvent(p, e);
+  };
+}
+
+// --- internal ---
+
+function renderEvent(p: Printer, e: EventEnvelope): void {
+  const pl = e.payload as Record<string, any>;
+  switch (e.type) {
+    case 'route.decided':
+      if (pl.chosen_model) p.line(`· ${pl.chosen_model}`, true);
+      return;
+    case 'text.delta':
+      p.text(String(pl.text ?? ''));
+      return;
+    case 'message.complete':
+      p.endLine();
+      return;
+    case 'tool.called':
+      p.line(`⚙ ${pl.tool_name} ${compactInput(pl.input)}`);
+      return;
+    case 'tool.completed':
+      p.line(
+        `  ✓ ${pl.tool_name} (${bytes(pl.output_bytes)}${pl.truncated ? ', truncated' : ''}, ${Math.round(Number(pl.latency_ms))} ms)`,
+        true,
+      );
+      return;
+    case 'tool.failed':
+      p.line(`  ✗ ${pl.tool_name}: ${pl.error_class}${pl.message ? ` (${oneLine(pl.message, 120)})` : ''}`);
+      return;
+    case 'llm.call_failed':
+      if (pl.error_class !== 'cancelled')
+        p.line(`! model call failed: ${oneLine(String(pl.message ?? pl.error_class), 200)}`);
+      return;
+    case 'delegate.started':
+      p.line(`↳ delegating to ${pl.model}: ${oneLine(String(pl.task ?? ''), 100)}`);
+      return;
+    case 'delegate.completed':
+      p.line(`↳ worker done ($${pl.cost_usd}, ${pl.steps} steps)`, true);
+      return;
+    case 'delegate.failed':
+      p.line(`↳ worker failed: ${pl.failure_mode}`);
+      return;
+    case 'turn.completed':
+      p.line(
+        pl.status === 'completed'
+          ? `— done · $${pl.cost_usd} · ${pl.steps} step${pl.steps === 1 ? '' : 's'}`
+          : `— failed: ${pl.error_code ?? pl.status} · $${pl.cost_usd}`,
+        pl.status === 'completed',
+      );
+      return;
+    case 'turn.cancelled':
+      p.line(`— cancelled (${pl.reason}) · $${pl.cost_usd ?? '0'}`);
+      return;
+  }
+}
+
+/** `path=app.txt content="…" (12 chars)`: every input field on one short line. */
+export function compactInput(input: unknown): string {
+  if (!input || typeof input !== 'object') return '';
+  return Object.entries(input as Record<string, unknown>)
+    .map(([k, v]) => {
+      if (typeof v === 'string') {
+        const shown = oneLine(v, 60);
+        return `${k}=${shown === v && !/\s/.test(v) ? v : JSON.stringify(shown)}${v.length > 60 ? ` (${v.length} chars)` : ''}`;
+      }
+      return `${k}=${oneLine(JSON.stringify(v), 60)}`;
+    })
+    .join(' ');
+}
+
+function finalText(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((b): b is { type: 'text'; text: string } => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('');
+}
+
+function oneLine(s: string, max: number): string {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function bytes(n: unknown): string {
+  const v = Number(n ?? 0);
+  return v < 1024
+    ? `${v} B`
+    : v < 1024 * 1024
+      ? `${(v / 1024).toFixed(1)} KiB`
+      : `${(v / 1048576).toFixed(1)} MiB`;
+}

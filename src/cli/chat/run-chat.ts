@@ -1,0 +1,189 @@
+/**
+ * @module `svc chat`: a terminal client of `svc serve`. Creates a session (or resumes `--session`), follows
+ * its stream with preset:chat, and for each line read submits a turn and prints it as it streams; tool
+ * confirmations are asked y/n/a (a = allow for the session) and answered over REST; Ctrl-C cancels the
+ * running turn and a second one quits. With piped stdin every line is a prompt or an answer, in order.
+ */
+import { resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import type { EventEnvelope } from '../../events/envelope.ts';
+import { isSvcError, type SvcError } from '../../lib/errors.ts';
+import { type ChatApi, createChatApi } from './api.ts';
+import { createLineSource, type LineSource } from './input.ts';
+import { compactInput, createPrinter, createRenderer, type Printer } from './render.ts';
+import { openChatStream } from './stream.ts';
+
+export interface ChatOptions {
+  server: string;
+  workspace: string;
+  session?: string;
+  model?: string;
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+  output: Writable & { isTTY?: boolean };
+}
+
+/** Exit code of an interrupted chat (a second Ctrl-C during a turn). */
+const INTERRUPTED = 130;
+
+/** Runs the chat until the input ends or the user quits; resolves with the exit code. */
+export async function runChat(o: ChatOptions): Promise<number> {
+  const api = createChatApi(o.server);
+  const p = createPrinter(o.output);
+  const sessionId = await openSession(api, o, p);
+  const lines = createLineSource(o.input, o.output);
+  const turns = createTurnTracker();
+  let current: string | undefined;
+  let cancelling = false;
+  let quit: number | undefined;
+  let failed = false;
+  let fatal: SvcError | undefined;
+
+  const render = createRenderer(p);
+  const stream = openChatStream(api, sessionId, {
+    onEvent(e) {
+      render(e);
+      if (e.type === 'tool.confirmation_requested') void confirm(api, p, lines, sessionId, e);
+      if (e.type === 'turn.completed' || e.type === 'turn.cancelled') turns.end(e);
+    },
+    onSnapshot(snap) {
+      const s = snap.session as { turn_count: number; cost_so_far_usd: number };
+      const n = s.turn_count;
+      if (o.session) p.line(`resumed · ${n} turn${n === 1 ? '' : 's'} so far · $${s.cost_so_far_usd}`, true);
+    },
+    onNotice: (text) => p.line(`· ${text}`, true),
+    onFatal(err) {
+      fatal = err;
+      turns.abort();
+      lines.close();
+    },
+  });
+  lines.onInterrupt(() => {
+    if (current && !cancelling) {
+      cancelling = true;
+      p.line('^C cancelling the turn (Ctrl-C again to quit)', true);
+      api
+        .cancelTurn(sessionId, current, 'cancelled from svc chat')
+        .catch((err) => p.line(`! ${message(err)}`));
+      return;
+    }
+    quit = current ? INTERRUPTED : 0;
+    turns.abort();
+    lines.close();
+  });
+
+  try {
+    await stream.ready;
+    for (;;) {
+      p.endLine();
+      const line = await lines.next('› ');
+      if (line === null || quit !== undefined) break;
+      if (!lines.interactive) p.line(`› ${line}`);
+      const text = line.trim();
+      if (text === '') continue;
+      if (text === '/exit' || text === '/quit') break;
+      let turnId: string;
+      try {
+        turnId = (await api.submitTurn(sessionId, text)).turn_id;
+      } catch (err) {
+        p.line(`! ${message(err)}`);
+        failed = true;
+        continue;
+      }
+      current = turnId;
+      cancelling = false;
+      const end = await turns.wait(turnId);
+      current = undefined;
+      if (!end) break;
+      if (end.type === 'turn.completed' && (end.payload as { status?: string }).status !== 'completed')
+        failed = true;
+    }
+  } finally {
+    stream.close();
+    lines.close();
+  }
+  if (fatal) throw fatal;
+  if (quit !== undefined) return quit;
+  return failed && !lines.interactive ? 1 : 0;
+}
+
+// --- internal ---
+
+async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<string> {
+  if (o.session) {
+    const s = await api.getSession(o.session);
+    let model = s.active_model;
+    if (o.model) model = (await api.setModel(s.id, o.model)).active_model;
+    p.line(`session ${s.id} · ${s.workspace_path} · ${model}`, true);
+    return s.id;
+  }
+  const created = await api.createSession(resolve(o.workspace), o.model);
+  const s = await api.getSession(created.id);
+  p.line(`session ${s.id} · ${s.workspace_path} · ${s.active_model}`, true);
+  return s.id;
+}
+
+/** y/yes: allow once; a/always: allow for the session; anything else (or no more input): deny. */
+async function confirm(
+  api: ChatApi,
+  p: Printer,
+  lines: LineSource,
+  sessionId: string,
+  e: EventEnvelope,
+): Promise<void> {
+  const pl = e.payload as { request_id: string; tool_name: string; input: unknown };
+  const question = `? allow ${pl.tool_name} ${compactInput(pl.input)} [y/n/a] `;
+  p.endLine();
+  const answer = await lines.next(question);
+  if (!lines.interactive) p.line(`${question}${answer ?? '(no more input: deny)'}`);
+  const a = (answer ?? '').trim().toLowerCase();
+  const decision = a === 'y' || a === 'yes' || a === 'a' || a === 'always' ? 'allow' : 'deny';
+  const scope = a === 'a' || a === 'always' ? 'session' : 'once';
+  try {
+    const r = await api.confirm(sessionId, e.turn_id ?? '', pl.request_id, decision, scope);
+    if (!r.applied) p.line('· already answered', true);
+  } catch (err) {
+    p.line(`! ${message(err)}`);
+  }
+}
+
+interface TurnTracker {
+  end(e: EventEnvelope): void;
+  /** The turn's end event, or null when the chat is stopping. */
+  wait(turnId: string): Promise<EventEnvelope | null>;
+  abort(): void;
+}
+
+/** Turn ends by id: an end may arrive on the stream before POST …/turns answered with the id. */
+function createTurnTracker(): TurnTracker {
+  const ended = new Map<string, EventEnvelope>();
+  const waiters = new Map<string, (e: EventEnvelope | null) => void>();
+  let aborted = false;
+  return {
+    end(e) {
+      if (!e.turn_id) return;
+      const w = waiters.get(e.turn_id);
+      if (w) {
+        waiters.delete(e.turn_id);
+        w(e);
+      } else ended.set(e.turn_id, e);
+    },
+    wait(turnId) {
+      if (aborted) return Promise.resolve(null);
+      const hit = ended.get(turnId);
+      if (hit) {
+        ended.delete(turnId);
+        return Promise.resolve(hit);
+      }
+      return new Promise((r) => waiters.set(turnId, r));
+    },
+    abort() {
+      aborted = true;
+      for (const w of waiters.values()) w(null);
+      waiters.clear();
+    },
+  };
+}
+
+function message(err: unknown): string {
+  return isSvcError(err) || err instanceof Error ? err.message : String(err);
+}

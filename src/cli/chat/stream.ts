@@ -1,0 +1,163 @@
+/**
+ * @module The WebSocket side of `svc chat`: attach with a fresh token, subscribe with preset:chat (a snapshot
+ * first, which gives the cursor), answer server pings, and after a dropped socket reconnect with `since` =
+ * the last event id received, so the server's exactly-once rule holds across the drop. A cursor the server
+ * cannot replay falls back to a snapshot.
+ */
+import WebSocket from 'ws';
+import type { EventEnvelope } from '../../events/envelope.ts';
+import { SvcError } from '../../lib/errors.ts';
+import type { ChatApi } from './api.ts';
+
+/** Reconnect attempts after a drop (backoff 250 ms doubling to 4 s: about a minute in all). */
+const MAX_RECONNECTS = 18;
+
+export interface ChatStreamHandlers {
+  onEvent(event: EventEnvelope): void;
+  /** The snapshot of the first subscription (session fields, recent messages). */
+  onSnapshot(snapshot: { session: Record<string, unknown>; messages: unknown[] }): void;
+  /** Something the user should know (reconnecting, reconnected). */
+  onNotice(text: string): void;
+  /** The stream is over for good (session ended, server gone, refused). */
+  onFatal(err: SvcError): void;
+}
+
+export interface ChatStream {
+  /** Resolves once the first subscription is acknowledged. */
+  readonly ready: Promise<void>;
+  close(): void;
+}
+
+export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatStreamHandlers): ChatStream {
+  let lastEventId: string | null = null;
+  let ws: WebSocket | undefined;
+  let closing = false;
+  let attempts = 0;
+  let first = true;
+  let markReady: () => void = () => {};
+  let failReady: (err: SvcError) => void = () => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    failReady = reject;
+  });
+  ready.catch(() => {});
+  const fatal = (err: SvcError) => {
+    if (closing) return;
+    closing = true;
+    failReady(err);
+    handlers.onFatal(err);
+  };
+
+  const subscribe = (socket: WebSocket, snapshot: boolean) =>
+    socket.send(
+      JSON.stringify({
+        type: 'subscribe',
+        filter: 'preset:chat',
+        since: snapshot ? null : lastEventId,
+        snapshot,
+      }),
+    );
+
+  const onFrame = (socket: WebSocket, frame: Record<string, any>) => {
+    switch (frame.type) {
+      case 'event':
+        lastEventId = frame.event.id;
+        handlers.onEvent(frame.event);
+        return;
+      case 'snapshot':
+        lastEventId = frame.snapshot_at_event_id ?? lastEventId;
+        if (first) {
+          // the first subscription asks for a snapshot: it comes right after the ack
+          first = false;
+          handlers.onSnapshot(frame as never);
+          markReady();
+        }
+        return;
+      case 'subscribe_ack':
+        attempts = 0;
+        if (!first) handlers.onNotice('reconnected');
+        return;
+      case 'subscribe_error':
+        if (frame.code === 'cursor_expired' || frame.code === 'replay_too_large') {
+          handlers.onNotice('some events could not be replayed; continuing from now');
+          subscribe(socket, true);
+        } else
+          fatal(
+            new SvcError('io_error', { message: `The stream refused the subscription: ${frame.message}` }),
+          );
+        return;
+      case 'ping':
+        socket.send(JSON.stringify({ type: 'pong', nonce: frame.nonce }));
+        return;
+      case 'error':
+        handlers.onNotice(`stream: ${frame.message}`);
+        return;
+    }
+  };
+
+  const reconnect = (why: string) => {
+    if (closing) return;
+    if (attempts >= MAX_RECONNECTS)
+      return fatal(
+        new SvcError('io_error', { message: `Lost the connection to the agent server (${why}).` }),
+      );
+    const delay = Math.min(4000, 250 * 2 ** attempts);
+    attempts++;
+    if (attempts === 1) handlers.onNotice(`connection lost (${why}); reconnecting`);
+    setTimeout(() => void connect(), delay);
+  };
+
+  async function connect(): Promise<void> {
+    let url: string;
+    try {
+      url = (await api.getSession(sessionId)).ws_url;
+    } catch (err) {
+      const code = (err as SvcError).details?.code;
+      if (code === 'session_not_found' || first) return fatal(err as SvcError);
+      return reconnect('the server does not answer');
+    }
+    if (closing) return;
+    const socket = new WebSocket(url);
+    ws = socket;
+    socket.on('open', () => subscribe(socket, first));
+    socket.on('message', (data) => {
+      try {
+        onFrame(socket, JSON.parse(data.toString()));
+      } catch {
+        handlers.onNotice('stream: a frame that is not JSON was ignored');
+      }
+    });
+    socket.on('unexpected-response', (_req, res) => {
+      res.resume();
+      socket.terminate();
+    });
+    socket.on('error', () => {}); // 'close' follows and decides
+    socket.on('close', (code, reason) => {
+      if (ws !== socket || closing) return;
+      const why = closeCode(reason.toString()) ?? `code ${code}`;
+      if (why === 'session_ended')
+        return fatal(new SvcError('io_error', { message: 'The session was ended on the server.' }));
+      reconnect(why);
+    });
+  }
+
+  void connect();
+  return {
+    ready,
+    close() {
+      closing = true;
+      ws?.close(1000);
+    },
+  };
+}
+
+// --- internal ---
+
+function closeCode(reason: string): string | undefined {
+  try {
+    const parsed = JSON.parse(reason) as { code?: unknown };
+    return typeof parsed.code === 'string' ? parsed.code : undefined;
+  } catch {
+    return undefined;
+  }
+}

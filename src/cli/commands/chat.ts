@@ -1,0 +1,31 @@
+import { defineCommand } from 'citty';
+import { DEFAULT_SERVE_PORT } from '../../agent/index.ts';
+import { readEnv } from '../../config/env.ts';
+import { runChat } from '../chat/run-chat.ts';
+
+export default defineCommand({
+  meta: {
+    name: 'chat',
+    description: 'Chat with the agent server from the terminal (one prompt per line when stdin is piped)',
+  },
+  args: {
+    workspace: { type: 'string', description: 'Folder of a new session (default: the current directory)' },
+    session: { type: 'string', description: 'Resume this session (sess_…) instead of creating one' },
+    model: { type: 'string', description: 'Model id, alias or tier for the session' },
+    server: {
+      type: 'string',
+      description: `Agent server URL (default http://127.0.0.1:${DEFAULT_SERVE_PORT}, or SVC_SERVE_PORT's port)`,
+    },
+  },
+  async run({ args }) {
+    const env = readEnv();
+    process.exitCode = await runChat({
+      server: args.server ?? `http://127.0.0.1:${env.servePort ?? DEFAULT_SERVE_PORT}`,
+      workspace: args.workspace ?? process.cwd(),
+      session: args.session,
+      model: args.model,
+      input: process.stdin,
+      output: process.stdout,
+    });
+  },
+});

@@ -1,0 +1,202 @@
+/**
+ * `svc chat` through the real executable with piped stdin, against the real `svc serve` and the fake
+ * provider: a scripted turn with a tool call and a confirmation answered "y", Ctrl-C cancelling the running
+ * turn (and a second Ctrl-C quitting), resuming a session with --session, and reconnecting with `since`
+ * after its socket was cut.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { startFakeProvider } from '../fake-provider/server.ts';
+import { startAgentServer } from '../helpers/agent-server.ts';
+import { ensureBuilt, SVC_BIN } from '../helpers/svc.ts';
+
+const fake = await startFakeProvider();
+after(() => fake.close());
+const server = await startAgentServer(
+  { after },
+  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
+);
+
+interface Chat {
+  child: ChildProcess;
+  /** Everything printed on stdout so far. */
+  out(): string;
+  err(): string;
+  /** Resolves once stdout matches. */
+  waitFor(re: RegExp): Promise<void>;
+  exit: Promise<number | null>;
+}
+
+function chat(args: string[], input?: string, url = server.url): Chat {
+  ensureBuilt();
+  const child = spawn(process.execPath, [SVC_BIN, 'chat', '--server', url, ...args], {
+    env: server.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const waiters: Array<() => void> = [];
+  child.stdout!.setEncoding('utf8').on('data', (d) => {
+    out += d;
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d) => {
+    err += d;
+  });
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  after(() => child.kill('SIGKILL'));
+  if (input !== undefined) child.stdin!.end(input);
+  return {
+    child,
+    out: () => out,
+    err: () => err,
+    exit,
+    waitFor(re) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (re.test(out)) return resolve();
+          if (child.exitCode !== null) return reject(new Error(`chat exited first:\n${out}\n${err}`));
+          waiters.push(check);
+        };
+        child.once('exit', () => check());
+        check();
+      });
+    },
+  };
+}
+
+const sessionOf = (out: string) => /session (sess_[0-9A-Z]{26})/.exec(out)![1];
+
+test('piped stdin: a turn streams its text, shows the tool calls, asks to confirm, takes "y" and prints the cost', async () => {
+  writeFileSync(join(server.workspace, 'app.txt'), 'version=1\n');
+  fake.script([
+    { text: 'Reading the file.', toolUses: [{ name: 'read_file', input: { path: 'app.txt' } }] },
+    { toolUses: [{ name: 'write_file', input: { path: 'out.txt', content: 'written by the agent\n' } }] },
+    { text: 'All done.' },
+  ]);
+  const c = chat(['--workspace', server.workspace], 'please write out.txt\ny\n');
+  assert.equal(await c.exit, 0, c.err());
+  const out = c.out();
+  assert.match(out, /^session sess_[0-9A-Z]{26} · .*workspace · anthropic:/m);
+  assert.match(out, /^› please write out\.txt$/m);
+  assert.match(out, /^Reading the file\.$/m);
+  assert.match(out, /^⚙ read_file path=app\.txt$/m);
+  assert.match(out, /^ {2}✓ read_file \(10 B, \d+ ms\)$/m);
+  assert.match(out, /^⚙ write_file path=out\.txt content="written by the agent"$/m);
+  assert.match(out, /^\? allow write_file path=out\.txt content="written by the agent" \[y\/n\/a\] y$/m);
+  assert.match(out, /^All done\.$/m);
+  assert.match(out, /^— done · \$\d+\.\d+ · 3 steps$/m);
+  assert.equal(readFileSync(join(server.workspace, 'out.txt'), 'utf8'), 'written by the agent\n');
+  const session = (await server.api('GET', `/sessions/${sessionOf(out)}`)).body;
+  assert.equal(session.turn_count, 1);
+  assert.equal(session.workspace_path, server.workspace);
+});
+
+test('Ctrl-C cancels the running turn and the chat goes on; a second Ctrl-C during a turn quits with 130', async () => {
+  const slow = () => ({ text: Array.from({ length: 300 }, (_, i) => `w${i}`).join(' '), dripMs: 20 });
+  fake.script([slow()]);
+  const c = chat(['--workspace', server.workspace]);
+  c.child.stdin!.write('talk for a while\n');
+  await c.waitFor(/w3 /);
+  c.child.kill('SIGINT');
+  await c.waitFor(/^— cancelled \(cancelled from svc chat\)/m);
+  assert.match(c.out(), /\^C cancelling the turn/);
+  c.child.stdin!.end();
+  assert.equal(await c.exit, 0, c.err());
+  const sid = sessionOf(c.out());
+  const events = (await server.api('GET', `/sessions/${sid}/events?types=turn.cancelled`)).body.events;
+  assert.equal(events.length, 1);
+  assert.equal(events[0].payload.reason, 'cancelled from svc chat');
+
+  fake.script([slow()]);
+  const twice = chat(['--workspace', server.workspace]);
+  twice.child.stdin!.write('talk again\n');
+  await twice.waitFor(/w3 /);
+  twice.child.kill('SIGINT');
+  await twice.waitFor(/\^C cancelling/);
+  twice.child.kill('SIGINT');
+  assert.equal(await twice.exit, 130);
+});
+
+test('--session resumes a session: its history counts on, and --model sets its model', async () => {
+  fake.script([{ text: 'first answer' }, { text: 'second answer' }]);
+  const first = chat(['--workspace', server.workspace], 'one\n');
+  assert.equal(await first.exit, 0, first.err());
+  const sid = sessionOf(first.out());
+  const again = chat(['--session', sid, '--model', 'fast'], 'two\n');
+  assert.equal(await again.exit, 0, again.err());
+  const out = again.out();
+  assert.match(out, new RegExp(`^session ${sid} · .* · anthropic:claude-haiku-4-5$`, 'm'));
+  assert.match(out, /^resumed · 1 turn so far · \$/m);
+  assert.match(out, /^second answer$/m);
+  const session = (await server.api('GET', `/sessions/${sid}`)).body;
+  assert.equal(session.turn_count, 2);
+  const messages = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  assert.deepEqual(
+    messages.filter((m: { role: string }) => m.role === 'user').map((m: any) => m.content[0].text),
+    ['one', 'two'],
+  );
+});
+
+test('a cut socket is reconnected with since: the turn goes on and no event is shown twice', async () => {
+  // a TCP relay in front of the server whose connections the test can cut
+  const open = new Set<Socket>();
+  const relay = createServer((client) => {
+    const upstream = connect(server.svc.port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      open.add(s);
+      s.on('close', () => open.delete(s));
+      s.on('error', () => s.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
+  after(() => relay.close());
+  const port = (relay.address() as { port: number }).port;
+  writeFileSync(join(server.workspace, 'app.txt'), 'version=1\n');
+  const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
+  // the socket is cut early in a 100-word message, so the reconnect comes back before its end
+  fake.script([
+    { text: words('a', 100), toolUses: [{ name: 'read_file', input: { path: 'app.txt' } }], dripMs: 15 },
+    { text: words('b', 20), dripMs: 15 },
+  ]);
+  const c = chat(['--workspace', server.workspace], undefined, `http://127.0.0.1:${port}`);
+  c.child.stdin!.write('go\n');
+  await c.waitFor(/a5 /);
+  for (const s of open) s.destroy();
+  await c.waitFor(/^— done/m);
+  c.child.stdin!.end();
+  assert.equal(await c.exit, 0, c.err());
+  const out = c.out();
+  assert.match(out, /· connection lost \(code 1006\); reconnecting/);
+  assert.match(out, /· reconnected/);
+  assert.equal(out.match(/⚙ read_file/g)?.length, 1);
+  assert.equal(out.match(/✓ read_file/g)?.length, 1);
+  assert.match(out, /b19\s*\n— done/);
+  // the message cut in the middle is printed again in full from its final_content
+  assert.ok(
+    out.includes(`part of this message was missed while reconnecting; in full:\n${words('a', 100)}\n`),
+    out,
+  );
+});
+
+test('an unknown session or an unreachable server is one sentence on stderr and exit 1', async () => {
+  const unknown = chat(['--session', 'sess_01ARZ3NDEKTSV4RRFFQ69G5FAV'], '');
+  assert.equal(await unknown.exit, 1);
+  assert.match(unknown.err(), /^svc: No session sess_01ARZ3NDEKTSV4RRFFQ69G5FAV\. \(session_not_found\)\n$/);
+  const child = spawn(process.execPath, [SVC_BIN, 'chat', '--server', 'http://127.0.0.1:9'], {
+    env: server.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (d) => {
+    err += d;
+  });
+  child.stdin.end('hi\n');
+  assert.equal(await new Promise((r) => child.on('exit', r)), 1);
+  assert.match(err, /Cannot reach the agent server at http:\/\/127\.0\.0\.1:9/);
+});
