@@ -17,7 +17,11 @@ export function buildSystemPrompt(
   const lines = [
     `You are a coding agent working in the workspace directory ${workspace}.`,
     'Every path you give a tool is relative to that directory; paths outside it are refused.',
-    `Tools: ${tools.map((t) => t.name).join(', ')}.`,
+    // a worker is not offered delegate (loop.ts requestOf): name only what the model can call
+    `Tools: ${tools
+      .filter((t) => !worker || t.name !== 'delegate')
+      .map((t) => t.name)
+      .join(', ')}.`,
     'Tools that change files or run commands may need the user to confirm them; a denied call comes back as an error result.',
     worker
       ? 'You are a worker session doing one delegated task: finish it and answer with the result as text.'
