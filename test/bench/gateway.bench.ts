@@ -182,7 +182,7 @@ async function measureStreams(targets: Target[]): Promise<report.StreamRow[]> {
   return rows;
 }
 
-/** A fresh gateway under `node --cpu-prof`, non-streaming load cycling through the three shapes. */
+/** A fresh gateway under `node --cpu-prof`, non-streaming load cycling through the shapes. */
 async function profileGateway(upstream: BenchProcess) {
   const dir = resolve(args.profile ?? join(tmpdir(), 'svc-bench-profile'));
   const connections = Number(args['profile-connections']);
@@ -209,7 +209,7 @@ async function profileGateway(upstream: BenchProcess) {
   const file = listProfiles(dir).find((f) => !before.has(f));
   if (!file) throw new Error(`no new .cpuprofile in ${dir}`);
   const summary = summarizeProfile(join(dir, file), { top: 20, windowUs: [fromUs, toUs] });
-  const title = `CPU profile of svc gateway, c=${connections}, openai/anthropic/cross in turn`;
+  const title = `CPU profile of svc gateway, c=${connections}, ${SHAPES.join('/')} in turn`;
   const figures = `${Math.round(load.rps)} req/s, ${load.cpuMsPerReq.toFixed(3)} CPU ms/req under the profiler`;
   print(`${title}: ${figures} (${join(dir, file)})`, report.renderProfile(summary));
   return { file: join(dir, file), connections, rps: load.rps, cpuMsPerReq: load.cpuMsPerReq, ...summary };

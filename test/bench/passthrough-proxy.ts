@@ -34,6 +34,7 @@ const forward = (base: string) => async (c: import('hono').Context) => {
 
 app.post('/v1/messages', forward(''));
 app.post('/v1/chat/completions', forward(''));
+app.post('/v1/responses', forward(''));
 
 const server = serve({ fetch: app.fetch, port: Number(portArg), hostname: '127.0.0.1' });
 const stop = () => server.close(() => process.exit(0));

@@ -2,10 +2,11 @@
  * The request bodies of the gateway benchmark. Every target gets the same bytes: the fake and the
  * passthrough ignore the `provider:` prefix of the model, the gateway routes on it. The cross-shape body
  * (Anthropic Messages naming an OpenAI model) is a plain Anthropic call for the fake and the passthrough,
- * which cannot translate, so their cross figures are the Anthropic path's.
+ * which cannot translate, so their cross figures are the Anthropic path's. `responses` is the OpenAI
+ * Responses API on an OpenAI model (same wire).
  */
 
-export const SHAPES = ['openai', 'anthropic', 'cross'] as const;
+export const SHAPES = ['openai', 'anthropic', 'cross', 'responses'] as const;
 export type Shape = (typeof SHAPES)[number];
 
 export interface BenchRequest {
@@ -39,6 +40,20 @@ export function benchRequest(
           { role: 'user', content: prompt },
         ],
         ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+      }),
+    };
+  }
+  if (shape === 'responses') {
+    return {
+      method: 'POST',
+      path: '/v1/responses',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        model: OPENAI_MODEL,
+        max_output_tokens: 256,
+        instructions: SYSTEM_TEXT,
+        input: [{ role: 'user', content: prompt }],
+        ...(stream ? { stream: true } : {}),
       }),
     };
   }
