@@ -1,15 +1,20 @@
 /**
  * @module Builds the agent server's turn engine from the services `svc serve` starts with: the shared call
- * path (the same runner, retries and caps as the gateway), the workspace tools, and the SVC_AGENT_* limits.
+ * path (the same runner, retries and caps as the gateway), slot 4's learned table, the workspace tools, and
+ * the SVC_AGENT_* limits.
  */
 
 import { processEnvForChildren } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
 import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
+import type { CallRunner } from '../llm/runner.ts';
+import type { SlotHooks } from '../routing/facts.ts';
+import { startPatternRouter } from '../routing/pattern/router.ts';
 import type { AgentEngine, AgentServices } from './server.ts';
 import { childEnvFrom } from './tools/child-env.ts';
 import { WORKSPACE_TOOLS } from './tools/registry.ts';
 import { createTurnEngine } from './turns/create-engine.ts';
+import type { TurnEngine } from './turns/engine.ts';
 
 /** SVC_AGENT_MAX_STEPS default: model calls per turn. */
 export const DEFAULT_MAX_STEPS = 50;
@@ -29,13 +34,42 @@ export function assembleAgentEngine(services: AgentServices): AgentEngine {
     adapters: services.adapters,
     settings: readCallPathSettings(env),
   });
-  const engine = createTurnEngine({
+  // slot 4 learns from this store in the background (README §Learned routing)
+  const pattern = startPatternRouter({
+    store: services.store,
+    policy: services.policy,
+    clock: services.clock,
+    log: services.log,
+    refreshMs: positiveInt(env.patternRefreshMs, 'SVC_PATTERN_REFRESH_MS'),
+  });
+  let engine: TurnEngine;
+  try {
+    engine = createEngineOver(services, callPath.runner, pattern.hooks);
+  } catch (err) {
+    void pattern.stop();
+    throw err;
+  }
+  return {
+    ...engine,
+    async close() {
+      await pattern.stop();
+      await callPath.close();
+    },
+  };
+}
+
+// --- internal ---
+
+function createEngineOver(services: AgentServices, runner: CallRunner, routingHooks: SlotHooks): TurnEngine {
+  const { env } = services;
+  return createTurnEngine({
     db: services.store.kysely,
     bus: services.bus,
     log: services.log,
     newId: services.newId,
     clock: services.clock,
-    runner: callPath.runner,
+    runner,
+    routingHooks,
     registry: services.registry,
     policy: services.policy,
     tools: WORKSPACE_TOOLS,
@@ -47,5 +81,4 @@ export function assembleAgentEngine(services: AgentServices): AgentEngine {
     turnTimeoutMs:
       positiveInt(env.agentTurnTimeoutMs, 'SVC_AGENT_TURN_TIMEOUT_MS') ?? DEFAULT_TURN_TIMEOUT_MS,
   });
-  return { ...engine, close: () => callPath.close() };
 }

@@ -25,6 +25,7 @@ export interface SvcEnv {
   readonly allowedHosts: string | undefined;
   readonly routingPolicy: string | undefined;
   readonly models: string | undefined;
+  readonly patternRefreshMs: string | undefined;
   readonly anthropicApiKey: string | undefined;
   readonly openaiApiKey: string | undefined;
   readonly openrouterApiKey: string | undefined;
@@ -68,6 +69,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     allowedHosts: get('SVC_ALLOWED_HOSTS'),
     routingPolicy: get('SVC_ROUTING_POLICY'),
     models: get('SVC_MODELS'),
+    patternRefreshMs: get('SVC_PATTERN_REFRESH_MS'),
     anthropicApiKey: get('ANTHROPIC_API_KEY'),
     openaiApiKey: get('OPENAI_API_KEY'),
     openrouterApiKey: get('OPENROUTER_API_KEY'),

@@ -169,11 +169,22 @@ export interface RouteChainEntry {
   validation_failure?: string;
 }
 
+/** The request's fingerprints on route.decided: what slot 4 learns from (README §Learned routing). */
+export interface RouteFingerprint {
+  /** `s1:<16 hex>`: workspace, images, tool names, input-size and message-count buckets. */
+  structural: string;
+  /** MinHash bands of the last user message's words, `h1:<band>:<8 hex>` (or `h1:empty`). */
+  sketch: string[];
+  /** Exact message count (a retry of the same request on another model has the same one). */
+  messages: number;
+}
+
 export interface RouteDecidedPayload {
   chain: RouteChainEntry[];
   winner_index: number;
   chosen_model: string | null;
   elapsed_ms: number;
+  fingerprint?: RouteFingerprint;
   [extra: string]: unknown;
 }
 
@@ -248,10 +259,17 @@ export interface ToolFailedPayload {
   [extra: string]: unknown;
 }
 
-/** Slot 4 (pattern) won the routing chain. */
+/** Slot 4 (pattern) won the routing chain; the learned evidence behind the choice. */
 export interface PatternMatchedPayload {
   chose_model: string;
   fingerprint_version: 'structural' | 'hybrid';
+  /** The table key that matched: the structural fingerprint, or it joined to one sketch band. */
+  fingerprint: string;
+  /** Routed requests of this fingerprint on chose_model within the lookback, and the share that succeeded. */
+  samples: number;
+  success_rate: number;
+  /** Median cost of its successful requests, a decimal string. */
+  median_cost_usd: string;
   [extra: string]: unknown;
 }
 

@@ -12,6 +12,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
 import { loadCallConfig } from '../llm/load-call-config.ts';
+import { startPatternRouter } from '../routing/pattern/router.ts';
 import type { Store } from '../store/open.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
 import { createModelsHandler } from './models-route.ts';
@@ -54,11 +55,20 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   // replicas sharing a PostgreSQL store: tell them this process is alive before naming anyone's gaps
   if (opts.store.engine === 'postgres') await opts.store.announcePresence();
   await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
+  // slot 4 learns from this store in the background (README §Learned routing)
+  const pattern = startPatternRouter({
+    store: opts.store,
+    policy,
+    clock: opts.clock,
+    log,
+    refreshMs: positiveInt(env.patternRefreshMs, 'SVC_PATTERN_REFRESH_MS'),
+  });
   const pipeline = createPipeline({
     bus: opts.bus,
     log,
     registry,
     runner: callPath.runner,
+    routingHooks: pattern.hooks,
     quota: createQuotaManager({ bus: opts.bus, clock: opts.clock, seed }),
     maxBodyBytes,
     upstreamLimits: callPath.settings.limits,
@@ -85,6 +95,9 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
       availableAdapters: new Set(Object.keys(adapters)),
       createdAt: Math.floor(opts.clock.nowUs() / 1_000_000),
     }),
-    close: () => callPath.close(),
+    async close() {
+      await pattern.stop();
+      await callPath.close();
+    },
   };
 }

@@ -22,6 +22,7 @@ import { readUpstreamText, type UpstreamLimits } from '../llm/upstream.ts';
 import { worstCaseCost } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
+import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
@@ -40,6 +41,8 @@ export interface PipelineDeps {
   registry: ModelRegistry;
   /** The shared call path (route → reserve → call → settle); the agent loop is its other client. */
   runner: CallRunner;
+  /** Slot 4's learned table (routing/pattern/router.ts); absent: slot 4 answers no_match. */
+  routingHooks?: SlotHooks;
   quota: QuotaManager;
   maxBodyBytes: number;
   upstreamLimits: UpstreamLimits;
@@ -74,7 +77,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
         const facts = describeRequest(req, { workspacePath: key.workspace_path ?? null });
         turn.inputTokensEstimate = facts.estimatedInputTokens;
-        const routed = deps.runner.route({ facts, scope, allowedModels: allowedOf(key) });
+        // slot 4 never overrides a canonical id or alias the client named (routing/policies/pattern.ts)
+        const routed = deps.runner.route({
+          facts,
+          scope,
+          allowedModels: allowedOf(key),
+          hooks: deps.routingHooks,
+        });
         const { model, adapter, upstreamModel } = routed;
         turn.model = model.id;
         turn.provider = adapter.name;

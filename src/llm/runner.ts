@@ -19,6 +19,7 @@ import { type ModelRegistry, splitCanonicalId } from '../models/registry.ts';
 import { type RouteDecision, resolveRoute } from '../routing/chain.ts';
 import type { RouteFacts, SlotHooks } from '../routing/facts.ts';
 import type { PolicyStore } from '../routing/load-policy.ts';
+import type { PatternMatch } from '../routing/pattern/table.ts';
 import {
   type CompleteInput,
   classifyReadFailure,
@@ -187,8 +188,10 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           user_id: s.userId,
           team_id: s.teamId,
           ...(s.sessionId ? { parent_session_id: s.parentSessionId } : {}),
+          fingerprint: decision.fingerprint,
         },
       });
+      if (decision.pattern) publishPatternMatched(deps.bus, decision.pattern, s, routeEvent.event.id);
       return { ...chosen(decision), routeEvent };
     },
 
@@ -296,6 +299,26 @@ export function onceHold(hold: Hold | undefined): Hold {
 }
 
 // --- internal ---
+
+/** Slot 4 won: the learned evidence, child of the route.decided it explains. */
+function publishPatternMatched(bus: Bus, m: PatternMatch, s: CallScope, routeEventId: string): void {
+  bus.publish({
+    type: 'pattern.matched',
+    actor: 'router',
+    turn_id: s.turnId,
+    session_id: s.sessionId,
+    parent_event_id: routeEventId,
+    payload: {
+      chose_model: m.model,
+      fingerprint_version: m.fingerprint_version,
+      fingerprint: m.fingerprint,
+      samples: m.samples,
+      success_rate: m.success_rate,
+      median_cost_usd: m.median_cost_usd,
+      gateway_key_id: s.gatewayKeyId,
+    },
+  });
+}
 
 const CANCELLED: UpstreamFailure = {
   error_class: 'cancelled',

@@ -37,6 +37,8 @@ export const TOOL_ERROR_CLASSES = [
 
 /** The seven routing policies in chain order (spec 1 §Model identifiers), declared once in routing/facts.ts. */
 export { POLICY_NAMES as ROUTING_SLOTS } from '../routing/facts.ts';
+/** Slot 4's fingerprint kinds (spec 1: `structural`, `hybrid`), declared once in routing/pattern/fingerprint.ts. */
+export { FINGERPRINT_VERSIONS } from '../routing/pattern/fingerprint.ts';
 
 export const AUTH_FAILURE_REASONS = [
   'missing_token',
@@ -44,7 +46,6 @@ export const AUTH_FAILURE_REASONS = [
   'key_revoked',
 ] as const satisfies readonly AuthFailureReason[];
 export const IDENTITY_KINDS = ['key', 'user', 'team'] as const satisfies readonly IdentityKind[];
-export const FINGERPRINT_VERSIONS = ['structural', 'hybrid'] as const;
 export const JUDGE_KINDS = ['heuristic', 'llm', 'hybrid'] as const;
 export const SUBJECT_KINDS = ['turn', 'tool_cycle', 'session', 'workload'] as const;
 

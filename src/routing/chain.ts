@@ -8,6 +8,8 @@ import { SvcError } from '../lib/errors.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { validateCandidate } from './candidate.ts';
 import type { PolicyName, PredicateEnv, RouteContext, RouteFacts } from './facts.ts';
+import type { RequestFingerprint } from './pattern/fingerprint.ts';
+import type { PatternMatch } from './pattern/table.ts';
 import { delegateRequest } from './policies/delegate-request.ts';
 import { globalDefault } from './policies/global-default.ts';
 import { manualSticky } from './policies/manual-sticky.ts';
@@ -17,10 +19,16 @@ import { rule } from './policies/rule.ts';
 import { workspaceDefault } from './policies/workspace-default.ts';
 import { createPredicateEnv } from './when.ts';
 
+/** A proposal with the learned evidence behind it (slot 4). */
+export interface Proposal {
+  model: string;
+  match: PatternMatch;
+}
+
 export interface SlotPolicy {
   name: PolicyName;
   /** A canonical id (possibly unknown to the registry) to validate, or null for no_match. */
-  propose(facts: RouteFacts, ctx: RouteContext, env: PredicateEnv): string | null;
+  propose(facts: RouteFacts, ctx: RouteContext, env: PredicateEnv): string | Proposal | null;
   /** A model_not_allowed rejection here ends routing with 403 instead of falling through. */
   explicit?: boolean;
 }
@@ -45,6 +53,10 @@ export interface RouteDecision {
   elapsed_ms: number;
   /** When chosen is null: 403 model_not_allowed or 503 routing_failed (details.tried). */
   error: SvcError | null;
+  /** The request's fingerprints, recorded on route.decided so slot 4 can learn from the trace. */
+  fingerprint: RequestFingerprint;
+  /** Set when slot 4 won: what pattern.matched reports. */
+  pattern: PatternMatch | null;
 }
 
 /**
@@ -56,20 +68,22 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
   const env = createPredicateEnv(facts, ctx);
   const chain: RouteChainEntry[] = [];
   for (const slot of ROUTING_CHAIN) {
-    const model = slot.propose(facts, ctx, env);
-    if (model === null) {
+    const proposal = slot.propose(facts, ctx, env);
+    if (proposal === null) {
       chain.push({ policy: slot.name, model: null, verdict: 'no_match' });
       continue;
     }
+    const model = typeof proposal === 'string' ? proposal : proposal.model;
     const { entry, failure } = validateCandidate(model, facts, ctx);
     if (failure === null && entry) {
       chain.push({ policy: slot.name, model, verdict: 'accepted' });
-      return decided(chain, chain.length - 1, entry, started, null);
+      const match = typeof proposal === 'string' ? null : proposal.match;
+      return decided(chain, chain.length - 1, entry, started, null, env, match);
     }
     chain.push({ policy: slot.name, model, verdict: 'rejected', validation_failure: failure ?? undefined });
     if (failure === 'model_not_allowed' && slot.explicit) break;
   }
-  return decided(chain, -1, null, started, routeError(chain, facts));
+  return decided(chain, -1, null, started, routeError(chain, facts), env, null);
 }
 
 // --- internal ---
@@ -80,9 +94,12 @@ function decided(
   chosen: ModelEntry | null,
   started: number,
   error: SvcError | null,
+  env: PredicateEnv,
+  pattern: PatternMatch | null,
 ): RouteDecision {
+  const fingerprint = env.fingerprint(); // part of routing's cost: counted in elapsed_ms
   const elapsed = Math.round((performance.now() - started) * 1000) / 1000;
-  return { chain, winner_index: winnerIndex, chosen, elapsed_ms: elapsed, error };
+  return { chain, winner_index: winnerIndex, chosen, elapsed_ms: elapsed, error, fingerprint, pattern };
 }
 
 /** 403 when any candidate was refused by allowed_models (no silent fallback), else 503. */

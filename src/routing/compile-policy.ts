@@ -9,6 +9,7 @@ import { describeIssues, parseConfigYaml } from '../models/config-yaml.ts';
 import { TIERS, type Tier } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { compileWorkspaceMatcher, isCatchAll } from './glob.ts';
+import { compilePatternConfig, type PatternConfig } from './pattern/config.ts';
 import type { Predicate, RoutingPolicyFile } from './policy-schema.ts';
 import { RoutingPolicyFileSchema } from './policy-schema.ts';
 import { type CompiledPredicate, compilePredicate } from './when.ts';
@@ -42,7 +43,8 @@ export interface CompiledPolicy {
   tiers: Record<Tier, string | null>;
   rules: CompiledRule[];
   workspaces: CompiledWorkspace[];
-  patternEnabled: boolean;
+  /** Slot 4's settings (routing.yaml `pattern:`). */
+  pattern: PatternConfig;
   /** Canonical id for a reference: tier names via `tiers`, then registry ids and aliases. */
   resolveRef(ref: string): string | undefined;
 }
@@ -124,10 +126,7 @@ function compilePolicy(
   }));
   const globalDefault = resolveGlobalDefault(file, opts, ref, tierOverrides, warnings);
   warnings.push(...shadowingWarnings(file));
-  if (file.pattern.enabled)
-    warnings.push(
-      'pattern.enabled: the pattern slot is reserved in v1 and answers no_match unless a pattern policy is installed',
-    );
+  const pattern = compilePatternConfig(file.pattern, ref, warnings);
   return {
     version: opts.version,
     source: opts.source,
@@ -136,7 +135,7 @@ function compilePolicy(
     tiers,
     rules,
     workspaces,
-    patternEnabled: file.pattern.enabled,
+    pattern,
     resolveRef: (value) => tierOverrides.get(value) ?? registry.resolve(value)?.id,
   };
 }

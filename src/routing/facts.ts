@@ -5,6 +5,8 @@
 import type { Decimal } from '../lib/decimal.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import type { CompiledPolicy } from './compile-policy.ts';
+import type { RequestFingerprint } from './pattern/fingerprint.ts';
+import type { PatternMatch } from './pattern/table.ts';
 
 export const POLICY_NAMES = [
   'per_message_override',
@@ -31,6 +33,10 @@ export interface RouteFacts {
   requestedModel: string | null;
   hasImages: boolean;
   hasTools: boolean;
+  /** Names of the request's tools (the structural fingerprint's tool set); absent means none. */
+  toolNames?: readonly string[];
+  /** Messages in the request (the structural fingerprint's message-count bucket); absent means 0. */
+  messageCount?: number;
   /** Estimated input tokens of the whole request. */
   estimatedInputTokens: number;
   /** The request's max_tokens, when given; counted against the context window. */
@@ -45,10 +51,11 @@ export interface RouteFacts {
   delegateModel?: string | null;
 }
 
-/** Hooks for the pluggable slots; each returns a model reference or null (no_match). */
+/** Hooks for the pluggable slots; each returns a model reference (or a learned match) or null (no_match). */
 export interface SlotHooks {
   manualSticky?: (facts: RouteFacts) => string | null;
-  pattern?: (facts: RouteFacts) => string | null;
+  /** Slot 4: the learned table's answer for this request's fingerprint (routing/pattern/). */
+  pattern?: (facts: RouteFacts, fingerprint: RequestFingerprint) => PatternMatch | null;
   delegateRequest?: (facts: RouteFacts) => string | null;
 }
 
@@ -68,5 +75,7 @@ export interface RouteContext {
 export interface PredicateEnv {
   facts: RouteFacts;
   text(): string;
+  /** The request's fingerprints (routing/pattern/fingerprint.ts), recorded on route.decided. */
+  fingerprint(): RequestFingerprint;
   costToday(): Decimal;
 }

@@ -13,7 +13,7 @@ import type { Tier } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { type CompiledPolicy, compilePolicyText, type PolicyCheck } from './compile-policy.ts';
 import { DEFAULT_POLICY_SOURCE, defaultPolicyYaml } from './default-policy.ts';
-import type { Predicate } from './policy-schema.ts';
+import type { PatternFile, Predicate } from './policy-schema.ts';
 
 /** GET /routing/policy (spec 2 §Routing policy view). */
 export interface PolicyView {
@@ -25,7 +25,8 @@ export interface PolicyView {
   tiers: Record<Tier, string | null>;
   rules: Array<{ name: string; when: Predicate | null; use: string }>;
   workspaces: Array<{ match: string; use: string }>;
-  pattern: Record<string, unknown>;
+  /** routing.yaml `pattern:` with its defaults filled in (README §Learned routing). */
+  pattern: PatternFile;
   errors: string[];
   warnings: string[];
   using_last_known_good: boolean;
@@ -39,6 +40,8 @@ export interface PolicyStore {
   reload(): { version: string; valid: boolean };
   /** Validates `yamlText`, or the on-disk file when absent, without applying it. */
   check(yamlText?: string): Pick<PolicyCheck, 'valid' | 'errors' | 'warnings'>;
+  /** Calls `listener` after each reload (slot 4 rebuilds its table); returns the unsubscribe. */
+  onReload(listener: () => void): () => void;
 }
 
 export interface LoadPolicyOptions {
@@ -93,6 +96,7 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
     return false;
   };
 
+  const listeners = new Set<() => void>();
   const first = attempt().check;
   if (!apply(first)) {
     const fallback = restoreLastKnownGood(opts, compileOpts) ?? builtIn();
@@ -105,7 +109,9 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
     view: () => toView(active, activeWarnings, loadedAt, lastErrors),
     reload() {
       const { version, check } = attempt();
-      return { version, valid: apply(check) };
+      const valid = apply(check);
+      for (const listener of listeners) listener();
+      return { version, valid };
     },
     check(yamlText) {
       const c =
@@ -113,6 +119,10 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
           ? attempt().check
           : compilePolicyText(yamlText, opts.path ?? 'policy_yaml', compileOpts);
       return { valid: c.valid, errors: c.errors, warnings: c.warnings };
+    },
+    onReload(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
   };
 }
@@ -165,7 +175,7 @@ function toView(policy: CompiledPolicy, warnings: string[], loadedAt: string, er
     tiers: { ...policy.tiers },
     rules: policy.file.rules.map((r) => ({ name: r.name, when: r.when ?? null, use: r.use })),
     workspaces: policy.file.workspaces.map((w) => ({ match: w.match, use: w.use })),
-    pattern: { ...policy.file.pattern },
+    pattern: { ...policy.file.pattern, candidates: [...policy.file.pattern.candidates] },
     errors: [...errors],
     warnings: [...warnings],
     using_last_known_good: errors.length > 0,

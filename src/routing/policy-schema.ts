@@ -1,8 +1,9 @@
 /**
  * @module The shape of routing.yaml (spec 2 §Routing policy view): global_default, tiers, rules
- * (`name`, `when`, `use`), workspaces and the reserved pattern block. README §Routing policy.
+ * (`name`, `when`, `use`), workspaces and the learned-routing block `pattern` (slot 4). README §Routing policy.
  */
 import * as v from 'valibot';
+import { FINGERPRINT_VERSIONS } from './pattern/fingerprint.ts';
 
 /** A `when` predicate: every key present must hold (keys combine with AND). */
 export interface Predicate {
@@ -108,10 +109,55 @@ export const WorkspaceEntrySchema = v.strictObject({
   use: ModelRefSchema,
 });
 
-/** Slot 4 configuration; only `enabled` is read in v1, the other keys are reserved and kept. */
-export const PatternSchema = v.looseObject({
-  enabled: v.optional(v.boolean('must be true or false'), false),
-});
+/** Slot 4 (README §Learned routing); absent keys take these defaults. */
+export const PATTERN_DEFAULTS = {
+  enabled: false,
+  fingerprint: 'structural',
+  min_samples: 20,
+  min_success_rate: 0.95,
+  lookback_days: 14,
+  candidates: [] as string[],
+} as const;
+
+const wholeNumber = (min: number, max: number, what: string) =>
+  v.pipe(
+    v.number(`must be a whole number ${what}`),
+    v.safeInteger(`must be a whole number ${what}`),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+
+const RATE_MESSAGE = 'must be a number from 0 to 1, such as 0.95';
+
+/** A share from 0 to 1; config-yaml.ts loads `0.95` as its source text, so a decimal string is read too. */
+const RateSchema = v.pipe(
+  v.union(
+    [
+      v.pipe(v.number(RATE_MESSAGE), v.minValue(0, RATE_MESSAGE), v.maxValue(1, RATE_MESSAGE)),
+      v.pipe(v.string(RATE_MESSAGE), v.regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, RATE_MESSAGE)),
+    ],
+    RATE_MESSAGE,
+  ),
+  v.transform((value) => Number(value)),
+);
+
+export const PatternSchema = v.strictObject(
+  {
+    enabled: v.optional(v.boolean('must be true or false'), PATTERN_DEFAULTS.enabled),
+    fingerprint: v.optional(
+      v.picklist(FINGERPRINT_VERSIONS, 'must be structural or hybrid'),
+      PATTERN_DEFAULTS.fingerprint,
+    ),
+    min_samples: v.optional(wholeNumber(1, 1_000_000, 'of requests'), PATTERN_DEFAULTS.min_samples),
+    min_success_rate: v.optional(RateSchema, PATTERN_DEFAULTS.min_success_rate),
+    lookback_days: v.optional(wholeNumber(1, 366, 'of days'), PATTERN_DEFAULTS.lookback_days),
+    /** Models or tiers slot 4 may choose; empty means every model in models.yaml. */
+    candidates: v.optional(v.array(ModelRefSchema, 'must be a list of models or tiers'), () => [
+      ...PATTERN_DEFAULTS.candidates,
+    ]),
+  },
+  'must be an object such as {enabled: true, fingerprint: hybrid}',
+);
 
 export const TiersSchema = v.strictObject({
   fast: v.optional(ModelRefSchema),
@@ -127,9 +173,10 @@ export const RoutingPolicyFileSchema = v.strictObject({
   tiers: v.optional(TiersSchema, {}),
   rules: v.optional(v.array(RuleSchema, 'must be a list of rules'), []),
   workspaces: v.optional(v.array(WorkspaceEntrySchema, 'must be a list of {match, use}'), []),
-  pattern: v.optional(PatternSchema, { enabled: false }),
+  pattern: v.optional(PatternSchema, {}),
 });
 
 export type RoutingPolicyFile = v.InferOutput<typeof RoutingPolicyFileSchema>;
 export type Rule = v.InferOutput<typeof RuleSchema>;
 export type WorkspaceEntry = v.InferOutput<typeof WorkspaceEntrySchema>;
+export type PatternFile = v.InferOutput<typeof PatternSchema>;

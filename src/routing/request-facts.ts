@@ -5,7 +5,7 @@
  * check and the `input_tokens_above` predicate need, not a bill (the bill uses the upstream's counts).
  */
 import type { ContentBlock } from '../canonical/message.ts';
-import type { CanonicalRequest } from '../canonical/request.ts';
+import type { CanonicalRequest, CanonicalTool } from '../canonical/request.ts';
 import type { RouteFacts } from './facts.ts';
 
 /** Tokens counted per image (a 1.15-megapixel image is ~1,600 tokens on either provider). */
@@ -55,6 +55,8 @@ export function describeRequest(req: CanonicalRequest, input: RequestFactsInput)
     requestedModel: req.model,
     hasImages: images > 0,
     hasTools: (req.tools?.length ?? 0) > 0,
+    toolNames: (req.tools ?? []).map(toolName),
+    messageCount: req.messages.length,
     estimatedInputTokens: Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKEN_ESTIMATE,
     maxOutputTokens: req.max_tokens ?? null,
     text: () => lastUserText(req),
@@ -74,4 +76,13 @@ export function lastUserText(req: CanonicalRequest): string {
     if (out) return out;
   }
   return '';
+}
+
+// --- internal ---
+
+/** A function tool's name; a wire-specific tool's `name`, else its `type` (`web_search_20250305`). */
+function toolName(t: CanonicalTool): string {
+  if (t.type === 'function') return t.name;
+  const v = t.value;
+  return typeof v.name === 'string' ? v.name : typeof v.type === 'string' ? v.type : 'raw';
 }

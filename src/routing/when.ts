@@ -7,6 +7,7 @@ import { compare, type Decimal, parseDecimal, ZERO } from '../lib/decimal.ts';
 import { errorMessage } from '../lib/errors.ts';
 import type { PredicateEnv, RouteContext, RouteFacts } from './facts.ts';
 import { compileWorkspaceMatcher } from './glob.ts';
+import { fingerprintRequest, type RequestFingerprint } from './pattern/fingerprint.ts';
 import type { Predicate } from './policy-schema.ts';
 
 export type CompiledPredicate = (env: PredicateEnv) => boolean;
@@ -58,11 +59,12 @@ export function compilePredicate(pred: Predicate, path: string, errors: string[]
   return parts.length === 1 ? parts[0] : (env) => parts.every((p) => p(env));
 }
 
-/** The per-request environment; text and today's cost are computed only if a predicate asks. */
+/** The per-request environment; text, fingerprints and today's cost are computed at most once, when asked. */
 export function createPredicateEnv(facts: RouteFacts, ctx: RouteContext): PredicateEnv {
   let text: string | undefined;
   let cost: Decimal | undefined;
-  return {
+  let print: RequestFingerprint | undefined;
+  const env: PredicateEnv = {
     facts,
     text() {
       if (text === undefined) {
@@ -70,6 +72,10 @@ export function createPredicateEnv(facts: RouteFacts, ctx: RouteContext): Predic
         text = raw.length > TEXT_MATCH_LIMIT ? raw.slice(0, TEXT_MATCH_LIMIT) : raw;
       }
       return text;
+    },
+    fingerprint() {
+      print ??= fingerprintRequest(facts, env.text());
+      return print;
     },
     costToday() {
       if (cost === undefined) {
@@ -79,6 +85,7 @@ export function createPredicateEnv(facts: RouteFacts, ctx: RouteContext): Predic
       return cost;
     },
   };
+  return env;
 }
 
 /** One test for a list of model-name globs: `*` any run, `?` one character, case ignored, whole name. */

@@ -13,6 +13,7 @@ import type { NewId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
 import { type Clock, formatUs } from '../../lib/time.ts';
 import type { CallRunner, CallScope, Routed } from '../../llm/runner.ts';
+import type { SlotHooks } from '../../routing/facts.ts';
 import { describeRequest } from '../../routing/request-facts.ts';
 import type { Database, SessionRow } from '../../store/schema.ts';
 import { type LoopDeps, type LoopOutcome, runAgentLoop } from '../loop.ts';
@@ -28,6 +29,8 @@ export interface StartTurnDeps extends LoopDeps {
   clock: Clock;
   runner: CallRunner;
   turnTimeoutMs: number;
+  /** Slot 4's learned table (routing/pattern/router.ts); absent: slot 4 answers no_match. */
+  routingHooks?: SlotHooks;
 }
 
 export interface TurnHandle {
@@ -192,10 +195,12 @@ async function route(deps: StartTurnDeps, input: StartTurnInput, scope: CallScop
   );
   facts.requestedModel = input.override;
   facts.hasTools = true;
+  // the tools the loop will offer (loop.ts requestOf: workers never get delegate)
+  facts.toolNames = deps.tools.map((t) => t.name).filter((n) => input.worker === null || n !== 'delegate');
   facts.maxOutputTokens = null;
   facts.manualStickyModel = input.session.sticky === 1 ? input.session.active_model : null;
   facts.delegateModel = input.worker?.delegateModel ?? null;
-  return deps.runner.route({ facts, scope });
+  return deps.runner.route({ facts, scope, hooks: deps.routingHooks });
 }
 
 async function endTurn(

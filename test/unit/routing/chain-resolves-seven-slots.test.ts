@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ROUTING_CHAIN, resolveRoute } from '#src/routing/chain.ts';
 import { POLICY_NAMES } from '#src/routing/facts.ts';
+import type { PatternMatch } from '#src/routing/pattern/table.ts';
 import { ALL_ADAPTERS, facts, policyOf, registry, route } from './routing-fixture.ts';
 
 const SONNET = 'anthropic:claude-sonnet-4-5';
@@ -100,14 +101,65 @@ test('slot 3 picks the first matching rule', () => {
   assert.equal(route({}, { yaml }).chain[2].verdict, 'no_match');
 });
 
+const learned = (model: string): PatternMatch => ({
+  model,
+  fingerprint: 's1:0000000000000000',
+  fingerprint_version: 'structural',
+  samples: 40,
+  success_rate: 1,
+  median_cost_usd: '0.001000',
+});
+
 test('slot 4 pattern answers no_match unless enabled and hooked', () => {
-  assert.equal(route({}, { hooks: { pattern: () => 'fast' } }).chain[3].verdict, 'no_match');
-  const d = route({}, { yaml: 'pattern: { enabled: true }', hooks: { pattern: () => 'fast' } });
+  const hooks = { pattern: () => learned('fast') };
+  assert.equal(route({}, { hooks }).chain[3].verdict, 'no_match');
+  assert.equal(route({}, { yaml: 'pattern: { enabled: true }' }).chain[3].verdict, 'no_match');
+  const d = route({}, { yaml: 'pattern: { enabled: true }', hooks });
   assert.deepEqual(d.chain[3], {
     policy: 'pattern',
     model: 'anthropic:claude-haiku-4-5',
     verdict: 'accepted',
   });
+  assert.deepEqual(d.pattern, learned('fast'));
+  assert.equal(route({}, { hooks }).pattern, null);
+});
+
+test('slot 4 never overrides a canonical id or alias the client named, even one slot 1 rejected', () => {
+  const hooks = { pattern: () => learned('fast') };
+  const yaml = 'pattern: { enabled: true }';
+  const named = route(
+    { requestedModel: 'openai:gpt-5' },
+    { yaml, hooks, availableAdapters: new Set(['anthropic']) },
+  );
+  assert.equal(named.chain[0].validation_failure, 'provider_unavailable');
+  assert.equal(named.chain[3].verdict, 'no_match');
+  assert.equal(route({ requestedModel: 'deep' }, { yaml, hooks }).chain.length, 1);
+  for (const bare of ['auto', 'gpt-4o', 'claude-sonnet-4-5']) {
+    const d = route({ requestedModel: bare }, { yaml, hooks });
+    assert.equal(d.chain[3].verdict, 'accepted', bare);
+    assert.equal(d.chosen?.id, 'anthropic:claude-haiku-4-5', bare);
+  }
+});
+
+test('a learned model that fails validation is rejected like any proposal and the chain goes on', () => {
+  const d = route(
+    { hasImages: true },
+    {
+      yaml: 'pattern: { enabled: true }',
+      hooks: { pattern: () => learned('openrouter:meta-llama/llama-3.3-70b-instruct') },
+    },
+  );
+  assert.equal(d.chain[3].verdict, 'rejected');
+  assert.equal(d.chain[3].validation_failure, 'missing_capability');
+  assert.equal(d.pattern, null);
+  assert.equal(d.chosen?.id, SONNET);
+});
+
+test('every decision carries the request fingerprint, whichever slot won', () => {
+  const d = route({ requestedModel: 'fast', text: 'fix the failing test', messageCount: 3 });
+  assert.match(d.fingerprint.structural, /^s1:[0-9a-f]{16}$/);
+  assert.equal(d.fingerprint.sketch.length, 16);
+  assert.equal(d.fingerprint.messages, 3);
 });
 
 test('slot 5 delegate_request uses the delegated model and answers no_match for gateway traffic', () => {

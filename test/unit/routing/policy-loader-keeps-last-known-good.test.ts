@@ -18,7 +18,7 @@ rules:
     use: balanced
 workspaces:
   - { match: /srv/infra, use: deep }
-pattern: { enabled: false, min_support: 5 }
+pattern: { enabled: false, min_samples: 30 }
 `;
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
@@ -49,7 +49,14 @@ test('a valid file loads; version is the SHA-256 of its bytes; the view follows 
   });
   assert.deepEqual(view.rules, [{ name: 'images', when: { has_images: true }, use: 'balanced' }]);
   assert.deepEqual(view.workspaces, [{ match: '/srv/infra', use: 'deep' }]);
-  assert.deepEqual(view.pattern, { enabled: false, min_support: 5 });
+  assert.deepEqual(view.pattern, {
+    enabled: false,
+    fingerprint: 'structural',
+    min_samples: 30,
+    min_success_rate: 0.95,
+    lookback_days: 14,
+    candidates: [],
+  });
 });
 
 test('without a path the built-in policy applies', () => {
@@ -176,10 +183,4 @@ test('SVC_GATEWAY_GLOBAL_DEFAULT applies when the policy has no global_default; 
   const unknown = compilePolicyText('rules: []', 'r.yaml', { registry, envGlobalDefault: 'openai:nope' });
   assert.equal(unknown.valid, true);
   assert.match(unknown.warnings[0], /not in built-in models\.yaml/);
-});
-
-test('pattern.enabled is accepted with a reserved-slot warning', () => {
-  const r = compilePolicyText('pattern: { enabled: true }', 'r.yaml', { registry });
-  assert.equal(r.valid, true);
-  assert.match(r.warnings[0], /reserved/);
 });

@@ -1,0 +1,139 @@
+/**
+ * @module Slot 4 for a server: the learned table in memory, rebuilt in the background at start, every
+ * SVC_PATTERN_REFRESH_MS and after each POST /routing/reload, never on a request's path (the statistics are
+ * read by a worker thread). The hook a request calls only reads the table in force.
+ */
+import { errorMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { Clock } from '../../lib/time.ts';
+import type { Store } from '../../store/open.ts';
+import type { SlotHooks } from '../facts.ts';
+import type { PolicyStore } from '../load-policy.ts';
+import { createWorkerStatsReader, type StatsReader } from './stats-worker.ts';
+import { buildPatternTable, emptyPatternTable, lookupPattern, type PatternTable } from './table.ts';
+
+/** What a server on a PostgreSQL store logs once when routing.yaml enables slot 4. */
+export const UNSUPPORTED_STORE =
+  'pattern.enabled is set, but learned routing reads a SQLite trace store and this one is PostgreSQL: slot 4 answers no_match';
+
+/** SVC_PATTERN_REFRESH_MS default: one minute. */
+export const DEFAULT_PATTERN_REFRESH_MS = 60_000;
+export const DAY_US = 86_400 * 1_000_000;
+
+export interface PatternRouterDeps {
+  policy: PolicyStore;
+  /** Null where the store cannot be read for it (PostgreSQL): slot 4 then answers no_match, with a warning. */
+  readStats: StatsReader | null;
+  clock: Clock;
+  log: Logger;
+  refreshMs: number;
+}
+
+export interface PatternRouter {
+  /** What the call runner's route() is given: slot 4 reads the table in force. */
+  readonly hooks: SlotHooks;
+  table(): PatternTable;
+  /** Rebuilds now; a call while a rebuild runs is answered by one more rebuild after it. Never rejects. */
+  refresh(): Promise<void>;
+  /** The first rebuild, the interval and the rebuild on each policy reload. */
+  start(): void;
+  /** Stops the interval and any rebuild in progress. */
+  stop(): Promise<void>;
+}
+
+export function createPatternRouter(deps: PatternRouterDeps): PatternRouter {
+  let current = emptyPatternTable(deps.policy.current().pattern.fingerprint);
+  const stopping = new AbortController();
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let unsubscribe: (() => void) | undefined;
+  let warnedUnsupported = false;
+
+  const rebuild = async () => {
+    const cfg = deps.policy.current().pattern;
+    if (!cfg.enabled || !deps.readStats) {
+      current = emptyPatternTable(cfg.fingerprint);
+      if (cfg.enabled && !warnedUnsupported) {
+        warnedUnsupported = true;
+        deps.log.warn(UNSUPPORTED_STORE);
+      }
+      return;
+    }
+    const started = performance.now();
+    const nowUs = deps.clock.nowUs();
+    try {
+      const rows = await deps.readStats(
+        { sinceUs: nowUs - cfg.lookbackDays * DAY_US, version: cfg.fingerprint, minSamples: cfg.minSamples },
+        stopping.signal,
+      );
+      current = buildPatternTable(rows, cfg, nowUs);
+      let chosen = 0;
+      for (const e of current.entries.values()) if (e.best) chosen++;
+      deps.log.info('pattern table rebuilt', {
+        fingerprint: cfg.fingerprint,
+        keys: current.entries.size,
+        keys_with_a_choice: chosen,
+        elapsed_ms: Math.round(performance.now() - started),
+      });
+    } catch (err) {
+      if (stopping.signal.aborted) return;
+      deps.log.warn('pattern table rebuild failed; the previous table stays in force', {
+        error: errorMessage(err),
+      });
+    }
+  };
+
+  const refresh = (): Promise<void> => {
+    if (stopping.signal.aborted) return Promise.resolve();
+    if (!running) {
+      running = rebuild().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    queued ??= running.then(() => {
+      queued = null;
+      return refresh();
+    });
+    return queued;
+  };
+
+  return {
+    hooks: { pattern: (_facts, print) => lookupPattern(current, print) },
+    table: () => current,
+    refresh,
+    start() {
+      void refresh();
+      timer = setInterval(() => void refresh(), deps.refreshMs);
+      timer.unref();
+      unsubscribe = deps.policy.onReload(() => void refresh());
+    },
+    async stop() {
+      clearInterval(timer);
+      unsubscribe?.();
+      stopping.abort();
+      await running;
+    },
+  };
+}
+
+/** A server's slot 4 over its trace store (statistics read by a worker thread), started. */
+export function startPatternRouter(opts: {
+  store: Store;
+  policy: PolicyStore;
+  clock: Clock;
+  log: Logger;
+  /** SVC_PATTERN_REFRESH_MS; the default when undefined. */
+  refreshMs: number | undefined;
+}): PatternRouter {
+  const router = createPatternRouter({
+    policy: opts.policy,
+    readStats: opts.store.engine === 'sqlite' ? createWorkerStatsReader(opts.store.path) : null,
+    clock: opts.clock,
+    log: opts.log,
+    refreshMs: opts.refreshMs ?? DEFAULT_PATTERN_REFRESH_MS,
+  });
+  router.start();
+  return router;
+}

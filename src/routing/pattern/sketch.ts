@@ -1,0 +1,125 @@
+/**
+ * @module The hybrid fingerprint's similarity sketch (revision h1): MinHash over the words of the last
+ * user message, cut into bands (locality-sensitive hashing). Two prompts whose word sets overlap by a
+ * Jaccard similarity J share at least one band with probability 1 − (1 − J^ROWS)^BANDS: 0.98 at J = 0.6
+ * ("fix the failing test in auth" / "… in billing"), 0.88 at J = 0.5, 0.45 at J = 0.33, 0.12 at J = 0.2
+ * and 0.016 at J = 0.1.
+ */
+
+/** Prefix of this sketch revision; raised when words, hashes or bands change. */
+export const SKETCH_REVISION = 'h1';
+/** Bands per sketch and MinHash values per band. */
+export const BANDS = 16;
+export const ROWS = 3;
+/** The sketch reads at most this many characters from the start of the message. */
+export const SKETCH_TEXT_LIMIT = 1024;
+/** The single band of a message without words. */
+export const EMPTY_SKETCH = `${SKETCH_REVISION}:empty`;
+
+/**
+ * The words a sketch is made of: letter/digit runs, identifiers split at camelCase and snake_case joints,
+ * lowercased, every digit run written `#` (`TS2322` → `ts#`), common English function words and single
+ * letters dropped; Chinese, Japanese and Korean runs become overlapping character pairs.
+ */
+export function sketchWords(text: string): Set<string> {
+  const words = new Set<string>();
+  const head = text.length > SKETCH_TEXT_LIMIT ? text.slice(0, SKETCH_TEXT_LIMIT) : text;
+  const add = (w: string) => {
+    if ((w.length >= 2 || w === '#') && !STOPWORDS.has(w)) words.add(w);
+  };
+  if (Buffer.byteLength(head) === head.length)
+    asciiWords(head, add); // every character below U+0080
+  else unicodeWords(head, add, words);
+  return words;
+}
+
+/** The BANDS band strings `h1:<band>:<8 hex>` of a text, or [`h1:empty`] when it has no words. */
+export function sketchText(text: string): string[] {
+  const words = sketchWords(text);
+  if (words.size === 0) return [EMPTY_SKETCH];
+  const mins = new Uint32Array(BANDS * ROWS).fill(0xffffffff);
+  for (const w of words) {
+    const h = fnv1a(w);
+    for (let i = 0; i < mins.length; i++) {
+      const v = fmix32(h ^ SEEDS[i]);
+      if (v < mins[i]) mins[i] = v;
+    }
+  }
+  const out: string[] = [];
+  for (let b = 0; b < BANDS; b++) {
+    let h = FNV_OFFSET ^ b;
+    for (let r = 0; r < ROWS; r++) h = Math.imul(h ^ mins[b * ROWS + r], FNV_PRIME);
+    out.push(`${SKETCH_REVISION}:${b}:${(fmix32(h) >>> 0).toString(16).padStart(8, '0')}`);
+  }
+  return out;
+}
+
+// --- internal ---
+
+/** The common case without a regex per word: one pass over the character codes, words cut by slicing. */
+function asciiWords(text: string, add: (w: string) => void): void {
+  let start = -1;
+  let digits = false;
+  let prev = 0; // 0 other, 1 lower, 2 upper, 3 digit
+  const cut = (end: number) => {
+    if (start < 0) return;
+    const w = text.slice(start, end).toLowerCase();
+    add(digits ? w.replace(DIGITS, '#') : w);
+    start = -1;
+    digits = false;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const kind = c >= 97 && c <= 122 ? 1 : c >= 65 && c <= 90 ? 2 : c >= 48 && c <= 57 ? 3 : 0;
+    if (kind === 0 || (kind === 2 && prev === 1)) cut(i);
+    if (kind !== 0 && start < 0) start = i;
+    if (kind === 3) digits = true;
+    prev = kind;
+  }
+  cut(text.length);
+}
+
+function unicodeWords(text: string, add: (w: string) => void, words: Set<string>): void {
+  for (const token of text.match(WORD) ?? []) {
+    if (CJK.test(token)) {
+      if (token.length === 1) words.add(token);
+      for (let i = 0; i + 1 < token.length; i++) words.add(token.slice(i, i + 2));
+      continue;
+    }
+    for (const part of token.split(CAMEL_JOINT)) add(part.toLowerCase().replace(DIGITS, '#'));
+  }
+}
+
+const WORD = /[\p{L}\p{N}]+/gu;
+const CAMEL_JOINT = /(?<=\p{Ll})(?=\p{Lu})/u;
+const DIGITS = /\d+/g;
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+// biome-ignore format: one list
+const STOPWORDS = new Set([
+  'a', 'an', 'the', 'and', 'or', 'but', 'if', 'then', 'else', 'of', 'in', 'on', 'at', 'to', 'for', 'from',
+  'by', 'with', 'as', 'is', 'are', 'was', 'were', 'be', 'been', 'it', 'its', 'this', 'that', 'these', 'those',
+  'me', 'my', 'we', 'our', 'you', 'your', 'he', 'she', 'they', 'them', 'their', 'there', 'here', 'what',
+  'which', 'who', 'how', 'why', 'when', 'where', 'can', 'could', 'would', 'should', 'will', 'do', 'does',
+  'did', 'not', 'no', 'so', 'please', 'just', 'some', 'any', 'all', 'into', 'about', 'also', 'than', 'too',
+  'very', 'have', 'has', 'had', 'now', 'up', 'out', 'let', 'us',
+]);
+
+/** One seed per MinHash function, fixed forever for revision h1. */
+const SEEDS = Uint32Array.from({ length: BANDS * ROWS }, (_, i) => fmix32(Math.imul(i + 1, 0x9e3779b9)));
+
+function fnv1a(s: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
+  return h >>> 0;
+}
+
+/** MurmurHash3's 32-bit finaliser: a bijection that mixes every input bit into every output bit. */
+function fmix32(x: number): number {
+  let h = x >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}

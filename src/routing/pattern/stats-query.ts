@@ -1,0 +1,105 @@
+/**
+ * @module What slot 4 learns, read from the trace store alone in one SQL statement (run by the rebuild
+ * worker, and in process by `svc routing explain` and tests). A sample is one routed request (a gateway
+ * request, or an agent turn) whose route.decided carries a fingerprint and that made at least one call.
+ * It succeeded when its turn completed without an error code, no llm.call_failed, no cancelled call or
+ * turn, no call on another model, and was not retried on another model: the same session (agent), or the
+ * same gateway key with the same message count (gateway), sent the same sketch to another model within
+ * RETRY_WINDOW_US. Its cost is the turn's cost_usd. Aggregated per (key, model) with the median cost.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { type FingerprintVersion, STRUCTURAL_REVISION } from './fingerprint.ts';
+import type { PatternStatRow } from './table.ts';
+
+/** A later request counts as a retry of an earlier one only within this window: 30 minutes. */
+export const RETRY_WINDOW_US = 30 * 60 * 1_000_000;
+
+export interface PatternStatsParams {
+  /** Only requests routed at or after this time (epoch µs): now − lookback_days. */
+  sinceUs: number;
+  version: FingerprintVersion;
+  /** Groups with fewer samples are left out (1 returns every group, as explain wants). */
+  minSamples: number;
+}
+
+/** Named parameters of PATTERN_STATS_SQL (node:sqlite binds them without the leading colon). */
+export function statsBindings(p: PatternStatsParams): Record<string, number | string> {
+  return {
+    since: p.sinceUs,
+    version: p.version,
+    min_samples: p.minSamples,
+    retry_window: RETRY_WINDOW_US,
+    revision: `${STRUCTURAL_REVISION}:%`,
+  };
+}
+
+/** Runs the statement on this thread (node:sqlite is synchronous: never on a server's request path). */
+export function queryPatternStats(db: DatabaseSync, p: PatternStatsParams): PatternStatRow[] {
+  return db.prepare(PATTERN_STATS_SQL).all(statsBindings(p)) as unknown as PatternStatRow[];
+}
+
+export const PATTERN_STATS_SQL = `
+WITH routes AS (
+  SELECT id, turn_id, session_id, gateway_key_id AS key_id, timestamp_us,
+    json_extract(payload, '$.chosen_model') AS model,
+    json_extract(payload, '$.fingerprint.structural') AS structural,
+    json_extract(payload, '$.fingerprint.sketch') AS sketch,
+    json_extract(payload, '$.fingerprint.messages') AS messages
+  FROM events
+  WHERE type = 'route.decided' AND timestamp_us >= :since AND turn_id IS NOT NULL
+),
+samples AS MATERIALIZED (
+  SELECT r.structural, r.sketch, r.model,
+    (SELECT json_extract(t.payload, '$.cost_usd') FROM events t
+      WHERE t.turn_id = r.turn_id AND t.type IN ('turn.completed', 'turn.cancelled') ORDER BY t.id LIMIT 1) AS cost,
+    (EXISTS (SELECT 1 FROM events t WHERE t.turn_id = r.turn_id AND t.type = 'turn.completed'
+        AND json_extract(t.payload, '$.error_code') IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM events t WHERE t.turn_id = r.turn_id AND (
+        t.type IN ('llm.call_failed', 'turn.cancelled')
+        OR (t.type = 'llm.call_completed'
+          AND (json_extract(t.payload, '$.error_class') IS NOT NULL OR t.model IS NOT r.model))))
+      AND NOT (r.session_id IS NOT NULL AND EXISTS (SELECT 1 FROM events n
+        WHERE n.session_id = r.session_id AND n.id > r.id AND n.type = 'route.decided'
+          AND n.timestamp_us <= r.timestamp_us + :retry_window
+          AND json_extract(n.payload, '$.fingerprint.sketch') = r.sketch
+          AND json_extract(n.payload, '$.chosen_model') IS NOT r.model))
+      AND NOT (r.session_id IS NULL AND r.key_id IS NOT NULL AND EXISTS (SELECT 1 FROM events n
+        WHERE n.gateway_key_id = r.key_id
+          AND n.timestamp_us BETWEEN r.timestamp_us AND r.timestamp_us + :retry_window
+          AND n.id > r.id AND n.type = 'route.decided'
+          AND json_extract(n.payload, '$.fingerprint.messages') = r.messages
+          AND json_extract(n.payload, '$.fingerprint.sketch') = r.sketch
+          AND json_extract(n.payload, '$.chosen_model') IS NOT r.model))
+    ) AS ok
+  FROM routes r
+  WHERE r.model IS NOT NULL AND r.structural LIKE :revision
+    AND EXISTS (SELECT 1 FROM events c
+      WHERE c.turn_id = r.turn_id AND c.type IN ('llm.call_completed', 'llm.call_failed'))
+),
+keyed AS MATERIALIZED (
+  SELECT structural AS key, model, ok, cost FROM samples WHERE :version = 'structural'
+  UNION ALL
+  SELECT s.structural || '/' || b.value, s.model, s.ok, s.cost
+  FROM samples s, json_each(s.sketch) b WHERE :version = 'hybrid'
+),
+totals AS MATERIALIZED (
+  SELECT key, model, count(*) AS samples, sum(ok) AS successes
+  FROM keyed GROUP BY key, model HAVING count(*) >= :min_samples
+),
+ranked AS (
+  SELECT k.key, k.model, k.cost,
+    row_number() OVER (PARTITION BY k.key, k.model ORDER BY CAST(k.cost AS REAL), k.cost) AS rn,
+    count(*) OVER (PARTITION BY k.key, k.model) AS n
+  FROM keyed k JOIN totals t ON t.key = k.key AND t.model = k.model
+  WHERE k.ok AND k.cost IS NOT NULL
+),
+medians AS (
+  SELECT key, model,
+    max(CASE WHEN rn = (n + 1) / 2 THEN cost END) AS median_low,
+    max(CASE WHEN rn = n / 2 + 1 THEN cost END) AS median_high
+  FROM ranked GROUP BY key, model
+)
+SELECT t.key, t.model, t.samples, t.successes, m.median_low, m.median_high
+FROM totals t LEFT JOIN medians m ON m.key = t.key AND m.model = t.model
+ORDER BY t.key, t.model
+`;
