@@ -20,6 +20,7 @@ export const rootCommand = defineCommand({
     chat: () => load(import('./commands/chat.ts')),
     analytics: () => load(import('./commands/analytics/index.ts')),
     user: () => load(import('./commands/user/index.ts')),
+    routing: () => load(import('./commands/routing/index.ts')),
     backup: () => load(import('./commands/backup.ts')),
     restore: () => load(import('./commands/restore.ts')),
     forward: () => load(import('./commands/forward.ts')),

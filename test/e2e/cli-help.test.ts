@@ -8,7 +8,7 @@ const tmp = makeTempDir();
 const env = isolatedEnv(tmp.dir);
 test.after(() => tmp.cleanup());
 
-const COMMANDS = ['gateway', 'serve', 'chat', 'analytics', 'user', 'backup', 'restore'];
+const COMMANDS = ['gateway', 'serve', 'chat', 'analytics', 'user', 'routing', 'backup', 'restore'];
 
 test('svc --help lists every top-level command, one line each', async () => {
   const r = await runSvc(['--help'], { env });
@@ -38,6 +38,7 @@ test('every command and subcommand answers --help with exit 0', async () => {
       r,
     ]),
     ['user', 'forget'],
+    ['routing', 'explain'],
   ];
   for (const p of paths) {
     const r = await runSvc([...p, '--help'], { env });

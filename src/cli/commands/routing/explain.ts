@@ -1,0 +1,121 @@
+/**
+ * `svc routing explain --model <m> --text "<prompt>" [--tools a,b] [--images]`: the routing chain as it would
+ * run now for such a request (routing.yaml, models.yaml, provider keys and the pattern table learned from
+ * the trace store), with its fingerprint and why slot 4 matched or not. Reads only.
+ */
+import { existsSync } from 'node:fs';
+import { defineCommand } from 'citty';
+import { readEnv } from '../../../config/env.ts';
+import { resolveStoreTarget } from '../../../config/paths.ts';
+import { SvcError } from '../../../lib/errors.ts';
+import { silentLogger } from '../../../lib/log.ts';
+import { systemClock } from '../../../lib/time.ts';
+import { adapterConfigs } from '../../../llm/load-call-config.ts';
+import { loadModelRegistry } from '../../../models/registry.ts';
+import type { CompiledPolicy } from '../../../routing/compile-policy.ts';
+import { loadRoutingPolicy } from '../../../routing/load-policy.ts';
+import { describeExplainRequest, explainRoute } from '../../../routing/pattern/explain.ts';
+import { DAY_US, UNSUPPORTED_STORE } from '../../../routing/pattern/router.ts';
+import { queryPatternStats } from '../../../routing/pattern/stats-query.ts';
+import { buildPatternTable, emptyPatternTable, type PatternTable } from '../../../routing/pattern/table.ts';
+import { openStore } from '../../../store/open.ts';
+
+export default defineCommand({
+  meta: {
+    name: 'explain',
+    description: 'Show the routing chain, fingerprint and pattern verdict for a request',
+  },
+  args: {
+    model: {
+      type: 'string',
+      required: true,
+      description: 'The request `model` (e.g. auto, fast, openai:gpt-5)',
+    },
+    text: { type: 'string', required: true, description: 'The last user message' },
+    tools: { type: 'string', description: 'Comma-separated tool names the request offers' },
+    images: { type: 'boolean', description: 'The request carries an image' },
+    workspace: { type: 'string', description: "The key's or session's workspace path" },
+    messages: { type: 'string', description: 'Messages in the conversation (default 1)' },
+    'input-tokens': { type: 'string', description: 'Estimated input tokens (default: the text / 4)' },
+    routing: {
+      type: 'string',
+      description: 'routing.yaml (default SVC_ROUTING_POLICY or the built-in policy)',
+    },
+    models: { type: 'string', description: 'models.yaml (default SVC_MODELS or the built-in registry)' },
+    'db-path': {
+      type: 'string',
+      description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+    },
+  },
+  async run({ args }) {
+    const env = readEnv();
+    const registry = loadModelRegistry(args.models ?? env.models);
+    const policyStore = loadRoutingPolicy({
+      path: args.routing ?? env.routingPolicy,
+      registry,
+      envGlobalDefault: env.gatewayGlobalDefault,
+      log: silentLogger,
+    });
+    const view = policyStore.view();
+    const policy = policyStore.current();
+    const target = resolveStoreTarget(env, { dbPath: args['db-path'] });
+    const { table, source } =
+      target.engine === 'sqlite'
+        ? await readTable(target.path, policy)
+        : { table: emptyPatternTable(policy.pattern.fingerprint), source: UNSUPPORTED_STORE };
+    const facts = describeExplainRequest({
+      model: args.model,
+      text: args.text,
+      tools: (args.tools ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+      images: args.images === true,
+      workspace: args.workspace ?? null,
+      messages: wholeNumber(args.messages, '--messages'),
+      inputTokens: wholeNumber(args['input-tokens'], '--input-tokens'),
+    });
+    const { lines } = explainRoute({
+      facts,
+      ctx: { policy, registry, availableAdapters: new Set(Object.keys(adapterConfigs(env))) },
+      table,
+      tableSource: source,
+    });
+    if (!view.valid)
+      lines.unshift(
+        `policy       ${view.source} is invalid (${view.errors.join('; ')}); shown with the built-in policy`,
+      );
+    process.stdout.write(`${lines.join('\n')}\n`);
+  },
+});
+
+// --- internal ---
+
+/** The table a server would build now; every (key, model) is kept so explain can say why each is out. */
+async function readTable(
+  dbPath: string,
+  policy: CompiledPolicy,
+): Promise<{ table: PatternTable; source: string }> {
+  const cfg = policy.pattern;
+  if (!existsSync(dbPath))
+    return { table: emptyPatternTable(cfg.fingerprint), source: `no trace store at ${dbPath}` };
+  const store = await openStore(dbPath, { readOnly: true });
+  try {
+    const nowUs = systemClock.nowUs();
+    const rows = queryPatternStats(store.db, {
+      sinceUs: nowUs - cfg.lookbackDays * DAY_US,
+      version: cfg.fingerprint,
+      minSamples: 1,
+    });
+    return { table: buildPatternTable(rows, cfg, nowUs), source: `${dbPath}, last ${cfg.lookbackDays} days` };
+  } finally {
+    await store.close();
+  }
+}
+
+function wholeNumber(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text))
+    throw new SvcError('usage_error', { message: `${flag} must be a whole number, not "${text}"` });
+  return Number(text);
+}
