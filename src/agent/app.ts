@@ -1,12 +1,12 @@
 /**
  * @module The agent server's Hono app (spec 2): Host/Origin check → shutdown gate → request log → /metrics
- * (no version headers) → versioning → session, history, turn, meta, WebSocket-handshake and /analytics routes.
+ * (no version headers) → versioning → session, history, turn, meta, WebSocket-handshake, /analytics and /dashboard/ routes.
  * Errors use the service body; unknown paths are a JSON 404. No CORS headers: a foreign page must not drive
  * this server.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { Kysely } from 'kysely';
-import { mountAnalyticsRoutes } from '../analytics/index.ts';
+import { mountAnalyticsRoutes, mountDashboard } from '../analytics/index.ts';
 import type { Bus } from '../events/bus.ts';
 import { createHostCheck } from '../http/host-check.ts';
 import { createRequestLog } from '../http/request-log.ts';
@@ -82,6 +82,7 @@ export function createAgentApp(deps: AgentAppDeps): Hono<AgentEnv> {
   mountMetaRoutes(app, deps);
   deps.stream?.mount(app, deps);
   mountAnalyticsRoutes(app, deps);
+  mountDashboard(app);
   app.notFound(serviceNotFound);
   app.onError(createServiceErrorHandler({ log: deps.log }));
   return app;

@@ -3,6 +3,7 @@
  * the report commands call in-process, per-user export and forget, the identity guard and time windows.
  */
 
+export { type DashboardOptions, mountDashboard } from './dashboard/routes.ts';
 export { type AnalyticsEnvelope, envelope } from './envelope.ts';
 export { assertIdentityId, assertUserId, IDENTITY_ID_RE, isIdentityId } from './identity.ts';
 export * from './params.ts';

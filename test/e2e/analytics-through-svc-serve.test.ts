@@ -1,7 +1,8 @@
 /**
  * The /analytics namespace through the real `svc serve` over a socket: a spend answer from a seeded
  * store; the user export streamed to a client and audited once the response finished, never for a
- * client that disconnects mid-body; forget through HTTP rewrites the rows the export then no longer has.
+ * client that disconnects mid-body; forget through HTTP rewrites the rows the export then no longer has;
+ * the dashboard page and its bundled script.
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -81,6 +82,19 @@ test('spend, export with its audit after the response finished, and forget over 
   const after = await fetch(`${server.url}/analytics/user/u_small/export`);
   assert.equal(after.headers.get('x-svc-row-count'), '0');
   assert.equal(await after.text(), '');
+});
+
+test('the dashboard page and its bundled script (Chart.js inside) are served by svc serve', async (t) => {
+  const server = await serve(t);
+  const page = await fetch(`${server.url}/dashboard/`);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /<script src="app\.js"><\/script>/);
+  const script = await fetch(`${server.url}/dashboard/app.js`);
+  assert.equal(script.status, 200);
+  assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
+  const js = await script.text();
+  assert.ok(js.length > 50_000, `a bundle with the chart library, not a stub (${js.length} bytes)`);
+  assert.ok(js.includes('Spend (USD)') && js.includes('/analytics/'), 'the dashboard code itself');
 });
 
 test('a client that disconnects mid-body leaves no analytics.user_exported behind', async (t) => {

@@ -1,0 +1,120 @@
+/**
+ * @module What the dashboard shows, computed from the API's answers without a DOM (so node tests check
+ * it): window presets in the browser's time zone sent as UTC, the >50 % concentration callout, signed
+ * money and shares. Every figure is the API's number, only formatted.
+ */
+
+export const WINDOW_PRESETS = ['today', '7d', '30d', 'custom'] as const;
+export type WindowPreset = (typeof WINDOW_PRESETS)[number];
+
+/** ISO 8601 UTC bounds, as the API takes `from` / `to` (a type alias: it is also a query-string record). */
+export type UtcWindow = { from: string; to: string };
+
+/**
+ * A preset's bounds: `today` from local midnight, `7d` / `30d` from local midnight 6 / 29 days before
+ * today (so "7 days" is this day and the six before it), all ending now; `custom` takes two local
+ * `YYYY-MM-DDTHH:MM` values (datetime-local inputs). Date arithmetic runs in the runtime's local zone.
+ */
+export function resolvePreset(
+  preset: WindowPreset,
+  now: Date,
+  custom?: { from: string; to: string },
+): UtcWindow {
+  if (preset === 'custom') {
+    if (!custom) throw new Error('a custom window needs from and to');
+    return { from: localInputToUtc(custom.from), to: localInputToUtc(custom.to) };
+  }
+  const days = preset === 'today' ? 0 : preset === '7d' ? 6 : 29;
+  const start = new Date(now.getFullYear(), now.getMonth(), now.getDate() - days, 0, 0, 0, 0);
+  return { from: start.toISOString(), to: now.toISOString() };
+}
+
+/** `2026-03-01T09:30` in the local zone → its UTC ISO form. */
+export function localInputToUtc(value: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(value);
+  if (!m) throw new Error(`not a local date and time: ${value}`);
+  const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), 0, 0);
+  return d.toISOString();
+}
+
+/** Hourly buckets for a window of up to two days, daily ones beyond (the cost chart's group_by). */
+export function bucketFor(window: UtcWindow): 'hour' | 'day' {
+  return Date.parse(window.to) - Date.parse(window.from) <= 2 * 86_400_000 ? 'hour' : 'day';
+}
+
+/** Dollars with the sign kept: `$1,234.56`, `-$0.0042`; at least 2 and at most 6 decimals. */
+export function formatUsd(value: number): string {
+  const sign = value < 0 ? '-' : '';
+  const abs = Math.abs(value);
+  const digits = abs !== 0 && abs < 0.01 ? 6 : 2;
+  const text = abs.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: digits });
+  return `${sign}$${text}`;
+}
+
+/** A fraction as a percentage with its sign: 0.6612 → `66.1%`, -0.05 → `-5.0%`. */
+export function formatPercent(fraction: number): string {
+  return `${(fraction * 100).toFixed(1)}%`;
+}
+
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+export type IdentityKind = 'team' | 'user' | 'key';
+
+export interface IdentityShare {
+  kind: IdentityKind;
+  /** The id; null for untagged traffic (or the agent's own calls, for keys). */
+  id: string | null;
+  cost_usd: number;
+  call_count: number;
+}
+
+export interface Callout {
+  kind: IdentityKind;
+  id: string;
+  share: number;
+}
+
+/** Spec 3: a callout only when one identity takes strictly more than half the window's spend. */
+export const CALLOUT_SHARE = 0.5;
+
+/**
+ * The top team, developer (user) or key whose share of `total` exceeds 50 %, teams first; untagged
+ * buckets never count as an identity. Null when nobody is above half, or nothing was spent.
+ */
+export function concentrationCallout(total: number, identities: readonly IdentityShare[]): Callout | null {
+  if (!(total > 0)) return null;
+  for (const kind of ['team', 'user', 'key'] as const) {
+    const top = identities
+      .filter((i) => i.kind === kind && i.id !== null)
+      .reduce<IdentityShare | null>(
+        (best, i) => (best === null || i.cost_usd > best.cost_usd ? i : best),
+        null,
+      );
+    if (top && top.id !== null && top.cost_usd / total > CALLOUT_SHARE)
+      return { kind, id: top.id, share: top.cost_usd / total };
+  }
+  return null;
+}
+
+export const KIND_LABEL: Record<IdentityKind, string> = { team: 'team', user: 'developer', key: 'key' };
+
+/** The savings tile: signed money, the percentage (or none), and the warning when rows lack prices. */
+export function savingsView(s: {
+  savings_usd: number;
+  savings_pct: number | null;
+  baseline_model: string;
+  rows_missing_from_price_table: number;
+}) {
+  return {
+    amount: formatUsd(s.savings_usd),
+    percent: s.savings_pct === null ? null : formatPercent(s.savings_pct),
+    negative: s.savings_usd < 0,
+    baseline: s.baseline_model,
+    warning:
+      s.rows_missing_from_price_table > 0
+        ? `${formatCount(s.rows_missing_from_price_table)} calls used models missing from the price table: the percentage is overstated.`
+        : null,
+  };
+}

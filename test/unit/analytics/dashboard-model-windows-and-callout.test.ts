@@ -1,0 +1,109 @@
+/**
+ * The dashboard's DOM-free parts: window presets computed in the browser's time zone and sent as UTC
+ * (checked under a zone with DST), the concentration callout strictly above 50 % only, signed money and
+ * the savings warning.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+process.env.TZ = 'America/New_York'; // before any Date use: Node reads TZ lazily
+
+const {
+  bucketFor,
+  concentrationCallout,
+  formatPercent,
+  formatUsd,
+  localInputToUtc,
+  resolvePreset,
+  savingsView,
+} = await import('#src/analytics/dashboard/model.ts');
+
+test('presets start at local midnight and end now, as UTC', () => {
+  const now = new Date('2026-03-09T15:30:00Z'); // 11:30 in New York, the day after DST began
+  assert.deepEqual(resolvePreset('today', now), {
+    from: '2026-03-09T04:00:00.000Z',
+    to: '2026-03-09T15:30:00.000Z',
+  });
+  // six days before: before the DST change, so local midnight is 05:00 UTC
+  assert.deepEqual(resolvePreset('7d', now), {
+    from: '2026-03-03T05:00:00.000Z',
+    to: '2026-03-09T15:30:00.000Z',
+  });
+  assert.equal(resolvePreset('30d', now).from, '2026-02-08T05:00:00.000Z');
+  assert.deepEqual(resolvePreset('custom', now, { from: '2026-03-01T09:30', to: '2026-03-10T00:00' }), {
+    from: '2026-03-01T14:30:00.000Z',
+    to: '2026-03-10T04:00:00.000Z',
+  });
+  assert.throws(() => localInputToUtc('yesterday'));
+  assert.equal(bucketFor(resolvePreset('today', now)), 'hour');
+  assert.equal(bucketFor(resolvePreset('7d', now)), 'day');
+});
+
+test('the callout appears only when one identity takes strictly more than half of the spend', () => {
+  const team = (id: string | null, cost_usd: number) => ({
+    kind: 'team' as const,
+    id,
+    cost_usd,
+    call_count: 1,
+  });
+  const user = (id: string | null, cost_usd: number) => ({
+    kind: 'user' as const,
+    id,
+    cost_usd,
+    call_count: 1,
+  });
+  const key = (id: string | null, cost_usd: number) => ({
+    kind: 'key' as const,
+    id,
+    cost_usd,
+    call_count: 1,
+  });
+  assert.equal(
+    concentrationCallout(10, [team('t1', 5), team('t2', 5)]),
+    null,
+    'exactly half is not above half',
+  );
+  assert.deepEqual(concentrationCallout(10, [team('t1', 5.5), team('t2', 4.5)]), {
+    kind: 'team',
+    id: 't1',
+    share: 0.55,
+  });
+  assert.equal(
+    concentrationCallout(10, [team('t1', 5.000001), team('t2', 4.999999)])?.id,
+    't1',
+    'just above half',
+  );
+  assert.equal(
+    concentrationCallout(10, [team(null, 9), user(null, 9), key(null, 9)]),
+    null,
+    'untagged is nobody',
+  );
+  assert.deepEqual(concentrationCallout(10, [team('t1', 4), user('alice', 6), key('gk_1', 8)])?.kind, 'user');
+  assert.deepEqual(concentrationCallout(10, [team('t1', 4), user('alice', 5), key('gk_1', 8)])?.id, 'gk_1');
+  assert.equal(concentrationCallout(0, [team('t1', 0)]), null);
+});
+
+test('money keeps its sign; the savings tile warns when rows lack prices', () => {
+  assert.equal(formatUsd(1234.5), '$1,234.50');
+  assert.equal(formatUsd(-0.0042), '-$0.0042');
+  assert.equal(formatUsd(0.000123), '$0.000123');
+  assert.equal(formatPercent(-0.005008), '-0.5%');
+  const v = savingsView({
+    savings_usd: -3.45,
+    savings_pct: -0.72,
+    baseline_model: 'm',
+    rows_missing_from_price_table: 2,
+  });
+  assert.deepEqual(v, {
+    amount: '-$3.45',
+    percent: '-72.0%',
+    negative: true,
+    baseline: 'm',
+    warning: '2 calls used models missing from the price table: the percentage is overstated.',
+  });
+  assert.equal(
+    savingsView({ savings_usd: 0, savings_pct: null, baseline_model: 'm', rows_missing_from_price_table: 0 })
+      .warning,
+    null,
+  );
+});
