@@ -8,6 +8,7 @@
 import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
+import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
@@ -17,8 +18,9 @@ import type { Store } from '../store/open.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
 import { createModelsHandler } from './models-route.ts';
 import { createPipeline } from './pipeline.ts';
-import { createQuotaManager } from './quota.ts';
+import { createQuotaManager, type QuotaManager } from './quota.ts';
 import { loadQuotaSeed } from './quota-seed.ts';
+import { createTableQuotaManager } from './quota-table.ts';
 import type { GatewayExtensions } from './server.ts';
 import { runGapDetection } from './startup-gaps.ts';
 
@@ -30,6 +32,7 @@ export interface AssembleOptions {
   log: Logger;
   bus: Bus;
   clock: Clock;
+  newId: NewId;
   store: Store;
   /** `--models` (else SVC_MODELS). */
   modelsPath?: string;
@@ -51,7 +54,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   });
   const maxBodyBytes =
     positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES;
-  const seed = await loadQuotaSeed(opts.store, opts.clock.nowUs());
+  const quota = await createQuota(opts);
   // replicas sharing a PostgreSQL store: tell them this process is alive before naming anyone's gaps
   if (opts.store.engine === 'postgres') await opts.store.announcePresence();
   await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
@@ -69,7 +72,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     registry,
     runner: callPath.runner,
     routingHooks: pattern.hooks,
-    quota: createQuotaManager({ bus: opts.bus, clock: opts.clock, seed }),
+    quota,
     maxBodyBytes,
     upstreamLimits: callPath.settings.limits,
   });
@@ -98,6 +101,20 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     async close() {
       await pattern.stop();
       await callPath.close();
+      await quota.close?.();
     },
   };
+}
+
+// --- internal ---
+
+/** One process's caps in memory (SQLite), or caps every replica shares in the database (PostgreSQL). */
+async function createQuota(opts: AssembleOptions): Promise<QuotaManager> {
+  const { store, bus, clock } = opts;
+  if (store.engine === 'postgres') {
+    const quota = createTableQuotaManager({ store, bus, clock, newId: opts.newId, log: opts.log });
+    await quota.sweep(); // holds of replicas that died since
+    return quota;
+  }
+  return createQuotaManager({ bus, clock, seed: await loadQuotaSeed(store, clock.nowUs()) });
 }

@@ -94,7 +94,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
         const worst = worstCaseCost(deps.registry, model.id, boundCallTokens(req, model, bodyText));
         hold = onceHold(
-          deps.quota.admit(key, worst.cost, {
+          await deps.quota.admit(key, worst.cost, {
             requested_model: req.model,
             model: model.id,
             turn_id: turn.id,

@@ -42,14 +42,29 @@ export interface QuotaSeed {
 }
 
 export interface QuotaManager {
-  /** Throws SvcError quota_exceeded (and publishes gateway.quota_exceeded) when a cap would be passed. */
+  /**
+   * Throws (or rejects with) SvcError quota_exceeded, and publishes gateway.quota_exceeded, when a cap
+   * would be passed. The in-memory manager answers at once; the PostgreSQL one (quota-table.ts) asks
+   * the database, which every replica shares.
+   */
+  admit(
+    key: CappedKey,
+    worstCase: Decimal,
+    context?: Record<string, unknown>,
+  ): Reservation | Promise<Reservation>;
+  /** Waits for settlements still being written (PostgreSQL). */
+  close?(): Promise<void>;
+}
+
+/** The in-memory manager of one process (a SQLite deployment's single gateway). */
+export interface LocalQuotaManager extends QuotaManager {
   admit(key: CappedKey, worstCase: Decimal, context?: Record<string, unknown>): Reservation;
 }
 
-const ALERT_RATIO = parseDecimal('0.8');
-const NO_RESERVATION: Reservation = { settle() {}, release() {} };
+export const ALERT_RATIO = parseDecimal('0.8');
+export const NO_RESERVATION: Reservation = { settle() {}, release() {} };
 
-export function createQuotaManager(deps: { bus: Bus; clock: Clock; seed: QuotaSeed }): QuotaManager {
+export function createQuotaManager(deps: { bus: Bus; clock: Clock; seed: QuotaSeed }): LocalQuotaManager {
   const windows = new Map<string, WindowState>();
 
   const stateOf = (key: CappedKey, kind: CapKind, nowUs: number): WindowState => {
@@ -176,6 +191,20 @@ export function windowEndUs(kind: CapKind, startUs: number): number {
   return ms * 1000;
 }
 
+/** The caps a key has, daily first (the order both managers lock and report them in). */
+export function capsOf(key: CappedKey): Array<{ kind: CapKind; cap: Decimal }> {
+  const caps: Array<{ kind: CapKind; cap: Decimal }> = [];
+  if (key.daily_cap_usd != null) caps.push({ kind: 'daily', cap: parseDecimal(key.daily_cap_usd) });
+  if (key.monthly_cap_usd != null) caps.push({ kind: 'monthly', cap: parseDecimal(key.monthly_cap_usd) });
+  return caps;
+}
+
+/** quota.alert's ratio: spend over cap, six decimals. */
+export function ratioOf(spent: Decimal, cap: Decimal): number {
+  if (cap.units === 0n) return 1;
+  return Number(formatDecimal(div(spent, cap, 6), 0));
+}
+
 // --- internal ---
 
 interface WindowState {
@@ -183,16 +212,4 @@ interface WindowState {
   spent: Decimal;
   reserved: Decimal;
   alerted: boolean;
-}
-
-function capsOf(key: CappedKey): Array<{ kind: CapKind; cap: Decimal }> {
-  const caps: Array<{ kind: CapKind; cap: Decimal }> = [];
-  if (key.daily_cap_usd != null) caps.push({ kind: 'daily', cap: parseDecimal(key.daily_cap_usd) });
-  if (key.monthly_cap_usd != null) caps.push({ kind: 'monthly', cap: parseDecimal(key.monthly_cap_usd) });
-  return caps;
-}
-
-function ratioOf(spent: Decimal, cap: Decimal): number {
-  if (cap.units === 0n) return 1;
-  return Number(formatDecimal(div(spent, cap, 6), 0));
 }

@@ -42,15 +42,12 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
   };
   const origin = randomUUID();
   const pool = new pg.Pool(config);
-  // queued before anything else the new connection runs: events.origin defaults to this setting
-  pool.on('connect', (c) => {
-    c.query("SELECT set_config('svc.origin', $1, false)", [origin]).catch(() => undefined);
-  });
   // an idle client that loses its server must not crash the process; the next query reconnects
   pool.on('error', (err) =>
     options.log?.warn('a PostgreSQL connection failed', { message: errorMessage(err) }),
   );
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const connections = stampedConnections(pool, origin);
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: connections }) });
   const fail = async (verb: string, err: unknown): Promise<never> => {
     await kysely.destroy().catch(() => undefined);
     if (err instanceof SvcError) throw err;
@@ -60,7 +57,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
     });
   };
   try {
-    (await pool.connect()).release();
+    (await connections.connect()).release();
   } catch (err) {
     return fail('reach', err);
   }
@@ -81,7 +78,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
     kysely,
     schemaVersion,
     origin,
-    appendEvents: (rows) => appendEvents(pool, rows),
+    appendEvents: (rows) => appendEvents(connections, rows),
     listen: (channel, handlers) => session.listen(channel, handlers),
     announcePresence: () => session.announce(),
     async liveOrigins(origins) {
@@ -124,11 +121,55 @@ function getTypeParser(oid: number, format?: string): (value: string) => unknown
   return pg.types.getTypeParser(oid, format as 'text');
 }
 
-async function appendEvents(pool: pg.Pool, rows: readonly NewEventRow[]): Promise<void> {
+/**
+ * The pool as Kysely and appendEvents use it: a connection is handed out only once it has run
+ * set_config('svc.origin', …), which events.origin and budget_holds.origin default to.
+ */
+function stampedConnections(
+  pool: pg.Pool,
+  origin: string,
+): { connect(): Promise<pg.PoolClient>; end(): Promise<void> } {
+  const stamped = new WeakSet<pg.PoolClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      if (stamped.has(client)) return client;
+      try {
+        await client.query("SELECT set_config('svc.origin', $1, false)", [origin]);
+      } catch (err) {
+        client.release(err as Error);
+        throw err;
+      }
+      stamped.add(client);
+      return client;
+    },
+    end: () => pool.end(),
+  };
+}
+
+async function appendEvents(
+  connections: { connect(): Promise<pg.PoolClient> },
+  rows: readonly NewEventRow[],
+): Promise<void> {
   const columns: unknown[][] = EVENT_COLUMNS.map(() => new Array(rows.length));
   rows.forEach((r, i) => {
     const values = eventValues(r);
     for (let c = 0; c < values.length; c++) columns[c][i] = values[c];
   });
-  await pool.query({ name: 'svc_append_events', text: postgresDialect.insertEvent, values: columns });
+  const client = await connections.connect();
+  try {
+    await client.query({ name: 'svc_append_events', text: postgresDialect.insertEvent, values: columns });
+  } catch (err) {
+    client.release(isConnectionError(err) ? (err as Error) : undefined);
+    throw err;
+  }
+  client.release();
+}
+
+/** A failure that leaves the connection unusable: the pool should drop it rather than reuse it. */
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  // anything but a SQLSTATE (a socket's ECONNRESET, a thrown Error) is the connection's failure
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return code.startsWith('08') || code.startsWith('57P');
 }

@@ -98,6 +98,24 @@ export interface GatewayKeysTable {
   version: ColumnType<number, never, number>;
 }
 
+/** Spend of one key in one UTC window, shared by replicas (migration postgres/0003). numeric as text. */
+export interface BudgetWindowsTable {
+  key_id: string;
+  cap_kind: string;
+  window_start_us: number;
+  spent_usd: string;
+  alerted: ColumnType<number, number | undefined, number>;
+}
+
+/** An admitted request's reservation until it is settled or released (migration postgres/0003). */
+export interface BudgetHoldsTable {
+  id: string;
+  key_id: string;
+  amount_usd: string;
+  expires_us: number;
+  origin: ColumnType<string | null, never, never>;
+}
+
 export interface Database {
   events: EventsTable;
   sessions: SessionsTable;
@@ -106,6 +124,10 @@ export interface Database {
   store_meta: StoreMetaTable;
   /** PostgreSQL only. */
   gateway_keys: GatewayKeysTable;
+  /** PostgreSQL only. */
+  budget_windows: BudgetWindowsTable;
+  /** PostgreSQL only. */
+  budget_holds: BudgetHoldsTable;
 }
 
 export type EventRow = Selectable<EventsTable>;

@@ -19,6 +19,8 @@ const postgres = useTestPostgres();
 /** Tables or columns only PostgreSQL has, and why. */
 const POSTGRES_ONLY: Record<string, string> = {
   gateway_keys: 'replicas share their keys; a SQLite deployment keeps them in keys.json',
+  budget_windows: 'replicas share spend caps; a SQLite gateway keeps them in memory',
+  budget_holds: 'replicas share spend caps; a SQLite gateway keeps them in memory',
   'events.origin':
     'the process that wrote the row: replicas share the database, so start-up gap detection must tell a dead replica from a live one',
 };

@@ -66,6 +66,7 @@ export default defineCommand({
           log,
           bus: runtime.bus,
           clock: runtime.clock,
+          newId: runtime.newId,
           store: runtime.store,
           modelsPath: args.models,
           routingPath: args.routing,

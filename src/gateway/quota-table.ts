@@ -1,0 +1,339 @@
+/**
+ * @module Spend caps shared by every replica on PostgreSQL (the in-memory quota.ts is one process's).
+ * Admission is one transaction: lock the key's window rows (FOR UPDATE, daily before monthly), sum its
+ * live holds, and insert a hold of the worst case only if settled spend + holds + worst case stays within
+ * every cap. Concurrent admissions of one key, whichever replica takes them, queue on the window rows, so
+ * N requests over any number of replicas never spend past a cap. Settling deletes the hold and adds the
+ * real cost to the windows; the replica whose update crosses 80 % first flips `alerted` and is the only
+ * one to publish quota.alert. Holds of a replica that died (its presence lock is free) are dropped by
+ * the others' sweep; a hold older than HOLD_TTL_US stops counting.
+ */
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Bus } from '../events/bus.ts';
+import { add, compare, type Decimal, formatDecimal, mul, parseDecimal, ZERO } from '../lib/decimal.ts';
+import { errorMessage, SvcError } from '../lib/errors.ts';
+import type { NewId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import { type Clock, formatUs } from '../lib/time.ts';
+import type { PostgresStore } from '../store/open.ts';
+import type { Database } from '../store/schema.ts';
+import {
+  ALERT_RATIO,
+  type CapKind,
+  type CappedKey,
+  capsOf,
+  NO_RESERVATION,
+  type QuotaManager,
+  type Reservation,
+  ratioOf,
+  windowEndUs,
+  windowStartUs,
+} from './quota.ts';
+
+/** A hold no settlement removed (a settle that kept failing) stops counting after an hour. */
+export const HOLD_TTL_US = 3_600_000_000;
+/** How often a replica drops the holds of replicas that died. */
+export const SWEEP_MS = 30_000;
+const SETTLE_ATTEMPTS = 5;
+
+export interface TableQuotaDeps {
+  store: PostgresStore;
+  bus: Bus;
+  clock: Clock;
+  newId: NewId;
+  log: Logger;
+}
+
+export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
+  /** Drops the holds of dead replicas and expired ones now; resolves with how many. */
+  sweep(): Promise<number>;
+  /** Resolves once every settlement and release so far is written. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+} {
+  const { store, log } = deps;
+  const pending = new Set<Promise<void>>();
+  const track = (what: string, work: () => Promise<void>) => {
+    const p = retry(work, store, SETTLE_ATTEMPTS)
+      .catch((err) =>
+        log.error(`budget ${what} failed; the hold stops counting within an hour`, {
+          message: errorMessage(err),
+        }),
+      )
+      .finally(() => pending.delete(p));
+    pending.add(p);
+  };
+  const sweep = () => sweepHolds(store, deps.clock.nowUs());
+  const flush = async () => {
+    while (pending.size > 0) await Promise.all([...pending]);
+  };
+  const timer = setInterval(() => {
+    sweep().catch((err) =>
+      log.warn('budget hold sweep failed; will try again', { message: errorMessage(err) }),
+    );
+  }, SWEEP_MS);
+  timer.unref();
+
+  return {
+    async admit(key, worstCase, context = {}) {
+      const caps = capsOf(key);
+      if (caps.length === 0) return NO_RESERVATION;
+      const nowUs = deps.clock.nowUs();
+      const holdId = deps.newId();
+      const refusal = await retry(
+        () =>
+          store.kysely.transaction().execute(async (trx) => {
+            const windows = [];
+            for (const c of caps)
+              windows.push({ ...c, ...(await lockWindow(trx, store, key.key_id, c.kind, nowUs)) });
+            const held = await liveHolds(trx, key.key_id, nowUs);
+            const over = windows.find((w) => compare(add(add(w.spent, held), worstCase), w.cap) > 0);
+            if (over) return { ...over, held };
+            await trx
+              .insertInto('budget_holds')
+              .values({
+                id: holdId,
+                key_id: key.key_id,
+                amount_usd: formatDecimal(worstCase),
+                expires_us: nowUs + HOLD_TTL_US,
+              })
+              .execute();
+            return undefined;
+          }),
+        store,
+        3,
+      );
+      if (refusal) throw refuse(deps.bus, key, worstCase, refusal, context);
+      let open = true;
+      return {
+        settle(cost) {
+          if (!open) return;
+          open = false;
+          track('settlement', async () => {
+            const alerts = await settle(store, key, holdId, cost, deps.clock.nowUs());
+            for (const a of alerts) publishAlert(deps.bus, key, a);
+          });
+        },
+        release() {
+          if (!open) return;
+          open = false;
+          track('release', async () => {
+            await store.kysely.deleteFrom('budget_holds').where('id', '=', holdId).execute();
+          });
+        },
+      } satisfies Reservation;
+    },
+    sweep,
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
+
+// --- internal ---
+
+interface WindowRow {
+  startUs: number;
+  spent: Decimal;
+  alerted: boolean;
+}
+
+interface Refusal extends WindowRow {
+  kind: CapKind;
+  cap: Decimal;
+  held: Decimal;
+}
+
+interface Alert extends WindowRow {
+  kind: CapKind;
+  cap: Decimal;
+}
+
+/** The key's row of the window containing `nowUs`, locked; created from the trace when first needed. */
+async function lockWindow(
+  trx: Transaction<Database>,
+  store: PostgresStore,
+  keyId: string,
+  kind: CapKind,
+  nowUs: number,
+): Promise<WindowRow> {
+  const startUs = windowStartUs(kind, nowUs);
+  const read = () =>
+    trx
+      .selectFrom('budget_windows')
+      .select(['spent_usd', 'alerted'])
+      .where('key_id', '=', keyId)
+      .where('cap_kind', '=', kind)
+      .where('window_start_us', '=', startUs)
+      .forUpdate()
+      .executeTakeFirst();
+  let row = await read();
+  if (!row) {
+    const seed = await seedFromTrace(trx, store, keyId, kind, startUs);
+    await trx
+      .insertInto('budget_windows')
+      .values({ key_id: keyId, cap_kind: kind, window_start_us: startUs, ...seed })
+      .onConflict((oc) => oc.columns(['key_id', 'cap_kind', 'window_start_us']).doNothing())
+      .execute();
+    row = await read();
+    if (!row) throw new Error('the budget window row could not be created');
+  }
+  return { startUs, spent: parseDecimal(row.spent_usd), alerted: row.alerted === 1 };
+}
+
+/** Settled spend and whether the alert went out, as the trace tells it (a window's first use). */
+async function seedFromTrace(
+  db: Kysely<Database>,
+  store: PostgresStore,
+  keyId: string,
+  kind: CapKind,
+  startUs: number,
+): Promise<{ spent_usd: string; alerted: number }> {
+  const spent = await db
+    .selectFrom('events')
+    .select(store.dialect.decimalSum(sql.ref('cost_usd')).as('total'))
+    .where('type', '=', 'llm.call_completed')
+    .where('gateway_key_id', '=', keyId)
+    .where('timestamp_us', '>=', startUs)
+    .executeTakeFirstOrThrow();
+  const alert = await db
+    .selectFrom('events')
+    .select('id')
+    .where('type', '=', 'quota.alert')
+    .where('gateway_key_id', '=', keyId)
+    .where('timestamp_us', '>=', startUs)
+    .where(store.dialect.jsonText(sql.ref('payload'), '$.cap_kind'), '=', kind)
+    .limit(1)
+    .executeTakeFirst();
+  return { spent_usd: spent.total, alerted: alert ? 1 : 0 };
+}
+
+async function liveHolds(db: Kysely<Database>, keyId: string, nowUs: number): Promise<Decimal> {
+  const r = await db
+    .selectFrom('budget_holds')
+    .select(sql<string>`coalesce(sum(amount_usd), 0)::text`.as('total'))
+    .where('key_id', '=', keyId)
+    .where('expires_us', '>', nowUs)
+    .executeTakeFirstOrThrow();
+  return parseDecimal(r.total);
+}
+
+/** Deletes the hold and adds the cost to the key's current windows; returns the alerts this crossing owns. */
+async function settle(
+  store: PostgresStore,
+  key: CappedKey,
+  holdId: string,
+  cost: Decimal,
+  nowUs: number,
+): Promise<Alert[]> {
+  return store.kysely.transaction().execute(async (trx) => {
+    await trx.deleteFrom('budget_holds').where('id', '=', holdId).execute();
+    const alerts: Alert[] = [];
+    for (const { kind, cap } of capsOf(key)) {
+      const w = await lockWindow(trx, store, key.key_id, kind, nowUs);
+      const spent = add(w.spent, cost);
+      const crossed = !w.alerted && compare(spent, mul(cap, ALERT_RATIO)) >= 0;
+      if (compare(cost, ZERO) === 0 && !crossed) continue;
+      await trx
+        .updateTable('budget_windows')
+        .set({
+          spent_usd: sql<string>`spent_usd + ${formatDecimal(cost)}::numeric`,
+          ...(crossed ? { alerted: 1 } : {}),
+        })
+        .where('key_id', '=', key.key_id)
+        .where('cap_kind', '=', kind)
+        .where('window_start_us', '=', w.startUs)
+        .execute();
+      if (crossed) alerts.push({ kind, cap, startUs: w.startUs, spent, alerted: true });
+    }
+    return alerts;
+  });
+}
+
+/** Drops holds whose replica no longer holds its presence lock, and expired ones. */
+async function sweepHolds(store: PostgresStore, nowUs: number): Promise<number> {
+  const origins = await store.kysely
+    .selectFrom('budget_holds')
+    .select(sql<string | null>`origin`.as('origin'))
+    .distinct()
+    .execute();
+  const others = origins.map((o) => o.origin).filter((o): o is string => o !== null && o !== store.origin);
+  const alive = others.length ? await store.liveOrigins(others) : new Set<string>();
+  const dead = others.filter((o) => !alive.has(o));
+  const r = await store.kysely
+    .deleteFrom('budget_holds')
+    .where((eb) =>
+      eb.or([eb('expires_us', '<=', nowUs), ...(dead.length ? [eb(sql.ref('origin'), 'in', dead)] : [])]),
+    )
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+function refuse(
+  bus: Bus,
+  key: CappedKey,
+  worstCase: Decimal,
+  r: Refusal,
+  context: Record<string, unknown>,
+): SvcError {
+  const details = {
+    cap_kind: r.kind,
+    cap_usd: formatDecimal(r.cap),
+    spent_usd: formatDecimal(r.spent),
+    reserved_usd: formatDecimal(r.held),
+    requested_usd: formatDecimal(worstCase),
+    resets_at: formatUs(windowEndUs(r.kind, r.startUs)),
+  };
+  bus.publish({
+    type: 'gateway.quota_exceeded',
+    actor: 'gateway',
+    payload: {
+      identity_kind: 'key',
+      identity_id: key.key_id,
+      gateway_key_id: key.key_id,
+      user_id: key.user_id ?? null,
+      team_id: key.team_id ?? null,
+      ...details,
+      ...context,
+    },
+  });
+  return new SvcError('quota_exceeded', {
+    message: `The ${r.kind} spend cap of ${details.cap_usd} USD for this key is reached (spent ${details.spent_usd} USD); it resets at ${details.resets_at}.`,
+    details,
+  });
+}
+
+function publishAlert(bus: Bus, key: CappedKey, a: Alert): void {
+  bus.publish({
+    type: 'quota.alert',
+    actor: 'gateway',
+    payload: {
+      identity_kind: 'key',
+      identity_id: key.key_id,
+      gateway_key_id: key.key_id,
+      user_id: key.user_id ?? null,
+      team_id: key.team_id ?? null,
+      cap_kind: a.kind,
+      cap_usd: formatDecimal(a.cap),
+      spent_usd: formatDecimal(a.spent),
+      ratio: ratioOf(a.spent, a.cap),
+      threshold: 0.8,
+      window_start: formatUs(a.startUs),
+      resets_at: formatUs(windowEndUs(a.kind, a.startUs)),
+    },
+  });
+}
+
+/** Runs `work` again on a lost connection or lock trouble, with backoff. */
+async function retry<T>(work: () => Promise<T>, store: PostgresStore, attempts: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= attempts || !store.dialect.isRetryable(err)) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+    }
+  }
+}

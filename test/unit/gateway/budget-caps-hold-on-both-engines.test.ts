@@ -1,0 +1,177 @@
+/**
+ * Spend caps on both engines: the in-memory manager of a SQLite gateway, and on PostgreSQL the table
+ * manager of three "replicas" (separate pools, as separate processes have). Concurrent admissions never
+ * pass a cap, settling frees the unused reservation, the 80 % alert goes out once whichever replica
+ * crosses it, spend already in the trace counts, and (PostgreSQL) the holds of a replica that died stop
+ * counting once another one sweeps.
+ */
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import { test } from 'node:test';
+import { createBus } from '#src/events/bus.ts';
+import type { EventEnvelope } from '#src/events/envelope.ts';
+import { createTraceWriter } from '#src/events/trace-writer.ts';
+import { createQuotaManager, type QuotaManager, type Reservation } from '#src/gateway/quota.ts';
+import { loadQuotaSeed } from '#src/gateway/quota-seed.ts';
+import { createTableQuotaManager } from '#src/gateway/quota-table.ts';
+import { parseDecimal } from '#src/lib/decimal.ts';
+import { isSvcError } from '#src/lib/errors.ts';
+import { createIdFactory } from '#src/lib/ids.ts';
+import { silentLogger } from '#src/lib/log.ts';
+import { formatUs } from '#src/lib/time.ts';
+import { openStore, type PostgresStore, type Store } from '#src/store/open.ts';
+import { describeEachEngine, type EngineUnderTest } from '../../helpers/engines.ts';
+import { useTestPostgres } from '../../helpers/postgres.ts';
+
+const postgres = useTestPostgres();
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0) * 1000;
+const key = { key_id: 'gk_1', daily_cap_usd: '1.00', monthly_cap_usd: '30', user_id: 'u1', team_id: null };
+const d = parseDecimal;
+
+interface Replicas {
+  /** The managers (one for SQLite, three for PostgreSQL). */
+  managers: QuotaManager[];
+  events: EventEnvelope[];
+  store: Store;
+}
+
+describeEachEngine('budget caps', postgres, (engine) => {
+  const { test } = engine;
+
+  test('50 concurrent admissions against a cap that fits 10 admit exactly 10', async (t) => {
+    const r = await replicas(engine, t);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 50 }, async (_, i) => r.managers[i % r.managers.length].admit(key, d('0.1'))),
+    );
+    const admitted = outcomes.filter((o) => o.status === 'fulfilled');
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    assert.equal(admitted.length, 10);
+    for (const o of refused) assert.ok(isSvcError(o.reason) && o.reason.code === 'quota_exceeded');
+    assert.equal(r.events.filter((e) => e.type === 'gateway.quota_exceeded').length, 40);
+  });
+
+  test('settling frees the unused reservation; a release costs nothing', async (t) => {
+    const {
+      managers: [a, b = a],
+    } = await replicas(engine, t);
+    const big = await a.admit(key, d('0.9'));
+    await assert.rejects(async () => b.admit(key, d('0.2')), /daily spend cap of 1\.000000 USD/);
+    await settled(a, () => big.settle(d('0.1')));
+    const again = await b.admit(key, d('0.9'));
+    await settled(b, () => again.release());
+    await settled(a, async () => (await a.admit(key, d('0.9'))).settle(d('0.85')));
+    await assert.rejects(
+      async () => b.admit(key, d('0.1')),
+      (err: unknown) => {
+        assert.ok(isSvcError(err));
+        assert.equal(err.details?.spent_usd, '0.950000');
+        assert.equal(err.details?.resets_at, '2026-11-23T00:00:00.000000Z');
+        return true;
+      },
+    );
+  });
+
+  test('the 80 % alert is published once, whichever replica crosses it', async (t) => {
+    const r = await replicas(engine, t);
+    for (let i = 0; i < 9; i++) {
+      const m = r.managers[i % r.managers.length];
+      const hold: Reservation = await m.admit(key, d('0.1'));
+      await settled(m, () => hold.settle(d('0.1')));
+    }
+    const alerts = r.events.filter((e) => e.type === 'quota.alert');
+    assert.equal(alerts.length, 1);
+    assert.equal((alerts[0].payload as { spent_usd: string }).spent_usd, '0.800000');
+  });
+
+  test('spend already in the trace counts against the cap', async (t) => {
+    const target = await engine.target();
+    const seedStore = await openStore(target);
+    await seedStore.appendEvents([
+      {
+        id: '01JZ0000000000000000000001',
+        timestamp: formatUs(T0 - 1000),
+        timestamp_us: T0 - 1000,
+        session_id: null,
+        turn_id: 't',
+        type: 'llm.call_completed',
+        actor: 'gateway',
+        payload: JSON.stringify({ gateway_key_id: 'gk_1', cost_usd: '0.95' }),
+        parent_event_id: null,
+        sensitivity: 'pseudonymous',
+      },
+    ]);
+    await seedStore.close();
+    const r = await replicas(engine, t, target);
+    await assert.rejects(async () => r.managers[0].admit(key, d('0.1')), /spent 0\.950000 USD/);
+    await r.managers[0].admit(key, d('0.05'));
+  });
+});
+
+test('the holds of a replica that died stop counting once a live one sweeps', async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const dying = await tableReplica(`${url}?application_name=dying`, []);
+  const live = await tableReplica(`${url}?application_name=live`, []);
+  t.after(() => live.close());
+  await dying.store.announcePresence();
+  await live.store.announcePresence();
+  await dying.manager.admit(key, d('0.9'));
+  assert.equal(await live.manager.sweep(), 0, 'a live replica keeps its holds');
+  await assert.rejects(async () => live.manager.admit(key, d('0.2')));
+  await dying.store.close(); // its presence lock ends with its connections, as with kill -9
+  assert.equal(await live.manager.sweep(), 1);
+  await live.manager.admit(key, d('0.9'));
+});
+
+// --- internal ---
+
+async function replicas(
+  engine: EngineUnderTest,
+  t: TestContext,
+  given?: Awaited<ReturnType<EngineUnderTest['target']>>,
+): Promise<Replicas> {
+  const target = given ?? (await engine.target());
+  const events: EventEnvelope[] = [];
+  if (target.engine === 'sqlite') {
+    const store = await openStore(target);
+    t.after(() => store.close());
+    const bus = createBus({ newId: createIdFactory(), clock: { nowUs: () => T0 }, log: silentLogger });
+    bus.subscribe({ name: 'recorder', handle: (e) => void events.push(e) });
+    const manager = createQuotaManager({
+      bus,
+      clock: { nowUs: () => T0 },
+      seed: await loadQuotaSeed(store, T0),
+    });
+    return { managers: [manager], events, store };
+  }
+  const list = await Promise.all(
+    [1, 2, 3].map((i) => tableReplica(`${target.url}?application_name=replica${i}`, events)),
+  );
+  t.after(() => Promise.all(list.map((l) => l.close())));
+  return { managers: list.map((l) => l.manager), events, store: list[0].store };
+}
+
+async function tableReplica(url: string, events: EventEnvelope[]) {
+  const store = (await openStore({ engine: 'postgres', url })) as PostgresStore;
+  const clock = { nowUs: () => T0 };
+  const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
+  bus.subscribe({ name: 'recorder', handle: (e) => void events.push(e) });
+  const writer = createTraceWriter({ store, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  const manager = createTableQuotaManager({ store, bus, clock, newId: createIdFactory(), log: silentLogger });
+  return {
+    store,
+    manager,
+    async close() {
+      await manager.close();
+      await writer.stop();
+      await store.close();
+    },
+  };
+}
+
+/** Runs a settle or release and waits until the manager has written it (PostgreSQL writes it later). */
+async function settled(m: QuotaManager, fn: () => unknown): Promise<void> {
+  await fn();
+  await (m as { flush?: () => Promise<void> }).flush?.();
+}
