@@ -3,9 +3,10 @@
  * worker, and in process by `svc routing explain` and tests). A sample is one routed request (a gateway
  * request, or an agent turn) whose route.decided carries a fingerprint and that made at least one call.
  * It succeeded when its turn completed without an error code, no llm.call_failed, no cancelled call or
- * turn, no call on another model, and was not retried on another model: the same session (agent), or the
- * same gateway key with the same message count (gateway), sent the same sketch to another model within
- * RETRY_WINDOW_US. Its cost is the turn's cost_usd. Aggregated per (key, model) with the median cost.
+ * turn, no call on another model, and was not retried on another model: the next request of the same
+ * session (agent), or of the same gateway key with the same message count (gateway), with the same sketch
+ * within RETRY_WINDOW_US went to another model. Its cost is the turn's cost_usd. Aggregated per (key,
+ * model) with the median cost.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { type FingerprintVersion, STRUCTURAL_REVISION } from './fingerprint.ts';
@@ -58,18 +59,23 @@ samples AS MATERIALIZED (
         t.type IN ('llm.call_failed', 'turn.cancelled')
         OR (t.type = 'llm.call_completed'
           AND (json_extract(t.payload, '$.error_class') IS NOT NULL OR t.model IS NOT r.model))))
-      AND NOT (r.session_id IS NOT NULL AND EXISTS (SELECT 1 FROM events n
-        WHERE n.session_id = r.session_id AND n.id > r.id AND n.type = 'route.decided'
-          AND n.timestamp_us <= r.timestamp_us + :retry_window
-          AND json_extract(n.payload, '$.fingerprint.sketch') = r.sketch
-          AND json_extract(n.payload, '$.chosen_model') IS NOT r.model))
-      AND NOT (r.session_id IS NULL AND r.key_id IS NOT NULL AND EXISTS (SELECT 1 FROM events n
-        WHERE n.gateway_key_id = r.key_id
-          AND n.timestamp_us BETWEEN r.timestamp_us AND r.timestamp_us + :retry_window
-          AND n.id > r.id AND n.type = 'route.decided'
-          AND json_extract(n.payload, '$.fingerprint.messages') = r.messages
-          AND json_extract(n.payload, '$.fingerprint.sketch') = r.sketch
-          AND json_extract(n.payload, '$.chosen_model') IS NOT r.model))
+      AND coalesce(CASE WHEN r.session_id IS NOT NULL THEN
+        (SELECT json_extract(n.payload, '$.chosen_model') FROM events n
+          WHERE n.session_id = r.session_id AND n.id > r.id AND n.type = 'route.decided'
+            AND n.timestamp_us <= r.timestamp_us + :retry_window
+            AND json_extract(n.payload, '$.chosen_model') IS NOT NULL
+            AND json_extract(n.payload, '$.fingerprint.sketch') = r.sketch
+          ORDER BY n.id LIMIT 1)
+      WHEN r.key_id IS NOT NULL THEN
+        (SELECT json_extract(n.payload, '$.chosen_model') FROM events n
+          WHERE n.gateway_key_id = r.key_id
+            AND n.timestamp_us BETWEEN r.timestamp_us AND r.timestamp_us + :retry_window
+            AND n.id > r.id AND n.type = 'route.decided'
+            AND json_extract(n.payload, '$.chosen_model') IS NOT NULL
+            AND json_extract(n.payload, '$.fingerprint.messages') = r.messages
+            AND json_extract(n.payload, '$.fingerprint.sketch') = r.sketch
+          ORDER BY n.id LIMIT 1)
+      END, r.model) = r.model
     ) AS ok
   FROM routes r
   WHERE r.model IS NOT NULL AND r.structural LIKE :revision

@@ -149,13 +149,21 @@ test('a retry of the same request on another model fails the first; other follow
     { print: sameSketchMoreMessages, model: SONNET, keyId: 'gk_d', atUs: at + 1_200_000_100 },
     { print: printA, model: HAIKU, keyId: 'gk_e', atUs: at + 1_300_000_000 },
     { print: printA, model: SONNET, keyId: 'gk_e', atUs: at + 1_300_000_000 + RETRY_WINDOW_US + 1 },
+    // two requests, then a retry of the second on another model: only the second failed
+    { print: printA, model: HAIKU, keyId: 'gk_f', atUs: at + 1_400_000_000 },
+    { print: printA, model: HAIKU, keyId: 'gk_f', atUs: at + 1_400_000_100 },
+    { print: printA, model: SONNET, keyId: 'gk_f', atUs: at + 1_400_000_200 },
     // agent: the next turn of the session asks the same thing of another model → the first turn failed
     { print: printA, model: HAIKU, sessionId: 'sess_x', atUs: at + 2_000_000_000 },
     { print: sameSketchMoreMessages, model: SONNET, sessionId: 'sess_x', atUs: at + 2_100_000_000 },
   ]);
   const rows = queryPatternStats(store.db, { sinceUs: 0, version: 'structural', minSamples: 1 });
   const haiku = rows.find((r) => r.model === HAIKU && r.key === printA.structural);
-  assert.deepEqual([haiku?.samples, haiku?.successes], [7, 5], 'gk_a and sess_x were retried on sonnet');
+  assert.deepEqual(
+    [haiku?.samples, haiku?.successes],
+    [9, 6],
+    'gk_a, the second gk_f and sess_x were retried',
+  );
 });
 
 test('the lookback window bounds the history and the median cost is exact', async (t) => {
