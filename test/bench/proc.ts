@@ -51,3 +51,10 @@ export async function waitForQuiet(pct = 25, maxMs = 5_000): Promise<number> {
     if (busyPct < pct || waited > maxMs) return waited;
   }
 }
+
+/** cutime + cstime of `pid`: CPU of the children it has already waited for (a postmaster's ended backends), in ms. */
+export function reapedCpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK;
+}

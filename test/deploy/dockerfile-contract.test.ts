@@ -170,6 +170,40 @@ test('compose.yaml: host networking, the three volumes (workspace read-only), a 
   for (const k of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY']) assert.ok(k in env);
 });
 
+test('compose.postgres.yaml: two host-networked gateways on their own ports sharing one PostgreSQL', () => {
+  const doc = load(readFileSync(join(ROOT, 'docker/compose.postgres.yaml'), 'utf8')) as {
+    services: Record<string, Record<string, any>>;
+    volumes: Record<string, unknown>;
+  };
+  const gateways = Object.entries(doc.services).filter(([name]) => name.startsWith('gateway-'));
+  assert.equal(gateways.length, 2);
+  const ports = new Set<string>();
+  for (const [name, gw] of gateways) {
+    assert.equal(gw.network_mode, 'host', name);
+    assert.equal(gw.build.dockerfile, 'docker/Dockerfile', name);
+    assert.deepEqual(gw.depends_on, { postgres: { condition: 'service_healthy' } }, name);
+    assert.ok(Number.parseInt(String(gw.stop_grace_period), 10) > 30, name);
+    assert.deepEqual(
+      gw.volumes.map((v: string) => v.split(':').slice(-2).join(':')),
+      ['/workspace:ro'],
+      `${name}: no keystore or trace volume, both live in the database`,
+    );
+    assert.match(
+      gw.environment.SVC_DATABASE_URL,
+      /^postgres:\/\/svc:\$\{SVC_PG_PASSWORD:\?[^}]*\}@127\.0\.0\.1:5432\/svc$/,
+    );
+    for (const k of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY'])
+      assert.ok(k in gw.environment);
+    ports.add(gw.environment.SVC_GATEWAY_PORT);
+  }
+  assert.equal(ports.size, 2, 'each replica on its own host port');
+  const pg = doc.services.postgres;
+  assert.match(pg.image, /^postgres:\d+/);
+  assert.deepEqual(pg.ports, ['127.0.0.1:5432:5432'], 'published on the host loopback only');
+  assert.ok(pg.healthcheck.test.join(' ').includes('pg_isready'));
+  assert.ok('svc-postgres' in doc.volumes);
+});
+
 // --- internal ---
 
 function copiesTo(dest: string): boolean {

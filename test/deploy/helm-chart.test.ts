@@ -82,6 +82,12 @@ test('values.yaml holds every default of the cluster chart table', () => {
     'no provider key by default: the install fails until one is given',
   );
   assert.deepEqual(values.keystore, { existingSecret: '', existingConfigMap: '' });
+  assert.deepEqual(values.database, {
+    url: '',
+    existingSecret: '',
+    existingSecretKey: 'SVC_DATABASE_URL',
+    port: 5432,
+  });
   assert.deepEqual(values.autoscaling, {
     enabled: false,
     minReplicas: 1,
@@ -154,6 +160,7 @@ test('every manifest template is valid YAML with apiVersion, kind and a name onc
     'PodDisruptionBudget',
     'PrometheusRule',
     'Secret',
+    'Secret',
     'Service',
     'ServiceAccount',
     'ServiceMonitor',
@@ -201,7 +208,8 @@ test('the Deployment: gateway on loopback behind the forward sidecar, probes thr
   assert.match(text, /include "svc\.providerSecretName" \$/);
   assert.match(text, /range \$var := list "ANTHROPIC_API_KEY" "OPENAI_API_KEY" "OPENROUTER_API_KEY"/);
   const provider = gateway.env.find(
-    (e: { valueFrom?: unknown }) => e.valueFrom && 'secretKeyRef' in (e.valueFrom as object),
+    (e: { name: string; valueFrom?: unknown }) =>
+      e.name !== 'SVC_DATABASE_URL' && e.valueFrom && 'secretKeyRef' in (e.valueFrom as object),
   );
   assert.equal(provider.valueFrom.secretKeyRef.optional, true);
 
@@ -330,4 +338,38 @@ test('NOTES.txt warns about the seeded keystore and the Pending extra replicas',
   assert.match(notes, /if include "svc\.seededKeystore" \. \}\}\n\nWARNING: .*EMPTY keystore/);
   assert.match(notes, /never become ready/);
   assert.match(notes, /ReadWriteOnce.*Pending/);
+});
+
+test('database.url switches to PostgreSQL: SVC_DATABASE_URL from a Secret, no trace volume or keystore, egress to the database', () => {
+  const helpers = read('_helpers.tpl');
+  assert.match(
+    helpers,
+    /define "svc\.database" -\}\}\n\{\{- if or \.Values\.database\.url \.Values\.database\.existingSecret \}\}true/,
+  );
+  assert.match(helpers, /define "svc\.seededKeystore"[\s\S]*\(include "svc\.database" \.\)\) \}\}true/);
+  const text = read('deployment.yaml');
+  assert.match(
+    text,
+    /if include "svc\.database" \. \}\}\n.*\n\s+- name: SVC_DATABASE_URL\n\s+valueFrom:\n\s+secretKeyRef:\n\s+name: \{\{ include "svc\.databaseSecretName" \. \}\}/,
+  );
+  assert.match(
+    text,
+    /\{\{- else \}\}\n\s+- name: SVC_GATEWAY_KEYSTORE[\s\S]*?SVC_GATEWAY_DB_PATH[\s\S]*?\{\{- end \}\}/,
+  );
+  const mountsAndVolumes =
+    text.match(/\{\{- if not \(include "svc\.database" \.\) \}\}\n\s+- name: keystore/g) ?? [];
+  assert.equal(mountsAndVolumes.length, 2, 'neither the keystore nor the trace volume with PostgreSQL');
+  assert.match(text, /checksum\/database:/);
+  assert.match(read('pvc.yaml'), /^\{\{- if and .*\(not \(include "svc\.database" \.\)\) \}\}/);
+  assert.match(
+    read('database-secret.yaml'),
+    /^\{\{- if and \.Values\.database\.url \(not \.Values\.database\.existingSecret\) \}\}/,
+  );
+  assert.deepEqual(Object.keys(one('database-secret.yaml').stringData), ['SVC_DATABASE_URL']);
+  const np = one('networkpolicy.yaml');
+  assert.deepEqual(np.spec.egress[2], { ports: [{ protocol: 'TCP', port: 5432 }] });
+  assert.match(read('networkpolicy.yaml'), /if include "svc\.database" \. \}\}\n\s+# PostgreSQL/);
+  const notes = read('NOTES.txt');
+  assert.match(notes, /if include "svc\.database" \. \}\}\n\nThe store is PostgreSQL/);
+  assert.match(notes, /issue-key --name first/);
 });

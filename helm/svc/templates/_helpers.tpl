@@ -62,9 +62,19 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* True (non-empty) when the chart seeds the empty keystore (template rendering only). */}}
+{{/* True (non-empty) when the store is PostgreSQL (database.url or database.existingSecret). */}}
+{{- define "svc.database" -}}
+{{- if or .Values.database.url .Values.database.existingSecret }}true{{ end }}
+{{- end }}
+
+{{/* The Secret holding SVC_DATABASE_URL: the operator's, or the chart's made from database.url. */}}
+{{- define "svc.databaseSecretName" -}}
+{{- default (printf "%s-database" (include "svc.fullname" .)) .Values.database.existingSecret }}
+{{- end }}
+
+{{/* True (non-empty) when the chart seeds the empty keystore (template rendering only; not with PostgreSQL). */}}
 {{- define "svc.seededKeystore" -}}
-{{- if not (or .Values.keystore.existingSecret .Values.keystore.existingConfigMap) }}true{{ end }}
+{{- if not (or .Values.keystore.existingSecret .Values.keystore.existingConfigMap (include "svc.database" .)) }}true{{ end }}
 {{- end }}
 
 {{/*
