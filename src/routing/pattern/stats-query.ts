@@ -5,8 +5,8 @@
  * It succeeded when its turn completed without an error code, no llm.call_failed, no cancelled call or
  * turn, no call on another model, and was not retried on another model: the next request of the same
  * session (agent), or of the same gateway key with the same message count (gateway), with the same sketch
- * within RETRY_WINDOW_US went to another model. Its cost is the turn's cost_usd. Aggregated per (key,
- * model) with the median cost.
+ * within RETRY_WINDOW_US went to another model (found with one window function, not a scan per request).
+ * Its cost is the turn's cost_usd. Aggregated per (key, model) with the median cost.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { type FingerprintVersion, STRUCTURAL_REVISION } from './fingerprint.ts';
@@ -40,14 +40,28 @@ export function queryPatternStats(db: DatabaseSync, p: PatternStatsParams): Patt
 }
 
 export const PATTERN_STATS_SQL = `
-WITH routes AS (
-  SELECT id, turn_id, session_id, gateway_key_id AS key_id, timestamp_us,
+WITH routes AS MATERIALIZED (
+  SELECT id, turn_id, timestamp_us,
     json_extract(payload, '$.chosen_model') AS model,
     json_extract(payload, '$.fingerprint.structural') AS structural,
     json_extract(payload, '$.fingerprint.sketch') AS sketch,
-    json_extract(payload, '$.fingerprint.messages') AS messages
+    -- whose next request with the same sketch would be a retry: the session, or the key and message count
+    CASE
+      WHEN session_id IS NOT NULL THEN 's ' || session_id
+      WHEN gateway_key_id IS NOT NULL
+        THEN 'k ' || gateway_key_id || ' ' || json_extract(payload, '$.fingerprint.messages')
+      ELSE 'r ' || id
+    END AS caller
   FROM events
   WHERE type = 'route.decided' AND timestamp_us >= :since AND turn_id IS NOT NULL
+    AND json_extract(payload, '$.chosen_model') IS NOT NULL
+),
+twins AS (
+  SELECT r.*,
+    lead(model) OVER w AS next_model,
+    lead(timestamp_us) OVER w AS next_at
+  FROM routes r
+  WINDOW w AS (PARTITION BY caller, sketch ORDER BY id)
 ),
 samples AS MATERIALIZED (
   SELECT r.structural, r.sketch, r.model,
@@ -59,26 +73,11 @@ samples AS MATERIALIZED (
         t.type IN ('llm.call_failed', 'turn.cancelled')
         OR (t.type = 'llm.call_completed'
           AND (json_extract(t.payload, '$.error_class') IS NOT NULL OR t.model IS NOT r.model))))
-      AND coalesce(CASE WHEN r.session_id IS NOT NULL THEN
-        (SELECT json_extract(n.payload, '$.chosen_model') FROM events n
-          WHERE n.session_id = r.session_id AND n.id > r.id AND n.type = 'route.decided'
-            AND n.timestamp_us <= r.timestamp_us + :retry_window
-            AND json_extract(n.payload, '$.chosen_model') IS NOT NULL
-            AND json_extract(n.payload, '$.fingerprint.sketch') = r.sketch
-          ORDER BY n.id LIMIT 1)
-      WHEN r.key_id IS NOT NULL THEN
-        (SELECT json_extract(n.payload, '$.chosen_model') FROM events n
-          WHERE n.gateway_key_id = r.key_id
-            AND n.timestamp_us BETWEEN r.timestamp_us AND r.timestamp_us + :retry_window
-            AND n.id > r.id AND n.type = 'route.decided'
-            AND json_extract(n.payload, '$.chosen_model') IS NOT NULL
-            AND json_extract(n.payload, '$.fingerprint.messages') = r.messages
-            AND json_extract(n.payload, '$.fingerprint.sketch') = r.sketch
-          ORDER BY n.id LIMIT 1)
-      END, r.model) = r.model
+      AND NOT (r.next_model IS NOT NULL AND r.next_model <> r.model
+        AND r.next_at <= r.timestamp_us + :retry_window)
     ) AS ok
-  FROM routes r
-  WHERE r.model IS NOT NULL AND r.structural LIKE :revision
+  FROM twins r
+  WHERE r.structural LIKE :revision
     AND EXISTS (SELECT 1 FROM events c
       WHERE c.turn_id = r.turn_id AND c.type IN ('llm.call_completed', 'llm.call_failed'))
 ),

@@ -5,7 +5,7 @@
  */
 import { add, compare, div, formatDecimal, parseDecimal } from '../../lib/decimal.ts';
 import type { PatternConfig } from './config.ts';
-import { type FingerprintVersion, patternKeys, type RequestFingerprint } from './fingerprint.ts';
+import type { FingerprintVersion, RequestFingerprint } from './fingerprint.ts';
 
 /** One (key, model) aggregate over the lookback window, as stats-query.ts returns it. */
 export interface PatternStatRow {
@@ -49,11 +49,14 @@ export interface PatternTable {
   version: FingerprintVersion;
   /** When the rows were read (epoch µs); 0 for the empty table of a server that has not built one yet. */
   builtAtUs: number;
+  /** By table key (patternKeys). */
   entries: ReadonlyMap<string, PatternEntry>;
+  /** The same entries by structural fingerprint, then sketch band ('' for structural): no key is built per lookup. */
+  byStructural: ReadonlyMap<string, ReadonlyMap<string, PatternEntry>>;
 }
 
 export function emptyPatternTable(version: FingerprintVersion = 'structural'): PatternTable {
-  return { version, builtAtUs: 0, entries: new Map() };
+  return { version, builtAtUs: 0, entries: new Map(), byStructural: new Map() };
 }
 
 export function buildPatternTable(
@@ -62,32 +65,46 @@ export function buildPatternTable(
   builtAtUs: number,
 ): PatternTable {
   const entries = new Map<string, PatternEntry>();
+  const byStructural = new Map<string, Map<string, PatternEntry>>();
   for (const row of rows) {
     let entry = entries.get(row.key);
     if (!entry) {
       entry = { models: [], best: null };
       entries.set(row.key, entry);
+      const slash = row.key.indexOf('/');
+      const structural = slash < 0 ? row.key : row.key.slice(0, slash);
+      let bands = byStructural.get(structural);
+      if (!bands) {
+        bands = new Map();
+        byStructural.set(structural, bands);
+      }
+      bands.set(slash < 0 ? '' : row.key.slice(slash + 1), entry);
     }
     const stat = toModelStat(row);
     entry.models.push(stat);
     if (qualifies(stat, config) && (entry.best === null || isBetter(stat, entry.best))) entry.best = stat;
   }
-  return { version: config.fingerprint, builtAtUs, entries };
+  return { version: config.fingerprint, builtAtUs, entries, byStructural };
 }
 
-/** The hot path: the best-evidenced qualifying entry among the request's keys (1 structural, 12 hybrid). */
+/** The hot path: the best-evidenced qualifying entry among the request's keys (1 structural, 16 hybrid). */
 export function lookupPattern(table: PatternTable, print: RequestFingerprint): PatternMatch | null {
-  if (table.entries.size === 0) return null;
-  let found: { key: string; best: ModelStat } | null = null;
-  for (const key of patternKeys(print, table.version)) {
-    const best = table.entries.get(key)?.best;
-    if (best && (found === null || best.samples > found.best.samples)) found = { key, best };
-  }
-  if (!found) return null;
-  const { key, best } = found;
+  const bands = table.byStructural.get(print.structural);
+  if (!bands) return null;
+  let band = '';
+  let best = table.version === 'structural' ? (bands.get('')?.best ?? null) : null;
+  if (table.version === 'hybrid')
+    for (const b of print.sketch) {
+      const candidate = bands.get(b)?.best;
+      if (candidate && (best === null || candidate.samples > best.samples)) {
+        best = candidate;
+        band = b;
+      }
+    }
+  if (!best) return null;
   return {
     model: best.model,
-    fingerprint: key,
+    fingerprint: band ? `${print.structural}/${band}` : print.structural,
     fingerprint_version: table.version,
     samples: best.samples,
     success_rate: best.successRate,
