@@ -1,13 +1,16 @@
 /**
  * `svc gateway` with SVC_DATABASE_URL: the store is the PostgreSQL database (no SQLite file, no
  * keys.json appears), a call through each SDK leaves its events there in order, the key commands write
- * the gateway_keys table and their audit events, and a revocation reaches the running gateway.
+ * the gateway_keys table and their audit events, and a revocation reaches the running gateway. `svc
+ * serve` runs on the same database: a session, a turn through the fake provider, its history.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '#src/store/open.ts';
+import { startFakeProvider } from '../fake-provider/server.ts';
+import { startAgentServer } from '../helpers/agent-server.ts';
 import { gatewayFiles, parseLines } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 import { useTestPostgres } from '../helpers/postgres.ts';
@@ -115,4 +118,63 @@ test('keys live in the database: a revocation reaches the running gateway, the s
     keys.map((k) => [k.key_id, k.status]),
     [[stack.keyId, 'revoked']],
   );
+});
+
+test('svc serve on PostgreSQL: a session, a turn with a tool through the fake provider, its history', {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const fake = await startFakeProvider();
+  t.after(() => fake.close());
+  const server = await startAgentServer(t, {
+    env: {
+      SVC_DATABASE_URL: url,
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    },
+  });
+  const session = await server.api('POST', '/sessions', { workspace_path: server.workspace });
+  assert.equal(session.status, 201, JSON.stringify(session.body));
+  const sid = session.body.id as string;
+  fake.script([
+    { text: 'Looking.', toolUses: [{ name: 'list_files', input: {} }], usage: { input: 50, output: 5 } },
+    { text: 'Nothing there.', usage: { input: 80, output: 6 } },
+  ]);
+  const turn = await server.api('POST', `/sessions/${sid}/turns`, {
+    content: [{ type: 'text', text: 'what is in here?' }],
+  });
+  assert.equal(turn.status, 202, JSON.stringify(turn.body));
+  let types: string[] = [];
+  for (let i = 0; i < 200 && !types.includes('turn.completed'); i++) {
+    const events = await server.api('GET', `/sessions/${sid}/events?limit=1000`);
+    types = (events.body.events as Array<{ type: string }>).map((e) => e.type);
+    if (!types.includes('turn.completed')) await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.deepEqual(
+    types.filter((x) => x !== 'bus.subscriber_registered'),
+    [
+      'turn.started',
+      'route.decided',
+      'llm.call_started',
+      'llm.call_completed',
+      'tool.called',
+      'tool.completed',
+      'llm.call_started',
+      'llm.call_completed',
+      'turn.completed',
+    ],
+  );
+  const messages = await server.api('GET', `/sessions/${sid}/messages`);
+  assert.equal(messages.status, 200);
+  assert.ok((messages.body.messages as unknown[]).length >= 3, JSON.stringify(messages.body));
+  const store = await openStore({ engine: 'postgres', url });
+  t.after(() => store.close());
+  const row = await store.kysely
+    .selectFrom('sessions')
+    .select(['turn_count', 'cost_so_far_usd'])
+    .where('id', '=', sid)
+    .executeTakeFirstOrThrow();
+  assert.equal(row.turn_count, 1);
+  assert.match(row.cost_so_far_usd, /^0\.\d+$/);
 });
