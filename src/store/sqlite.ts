@@ -185,6 +185,28 @@ function registerFunctions(db: DatabaseSync): void {
     result: (acc: unknown) => formatDecimal(acc as Decimal),
     deterministic: true,
   } as never);
+  // nearest_ranks(x, '50,95'): the nearest-rank percentiles of a group's numbers (the value at rank
+  // ceil(p/100 × n) in ascending order) as a JSON array in the order asked; NULL when it has none. One
+  // pass and one sort per group, where a window function would sort the whole window (analytics latency).
+  db.aggregate('nearest_ranks', {
+    start: () => ({ values: [] as number[], percentiles: '' }) as unknown as null,
+    step: (acc: unknown, value: unknown, percentiles: unknown) => {
+      const a = acc as { values: number[]; percentiles: string };
+      const n = typeof value === 'bigint' ? Number(value) : value;
+      if (typeof n === 'number' && Number.isFinite(n)) a.values.push(n);
+      a.percentiles = String(percentiles);
+      return a as unknown as null;
+    },
+    result: (acc: unknown) => {
+      const { values, percentiles } = acc as { values: number[]; percentiles: string };
+      if (values.length === 0) return null;
+      const sorted = Float64Array.from(values).sort();
+      const at = (p: number) =>
+        sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p * sorted.length) / 100))) - 1];
+      return JSON.stringify(percentiles.split(',').map((p) => at(Number(p))));
+    },
+    deterministic: true,
+  } as never);
 }
 
 function compareVersions(a: string, b: string): number {

@@ -5,18 +5,16 @@
 import { type Kysely, sql } from 'kysely';
 import { toNumber } from '../../lib/decimal.ts';
 import type { Database } from '../../store/schema.ts';
-import { spendRows } from '../read-paths.ts';
 import {
   byCostDescending,
   decodeSpend,
   EMPTY_SPEND,
   encodeSpendFields,
-  measuredWith,
   mergeSpend,
   runSpendQuery,
   type SpendColumns,
   type SpendTotals,
-  spendAggregates,
+  spendSource,
 } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 
@@ -31,11 +29,11 @@ export async function queryByKey(
   q: { window: TimeWindow; gatewayKey: string | null },
 ): Promise<ByKeyRow[]> {
   const filter = q.gatewayKey === null ? sql`1` : sql`gateway_key_id = ${q.gatewayKey}`;
+  const source = spendSource(q.window, filter, ['gateway_key_id', 'inbound_shape']);
   const rows = await runSpendQuery(
     db,
     (mode) => sql<SpendColumns & { gateway_key_id: string | null; inbound_shape: string | null }>`
-      SELECT gateway_key_id, inbound_shape, ${spendAggregates(mode)}
-      FROM ${spendRows(q.window, filter, measuredWith('gateway_key_id', 'inbound_shape'))}
+      SELECT gateway_key_id, inbound_shape, ${source.aggregates(mode)} ${source.from}
       GROUP BY gateway_key_id, inbound_shape`,
   );
   const keys = new Map<

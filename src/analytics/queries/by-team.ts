@@ -5,18 +5,16 @@
 import { type Kysely, sql } from 'kysely';
 import { toNumber } from '../../lib/decimal.ts';
 import type { Database } from '../../store/schema.ts';
-import { spendRows } from '../read-paths.ts';
 import {
   byCostDescending,
   decodeSpend,
   EMPTY_SPEND,
   encodeSpendFields,
-  measuredWith,
   mergeSpend,
   runSpendQuery,
   type SpendColumns,
   type SpendTotals,
-  spendAggregates,
+  spendSource,
 } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 
@@ -32,11 +30,11 @@ export async function queryByTeam(
   q: { window: TimeWindow; team: string | null },
 ): Promise<ByTeamRow[]> {
   const filter = q.team === null ? sql`1` : sql`team_id = ${q.team}`;
+  const source = spendSource(q.window, filter, ['team_id', 'user_id']);
   const rows = await runSpendQuery(
     db,
     (mode) => sql<SpendColumns & { team_id: string | null; user_id: string | null }>`
-      SELECT team_id, user_id, ${spendAggregates(mode)}
-      FROM ${spendRows(q.window, filter, measuredWith('team_id', 'user_id'))} GROUP BY team_id, user_id`,
+      SELECT team_id, user_id, ${source.aggregates(mode)} ${source.from} GROUP BY team_id, user_id`,
   );
   const teams = new Map<
     string | null,

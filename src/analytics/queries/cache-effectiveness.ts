@@ -5,8 +5,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../store/schema.ts';
-import { spendRows } from '../read-paths.ts';
-import { decodeSpend, measuredWith, runSpendQuery, type SpendColumns, spendAggregates } from '../spend.ts';
+import { decodeSpend, runSpendQuery, type SpendColumns, spendSource } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 
 export interface CacheEffectivenessRow {
@@ -24,10 +23,13 @@ export async function queryCacheEffectiveness(
   db: Kysely<Database>,
   window: TimeWindow,
 ): Promise<CacheEffectivenessRow[]> {
+  const source = spendSource(window, sql`1`, ['model']);
   const rows = await runSpendQuery(
     db,
-    (mode) => sql<SpendColumns & { model: string | null }>`SELECT model, ${spendAggregates(mode)}
-      FROM ${spendRows(window, undefined, measuredWith('model'))} GROUP BY model`,
+    (mode) =>
+      sql<
+        SpendColumns & { model: string | null }
+      >`SELECT model, ${source.aggregates(mode)} ${source.from} GROUP BY model`,
   );
   return rows
     .map((r) => {

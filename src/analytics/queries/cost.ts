@@ -7,19 +7,19 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { formatUs } from '../../lib/time.ts';
 import type { Database } from '../../store/schema.ts';
 import type { GroupBy, SpendFilters } from '../params.ts';
-import { expr, fromSpend, hourStartUs, type SpendColumn, spendRows } from '../read-paths.ts';
+import { expr, fromSpend, hourStartUs, type SpendColumn } from '../read-paths.ts';
 import {
   averageLatencyMs,
   byCostDescending,
   decodeSpend,
   EMPTY_SPEND,
   encodeSpendFields,
-  measuredWith,
   mergeSpend,
   runSpendQuery,
   type SpendColumns,
   type SpendTotals,
   spendAggregates,
+  spendSource,
 } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 
@@ -52,11 +52,9 @@ export async function queryCost(db: Kysely<Database>, q: CostQuery): Promise<Cos
   }
   if (q.groupBy === 'day' || q.groupBy === 'hour') return byTime(db, q, q.groupBy);
   const spec = GROUPS[q.groupBy];
-  const rows = await runSpendQuery(
-    db,
-    (mode) => sql<SpendColumns & KeyRow>`SELECT ${spec.keys}, ${spendAggregates(mode)}
-      FROM ${spendRows(q.window, filters, measuredWith(...spec.columns))} GROUP BY ${spec.groupBy}`,
-  );
+  const rows = spec.nullWhen
+    ? await groupedWithNullApart(db, q, spec, spec.nullWhen)
+    : await grouped(db, q, spec, filters);
   const decoded = rows.map((r) => ({ keys: spec.encode(r), totals: decodeSpend(r), tie: spec.tie(r) }));
   return byCostDescending(
     decoded,
@@ -77,6 +75,35 @@ export function spendFilterSql(filters: SpendFilters): RawBuilder<unknown> {
 
 // --- internal ---
 
+type Row = SpendColumns & KeyRow;
+
+async function grouped(db: Kysely<Database>, q: CostQuery, spec: GroupSpec, where: RawBuilder<unknown>) {
+  const source = spendSource(q.window, where, spec.columns);
+  return runSpendQuery(
+    db,
+    (mode) =>
+      sql<Row>`SELECT ${spec.keys}, ${source.aggregates(mode)} ${source.from} GROUP BY ${spec.groupBy}`,
+  );
+}
+
+/** The null bucket as one aggregate, the rest grouped: the same rows as one GROUP BY, less sorting. */
+async function groupedWithNullApart(
+  db: Kysely<Database>,
+  q: CostQuery,
+  spec: GroupSpec,
+  nullWhen: RawBuilder<unknown>,
+) {
+  const filters = spendFilterSql(q.filters);
+  const [nulls] = await runSpendQuery(
+    db,
+    (mode) =>
+      sql<SpendColumns>`SELECT ${spendAggregates(mode, 'index')} ${fromSpend(q.window)} AND ${filters} AND ${nullWhen}`,
+  );
+  const rest = await grouped(db, q, spec, sql`${filters} AND NOT (${nullWhen})`);
+  if (!nulls || Number(nulls.call_count) === 0) return rest;
+  return [...rest, nulls as Row]; // its key columns are absent: encode reads them as null
+}
+
 type KeyRow = Record<string, string | null>;
 
 interface GroupSpec {
@@ -88,6 +115,11 @@ interface GroupSpec {
   encode(row: KeyRow): Record<string, string | null>;
   /** Orders equal costs. */
   tie(row: KeyRow): string | null;
+  /**
+   * Where the key is null, over the index. Set for keys that are null on all gateway traffic (usually
+   * most rows): that bucket is summed without a GROUP BY, so only agent calls go through the sort.
+   */
+  nullWhen?: RawBuilder<unknown>;
 }
 
 /** One column keyed group, named as on the wire. */
@@ -113,12 +145,15 @@ const GROUPS: Record<Exclude<GroupBy, 'day' | 'hour' | 'none'>, GroupSpec> = {
     tie: (row) => `${row.model ?? ''}\u0000${row.provider ?? ''}`,
   },
   provider: column('provider', 'provider', ['provider']),
-  session: column('session_id', 'session_id', ['session_id']),
+  session: { ...column('session_id', 'session_id', ['session_id']), nullWhen: sql`session_id IS NULL` },
   gateway_key: column('gateway_key_id', 'gateway_key_id', ['gateway_key_id']),
   user: column('user_id', 'user_id', ['user_id']),
   team: column('team_id', 'team_id', ['team_id']),
   // workers roll up under their planner: the parent's id, else the call's own session
-  parent_session: column(PARENT, 'parent_session_id', ['parent_session_id', 'session_id']),
+  parent_session: {
+    ...column(PARENT, 'parent_session_id', ['parent_session_id', 'session_id']),
+    nullWhen: sql`session_id IS NULL AND ${expr('parentSessionId')} IS NULL`,
+  },
   is_worker: column("CASE WHEN parent_session_id IS NOT NULL THEN 'worker' ELSE 'planner' END", 'is_worker', [
     'parent_session_id',
   ]),

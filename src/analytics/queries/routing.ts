@@ -17,14 +17,17 @@ export interface RoutingData {
 }
 
 export async function queryRouting(db: Kysely<Database>, window: TimeWindow): Promise<RoutingData> {
+  // the expressions are read in a co-routine (LIMIT -1): as keys of this GROUP BY, SQLite would
+  // recompute them from every payload instead of reading the route index
   const wins = await sql<{ hard: number; policy: string | null; chosen_model: string | null; n: number }>`
     SELECT
-      CASE WHEN typeof(${expr('winnerIndex')}) = 'integer' AND ${expr('winnerIndex')} >= 0
-        AND ${expr('winnerIndex')} < ${expr('chainLength')} THEN 0 ELSE 1 END AS hard,
-      ${expr('winnerPolicy')} AS policy,
-      ${expr('chosenModel')} AS chosen_model,
-      count(*) AS n
-    ${fromRoutes(window)}
+      CASE WHEN typeof(wi) = 'integer' AND wi >= 0 AND wi < len THEN 0 ELSE 1 END AS hard,
+      policy, chosen_model, count(*) AS n
+    FROM (
+      SELECT ${expr('winnerIndex')} AS wi, ${expr('chainLength')} AS len,
+        ${expr('winnerPolicy')} AS policy, ${expr('chosenModel')} AS chosen_model
+      ${fromRoutes(window)} LIMIT -1
+    )
     GROUP BY 1, 2, 3`.execute(db);
   const byPolicy = new Map<string, number>();
   const byModel = new Map<string, number>();
@@ -53,13 +56,14 @@ export async function queryRouting(db: Kysely<Database>, window: TimeWindow): Pr
 
 /** Chain entries with verdict rejected, hard-failure events included; most frequent first. */
 async function queryRejections(db: Kysely<Database>, window: TimeWindow): Promise<RoutingData['rejections']> {
-  // a non-object entry's value is plain SQL text, which ->> would refuse: the CASE reads objects only
+  // a non-object entry's value is plain SQL text, which ->> would refuse: the CASE reads objects only.
+  // The prefilter is compared with 1: as a bare boolean term SQLite evaluates it on the payload.
   const r = await sql<{ policy: string | null; validation_failure: string | null; n: number }>`
     SELECT entry.value ->> 'policy' AS policy, entry.value ->> 'validation_failure' AS validation_failure,
       count(*) AS n
     FROM events INDEXED BY events_route, json_each(events.payload, '$.chain') AS entry
     WHERE events.type = 'route.decided' AND ${timeRange(window, sql.raw('events.timestamp_us'))}
-      AND ${expr('mayHoldRejection')}
+      AND (${expr('mayHoldRejection')}) = 1
       AND CASE WHEN entry.type = 'object' THEN entry.value ->> 'verdict' END = 'rejected'
     GROUP BY 1, 2`.execute(db);
   return r.rows

@@ -9,15 +9,7 @@ import { SvcError } from '../../lib/errors.ts';
 import { priceCall } from '../../models/pricing.ts';
 import type { ModelRegistry } from '../../models/registry.ts';
 import type { Database } from '../../store/schema.ts';
-import { spendRows } from '../read-paths.ts';
-import {
-  decodeSpend,
-  measuredWith,
-  runSpendQuery,
-  type SpendColumns,
-  type SpendTotals,
-  spendAggregates,
-} from '../spend.ts';
+import { decodeSpend, runSpendQuery, type SpendColumns, type SpendTotals, spendSource } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 
 export interface SavingsData {
@@ -48,10 +40,13 @@ export async function querySavings(
   q: { window: TimeWindow; baseline: string | undefined },
 ): Promise<SavingsData> {
   const baseline = resolveBaseline(registry, q.baseline);
+  const source = spendSource(q.window, sql`1`, ['model']);
   const rows = await runSpendQuery(
     db,
-    (mode) => sql<SpendColumns & { model: string | null }>`SELECT model, ${spendAggregates(mode)}
-      FROM ${spendRows(q.window, undefined, measuredWith('model'))} GROUP BY model`,
+    (mode) =>
+      sql<
+        SpendColumns & { model: string | null }
+      >`SELECT model, ${source.aggregates(mode)} ${source.from} GROUP BY model`,
   );
   let actual = ZERO;
   let baselineCost = ZERO;
