@@ -1,17 +1,13 @@
 /**
  * @module The SQL the analytics queries read through: the two covering indexes of migration 0004 and
  * their expressions, repeated verbatim (SQLite uses an indexed expression only when the query spells it
- * the same way; test/unit/analytics/read-paths-match-the-indexes.test.ts holds them together). Every
+ * the same way; test/unit/analytics/no-endpoint-scans-the-events-table.test.ts holds them together). Every
  * fragment is a constant: request values only ever reach SQL as bound parameters.
  */
 import { type RawBuilder, sql } from 'kysely';
 import { SvcError } from '../lib/errors.ts';
 import type { Store } from '../store/open.ts';
 import type { TimeWindow } from './window.ts';
-
-/** Stamped costs of model calls; its WHERE must appear in the query as written. */
-export const SPEND_INDEX = 'events_spend';
-export const ROUTE_INDEX = 'events_route';
 
 const US_PER_HOUR = 3_600_000_000;
 

@@ -41,7 +41,7 @@ export type CostMode = 'nano' | 'decimal';
 const ZERO_TEXT = /^0(\.0*)?$/;
 
 /** The spendRows columns spendAggregates reads; project only these plus the GROUP BY keys (width costs). */
-export const MEASURE_COLUMNS = [
+const MEASURE_COLUMNS = [
   'cost_nano',
   'cost_usd',
   'input_tokens',
@@ -52,7 +52,7 @@ export const MEASURE_COLUMNS = [
 ] as const satisfies readonly SpendColumn[];
 
 /** MEASURE_COLUMNS plus `keys`. */
-export function measuredWith(...keys: SpendColumn[]): SpendColumn[] {
+function measuredWith(...keys: SpendColumn[]): SpendColumn[] {
   return [...keys, ...MEASURE_COLUMNS];
 }
 
