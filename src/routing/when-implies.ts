@@ -33,7 +33,7 @@ function conjuncts(p: Predicate): Predicate[] {
 
 /** `goal` is `{any: [...]}` and `a` implies one of its branches. */
 function anyGoalHolds(a: Predicate, goal: Predicate): boolean {
-  return goal.any !== undefined && goal.any.some((branch) => predicateImplies(a, branch));
+  return goal.any?.some((branch) => predicateImplies(a, branch)) ?? false;
 }
 
 /** One-key `have` implies one-key `goal`. */
