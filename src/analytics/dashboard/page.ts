@@ -9,6 +9,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>svc · spend analytics</title>
+<link rel="icon" href="data:,">
 <style>
   :root { --fg: #1d2330; --muted: #5f6b7a; --line: #e3e7ee; --bg: #f6f8fb; --accent: #2f6fed; --bad: #c0392b; --warn: #a66300; }
   * { box-sizing: border-box; }

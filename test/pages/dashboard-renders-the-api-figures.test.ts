@@ -1,0 +1,307 @@
+/**
+ * The dashboard in a real browser: headless Chromium (Debian's) opens /dashboard/ on the real `svc serve`
+ * over a seeded store and is used as a person would: the 7-day window on load, a custom window typed in
+ * the browser's time zone (Asia/Kolkata here) and sent as UTC, the three tabs, the turn drill-down. The
+ * figures on the page are the numbers the same /analytics requests answer, the callout shows only above
+ * half the spend, negative savings carry a minus sign, an empty store says how to get data in, and no
+ * console error or failed request happens on the way.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { startAgentServer } from '../helpers/agent-server.ts';
+import { callEvent, HOUR_US } from '../helpers/analytics-events.ts';
+import { chromiumSkipReason, launchChromium, recordProblems } from '../helpers/browser.ts';
+import { BASE_US, type SeedEvent, seedStore, seqId } from '../helpers/event-rows.ts';
+import { makeTempDir } from '../helpers/svc.ts';
+
+const skip = chromiumSkipReason();
+const ZONE = 'Asia/Kolkata'; // UTC+05:30: local midnight is not UTC midnight
+/** 2026-01-01 and 2026-01-02 (UTC days) typed as local times in ZONE. */
+const DAY1 = { from: '2026-01-01T05:30', to: '2026-01-02T05:30', utcFrom: '2026-01-01T00:00:00.000Z' };
+const DAY2 = { from: '2026-01-02T05:30', to: '2026-01-03T05:30', utcFrom: '2026-01-02T00:00:00.000Z' };
+const M = 1_000_000;
+
+/** Known events: two fixed UTC days and two calls from minutes ago (the 7-day window on load). */
+function events(nowUs: number): SeedEvent[] {
+  const at = (h: number) => h * HOUR_US;
+  const ago = (us: number, e: SeedEvent): SeedEvent => ({ ...e, timestamp_us: nowUs - us });
+  const turn =
+    (type: string, h: number) =>
+    (id: string): SeedEvent => ({
+      id,
+      timestamp_us: BASE_US + at(h),
+      type,
+      actor: 'agent',
+      session_id: 'sess_1',
+      turn_id: 'turn_drill',
+      payload: {},
+    });
+  const list: Array<(id: string) => SeedEvent> = [
+    // day 1: $10; team t1 takes 60 %. Re-priced: opus $15 against sonnet's $3 → savings -$12 (-400 %)
+    (id) =>
+      callEvent(id, {
+        at: at(1),
+        cost: '6',
+        team: 't1',
+        user: 'alice',
+        key: 'gk_a',
+        model: 'anthropic:claude-opus-4-1',
+        input: M,
+        output: 0,
+      }),
+    (id) =>
+      callEvent(id, {
+        at: at(2),
+        cost: '3',
+        team: 't2',
+        user: 'bob',
+        key: 'gk_b',
+        model: 'openrouter:gone/model',
+        input: 0,
+        output: 0,
+      }),
+    turn('turn.started', 2.5),
+    (id) =>
+      callEvent(id, {
+        at: at(3),
+        cost: '1',
+        key: null,
+        shape: null,
+        session: 'sess_1',
+        turn: 'turn_drill',
+        input: 0,
+        output: 0,
+      }),
+    turn('turn.completed', 3.5),
+    // day 2: t1 and t2 at exactly half each
+    (id) => callEvent(id, { at: at(25), cost: '2', team: 't1', key: 'gk_a' }),
+    (id) => callEvent(id, { at: at(26), cost: '2', team: 't2', key: 'gk_b' }),
+    // minutes ago: $1.50; haiku re-priced at $1 against sonnet's $3 → savings +$2 (66.7 %)
+    (id) =>
+      ago(
+        300_000_000,
+        callEvent(id, {
+          at: 0,
+          cost: '1',
+          team: 't3',
+          user: 'carol',
+          key: 'gk_c',
+          model: 'anthropic:claude-haiku-4-5',
+          input: M,
+          output: 0,
+        }),
+      ),
+    (id) =>
+      ago(240_000_000, callEvent(id, { at: 0, cost: '0.5', team: 't3', key: 'gk_c', input: 0, output: 0 })),
+  ];
+  return list.map((make, i) => make(seqId(i)));
+}
+
+async function serveDashboard(t: { after: (fn: () => unknown) => void }, seeded: boolean) {
+  const browser = await launchChromium(t);
+  const tmp = makeTempDir('svc-pages-');
+  t.after(() => tmp.cleanup());
+  const list = seeded ? events(Date.now() * 1000) : [];
+  await seedStore(join(tmp.dir, 'svc.db'), list.length, (i) => list[i]);
+  const server = await startAgentServer(t, { home: tmp.dir });
+  const context = await browser.newContext({ timezoneId: ZONE, locale: 'en-US' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const problems = recordProblems(page);
+  const asked: URL[] = [];
+  page.on('request', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith('/analytics/')) asked.push(url);
+  });
+  /** What the server answers to the page's latest request of `path` (with that group_by), fetched anew. */
+  const sameAnswer = async (path: string, groupBy?: string) => {
+    const url = asked.findLast(
+      (u) =>
+        u.pathname === `/analytics/${path}` &&
+        (groupBy === undefined || u.searchParams.get('group_by') === groupBy),
+    );
+    assert.ok(url, `the page asked for /analytics/${path}`);
+    const res = await fetch(`${server.url}${url.pathname}${url.search}`);
+    assert.equal(res.status, 200, url.href);
+    return { url, data: ((await res.json()) as any).data };
+  };
+  await page.goto(`${server.url}/dashboard/`);
+  return { page, problems, sameAnswer };
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+const texts = (page: Page, selector: string) => page.locator(selector).allInnerTexts();
+const value = async (page: Page, selector: string) =>
+  Number(await page.locator(selector).getAttribute('data-value'));
+const values = async (page: Page, selector: string) =>
+  (await page.locator(selector).evaluateAll((els) => els.map((e) => e.getAttribute('data-value')))).map(
+    Number,
+  );
+
+async function customWindow(page: Page, w: { from: string; to: string }) {
+  await page.getByRole('button', { name: 'Custom' }).click();
+  await page.locator('#custom input[name="from"]').fill(w.from);
+  await page.locator('#custom input[name="to"]').fill(w.to);
+  await page.getByRole('button', { name: 'Apply' }).click();
+}
+
+test('the Cost tab shows the API figures for the 7-day window and a custom window sent as UTC', {
+  skip,
+}, async (t) => {
+  const { page, problems, sameAnswer } = await serveDashboard(t, true);
+  // on load: the last 7 days hold only the two recent calls
+  await page.locator('[data-field="total-cost"][data-value="1.5"]').waitFor();
+  const total = await sameAnswer('cost', 'none');
+  assert.equal(total.data.cost_usd, 1.5);
+  assert.equal(await text(page, '[data-field="total-cost"]'), '$1.50');
+  assert.equal(await text(page, '[data-field="total-calls"]'), String(total.data.call_count));
+  const savings = await sameAnswer('savings');
+  assert.deepEqual([savings.data.savings_usd, savings.data.savings_pct], [2, 0.666667]);
+  assert.equal(await text(page, '[data-field="savings-usd"]'), '$2.00');
+  assert.equal(await text(page, '[data-field="savings-pct"]'), '66.7% of the baseline');
+  assert.equal(await page.locator('.tile.negative').count(), 0, 'positive savings are not shown as a loss');
+  assert.equal(await page.locator('[data-field="savings-warning"]').count(), 0);
+
+  // a custom window typed in local time reaches the API as the UTC day
+  await customWindow(page, DAY1);
+  await page.locator('[data-field="savings-warning"]').waitFor();
+  const day = await sameAnswer('cost', 'none');
+  assert.equal(day.url.searchParams.get('from'), DAY1.utcFrom);
+  assert.deepEqual([day.data.cost_usd, day.data.call_count], [10, 3]);
+  assert.equal(await text(page, '[data-field="total-cost"]'), '$10.00');
+  assert.equal(await text(page, '[data-field="total-calls"]'), '3');
+  const byModel = await sameAnswer('cost', 'model');
+  assert.deepEqual(
+    await values(page, '[data-field="model-cost"]'),
+    byModel.data.map((r: any) => r.cost_usd),
+  );
+  assert.deepEqual(await texts(page, '[data-field="model-cost"]'), ['$6.00', '$3.00', '$1.00']);
+  const loss = await sameAnswer('savings');
+  assert.deepEqual([loss.data.savings_usd, loss.data.savings_pct], [-12, -4]);
+  assert.equal(await value(page, '[data-field="savings-usd"]'), loss.data.savings_usd);
+  assert.equal(
+    await text(page, '[data-field="savings-usd"]'),
+    '-$12.00',
+    'negative savings carry a minus sign',
+  );
+  assert.equal(await text(page, '[data-field="savings-pct"]'), '-400.0% of the baseline');
+  assert.equal(await page.locator('.tile.negative [data-field="savings-usd"]').count(), 1, 'shown as a loss');
+  assert.match(
+    await text(page, '[data-field="savings-warning"]'),
+    /1 calls used models missing from the price table/,
+  );
+  // the chart is drawn from the hourly buckets of that UTC day
+  const hours = await sameAnswer('cost', 'hour');
+  assert.deepEqual(
+    hours.data.map((r: any) => [r.bucket, r.cost_usd]),
+    [
+      ['2026-01-01T01', 6],
+      ['2026-01-01T02', 3],
+      ['2026-01-01T03', 1],
+    ],
+  );
+  const box = await page.locator('#cost-chart').boundingBox();
+  assert.ok(box && box.width > 100 && box.height > 100, 'the chart has room on the page');
+  assert.deepEqual(problems, []);
+});
+
+test('Spend by identity calls out a team only above half the spend', { skip }, async (t) => {
+  const { page, problems, sameAnswer } = await serveDashboard(t, true);
+  await page.locator('[data-field="total-cost"]').waitFor();
+  await customWindow(page, DAY1);
+  await page.locator('[data-field="savings-warning"]').waitFor();
+  await page.getByRole('tab', { name: 'Spend by identity' }).click();
+  await page.locator('[data-field="callout"]').waitFor();
+  assert.equal(
+    await page.getByRole('tab', { name: 'Spend by identity' }).getAttribute('aria-selected'),
+    'true',
+  );
+  assert.equal(await page.getByRole('tab', { name: 'Cost' }).getAttribute('aria-selected'), 'false');
+  assert.equal(
+    await text(page, '[data-field="callout"]'),
+    'Top team t1 accounts for 60.0% of spend in this window.',
+  );
+  const teams = await sameAnswer('by_team');
+  assert.deepEqual(
+    await values(page, '[data-field="team-cost"]'),
+    teams.data.map((r: any) => r.cost_usd),
+  );
+  assert.deepEqual(await texts(page, '[data-field="team-cost"]'), ['$6.00', '$3.00', '$1.00']);
+  const keys = await sameAnswer('by_key');
+  assert.deepEqual(
+    await values(page, '[data-field="key-cost"]'),
+    keys.data.map((r: any) => r.cost_usd),
+  );
+  assert.match(await text(page, '.tile[data-kind="team"][data-id="t1"]'), /60\.0% of spend · 1 calls/);
+
+  // the next UTC day: t1 and t2 at exactly half each, so nobody is called out
+  await customWindow(page, DAY2);
+  await page.locator('[data-field="team-cost"][data-value="2"]').first().waitFor();
+  assert.equal((await sameAnswer('by_team')).url.searchParams.get('from'), DAY2.utcFrom);
+  assert.deepEqual(await texts(page, '[data-field="team-cost"]'), ['$2.00', '$2.00']);
+  assert.equal(await page.locator('[data-field="callout"]').count(), 0, 'exactly half is no callout');
+  assert.deepEqual(problems, []);
+});
+
+test('Activity shows routing and reliability from the API and opens a turn', { skip }, async (t) => {
+  const { page, problems, sameAnswer } = await serveDashboard(t, true);
+  await page.locator('[data-field="total-cost"]').waitFor();
+  await customWindow(page, DAY1);
+  await page.locator('[data-field="savings-warning"]').waitFor();
+  await page.getByRole('tab', { name: 'Activity' }).click();
+  await page.locator('#turn-form').waitFor();
+  assert.equal(await page.getByRole('tab', { name: 'Activity' }).getAttribute('aria-selected'), 'true');
+  const routing = await sameAnswer('routing');
+  assert.equal(await value(page, '[data-field="hard-failures"]'), routing.data.hard_failures);
+  assert.deepEqual(
+    await values(page, '[data-field="policy-wins"]'),
+    routing.data.wins_by_policy.map((w: any) => w.count),
+  );
+  assert.equal(routing.data.wins_by_policy.length, 7, 'every slot, zeros included');
+  const reliability = await sameAnswer('reliability');
+  const sampled = reliability.data.latency_ms_by_model.map((l: any) => String(l.sample_size));
+  assert.ok(sampled.length > 0);
+  for (const n of sampled) assert.ok((await text(page, 'main')).includes(n));
+
+  // the drill-down: a turn id pasted into the form opens the turn's events in order
+  await page.getByLabel('Turn id').fill('turn_drill');
+  await page.getByRole('button', { name: 'Open' }).click();
+  await page.locator('#turn-detail .turn').waitFor();
+  const turn = (await (
+    await fetch(`${new URL(page.url()).origin}/analytics/turns/turn_drill`)
+  ).json()) as any;
+  assert.equal(await text(page, '[data-field="in-flight"]'), turn.data.in_flight ? 'in flight' : 'finished');
+  assert.equal(turn.data.in_flight, false);
+  assert.deepEqual(
+    await page.locator('#turn-detail tbody tr td:nth-child(2)').allInnerTexts(),
+    turn.data.events.map((e: any) => e.type),
+  );
+  assert.deepEqual(
+    turn.data.events.map((e: any) => e.type),
+    ['turn.started', 'llm.call_completed', 'turn.completed'],
+  );
+  assert.match(await text(page, '#turn-detail'), /turn_drill\s+in sess_1/);
+
+  // and back to Cost: the tabs switch both ways
+  await page.getByRole('tab', { name: 'Cost' }).click();
+  await page.locator('[data-field="total-cost"][data-value="10"]').waitFor();
+  assert.equal(await page.locator('#turn-form').count(), 0);
+  assert.deepEqual(problems, []);
+});
+
+test('an empty store says how to get data in, on every tab', { skip }, async (t) => {
+  const { page, problems } = await serveDashboard(t, false);
+  await page.locator('[data-field="empty"]').waitFor();
+  assert.match(await text(page, '[data-field="empty"]'), /No model calls in this window/);
+  assert.match(await text(page, '[data-field="empty"]'), /Point an SDK at the gateway/);
+  assert.match(await text(page, '[data-field="empty"]'), /ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:8422/);
+  await page.getByRole('tab', { name: 'Activity' }).click();
+  await page.getByText('No agent sessions yet').waitFor();
+  assert.match(await text(page, 'main'), /No completed calls in this window/);
+  await page.getByRole('tab', { name: 'Spend by identity' }).click();
+  await page.locator('[data-field="empty"]').waitFor();
+  assert.equal(await page.locator('[data-field="callout"]').count(), 0);
+  assert.deepEqual(problems, []);
+});
