@@ -92,8 +92,9 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
 export function resolveShape(path: string, headers: Headers): InboundShape | undefined {
   // every path under /v1/messages answers in the Anthropic shape, 404 and 405 included (issue 13)
   if (path === '/v1/messages' || path.startsWith('/v1/messages/')) return 'anthropic';
-  if (path === '/v1/chat/completions') return 'openai';
-  if (path === '/v1/responses') return 'openai_responses';
+  if (path === '/v1/chat/completions' || path.startsWith('/v1/chat/completions/')) return 'openai';
+  // a stored-response path (`GET /v1/responses/{id}`) is not served, but answers as the OpenAI SDK expects
+  if (path === '/v1/responses' || path.startsWith('/v1/responses/')) return 'openai_responses';
   if (path === '/v1/models') return headers.has('anthropic-version') ? 'anthropic' : 'openai';
   return undefined;
 }

@@ -149,6 +149,11 @@ test('the Responses API through the gateway, same wire and translated', { timeou
         );
       }
       assert.equal(fake.requests.length, 0);
+      // the gateway stores nothing: retrieving a response is an OpenAI-shaped 404 the SDK raises as its own
+      await assert.rejects(
+        client.responses.retrieve('resp_abc'),
+        (err) => err instanceof OpenAI.NotFoundError,
+      );
       // the same follow-up on an OpenAI model is the provider's to answer
       await client.responses.create({ model: 'mini', input: 'and then?', previous_response_id: 'resp_abc' });
       assert.equal((fake.requests[0].body as Record<string, unknown>).previous_response_id, 'resp_abc');

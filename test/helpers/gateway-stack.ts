@@ -46,9 +46,11 @@ export async function startGatewayStack(options: StackOptions = {}): Promise<Gat
     OPENROUTER_BASE_URL: fake.openrouterBaseUrl,
     ...options.env,
   });
-  const first = await issueKey(files.env, options.keyArgs ?? []);
+  let first: { keyId: string; token: string };
   let gw: RunningSvc;
   try {
+    // a failed key issue (or build) must not leave the fake listening: the test file would never exit
+    first = await issueKey(files.env, options.keyArgs ?? []);
     gw = await startSvc(['gateway', '--port', '{port}'], { env: files.env });
   } catch (err) {
     await fake.close();
