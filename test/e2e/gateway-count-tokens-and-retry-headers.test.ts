@@ -95,5 +95,16 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
       .withResponse();
     assert.equal(stream.response.headers.get('svc-routed-model'), 'openai:gpt-5-mini');
     for await (const _ of stream.data);
+    // an error after routing too: the provider refused the request
+    await assert.rejects(
+      anthropic.messages.create({
+        model: 'claude-opus-4-8',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: '[[fake:error=400]]' }],
+      }),
+      (err) =>
+        err instanceof Anthropic.BadRequestError &&
+        err.headers?.get('svc-routed-model') === 'anthropic:claude-opus-4-5',
+    );
   });
 });
