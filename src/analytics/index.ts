@@ -16,7 +16,6 @@ export { queryRouting, type RoutingData } from './queries/routing.ts';
 export { defaultBaseline, querySavings, type SavingsData } from './queries/savings.ts';
 export { querySessions, type SessionSummary } from './queries/sessions.ts';
 export { queryTurn, type TurnDrillDown } from './queries/turn.ts';
-export { assertAnalyticsIndexes } from './read-paths.ts';
 export { type AnalyticsDeps, mountAnalyticsRoutes } from './routes.ts';
 export {
   countUserEvents,

@@ -2,26 +2,15 @@
  * @module The SQL the analytics queries read through: the two covering indexes of migration 0004 and
  * their expressions, repeated verbatim (SQLite uses an indexed expression only when the query spells it
  * the same way; test/unit/analytics/no-endpoint-scans-the-events-table.test.ts holds them together). Every
- * fragment is a constant: request values only ever reach SQL as bound parameters.
+ * fragment is a constant: request values only ever reach SQL as bound parameters. On PostgreSQL the same
+ * names read read-paths-postgres.ts (no INDEXED BY, no co-routine LIMIT), selected by each `engine`.
  */
 import { type RawBuilder, sql } from 'kysely';
-import { SvcError } from '../lib/errors.ts';
-import type { Store } from '../store/open.ts';
+import type { EngineName } from '../store/dialect.ts';
+import { PG_EXPR } from './read-paths-postgres.ts';
 import type { TimeWindow } from './window.ts';
 
 const US_PER_HOUR = 3_600_000_000;
-
-/**
- * The spend, routing and reliability queries are SQLite SQL over the indexes of SQLite's migration 0004;
- * a PostgreSQL store has neither yet, so they answer 501 there instead of scanning every payload.
- */
-export function assertAnalyticsIndexes(store: Pick<Store, 'engine'>): void {
-  if (store.engine === 'sqlite') return;
-  throw new SvcError('not_implemented', {
-    message:
-      'Spend analytics (cost, cache, routing, reliability, savings, by_key, by_team) read SQLite indexes this version has no PostgreSQL counterpart for; sessions, turns, export and forget work on PostgreSQL.',
-  });
-}
 
 /** Index expressions, by what they read. */
 export const EXPR = {
@@ -41,9 +30,9 @@ export const EXPR = {
   mayHoldRejection: `instr(payload, '"rejected"') > 0`,
 } as const;
 
-/** An index expression as a SQL fragment. */
-export function expr(name: keyof typeof EXPR): RawBuilder<unknown> {
-  return sql.raw(EXPR[name]);
+/** An index expression as a SQL fragment, on `engine`. */
+export function expr(name: keyof typeof EXPR, engine: EngineName = 'sqlite'): RawBuilder<unknown> {
+  return sql.raw(engine === 'sqlite' ? EXPR[name] : PG_EXPR[name]);
 }
 
 /**
@@ -52,14 +41,18 @@ export function expr(name: keyof typeof EXPR): RawBuilder<unknown> {
  * INDEXED BY because the planner, which cannot see that the index covers its expressions, would pick
  * events_type_time and parse every payload; SQLite refuses the query outright if the index is missing.
  */
-export function fromSpend(window: TimeWindow): RawBuilder<unknown> {
+export function fromSpend(window: TimeWindow, engine: EngineName = 'sqlite'): RawBuilder<unknown> {
+  if (engine === 'postgres')
+    return sql`FROM events WHERE type IN ('llm.call_completed', 'llm.call_failed') AND cost_usd IS NOT NULL
+      AND ${timeRange(window)}`;
   return sql`FROM events INDEXED BY events_spend
     WHERE type IN ('llm.call_completed', 'llm.call_failed') AND cost_usd IS NOT NULL
     AND ${hourRange(window)} AND ${timeRange(window)}`;
 }
 
 /** `FROM events INDEXED BY events_route WHERE type = 'route.decided' AND <window>`. */
-export function fromRoutes(window: TimeWindow): RawBuilder<unknown> {
+export function fromRoutes(window: TimeWindow, engine: EngineName = 'sqlite'): RawBuilder<unknown> {
+  if (engine === 'postgres') return sql`FROM events WHERE type = 'route.decided' AND ${timeRange(window)}`;
   return sql`FROM events INDEXED BY events_route WHERE type = 'route.decided' AND ${timeRange(window)}`;
 }
 
@@ -88,6 +81,24 @@ export const SPEND_COLUMNS = {
 } as const;
 export type SpendColumn = keyof typeof SPEND_COLUMNS;
 
+/** SPEND_COLUMNS on `engine`. */
+export function spendColumns(engine: EngineName): Record<SpendColumn, string> {
+  return engine === 'sqlite' ? SPEND_COLUMNS : PG_SPEND_COLUMNS;
+}
+
+const PG_SPEND_COLUMNS: Record<SpendColumn, string> = {
+  ...SPEND_COLUMNS,
+  hour: PG_EXPR.hour,
+  parent_session_id: PG_EXPR.parentSessionId,
+  inbound_shape: PG_EXPR.inboundShape,
+  cost_nano: PG_EXPR.costNano,
+  input_tokens: PG_EXPR.inputTokens,
+  output_tokens: PG_EXPR.outputTokens,
+  cached_input_tokens: PG_EXPR.cachedInputTokens,
+  cache_creation_input_tokens: PG_EXPR.cacheCreationInputTokens,
+  latency_ms: PG_EXPR.latencyMs,
+};
+
 /**
  * The window's spend rows with plain column names (`names`, default all), as a subquery to aggregate over. SQLite reads the
  * indexed expressions here, but recomputes them from the payload when they are the keys of an outer
@@ -96,11 +107,14 @@ export type SpendColumn = keyof typeof SPEND_COLUMNS;
  */
 export function spendRows(
   window: TimeWindow,
-  where: RawBuilder<unknown> = sql`1`,
+  where: RawBuilder<unknown> = sql`TRUE`,
   names: readonly SpendColumn[] = Object.keys(SPEND_COLUMNS) as SpendColumn[],
+  engine: EngineName = 'sqlite',
 ): RawBuilder<unknown> {
-  const columns = names.map((alias) => sql.raw(`${SPEND_COLUMNS[alias]} AS ${alias}`));
-  return sql`(SELECT ${sql.join(columns)} ${fromSpend(window)} AND ${where} LIMIT -1)`;
+  const source = spendColumns(engine);
+  const columns = names.map((alias) => sql.raw(`${source[alias]} AS ${alias}`));
+  const limit = engine === 'sqlite' ? sql` LIMIT -1` : sql``;
+  return sql`(SELECT ${sql.join(columns)} ${fromSpend(window, engine)} AND ${where}${limit}) AS spend`;
 }
 
 /** `timestamp_us` inside the window: `from` inclusive, `to` exclusive. */
@@ -108,7 +122,7 @@ export function timeRange(window: TimeWindow, column = sql.raw('timestamp_us')):
   const parts: RawBuilder<unknown>[] = [];
   if (window.startUs !== null) parts.push(sql`${column} >= ${window.startUs}`);
   if (window.endUs !== null) parts.push(sql`${column} < ${window.endUs}`);
-  return parts.length === 0 ? sql`1` : sql.join(parts, sql` AND `);
+  return parts.length === 0 ? sql`TRUE` : sql.join(parts, sql` AND `);
 }
 
 /** The window's UTC hours, for the spend index's leading column (the exact bounds follow separately). */
@@ -117,7 +131,7 @@ function hourRange(window: TimeWindow): RawBuilder<unknown> {
   const hour = expr('hour');
   if (window.startUs !== null) parts.push(sql`${hour} >= ${Math.floor(window.startUs / US_PER_HOUR)}`);
   if (window.endUs !== null) parts.push(sql`${hour} <= ${Math.floor((window.endUs - 1) / US_PER_HOUR)}`);
-  return parts.length === 0 ? sql`1` : sql.join(parts, sql` AND `);
+  return parts.length === 0 ? sql`TRUE` : sql.join(parts, sql` AND `);
 }
 
 /** Start of UTC hour `hour` in epoch microseconds. */

@@ -31,7 +31,6 @@ import { queryRouting } from './queries/routing.ts';
 import { querySavings } from './queries/savings.ts';
 import { querySessions } from './queries/sessions.ts';
 import { queryTurn } from './queries/turn.ts';
-import { assertAnalyticsIndexes } from './read-paths.ts';
 import { createExportResponse } from './user-data/export-response.ts';
 import { runForgetUser } from './user-data/forget.ts';
 import { resolveWindow } from './window.ts';
@@ -55,7 +54,6 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
     read: (raw: RawParams, window: ReturnType<typeof parseWindow>) => Promise<T>,
   ) =>
     app.get(`/analytics/${path}`, async (c) => {
-      assertAnalyticsIndexes(deps.store);
       const raw = c.req.query();
       const window = parseWindow(raw, deps.clock.nowUs());
       return c.json(envelope(window, pricing(), await read(raw, window)));

@@ -3,12 +3,13 @@
  * aggregates and their decoded totals. Cost is summed as integer nano-dollars (the index stores them)
  * plus decimal_sum over any cost the nano form cannot hold, so the sum is exact and needs no JS call per
  * row; should the integer sum overflow (about $9.2 billion in one group), the query runs again with
- * decimal_sum over every row.
+ * decimal_sum over every row. On PostgreSQL every cost is one exact NUMERIC sum of the cost_usd text.
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { add, compare, type Decimal, parseDecimal, toNumber, ZERO } from '../lib/decimal.ts';
+import type { EngineName } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
-import { fromSpend, SPEND_COLUMNS, type SpendColumn, spendRows } from './read-paths.ts';
+import { fromSpend, type SpendColumn, spendColumns, spendRows } from './read-paths.ts';
 import type { TimeWindow } from './window.ts';
 
 export interface SpendTotals {
@@ -76,15 +77,16 @@ export function spendSource(
   window: TimeWindow,
   where: RawBuilder<unknown>,
   keys: readonly SpendColumn[],
+  engine: EngineName = 'sqlite',
 ): { from: RawBuilder<unknown>; aggregates: (mode: CostMode) => RawBuilder<unknown> } {
   if (keys.every((k) => STORED_COLUMNS.has(k)))
     return {
-      from: sql`${fromSpend(window)} AND ${where}`,
-      aggregates: (mode) => spendAggregates(mode, 'index'),
+      from: sql`${fromSpend(window, engine)} AND ${where}`,
+      aggregates: (mode) => spendAggregates(mode, 'index', engine),
     };
   return {
-    from: sql`FROM ${spendRows(window, where, measuredWith(...keys))}`,
-    aggregates: (mode) => spendAggregates(mode, 'rows'),
+    from: sql`FROM ${spendRows(window, where, measuredWith(...keys), engine)}`,
+    aggregates: (mode) => spendAggregates(mode, 'rows', engine),
   };
 }
 
@@ -92,8 +94,21 @@ export function spendSource(
  * The select list of SpendColumns (aggregates; add GROUP BY keys beside it), over `spendRows` (plain
  * names) or straight over the spend index (its expressions; for GROUP BY on the leading hour, or none).
  */
-export function spendAggregates(mode: CostMode, over: 'rows' | 'index' = 'rows'): RawBuilder<unknown> {
-  const c = (name: SpendColumn) => sql.raw(over === 'rows' ? name : SPEND_COLUMNS[name]);
+export function spendAggregates(
+  mode: CostMode,
+  over: 'rows' | 'index' = 'rows',
+  engine: EngineName = 'sqlite',
+): RawBuilder<unknown> {
+  const c = (name: SpendColumn) => sql.raw(over === 'rows' ? name : spendColumns(engine)[name]);
+  if (engine === 'postgres')
+    return sql`NULL AS cost_nano, CAST(sum(CAST(${c('cost_usd')} AS numeric)) AS text) AS cost_rest,
+      sum(${c('input_tokens')}) AS input_tokens,
+      sum(${c('output_tokens')}) AS output_tokens,
+      sum(${c('cached_input_tokens')}) AS cached_input_tokens,
+      sum(${c('cache_creation_input_tokens')}) AS cache_creation_input_tokens,
+      sum(${c('latency_ms')}) AS latency_sum_ms,
+      count(${c('latency_ms')}) AS latency_count,
+      count(*) AS call_count`;
   const cost =
     mode === 'nano'
       ? sql`CAST(sum(${c('cost_nano')}) AS TEXT) AS cost_nano,

@@ -4,7 +4,7 @@
  * locks and which failures are worth retrying. Queries elsewhere stay typed Kysely and call these for the
  * fragments that differ; each engine's DDL lives in its own frozen migrations.
  */
-import { type RawBuilder, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, type RawBuilder, sql } from 'kysely';
 import { errorMessage } from '../lib/errors.ts';
 import type { NewEventRow } from './schema.ts';
 
@@ -96,6 +96,11 @@ export const postgresDialect: SqlDialect = {
 
 export function dialectOf(engine: EngineName): SqlDialect {
   return engine === 'sqlite' ? sqliteDialect : postgresDialect;
+}
+
+/** The engine a store's Kysely talks to (for query modules handed only the Kysely). */
+export function engineOfKysely(db: Pick<Kysely<never>, 'getExecutor'>): EngineName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
 /**

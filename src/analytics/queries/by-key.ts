@@ -4,6 +4,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { toNumber } from '../../lib/decimal.ts';
+import { engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import {
   byCostDescending,
@@ -28,8 +29,8 @@ export async function queryByKey(
   db: Kysely<Database>,
   q: { window: TimeWindow; gatewayKey: string | null },
 ): Promise<ByKeyRow[]> {
-  const filter = q.gatewayKey === null ? sql`1` : sql`gateway_key_id = ${q.gatewayKey}`;
-  const source = spendSource(q.window, filter, ['gateway_key_id', 'inbound_shape']);
+  const filter = q.gatewayKey === null ? sql`TRUE` : sql`gateway_key_id = ${q.gatewayKey}`;
+  const source = spendSource(q.window, filter, ['gateway_key_id', 'inbound_shape'], engineOfKysely(db));
   const rows = await runSpendQuery(
     db,
     (mode) => sql<SpendColumns & { gateway_key_id: string | null; inbound_shape: string | null }>`

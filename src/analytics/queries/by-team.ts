@@ -4,6 +4,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { toNumber } from '../../lib/decimal.ts';
+import { engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import {
   byCostDescending,
@@ -29,8 +30,8 @@ export async function queryByTeam(
   db: Kysely<Database>,
   q: { window: TimeWindow; team: string | null },
 ): Promise<ByTeamRow[]> {
-  const filter = q.team === null ? sql`1` : sql`team_id = ${q.team}`;
-  const source = spendSource(q.window, filter, ['team_id', 'user_id']);
+  const filter = q.team === null ? sql`TRUE` : sql`team_id = ${q.team}`;
+  const source = spendSource(q.window, filter, ['team_id', 'user_id'], engineOfKysely(db));
   const rows = await runSpendQuery(
     db,
     (mode) => sql<SpendColumns & { team_id: string | null; user_id: string | null }>`

@@ -4,6 +4,7 @@
  * includes cache writes because they are billed; both ratios are null when total is zero.
  */
 import { type Kysely, sql } from 'kysely';
+import { engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import { decodeSpend, runSpendQuery, type SpendColumns, spendSource } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
@@ -23,7 +24,7 @@ export async function queryCacheEffectiveness(
   db: Kysely<Database>,
   window: TimeWindow,
 ): Promise<CacheEffectivenessRow[]> {
-  const source = spendSource(window, sql`1`, ['model']);
+  const source = spendSource(window, sql`TRUE`, ['model'], engineOfKysely(db));
   const rows = await runSpendQuery(
     db,
     (mode) =>

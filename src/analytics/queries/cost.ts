@@ -5,6 +5,7 @@
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { formatUs } from '../../lib/time.ts';
+import { type EngineName, engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import type { GroupBy, SpendFilters } from '../params.ts';
 import { expr, fromSpend, hourStartUs, type SpendColumn } from '../read-paths.ts';
@@ -41,20 +42,21 @@ export type CostRow = Record<string, unknown> & {
 
 /** An array of rows, or for group_by=none one aggregate object. */
 export async function queryCost(db: Kysely<Database>, q: CostQuery): Promise<CostRow[] | CostRow> {
-  const filters = spendFilterSql(q.filters);
+  const engine = engineOfKysely(db);
+  const filters = spendFilterSql(q.filters, engine);
   if (q.groupBy === 'none') {
     const [row] = await runSpendQuery(
       db,
       (mode) =>
-        sql<SpendColumns>`SELECT ${spendAggregates(mode, 'index')} ${fromSpend(q.window)} AND ${filters}`,
+        sql<SpendColumns>`SELECT ${spendAggregates(mode, 'index', engine)} ${fromSpend(q.window, engine)} AND ${filters}`,
     );
     return encodeCostRow({}, row ? decodeSpend(row) : EMPTY_SPEND);
   }
-  if (q.groupBy === 'day' || q.groupBy === 'hour') return byTime(db, q, q.groupBy);
+  if (q.groupBy === 'day' || q.groupBy === 'hour') return byTime(db, q, q.groupBy, engine);
   const spec = GROUPS[q.groupBy];
   const rows = spec.nullWhen
-    ? await groupedWithNullApart(db, q, spec, spec.nullWhen)
-    : await grouped(db, q, spec, filters);
+    ? await groupedWithNullApart(db, q, spec, spec.nullWhen(engine), engine)
+    : await grouped(db, q, spec, filters, engine);
   const decoded = rows.map((r) => ({ keys: spec.encode(r), totals: decodeSpend(r), tie: spec.tie(r) }));
   return byCostDescending(
     decoded,
@@ -64,21 +66,27 @@ export async function queryCost(db: Kysely<Database>, q: CostQuery): Promise<Cos
 }
 
 /** The spend filters of spec 3 (AND-combined) as SQL over the spend index; `1` when there are none. */
-export function spendFilterSql(filters: SpendFilters): RawBuilder<unknown> {
+export function spendFilterSql(filters: SpendFilters, engine: EngineName = 'sqlite'): RawBuilder<unknown> {
   const parts: RawBuilder<unknown>[] = [];
   if (filters.gatewayKey !== null) parts.push(sql`gateway_key_id = ${filters.gatewayKey}`);
   if (filters.user !== null) parts.push(sql`user_id = ${filters.user}`);
   if (filters.team !== null) parts.push(sql`team_id = ${filters.team}`);
-  if (!filters.includeWorkers) parts.push(sql`${expr('parentSessionId')} IS NULL`);
-  return parts.length === 0 ? sql`1` : sql.join(parts, sql` AND `);
+  if (!filters.includeWorkers) parts.push(sql`${expr('parentSessionId', engine)} IS NULL`);
+  return parts.length === 0 ? sql`TRUE` : sql.join(parts, sql` AND `);
 }
 
 // --- internal ---
 
 type Row = SpendColumns & KeyRow;
 
-async function grouped(db: Kysely<Database>, q: CostQuery, spec: GroupSpec, where: RawBuilder<unknown>) {
-  const source = spendSource(q.window, where, spec.columns);
+async function grouped(
+  db: Kysely<Database>,
+  q: CostQuery,
+  spec: GroupSpec,
+  where: RawBuilder<unknown>,
+  engine: EngineName,
+) {
+  const source = spendSource(q.window, where, spec.columns, engine);
   return runSpendQuery(
     db,
     (mode) =>
@@ -92,14 +100,15 @@ async function groupedWithNullApart(
   q: CostQuery,
   spec: GroupSpec,
   nullWhen: RawBuilder<unknown>,
+  engine: EngineName,
 ) {
-  const filters = spendFilterSql(q.filters);
+  const filters = spendFilterSql(q.filters, engine);
   const [nulls] = await runSpendQuery(
     db,
     (mode) =>
-      sql<SpendColumns>`SELECT ${spendAggregates(mode, 'index')} ${fromSpend(q.window)} AND ${filters} AND ${nullWhen}`,
+      sql<SpendColumns>`SELECT ${spendAggregates(mode, 'index', engine)} ${fromSpend(q.window, engine)} AND ${filters} AND ${nullWhen}`,
   );
-  const rest = await grouped(db, q, spec, sql`${filters} AND NOT (${nullWhen})`);
+  const rest = await grouped(db, q, spec, sql`${filters} AND NOT (${nullWhen})`, engine);
   if (!nulls || Number(nulls.call_count) === 0) return rest;
   return [...rest, nulls as Row]; // its key columns are absent: encode reads them as null
 }
@@ -119,7 +128,7 @@ interface GroupSpec {
    * Where the key is null, over the index. Set for keys that are null on all gateway traffic (usually
    * most rows): that bucket is summed without a GROUP BY, so only agent calls go through the sort.
    */
-  nullWhen?: RawBuilder<unknown>;
+  nullWhen?: (engine: EngineName) => RawBuilder<unknown>;
 }
 
 /** One column keyed group, named as on the wire. */
@@ -145,28 +154,33 @@ const GROUPS: Record<Exclude<GroupBy, 'day' | 'hour' | 'none'>, GroupSpec> = {
     tie: (row) => `${row.model ?? ''}\u0000${row.provider ?? ''}`,
   },
   provider: column('provider', 'provider', ['provider']),
-  session: { ...column('session_id', 'session_id', ['session_id']), nullWhen: sql`session_id IS NULL` },
+  session: { ...column('session_id', 'session_id', ['session_id']), nullWhen: () => sql`session_id IS NULL` },
   gateway_key: column('gateway_key_id', 'gateway_key_id', ['gateway_key_id']),
   user: column('user_id', 'user_id', ['user_id']),
   team: column('team_id', 'team_id', ['team_id']),
   // workers roll up under their planner: the parent's id, else the call's own session
   parent_session: {
     ...column(PARENT, 'parent_session_id', ['parent_session_id', 'session_id']),
-    nullWhen: sql`session_id IS NULL AND ${expr('parentSessionId')} IS NULL`,
+    nullWhen: (engine) => sql`session_id IS NULL AND ${expr('parentSessionId', engine)} IS NULL`,
   },
   is_worker: column("CASE WHEN parent_session_id IS NOT NULL THEN 'worker' ELSE 'planner' END", 'is_worker', [
     'parent_session_id',
   ]),
 };
 
-async function byTime(db: Kysely<Database>, q: CostQuery, unit: 'day' | 'hour'): Promise<CostRow[]> {
+async function byTime(
+  db: Kysely<Database>,
+  q: CostQuery,
+  unit: 'day' | 'hour',
+  engine: EngineName,
+): Promise<CostRow[]> {
   // straight over the index: its leading hour is the GROUP BY key, so rows arrive grouped, unsorted
-  const hour = expr('hour');
+  const hour = expr('hour', engine);
   const rows = await runSpendQuery(
     db,
     (mode) =>
-      sql<SpendColumns & { hour: number }>`SELECT ${hour} AS hour, ${spendAggregates(mode, 'index')}
-        ${fromSpend(q.window)} AND ${spendFilterSql(q.filters)} GROUP BY ${hour} ORDER BY ${hour}`,
+      sql<SpendColumns & { hour: number }>`SELECT ${hour} AS hour, ${spendAggregates(mode, 'index', engine)}
+        ${fromSpend(q.window, engine)} AND ${spendFilterSql(q.filters, engine)} GROUP BY ${hour} ORDER BY ${hour}`,
   );
   const buckets = new Map<string, SpendTotals>();
   for (const r of rows) {

@@ -5,6 +5,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { POLICY_NAMES, type PolicyName } from '../../routing/facts.ts';
+import { engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import { expr, fromRoutes, timeRange } from '../read-paths.ts';
 import type { TimeWindow } from '../window.ts';
@@ -17,17 +18,21 @@ export interface RoutingData {
 }
 
 export async function queryRouting(db: Kysely<Database>, window: TimeWindow): Promise<RoutingData> {
+  const engine = engineOfKysely(db);
   // the expressions are read in a co-routine (LIMIT -1): as keys of this GROUP BY, SQLite would
-  // recompute them from every payload instead of reading the route index
+  // recompute them from every payload instead of reading the route index. PostgreSQL's winner index is
+  // NULL unless a JSON integer, which SQLite's typeof() = 'integer' tells apart.
+  const integer = engine === 'sqlite' ? sql`typeof(wi) = 'integer'` : sql`wi IS NOT NULL`;
+  const limit = engine === 'sqlite' ? sql`LIMIT -1` : sql``;
   const wins = await sql<{ hard: number; policy: string | null; chosen_model: string | null; n: number }>`
     SELECT
-      CASE WHEN typeof(wi) = 'integer' AND wi >= 0 AND wi < len THEN 0 ELSE 1 END AS hard,
+      CASE WHEN ${integer} AND wi >= 0 AND wi < len THEN 0 ELSE 1 END AS hard,
       policy, chosen_model, count(*) AS n
     FROM (
-      SELECT ${expr('winnerIndex')} AS wi, ${expr('chainLength')} AS len,
-        ${expr('winnerPolicy')} AS policy, ${expr('chosenModel')} AS chosen_model
-      ${fromRoutes(window)} LIMIT -1
-    )
+      SELECT ${expr('winnerIndex', engine)} AS wi, ${expr('chainLength', engine)} AS len,
+        ${expr('winnerPolicy', engine)} AS policy, ${expr('chosenModel', engine)} AS chosen_model
+      ${fromRoutes(window, engine)} ${limit}
+    ) AS routes
     GROUP BY 1, 2, 3`.execute(db);
   const byPolicy = new Map<string, number>();
   const byModel = new Map<string, number>();
@@ -45,7 +50,7 @@ export async function queryRouting(db: Kysely<Database>, window: TimeWindow): Pr
     // all seven slots in chain order, zeros included
     wins_by_policy: POLICY_NAMES.map((policy) => ({ policy, count: byPolicy.get(policy) ?? 0 })),
     hard_failures: hardFailures,
-    rejections: await queryRejections(db, window),
+    rejections: await (engine === 'sqlite' ? queryRejections(db, window) : queryRejectionsPg(db, window)),
     wins_by_model: [...byModel]
       .map(([chosen_model, count]) => ({ chosen_model, count }))
       .sort((a, b) => b.count - a.count || a.chosen_model.localeCompare(b.chosen_model)),
@@ -66,7 +71,30 @@ async function queryRejections(db: Kysely<Database>, window: TimeWindow): Promis
       AND (${expr('mayHoldRejection')}) = 1
       AND CASE WHEN entry.type = 'object' THEN entry.value ->> 'verdict' END = 'rejected'
     GROUP BY 1, 2`.execute(db);
-  return r.rows
+  return sortRejections(r.rows);
+}
+
+/** queryRejections on PostgreSQL: the chain's entries through json_array_elements. */
+async function queryRejectionsPg(
+  db: Kysely<Database>,
+  window: TimeWindow,
+): Promise<RoutingData['rejections']> {
+  const r = await sql<{ policy: string | null; validation_failure: string | null; n: number }>`
+    SELECT entry.value ->> 'policy' AS policy, entry.value ->> 'validation_failure' AS validation_failure,
+      count(*) AS n
+    FROM events CROSS JOIN LATERAL json_array_elements(CASE WHEN json_typeof(events.payload_json -> 'chain') = 'array'
+      THEN events.payload_json -> 'chain' ELSE '[]'::json END) AS entry(value)
+    WHERE events.type = 'route.decided' AND ${timeRange(window, sql.raw('events.timestamp_us'))}
+      AND ${expr('mayHoldRejection', 'postgres')}
+      AND CASE WHEN json_typeof(entry.value) = 'object' THEN entry.value ->> 'verdict' END = 'rejected'
+    GROUP BY 1, 2`.execute(db);
+  return sortRejections(r.rows);
+}
+
+function sortRejections(
+  rows: Array<{ policy: string | null; validation_failure: string | null; n: number }>,
+): RoutingData['rejections'] {
+  return rows
     .map((x) => ({ policy: x.policy, validation_failure: x.validation_failure, count: Number(x.n) }))
     .sort(
       (a, b) =>

@@ -8,6 +8,7 @@ import { add, type Decimal, div, sub, toNumber, ZERO } from '../../lib/decimal.t
 import { SvcError } from '../../lib/errors.ts';
 import { priceCall } from '../../models/pricing.ts';
 import type { ModelRegistry } from '../../models/registry.ts';
+import { engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import { decodeSpend, runSpendQuery, type SpendColumns, type SpendTotals, spendSource } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
@@ -40,7 +41,7 @@ export async function querySavings(
   q: { window: TimeWindow; baseline: string | undefined },
 ): Promise<SavingsData> {
   const baseline = resolveBaseline(registry, q.baseline);
-  const source = spendSource(q.window, sql`1`, ['model']);
+  const source = spendSource(q.window, sql`TRUE`, ['model'], engineOfKysely(db));
   const rows = await runSpendQuery(
     db,
     (mode) =>

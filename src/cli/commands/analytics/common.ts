@@ -5,7 +5,6 @@
  */
 import { defineCommand } from 'citty';
 import {
-  assertAnalyticsIndexes,
   envelope,
   type ParamNamer,
   parseWindow,
@@ -88,7 +87,6 @@ export function defineReport<T>(spec: ReportSpec<T>) {
       const window = parseWindow(raw, nowUs, flagName);
       const store = await openStore(resolveStoreTarget(env, storeFlagsOf(args)), { mustExist: true });
       try {
-        if (spec.windowed) assertAnalyticsIndexes(store);
         const data = await spec.read({ store, registry, raw, window, nowUs });
         const answer = envelope(spec.windowed ? window : null, registry.pricingVersion, data);
         process.stdout.write(

@@ -1,18 +1,21 @@
 /**
- * The analytics reads that need no SQLite index answer alike on SQLite and PostgreSQL: the sessions list
- * (both orders) and the turn drill-down (in_flight, messages, 404). The spend endpoints refuse a
- * PostgreSQL store with 501 not_implemented (their SQL reads SQLite's migration-0004 indexes).
+ * Every analytics read answers alike on SQLite and PostgreSQL: the sessions list (both orders), the turn
+ * drill-down (in_flight, messages, 404), and each spend endpoint (cost under every group_by, filter set
+ * and window; cache_effectiveness, routing, reliability, savings, by_key, by_team) over the same events
+ * as a SQLite store, with exact sums past the nano-dollar range and nearest-rank percentiles.
  */
 import assert from 'node:assert/strict';
-import { assertAnalyticsIndexes, querySessions, queryTurn } from '#src/analytics/index.ts';
+import { querySessions, queryTurn } from '#src/analytics/index.ts';
 import { isSvcError } from '#src/lib/errors.ts';
 import { formatUs } from '#src/lib/time.ts';
 import { openStore, type Store } from '#src/store/open.ts';
-import { describeEachEngine } from '../../helpers/engines.ts';
+import { describeEachEngine, sqliteEngine } from '../../helpers/engines.ts';
 import { BASE_US } from '../../helpers/event-rows.ts';
 import { useTestPostgres } from '../../helpers/postgres.ts';
+import { seedSpend, spendAnswers } from '../../helpers/spend-answers.ts';
 
 const postgres = useTestPostgres();
+const reference = sqliteEngine();
 const at = (us: number) => formatUs(BASE_US + us);
 
 async function seeded(store: Store) {
@@ -61,8 +64,8 @@ async function seeded(store: Store) {
   );
 }
 
-describeEachEngine('sessions and turns', postgres, (engine) => {
-  engine.test('answer the same on this engine', async (t) => {
+describeEachEngine('analytics reads', postgres, (engine) => {
+  engine.test('sessions and turns answer the same on this engine', async (t) => {
     const store = await openStore(await engine.target());
     t.after(() => store.close());
     await seeded(store);
@@ -86,11 +89,36 @@ describeEachEngine('sessions and turns', postgres, (engine) => {
       queryTurn(store.kysely, 'turn_x', BASE_US),
       (err) => isSvcError(err) && err.status === 404,
     );
-    if (store.engine === 'postgres')
-      assert.throws(
-        () => assertAnalyticsIndexes(store),
-        (err) => isSvcError(err) && err.code === 'not_implemented',
-      );
-    else assertAnalyticsIndexes(store);
+  });
+
+  engine.test('every spend endpoint answers as on SQLite over the same events', async (t) => {
+    const store = await openStore(await engine.target());
+    const sqlite = await openStore(await reference.target());
+    t.after(async () => {
+      await store.close();
+      await sqlite.close();
+    });
+    await seedSpend(store);
+    await seedSpend(sqlite);
+    const answers = await spendAnswers(store);
+    assert.deepEqual(answers, await spendAnswers(sqlite));
+    // anchors, so equal answers cannot be equally empty: an exact sum past the nano range, the
+    // nearest ranks of 1..20 (10 and 19), routing's hard failures and the failure classes
+    const week = answers.get('cost WEEK none all') as { cost_usd: number; call_count: number };
+    // 12345678901.123456789 + 1.65 + 1e-7 + 1e-9 + 20 × 0.001 + 6 × 5e-10 = 12345678902.793456893
+    assert.equal(week.cost_usd, Number('12345678902.793456893'));
+    assert.equal(week.call_count, 35);
+    const reliability = answers.get('reliability WEEK') as { latency_ms_by_model: unknown[] };
+    assert.deepEqual(reliability.latency_ms_by_model[0], {
+      model: 'anthropic:claude-haiku-4-5',
+      p50: 10,
+      p95: 19,
+      sample_size: 20,
+    });
+    const routing = answers.get('routing WEEK') as { hard_failures: number; rejections: unknown[] };
+    assert.equal(routing.hard_failures, 3);
+    assert.deepEqual(routing.rejections, [
+      { policy: 'rule', validation_failure: 'model_not_configured', count: 2 },
+    ]);
   });
 });

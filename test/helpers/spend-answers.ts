@@ -1,0 +1,159 @@
+/**
+ * One set of spend events for any store (appended through the store, so both engines hold the same rows)
+ * and every spend endpoint's answer over it, keyed by endpoint and parameters: the cost query under each
+ * group_by × filter set × window, and the other six endpoints per window.
+ */
+import {
+  GROUP_BY,
+  queryByKey,
+  queryByTeam,
+  queryCacheEffectiveness,
+  queryCost,
+  queryReliability,
+  queryRouting,
+  querySavings,
+  type SpendFilters,
+  type TimeWindow,
+} from '#src/analytics/index.ts';
+import { formatUs } from '#src/lib/time.ts';
+import { loadModelRegistry } from '#src/models/registry.ts';
+import type { Store } from '#src/store/open.ts';
+import { type CallSpec, callEvent, DAY_US, HOUR_US, routeEvent, windowOf } from './analytics-events.ts';
+import { type SeedEvent, seqId } from './event-rows.ts';
+
+const HAIKU = 'anthropic:claude-haiku-4-5';
+const MINI = 'openai:gpt-5-mini';
+
+/** Calls and routes over eight days: exact-sum edge costs, agent and worker calls, failures, ties. */
+export async function seedSpend(store: Store): Promise<void> {
+  const rejected = {
+    policy: 'rule',
+    model: 'openai:x',
+    verdict: 'rejected',
+    validation_failure: 'model_not_configured',
+  };
+  const calls: CallSpec[] = [
+    { at: HOUR_US, user: 'u1', team: 't1', key: 'gk_a', cost: '0.1', input: 100, cached: 50, creation: 10 },
+    {
+      at: 2 * HOUR_US,
+      user: 'u2',
+      team: 't1',
+      key: 'gk_a',
+      model: MINI,
+      shape: 'openai',
+      cost: '0.2',
+      latency: 5.5,
+    },
+    // past the nano-dollar form (more than 9 integer digits), then a JSON number and a sub-nano cost
+    { at: 26 * HOUR_US, user: 'u1', team: 't2', key: 'gk_b', cost: '12345678901.123456789' },
+    { at: 27 * HOUR_US, key: 'gk_b', cost: 1e-7 },
+    { at: 30 * HOUR_US, key: null, shape: null, session: 'sess_p', cost: '0.000000001', latency: null },
+    { at: 31 * HOUR_US, key: null, shape: null, session: 'sess_w', parent: 'sess_p', cost: '0.5' },
+    {
+      at: 32 * HOUR_US,
+      type: 'llm.call_failed',
+      key: null,
+      shape: null,
+      session: 'sess_p',
+      cost: '0.25',
+      errorClass: 'cancelled',
+    },
+    { at: 33 * HOUR_US, type: 'llm.call_failed', cost: null, errorClass: 'overloaded' },
+    { at: 34 * HOUR_US, type: 'llm.call_failed', model: MINI, cost: null, errorClass: 'rate_limited' },
+    // equal costs: the tie orders by key
+    { at: 35 * HOUR_US, key: 'gk_d', cost: '0.3' },
+    { at: 36 * HOUR_US, key: 'gk_c', user: 'u3', team: 't2', cost: '0.3' },
+    // latencies 1..20 in shuffled order, and six more on another model
+    ...Array.from({ length: 20 }, (_, i) => ({
+      at: 2 * DAY_US + i * HOUR_US,
+      model: HAIKU,
+      user: i % 2 ? 'u1' : null,
+      team: i % 2 ? 't1' : null,
+      key: i % 3 ? 'gk_a' : 'gk_b',
+      cost: '0.001',
+      latency: ((i * 7) % 20) + 1,
+    })),
+    ...[3, 12.5, 7, 1.25, 9, 4].map((latency, i) => ({
+      at: 3 * DAY_US + i * HOUR_US,
+      model: MINI,
+      shape: 'openai' as const,
+      cost: '0.0000000005',
+      latency,
+    })),
+    // the window's end is exclusive; all time sees both
+    { at: 7 * DAY_US, cost: '1000' },
+    { at: 8 * DAY_US, cost: '100' },
+  ];
+  const routes = [
+    {
+      at: 3 * HOUR_US,
+      chain: [rejected, { policy: 'global_default', verdict: 'accepted' }],
+      winner: 1,
+      chosen: 'anthropic:claude-sonnet-4-5',
+    },
+    { at: 4 * HOUR_US, chain: [rejected], winner: -1 },
+    { at: 5 * HOUR_US, chain: [{ policy: 'rule', verdict: 'accepted' }], winner: 1.5 },
+    { at: 6 * HOUR_US, chain: [{ policy: 'rule', verdict: 'accepted' }], winner: 5 },
+    {
+      at: 7 * HOUR_US,
+      chain: [{ policy: 'rule', model: 'openai:x', verdict: 'accepted' }],
+      winner: 0,
+      chosen: 'openai:x',
+    },
+    { at: 8 * DAY_US, chain: [{ policy: 'pattern', verdict: 'accepted' }], winner: 0, chosen: MINI },
+  ];
+  const events: SeedEvent[] = [
+    ...calls.map((c, i) => callEvent(seqId(i, '01SPC'), c)),
+    ...routes.map((r, i) => routeEvent(seqId(i, '01SPR'), r)),
+  ];
+  await store.appendEvents(
+    events.map((e) => ({
+      id: e.id,
+      timestamp: formatUs(e.timestamp_us),
+      timestamp_us: e.timestamp_us,
+      session_id: e.session_id ?? null,
+      turn_id: e.turn_id ?? null,
+      type: e.type ?? 'llm.call_completed',
+      actor: e.actor ?? 'gateway',
+      payload: typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload),
+      parent_event_id: null,
+      sensitivity: 'pseudonymous',
+    })),
+  );
+}
+
+const WINDOWS: Record<string, TimeWindow> = {
+  WEEK: windowOf(0, 7 * DAY_US),
+  ALL_TIME: { startUs: null, endUs: null },
+  NARROW: windowOf(HOUR_US, 26 * HOUR_US + 1),
+};
+
+const FILTERS: Record<string, SpendFilters> = {
+  all: { gatewayKey: null, user: null, team: null, includeWorkers: true },
+  planners: { gatewayKey: null, user: null, team: null, includeWorkers: false },
+  team: { gatewayKey: null, user: null, team: 't1', includeWorkers: true },
+  every: { gatewayKey: 'gk_a', user: 'u1', team: 't1', includeWorkers: false },
+};
+
+/** Each endpoint's answer as its JSON would carry it, by `endpoint window [params]`. */
+export async function spendAnswers(store: Store): Promise<Map<string, unknown>> {
+  const db = store.kysely;
+  const registry = loadModelRegistry(undefined);
+  const answers = new Map<string, unknown>();
+  for (const [w, window] of Object.entries(WINDOWS)) {
+    for (const groupBy of GROUP_BY)
+      for (const [f, filters] of Object.entries(FILTERS))
+        answers.set(`cost ${w} ${groupBy} ${f}`, await queryCost(db, { window, groupBy, filters }));
+    answers.set(`cache_effectiveness ${w}`, await queryCacheEffectiveness(db, window));
+    answers.set(`routing ${w}`, await queryRouting(db, window));
+    answers.set(`reliability ${w}`, await queryReliability(db, window));
+    answers.set(`savings ${w}`, await querySavings(db, registry, { window, baseline: undefined }));
+    answers.set(`savings ${w} ${MINI}`, await querySavings(db, registry, { window, baseline: MINI }));
+    for (const key of [null, 'gk_a'])
+      answers.set(`by_key ${w} ${key}`, await queryByKey(db, { window, gatewayKey: key }));
+    for (const team of [null, 't1'])
+      answers.set(`by_team ${w} ${team}`, await queryByTeam(db, { window, team }));
+  }
+  // as the envelope serializes them (a NaN or -0 would not survive)
+  return new Map([...answers].map(([k, v]) => [k, JSON.parse(JSON.stringify(v))]));
+}
