@@ -7,7 +7,7 @@
  */
 import { type RawBuilder, sql } from 'kysely';
 import type { EngineName } from '../store/dialect.ts';
-import { PG_EXPR } from './read-paths-postgres.ts';
+import { PG_EVENTS, PG_EXPR } from './read-paths-postgres.ts';
 import type { TimeWindow } from './window.ts';
 
 const US_PER_HOUR = 3_600_000_000;
@@ -43,8 +43,8 @@ export function expr(name: keyof typeof EXPR, engine: EngineName = 'sqlite'): Ra
  */
 export function fromSpend(window: TimeWindow, engine: EngineName = 'sqlite'): RawBuilder<unknown> {
   if (engine === 'postgres')
-    return sql`FROM events WHERE type IN ('llm.call_completed', 'llm.call_failed') AND cost_usd IS NOT NULL
-      AND ${timeRange(window)}`;
+    return sql`FROM ${sql.raw(PG_EVENTS)} WHERE type IN ('llm.call_completed', 'llm.call_failed')
+      AND cost_usd IS NOT NULL AND ${timeRange(window)}`;
   return sql`FROM events INDEXED BY events_spend
     WHERE type IN ('llm.call_completed', 'llm.call_failed') AND cost_usd IS NOT NULL
     AND ${hourRange(window)} AND ${timeRange(window)}`;
@@ -52,7 +52,8 @@ export function fromSpend(window: TimeWindow, engine: EngineName = 'sqlite'): Ra
 
 /** `FROM events INDEXED BY events_route WHERE type = 'route.decided' AND <window>`. */
 export function fromRoutes(window: TimeWindow, engine: EngineName = 'sqlite'): RawBuilder<unknown> {
-  if (engine === 'postgres') return sql`FROM events WHERE type = 'route.decided' AND ${timeRange(window)}`;
+  if (engine === 'postgres')
+    return sql`FROM ${sql.raw(PG_EVENTS)} WHERE type = 'route.decided' AND ${timeRange(window)}`;
   return sql`FROM events INDEXED BY events_route WHERE type = 'route.decided' AND ${timeRange(window)}`;
 }
 
