@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -103,6 +104,18 @@ export interface StartOptions extends RunOptions {
   readyTimeoutMs?: number;
 }
 
+/**
+ * Every server started here and not yet exited. A test file whose test forgot (or failed before) a stop
+ * would otherwise wait forever on the child's pipes: under `node --test` the file's root `after` kills any
+ * left, so a leaked server fails nothing and hangs nothing.
+ */
+const live = new Set<ChildProcess>();
+if (process.env.NODE_TEST_CONTEXT) {
+  after(() => {
+    for (const child of live) child.kill('SIGKILL');
+  });
+}
+
 /** Starts a long-running `svc` command (args should include `--port` placeholders via `{port}`). */
 export async function startSvc(args: string[], options: StartOptions = {}): Promise<RunningSvc> {
   ensureBuilt();
@@ -120,7 +133,13 @@ export async function startSvc(args: string[], options: StartOptions = {}): Prom
   child.stderr?.setEncoding('utf8').on('data', (d) => {
     stderr += d;
   });
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  live.add(child);
+  const exited = new Promise<number | null>((r) =>
+    child.on('exit', (code) => {
+      live.delete(child);
+      r(code);
+    }),
+  );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000);
   for (;;) {
