@@ -30,7 +30,14 @@ export interface RunOptions {
 /** A temp directory removed in `after`; `home` is used as HOME/XDG so nothing touches the real user. */
 export function makeTempDir(prefix = 'svc-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  // t.after hooks run in the order they were added, so a server may still be writing here (a WAL checkpoint
+  // re-creating a file makes rm fail with ENOTEMPTY): retry, and never fail a test over a leftover temp dir
+  const cleanup = () => {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    } catch {}
+  };
+  return { dir, cleanup };
 }
 
 /** Environment for a child: a private HOME/XDG and no inherited SVC_* or provider variables. */
