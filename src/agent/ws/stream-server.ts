@@ -17,7 +17,7 @@ import type { Clock } from '../../lib/time.ts';
 import type { AgentAppDeps } from '../app.ts';
 import type { AgentEnv } from '../env.ts';
 import { requireOpenSession, requireSession } from '../sessions/store.ts';
-import { type Connection, createConnection } from './connection.ts';
+import { type Connection, type ConnectionSocket, createConnection } from './connection.ts';
 import { encodeFrame, MAX_CLIENT_FRAME_BYTES } from './frames.ts';
 import { createStreamHub, STREAM_SUBSCRIBER } from './hub.ts';
 import { createUpgradeListener, type UpgradeListener } from './upgrade.ts';
@@ -113,7 +113,7 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
             const ws = ctx.raw as WebSocket;
             conn = createConnection({
               sessionId,
-              socket: ws,
+              socket: corkable(ws),
               fence: hub.lastEventId,
               queueLimit: deps.queueLimit,
               pingIntervalMs: deps.pingIntervalMs,
@@ -180,6 +180,17 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
 }
 
 // --- internal ---
+
+/** The socket with cork/uncork of its TCP socket (ws keeps it in `_socket`; without it, frames go one by one). */
+function corkable(ws: WebSocket): ConnectionSocket {
+  const tcp = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+  return {
+    send: (data, options, cb) => ws.send(data, options, cb),
+    close: (code, reason) => ws.close(code, reason),
+    cork: tcp ? () => tcp.cork() : undefined,
+    uncork: tcp ? () => tcp.uncork() : undefined,
+  };
+}
 
 /** spec 2 §Authentication: 426 without an upgrade, 404 for an unknown session, 401/403 for the token. */
 function handshake(deps: AgentAppDeps, accepted: WeakSet<IncomingMessage>): MiddlewareHandler<AgentEnv> {
