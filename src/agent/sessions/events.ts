@@ -14,27 +14,27 @@ export interface ListEventsQuery {
   limit: number;
 }
 
+/** The stored columns of an event envelope (spec 2 "Event"), for every read that returns envelopes. */
+export const ENVELOPE_COLUMNS = [
+  'id',
+  'timestamp',
+  'timestamp_us',
+  'session_id',
+  'turn_id',
+  'type',
+  'actor',
+  'payload',
+  'parent_event_id',
+  'sensitivity',
+] as const;
+
 /** One page in id order; next_cursor is the last id of the page when more match. */
 export async function listEvents(
   db: Kysely<Database>,
   sessionId: string,
   query: ListEventsQuery,
 ): Promise<{ events: EventEnvelope[]; next_cursor: string | null }> {
-  let q = db
-    .selectFrom('events')
-    .select([
-      'id',
-      'timestamp',
-      'timestamp_us',
-      'session_id',
-      'turn_id',
-      'type',
-      'actor',
-      'payload',
-      'parent_event_id',
-      'sensitivity',
-    ])
-    .where('session_id', '=', sessionId);
+  let q = db.selectFrom('events').select(ENVELOPE_COLUMNS).where('session_id', '=', sessionId);
   if (query.types !== undefined && query.types.length > 0) q = q.where('type', 'in', [...query.types]);
   if (query.turn_id !== undefined) q = q.where('turn_id', '=', query.turn_id);
   if (query.after !== undefined) q = q.where('id', '>', query.after);

@@ -8,6 +8,7 @@ import type { EventType } from '../../events/catalog.ts';
 import type { EventEnvelope } from '../../events/envelope.ts';
 import type { Database } from '../../store/schema.ts';
 import { encodeSession } from '../sessions/encode.ts';
+import { ENVELOPE_COLUMNS } from '../sessions/events.ts';
 import { listMessages } from '../sessions/messages.ts';
 import { getSession } from '../sessions/store.ts';
 import type { SnapshotSession } from './frames.ts';
@@ -62,18 +63,7 @@ export async function readReplayPage(
 ): Promise<EventEnvelope[]> {
   if (q.types.length === 0 || q.sessionIds.length === 0) return [];
   const rows = await replayBase(db, { ...q, since: afterId })
-    .select([
-      'id',
-      'timestamp',
-      'timestamp_us',
-      'session_id',
-      'turn_id',
-      'type',
-      'actor',
-      'payload',
-      'parent_event_id',
-      'sensitivity',
-    ])
+    .select(ENVELOPE_COLUMNS)
     .orderBy('id', 'asc')
     .limit(limit)
     .execute();
