@@ -3,6 +3,7 @@ import * as m0001 from './0001-initial.ts';
 import * as m0002 from './0002-forget-salt.ts';
 import * as m0003 from './0003-session-sticky-model.ts';
 import * as m0004 from './0004-analytics-read-paths.ts';
+import * as m0005 from './0005-lean-event-indexes.ts';
 
 export interface Migration {
   /** The schema version after this migration; equals its position (1-based). */
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: '0002-forget-salt', up: m0002.up },
   { version: 3, name: '0003-session-sticky-model', up: m0003.up },
   { version: 4, name: '0004-analytics-read-paths', up: m0004.up },
+  { version: 5, name: '0005-lean-event-indexes', up: m0005.up },
 ];
