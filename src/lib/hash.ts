@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
-/** Lowercase hex SHA-256 of a string or bytes. */
+/** Lowercase hex SHA-256 of a string or bytes (one-shot: no Hash object per call, it runs per request). */
 export function sha256Hex(input: string | Uint8Array): string {
-  return createHash('sha256').update(input).digest('hex');
+  return hash('sha256', input, 'hex');
 }
 
 /** First `length` hex characters of the SHA-256 of a token: safe to log (spec 1 §Events, §Versioning). */

@@ -27,19 +27,19 @@ export function sketchWords(text: string): Set<string> {
   const add = (w: string) => {
     if ((w.length >= 2 || w === '#') && !STOPWORDS.has(w)) words.add(w);
   };
-  if (Buffer.byteLength(head) === head.length)
-    asciiWords(head, add); // every character below U+0080
+  if (isAscii(head)) asciiWords(head, add);
   else unicodeWords(head, add, words);
   return words;
 }
 
 /** The BANDS band strings `h1:<band>:<8 hex>` of a text, or [`h1:empty`] when it has no words. */
 export function sketchText(text: string): string[] {
-  const words = sketchWords(text);
-  if (words.size === 0) return [EMPTY_SKETCH];
+  const head = text.length > SKETCH_TEXT_LIMIT ? text.slice(0, SKETCH_TEXT_LIMIT) : text;
+  // the hashes of the words, not the words: MinHash reads nothing else, and equal words hash alike
+  const hashes = isAscii(head) ? asciiWordHashes(head) : new Set([...sketchWords(head)].map(fnv1a));
+  if (hashes.size === 0) return [EMPTY_SKETCH];
   const mins = new Uint32Array(BANDS * ROWS).fill(0xffffffff);
-  for (const w of words) {
-    const h = fnv1a(w);
+  for (const h of hashes) {
     for (let i = 0; i < mins.length; i++) {
       const v = fmix32(h ^ SEEDS[i]);
       if (v < mins[i]) mins[i] = v;
@@ -79,6 +79,60 @@ function asciiWords(text: string, add: (w: string) => void): void {
   cut(text.length);
 }
 
+/**
+ * The FNV-1a hashes of the words asciiWords cuts (the same cuts, lowercasing and `#` for digit runs), hashed
+ * from the character codes as the scan goes, without a string per word: what a request's fingerprint costs
+ * on the gateway's hot path. Only a word whose hash is a function word's is spelled out, to check it.
+ */
+function asciiWordHashes(text: string): Set<number> {
+  const hashes = new Set<number>();
+  let start = -1;
+  let h = 0;
+  let length = 0;
+  let inDigits = false;
+  let prev = 0; // 0 other, 1 lower, 2 upper, 3 digit
+  const cut = (end: number) => {
+    if (start < 0) return;
+    const word = h >>> 0;
+    // a single character is kept only when it is a digit run ('#')
+    if (length >= 2 || (length === 1 && inDigits)) {
+      if (!STOPWORD_HASHES.has(word) || !STOPWORDS.has(text.slice(start, end).toLowerCase()))
+        hashes.add(word);
+    }
+    start = -1;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const kind = c >= 97 && c <= 122 ? 1 : c >= 65 && c <= 90 ? 2 : c >= 48 && c <= 57 ? 3 : 0;
+    if (kind === 0 || (kind === 2 && prev === 1)) cut(i);
+    if (kind !== 0) {
+      if (start < 0) {
+        start = i;
+        h = FNV_OFFSET;
+        length = 0;
+        inDigits = false;
+      }
+      if (kind !== 3) {
+        h = Math.imul(h ^ (c | 0x20), FNV_PRIME); // c | 0x20 lowercases A–Z
+        length++;
+        inDigits = false;
+      } else if (!inDigits) {
+        h = Math.imul(h ^ HASH_SIGN, FNV_PRIME); // a run of digits is one '#'
+        length++;
+        inDigits = true;
+      }
+    }
+    prev = kind;
+  }
+  cut(text.length);
+  return hashes;
+}
+
+/** Every character below U+0080. */
+function isAscii(text: string): boolean {
+  return Buffer.byteLength(text) === text.length;
+}
+
 function unicodeWords(text: string, add: (w: string) => void, words: Set<string>): void {
   for (const token of text.match(WORD) ?? []) {
     if (CJK.test(token)) {
@@ -106,6 +160,9 @@ const STOPWORDS = new Set([
   'did', 'not', 'no', 'so', 'please', 'just', 'some', 'any', 'all', 'into', 'about', 'also', 'than', 'too',
   'very', 'have', 'has', 'had', 'now', 'up', 'out', 'let', 'us',
 ]);
+
+const HASH_SIGN = '#'.charCodeAt(0);
+const STOPWORD_HASHES: ReadonlySet<number> = new Set([...STOPWORDS].map(fnv1a));
 
 /** One seed per MinHash function, fixed forever for revision h1. */
 const SEEDS = Uint32Array.from({ length: BANDS * ROWS }, (_, i) => fmix32(Math.imul(i + 1, 0x9e3779b9)));
