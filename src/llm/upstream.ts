@@ -4,7 +4,7 @@
  * DECISIONS §4: a total deadline until the response head arrives, and an idle limit between body chunks.
  * Also the caps on what an answer may hold (issue 17): a whole non-streaming body, one SSE line.
  */
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { SvcError } from '../lib/errors.ts';
 
 /** How much of an upstream answer the gateway holds in memory at once. */
@@ -55,14 +55,18 @@ export function createUpstream(options: UpstreamOptions = {}): Upstream {
     headersTimeout: options.timeoutMs ?? 600_000,
     bodyTimeout: options.idleTimeoutMs ?? 120_000,
   });
+  const target = createTargetCache();
   return {
     async send(req) {
-      const res = await request(req.url, {
+      // the agent's own request: undici.request(url) would parse the whole URL again on every call
+      const { origin, path } = target(req.url);
+      const res = await agent.request({
+        origin,
+        path,
         method: 'POST',
         headers: req.headers,
         body: req.body,
         signal: req.signal,
-        dispatcher: agent,
       });
       return { status: res.statusCode, headers: res.headers, body: res.body };
     },
@@ -92,6 +96,21 @@ export async function readUpstreamText(res: UpstreamResponse, maxBytes: number):
 }
 
 // --- internal ---
+
+/** Origin and path of an upstream URL, parsed once per distinct URL (they come from a handful of base URLs). */
+function createTargetCache(): (url: string) => { origin: string; path: string } {
+  const parsed = new Map<string, { origin: string; path: string }>();
+  return (url) => {
+    let t = parsed.get(url);
+    if (!t) {
+      const u = new URL(url);
+      t = { origin: u.origin, path: `${u.pathname}${u.search}` };
+      if (parsed.size >= 256) parsed.clear();
+      parsed.set(url, t);
+    }
+    return t;
+  };
+}
 
 function bodyTooLarge(maxBytes: number): SvcError {
   return new SvcError('upstream_error', {
