@@ -10,8 +10,11 @@ import { test } from 'node:test';
 import { startStoreWriter } from '../helpers/store-writer.ts';
 import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
 
-/** The schema version of this binary: 1 (initial), 0002 (the forget salt), 0003 (sticky session model). */
-const SCHEMA_VERSION = 4;
+/**
+ * The schema version of this binary: 1 (initial), 0002 (the forget salt), 0003 (sticky session model),
+ * 0004 (analytics read paths), 0005 (unused events indexes dropped).
+ */
+const SCHEMA_VERSION = 5;
 
 const tmp = makeTempDir('svc-br-trip-');
 test.after(() => tmp.cleanup());
