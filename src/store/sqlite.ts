@@ -130,7 +130,11 @@ function createAppender(db: DatabaseSync, kysely: Kysely<Database>): SqliteStore
         for (const r of rows) stmts.insert.run(...(eventValues(r) as SQLInputValue[]));
         stmts.commit.run();
       } catch (err) {
-        if (db.isTransaction) db.exec('ROLLBACK');
+        try {
+          if (db.isTransaction) db.exec('ROLLBACK');
+        } catch {
+          // the failure to report is the first one (the trace writer judges whether it is retryable)
+        }
         throw err;
       }
     });

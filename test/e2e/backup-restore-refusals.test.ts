@@ -85,7 +85,7 @@ test('restore refuses a backup whose schema version differs, naming both version
   assertRefused(
     r,
     1,
-    /schema version 99 but this svc binary uses schema version 4; restore it with an svc binary/,
+    /schema version 99 but this svc binary uses schema version 5; restore it with an svc binary/,
   );
 });
 
