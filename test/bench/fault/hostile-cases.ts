@@ -336,8 +336,9 @@ function routeCases(token: string): HostileCase[] {
     expect,
   });
   return [
-    r('GET on the chat path', 'GET', '/v1/chat/completions', 'openai', oa, ['404 not_found']),
-    r('PUT on the messages path', 'PUT', '/v1/messages', 'anthropic', an, ['404 not_found']),
+    // a provider path with another method: 405 in that provider's error shape, with Allow (issue 13)
+    r('GET on the chat path', 'GET', '/v1/chat/completions', 'openai', oa, ['405 method_not_allowed']),
+    r('PUT on the messages path', 'PUT', '/v1/messages', 'anthropic', an, ['405 method_not_allowed']),
     r('trailing slash', 'POST', '/v1/chat/completions/', 'service', oa, ['404 not_found']),
     r('analytics path', 'GET', '/analytics/spend', 'service', oa, ['404 not_found']),
     r('dot segments in the path', 'POST', '/v1/x/../chat/completions', 'openai', oa, [
