@@ -140,6 +140,22 @@ async function run(): Promise<void> {
 }
 
 async function measureLoad(targets: Target[], upstreamPid: number): Promise<report.LoadRow[]> {
+  // every target first serves every shape for a while, so the first measured shape does not also pay the
+  // JIT warm-up of code the later ones share (it used to make whichever shape came first look the dearest)
+  for (const t of targets) {
+    if (t.warmed) continue;
+    note(`warm-up ${report.TARGETS[t.id]}: every shape in turn`);
+    await runLoad({
+      url: t.proc.url,
+      request: SHAPES.map((shape) => benchRequest(shape, t.token)),
+      connections: 8,
+      durationS: plan.firstWarmupS,
+      warmupS: 0,
+      serverPid: t.proc.pid,
+      otherPids: [upstreamPid],
+    });
+    t.warmed = true;
+  }
   const rows: report.LoadRow[] = [];
   for (const shape of SHAPES) {
     for (const concurrency of CONCURRENCIES) {
