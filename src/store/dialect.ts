@@ -19,8 +19,6 @@ export interface SqlDialect {
   jsonSetString(json: RawBuilder<unknown>, path: string, value: string): RawBuilder<string>;
   /** Exact sum of decimal strings (or JSON numbers) as decimal text; '0' or '0.000000' when no row. */
   decimalSum(expr: RawBuilder<unknown>): RawBuilder<string>;
-  /** Opens a transaction that will write, taking the write lock up front where the engine needs that. */
-  readonly beginWrite: RawBuilder<unknown>;
   /** Lock contention or a lost connection: the same statement may succeed when tried again. */
   isRetryable(err: unknown): boolean;
   /** One statement text that appends a batch of events, and its parameters. */
@@ -63,7 +61,6 @@ export const sqliteDialect: SqlDialect = {
   jsonSetString: (json, path, value) => sql<string>`json_set(${json}, ${path}, ${value})`,
   // decimal_sum is registered on every connection by open.ts (exact, BigInt-backed)
   decimalSum: (expr) => sql<string>`decimal_sum(${expr})`,
-  beginWrite: sql`BEGIN IMMEDIATE`,
   isRetryable(err) {
     // SQLITE_BUSY (5) or SQLITE_LOCKED (6), including extended codes
     const code = (err as { errcode?: number } | null)?.errcode;
@@ -80,7 +77,6 @@ export const postgresDialect: SqlDialect = {
   jsonSetString: (json, path, value) =>
     sql<string>`jsonb_set(${pgJson(json)}::jsonb, ${toPgPath(path)}, to_jsonb(${value}::text))::text`,
   decimalSum: (expr) => sql<string>`coalesce(sum((${expr})::numeric), 0)::text`,
-  beginWrite: sql`BEGIN`,
   isRetryable(err) {
     const code = (err as { code?: unknown } | null)?.code;
     if (typeof code === 'string') return RETRYABLE_PG_CODES.test(code) || NODE_NET_CODES.has(code);

@@ -27,8 +27,7 @@ export function sketchWords(text: string): Set<string> {
   const add = (w: string) => {
     if ((w.length >= 2 || w === '#') && !STOPWORDS.has(w)) words.add(w);
   };
-  if (isAscii(head)) asciiWords(head, add);
-  else unicodeWords(head, add, words);
+  unicodeWords(head, add, words);
   return words;
 }
 
@@ -36,7 +35,8 @@ export function sketchWords(text: string): Set<string> {
 export function sketchText(text: string): string[] {
   const head = text.length > SKETCH_TEXT_LIMIT ? text.slice(0, SKETCH_TEXT_LIMIT) : text;
   // the hashes of the words, not the words: MinHash reads nothing else, and equal words hash alike
-  const hashes = isAscii(head) ? asciiWordHashes(head) : new Set([...sketchWords(head)].map(fnv1a));
+  const ascii = Buffer.byteLength(head) === head.length; // every character below U+0080
+  const hashes = ascii ? asciiWordHashes(head) : new Set([...sketchWords(head)].map(fnv1a));
   if (hashes.size === 0) return [EMPTY_SKETCH];
   const mins = new Uint32Array(BANDS * ROWS).fill(0xffffffff);
   for (const h of hashes) {
@@ -56,33 +56,11 @@ export function sketchText(text: string): string[] {
 
 // --- internal ---
 
-/** The common case without a regex per word: one pass over the character codes, words cut by slicing. */
-function asciiWords(text: string, add: (w: string) => void): void {
-  let start = -1;
-  let digits = false;
-  let prev = 0; // 0 other, 1 lower, 2 upper, 3 digit
-  const cut = (end: number) => {
-    if (start < 0) return;
-    const w = text.slice(start, end).toLowerCase();
-    add(digits ? w.replace(DIGITS, '#') : w);
-    start = -1;
-    digits = false;
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const kind = c >= 97 && c <= 122 ? 1 : c >= 65 && c <= 90 ? 2 : c >= 48 && c <= 57 ? 3 : 0;
-    if (kind === 0 || (kind === 2 && prev === 1)) cut(i);
-    if (kind !== 0 && start < 0) start = i;
-    if (kind === 3) digits = true;
-    prev = kind;
-  }
-  cut(text.length);
-}
-
 /**
- * The FNV-1a hashes of the words asciiWords cuts (the same cuts, lowercasing and `#` for digit runs), hashed
- * from the character codes as the scan goes, without a string per word: what a request's fingerprint costs
- * on the gateway's hot path. Only a word whose hash is a function word's is spelled out, to check it.
+ * The FNV-1a hashes of the words sketchWords finds in ASCII text (letter/digit runs cut at non-alphanumerics
+ * and lower→upper joints, lowercased, a digit run as `#`), hashed from the character codes as the scan goes,
+ * without a string per word: what a request's fingerprint costs on the gateway's hot path (sketchWords, the
+ * general path, serves every other text). Only a word whose hash is a function word's is spelled out.
  */
 function asciiWordHashes(text: string): Set<number> {
   const hashes = new Set<number>();
@@ -126,11 +104,6 @@ function asciiWordHashes(text: string): Set<number> {
   }
   cut(text.length);
   return hashes;
-}
-
-/** Every character below U+0080. */
-function isAscii(text: string): boolean {
-  return Buffer.byteLength(text) === text.length;
 }
 
 function unicodeWords(text: string, add: (w: string) => void, words: Set<string>): void {
