@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { EventEnvelope } from '../../events/envelope.ts';
+import { EVENT_COLUMNS } from '../../store/dialect.ts';
 import type { Database, EventRow } from '../../store/schema.ts';
 
 export interface ListEventsQuery {
@@ -14,19 +15,9 @@ export interface ListEventsQuery {
   limit: number;
 }
 
-/** The stored columns of an event envelope (spec 2 "Event"), for every read that returns envelopes. */
-export const ENVELOPE_COLUMNS = [
-  'id',
-  'timestamp',
-  'timestamp_us',
-  'session_id',
-  'turn_id',
-  'type',
-  'actor',
-  'payload',
-  'parent_event_id',
-  'sensitivity',
-] as const;
+/** The stored columns of an event envelope (spec 2 "Event"), for every read that returns envelopes: the columns
+ * an event is appended with. */
+export const ENVELOPE_COLUMNS = EVENT_COLUMNS;
 
 /** One page in id order; next_cursor is the last id of the page when more match. */
 export async function listEvents(
