@@ -10,7 +10,7 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Bus } from '../events/bus.ts';
-import { add, compare, type Decimal, formatDecimal, mul, parseDecimal, ZERO } from '../lib/decimal.ts';
+import { add, compare, type Decimal, formatDecimal, parseDecimal, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -18,14 +18,14 @@ import { type Clock, formatUs } from '../lib/time.ts';
 import type { PostgresStore } from '../store/open.ts';
 import type { Database } from '../store/schema.ts';
 import {
-  ALERT_RATIO,
   type CapKind,
   type CappedKey,
   capsOf,
   NO_RESERVATION,
+  publishQuotaAlert,
   type QuotaManager,
   type Reservation,
-  ratioOf,
+  reachesAlert,
   windowEndUs,
   windowStartUs,
 } from './quota.ts';
@@ -111,7 +111,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
           open = false;
           track('settlement', async () => {
             const alerts = await settle(store, key, holdId, cost, deps.clock.nowUs());
-            for (const a of alerts) publishAlert(deps.bus, key, a);
+            for (const a of alerts) publishQuotaAlert(deps.bus, key, a);
           });
         },
         release() {
@@ -234,7 +234,7 @@ async function settle(
     for (const { kind, cap } of capsOf(key)) {
       const w = await lockWindow(trx, store, key.key_id, kind, nowUs);
       const spent = add(w.spent, cost);
-      const crossed = !w.alerted && compare(spent, mul(cap, ALERT_RATIO)) >= 0;
+      const crossed = !w.alerted && reachesAlert(spent, cap);
       if (compare(cost, ZERO) === 0 && !crossed) continue;
       await trx
         .updateTable('budget_windows')
@@ -302,27 +302,6 @@ function refuse(
   return new SvcError('quota_exceeded', {
     message: `The ${r.kind} spend cap of ${details.cap_usd} USD for this key is reached (spent ${details.spent_usd} USD); it resets at ${details.resets_at}.`,
     details,
-  });
-}
-
-function publishAlert(bus: Bus, key: CappedKey, a: Alert): void {
-  bus.publish({
-    type: 'quota.alert',
-    actor: 'gateway',
-    payload: {
-      identity_kind: 'key',
-      identity_id: key.key_id,
-      gateway_key_id: key.key_id,
-      user_id: key.user_id ?? null,
-      team_id: key.team_id ?? null,
-      cap_kind: a.kind,
-      cap_usd: formatDecimal(a.cap),
-      spent_usd: formatDecimal(a.spent),
-      ratio: ratioOf(a.spent, a.cap),
-      threshold: 0.8,
-      window_start: formatUs(a.startUs),
-      resets_at: formatUs(windowEndUs(a.kind, a.startUs)),
-    },
   });
 }
 

@@ -61,7 +61,9 @@ export interface LocalQuotaManager extends QuotaManager {
   admit(key: CappedKey, worstCase: Decimal, context?: Record<string, unknown>): Reservation;
 }
 
-export const ALERT_RATIO = parseDecimal('0.8');
+/** quota.alert goes out once per window, when settled spend reaches this share of the cap. */
+export const ALERT_THRESHOLD = 0.8;
+const ALERT_RATIO = parseDecimal(String(ALERT_THRESHOLD));
 export const NO_RESERVATION: Reservation = { settle() {}, release() {} };
 
 export function createQuotaManager(deps: { bus: Bus; clock: Clock; seed: QuotaSeed }): LocalQuotaManager {
@@ -84,26 +86,9 @@ export function createQuotaManager(deps: { bus: Bus; clock: Clock; seed: QuotaSe
   };
 
   const maybeAlert = (key: CappedKey, kind: CapKind, cap: Decimal, w: WindowState) => {
-    if (w.alerted || compare(w.spent, mul(cap, ALERT_RATIO)) < 0) return;
+    if (w.alerted || !reachesAlert(w.spent, cap)) return;
     w.alerted = true;
-    deps.bus.publish({
-      type: 'quota.alert',
-      actor: 'gateway',
-      payload: {
-        identity_kind: 'key',
-        identity_id: key.key_id,
-        gateway_key_id: key.key_id,
-        user_id: key.user_id ?? null,
-        team_id: key.team_id ?? null,
-        cap_kind: kind,
-        cap_usd: formatDecimal(cap),
-        spent_usd: formatDecimal(w.spent),
-        ratio: ratioOf(w.spent, cap),
-        threshold: 0.8,
-        window_start: formatUs(w.startUs),
-        resets_at: formatUs(windowEndUs(kind, w.startUs)),
-      },
-    });
+    publishQuotaAlert(deps.bus, key, { kind, cap, spent: w.spent, startUs: w.startUs });
   };
 
   return {
@@ -197,6 +182,37 @@ export function capsOf(key: CappedKey): Array<{ kind: CapKind; cap: Decimal }> {
   if (key.daily_cap_usd != null) caps.push({ kind: 'daily', cap: parseDecimal(key.daily_cap_usd) });
   if (key.monthly_cap_usd != null) caps.push({ kind: 'monthly', cap: parseDecimal(key.monthly_cap_usd) });
   return caps;
+}
+
+/** Whether settled spend `spent` has reached the alert threshold of `cap`. */
+export function reachesAlert(spent: Decimal, cap: Decimal): boolean {
+  return compare(spent, mul(cap, ALERT_RATIO)) >= 0;
+}
+
+/** Publishes quota.alert for one of the key's cap windows (local and shared quota alike). */
+export function publishQuotaAlert(
+  bus: Bus,
+  key: CappedKey,
+  a: { kind: CapKind; cap: Decimal; spent: Decimal; startUs: number },
+): void {
+  bus.publish({
+    type: 'quota.alert',
+    actor: 'gateway',
+    payload: {
+      identity_kind: 'key',
+      identity_id: key.key_id,
+      gateway_key_id: key.key_id,
+      user_id: key.user_id ?? null,
+      team_id: key.team_id ?? null,
+      cap_kind: a.kind,
+      cap_usd: formatDecimal(a.cap),
+      spent_usd: formatDecimal(a.spent),
+      ratio: ratioOf(a.spent, a.cap),
+      threshold: ALERT_THRESHOLD,
+      window_start: formatUs(a.startUs),
+      resets_at: formatUs(windowEndUs(a.kind, a.startUs)),
+    },
+  });
 }
 
 /** quota.alert's ratio: spend over cap, six decimals. */
