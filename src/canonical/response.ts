@@ -16,6 +16,16 @@ export const STOP_REASONS = [
 ] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
 
+/**
+ * The stop reason of a message: one that carries tool calls but says it simply ended (`end_turn`,
+ * `stop_sequence`; some upstreams say so although they called tools, wire-formats §6 #7) ends in
+ * `tool_use`. A truncation, refusal or pause keeps its reason, so a tool call cut off by the token limit
+ * is never presented as a finished one.
+ */
+export function stopReasonWithTools(stop: StopReason, hasToolCalls: boolean): StopReason {
+  return hasToolCalls && (stop === 'end_turn' || stop === 'stop_sequence') ? 'tool_use' : stop;
+}
+
 export interface CanonicalUsage {
   /** Uncached input tokens only. */
   input_tokens: number;

@@ -3,7 +3,7 @@
  * emit them while keeping the authoritative final content, stop reason and running usage.
  */
 import type { ContentBlock, ThinkingBlock, ToolUseBlock } from './message.ts';
-import { type CanonicalUsage, emptyUsage, type StopReason } from './response.ts';
+import { type CanonicalUsage, emptyUsage, type StopReason, stopReasonWithTools } from './response.ts';
 
 export interface MessageStartEvent {
   type: 'message.start';
@@ -212,8 +212,8 @@ export class StreamBuilder implements StreamProgress {
   }
 
   /**
-   * Closes open blocks and completes the message. A message with tool calls always ends in `tool_use`
-   * whatever the upstream said (wire-formats §6 #7).
+   * Closes open blocks and completes the message. A message with tool calls that says it simply ended
+   * ends in `tool_use` (wire-formats §6 #7); a truncated one keeps `max_tokens` (stopReasonWithTools).
    */
   finish(): CanonicalStreamEvent[] {
     const out: CanonicalStreamEvent[] = [];
@@ -221,8 +221,10 @@ export class StreamBuilder implements StreamProgress {
       const end = this.close(index);
       if (end) out.push(end);
     }
-    let stop = this.#stop ?? 'end_turn';
-    if (stop !== 'cancelled' && this.#blocks.some((b) => b.type === 'tool_use')) stop = 'tool_use';
+    const stop = stopReasonWithTools(
+      this.#stop ?? 'end_turn',
+      this.#blocks.some((b) => b.type === 'tool_use'),
+    );
     this.#stop = stop;
     this.#done = true;
     out.push({

@@ -10,6 +10,7 @@ import {
   type CanonicalUsage,
   STOP_REASONS,
   type StopReason,
+  stopReasonWithTools,
 } from '../../canonical/response.ts';
 import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 
@@ -44,7 +45,10 @@ export function decodeAnthropicResponse(raw: unknown): CanonicalResponse {
     id: String(body?.id ?? ''),
     model: String(body?.model ?? ''),
     content,
-    stop_reason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : stop,
+    stop_reason: stopReasonWithTools(
+      stop,
+      content.some((b) => b.type === 'tool_use'),
+    ),
     stop_sequence: body?.stop_sequence ?? null,
     usage: {
       input_tokens: 0,

@@ -6,7 +6,12 @@
  */
 import * as v from 'valibot';
 import type { ContentBlock } from '../../canonical/message.ts';
-import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../canonical/response.ts';
+import {
+  type CanonicalResponse,
+  type CanonicalUsage,
+  type StopReason,
+  stopReasonWithTools,
+} from '../../canonical/response.ts';
 import { parseToolInput } from '../../canonical/stream.ts';
 import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 import { toSvcError } from '../upstream-error.ts';
@@ -53,9 +58,10 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
         input: parseToolInput(c.function.arguments ?? ''),
       });
   }
-  let stop = decodeFinishReason(choice.finish_reason);
-  if (msg.refusal) stop = 'refusal';
-  if (content.some((b) => b.type === 'tool_use')) stop = 'tool_use';
+  const stop = stopReasonWithTools(
+    msg.refusal ? 'refusal' : decodeFinishReason(choice.finish_reason),
+    content.some((b) => b.type === 'tool_use'),
+  );
   return {
     id: body.id,
     model: String(body.model ?? ''),

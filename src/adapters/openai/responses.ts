@@ -6,7 +6,12 @@
  */
 import * as v from 'valibot';
 import type { ContentBlock } from '../../canonical/message.ts';
-import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../canonical/response.ts';
+import {
+  type CanonicalResponse,
+  type CanonicalUsage,
+  type StopReason,
+  stopReasonWithTools,
+} from '../../canonical/response.ts';
 import { parseToolInput } from '../../canonical/stream.ts';
 import { replaceJsonValue, rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
@@ -62,13 +67,15 @@ export function decodeResponsesUsage(u: any): CanonicalUsage {
   return usage;
 }
 
-/** Stop reason from `status` / `incomplete_details.reason`; tool calls force `tool_use`. */
+/** Stop reason from `status` / `incomplete_details.reason`; tool calls make a plain end `tool_use`. */
 export function decodeResponsesStop(body: any, content: readonly ContentBlock[]): StopReason {
-  if (content.some((b) => b.type === 'tool_use')) return 'tool_use';
   const reason = body?.incomplete_details?.reason;
-  if (reason === 'max_output_tokens') return 'max_tokens';
-  if (reason === 'content_filter') return 'refusal';
-  return 'end_turn';
+  const stop: StopReason =
+    reason === 'max_output_tokens' ? 'max_tokens' : reason === 'content_filter' ? 'refusal' : 'end_turn';
+  return stopReasonWithTools(
+    stop,
+    content.some((b) => b.type === 'tool_use'),
+  );
 }
 
 /** Tap frame rewriter: `response.model` of lifecycle events becomes the requested name. */

@@ -16,6 +16,7 @@ import { encodeAnthropicStream } from '#src/gateway/shapes/anthropic/encode-stre
 import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
 import { encodeOpenAIResponse } from '#src/gateway/shapes/openai/encode.ts';
 import { encodeOpenAIStream } from '#src/gateway/shapes/openai/encode-stream.ts';
+import { encodeResponsesResponse } from '#src/gateway/shapes/responses/encode.ts';
 import { SvcError } from '#src/lib/errors.ts';
 import { decodeSse } from '#src/lib/sse-decode.ts';
 import {
@@ -160,6 +161,78 @@ test('#7 tool calls force tool_use / tool_calls even when the upstream said stop
   assert.equal(out.find((c) => c.choices?.[0]?.finish_reason)?.choices[0].finish_reason, 'tool_calls');
   const frames = await anthropicFrames(events);
   assert.equal(frames.find((f) => f.event === 'message_delta')!.data.delta.stop_reason, 'tool_use');
+});
+
+test('#7 a tool call cut off by the token limit stays max_tokens / length / incomplete, never a finished tool turn', async () => {
+  const cut = ANTHROPIC_TOOL_STREAM.replace('"stop_reason":"tool_use"', '"stop_reason":"max_tokens"');
+  const events = await canonical(anthropic, cut);
+  assert.equal((events.at(-1) as any).stop_reason, 'max_tokens');
+  const out = await openaiChunks(events);
+  assert.equal(out.find((c) => c.choices?.[0]?.finish_reason)?.choices[0].finish_reason, 'length');
+  const frames = await anthropicFrames(events);
+  assert.equal(frames.find((f) => f.event === 'message_delta')!.data.delta.stop_reason, 'max_tokens');
+
+  const oaiCut = await canonical(
+    openai,
+    openaiSse(
+      [
+        {
+          role: 'assistant',
+          tool_calls: [
+            { index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '{"a": "b' } },
+          ],
+        },
+      ],
+      'length',
+    ),
+  );
+  assert.equal((oaiCut.at(-1) as any).stop_reason, 'max_tokens');
+
+  const toolUse = { type: 'tool_use', id: 'toolu_1', name: 'f', input: {} };
+  const usage = { input_tokens: 1, output_tokens: 1 };
+  const message = {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-x',
+    stop_sequence: null,
+    usage,
+  };
+  const nonStream = anthropic.decodeResponse({ ...message, content: [toolUse], stop_reason: 'max_tokens' });
+  assert.equal(nonStream.stop_reason, 'max_tokens');
+  assert.equal(
+    (encodeOpenAIResponse(nonStream, { model: 'alias' }) as any).choices[0].finish_reason,
+    'length',
+  );
+  const responses = encodeResponsesResponse(nonStream, { model: 'alias', request: {} }) as any;
+  assert.deepEqual(
+    [responses.status, responses.incomplete_details],
+    ['incomplete', { reason: 'max_output_tokens' }],
+  );
+  // a plain end with a tool call is still a tool turn (#7 above)
+  assert.equal(
+    anthropic.decodeResponse({ ...message, content: [toolUse], stop_reason: 'end_turn' }).stop_reason,
+    'tool_use',
+  );
+  const oai = openai.decodeResponse({
+    id: 'c1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'g',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a' } }],
+        },
+        finish_reason: 'length',
+      },
+    ],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+  assert.equal(oai.stop_reason, 'max_tokens');
 });
 
 test('#8 Anthropic stop reasons are mapped to finish_reason values, refusal to content_filter', () => {

@@ -4,7 +4,12 @@
  * the OpenRouter way (`reasoning`, `reasoning_details`) so clients can replay signatures.
  */
 import type { ContentBlock } from '../../../canonical/message.ts';
-import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
+import {
+  type CanonicalResponse,
+  type CanonicalUsage,
+  type StopReason,
+  stopReasonWithTools,
+} from '../../../canonical/response.ts';
 import type { EncodeOptions } from '../shape.ts';
 
 export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions): Record<string, unknown> {
@@ -47,11 +52,10 @@ export function openaiCompletionId(id: string): string {
 
 /**
  * Anthropic stop reason → `finish_reason` (wire-formats §5.2; never passed through unmapped, §6 #8).
- * Tool calls force `tool_calls` (§6 #7).
+ * Tool calls make a plain end `tool_calls` (§6 #7); a truncated call stays `length`.
  */
 export function openaiFinishReason(r: StopReason, hasToolCalls: boolean): string {
-  if (hasToolCalls) return 'tool_calls';
-  switch (r) {
+  switch (stopReasonWithTools(r, hasToolCalls)) {
     case 'max_tokens':
     case 'model_context_window_exceeded':
       return 'length';
