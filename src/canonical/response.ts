@@ -20,10 +20,12 @@ export type StopReason = (typeof STOP_REASONS)[number];
  * The stop reason of a message: one that carries tool calls but says it simply ended (`end_turn`,
  * `stop_sequence`; some upstreams say so although they called tools, wire-formats §6 #7) ends in
  * `tool_use`. A truncation, refusal or pause keeps its reason, so a tool call cut off by the token limit
- * is never presented as a finished one.
+ * is never presented as a finished one; and `tool_use` without a call to run is a plain end, so no client
+ * waits for tool results nobody asked for.
  */
 export function stopReasonWithTools(stop: StopReason, hasToolCalls: boolean): StopReason {
-  return hasToolCalls && (stop === 'end_turn' || stop === 'stop_sequence') ? 'tool_use' : stop;
+  if (!hasToolCalls) return stop === 'tool_use' ? 'end_turn' : stop;
+  return stop === 'end_turn' || stop === 'stop_sequence' ? 'tool_use' : stop;
 }
 
 export interface CanonicalUsage {

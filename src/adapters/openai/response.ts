@@ -4,6 +4,7 @@
  * thinking blocks; an `error` embedded in a 200 is raised as a failure (wire-formats §3); any other body
  * that is not a chat.completion (no choices, no usage counts) is refused.
  */
+import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import type { ContentBlock } from '../../canonical/message.ts';
 import {
@@ -40,7 +41,7 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
   const embedded = raw as any;
   if (embedded?.error) throw toSvcError(classifyOpenAIStreamError(embedded.error));
   if (embedded?.choices?.[0]?.finish_reason === 'error')
-    throw toSvcError(classifyOpenAIStreamError({ message: 'upstream finished with an error' }));
+    throw toSvcError(classifyOpenAIStreamError(choiceError(embedded.choices[0])));
   const body: any = checkResponseShape(OpenAIResponseSchema, raw, 'a chat.completion');
   const choice = body.choices[0];
   const msg = choice.message;
@@ -49,14 +50,17 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
     content.push({ type: 'text', text: msg.content });
   if (typeof msg.refusal === 'string' && msg.refusal !== '')
     content.push({ type: 'text', text: msg.refusal });
-  for (const c of msg.tool_calls ?? []) {
-    if (c?.function)
-      content.push({
-        type: 'tool_use',
-        id: String(c.id),
-        name: String(c.function.name),
-        input: parseToolInput(c.function.arguments ?? ''),
-      });
+  // the deprecated single `function_call` is a tool call all the same
+  const calls = [...(msg.tool_calls ?? []), ...(msg.function_call ? [{ function: msg.function_call }] : [])];
+  for (const c of calls) {
+    if (typeof c?.function?.name !== 'string' || c.function.name === '') continue; // nothing to call
+    content.push({
+      type: 'tool_use',
+      // some OpenAI-compatible servers send no id; a tool_result must still be able to name the call
+      id: typeof c.id === 'string' && c.id !== '' ? c.id : generatedToolCallId(),
+      name: c.function.name,
+      input: parseToolInput(c.function.arguments ?? ''),
+    });
   }
   const stop = stopReasonWithTools(
     msg.refusal ? 'refusal' : decodeFinishReason(choice.finish_reason),
@@ -76,6 +80,23 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
       ...decodeOpenAIUsage(body.usage),
     },
   };
+}
+
+/** `tool_calls[].index` the deprecated `function_call` delta is filed under (real indexes are ≥ 0). */
+export const LEGACY_FUNCTION_CALL_INDEX = -1;
+
+/** An id for a tool call the upstream sent without one: unique, so tool results can name it. */
+export function generatedToolCallId(): string {
+  return `call_${randomBytes(12).toString('hex')}`;
+}
+
+/**
+ * The error of a choice that finished with `finish_reason:"error"`: OpenRouter puts `{code, message}` on
+ * the choice (its 429 or 502 then keeps its class and message).
+ */
+export function choiceError(choice: any): unknown {
+  const e = choice?.error;
+  return e && typeof e === 'object' ? e : { message: 'upstream finished with an error' };
 }
 
 /** finish_reason → canonical stop reason (wire-formats §5.2). */

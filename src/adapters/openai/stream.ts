@@ -14,15 +14,21 @@ import type { StreamDecoder } from '../adapter.ts';
 import { type FrameRewriter, formatFrame } from '../tap.ts';
 import { toSvcError } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
-import { decodeFinishReason, decodeOpenAIUsage } from './response.ts';
+import {
+  choiceError,
+  decodeFinishReason,
+  decodeOpenAIUsage,
+  generatedToolCallId,
+  LEGACY_FUNCTION_CALL_INDEX,
+} from './response.ts';
 
 export function createOpenAIStreamDecoder(): StreamDecoder {
   const s: State = {
     b: new StreamBuilder(),
     open: -1,
     openKind: '',
-    tools: new Map(),
-    pending: new Map(),
+    calls: [],
+    byIndex: new Map(),
     refusal: false,
   };
   const b = s.b;
@@ -33,7 +39,13 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
     hasContent: () => b.hasContent(),
     push(e: SseEvent) {
       if (b.completed) return [];
-      if (e.data === '[DONE]') return b.started ? b.finish() : [];
+      if (e.data === '[DONE]') {
+        if (!b.started) return [];
+        const out: CanonicalStreamEvent[] = [];
+        flushCalls(s, out);
+        out.push(...b.finish());
+        return out;
+      }
       const chunk = JSON.parse(e.data);
       if (chunk?.error) throw toSvcError(classifyOpenAIStreamError(chunk.error));
       const out: CanonicalStreamEvent[] = [];
@@ -90,11 +102,25 @@ interface State {
   b: StreamBuilder;
   open: number;
   openKind: '' | 'text' | 'thinking' | 'tool';
-  /** tool_calls[].index → canonical block index */
-  tools: Map<number, number>;
-  /** fragments of calls whose id or name has not arrived yet */
-  pending: Map<number, { id?: string; name?: string; args: string }>;
+  /** Every tool call of the message, in the order the upstream began them. */
+  calls: ToolCall[];
+  /** `tool_calls[].index` → the call currently at that index (a new id at the same index is a new call). */
+  byIndex: Map<number, ToolCall>;
   refusal: boolean;
+}
+
+/**
+ * One upstream tool call. The first call to know its id and name streams live into an open block; a call
+ * that begins while another call's block is open is buffered whole and emitted as one block at the finish,
+ * so fragments that arrive interleaved are never cut off by a block already stopped.
+ */
+interface ToolCall {
+  id?: string;
+  name?: string;
+  /** Arguments not yet sent as a delta. */
+  args: string;
+  /** Its canonical block, once opened. */
+  block?: number;
 }
 
 function closeOpen(s: State, out: CanonicalStreamEvent[]): void {
@@ -137,39 +163,85 @@ function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void 
     out.push(s.b.text(ensure(s, 'text', out), d.refusal));
   }
   if (Array.isArray(d.tool_calls)) for (const tc of d.tool_calls) decodeToolCall(s, tc, out);
+  // the deprecated single `function_call` (no id, no index) is a tool call all the same
+  if (d.function_call && typeof d.function_call === 'object')
+    decodeToolCall(s, { index: LEGACY_FUNCTION_CALL_INDEX, function: d.function_call }, out);
   const finish = choice.finish_reason;
-  if (finish === 'error')
-    throw toSvcError(classifyOpenAIStreamError({ message: 'upstream finished with an error' }));
+  if (finish === 'error') throw toSvcError(classifyOpenAIStreamError(choiceError(choice)));
   if (finish) {
-    closeOpen(s, out);
+    flushCalls(s, out);
     s.b.setStop(s.refusal ? 'refusal' : decodeFinishReason(finish));
   }
 }
 
 function decodeToolCall(s: State, tc: any, out: CanonicalStreamEvent[]): void {
-  const j = typeof tc?.index === 'number' ? tc.index : 0;
+  const id = nonEmpty(tc?.id);
+  const name = nonEmpty(tc?.function?.name);
   const args = typeof tc?.function?.arguments === 'string' ? tc.function.arguments : '';
-  const ci = s.tools.get(j);
-  if (ci !== undefined) {
-    // a late fragment of a call already closed by a later block cannot be streamed any more (rare)
-    if (args !== '' && s.open === ci) out.push(s.b.toolInput(ci, args));
+  const call = callOf(s, typeof tc?.index === 'number' ? tc.index : undefined, id, name);
+  call.id ??= id;
+  call.name ??= name;
+  if (call.block !== undefined && s.open === call.block) {
+    if (args !== '') out.push(s.b.toolInput(call.block, args));
     return;
   }
-  const p = s.pending.get(j) ?? { args: '' };
-  if (typeof tc?.id === 'string' && tc.id !== '') p.id = tc.id;
-  if (typeof tc?.function?.name === 'string' && tc.function.name !== '') p.name = tc.function.name;
-  p.args += args;
-  if (p.id === undefined || p.name === undefined) {
-    s.pending.set(j, p);
-    return;
+  call.args += args;
+  // a fragment of a call whose block a later block already stopped cannot be streamed any more
+  if (call.block !== undefined || call.id === undefined || call.name === undefined) return;
+  if (s.openKind === 'tool') return; // another call streams live: this one waits for the finish
+  openCall(s, call, call.id, call.name, out);
+}
+
+/**
+ * The call a fragment belongs to: by `index` (Ollama numbers every call 0, so a different id at the same
+ * index is a new call, while vLLM repeats one id on every fragment); without an index, a fragment with a
+ * new id and a name begins a call and any other continues the last one.
+ */
+function callOf(
+  s: State,
+  index: number | undefined,
+  id: string | undefined,
+  name: string | undefined,
+): ToolCall {
+  let call = index === undefined ? s.calls.at(-1) : s.byIndex.get(index);
+  const newId = id !== undefined && call?.id !== undefined && id !== call.id;
+  if (
+    call === undefined ||
+    newId ||
+    (index === undefined && id !== undefined && name !== undefined && call.id !== id)
+  ) {
+    call = { args: '' };
+    s.calls.push(call);
   }
-  s.pending.delete(j);
+  if (index !== undefined) s.byIndex.set(index, call);
+  return call;
+}
+
+function openCall(s: State, call: ToolCall, id: string, name: string, out: CanonicalStreamEvent[]): void {
   closeOpen(s, out);
-  const start = s.b.openToolUse(p.id, p.name);
+  const start = s.b.openToolUse(id, name);
   out.push(start);
-  s.tools.set(j, start.content_block_index);
+  call.block = start.content_block_index;
   s.open = start.content_block_index;
   s.openKind = 'tool';
   // arguments are forwarded, including those that came before id/name (wire-formats §6 #2)
-  if (p.args !== '') out.push(s.b.toolInput(start.content_block_index, p.args));
+  if (call.args !== '') out.push(s.b.toolInput(call.block, call.args));
+  call.args = '';
+}
+
+/**
+ * At the finish: every buffered call becomes a complete block, in the order the upstream began them. A
+ * call the upstream never gave an id (some OpenAI-compatible servers) gets a generated one; a call with
+ * no name cannot be called and is dropped.
+ */
+function flushCalls(s: State, out: CanonicalStreamEvent[]): void {
+  for (const call of s.calls) {
+    if (call.block !== undefined || call.name === undefined) continue;
+    openCall(s, call, call.id ?? generatedToolCallId(), call.name, out);
+  }
+  closeOpen(s, out);
+}
+
+function nonEmpty(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { decodeFinishReason } from '#src/adapters/openai/response.ts';
 import {
   createAnthropicAdapter,
   createOpenAIAdapter,
@@ -308,14 +309,16 @@ test('stop_reason ↔ finish_reason in both directions', () => {
       choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason }],
       usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
     }).stop_reason;
+  // tool_calls / function_call with no call in the message is a plain end: there is nothing to run
   assert.deepEqual(['stop', 'length', 'content_filter', 'tool_calls', 'function_call', 'weird'].map(res), [
     'end_turn',
     'max_tokens',
     'refusal',
-    'tool_use',
-    'tool_use',
+    'end_turn',
+    'end_turn',
     'end_turn',
   ]);
+  assert.deepEqual(['tool_calls', 'function_call'].map(decodeFinishReason), ['tool_use', 'tool_use']);
   const anth = (stop_reason: string) =>
     anthropic.decodeResponse({
       id: 'm',

@@ -119,3 +119,36 @@ test('openai: a 429 insufficient_quota is a spend limit (authentication, never r
   );
   assert.deepEqual([limited.error_class, limited.retryable], ['rate_limit', true]);
 });
+
+test("openrouter: a 403 for input flagged by moderation is the client's 400 with its reasons, not the gateway's key", () => {
+  const adapter = createOpenRouterAdapter({ baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-1' });
+  const header = () => undefined;
+  const flagged = adapter.classifyResponse(
+    403,
+    header,
+    JSON.stringify({
+      error: {
+        code: 403,
+        message: 'Input flagged by moderation',
+        metadata: {
+          reasons: ['violence'],
+          flagged_input: 'kill the…',
+          provider_name: 'OpenAI',
+          model_slug: 'x',
+        },
+      },
+    }),
+  );
+  assert.deepEqual(
+    [flagged.error_class, flagged.code, flagged.retryable, flagged.status],
+    ['invalid_request', 'upstream_invalid_request', false, 403],
+  );
+  assert.equal(flagged.message, 'Input flagged by moderation (violence)');
+  // a 403 without moderation metadata stays a refusal of the gateway's key
+  const refused = adapter.classifyResponse(
+    403,
+    header,
+    JSON.stringify({ error: { code: 403, message: 'no' } }),
+  );
+  assert.equal(refused.error_class, 'authentication');
+});

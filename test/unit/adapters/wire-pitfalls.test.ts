@@ -235,6 +235,134 @@ test('#7 a tool call cut off by the token limit stays max_tokens / length / inco
   assert.equal(oai.stop_reason, 'max_tokens');
 });
 
+test('#1 tool calls from OpenAI-compatible servers: a new id at a reused index (Ollama), interleaved fragments and missing ids each become whole calls', async () => {
+  const call = (
+    index: number | undefined,
+    id: string | undefined,
+    name: string | undefined,
+    args: string,
+  ) => ({
+    ...(index === undefined ? {} : { index }),
+    ...(id === undefined ? {} : { id, type: 'function' }),
+    function: { ...(name === undefined ? {} : { name }), arguments: args },
+  });
+  const finalCalls = async (deltas: unknown[]) => {
+    const events = await canonical(openai, openaiSse(deltas));
+    const done = events.at(-1) as any;
+    assert.equal(done.stop_reason, 'tool_use');
+    // the Anthropic client receives exactly the calls the trace records, each input whole
+    const frames = await anthropicFrames(events);
+    const streamed = new Map<number, { name: string; json: string }>();
+    for (const f of frames) {
+      if (f.event === 'content_block_start' && f.data.content_block.type === 'tool_use')
+        streamed.set(f.data.index, { name: f.data.content_block.name, json: '' });
+      if (f.event === 'content_block_delta' && f.data.delta.type === 'input_json_delta')
+        streamed.get(f.data.index)!.json += f.data.delta.partial_json;
+    }
+    const fromStream = [...streamed.values()].map((c) => [c.name, JSON.parse(c.json)]);
+    const traced = done.final_content.filter((b: any) => b.type === 'tool_use');
+    assert.deepEqual(
+      fromStream,
+      traced.map((b: any) => [b.name, b.input]),
+    );
+    return traced;
+  };
+  // Ollama numbers every call 0
+  const ollama = await finalCalls([
+    { role: 'assistant', tool_calls: [call(0, 'call_a', 'get_weather', '{"city":"Oslo"}')] },
+    { tool_calls: [call(0, 'call_b', 'get_time', '{"tz":"UTC"}')] },
+  ]);
+  assert.deepEqual(
+    ollama.map((b: any) => [b.id, b.input]),
+    [
+      ['call_a', { city: 'Oslo' }],
+      ['call_b', { tz: 'UTC' }],
+    ],
+  );
+  // vLLM repeats the id on every fragment of one call
+  const vllm = await finalCalls([
+    { role: 'assistant', tool_calls: [call(0, 'call_v', 'f', '{"a":')] },
+    { tool_calls: [call(0, 'call_v', undefined, '1}')] },
+  ]);
+  assert.deepEqual(
+    vllm.map((b: any) => [b.id, b.input]),
+    [['call_v', { a: 1 }]],
+  );
+  // fragments of two calls interleaved
+  const interleaved = await finalCalls([
+    { role: 'assistant', tool_calls: [call(0, 'c0', 'get_weather', '')] },
+    { tool_calls: [call(1, 'c1', 'get_time', '')] },
+    { tool_calls: [call(0, undefined, undefined, '{"city":"Oslo"}')] },
+    { tool_calls: [call(1, undefined, undefined, '{"tz":"UTC"}')] },
+  ]);
+  assert.deepEqual(
+    interleaved.map((b: any) => b.input),
+    [{ city: 'Oslo' }, { tz: 'UTC' }],
+  );
+  // no id at all, and entries without an index
+  const anonymous = await finalCalls([
+    { role: 'assistant', tool_calls: [call(undefined, undefined, 'get_weather', '{"city":')] },
+    { tool_calls: [call(undefined, undefined, undefined, '"Oslo"}')] },
+  ]);
+  assert.equal(anonymous.length, 1);
+  assert.match(anonymous[0].id, /^call_[0-9a-f]{24}$/);
+  assert.deepEqual(anonymous[0].input, { city: 'Oslo' });
+  // the deprecated function_call delta
+  const legacy = await finalCalls([
+    { role: 'assistant', function_call: { name: 'f', arguments: '{"x":2}' } },
+  ]);
+  assert.deepEqual(
+    legacy.map((b: any) => [b.name, b.input]),
+    [['f', { x: 2 }]],
+  );
+  // non-streaming: a call without an id gets one, function_call is a call
+  const res = openai.decodeResponse({
+    id: 'c1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'g',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { type: 'function', function: { name: 'f', arguments: '{}' } },
+            { type: 'function', function: { name: 'g', arguments: '{}' } },
+          ],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+  const ids = res.content.map((b: any) => b.id);
+  assert.equal(new Set(ids).size, 2);
+  assert.ok(ids.every((id: string) => /^call_[0-9a-f]{24}$/.test(id)));
+});
+
+test('#24 an OpenRouter error carried on the choice keeps its class and message', async () => {
+  const chunk = {
+    id: 'gen-1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'g',
+    choices: [
+      {
+        index: 0,
+        delta: {},
+        finish_reason: 'error',
+        error: { code: 429, message: 'Rate limit exceeded upstream' },
+      },
+    ],
+  };
+  await assert.rejects(
+    canonical(openrouter, `data: ${JSON.stringify(chunk)}\n\n`),
+    (err: any) => err.code === 'upstream_rate_limited' && /Rate limit exceeded upstream/.test(err.message),
+  );
+});
+
 test('#8 Anthropic stop reasons are mapped to finish_reason values, refusal to content_filter', () => {
   const base = {
     id: 'msg_1',
