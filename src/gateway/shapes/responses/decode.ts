@@ -17,6 +17,7 @@ import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canon
 import { parseToolInput } from '../../../canonical/stream.ts';
 import { decodeImageUrl } from '../openai/decode.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
+import { REDACTED_REASONING_PREFIX } from './encode.ts';
 import {
   FunctionCallOutputSchema,
   FunctionCallSchema,
@@ -99,6 +100,21 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
   const previous = body.previous_response_id;
   if (typeof previous === 'string' && previous !== '')
     return { param: 'previous_response_id', what: 'a response stored by OpenAI', instead: STORED };
+  if (body.conversation != null)
+    return { param: 'conversation', what: 'a conversation stored by OpenAI', instead: STORED };
+  if (body.prompt != null)
+    return {
+      param: 'prompt',
+      what: 'a prompt template stored by OpenAI',
+      instead: 'send instructions and input instead, or use an OpenAI model',
+    };
+  const choice = body.tool_choice as { type?: unknown } | string | undefined;
+  if (typeof choice === 'object' && choice !== null && !TRANSLATED_TOOL_CHOICES.has(String(choice.type)))
+    return {
+      param: 'tool_choice',
+      what: `a tool_choice of type ${String(choice.type)}`,
+      instead: 'choose a function tool (or auto, none, required), or use an OpenAI model',
+    };
   const input = Array.isArray(body.input) ? (body.input as Array<Record<string, unknown>>) : [];
   for (const [i, item] of input.entries()) {
     const type = typeof item?.type === 'string' ? item.type : 'message';
@@ -110,6 +126,19 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
         what: `an input item of type ${type}`,
         instead: 'leave it out, or use an OpenAI model',
       };
+    const field = type === 'message' ? 'content' : type === 'function_call_output' ? 'output' : null;
+    const part = field ? findOpenAIOnlyContent(item[field]) : -1;
+    if (field && part >= 0) {
+      const p = (item[field] as Array<{ type?: unknown }>)[part]!;
+      return {
+        param: `input.${i}.${field}.${part}`,
+        what:
+          p.type === 'input_image'
+            ? 'an input_image given by file_id'
+            : `a content part of type ${String(p.type)}`,
+        instead: 'send text, or an image as image_url (https or data URL), or use an OpenAI model',
+      };
+    }
   }
   const tools = Array.isArray(body.tools) ? (body.tools as Array<Record<string, unknown>>) : [];
   for (const [i, tool] of tools.entries())
@@ -123,6 +152,18 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
 }
 
 // --- internal ---
+
+/** tool_choice objects every adapter translates (strings always are). */
+const TRANSLATED_TOOL_CHOICES: ReadonlySet<string> = new Set(['function', 'allowed_tools']);
+
+/** Index of the first content part only OpenAI can read (files; images by file_id), or -1. */
+function findOpenAIOnlyContent(content: unknown): number {
+  if (!Array.isArray(content)) return -1;
+  return content.findIndex((p: { type?: unknown; image_url?: unknown }) => {
+    if (p?.type === 'input_image') return typeof p.image_url !== 'string' || p.image_url === '';
+    return p?.type !== 'input_text' && p?.type !== 'output_text' && p?.type !== 'refusal';
+  });
+}
 
 function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): CanonicalMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: [{ type: 'text', text: input }] }];
@@ -156,10 +197,15 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
       push('user', [{ type: 'tool_result', tool_use_id: o.call_id, content: toolResultContent(content) }]);
     } else if (type === 'reasoning') {
       const r = parseOrThrow(ReasoningItemSchema, item, path);
+      const sealed = r.encrypted_content ?? null;
+      if (sealed?.startsWith(REDACTED_REASONING_PREFIX)) {
+        push('assistant', [
+          { type: 'redacted_thinking', data: sealed.slice(REDACTED_REASONING_PREFIX.length) },
+        ]);
+        return;
+      }
       const parts = [...(r.summary ?? []), ...(r.content ?? [])].map((p) => p.text ?? '');
-      push('assistant', [
-        { type: 'thinking', thinking: parts.join('\n\n'), signature: r.encrypted_content ?? null },
-      ]);
+      push('assistant', [{ type: 'thinking', thinking: parts.join('\n\n'), signature: sealed }]);
     } else push('user', [raw(item)]);
   });
   return messages;

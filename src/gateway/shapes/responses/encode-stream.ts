@@ -4,9 +4,11 @@
  * `response.output_item.added` … `response.output_item.done`, with `content_part` / `output_text`
  * events for text, `reasoning_summary_part` / `reasoning_summary_text` for thinking and
  * `function_call_arguments` for tool calls; then `response.completed` (or `response.incomplete`) carrying
- * the whole response with usage. Every event has `event:`, `type` and a rising `sequence_number`. A failure
- * after the first event ends the stream with an `error` event.
+ * the whole response with usage. Every event has `event:`, `type` and a rising `sequence_number`, and every
+ * response object of one stream the same `created_at`. A failure after the first event ends the stream with
+ * an `error` event and then `response.failed` (the OpenAI SDK throws on the first; Codex reads the second).
  */
+import { randomBytes } from 'node:crypto';
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
@@ -18,13 +20,21 @@ import {
   responseObject,
   statusOf,
 } from './encode.ts';
-import { responsesErrorFields } from './errors.ts';
+import { responsesErrorFields, responsesFailureCode } from './errors.ts';
 
 export async function* encodeResponsesStream(
   events: AsyncIterable<CanonicalStreamEvent>,
   opts: StreamEncodeOptions,
 ): AsyncGenerator<string> {
-  const s: State = { opts, base: '', seq: 0, open: null, outputs: 0 };
+  // one created_at for every response object of the stream, as the real API sends
+  const s: State = {
+    opts: { ...opts, created: opts.created ?? Math.floor(Date.now() / 1000) },
+    base: '',
+    seq: 0,
+    open: null,
+    outputs: 0,
+    done: [],
+  };
   try {
     for await (const e of events) {
       const out = encodeEvent(s, e);
@@ -57,6 +67,8 @@ interface State {
   seq: number;
   open: OpenItem | null;
   outputs: number;
+  /** Output items finished so far (a failed response carries them). */
+  done: Record<string, unknown>[];
 }
 
 function frame(s: State, type: string, fields: Record<string, unknown>): string {
@@ -112,12 +124,14 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       if (s.open.text === '') s.open.text = JSON.stringify(e.final_input);
       return out + close(s);
     case 'message.complete': {
-      out += close(s);
+      const status = statusOf(e.stop_reason);
+      // the item the token limit cut off is `incomplete`, as the real API marks it
+      const last = status.status === 'incomplete' ? e.final_content.length - 1 : -1;
+      out += close(s, last >= 0 && s.open?.block === last ? 'incomplete' : 'completed');
       const output = e.final_content.flatMap((b, i) => {
-        const item = encodeOutputItem(b, s.base, i, s.opts.request);
+        const item = encodeOutputItem(b, s.base, i, s.opts.request, i === last ? 'incomplete' : 'completed');
         return item ? [item] : [];
       });
-      const status = statusOf(e.stop_reason);
       const response = responseObject(s.base, s.opts, {
         ...status,
         output,
@@ -180,7 +194,7 @@ function openCall(s: State, block: number, callId: string, name: string): string
 }
 
 /** Ends the open item with its `.done` events. */
-function close(s: State): string {
+function close(s: State, status: 'completed' | 'incomplete' = 'completed'): string {
   const item = s.open;
   if (!item) return '';
   s.open = null;
@@ -201,7 +215,7 @@ function close(s: State): string {
     done = {
       id: item.id,
       type: 'message',
-      status: 'completed',
+      status,
       role: 'assistant',
       content: [outputText(item.text)],
     };
@@ -223,8 +237,9 @@ function close(s: State): string {
       name: item.name,
       arguments: item.text,
     });
-    done = callItem(item, 'completed', item.text);
+    done = callItem(item, status, item.text);
   }
+  s.done.push(done);
   return out + frame(s, 'response.output_item.done', { output_index: item.outputIndex, item: done });
 }
 
@@ -248,9 +263,20 @@ function summaryText(text: string): Record<string, unknown> {
 }
 
 /**
- * The `error` event, nested form (`{type:"error", error:{type, code, message, param}}`): the OpenAI SDK
- * throws an APIError on it and the Vercel AI SDK reports it, so a cut stream never reads as a success.
+ * The end of a stream that failed after its first event: an `error` event (the OpenAI SDK throws an
+ * APIError on it, the Vercel AI SDK reports it), then `response.failed` with `error:{code, message}`, the
+ * items finished so far (not the one cut off) and no usage (Codex reads this one, and tells a rate limit or an overload from
+ * other failures by its code). A cut stream never reads as a success.
  */
 function failed(s: State, err: unknown): string {
-  return frame(s, 'error', responsesErrorFields(err));
+  let out = s.base ? '' : start(s, randomBytes(12).toString('hex'));
+  const fields = responsesErrorFields(err);
+  const { code, message } = fields.error as { code: string; message: string };
+  out += frame(s, 'error', fields);
+  const response = responseObject(s.base, s.opts, {
+    status: 'failed',
+    error: { code: responsesFailureCode(code), message },
+    output: s.done,
+  });
+  return out + frame(s, 'response.failed', { response });
 }

@@ -95,11 +95,18 @@ export function encodeOutputItem(
     case 'thinking':
       return reasoningItem(base, index, b.thinking, b.signature, request);
     case 'redacted_thinking':
-      return reasoningItem(base, index, '', b.data, request);
+      return reasoningItem(base, index, '', `${REDACTED_REASONING_PREFIX}${b.data}`, request);
     default:
       return null;
   }
 }
+
+/**
+ * Marks `encrypted_content` that holds a redacted thinking block's data rather than a thinking block's
+ * signature, so a replayed item becomes `redacted_thinking` again (a signature check would refuse it as
+ * thinking).
+ */
+export const REDACTED_REASONING_PREFIX = 'svc-redacted-thinking:';
 
 /**
  * A `reasoning` item: the thinking text as its summary; the signature as `encrypted_content` when the

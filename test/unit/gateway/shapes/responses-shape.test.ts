@@ -1,5 +1,12 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type CanonicalStreamEvent, StreamBuilder } from '#src/canonical/stream.ts';
+import { findOpenAIOnlyPart } from '#src/gateway/shapes/responses/decode.ts';
+import { encodeOutputItem } from '#src/gateway/shapes/responses/encode.ts';
 import { responsesShape } from '#src/gateway/shapes/shapes.ts';
-import { runShapeContract } from './shape-contract.ts';
+import { SvcError } from '#src/lib/errors.ts';
+import { collect, items, parseSseText } from '../../../helpers/sse-fixtures.ts';
+import { failAfter, runShapeContract, sampleEvents } from './shape-contract.ts';
 
 const valid = { model: 'gpt-x', input: [{ role: 'user', content: 'hi' }] };
 
@@ -17,6 +24,7 @@ runShapeContract({
   ],
   isTerminal: (f) => f.event === 'response.completed' || f.event === 'response.incomplete',
   isError: (f) => f.event === 'error',
+  isFailedEnd: (f) => f.event === 'response.failed',
   errorType: (b) => (b.error as { type: string }).type,
   errorTypes: {
     invalid_request: 'invalid_request_error',
@@ -28,4 +36,103 @@ runShapeContract({
     upstream_overloaded: 'server_error',
     upstream_timeout: 'server_error',
   },
+});
+
+const frames = async (events: AsyncIterable<CanonicalStreamEvent>) =>
+  parseSseText((await collect(responsesShape.encodeStream(events, { model: 'm' }))).join('')).map((f) => ({
+    event: f.event,
+    data: JSON.parse(f.data),
+  }));
+
+test('responses: a stream that fails mid-way ends in error, then response.failed with the finished items (Codex reads it)', async () => {
+  const events = sampleEvents();
+  const textDelta = events.findIndex((e) => e.type === 'text.delta');
+  const out = await frames(
+    failAfter(events.slice(0, textDelta + 1), new SvcError('upstream_overloaded', { message: 'Overloaded' })),
+  );
+  const [error, failed] = out.slice(-2);
+  assert.equal(error!.event, 'error');
+  // top level (openai-node's ResponseErrorEvent, newer Codex) and nested (what the SDK throws on)
+  assert.deepEqual([error!.data.code, error!.data.message], ['upstream_overloaded', 'Overloaded']);
+  assert.equal(error!.data.error.code, 'upstream_overloaded');
+  assert.equal(failed!.event, 'response.failed');
+  const r = failed!.data.response;
+  assert.deepEqual([r.status, r.error], ['failed', { code: 'server_is_overloaded', message: 'Overloaded' }]);
+  // the reasoning item finished; the text item cut off is not in the output
+  assert.deepEqual(
+    r.output.map((i: any) => i.type),
+    ['reasoning'],
+  );
+  assert.equal(r.created_at, out[0]!.data.response.created_at);
+  assert.equal(r.id, out[0]!.data.response.id);
+  const seq = out.map((f) => f.data.sequence_number);
+  assert.deepEqual(
+    seq,
+    seq.map((_, i) => i),
+  );
+});
+
+test('responses: every response object of one stream has the same created_at', async () => {
+  async function* slow() {
+    const events = sampleEvents();
+    yield events[0]!;
+    await new Promise((r) => setTimeout(r, 1100));
+    yield* events.slice(1);
+  }
+  const out = await frames(slow());
+  const stamps = out.filter((f) => f.data.response).map((f) => f.data.response.created_at);
+  assert.equal(stamps.length, 3);
+  assert.equal(new Set(stamps).size, 1);
+});
+
+test('responses: the item the token limit cut off is incomplete, streamed and in the final output', async () => {
+  const b = new StreamBuilder();
+  const events: CanonicalStreamEvent[] = [b.start('msg_2', 'claude-x')];
+  const t = b.openText();
+  events.push(b.text(t, 'Once upon a'));
+  b.setStop('max_tokens');
+  events.push(...b.finish());
+  const out = await frames(items(events));
+  const done = out.find((f) => f.event === 'response.output_item.done')!;
+  assert.equal(done.data.item.status, 'incomplete');
+  const end = out.at(-1)!;
+  assert.equal(end.event, 'response.incomplete');
+  assert.deepEqual(end.data.response.incomplete_details, { reason: 'max_output_tokens' });
+  assert.equal(end.data.response.output[0].status, 'incomplete');
+});
+
+test('responses: stored state, stored prompts, hosted tool_choice and file parts are refused by name for other models', () => {
+  const base = { model: 'claude-x', input: [{ role: 'user', content: 'hi' }] };
+  const param = (body: Record<string, unknown>) => findOpenAIOnlyPart(body)?.param ?? null;
+  assert.equal(param(base), null);
+  assert.equal(param({ ...base, conversation: 'conv_abc123' }), 'conversation');
+  assert.equal(param({ ...base, conversation: { id: 'conv_abc123' } }), 'conversation');
+  assert.equal(param({ ...base, prompt: { id: 'pmpt_1', variables: {} } }), 'prompt');
+  assert.equal(param({ ...base, tool_choice: { type: 'web_search_preview' } }), 'tool_choice');
+  assert.equal(param({ ...base, tool_choice: { type: 'function', name: 'f' } }), null);
+  assert.equal(param({ ...base, tool_choice: 'required' }), null);
+  const file = { type: 'input_file', file_id: 'file-1' };
+  const text = { type: 'input_text', text: 'see' };
+  assert.equal(param({ ...base, input: [{ role: 'user', content: [text, file] }] }), 'input.0.content.1');
+  const byId = { type: 'input_image', file_id: 'file-2', detail: 'auto' };
+  assert.equal(param({ ...base, input: [{ role: 'user', content: [byId] }] }), 'input.0.content.0');
+  const url = { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' };
+  assert.equal(param({ ...base, input: [{ role: 'user', content: [text, url] }] }), null);
+  const output = { type: 'function_call_output', call_id: 'c', output: [text, file] };
+  assert.equal(param({ ...base, input: [output] }), 'input.0.output.1');
+});
+
+test('responses: a redacted thinking block survives the round trip as redacted_thinking, not as a forged thinking block', () => {
+  const request = { include: ['reasoning.encrypted_content'] };
+  const item = encodeOutputItem({ type: 'redacted_thinking', data: 'EmwKAhgB' }, 'b1', 0, request)!;
+  assert.equal(item.type, 'reasoning');
+  const replay = responsesShape.decode({ model: 'claude-x', input: [{ role: 'user', content: 'q' }, item] });
+  assert.deepEqual(replay.messages[1]!.content, [{ type: 'redacted_thinking', data: 'EmwKAhgB' }]);
+  // a thinking block's signature replays as thinking
+  const thought = encodeOutputItem({ type: 'thinking', thinking: 'hm', signature: 'sig' }, 'b1', 1, request)!;
+  const again = responsesShape.decode({
+    model: 'claude-x',
+    input: [{ role: 'user', content: 'q' }, thought],
+  });
+  assert.deepEqual(again.messages[1]!.content, [{ type: 'thinking', thinking: 'hm', signature: 'sig' }]);
 });

@@ -18,6 +18,8 @@ export interface ShapeCase {
   invalid: Array<[Record<string, unknown>, string]>;
   isTerminal(frame: { event?: string; data: string }): boolean;
   isError(frame: { event?: string; data: string }): boolean;
+  /** Frames a shape sends after its error frame to close a failed stream (Responses: response.failed). */
+  isFailedEnd?(frame: { event?: string; data: string }): boolean;
   errorType(body: Record<string, unknown>): string;
   /** Expected error `type` strings per gateway code. */
   errorTypes: Record<string, string>;
@@ -61,7 +63,7 @@ export const SAMPLE_RESPONSE: CanonicalResponse = {
   usage: { input_tokens: 10, output_tokens: 20, cached_input_tokens: 100, cache_creation_input_tokens: 5 },
 };
 
-async function* failAfter(
+export async function* failAfter(
   events: CanonicalStreamEvent[],
   err: unknown,
 ): AsyncGenerator<CanonicalStreamEvent> {
@@ -120,16 +122,16 @@ export function runShapeContract(c: ShapeCase): void {
       (await collect(shape.encodeStream(failAfter(events, err), { model: 'm' }))).join(''),
     );
     assert.ok(frames.length > 1);
-    assert.ok(c.isError(frames.at(-1)!));
+    const error = errorTail(c, frames);
     assert.ok(!frames.some(c.isTerminal));
-    assert.equal(c.errorType(JSON.parse(frames.at(-1)!.data)), c.errorTypes.upstream_overloaded);
+    assert.equal(c.errorType(JSON.parse(error.data)), c.errorTypes.upstream_overloaded);
   });
 
   test(`${shape.name}: a canonical stream that ends without message.complete ends in an error frame`, async () => {
     const frames = parseSseText(
       (await collect(shape.encodeStream(items(sampleEvents().slice(0, 4)), { model: 'm' }))).join(''),
     );
-    assert.ok(c.isError(frames.at(-1)!));
+    errorTail(c, frames);
   });
 
   test(`${shape.name}: error bodies carry status, shape type, code and the extra fields inside error`, () => {
@@ -183,4 +185,12 @@ export function runShapeContract(c: ShapeCase): void {
     assert.equal(internal.status, 500);
     assert.ok(!JSON.stringify(internal.body).includes('secret'));
   });
+}
+
+/** The error frame that ends a failed stream: the last frame, or followed only by the shape's failed end. */
+function errorTail(c: ShapeCase, frames: Array<{ event?: string; data: string }>): { data: string } {
+  const at = frames.findLastIndex((f) => c.isError(f));
+  assert.ok(at > 0, 'an error frame after the first frame');
+  for (const f of frames.slice(at + 1)) assert.ok(c.isFailedEnd?.(f), `${f.event} after the error frame`);
+  return frames[at]!;
 }
