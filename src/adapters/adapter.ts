@@ -89,6 +89,11 @@ export interface Adapter {
   createStreamDecoder(): StreamDecoder;
   /** Same-shape fast path for streams: yields the upstream bytes, observing canonical events on the side. */
   tapStream(body: AsyncIterable<Uint8Array>, opts?: TapOptions): TappedStream;
+  /**
+   * The first event of a 2xx stream → a failure when the upstream opened its stream with an error (it then
+   * failed before its first byte, and is retried like an HTTP error); null for a stream that started.
+   */
+  classifyStreamStart(first: SseEvent): UpstreamFailure | null;
   /** Non-2xx upstream response → failure class, gateway code and retry hint. */
   classifyResponse(status: number, headers: HeaderGetter, bodyText: string): UpstreamFailure;
   /** Thrown transport error (undici, abort) → failure. */

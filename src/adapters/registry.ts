@@ -4,7 +4,7 @@
  */
 import { decodeSse } from '../lib/sse-decode.ts';
 import { type Adapter, type AdapterConfig, runStreamDecoder } from './adapter.ts';
-import { classifyAnthropicResponse } from './anthropic/errors.ts';
+import { classifyAnthropicResponse, classifyAnthropicStreamStart } from './anthropic/errors.ts';
 import {
   encodeAnthropicCountTokens,
   encodeAnthropicPassthrough,
@@ -13,7 +13,7 @@ import {
 import { decodeAnthropicResponse } from './anthropic/response.ts';
 import { createAnthropicStreamDecoder, rewriteAnthropicFrame } from './anthropic/stream.ts';
 import type { AdapterName } from './names.ts';
-import { classifyOpenAIResponse } from './openai/errors.ts';
+import { classifyOpenAIResponse, classifyOpenAIStreamStart } from './openai/errors.ts';
 import { encodeOpenAIPassthrough, encodeOpenAIRequest } from './openai/request.ts';
 import { decodeOpenAIResponse } from './openai/response.ts';
 import {
@@ -52,6 +52,7 @@ export function createAnthropicAdapter(config: AdapterConfig): Adapter {
         opts,
       ),
     classifyResponse: classifyAnthropicResponse,
+    classifyStreamStart: classifyAnthropicStreamStart,
     classifyNetworkError: classifyTransportError,
   };
 }
@@ -121,6 +122,7 @@ function openaiWire(
         opts.model === undefined && include ? undefined : rewriteOpenAIFrame(opts.model, include);
       return tapSse(body, createOpenAIStreamDecoder(), rewrite, opts);
     },
+    classifyStreamStart: classifyOpenAIStreamStart,
     classifyNetworkError: classifyTransportError,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * @module One model call: publishes llm.call_started, sends the upstream request with the retry policy of
- * DECISIONS §4 until a 2xx head arrives (never retrying once a byte went to the client: the caller only
- * gets the body after this returns), and closes the call with exactly one llm.call_completed (priced from
+ * DECISIONS §4 until a 2xx head arrives, and for a stream its first event that is not an error (never
+ * retrying once a byte went to the client: the caller only gets the body after this returns), and closes the call with exactly one llm.call_completed (priced from
  * the routed model's table; `cancelled` when the client left) or llm.call_failed. Used by the gateway
  * pipeline and, later, the agent loop.
  */
@@ -17,6 +17,7 @@ import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
+import { peekFirstEvent } from './stream-start.ts';
 import { readUpstreamText, type Upstream, type UpstreamResponse } from './upstream.ts';
 
 export interface LlmCallDeps {
@@ -124,7 +125,10 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     let failure: UpstreamFailure;
     try {
       const res = await deps.upstream.send({ ...input.call, signal: input.signal });
-      if (res.status >= 200 && res.status < 300) {
+      const opened = res.status >= 200 && res.status < 300;
+      // a stream whose first event is an error failed before its first byte: retried like an HTTP error
+      const early = opened && input.stream ? await streamStartFailure(input.adapter, res) : null;
+      if (opened && early === null) {
         return {
           response: res,
           attempts,
@@ -140,10 +144,16 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
           },
         };
       }
-      // an error body is read for its message only, never buffered whole (issue 17)
-      const text = await readUpstreamText(res, ERROR_BODY_MAX_BYTES).catch(() => '');
-      const header = (name: string) => headerValue(res.headers[name]);
-      failure = input.adapter.classifyResponse(res.status, header, text);
+      if (early !== null) {
+        // nothing else reads this body: its destroy must not surface as an unhandled 'error'
+        res.body.on('error', ignore).destroy();
+        failure = early;
+      } else {
+        // an error body is read for its message only, never buffered whole (issue 17)
+        const text = await readUpstreamText(res, ERROR_BODY_MAX_BYTES).catch(() => '');
+        const header = (name: string) => headerValue(res.headers[name]);
+        failure = input.adapter.classifyResponse(res.status, header, text);
+      }
     } catch (err) {
       failure = input.signal.aborted
         ? { ...input.adapter.classifyNetworkError(err), error_class: 'cancelled', retryable: false }
@@ -187,6 +197,14 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       cancelled: true,
     }).published;
   }
+}
+
+function ignore(): void {}
+
+/** The failure of a 2xx stream that opened with an error event, or null (its bytes stay in the body). */
+async function streamStartFailure(adapter: Adapter, res: UpstreamResponse): Promise<UpstreamFailure | null> {
+  const first = await peekFirstEvent(res.body);
+  return first === null ? null : adapter.classifyStreamStart(first);
 }
 
 /** The error class of a failure thrown while reading a stream or body (transport, or an in-stream error). */

@@ -112,6 +112,24 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
   const { fake } = stack;
   t.beforeEach(() => fake.reset());
 
+  await t.test(
+    'a 200 that opens with overloaded_error once is retried, and the retry streams the answer',
+    async () => {
+      fake.script(['stream-error=529;stream-error-after=0']);
+      const stream = await stack.anthropic.messages.create({
+        model: ANTHROPIC_MODEL,
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
+      const types: string[] = [];
+      for await (const e of stream) types.push(e.type);
+      assert.equal(types[0], 'message_start');
+      assert.equal(types.at(-1), 'message_stop');
+      assert.equal(fake.requests.length, 2, 'the first attempt and the retry');
+    },
+  );
+
   await t.test('a 429 with retry-after is waited for and the retry answers once', async () => {
     fake.script(['error=429;retry-after=1']);
     const o = await call(stack, 'openai', OPENAI_MODEL);
@@ -217,6 +235,39 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
       code: 'upstream_rate_limited',
       errorClass: 'rate_limit',
       attempts: 1,
+    },
+    {
+      name: 'a 200 whose first event is overloaded_error is retried, then 503 upstream_overloaded, never a 200',
+      shape: 'anthropic',
+      model: ANTHROPIC_MODEL,
+      fault: 'stream-error=529;stream-error-after=0',
+      stream: true,
+      status: 503,
+      code: 'upstream_overloaded',
+      errorClass: 'overloaded',
+      attempts: 1 + MAX_RETRIES,
+    },
+    {
+      name: 'an Anthropic 200 opening with overloaded_error reaches an OpenAI client as an HTTP 503 after the retries',
+      shape: 'openai',
+      model: ANTHROPIC_MODEL,
+      fault: 'stream-error=529;stream-error-after=0',
+      stream: true,
+      status: 503,
+      code: 'upstream_overloaded',
+      errorClass: 'overloaded',
+      attempts: 1 + MAX_RETRIES,
+    },
+    {
+      name: 'an OpenAI 200 opening with an error chunk is retried like an HTTP error',
+      shape: 'openai',
+      model: OPENAI_MODEL,
+      fault: 'stream-error=500;stream-error-after=0',
+      stream: true,
+      status: 502,
+      code: 'upstream_error',
+      errorClass: 'server_error',
+      attempts: 1 + MAX_RETRIES,
     },
     {
       name: 'an upstream that never answers is 504 upstream_timeout after every retry',

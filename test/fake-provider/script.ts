@@ -30,6 +30,8 @@
  *                          non-streaming: a 200 with an invalid JSON body
  *     stream-error=STATUS  after 2 frames send the provider's in-stream error event for STATUS and end;
  *                          non-streaming: the HTTP error for STATUS
+ *     stream-error-after=N the in-stream error after N frames instead of 2; 0 = a 200 whose first event is
+ *                          the error (Anthropic's overloaded_error before message_start)
  *     bad-body=KIND        non-streaming: a 200 whose JSON body is not the provider's response object; KIND is
  *                          string (the JSON string "oops"), empty ({}), no-usage, no-content (no content /
  *                          choices) or wrong-types (content / choices and usage are strings)
@@ -71,6 +73,7 @@ export type FakeStep = {
   resetAfter?: number;
   malformed?: number;
   streamError?: number;
+  streamErrorAfter?: number;
   badBody?: BadBodyKind;
   noTerminal?: boolean;
   oversize?: number;
@@ -89,6 +92,7 @@ export const FAULT_KEYS = [
   'resetAfter',
   'malformed',
   'streamError',
+  'streamErrorAfter',
   'badBody',
   'noTerminal',
   'oversize',
@@ -181,6 +185,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'stream-error':
       step.streamError = status(key, value);
+      return;
+    case 'stream-error-after':
+      step.streamErrorAfter = int(key, required(key, value));
       return;
     case 'retry-after':
       step.retryAfter = required(key, value);

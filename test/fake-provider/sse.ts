@@ -29,7 +29,8 @@ export function scriptFrames(
   faultFrames: { malformed: string; error: (status: number) => string; openText: string },
 ): string[] {
   if (plan.malformed !== undefined) return [...frames.slice(0, plan.malformed), faultFrames.malformed];
-  if (plan.streamError !== undefined) return [...frames.slice(0, 2), faultFrames.error(plan.streamError)];
+  if (plan.streamError !== undefined)
+    return [...frames.slice(0, plan.streamErrorAfter ?? 2), faultFrames.error(plan.streamError)];
   if (plan.oversize !== undefined)
     return [...frames.slice(0, 2), ...endlessLine(faultFrames.openText, plan.oversize)];
   if (plan.noTerminal) return frames.slice(0, -1);

@@ -2,6 +2,7 @@
  * @module Anthropic failures → UpstreamFailure: HTTP errors (`{"type":"error","error":{"type","message"}}`,
  * wire-formats §1.11) and the in-stream `event: error` (e.g. `overloaded_error` after a 200).
  */
+import type { SseEvent } from '../../lib/sse-decode.ts';
 import type { HeaderGetter } from '../adapter.ts';
 import {
   classifyErrorType,
@@ -27,6 +28,11 @@ export function classifyAnthropicStreamError(data: string): UpstreamFailure {
   return failure(classifyErrorType(type) ?? 'server_error', message || 'upstream stream error', {
     upstream_type: type,
   });
+}
+
+/** An `event: error` as the first event of a 200 stream (overloaded_error before message_start). */
+export function classifyAnthropicStreamStart(first: SseEvent): UpstreamFailure | null {
+  return first.event === 'error' ? classifyAnthropicStreamError(first.data) : null;
 }
 
 export const classifyAnthropicNetworkError = classifyTransportError;

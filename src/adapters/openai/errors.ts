@@ -2,6 +2,7 @@
  * @module OpenAI-wire failures → UpstreamFailure: HTTP errors `{"error":{"message","type","code"}}`
  * (wire-formats §2.8; OpenRouter's numeric `code` too, §3) and in-stream `{"error":…}` chunks.
  */
+import type { SseEvent } from '../../lib/sse-decode.ts';
 import type { HeaderGetter } from '../adapter.ts';
 import {
   classifyErrorType,
@@ -33,6 +34,23 @@ export function classifyOpenAIStreamError(error: any): UpstreamFailure {
   return failure(cls, typeof error?.message === 'string' ? error.message : 'upstream stream error', {
     upstream_type: type ?? (typeof code === 'number' ? String(code) : undefined),
   });
+}
+
+/**
+ * An error as the first event of a 200 stream: a chat chunk `{"error":…}` (OpenAI, OpenRouter), or on the
+ * Responses wire an `error` event or `response.failed`.
+ */
+export function classifyOpenAIStreamStart(first: SseEvent): UpstreamFailure | null {
+  if (first.event !== 'error' && !first.data.includes('"error"')) return null;
+  let data: any;
+  try {
+    data = JSON.parse(first.data);
+  } catch {
+    return null; // the stream decoder reports a malformed frame in its place
+  }
+  if (data?.type === 'response.failed') return classifyOpenAIStreamError(data.response?.error);
+  if (first.event === 'error' || data?.type === 'error') return classifyOpenAIStreamError(data?.error ?? data);
+  return data?.error && typeof data.error === 'object' ? classifyOpenAIStreamError(data.error) : null;
 }
 
 export const classifyOpenAINetworkError = classifyTransportError;
