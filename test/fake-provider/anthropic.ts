@@ -68,7 +68,7 @@ export const anthropicCodec: Codec = {
         return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
       }),
       stop_reason: reply.stopReason,
-      stop_sequence: null,
+      stop_sequence: reply.stopSequence,
       stop_details: null,
       usage: fullUsage(reply.usage),
     };
@@ -223,7 +223,7 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
     event('content_block_stop', { index });
   });
   event('message_delta', {
-    delta: { stop_reason: reply.stopReason, stop_sequence: null },
+    delta: { stop_reason: reply.stopReason, stop_sequence: reply.stopSequence },
     usage: { output_tokens: usage.output },
   });
   event('message_stop', {});

@@ -12,7 +12,11 @@ const OPENAI_ERRORS: Record<number, [string, string | null, string]> = {
   400: ['invalid_request_error', null, 'Invalid request.'],
   401: ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided.'],
   402: ['insufficient_quota', 'insufficient_quota', 'You exceeded your current quota.'],
-  403: ['invalid_request_error', 'unsupported_country_region_territory', 'Country not supported.'],
+  403: [
+    'request_forbidden',
+    'unsupported_country_region_territory',
+    'Country, region, or territory not supported',
+  ],
   404: [
     'invalid_request_error',
     'model_not_found',

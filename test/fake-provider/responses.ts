@@ -47,6 +47,8 @@ export type Reply = {
   blocks: ReplyBlock[];
   /** Anthropic vocabulary; OpenAI encoders map it. */
   stopReason: string;
+  /** The custom stop sequence matched (stopReason `stop_sequence` only, as the real API sends it). */
+  stopSequence: string | null;
   usage: ReplyUsage;
 };
 
@@ -71,7 +73,8 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
   for (const use of plan.toolUses ?? []) blocks.push({ type: 'tool_call', id: newToolId(), ...use });
   const used = calls + (plan.toolUses?.length ?? 0);
   const stopReason = plan.stopReason ?? (used > 0 ? 'tool_use' : 'end_turn');
-  return { blocks, stopReason, usage: usageFor(turn, plan, blocks) };
+  const stopSequence = stopReason === 'stop_sequence' ? (plan.stopSequence ?? 'END') : null;
+  return { blocks, stopReason, stopSequence, usage: usageFor(turn, plan, blocks) };
 }
 
 /** A JSON value satisfying the schema's required properties (strings `"<name>-value"`, numbers 1, …). */

@@ -14,7 +14,10 @@
  *     thinking[=STRING]    a thinking block (Anthropic), reasoning (OpenRouter), reasoning_tokens (OpenAI)
  *     usage=in:N,out:N,cache_read:N,cache_write:N,reasoning:N,cost:X   any subset; in = uncached input
  *     image-check          reply says whether image blocks/parts arrived: "image-check: 1 image (image/png)"
- *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal)
+ *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal|pause_turn|
+ *                          model_context_window_exceeded)
+ *     stop-sequence=STR    stop on the custom stop sequence STR (stop_reason stop_sequence, stop_sequence STR;
+ *                          stop=stop_sequence alone matches the sequence END)
  *   faults
  *     error=STATUS         400|401|402|403|404|408|409|413|429|500|502|503|504|529 with the provider's body
  *     spend-limit          the provider's answer when the account's credit or spend limit is exhausted: OpenAI
@@ -63,6 +66,7 @@ export type FakeStep = {
   usage?: FakeUsage;
   imageCheck?: boolean;
   stopReason?: string;
+  stopSequence?: string;
   error?: number;
   spendLimit?: boolean;
   retryAfter?: string;
@@ -176,6 +180,10 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'stop':
       step.stopReason = required(key, value);
+      return;
+    case 'stop-sequence':
+      step.stopReason = 'stop_sequence';
+      step.stopSequence = required(key, value);
       return;
     case 'error':
       step.error = status(key, value);

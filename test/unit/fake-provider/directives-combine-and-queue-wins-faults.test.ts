@@ -48,6 +48,12 @@ test('every key of the grammar parses', () => {
     noTerminal: true,
     oversize: 1048576,
   });
+  assert.deepEqual(parseDirectives('[[fake:stop-sequence=###;stream-error=529;stream-error-after=0]]'), {
+    stopReason: 'stop_sequence',
+    stopSequence: '###',
+    streamError: 529,
+    streamErrorAfter: 0,
+  });
   assert.throws(() => parseDirectives('[[fake:bad-body=nice]]'), /unknown bad-body 'nice'/);
   assert.deepEqual(parseDirectives('no directive here [[other:x]]'), {});
 });

@@ -58,6 +58,20 @@ test('anthropic non-streaming text echoes the model and reports usage with cache
   assert.match(message._request_id ?? '', /^req_/);
 });
 
+test('anthropic stop_sequence names the matched sequence, streaming and not, as the real API does', async () => {
+  fake.reset();
+  const ask = { model: 'claude-echo-1', max_tokens: 64, stop_sequences: ['###'] };
+  const content = 'count [[fake:text=1 2 3;stop-sequence=###]]';
+  const message = await anthropic.messages.create({ ...ask, messages: [{ role: 'user', content }] });
+  assert.deepEqual([message.stop_reason, message.stop_sequence], ['stop_sequence', '###']);
+  const streamed = await anthropic.messages
+    .stream({ ...ask, messages: [{ role: 'user', content }] })
+    .finalMessage();
+  assert.deepEqual([streamed.stop_reason, streamed.stop_sequence], ['stop_sequence', '###']);
+  const plain = await anthropic.messages.create({ ...ask, messages: [{ role: 'user', content: 'hi' }] });
+  assert.deepEqual([plain.stop_reason, plain.stop_sequence], ['end_turn', null]);
+});
+
 test('anthropic stream helper assembles thinking, text-free tool calls and usage', async () => {
   fake.reset();
   const stream = anthropic.messages.stream({
