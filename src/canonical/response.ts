@@ -36,6 +36,8 @@ export interface CanonicalUsage {
   cached_input_tokens: number;
   /** Cache writes. */
   cache_creation_input_tokens: number;
+  /** The part of the cache writes with a one-hour lifetime (Anthropic `cache_creation.ephemeral_1h_input_tokens`). */
+  cache_creation_1h_input_tokens?: number;
   /** Subset of output_tokens, when the upstream reports it. */
   reasoning_tokens?: number;
   /** Cost the upstream itself reported (OpenRouter `usage.cost`), as a decimal string. */

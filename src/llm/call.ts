@@ -279,6 +279,8 @@ function completeCall(
     usage: { cost_usd: cost.cost_usd },
   };
   if (c.usage.reasoning_tokens !== undefined) payload.reasoning_tokens = c.usage.reasoning_tokens;
+  if (c.usage.cache_creation_1h_input_tokens)
+    payload.cache_creation_1h_input_tokens = c.usage.cache_creation_1h_input_tokens;
   if (c.usage.upstream_cost !== undefined) payload.upstream_cost_usd = c.usage.upstream_cost;
   if (!cost.priced) {
     // never a silent $0 (issue: money and budgets): a field on the event and a log line
@@ -316,6 +318,9 @@ function spentFields(deps: LlmCallDeps, modelId: string, usage: CanonicalUsage):
     output_tokens: usage.output_tokens,
     cached_input_tokens: usage.cached_input_tokens,
     cache_creation_input_tokens: usage.cache_creation_input_tokens,
+    ...(usage.cache_creation_1h_input_tokens
+      ? { cache_creation_1h_input_tokens: usage.cache_creation_1h_input_tokens }
+      : {}),
   };
 }
 

@@ -40,6 +40,11 @@ export const PricesSchema = v.strictObject({
   cache_read: v.optional(PriceSchema),
   /** Defaults to `input` when absent (OpenAI-style caches charge no write premium). */
   cache_write: v.optional(PriceSchema),
+  /**
+   * Cache writes with a one-hour lifetime (Anthropic `cache_control.ttl: "1h"`); defaults to twice
+   * `input`, Anthropic's rate for them (five-minute writes are `cache_write`).
+   */
+  cache_write_1h: v.optional(PriceSchema),
 });
 
 const TokenCountSchema = v.pipe(
@@ -99,6 +104,7 @@ export interface ModelPrices {
   output: string;
   cache_read: string;
   cache_write: string;
+  cache_write_1h: string;
 }
 
 /** One registry entry; the first six fields are the spec 2 model entry (minus availability). */

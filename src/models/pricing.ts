@@ -13,6 +13,8 @@ export interface PricedUsage {
   output_tokens: number;
   cached_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** The part of cache_creation_input_tokens written for one hour (priced at cache_write_1h). */
+  cache_creation_1h_input_tokens?: number | null;
 }
 
 export interface CallCost {
@@ -34,20 +36,27 @@ export function priceCall(registry: ModelRegistry, modelId: string, usage: Price
   let total = ZERO;
   total = add(total, mul(tokens(usage.input_tokens), p.input));
   total = add(total, mul(tokens(usage.cached_input_tokens), p.cache_read));
-  total = add(total, mul(tokens(usage.cache_creation_input_tokens), p.cache_write));
+  const written = usage.cache_creation_input_tokens ?? 0;
+  const hour = Math.min(written, usage.cache_creation_1h_input_tokens ?? 0);
+  total = add(total, mul(tokens(written - hour), p.cache_write));
+  total = add(total, mul(tokens(hour), p.cache_write_1h));
   total = add(total, mul(tokens(usage.output_tokens), p.output));
   return priced(registry, mul(total, PER_TOKEN));
 }
 
 /**
- * The most a call can cost: every input token of the bound at the dearest input rate (plain, cache read or
- * cache write) and every output token at the output rate. Used to reserve budget before the call.
+ * The most a call can cost: every input token of the bound at the dearest input rate (plain, cache read,
+ * cache write, and the one-hour write when the request asks for it) and every output token at the output rate. Used to reserve budget before the call.
  */
 export function worstCaseCost(registry: ModelRegistry, modelId: string, bound: TokenBound): CallCost {
   const entry = registry.get(modelId);
   if (!entry?.prices) return unpriced(registry);
   const p = parsedPrices(entry.prices);
-  const maxIn = [p.cache_read, p.cache_write].reduce((a, b) => (compare(b, a) > 0 ? b : a), p.input);
+  const rates = [p.cache_read, p.cache_write, ...(bound.hourCache ? [p.cache_write_1h] : [])];
+  const maxIn = rates.reduce(
+    (a, b) => (compare(b, a) > 0 ? b : a),
+    p.input,
+  );
   const total = add(mul(tokens(bound.inputTokens), maxIn), mul(tokens(bound.outputTokens), p.output));
   return priced(registry, mul(total, PER_TOKEN));
 }
@@ -59,6 +68,7 @@ interface ParsedPrices {
   output: Decimal;
   cache_read: Decimal;
   cache_write: Decimal;
+  cache_write_1h: Decimal;
 }
 
 // Parsed once per price object: the table is immutable, so the hot path never re-parses text.
@@ -72,6 +82,7 @@ function parsedPrices(prices: ModelPrices): ParsedPrices {
       output: parseDecimal(prices.output),
       cache_read: parseDecimal(prices.cache_read),
       cache_write: parseDecimal(prices.cache_write),
+      cache_write_1h: parseDecimal(prices.cache_write_1h),
     };
     parsedCache.set(prices, p);
   }

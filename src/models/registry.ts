@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
+import { formatDecimal, mul, parseDecimal } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import { configInvalid, describeIssues, parseConfigYaml } from './config-yaml.ts';
 import { DEFAULT_MODELS_SOURCE, DEFAULT_MODELS_YAML } from './default-models.ts';
@@ -92,6 +93,8 @@ export function splitCanonicalId(id: string): { adapter: AdapterName; modelName:
 
 // --- internal ---
 
+const TWO = parseDecimal('2');
+
 function toEntry(m: ModelsFile['models'][number]): ModelEntry {
   const { adapter, modelName } = splitCanonicalId(m.id)!;
   const prices = m.prices
@@ -100,6 +103,7 @@ function toEntry(m: ModelsFile['models'][number]): ModelEntry {
         output: m.prices.output,
         cache_read: m.prices.cache_read ?? m.prices.input,
         cache_write: m.prices.cache_write ?? m.prices.input,
+        cache_write_1h: m.prices.cache_write_1h ?? formatDecimal(mul(parseDecimal(m.prices.input), TWO), 0),
       }
     : null;
   return {

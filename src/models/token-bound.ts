@@ -48,6 +48,8 @@ export interface TokenBound {
   inputTokens: number;
   /** Output tokens (thinking and reasoning included) it can bill at most. */
   outputTokens: number;
+  /** The request asks for one-hour cache writes (`cache_control.ttl: "1h"`), billed at their own rate. */
+  hourCache: boolean;
 }
 
 /**
@@ -58,7 +60,14 @@ export interface TokenBound {
  * reserves the model's whole context window, which no prompt can pass.
  */
 export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyText?: string): TokenBound {
-  const tally: Tally = { bytes: 0, framing: REQUEST_OVERHEAD, images: 0, imageData: 0, opaque: false };
+  const tally: Tally = {
+    bytes: 0,
+    framing: REQUEST_OVERHEAD,
+    images: 0,
+    imageData: 0,
+    opaque: false,
+    hourCache: bodyText !== undefined && HOUR_TTL.test(bodyText),
+  };
   const measure = bodyText === undefined;
   countBlocks(tally, req.system, measure);
   for (const m of req.messages) {
@@ -77,7 +86,11 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   // OpenAI bills every one of n choices; rejected predicted-output tokens are billed as output too
   const perChoice = req.max_tokens ?? model.capabilities.max_output_tokens;
   const prediction = fields.prediction === undefined ? 0 : jsonBytes(fields.prediction);
-  return { inputTokens, outputTokens: perChoice * Math.max(1, req.n ?? 1) + prediction };
+  return {
+    inputTokens,
+    outputTokens: perChoice * Math.max(1, req.n ?? 1) + prediction,
+    hourCache: tally.hourCache,
+  };
 }
 
 // --- internal ---
@@ -90,11 +103,16 @@ interface Tally {
   /** Characters of base64 image data, all ASCII, present verbatim in the body. */
   imageData: number;
   opaque: boolean;
+  hourCache: boolean;
 }
+
+/** A one-hour cache breakpoint anywhere in a JSON body (blocks, tools, system). */
+const HOUR_TTL = /"ttl"\s*:\s*"1h"/;
 
 function countBlocks(t: Tally, blocks: readonly ContentBlock[], measure: boolean): void {
   for (const b of blocks) {
     t.framing += BLOCK_OVERHEAD;
+    if ((b as { cache_control?: { ttl?: string } }).cache_control?.ttl === '1h') t.hourCache = true;
     switch (b.type) {
       case 'text':
         if (measure) t.bytes += Buffer.byteLength(b.text);

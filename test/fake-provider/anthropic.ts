@@ -171,11 +171,20 @@ function fullUsage(usage: ReplyUsage): Record<string, unknown> {
     input_tokens: usage.input,
     cache_creation_input_tokens: usage.cacheWrite,
     cache_read_input_tokens: usage.cacheRead,
-    cache_creation: { ephemeral_5m_input_tokens: usage.cacheWrite, ephemeral_1h_input_tokens: 0 },
+    cache_creation: {
+      ephemeral_5m_input_tokens: usage.cacheWrite - usage.cacheWrite1h,
+      ephemeral_1h_input_tokens: usage.cacheWrite1h,
+    },
     output_tokens: usage.output,
     ...(usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),
     service_tier: 'standard',
   };
+}
+
+/** message_start's usage: the input and cache counts of the whole call, output not counted yet. */
+function startUsage(usage: ReplyUsage): Record<string, unknown> {
+  const { output_tokens_details: _, ...start } = fullUsage(usage);
+  return { ...start, output_tokens: 1 };
 }
 
 function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
@@ -192,12 +201,8 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: {
-        input_tokens: usage.input,
-        cache_creation_input_tokens: usage.cacheWrite,
-        cache_read_input_tokens: usage.cacheRead,
-        output_tokens: 1,
-      },
+      // the whole usage object, with a small output count (wire-formats §1.10)
+      usage: startUsage(usage),
     },
   });
   event('ping', {});
@@ -224,7 +229,10 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
   });
   event('message_delta', {
     delta: { stop_reason: reply.stopReason, stop_sequence: reply.stopSequence },
-    usage: { output_tokens: usage.output },
+    usage: {
+      output_tokens: usage.output,
+      ...(usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),
+    },
   });
   event('message_stop', {});
   return frames;

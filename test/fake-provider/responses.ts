@@ -39,6 +39,8 @@ export type ReplyUsage = {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /** The part of cacheWrite with a one-hour lifetime (Anthropic's cache_creation split). */
+  cacheWrite1h: number;
   reasoning: number;
   cost: number;
 };
@@ -145,6 +147,7 @@ function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): ReplyUsage 
     output: given.output ?? Math.max(1, output + reasoningTokens),
     cacheRead: given.cacheRead ?? 0,
     cacheWrite: given.cacheWrite ?? 0,
+    cacheWrite1h: Math.min(given.cacheWrite1h ?? 0, given.cacheWrite ?? 0),
     reasoning: reasoningTokens,
     cost: given.cost ?? 0,
   };

@@ -12,7 +12,8 @@
  *     tool_call            call the first request tool (input built from its schema's required properties)
  *     tool_calls=N         N parallel calls (cycling through the request tools)
  *     thinking[=STRING]    a thinking block (Anthropic), reasoning (OpenRouter), reasoning_tokens (OpenAI)
- *     usage=in:N,out:N,cache_read:N,cache_write:N,reasoning:N,cost:X   any subset; in = uncached input
+ *     usage=in:N,out:N,cache_read:N,cache_write:N,cache_write_1h:N,reasoning:N,cost:X   any subset; in =
+ *                          uncached input; cache_write_1h = the part of cache_write with a one-hour lifetime
  *     image-check          reply says whether image blocks/parts arrived: "image-check: 1 image (image/png)"
  *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal|pause_turn|
  *                          model_context_window_exceeded)
@@ -52,6 +53,7 @@ export type FakeUsage = {
   output?: number;
   cacheRead?: number;
   cacheWrite?: number;
+  cacheWrite1h?: number;
   reasoning?: number;
   cost?: number;
 };
@@ -249,6 +251,7 @@ const USAGE_KEYS: Record<string, keyof FakeUsage> = {
   output: 'output',
   'cache-read': 'cacheRead',
   'cache-write': 'cacheWrite',
+  'cache-write-1h': 'cacheWrite1h',
   reasoning: 'reasoning',
   cost: 'cost',
 };

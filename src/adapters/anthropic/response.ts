@@ -75,6 +75,8 @@ export function decodeAnthropicUsage(u: any): Partial<CanonicalUsage> {
   if (typeof u.cache_read_input_tokens === 'number') out.cached_input_tokens = u.cache_read_input_tokens;
   if (typeof u.cache_creation_input_tokens === 'number')
     out.cache_creation_input_tokens = u.cache_creation_input_tokens;
+  const hour = u.cache_creation?.ephemeral_1h_input_tokens;
+  if (typeof hour === 'number') out.cache_creation_1h_input_tokens = hour;
   const thinking = u.output_tokens_details?.thinking_tokens;
   if (typeof thinking === 'number') out.reasoning_tokens = thinking;
   return out;

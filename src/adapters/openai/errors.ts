@@ -49,7 +49,8 @@ export function classifyOpenAIStreamStart(first: SseEvent): UpstreamFailure | nu
     return null; // the stream decoder reports a malformed frame in its place
   }
   if (data?.type === 'response.failed') return classifyOpenAIStreamError(data.response?.error);
-  if (first.event === 'error' || data?.type === 'error') return classifyOpenAIStreamError(data?.error ?? data);
+  if (first.event === 'error' || data?.type === 'error')
+    return classifyOpenAIStreamError(data?.error ?? data);
   return data?.error && typeof data.error === 'object' ? classifyOpenAIStreamError(data.error) : null;
 }
 

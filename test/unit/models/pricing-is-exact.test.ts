@@ -19,6 +19,35 @@ test('each token class is billed at its own rate, exactly', () => {
   assert.equal(c.pricing_version, reg.pricingVersion);
 });
 
+test('one-hour cache writes are billed at cache_write_1h (twice input unless the table says otherwise)', () => {
+  // 100 written, 60 of them for an hour: 40*3.75 + 60*6 = 150 + 360 = 510 → 0.000510
+  const c = priceCall(reg, 'anthropic:claude-sonnet-4-5', {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_creation_input_tokens: 100,
+    cache_creation_1h_input_tokens: 60,
+  });
+  assert.equal(c.cost_usd, '0.000510');
+  assert.equal(reg.get('anthropic:claude-sonnet-4-5')!.prices!.cache_write_1h, '6');
+  const custom = parseModelRegistry(
+    `pricing_version: t\nmodels:\n  - id: anthropic:claude-x\n    tier: fast\n    aliases: []\n    can_delegate: false\n    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000, max_output_tokens: 100 }\n    prices: { input: 1, output: 2, cache_write: 1.25, cache_write_1h: 2.5 }\n`,
+    'models.yaml',
+  );
+  const written = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 1_000_000 };
+  assert.equal(priceCall(custom, 'anthropic:claude-x', written).cost_usd, '1.250000');
+  assert.equal(
+    priceCall(custom, 'anthropic:claude-x', { ...written, cache_creation_1h_input_tokens: 1_000_000 })
+      .cost_usd,
+    '2.500000',
+  );
+  // the hour share can never exceed the writes
+  assert.equal(
+    priceCall(custom, 'anthropic:claude-x', { ...written, cache_creation_1h_input_tokens: 5_000_000 })
+      .cost_usd,
+    '2.500000',
+  );
+});
+
 test('sub-micro-dollar costs keep every digit', () => {
   const c = priceCall(reg, 'openai:gpt-5-nano', {
     input_tokens: 1,
@@ -56,14 +85,24 @@ test('a million calls of one token sum without drift', () => {
 
 test('worst case prices the bound: input at the dearest input rate, output at the output rate', () => {
   // sonnet: dearest input rate is cache_write 3.75; 1000 × 3.75 + 2000 × 15 = 33750 → 0.03375
+  const bound = { inputTokens: 1000, outputTokens: 2000, hourCache: false };
+  assert.equal(worstCaseCost(reg, 'anthropic:claude-sonnet-4-5', bound).cost_usd, '0.033750');
+  // a request with a one-hour breakpoint: its writes cost 6; 1000 × 6 + 2000 × 15 = 36000 → 0.036
   assert.equal(
-    worstCaseCost(reg, 'anthropic:claude-sonnet-4-5', { inputTokens: 1000, outputTokens: 2000 }).cost_usd,
-    '0.033750',
+    worstCaseCost(reg, 'anthropic:claude-sonnet-4-5', { ...bound, hourCache: true }).cost_usd,
+    '0.036000',
   );
   // haiku: 64000 output tokens × 5 = 320000 → 0.32
   assert.equal(
-    worstCaseCost(reg, 'anthropic:claude-haiku-4-5', { inputTokens: 0, outputTokens: 64_000 }).cost_usd,
+    worstCaseCost(reg, 'anthropic:claude-haiku-4-5', {
+      inputTokens: 0,
+      outputTokens: 64_000,
+      hourCache: false,
+    }).cost_usd,
     '0.320000',
   );
-  assert.equal(worstCaseCost(reg, 'openai:none', { inputTokens: 10, outputTokens: 1 }).priced, false);
+  assert.equal(
+    worstCaseCost(reg, 'openai:none', { inputTokens: 10, outputTokens: 1, hourCache: false }).priced,
+    false,
+  );
 });

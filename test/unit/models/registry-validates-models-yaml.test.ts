@@ -34,12 +34,14 @@ test('the built-in registry loads and holds the three adapters at list prices', 
     output: '15',
     cache_read: '0.30',
     cache_write: '3.75',
+    cache_write_1h: '6',
   });
   assert.deepEqual(reg.get('anthropic:claude-haiku-4-5')?.prices, {
     input: '1',
     output: '5',
     cache_read: '0.10',
     cache_write: '1.25',
+    cache_write_1h: '2',
   });
   assert.equal(reg.get('openai:gpt-5')?.prices?.cache_read, '0.125');
   assert.equal(reg.get('openai:gpt-5-nano')?.prices?.output, '0.40');
@@ -82,6 +84,7 @@ test('prices are read as exact decimal strings, never floats', () => {
     output: '1.100000000000000000001',
     cache_read: '0.30',
     cache_write: '0.30',
+    cache_write_1h: '0.6',
   });
   assert.deepEqual(reg.priceTable(), {
     pricing_version: 'v1',
