@@ -22,6 +22,7 @@ import { createQuotaManager, type QuotaManager } from './quota.ts';
 import { loadQuotaSeed } from './quota-seed.ts';
 import { createTableQuotaManager } from './quota-table.ts';
 import type { GatewayExtensions } from './server.ts';
+import { createStoredResponses } from './shapes/responses/stored-responses.ts';
 import { runGapDetection } from './startup-gaps.ts';
 
 /** SVC_GATEWAY_MAX_BODY_BYTES default (DECISIONS §4): 32 MiB. */
@@ -75,6 +76,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     quota,
     maxBodyBytes,
     upstreamLimits: callPath.settings.limits,
+    storedResponses: createStoredResponses(),
   });
   log.info('gateway routing ready', {
     models: registry.source,

@@ -29,6 +29,7 @@ import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboun
 import type { KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
+import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
 import { SHAPES } from './shapes/shapes.ts';
 import { createStreamResponse } from './stream-response.ts';
 
@@ -46,6 +47,8 @@ export interface PipelineDeps {
   quota: QuotaManager;
   maxBodyBytes: number;
   upstreamLimits: UpstreamLimits;
+  /** Responses answered on translated models, for follow-ups naming them; absent: such follow-ups get a 400. */
+  storedResponses?: StoredResponses;
 }
 
 export interface Pipeline {
@@ -70,8 +73,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const scope = scopeOf(key, turn);
       let hold: Hold | undefined;
       try {
-        const { bodyText, body } = await readInboundBody(c, deps.maxBodyBytes);
-        const req = shape.decode(body, inboundAnthropicHeaders(c));
+        let { bodyText, body } = await readInboundBody(c, deps.maxBodyBytes);
+        let req = shape.decode(body, inboundAnthropicHeaders(c));
+        // the body as the client sent it: what a response echoes (its previous_response_id included)
+        const received = body as Record<string, unknown>;
         c.set('model', req.model);
         turn.requestedModel = req.model;
 
@@ -92,6 +97,21 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         c.set('routedBy', routed.decision.chain[routed.decision.winner_index]?.policy ?? 'unknown');
         c.header(ROUTED_MODEL_HEADER, model.id);
 
+        const wire = sameWireOps(adapter, shapeName);
+        const sameWire = wire !== undefined;
+        // a Responses follow-up on a translated model: what it names from earlier answers, spelled out
+        const stored = !sameWire && shapeName === 'openai_responses' ? deps.storedResponses : undefined;
+        if (stored) {
+          const expanded = stored.expand(body as Record<string, unknown>);
+          if (expanded !== body) {
+            body = expanded;
+            bodyText = JSON.stringify(expanded);
+            req = shape.decode(body, inboundAnthropicHeaders(c));
+          }
+        }
+        const remember = (response: Record<string, unknown>) =>
+          stored?.remember(response, inputItems(body as Record<string, unknown>));
+
         const worst = worstCaseCost(deps.registry, model.id, boundCallTokens(req, model, bodyText));
         hold = onceHold(
           await deps.quota.admit(key, worst.cost, {
@@ -101,8 +121,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           }),
         );
 
-        const wire = sameWireOps(adapter, shapeName);
-        const sameWire = wire !== undefined;
         const call = wire
           ? wire.encodePassthrough({
               bodyText,
@@ -128,7 +146,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             runner: deps.runner,
             shape,
             sameWire: wire ?? null,
-            request: body as Record<string, unknown>,
+            request: received,
+            idBase: turn.id,
             requestedModel: req.model,
             includeUsage: req.include_usage,
             inputTokensEstimate: turn.inputTokensEstimate,
@@ -137,6 +156,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
             headers: { 'svc-request-id': turn.id, [ROUTED_MODEL_HEADER]: model.id },
             turn,
+            ...(stored ? { onResponse: remember } : {}),
           });
         }
 
@@ -157,11 +177,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
         const { published } = running.complete({ usage: decoded.usage, stopReason: decoded.stop_reason });
         // the call is closed: an encoding failure from here on is the gateway's own 500, not the upstream's
-        const out = sameWire
-          ? rewriteModel(text, req.model)
-          : JSON.stringify(
-              shape.encode(decoded, { model: req.model, request: body as Record<string, unknown> }),
+        let out: string;
+        if (sameWire) out = rewriteModel(text, req.model);
+        else {
+          const encoded = shape.encode(decoded, { model: req.model, request: received, idBase: turn.id });
+          // what is kept for follow-ups carries the reasoning signatures, asked for or not
+          if (stored)
+            remember(
+              shape.encode(decoded, { model: req.model, request: withSignatures(received), idBase: turn.id }),
             );
+          out = JSON.stringify(encoded);
+        }
         await Promise.all([published.committed, turn.finish(200, null).committed]);
         return c.body(out, 200, { 'content-type': 'application/json' });
       } catch (err) {

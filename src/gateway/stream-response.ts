@@ -38,6 +38,10 @@ export interface StreamResponseInput {
   headers: Record<string, string>;
   /** The gateway turn: turn.completed is committed with the call's closing event. */
   turn: { finish(status: number, errorCode: string | null): Published };
+  /** Responses: the id base of the response and its items (the gateway's request id). */
+  idBase?: string;
+  /** Translated Responses streams: the final response object, once complete (kept for follow-ups). */
+  onResponse?: (response: Record<string, unknown>) => void;
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
@@ -191,6 +195,8 @@ function translated(input: StreamResponseInput, state: State): Source {
       include_usage: input.includeUsage,
       input_tokens_estimate: input.inputTokensEstimate,
       request: input.request,
+      idBase: input.idBase,
+      onResponse: input.onResponse,
     });
     for await (const text of frames) yield utf8.encode(text);
     if (!state.done && !input.signal.aborted && !input.call.closed) {

@@ -72,6 +72,60 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
     },
   ];
 
+  await t.test(
+    'openai(model) on a Claude model: a conversation the SDK continues by item_reference (its default, store on)',
+    async () => {
+      const sentToGateway: string[] = [];
+      const watched = createOpenAI({
+        baseURL: `${gw.url}/v1`,
+        apiKey: token,
+        fetch: async (url, init) => {
+          sentToGateway.push(String(init?.body ?? ''));
+          return fetch(url, init);
+        },
+      });
+      const model = watched('haiku');
+      const first = await generateText({
+        model,
+        prompt: 'my name is Ada [[fake:text=Hi Ada]]',
+        maxRetries: 0,
+      });
+      assert.equal(first.text, 'Hi Ada');
+      fake.reset();
+      const second = await generateText({
+        model,
+        messages: [
+          { role: 'user', content: 'my name is Ada' },
+          ...first.response.messages,
+          { role: 'user', content: 'what is my name?' },
+        ],
+        maxRetries: 0,
+      });
+      assert.equal(second.text, 'Hello from the fake provider.');
+      const sent = fake.requests[0]!.body as { messages: Array<{ role: string; content: unknown }> };
+      assert.deepEqual(
+        sent.messages.map((m) => m.role),
+        ['user', 'assistant', 'user'],
+      );
+      assert.match(JSON.stringify(sent.messages[1]!.content), /Hi Ada/);
+      // what the SDK sent for the assistant turn was a reference, resolved by the gateway
+      assert.match(sentToGateway.at(-1)!, /"type":"item_reference"/);
+      assert.doesNotMatch(sentToGateway.at(-1)!, /Hi Ada/);
+      // a tool step after text: the SDK refers to that text by id in its second step
+      fake.reset();
+      const round = await generateText({
+        model,
+        prompt: 'weather? [[fake:text=Let me check;tool_call]]',
+        tools: { get_weather: weather },
+        stopWhen: stepCountIs(2),
+        maxRetries: 0,
+      });
+      assert.equal(round.steps.length, 2);
+      assert.equal(round.text, 'Tool result received: Sunny in city-value');
+      assert.match(JSON.stringify(fake.requests[1]!.body), /Let me check/);
+    },
+  );
+
   for (const c of cases) {
     await t.test(`${c.name}: text, stream and a tool round trip`, async () => {
       const text = await generateText({

@@ -120,6 +120,61 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   });
 
   await t.test(
+    'a follow-up on a Claude model names the earlier answer: previous_response_id and item_reference both work',
+    async () => {
+      const first = await client.responses.create({
+        model: 'haiku',
+        input: 'my name is Ada [[fake:text=Hi Ada]]',
+      });
+      assert.equal(first.output_text, 'Hi Ada');
+      fake.reset();
+      const next = await client.responses.create({
+        model: 'haiku',
+        input: 'and then?',
+        previous_response_id: first.id,
+      });
+      assert.equal(next.previous_response_id, first.id);
+      // the upstream got the whole conversation: the first question, its answer, the new question
+      const sent = fake.requests[0].body as { messages: Array<{ role: string; content: unknown }> };
+      assert.deepEqual(
+        sent.messages.map((m) => [m.role, textOf(m.content)]),
+        [
+          ['user', 'my name is Ada [[fake:text=Hi Ada]]'],
+          ['assistant', 'Hi Ada'],
+          ['user', 'and then?'],
+        ],
+      );
+      // a chain: the follow-up of the follow-up still carries everything
+      fake.reset();
+      await client.responses.create({ model: 'haiku', input: 'and now?', previous_response_id: next.id });
+      assert.equal((fake.requests[0].body as { messages: unknown[] }).messages.length, 5);
+      // an item_reference to an earlier output item is that item
+      fake.reset();
+      const messageItem = first.output.find((i) => i.type === 'message')!;
+      await client.responses.create({
+        model: 'haiku',
+        input: [
+          { role: 'user', content: 'my name is Ada' },
+          { type: 'item_reference', id: messageItem.id! },
+          { role: 'user', content: 'what is my name?' },
+        ],
+      });
+      const referenced = fake.requests[0].body as { messages: Array<{ role: string; content: unknown }> };
+      assert.deepEqual(
+        referenced.messages.map((m) => m.role),
+        ['user', 'assistant', 'user'],
+      );
+      assert.match(JSON.stringify(referenced.messages[1]!.content), /Hi Ada/);
+      // store: false keeps nothing to follow up on
+      const unkept = await client.responses.create({ model: 'haiku', input: 'secret', store: false });
+      await assert.rejects(
+        client.responses.create({ model: 'haiku', input: 'and?', previous_response_id: unkept.id }),
+        (err) => err instanceof OpenAI.BadRequestError && /no longer kept by this gateway/.test(err.message),
+      );
+    },
+  );
+
+  await t.test(
     'previous_response_id on a model that is not OpenAI is a 400 that says what works',
     async () => {
       await assert.rejects(
@@ -127,7 +182,7 @@ test('the Responses API through the gateway, same wire and translated', { timeou
         (err) =>
           err instanceof OpenAI.BadRequestError &&
           err.code === 'invalid_request' &&
-          /^400 previous_response_id: a response stored by OpenAI can be served only by an OpenAI model, and anthropic:claude-haiku-4-5 is not one/.test(
+          /^400 previous_response_id: a response stored by OpenAI or no longer kept by this gateway can be served only by an OpenAI model, and anthropic:claude-haiku-4-5 is not one/.test(
             err.message,
           ) &&
           /send the whole conversation as input items/.test(err.message),
@@ -160,3 +215,9 @@ test('the Responses API through the gateway, same wire and translated', { timeou
     },
   );
 });
+
+/** The text of an Anthropic message's content (a string or text blocks). */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  return (content as Array<{ text?: string }>).map((b) => b.text ?? '').join('');
+}

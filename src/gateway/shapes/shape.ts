@@ -24,6 +24,11 @@ export interface EncodeOptions {
   created?: number;
   /** The client's request body, for shapes whose answer echoes request fields (Responses: `tools`, …). */
   request?: Record<string, unknown>;
+  /**
+   * Responses: the id to build the response and item ids from (the gateway's request id, unique where an
+   * upstream's message ids may not be); the upstream message id when absent.
+   */
+  idBase?: string;
 }
 
 export interface StreamEncodeOptions extends EncodeOptions {
@@ -31,6 +36,8 @@ export interface StreamEncodeOptions extends EncodeOptions {
   include_usage?: boolean;
   /** Anthropic: the gateway's input-token estimate for `message_start` when the upstream states none there. */
   input_tokens_estimate?: number;
+  /** Responses: receives the final response object (the one `response.completed` carries). */
+  onResponse?: (response: Record<string, unknown>) => void;
 }
 
 /** An error as an HTTP response in a shape. */

@@ -89,7 +89,8 @@ const TRANSLATED_ITEMS: ReadonlySet<string> = new Set([
   'reasoning',
 ]);
 
-const STORED = 'send the whole conversation as input items (with store: false), or use an OpenAI model';
+const STORED =
+  'this gateway keeps its own answers on other models only in memory until it restarts; send the whole conversation as input items (with store: false), or use an OpenAI model';
 
 /**
  * The first part of `body` (a validated Responses request) that needs OpenAI itself: state OpenAI stored
@@ -99,7 +100,11 @@ const STORED = 'send the whole conversation as input items (with store: false), 
 export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPart | null {
   const previous = body.previous_response_id;
   if (typeof previous === 'string' && previous !== '')
-    return { param: 'previous_response_id', what: 'a response stored by OpenAI', instead: STORED };
+    return {
+      param: 'previous_response_id',
+      what: 'a response stored by OpenAI or no longer kept by this gateway',
+      instead: STORED,
+    };
   if (body.conversation != null)
     return { param: 'conversation', what: 'a conversation stored by OpenAI', instead: STORED };
   if (body.prompt != null)
@@ -119,7 +124,11 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
   for (const [i, item] of input.entries()) {
     const type = typeof item?.type === 'string' ? item.type : 'message';
     if (type === 'item_reference')
-      return { param: `input.${i}`, what: 'an item_reference to an item stored by OpenAI', instead: STORED };
+      return {
+        param: `input.${i}`,
+        what: 'an item_reference to an item stored by OpenAI or no longer kept by this gateway',
+        instead: STORED,
+      };
     if (!TRANSLATED_ITEMS.has(type))
       return {
         param: `input.${i}`,

@@ -21,6 +21,7 @@ import {
   statusOf,
 } from './encode.ts';
 import { responsesErrorFields, responsesFailureCode } from './errors.ts';
+import { withSignatures } from './stored-responses.ts';
 
 export async function* encodeResponsesStream(
   events: AsyncIterable<CanonicalStreamEvent>,
@@ -78,7 +79,7 @@ function frame(s: State, type: string, fields: Record<string, unknown>): string 
 
 function start(s: State, messageId: string): string {
   if (s.base) return '';
-  s.base = responseIdBase(messageId);
+  s.base = s.opts.idBase ?? responseIdBase(messageId);
   const response = responseObject(s.base, s.opts, { status: 'in_progress' });
   return frame(s, 'response.created', { response }) + frame(s, 'response.in_progress', { response });
 }
@@ -128,16 +129,20 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       // the item the token limit cut off is `incomplete`, as the real API marks it
       const last = status.status === 'incomplete' ? e.final_content.length - 1 : -1;
       out += close(s, last >= 0 && s.open?.block === last ? 'incomplete' : 'completed');
-      const output = e.final_content.flatMap((b, i) => {
-        const item = encodeOutputItem(b, s.base, i, s.opts.request, i === last ? 'incomplete' : 'completed');
-        return item ? [item] : [];
-      });
+      const outputFor = (request: Record<string, unknown> | undefined) =>
+        e.final_content.flatMap((b, i) => {
+          const item = encodeOutputItem(b, s.base, i, request, i === last ? 'incomplete' : 'completed');
+          return item ? [item] : [];
+        });
+      const output = outputFor(s.opts.request);
       const response = responseObject(s.base, s.opts, {
         ...status,
         output,
         usage: encodeResponsesUsage(e.usage),
       });
       const type = status.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+      // what is kept for follow-ups carries the reasoning signatures, asked for or not
+      s.opts.onResponse?.({ ...response, output: outputFor(withSignatures(s.opts.request)) });
       return out + frame(s, type, { response });
     }
   }

@@ -13,7 +13,7 @@ export function encodeResponsesResponse(
   res: CanonicalResponse,
   opts: EncodeOptions,
 ): Record<string, unknown> {
-  const base = responseIdBase(res.id);
+  const base = opts.idBase ?? responseIdBase(res.id);
   const output = res.content.flatMap((b, i) => {
     const item = encodeOutputItem(b, base, i, opts.request);
     return item ? [item] : [];

@@ -1,0 +1,81 @@
+/**
+ * The gateway's memory of its own Responses answers on translated models (stored-responses.ts): a
+ * follow-up's previous_response_id and item_reference are spelled out, store: false keeps nothing, and the
+ * oldest conversations go first once the size bound is reached.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  createStoredResponses,
+  inputItems,
+  withSignatures,
+} from '#src/gateway/shapes/responses/stored-responses.ts';
+
+const answer = (id: string, text: string) => ({
+  id,
+  object: 'response',
+  store: true,
+  output: [
+    { id: `msg_${id}_0`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] },
+  ],
+});
+
+test('previous_response_id brings the earlier input and output before the new input; a chain stays whole', () => {
+  const kept = createStoredResponses();
+  kept.remember(answer('resp_1', 'Hi Ada'), inputItems({ input: 'my name is Ada' }));
+  const next = kept.expand({ model: 'haiku', input: 'and then?', previous_response_id: 'resp_1' });
+  assert.equal(next.previous_response_id, undefined);
+  assert.deepEqual(
+    (next.input as Array<{ role?: string; type?: string }>).map((i) => i.role),
+    ['user', 'assistant', 'user'],
+  );
+  kept.remember(answer('resp_2', 'Then tea'), next.input as unknown[]);
+  const third = kept.expand({
+    model: 'haiku',
+    input: [{ role: 'user', content: 'and now?' }],
+    previous_response_id: 'resp_2',
+  });
+  assert.equal((third.input as unknown[]).length, 5);
+});
+
+test('an item_reference becomes the stored item; what is not kept is left for the 400', () => {
+  const kept = createStoredResponses();
+  kept.remember(answer('resp_1', 'Hi Ada'), []);
+  const body = {
+    model: 'haiku',
+    input: [
+      { type: 'item_reference', id: 'msg_resp_1_0' },
+      { role: 'user', content: 'x' },
+    ],
+  };
+  const expanded = kept.expand(body);
+  assert.equal((expanded.input as Array<{ type: string }>)[0]!.type, 'message');
+  const unknown = { model: 'haiku', input: [{ type: 'item_reference', id: 'msg_other' }] };
+  assert.equal(kept.expand(unknown), unknown);
+  const missing = { model: 'haiku', input: 'x', previous_response_id: 'resp_gone' };
+  assert.equal(kept.expand(missing), missing);
+});
+
+test('store: false keeps nothing; the oldest go first past the size bound', () => {
+  const kept = createStoredResponses(4_000);
+  kept.remember({ ...answer('resp_x', 'secret'), store: false }, []);
+  assert.equal(kept.bytes, 0);
+  for (let i = 0; i < 20; i++) kept.remember(answer(`resp_${i}`, 'x'.repeat(200)), []);
+  assert.ok(kept.bytes <= 4_000);
+  const oldest = { input: 'a', previous_response_id: 'resp_0' };
+  assert.equal(kept.expand(oldest), oldest);
+  assert.notEqual(kept.expand({ input: 'a', previous_response_id: 'resp_19' }).input, 'a');
+  // one answer larger than a quarter of the bound is not kept at all
+  kept.remember(answer('resp_big', 'y'.repeat(2_000)), []);
+  const big = { input: 'a', previous_response_id: 'resp_big' };
+  assert.equal(kept.expand(big), big);
+});
+
+test('what is kept asks for reasoning signatures, whatever the client asked', () => {
+  assert.deepEqual(withSignatures({ include: ['file_search_call.results'] }).include, [
+    'file_search_call.results',
+    'reasoning.encrypted_content',
+  ]);
+  const already = { include: ['reasoning.encrypted_content'] };
+  assert.equal(withSignatures(already), already);
+});
