@@ -14,6 +14,7 @@ import {
   stopReasonWithTools,
 } from '../../canonical/response.ts';
 import { parseToolInput } from '../../canonical/stream.ts';
+import { formatDecimal, parseDecimal } from '../../lib/decimal.ts';
 import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 import { toSvcError } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
@@ -127,7 +128,9 @@ export function decodeOpenAIUsage(u: any): Partial<CanonicalUsage> {
   };
   const reasoning = u.completion_tokens_details?.reasoning_tokens;
   if (typeof reasoning === 'number') out.reasoning_tokens = reasoning;
-  if (typeof u.cost === 'number') out.upstream_cost = String(u.cost);
+  // a decimal string, never the exponent form String() gives a small number (1.2e-7)
+  if (typeof u.cost === 'number' && Number.isFinite(u.cost) && u.cost >= 0)
+    out.upstream_cost = formatDecimal(parseDecimal(u.cost), 0);
   return out;
 }
 

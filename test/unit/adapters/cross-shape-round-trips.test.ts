@@ -391,6 +391,14 @@ test('non-streaming usage with cache reads and writes survives both directions',
     reasoning_tokens: 9,
     upstream_cost: '0.0123',
   });
+  // a small cost stays a decimal string, never 1.2e-7
+  const tiny = openrouter.decodeResponse({
+    id: 'gen-2',
+    model: 'r',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, cost: 1.2e-7 },
+  });
+  assert.equal(tiny.usage.upstream_cost, '0.00000012');
   const a = encodeAnthropicResponse(fromRouter, { model: 'alias' }) as any;
   assert.deepEqual(a.usage, {
     input_tokens: 12,
