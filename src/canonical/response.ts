@@ -42,6 +42,8 @@ export interface CanonicalUsage {
   reasoning_tokens?: number;
   /** Cost the upstream itself reported (OpenRouter `usage.cost`), as a decimal string. */
   upstream_cost?: string;
+  /** The upstream's stream ended without reporting usage (a server ignoring include_usage): counts are 0. */
+  missing?: true;
 }
 
 export interface CanonicalResponse {

@@ -106,6 +106,7 @@ export class StreamBuilder implements StreamProgress {
   #stopSequence: string | null = null;
   #content = false;
   #done = false;
+  #usageSeen = false;
 
   usage(): CanonicalUsage {
     return { ...this.#usage };
@@ -203,8 +204,14 @@ export class StreamBuilder implements StreamProgress {
     this.#stopSequence = stopSequence;
   }
 
+  /** Whether the upstream reported any usage so far. */
+  get usageSeen(): boolean {
+    return this.#usageSeen;
+  }
+
   /** Overwrites usage fields with every defined value (upstream counts are cumulative). */
   mergeUsage(partial: Partial<CanonicalUsage>): void {
+    this.#usageSeen = true;
     for (const key of Object.keys(partial) as Array<keyof CanonicalUsage>) {
       const v = partial[key];
       if (v !== undefined && v !== null) (this.#usage as any)[key] = v;

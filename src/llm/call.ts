@@ -282,6 +282,16 @@ function completeCall(
   if (c.usage.cache_creation_1h_input_tokens)
     payload.cache_creation_1h_input_tokens = c.usage.cache_creation_1h_input_tokens;
   if (c.usage.upstream_cost !== undefined) payload.upstream_cost_usd = c.usage.upstream_cost;
+  if (c.usage.missing) {
+    // the upstream never said what it used (a server ignoring stream_options.include_usage): loud, not $0
+    payload.usage_missing = true;
+    payload.pricing_warning = 'usage_missing';
+    deps.log.warn('the upstream reported no usage; tokens and cost stamped as 0', {
+      model: input.model.id,
+      provider: input.adapter.name,
+      turn_id: input.turnId,
+    });
+  }
   if (!cost.priced) {
     // never a silent $0 (issue: money and budgets): a field on the event and a log line
     payload.priced = false;

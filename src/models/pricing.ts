@@ -53,10 +53,7 @@ export function worstCaseCost(registry: ModelRegistry, modelId: string, bound: T
   if (!entry?.prices) return unpriced(registry);
   const p = parsedPrices(entry.prices);
   const rates = [p.cache_read, p.cache_write, ...(bound.hourCache ? [p.cache_write_1h] : [])];
-  const maxIn = rates.reduce(
-    (a, b) => (compare(b, a) > 0 ? b : a),
-    p.input,
-  );
+  const maxIn = rates.reduce((a, b) => (compare(b, a) > 0 ? b : a), p.input);
   const total = add(mul(tokens(bound.inputTokens), maxIn), mul(tokens(bound.outputTokens), p.output));
   return priced(registry, mul(total, PER_TOKEN));
 }

@@ -43,6 +43,8 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
         if (!b.started) return [];
         const out: CanonicalStreamEvent[] = [];
         flushCalls(s, out);
+        // never a silent $0: the call is stamped usage_missing (llm/call.ts)
+        if (!b.usageSeen) b.mergeUsage({ missing: true });
         out.push(...b.finish());
         return out;
       }

@@ -342,6 +342,18 @@ test('#1 tool calls from OpenAI-compatible servers: a new id at a reused index (
   assert.ok(ids.every((id: string) => /^call_[0-9a-f]{24}$/.test(id)));
 });
 
+test('#11 a stream that ends without any usage (a server ignoring include_usage) says so instead of reporting 0 input', async () => {
+  const events = await canonical(openai, openaiSse([{ role: 'assistant', content: 'hi' }], 'stop'));
+  const done = events.at(-1) as any;
+  assert.equal(done.usage.missing, true);
+  const frames = await anthropicFrames(events);
+  // message_start's estimate stands: message_delta states no input count
+  assert.deepEqual(frames.find((f) => f.event === 'message_delta')!.data.usage, { output_tokens: 0 });
+  // a stream with its usage chunk is not flagged
+  const reported = await canonical(openai, OPENAI_TOOL_STREAM);
+  assert.equal((reported.at(-1) as any).usage.missing, undefined);
+});
+
 test('#24 an OpenRouter error carried on the choice keeps its class and message', async () => {
   const chunk = {
     id: 'gen-1',

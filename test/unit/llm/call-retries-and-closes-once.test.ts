@@ -181,6 +181,25 @@ test('a connection error is retried; a model without prices is stamped loudly, n
   assert.equal(completed.payload.pricing_warning, 'model_unpriced');
 });
 
+test('a stream whose upstream never reported usage is stamped usage_missing, not a silent $0', async () => {
+  const s = setup([{ status: 200, body: '{}' }]);
+  const open = await openLlmCall(s.deps, s.input());
+  open.complete({
+    usage: {
+      input_tokens: 0,
+      output_tokens: 0,
+      cached_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      missing: true,
+    },
+    stopReason: 'end_turn',
+  });
+  const [completed] = s.ofType('llm.call_completed');
+  assert.equal(completed.payload.usage_missing, true);
+  assert.equal(completed.payload.pricing_warning, 'usage_missing');
+  assert.equal(completed.payload.cost_usd, '0.000000');
+});
+
 test('an error body over 1 MiB is not read whole: the failure is classified by its status alone', async () => {
   const huge = JSON.stringify({
     type: 'error',

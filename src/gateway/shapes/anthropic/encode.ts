@@ -33,6 +33,8 @@ export function anthropicStopReason(r: StopReason): string {
 }
 
 export function encodeAnthropicUsage(u: CanonicalUsage): Record<string, unknown> {
+  // unknown counts are left out, so a client keeps message_start's estimate instead of reading 0
+  if (u.missing) return { output_tokens: u.output_tokens };
   const out: Record<string, unknown> = {
     input_tokens: u.input_tokens,
     cache_creation_input_tokens: u.cache_creation_input_tokens,
