@@ -126,7 +126,7 @@ export function classifyHttpFailure(
       : message || `upstream returned HTTP ${status}`;
   return failure(cls, text, {
     status,
-    retry_after_ms: parseRetryAfterMs(header),
+    retry_after_ms: parseRetryAfterMs(header) ?? (status === 429 ? parseRateLimitResetMs(header) : undefined),
     upstream_type: upstreamType,
     retryable,
   });
@@ -177,6 +177,34 @@ export function parseRetryAfterMs(
   if (Number.isFinite(secs)) return secs >= 0 ? Math.round(secs * 1000) : undefined;
   const date = Date.parse(after);
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+/**
+ * A 429 without `retry-after`: how long until the exhausted limit resets, from OpenAI's
+ * `x-ratelimit-reset-requests` / `-tokens` (`1s`, `6m0s`, `20ms`) for the dimension whose
+ * `x-ratelimit-remaining-*` is 0 (the later of the two when neither says), so the wait is honest
+ * (wire-formats §4) rather than a guess.
+ */
+export function parseRateLimitResetMs(header: (name: string) => string | undefined): number | undefined {
+  let longest: number | undefined;
+  for (const dimension of ['requests', 'tokens']) {
+    const reset = parseDurationMs(header(`x-ratelimit-reset-${dimension}`));
+    if (reset === undefined) continue;
+    const remaining = header(`x-ratelimit-remaining-${dimension}`);
+    if (remaining !== undefined && Number(remaining) > 0) continue;
+    longest = Math.max(longest ?? 0, reset);
+  }
+  return longest;
+}
+
+/** `6m0s`, `1.5s`, `20ms`, `1h2m` → milliseconds; undefined for anything else. */
+export function parseDurationMs(text: string | undefined): number | undefined {
+  const t = text?.trim();
+  if (!t || !/^(\d+(\.\d+)?(h|ms|m|s))+$/.test(t)) return undefined;
+  let ms = 0;
+  for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s)/g))
+    ms += Number(n) * (unit === 'h' ? 3_600_000 : unit === 'm' ? 60_000 : unit === 's' ? 1000 : 1);
+  return Math.round(ms);
 }
 
 /** `{error:{message,type|code}}` of a JSON error body, tolerant of non-JSON bodies. */

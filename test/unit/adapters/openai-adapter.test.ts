@@ -152,3 +152,44 @@ test("openrouter: a 403 for input flagged by moderation is the client's 400 with
   );
   assert.equal(refused.error_class, 'authentication');
 });
+
+test('openai: a 429 without retry-after waits for the exhausted limit to reset, as x-ratelimit-reset-* says', () => {
+  const adapter = createOpenAIAdapter({ baseUrl: 'https://api.openai.test/v1', apiKey: 'sk-1' });
+  const body = JSON.stringify({
+    error: {
+      message: 'Rate limit reached for tokens. Please try again in 6m0s.',
+      type: 'tokens',
+      param: null,
+      code: 'rate_limit_exceeded',
+    },
+  });
+  const headersOf = (h: Record<string, string>) => (name: string) => h[name];
+  const tokens = adapter.classifyResponse(
+    429,
+    headersOf({
+      'x-ratelimit-remaining-requests': '499',
+      'x-ratelimit-reset-requests': '120ms',
+      'x-ratelimit-remaining-tokens': '0',
+      'x-ratelimit-reset-tokens': '6m0s',
+    }),
+    body,
+  );
+  assert.equal(tokens.retry_after_ms, 360_000);
+  const requests = adapter.classifyResponse(
+    429,
+    headersOf({ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1.5s' }),
+    body,
+  );
+  assert.equal(requests.retry_after_ms, 1500);
+  // retry-after, when sent, wins; nothing to go on gives no hint (the retry policy's own then applies)
+  const told = adapter.classifyResponse(
+    429,
+    headersOf({ 'retry-after': '2', 'x-ratelimit-reset-tokens': '6m0s' }),
+    body,
+  );
+  assert.equal(told.retry_after_ms, 2000);
+  assert.equal(
+    adapter.classifyResponse(429, headersOf({ 'x-ratelimit-reset-tokens': 'soon' }), body).retry_after_ms,
+    undefined,
+  );
+});
