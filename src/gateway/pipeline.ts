@@ -19,6 +19,7 @@ import type { Logger } from '../lib/log.ts';
 import { classifyReadFailure, LlmCallFailed } from '../llm/call.ts';
 import { type CallRunner, type CallScope, type Hold, onceHold } from '../llm/runner.ts';
 import { readUpstreamText, type UpstreamLimits } from '../llm/upstream.ts';
+import type { ModelEntry } from '../models/model-schema.ts';
 import { worstCaseCost } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
@@ -112,6 +113,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const remember = (response: Record<string, unknown>) =>
           stored?.remember(response, inputItems(body as Record<string, unknown>));
 
+        // translated: never more output asked of the model than it can give (the bound holds that much)
+        if (!sameWire) req = withinOutputLimit(req, model);
         const worst = worstCaseCost(deps.registry, model.id, boundCallTokens(req, model, bodyText));
         hold = onceHold(
           await deps.quota.admit(key, worst.cost, {
@@ -221,6 +224,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 function sameWireOps(adapter: Adapter, shape: ShapeName): SameWireOps | undefined {
   if (adapter.wire === shape) return adapter;
   return shape === 'openai_responses' ? adapter.responses : undefined;
+}
+
+/**
+ * A translated request asks for no more output than the routed model can give (Claude Code asks 32,000 of
+ * every model; gpt-4o refuses more than 16,384): what it could never get is not asked for.
+ */
+function withinOutputLimit(req: CanonicalRequest, model: ModelEntry): CanonicalRequest {
+  const limit = model.capabilities.max_output_tokens;
+  return req.max_tokens !== undefined && req.max_tokens > limit ? { ...req, max_tokens: limit } : req;
 }
 
 /**

@@ -22,21 +22,20 @@ export function encodeAnthropicRequest(
   const body: Record<string, unknown> = { ...same?.fields, model };
   const maxTokens = req.max_tokens ?? config.defaultMaxTokens ?? 8192;
   body.max_tokens = maxTokens;
-  if (req.system.length > 0) body.system = encodeSystem(req.system);
-  body.messages = encodeAnthropicMessages(req.messages);
+  // json_object has no Anthropic switch (output_config.format needs a closed schema): an instruction (choice)
+  const system =
+    req.response_format?.type === 'json_object' ? [...req.system, JSON_OBJECT_INSTRUCTION] : req.system;
+  if (system.length > 0) body.system = encodeSystem(system);
+  const messages = encodeAnthropicMessages(req.messages);
+  body.messages = messages;
   const tools = req.tools?.map(encodeTool);
   if (tools?.length) {
     body.tools = tools;
     if (req.tool_choice) body.tool_choice = req.tool_choice;
   }
   const forced = req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool';
-  encodeThinking(req, body, maxTokens, forced && tools !== undefined);
-  if (version < '2026-10-21') {
-    // 0–1 on Anthropic, 0–2 on OpenAI: clamp (choice); the newer version forbids all three (wire-formats §1.2)
-    if (req.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
-    if (req.top_p !== undefined) body.top_p = req.top_p;
-    if (req.top_k !== undefined) body.top_k = req.top_k;
-  }
+  encodeThinking(req, body, maxTokens, (forced && tools !== undefined) || !thinkingReplayed(messages));
+  if (version < '2026-10-21') encodeSampling(req, body);
   if (req.stop_sequences?.length) body.stop_sequences = req.stop_sequences;
   if (req.user_id) body.metadata = { ...(body.metadata as object), user_id: req.user_id };
   if (req.response_format?.type === 'json_schema') {
@@ -212,16 +211,49 @@ function encodeTool(t: CanonicalTool): Record<string, unknown> {
   return out;
 }
 
+/** The system text that asks for what `response_format: {type: "json_object"}` promises. */
+const JSON_OBJECT_INSTRUCTION: TextBlock = {
+  type: 'text',
+  text: 'Respond with a single valid JSON object only: no prose before or after it, no code fences.',
+};
+
+/**
+ * temperature, top_p, top_k where Claude accepts them (the newer API version forbids all three, wire-formats
+ * §1.2): temperature clamped to 0–1 (OpenAI allows 0–2; choice); with thinking on only temperature 1, top_p
+ * from 0.95 and no top_k; and never temperature and top_p together (Claude 4.5 models refuse the pair:
+ * temperature is kept).
+ */
+function encodeSampling(req: CanonicalRequest, body: Record<string, unknown>): void {
+  const thinking = (body.thinking as { type?: string } | undefined)?.type;
+  const thinkingOn = thinking === 'enabled' || thinking === 'adaptive';
+  const temperature = req.temperature === undefined ? undefined : Math.min(1, Math.max(0, req.temperature));
+  if (temperature !== undefined && (!thinkingOn || temperature === 1)) body.temperature = temperature;
+  else if (req.top_p !== undefined && (!thinkingOn || req.top_p >= 0.95)) body.top_p = req.top_p;
+  if (req.top_k !== undefined && !thinkingOn) body.top_k = req.top_k;
+}
+
+/**
+ * False when the last assistant turn calls tools without the thinking block that produced them (a client
+ * that rebuilt its history without it): Claude refuses thinking on then ("Expected `thinking` or
+ * `redacted_thinking`, but found `tool_use`"), so the call goes without thinking.
+ */
+function thinkingReplayed(messages: readonly Record<string, unknown>[]): boolean {
+  const last = messages.findLast((m) => m.role === 'assistant');
+  const content = (last?.content ?? []) as Array<{ type?: string }>;
+  if (!content.some((b) => b.type === 'tool_use')) return true;
+  return content[0]?.type === 'thinking' || content[0]?.type === 'redacted_thinking';
+}
+
 function encodeThinking(
   req: CanonicalRequest,
   body: Record<string, unknown>,
   maxTokens: number,
-  forcedTool: boolean,
+  withoutThinking: boolean,
 ): void {
   const t = req.thinking;
   const effort = req.reasoning_effort;
   // forced tool use is incompatible with thinking (wire-formats §1.5): the explicit tool choice wins (choice)
-  if (t && t.type !== 'disabled' && !forcedTool) {
+  if (t && t.type !== 'disabled' && !withoutThinking) {
     const display = t.display ? { display: t.display } : {};
     if (t.type === 'enabled') {
       const budget = Math.min(Math.max(1024, t.budget_tokens ?? 1024), maxTokens - 1);

@@ -33,8 +33,11 @@ export function encodeOpenAIRequest(
     req.passthrough?.wire === 'openai' ? { ...req.passthrough.fields, model } : { model };
   body.messages = encodeOpenAIMessages(req, router);
   if (req.max_tokens !== undefined) body[router ? 'max_tokens' : 'max_completion_tokens'] = req.max_tokens;
-  if (req.temperature !== undefined) body.temperature = req.temperature;
-  if (req.top_p !== undefined) body.top_p = req.top_p;
+  // OpenAI's reasoning models take only the default sampling (an Anthropic client's temperature 0 is a 400)
+  const reasoning = !router && isReasoningModel(model);
+  if (req.temperature !== undefined && (!reasoning || req.temperature === 1))
+    body.temperature = req.temperature;
+  if (req.top_p !== undefined && (!reasoning || req.top_p === 1)) body.top_p = req.top_p;
   if (req.top_k !== undefined && router) body.top_k = req.top_k;
   if (req.n !== undefined) body.n = req.n;
   if (req.stop_sequences?.length) body.stop = req.stop_sequences;
@@ -42,8 +45,9 @@ export function encodeOpenAIRequest(
   encodeTools(req, body);
   if (router) encodeRouterReasoning(req.thinking, req.reasoning_effort, body);
   else {
+    // only reasoning models take reasoning_effort (Claude Code asks for it on every call, gpt-4.1 included)
     const effort = req.reasoning_effort ?? effortFromThinking(req.thinking);
-    if (effort) body.reasoning_effort = effort;
+    if (effort && reasoning) body.reasoning_effort = effort;
   }
   const rf = req.response_format;
   if (rf?.type === 'json_schema') {
@@ -216,7 +220,8 @@ function encodeTools(req: CanonicalRequest, body: Record<string, unknown>): void
     }
     const fn: Record<string, unknown> = { name: t.name, parameters: t.input_schema };
     if (t.description !== undefined) fn.description = t.description;
-    if (t.strict !== undefined) fn.strict = t.strict;
+    // OpenAI refuses strict mode for a schema with optional properties or open objects: it stays non-strict
+    if (t.strict !== undefined) fn.strict = t.strict && qualifiesForStrict(t.input_schema);
     return { type: 'function', function: fn };
   });
   if (!tools?.length) return;
@@ -227,6 +232,32 @@ function encodeTools(req: CanonicalRequest, body: Record<string, unknown>): void
   if (c.type === 'tool') body.tool_choice = { type: 'function', function: { name: c.name } };
   else body.tool_choice = c.type === 'any' ? 'required' : c.type;
   if (c.type !== 'none' && c.disable_parallel_tool_use) body.parallel_tool_calls = false;
+}
+
+/**
+ * OpenAI's reasoning models (o-series, gpt-5 and later, codex), which take reasoning_effort and only the
+ * default temperature and top_p; other chat models (gpt-4.1, gpt-4o) refuse reasoning_effort.
+ */
+export function isReasoningModel(model: string): boolean {
+  return /^(o\d|gpt-(5|[6-9])|codex)/i.test(model);
+}
+
+/**
+ * Whether OpenAI's strict mode accepts `schema`: every object lists all its properties as required and
+ * says additionalProperties: false, nested objects and array items included.
+ */
+export function qualifiesForStrict(schema: unknown): boolean {
+  if (schema === null || typeof schema !== 'object') return true;
+  const s = schema as Record<string, unknown>;
+  if (Array.isArray(s.anyOf) && !s.anyOf.every(qualifiesForStrict)) return false;
+  if (s.items !== undefined && !qualifiesForStrict(s.items)) return false;
+  for (const defs of [s.$defs, s.definitions])
+    if (defs && typeof defs === 'object' && !Object.values(defs).every(qualifiesForStrict)) return false;
+  const props = s.properties as Record<string, unknown> | undefined;
+  if (s.type !== 'object' && props === undefined) return true;
+  if (s.additionalProperties !== false) return false;
+  const required = new Set(Array.isArray(s.required) ? s.required : []);
+  return Object.entries(props ?? {}).every(([k, v]) => required.has(k) && qualifiesForStrict(v));
 }
 
 function encodeRouterReasoning(

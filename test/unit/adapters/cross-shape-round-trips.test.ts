@@ -286,7 +286,9 @@ test('reasoning effort and thinking budgets translate between the three wires', 
     messages: [{ role: 'user', content: 'x' }],
     thinking: { type: 'enabled', budget_tokens: 8000 },
   });
-  assert.equal(JSON.parse(openai.encodeRequest(thinking, 'g').body).reasoning_effort, 'medium');
+  assert.equal(JSON.parse(openai.encodeRequest(thinking, 'gpt-5').body).reasoning_effort, 'medium');
+  // a chat model that is not a reasoning model refuses reasoning_effort: it is not sent
+  assert.equal(JSON.parse(openai.encodeRequest(thinking, 'gpt-4.1').body).reasoning_effort, undefined);
   const router = JSON.parse(openrouter.encodeRequest(thinking, 'anthropic/claude').body);
   assert.deepEqual(
     [router.reasoning, router.max_tokens, router.max_completion_tokens],

@@ -792,6 +792,97 @@ test('#22 an OpenAI request without max_tokens gets the configured default, not 
   );
 });
 
+test('sampling Claude accepts: no temperature/top_k beside thinking, temperature wins over top_p, json_object asked in words', () => {
+  const user = [{ role: 'user', content: 'x' }];
+  const plain = toAnthropic({ messages: user, temperature: 0.2, top_p: 0.9 });
+  assert.deepEqual([plain.temperature, plain.top_p], [0.2, undefined]);
+  assert.equal(toAnthropic({ messages: user, top_p: 0.9 }).top_p, 0.9);
+  const thinking = toAnthropic({
+    messages: user,
+    temperature: 0.2,
+    top_p: 0.9,
+    reasoning: { max_tokens: 2000 },
+    max_tokens: 4000,
+  });
+  assert.equal(thinking.thinking.type, 'enabled');
+  assert.deepEqual([thinking.temperature, thinking.top_p, thinking.top_k], [undefined, undefined, undefined]);
+  const json = toAnthropic({ messages: user, response_format: { type: 'json_object' } });
+  assert.match(JSON.stringify(json.system), /single valid JSON object/);
+});
+
+test('#18 a tool loop whose history lost its thinking block goes without thinking, never into the 400', () => {
+  const loop = [
+    { role: 'user', content: 'weather?' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    },
+    { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+  ];
+  const tools = [
+    { type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } },
+  ];
+  const lost = toAnthropic({ messages: loop, tools, reasoning_effort: 'high', max_tokens: 4000 });
+  assert.equal(lost.thinking, undefined);
+  // with the thinking block replayed (OpenRouter-style reasoning_details with its signature) it stays on
+  const kept = structuredClone(loop) as any[];
+  kept[1].reasoning_details = [
+    { type: 'reasoning.text', text: 'hm', signature: 'sig', format: 'anthropic-claude-v1' },
+  ];
+  assert.equal(
+    toAnthropic({ messages: kept, tools, reasoning_effort: 'high', max_tokens: 4000 }).thinking?.type,
+    'adaptive',
+  );
+});
+
+test('OpenAI models: reasoning_effort and default-only sampling for reasoning models, strict only where it holds', () => {
+  const ask = (body: Record<string, unknown>, model: string) =>
+    JSON.parse(
+      openai.encodeRequest(decodeAnthropicRequest({ model: 'm', max_tokens: 50, ...body }), model).body,
+    );
+  const claudeCode = {
+    messages: [{ role: 'user', content: 'x' }],
+    temperature: 0,
+    thinking: { type: 'adaptive' },
+    output_config: { effort: 'high' },
+  };
+  const gpt5 = ask(claudeCode, 'gpt-5');
+  assert.deepEqual([gpt5.reasoning_effort, gpt5.temperature], ['high', undefined]);
+  const gpt41 = ask(claudeCode, 'gpt-4.1');
+  assert.deepEqual([gpt41.reasoning_effort, gpt41.temperature], [undefined, 0]);
+  const tool = (schema: Record<string, unknown>) =>
+    ask(
+      {
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [{ name: 't', input_schema: schema, strict: true }],
+      },
+      'gpt-5',
+    ).tools[0].function.strict;
+  assert.equal(
+    tool({
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      required: ['a'],
+      additionalProperties: false,
+    }),
+    true,
+  );
+  assert.equal(
+    tool({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false }),
+    false,
+  );
+  assert.equal(
+    tool({
+      type: 'object',
+      properties: { a: { type: 'object', properties: { b: { type: 'string' } } } },
+      required: ['a'],
+      additionalProperties: false,
+    }),
+    false,
+  );
+});
+
 test('#23 SSE keep-alive comments are never re-emitted as data, in the tap frame mode either', async () => {
   const text = Buffer.concat(
     await collect(openrouter.tapStream(chunks([utf8(OPENAI_TOOL_STREAM)]), { model: 'alias' })),
