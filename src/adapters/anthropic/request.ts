@@ -34,7 +34,8 @@ export function encodeAnthropicRequest(
     if (req.tool_choice) body.tool_choice = req.tool_choice;
   }
   const forced = req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool';
-  encodeThinking(req, body, maxTokens, (forced && tools !== undefined) || !thinkingReplayed(messages));
+  const withoutThinking = (forced && tools !== undefined) || !thinkingReplayed(messages);
+  encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model));
   if (version < '2026-10-21') encodeSampling(req, body);
   if (req.stop_sequences?.length) body.stop_sequences = req.stop_sequences;
   if (req.user_id) body.metadata = { ...(body.metadata as object), user_id: req.user_id };
@@ -249,19 +250,57 @@ function encodeThinking(
   body: Record<string, unknown>,
   maxTokens: number,
   withoutThinking: boolean,
+  style: ThinkingStyle,
 ): void {
   const t = req.thinking;
-  const effort = req.reasoning_effort;
+  const effort = req.reasoning_effort && req.reasoning_effort !== 'none' ? req.reasoning_effort : undefined;
   // forced tool use is incompatible with thinking (wire-formats §1.5): the explicit tool choice wins (choice)
   if (t && t.type !== 'disabled' && !withoutThinking) {
     const display = t.display ? { display: t.display } : {};
-    if (t.type === 'enabled') {
-      const budget = Math.min(Math.max(1024, t.budget_tokens ?? 1024), maxTokens - 1);
-      if (budget >= 1024) body.thinking = { type: 'enabled', budget_tokens: budget, ...display };
-    } else body.thinking = { type: 'adaptive', ...display };
+    // a model before adaptive thinking gets a budget: the client's, else one for the effort asked
+    const budget =
+      t.type === 'enabled'
+        ? (t.budget_tokens ?? 1024)
+        : style.adaptive
+          ? undefined
+          : EFFORT_BUDGET[effort ?? 'medium'];
+    if (budget === undefined) body.thinking = { type: 'adaptive', ...display };
+    else {
+      const fitted = Math.min(Math.max(1024, budget), maxTokens - 1);
+      if (fitted >= 1024) body.thinking = { type: 'enabled', budget_tokens: fitted, ...display };
+    }
   } else if (t?.type === 'disabled') body.thinking = { type: 'disabled' };
-  if (effort && effort !== 'none') {
+  if (effort && style.effort) {
     const mapped = effort === 'minimal' ? 'low' : effort;
     body.output_config = { ...(body.output_config as object), effort: mapped };
   }
 }
+
+/** What a Claude model takes for reasoning: adaptive thinking (4.6 and later) and `output_config.effort` (Opus 4.5 too). */
+interface ThinkingStyle {
+  adaptive: boolean;
+  effort: boolean;
+}
+
+/**
+ * The thinking style of an Anthropic model name (`claude-sonnet-4-5`, `claude-opus-4-1-20250805`,
+ * `claude-sonnet-5`): models before 4.6 refuse adaptive thinking and, but for Opus 4.5, effort. A name
+ * that is not a Claude model's gets the newest style.
+ */
+export function thinkingStyleOf(model: string): ThinkingStyle {
+  if (/claude-\d-(\d-)?(opus|sonnet|haiku)/.test(model)) return { adaptive: false, effort: false }; // 3.x
+  const m = /claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(model);
+  if (!m) return { adaptive: true, effort: true };
+  const version = Number(m[2]) + Number(m[3] ?? 0) / 10;
+  return { adaptive: version >= 4.6, effort: version >= 4.6 || (m[1] === 'opus' && version >= 4.5) };
+}
+
+/** Thinking budgets for an effort, on models that take a budget rather than an effort. */
+const EFFORT_BUDGET: Record<string, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16_384,
+  xhigh: 24_576,
+  max: 32_000,
+};

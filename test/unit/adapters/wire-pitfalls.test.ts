@@ -836,6 +836,36 @@ test('#18 a tool loop whose history lost its thinking block goes without thinkin
   );
 });
 
+test('reasoning_effort reaches Claude in the form the model takes: a budget before 4.6, adaptive with effort after', () => {
+  const ask = (model: string, extra: Record<string, unknown> = {}) =>
+    JSON.parse(
+      anthropic.encodeRequest(
+        decodeOpenAIRequest({
+          model: 'm',
+          messages: [{ role: 'user', content: 'x' }],
+          reasoning_effort: 'high',
+          max_completion_tokens: 30000,
+          ...extra,
+        }),
+        model,
+      ).body,
+    );
+  const sonnet45 = ask('claude-sonnet-4-5');
+  assert.deepEqual(
+    [sonnet45.thinking, sonnet45.output_config],
+    [{ type: 'enabled', budget_tokens: 16384 }, undefined],
+  );
+  assert.deepEqual(ask('claude-opus-4-5').output_config, { effort: 'high' });
+  assert.equal(ask('claude-opus-4-5').thinking.type, 'enabled');
+  const newer = ask('claude-sonnet-4-6');
+  assert.deepEqual([newer.thinking, newer.output_config], [{ type: 'adaptive' }, { effort: 'high' }]);
+  assert.equal(ask('claude-sonnet-5').thinking.type, 'adaptive');
+  assert.equal(ask('claude-sonnet-4-20250514').thinking.type, 'enabled');
+  assert.equal(ask('claude-3-7-sonnet-latest').thinking.type, 'enabled');
+  // a small max_tokens keeps the budget under it
+  assert.equal(ask('claude-haiku-4-5', { max_completion_tokens: 4000 }).thinking.budget_tokens, 3999);
+});
+
 test('OpenAI models: reasoning_effort and default-only sampling for reasoning models, strict only where it holds', () => {
   const ask = (body: Record<string, unknown>, model: string) =>
     JSON.parse(
