@@ -3,9 +3,10 @@
  * (spec 2 §What the service does, item 5): reports the spec 2 policy view, reloads on demand and
  * checks candidate text without applying it.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { errorMessage } from '../lib/errors.ts';
+import { createFolders } from '../lib/folders.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import type { Logger } from '../lib/log.ts';
 import { type Clock, formatUs, systemClock } from '../lib/time.ts';
@@ -142,7 +143,7 @@ function saveLastKnownGood(opts: LoadPolicyOptions, policy: CompiledPolicy): voi
   try {
     const bytes = readFileSync(policy.source);
     if (sha256Hex(bytes) !== policy.version) return; // the file changed under us; keep the old copy
-    mkdirSync(dirname(target), { recursive: true });
+    createFolders(dirname(target), 'the last known good routing policy', 'check the config folder');
     const tmp = `${target}.${process.pid}.tmp`;
     writeFileSync(tmp, bytes);
     renameSync(tmp, target);

@@ -4,11 +4,12 @@
  * is consistent. It is written to a temp file beside the destination, fsynced, then linked into place
  * without ever overwriting an existing file.
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { sql } from 'kysely';
 import type { StoreTarget } from '../config/paths.ts';
 import { SvcError } from '../lib/errors.ts';
+import { createFolders } from '../lib/folders.ts';
 import { formatUs } from '../lib/time.ts';
 import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
 import { openStore, type Store } from './open.ts';
@@ -54,7 +55,7 @@ export async function backupStore(source: string, destination: string): Promise<
     });
   }
   assertFree(dest);
-  mkdirSync(dirname(dest), { recursive: true });
+  createFolders(dirname(dest), 'the backup', 'choose a writable destination');
   const tmp = tempPathBeside(dest, 'backup');
   try {
     const store = await openStore(src, { readOnly: true });

@@ -45,7 +45,9 @@ export function tightenStoreFiles(path: string): Tightened {
   for (const file of storeFiles(path)) {
     let mode: number;
     try {
-      mode = statSync(file).mode & 0o777;
+      const st = statSync(file);
+      if (!st.isFile()) continue; // only the store's own files, never a device or folder a path names
+      mode = st.mode & 0o777;
     } catch {
       continue; // absent (no WAL yet, or removed by the last connection's close)
     }

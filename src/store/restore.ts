@@ -6,11 +6,12 @@
  * fold the old WAL into the old file, then rename over it. A failure before the rename leaves the old
  * store as it was; after it, the new one is complete.
  */
-import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { existsSync, renameSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { sql } from 'kysely';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
+import { createFolders } from '../lib/folders.ts';
 import { type StoreSummary, summarizeFile } from './backup.ts';
 import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
 import { SCHEMA_VERSION } from './migrate.ts';
@@ -42,7 +43,7 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
   if (exists && !options.force) {
     refuse(`A trace store already exists at ${target}; pass --force to replace it with ${backup}.`);
   }
-  mkdirSync(dirname(target), { recursive: true });
+  createFolders(dirname(target), 'the restored trace store', 'restore to a writable location');
   const lock = exists ? lockStore(target) : undefined;
   const staged = tempPathBeside(target, 'restore');
   try {

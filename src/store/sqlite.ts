@@ -3,12 +3,13 @@
  * private to its owner (0600), a SQLite version check, migrations, the exact `decimal_sum` aggregate for
  * money, and the group commit of events through one cached prepared INSERT inside BEGIN IMMEDIATE.
  */
-import { mkdirSync, type Stats, statSync } from 'node:fs';
+import { type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { Kysely } from 'kysely';
 import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
+import { createFolders } from '../lib/folders.ts';
 import { eventValues, sqliteDialect } from './dialect.ts';
 import { migrateToLatest, readSchemaVersion } from './migrate.ts';
 import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
@@ -36,9 +37,12 @@ export function assertSqliteVersion(version: string): void {
 /** Opens one connection to the file at `path` (open.ts shares it within the process). */
 export async function openSqliteStore(path: string, options: OpenStoreOptions): Promise<SqliteStore> {
   const readOnly = options.readOnly ?? false;
-  if (readOnly || options.mustExist) assertStoreFile(path);
-  else mkdirSync(dirname(path), { recursive: true });
-  if (!readOnly) makePrivate(path, options);
+  const exists = existsAsStore(path);
+  if (!exists && (readOnly || options.mustExist)) assertStoreFile(path);
+  if (!exists && !readOnly) {
+    createFolders(dirname(path), 'the trace store', 'point --db-path or SVC_DB_PATH at a writable location');
+    createNewStoreFile(path);
+  }
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(path, { readOnly, timeout: BUSY_TIMEOUT_MS });
@@ -50,6 +54,8 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions): 
   }
   try {
     assertSqliteFile(db, path);
+    // only a file now known to be a SQLite database is made private: never whatever the path named
+    if (exists && !readOnly) makePrivate(path, options);
     assertSqliteVersion(sqliteVersion(db));
     applyPragmas(db, readOnly);
     registerFunctions(db);
@@ -140,13 +146,43 @@ function createAppender(db: DatabaseSync, kysely: Kysely<Database>): SqliteStore
     });
 }
 
-/** A new store file is created 0600 (its -wal and -shm follow its mode); an existing one is tightened. */
-function makePrivate(path: string, options: OpenStoreOptions): void {
+/**
+ * Whether something exists at `path`; it must then be a regular file (a folder, a device such as /dev/null,
+ * a FIFO is refused with one sentence before anything opens or changes it).
+ */
+function existsAsStore(path: string): boolean {
+  let st: Stats;
   try {
-    if (!options.mustExist && createPrivateFile(path)) return;
-  } catch {
-    return; // an unwritable folder: opening the store reports it in one sentence
+    st = statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new SvcError('store_error', {
+      message: `Cannot use the trace store path ${path} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}); point --db-path or SVC_DB_PATH at a file you can write.`,
+      cause: err,
+    });
   }
+  if (!st.isFile()) {
+    throw new SvcError('store_error', {
+      message: `The trace store path ${path} is not a regular file; point --db-path or SVC_DB_PATH at a file.`,
+    });
+  }
+  return true;
+}
+
+/** A new store file is created 0600, so its -wal and -shm follow that mode. */
+function createNewStoreFile(path: string): void {
+  try {
+    createPrivateFile(path);
+  } catch (err) {
+    throw new SvcError('store_error', {
+      message: `Cannot create the trace store ${path} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}); point --db-path or SVC_DB_PATH at a writable location.`,
+      cause: err,
+    });
+  }
+}
+
+/** An existing store's files that group or others may read are tightened to 0600 (with a warning). */
+function makePrivate(path: string, options: OpenStoreOptions): void {
   const t = tightenStoreFiles(path);
   if (t.files.length > 0) {
     options.log?.warn('the trace store was readable by other users; its files are now mode 0600', {

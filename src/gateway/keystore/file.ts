@@ -9,7 +9,6 @@ import {
   closeSync,
   fchmodSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -19,6 +18,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { errorMessage, SvcError } from '../../lib/errors.ts';
+import { createFolders } from '../../lib/folders.ts';
 import type { Logger } from '../../lib/log.ts';
 import { decodeKeystore, type KeyRecord, type Keystore } from './keystore.ts';
 
@@ -59,7 +59,12 @@ export async function updateKeystoreFile<T>(
   path: string,
   change: (current: Keystore | undefined) => KeystoreChange<T>,
 ): Promise<T> {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  createFolders(
+    dirname(path),
+    'the keystore',
+    'point --keystore or SVC_GATEWAY_KEYSTORE at a writable location',
+    0o700,
+  );
   const release = await acquireLock(`${path}.lock`);
   try {
     const { next, result } = change(readKeystoreFile(path));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -113,6 +113,24 @@ test('a file that is not SQLite gives a clear store_error', async () => {
   await assert.rejects(openStore(path, { readOnly: true }), storeError(/is not a SQLite database/));
 });
 
+test('a path that names something else is refused before anything changes it: its mode stays as it was', async () => {
+  const path = join(tmp, 'readable-text.db');
+  writeFileSync(path, 'root:x:0:0:root:/root:/bin/sh\n'.repeat(50));
+  chmodSync(path, 0o644);
+  await assert.rejects(openStore(path), storeError(/is not a SQLite database/));
+  assert.equal(statSync(path).mode & 0o777, 0o644, 'a file that is not a store is never made private');
+  const folder = join(tmp, 'a-folder');
+  mkdirSync(folder, { mode: 0o755 });
+  chmodSync(folder, 0o755);
+  await assert.rejects(openStore(folder), storeError(/is not a regular file/));
+  assert.equal(statSync(folder).mode & 0o777, 0o755);
+  // a folder that cannot be made is one sentence naming it, not an unexpected error
+  await assert.rejects(
+    openStore(join(path, 'below-a-file', 'svc.db')),
+    storeError(/ENOTDIR.*point --db-path or SVC_DB_PATH/),
+  );
+});
+
 test('a missing store is refused when it must exist; a folder is not a store', async () => {
   await assert.rejects(
     openStore(join(tmp, 'missing.db'), { readOnly: true }),
@@ -122,7 +140,7 @@ test('a missing store is refused when it must exist; a folder is not a store', a
     openStore(join(tmp, 'missing.db'), { mustExist: true }),
     storeError(/No trace store at/),
   );
-  await assert.rejects(openStore(tmp, { mustExist: true }), storeError(/is not a file/));
+  await assert.rejects(openStore(tmp, { mustExist: true }), storeError(/is not a (regular )?file/));
 });
 
 test('read-only opens do not migrate and cannot write', async () => {
