@@ -1,7 +1,8 @@
 /**
  * @module Pending tool confirmations (spec 2 "Turn and confirmation", issue 10): the first answer wins,
- * a later one is refused with 409 confirmation_already_resolved (`details.applied: false`), and no
- * answer within the timeout is a deny. A cancelled turn settles its pending requests as `cancelled`.
+ * a later one is refused with 409 confirmation_already_resolved (`details.applied: false`, DECISIONS §5),
+ * and no answer within the timeout is a deny, after which an answer is 200 `applied: false` (spec 2 state
+ * table). A cancelled turn settles its pending requests as `cancelled`.
  */
 import { SvcError } from '../../lib/errors.ts';
 
@@ -33,8 +34,12 @@ export interface AnswerInput {
 
 export interface Confirmations {
   ask(input: AskInput): Promise<Outcome>;
-  /** Throws confirmation_not_found (unknown here) or confirmation_already_resolved (answered, timed out). */
-  answer(input: AnswerInput): void;
+  /**
+   * Applies the answer (true), or reports a request that timed out (false: spec 2 answers 200 with
+   * `applied: false`); throws confirmation_not_found (unknown here) or confirmation_already_resolved
+   * (already answered, or settled by a cancellation).
+   */
+  answer(input: AnswerInput): boolean;
 }
 
 /** Resolved requests remembered for late answers (oldest forgotten first). */
@@ -42,9 +47,9 @@ const REMEMBERED = 10_000;
 
 export function createConfirmations(): Confirmations {
   const pending = new Map<string, Pending>();
-  const resolved = new Map<string, { sessionId: string; turnId: string }>();
-  const remember = (id: string, p: { sessionId: string; turnId: string }) => {
-    resolved.set(id, { sessionId: p.sessionId, turnId: p.turnId });
+  const resolved = new Map<string, { sessionId: string; turnId: string; timedOut: boolean }>();
+  const remember = (id: string, p: { sessionId: string; turnId: string }, timedOut: boolean) => {
+    resolved.set(id, { sessionId: p.sessionId, turnId: p.turnId, timedOut });
     if (resolved.size > REMEMBERED) resolved.delete(resolved.keys().next().value!);
   };
   return {
@@ -54,7 +59,7 @@ export function createConfirmations(): Confirmations {
           if (!pending.delete(input.requestId)) return;
           clearTimeout(timer);
           input.signal.removeEventListener('abort', onAbort);
-          remember(input.requestId, input);
+          remember(input.requestId, input, o.timedOut);
           resolve(o);
         };
         const onAbort = () => settle({ decision: 'cancelled', scope: 'once', timedOut: false });
@@ -71,10 +76,11 @@ export function createConfirmations(): Confirmations {
       const p = pending.get(input.requestId);
       if (p && p.sessionId === input.sessionId && p.turnId === input.turnId) {
         p.settle({ decision: input.decision, scope: input.scope, timedOut: false });
-        return;
+        return true;
       }
       const r = resolved.get(input.requestId);
       if (r && r.sessionId === input.sessionId && r.turnId === input.turnId) {
+        if (r.timedOut) return false;
         throw new SvcError('confirmation_already_resolved', {
           message: `confirmation ${input.requestId} was already resolved; this answer was not applied`,
           details: { request_id: input.requestId, applied: false },

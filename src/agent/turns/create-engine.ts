@@ -159,8 +159,8 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         throw new SvcError('session_not_found', { message: `no session ${input.sessionId}` });
       if (turns.get(input.turnId)?.sessionId !== input.sessionId)
         await requireTurn(input.sessionId, input.turnId);
-      confirmations.answer(input);
-      return { request_id: input.requestId, decision: input.decision, applied: true };
+      const applied = confirmations.answer(input);
+      return { request_id: input.requestId, decision: input.decision, applied };
     },
 
     async setActiveModel(sessionId, model) {

@@ -38,7 +38,7 @@ test('deny: tool.failed denied_by_user, nothing written, the model sees the refu
   assert.match(JSON.stringify(second.body), /denied_by_user/);
 });
 
-test('no answer within the timeout is a deny; a late answer is 409 with applied false', async () => {
+test('no answer within the timeout is a deny; a late answer is 200 with applied false (spec 2)', async () => {
   const s = await h.newSession();
   h.fake.script([{ toolUses: [{ name: 'run_command', input: { command: 'echo hi' } }] }, { text: 'ok' }]);
   const t = await h.engine.submit({ sessionId: s.id, content: text('run') });
@@ -48,16 +48,15 @@ test('no answer within the timeout is a deny; a late answer is 409 with applied 
   assert.equal(resolved.payload.decision, 'deny');
   assert.equal(resolved.payload.timed_out, true);
   assert.equal(ofTurn(t.turn_id, 'tool.failed')[0].payload.error_class, 'denied_by_user');
-  await assert.rejects(
-    h.engine.confirm({
+  assert.deepEqual(
+    await h.engine.confirm({
       sessionId: s.id,
       turnId: t.turn_id,
       requestId: asked.payload.request_id as string,
       decision: 'allow',
       scope: 'once',
     }),
-    (err: { code: string; details: { applied: boolean } }) =>
-      err.code === 'confirmation_already_resolved' && err.details.applied === false,
+    { request_id: asked.payload.request_id, decision: 'allow', applied: false },
   );
   await assert.rejects(
     h.engine.confirm({
