@@ -133,6 +133,14 @@ async function runModelCall(
     });
   };
   const partial = createPartialMessage();
+  let started = false;
+  // a cancelled message is still one a client can follow: message.start (if none came yet), then complete
+  const publishCancelled = (content: ContentBlock[], usage: MessageCompleteEvent['usage']) => {
+    if (!started)
+      publish({ type: 'message.start', message_id: messageId, role: 'assistant', model: routed.model.id });
+    started = true;
+    publish(cancelledComplete(messageId, content, usage));
+  };
   let running: RunningCall | undefined;
   let events: CanonicalEventStream | undefined;
   let complete: MessageCompleteEvent | undefined;
@@ -142,7 +150,7 @@ async function runModelCall(
   const onUnansweredAbort = () => {
     if (running) return;
     cancelledUnanswered = true;
-    publish(cancelledComplete(messageId, [], emptyUsage()));
+    publishCancelled([], emptyUsage());
   };
   turn.signal.addEventListener('abort', onUnansweredAbort, { once: true });
   try {
@@ -157,6 +165,7 @@ async function runModelCall(
     turn.signal.removeEventListener('abort', onUnansweredAbort);
     events = deps.runner.streamEvents(running, turn.signal, { completeAfterYield: true });
     for await (const e of events) {
+      if (e.type === 'message.start') started = true;
       publish(e.type === 'message.start' ? { ...e, model: routed.model.id } : e);
       partial.push(e);
       if (e.type === 'message.complete') complete = e;
@@ -173,7 +182,7 @@ async function runModelCall(
     if (!cancelledUnanswered) {
       // spec 2 "During LLM streaming": tool.use_end for each open tool_use, then message.complete cancelled
       for (const end of partial.closeOpenToolUses(messageId)) publish(end);
-      publish(cancelledComplete(messageId, content, usage));
+      publishCancelled(content, usage);
     }
     if (running && !running.closed) running.cancel(usage, events?.ttftMs() ?? null);
     await persistAssistant(deps, turn, messageId, content, 'cancelled', routed);

@@ -79,9 +79,11 @@ test('cancel before the model sent its first byte: message.complete cancelled, t
   while (h.fake.requests.length === seen) await new Promise((r) => setTimeout(r, 5));
   await h.engine.cancel(s.id, t.turn_id);
   await h.turnEnd(t.turn_id);
-  // the agent's table row "During LLM streaming" holds from the moment the call is open, headers or not
+  // the agent's table row "During LLM streaming" holds from the moment the call is open, headers or not;
+  // the message a client sees complete was started first (the typical order of spec 2)
   assert.deepEqual(tail(t.turn_id, 'llm.call_started'), [
     'llm.call_started',
+    'message.start',
     'message.complete',
     'llm.call_failed',
     'turn.cancelled',
@@ -92,6 +94,7 @@ test('cancel before the model sent its first byte: message.complete cancelled, t
   const complete = last(t.turn_id, 'message.complete');
   assert.equal(complete.payload.stop_reason, 'cancelled');
   assert.deepEqual(complete.payload.final_content, []);
+  assert.equal(last(t.turn_id, 'message.start').payload.message_id, complete.payload.message_id);
 });
 
 test('cancel while a tool_use streams: tool.use_end with what parses, then message.complete cancelled', async () => {
