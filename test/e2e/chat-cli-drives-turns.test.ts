@@ -199,4 +199,16 @@ test('an unknown session or an unreachable server is one sentence on stderr and 
   child.stdin.end('hi\n');
   assert.equal(await new Promise((r) => child.on('exit', r)), 1);
   assert.match(err, /Cannot reach the agent server at http:\/\/127\.0\.0\.1:9/);
+  // a --server that is not a URL at all is a usage error: exit 2
+  const bad = spawn(process.execPath, [SVC_BIN, 'chat', '--server', 'notaurl'], {
+    env: server.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let badErr = '';
+  bad.stderr.setEncoding('utf8').on('data', (d) => {
+    badErr += d;
+  });
+  bad.stdin.end('hi\n');
+  assert.equal(await new Promise((r) => bad.on('exit', r)), 2);
+  assert.match(badErr, /^svc: --server must be the agent server's http:\/\/ URL/);
 });

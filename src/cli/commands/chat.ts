@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty';
 import { DEFAULT_SERVE_PORT } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
+import { SvcError } from '../../lib/errors.ts';
 import { runChat } from '../chat/run-chat.ts';
 
 export default defineCommand({
@@ -20,7 +21,10 @@ export default defineCommand({
   async run({ args }) {
     const env = readEnv();
     process.exitCode = await runChat({
-      server: args.server ?? `http://127.0.0.1:${env.servePort ?? DEFAULT_SERVE_PORT}`,
+      server:
+        args.server === undefined
+          ? `http://127.0.0.1:${env.servePort ?? DEFAULT_SERVE_PORT}`
+          : serverUrl(args.server),
       workspace: args.workspace ?? process.cwd(),
       session: args.session,
       model: args.model,
@@ -29,3 +33,16 @@ export default defineCommand({
     });
   },
 });
+
+/** --server must be an http(s) URL: anything else is a usage error (exit 2), not an unreachable server. */
+function serverUrl(text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {}
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
+    throw new SvcError('usage_error', {
+      message: `--server must be the agent server's http:// URL (e.g. http://127.0.0.1:${DEFAULT_SERVE_PORT}), not "${text}".`,
+    });
+  return text;
+}
