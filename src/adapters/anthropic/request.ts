@@ -181,8 +181,26 @@ function encodeBlock(b: ContentBlock): unknown {
       return { type: 'redacted_thinking', data: b.data };
     case 'raw':
       if (b.wire === 'anthropic') return b.value;
-      return reject('messages', `content part of type ${String(b.value.type)} has no Anthropic equivalent`);
+      return (
+        pdfDocument(b.value) ??
+        reject('messages', `content part of type ${String(b.value.type)} has no Anthropic equivalent`)
+      );
   }
+}
+
+/** An OpenAI `file` part holding a PDF as a data URL → an Anthropic base64 `document` (wire-formats §5.1). */
+function pdfDocument(part: Record<string, unknown>): Record<string, unknown> | undefined {
+  const file =
+    part.type === 'file' ? (part.file as { file_data?: unknown; filename?: unknown } | undefined) : undefined;
+  const m =
+    typeof file?.file_data === 'string' ? /^data:application\/pdf;base64,(.+)$/s.exec(file.file_data) : null;
+  if (!m) return undefined;
+  const doc: Record<string, unknown> = {
+    type: 'document',
+    source: { type: 'base64', media_type: 'application/pdf', data: m[1] },
+  };
+  if (typeof file?.filename === 'string' && file.filename !== '') doc.title = file.filename;
+  return doc;
 }
 
 function encodeTool(t: CanonicalTool): Record<string, unknown> {

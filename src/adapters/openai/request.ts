@@ -139,6 +139,47 @@ function textPart(b: TextBlock, router: boolean): Record<string, unknown> {
     : { type: 'text', text: b.text };
 }
 
+/**
+ * An Anthropic `document` or `search_result` block in OpenAI terms: a base64 PDF as a `file` part (OpenAI
+ * and OpenRouter read PDFs), plain text and content documents and search results as text. Anything else
+ * (a PDF by URL or file id) is a 400 naming it, never dropped.
+ */
+function documentParts(value: Record<string, unknown>): { text?: string; file?: Record<string, unknown> } {
+  const source = value.source as
+    | { type?: string; media_type?: string; data?: unknown; content?: unknown }
+    | undefined;
+  const title = typeof value.title === 'string' && value.title !== '' ? `${value.title}\n` : '';
+  if (value.type === 'document' && source?.type === 'base64' && source.media_type === 'application/pdf') {
+    const filename = `${typeof value.title === 'string' && value.title !== '' ? value.title : 'document'}.pdf`;
+    return {
+      file: { type: 'file', file: { filename, file_data: `data:application/pdf;base64,${source.data}` } },
+    };
+  }
+  if (value.type === 'document' && source?.type === 'text' && typeof source.data === 'string')
+    return { text: `${title}${source.data}` };
+  if (value.type === 'document' && source?.type === 'content')
+    return { text: `${title}${textsOf(source.content)}` };
+  if (value.type === 'search_result')
+    return {
+      text: `${title}${typeof value.source === 'string' ? `${value.source}\n` : ''}${textsOf(value.content)}`,
+    };
+  return reject(
+    'messages',
+    `content block of type ${String(value.type)}${source?.type ? ` (source ${source.type})` : ''} has no OpenAI equivalent; send it as text or a base64 PDF`,
+  );
+}
+
+function textsOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((c: { type?: string; text?: unknown }) =>
+      c?.type === 'text' && typeof c.text === 'string' ? c.text : '',
+    )
+    .filter(Boolean)
+    .join('\n');
+}
+
 function imagePart(b: ImageBlock): Record<string, unknown> {
   const url =
     b.source.type === 'base64' ? `data:${b.source.media_type};base64,${b.source.data}` : b.source.url;
@@ -188,6 +229,14 @@ function encodeUser(m: CanonicalMessage, router: boolean, out: Record<string, un
           else if (c.type === 'image') {
             texts.push('[image attached in the next user message]');
             parts.push(imagePart(c));
+          } else if (c.type === 'raw' && c.wire === 'anthropic') {
+            // a document or search result a tool returned (Claude Code reading a PDF): never dropped
+            const doc = documentParts(c.value);
+            if (doc.text !== undefined) texts.push(doc.text);
+            if (doc.file) {
+              texts.push('[document attached in the next user message]');
+              parts.push(doc.file);
+            }
           }
         }
         content = texts.join('\n');
@@ -202,9 +251,12 @@ function encodeUser(m: CanonicalMessage, router: boolean, out: Record<string, un
       if (b.text !== '') parts.push(textPart(b, router));
     } else if (b.type === 'image') parts.push(imagePart(b));
     else if (b.type === 'raw') {
-      if (b.wire !== 'openai')
-        reject('messages', `content block of type ${String(b.value.type)} has no OpenAI equivalent`);
-      parts.push(b.value);
+      if (b.wire === 'openai') parts.push(b.value);
+      else {
+        const doc = documentParts(b.value);
+        if (doc.text !== undefined) parts.push({ type: 'text', text: doc.text });
+        if (doc.file) parts.push(doc.file);
+      }
     }
   }
   if (parts.length === 0) return;

@@ -623,15 +623,14 @@ test('#17 tool_use/tool_result history reaches the OpenAI path as tool_calls and
     tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{"q":1}' } }],
   });
   assert.deepEqual(body.messages[2], { role: 'tool', tool_call_id: 'a', content: 'r' });
+  // a block with no OpenAI form is a clear 400 (a base64 PDF now has one: the file part, tested below)
   assert.throws(
     () =>
       toOpenAI({
         messages: [
           {
             role: 'user',
-            content: [
-              { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'x' } },
-            ],
+            content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }],
           },
         ],
       }),
@@ -911,6 +910,80 @@ test('OpenAI models: reasoning_effort and default-only sampling for reasoning mo
     }),
     false,
   );
+});
+
+test('documents reach OpenAI models: a PDF as a file part (also from a tool result), text documents and search results as text', () => {
+  const pdf = {
+    type: 'document',
+    title: 'report',
+    source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' },
+  };
+  const loop = toOpenAI({
+    messages: [
+      { role: 'user', content: 'read it' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: 'r.pdf' } }],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [pdf] }] },
+    ],
+  });
+  const tool = loop.messages.find((m: any) => m.role === 'tool');
+  assert.equal(tool.content, '[document attached in the next user message]');
+  const next = loop.messages.at(-1);
+  assert.deepEqual(next.content, [
+    { type: 'file', file: { filename: 'report.pdf', file_data: 'data:application/pdf;base64,JVBERi0x' } },
+  ]);
+  const inline = toOpenAI({
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain words' } },
+          {
+            type: 'search_result',
+            source: 'https://x.test',
+            title: 'Hit',
+            content: [{ type: 'text', text: 'found' }],
+          },
+          { type: 'text', text: 'summarise' },
+        ],
+      },
+    ],
+  });
+  assert.match(
+    JSON.stringify(inline.messages[0].content),
+    /plain words.*Hit\\nhttps:\/\/x.test\\nfound.*summarise/,
+  );
+  assert.throws(
+    () =>
+      toOpenAI({
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' } }],
+          },
+        ],
+      }),
+    (err: any) => err.code === 'invalid_request' && /document \(source url\)/.test(err.message),
+  );
+  // and back: an OpenAI file part with a PDF is an Anthropic document
+  const back = toAnthropic({
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'file', file: { filename: 'r.pdf', file_data: 'data:application/pdf;base64,JVBERi0x' } },
+          { type: 'text', text: 'summarise' },
+        ],
+      },
+    ],
+  });
+  assert.deepEqual(back.messages[0].content[0], {
+    type: 'document',
+    source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' },
+    title: 'r.pdf',
+  });
 });
 
 test('#23 SSE keep-alive comments are never re-emitted as data, in the tap frame mode either', async () => {
