@@ -19,6 +19,13 @@ export function encodeAnthropicRequest(
   const same = req.passthrough?.wire === 'anthropic' ? req.passthrough : undefined;
   const version = same?.headers['anthropic-version'] ?? ANTHROPIC_DEFAULT_VERSION;
   if (req.n !== undefined && req.n > 1) reject('n', 'n > 1 is not supported by this model');
+  // an answer without the log probabilities asked for would break a client that reads them
+  const openai = req.passthrough?.wire === 'openai' ? req.passthrough.fields : undefined;
+  if (openai?.logprobs === true || typeof openai?.top_logprobs === 'number')
+    reject(
+      openai.logprobs === true ? 'logprobs' : 'top_logprobs',
+      'log probabilities are not returned by this model',
+    );
   const body: Record<string, unknown> = { ...same?.fields, model };
   const maxTokens = req.max_tokens ?? config.defaultMaxTokens ?? 8192;
   body.max_tokens = maxTokens;

@@ -986,6 +986,19 @@ test('documents reach OpenAI models: a PDF as a file part (also from a tool resu
   });
 });
 
+test('logprobs asked of a Claude model are a 400 naming them, not an answer without them', () => {
+  const user = [{ role: 'user', content: 'x' }];
+  assert.throws(
+    () => toAnthropic({ messages: user, logprobs: true }),
+    (err: any) => err.details.param === 'logprobs',
+  );
+  assert.throws(
+    () => toAnthropic({ messages: user, top_logprobs: 2 }),
+    (err: any) => err.details.param === 'top_logprobs',
+  );
+  assert.equal(toAnthropic({ messages: user, logprobs: false }).model, 'claude-x');
+});
+
 test('#23 SSE keep-alive comments are never re-emitted as data, in the tap frame mode either', async () => {
   const text = Buffer.concat(
     await collect(openrouter.tapStream(chunks([utf8(OPENAI_TOOL_STREAM)]), { model: 'alias' })),
