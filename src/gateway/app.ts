@@ -101,11 +101,18 @@ export function resolveShape(path: string, headers: Headers): InboundShape | und
 
 // --- internal ---
 
+/**
+ * Every answer names its request: `svc-request-id` (the trace's turn_id), also under the names the SDKs
+ * read into `_request_id` (Anthropic `request-id`, OpenAI `x-request-id`), so the id a client logs is the
+ * one to look up in the trace.
+ */
 function requestIdMiddleware(newId: NewId): MiddlewareHandler<GatewayEnv> {
   return async function requestId(c, next) {
     const id = newId();
     c.set('requestId', id);
     c.header('svc-request-id', id);
+    c.header('request-id', id);
+    c.header('x-request-id', id);
     await next();
   };
 }

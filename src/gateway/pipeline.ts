@@ -157,7 +157,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             maxSseLineBytes: deps.upstreamLimits.maxSseLineBytes,
             signal,
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
-            headers: { 'svc-request-id': turn.id, [ROUTED_MODEL_HEADER]: model.id },
+            headers: {
+              'svc-request-id': turn.id,
+              'request-id': turn.id,
+              'x-request-id': turn.id,
+              [ROUTED_MODEL_HEADER]: model.id,
+            },
             turn,
             ...(stored ? { onResponse: remember } : {}),
           });

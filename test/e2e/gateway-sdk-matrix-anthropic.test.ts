@@ -111,10 +111,13 @@ async function send(
   const params = body as unknown as Anthropic.MessageCreateParamsNonStreaming;
   if (!stream) {
     const { data, response } = await stack.anthropic.messages.create(params).withResponse();
+    // the id the SDK hands the caller is the trace's turn id
+    assert.equal(data._request_id, response.headers.get('svc-request-id'));
     return { message: data, turnId: response.headers.get('svc-request-id') };
   }
   const helper = stack.anthropic.messages.stream(params);
   const { response } = await helper.withResponse();
+  assert.equal(response.headers.get('request-id'), response.headers.get('svc-request-id'));
   return { message: await helper.finalMessage(), turnId: response.headers.get('svc-request-id') };
 }
 
