@@ -12,8 +12,10 @@ import { createSseDecoder, type SseEvent } from '../lib/sse-decode.ts';
 export const PEEK_MAX_BYTES = 64 * 1024;
 
 /**
- * The first SSE event with data in `body` (comment lines skipped), or null when the body ends or passes
- * `maxBytes` first. Throws what the body throws (a reset, the idle timeout, an abort).
+ * The first SSE event with data in `body`, or null when the body ends or passes `maxBytes` first, or
+ * opens with a comment line: an upstream that keeps the connection alive that way while it works
+ * (OpenRouter's `: OPENROUTER PROCESSING`) has started, and its client should get the answer's head now
+ * rather than after the wait. Throws what the body throws (a reset, the idle timeout, an abort).
  */
 export async function peekFirstEvent(body: Readable, maxBytes = PEEK_MAX_BYTES): Promise<SseEvent | null> {
   const decoder = createSseDecoder();
@@ -26,6 +28,11 @@ export async function peekFirstEvent(body: Readable, maxBytes = PEEK_MAX_BYTES):
         if (body.readableEnded || body.destroyed) return null;
         await readableOrEnd(body);
         continue;
+      }
+      if (size === 0 && startsWithComment(chunk)) {
+        read.push(chunk);
+        size += chunk.length;
+        return null;
       }
       read.push(chunk);
       size += chunk.length;
@@ -41,6 +48,12 @@ export async function peekFirstEvent(body: Readable, maxBytes = PEEK_MAX_BYTES):
 }
 
 // --- internal ---
+
+/** The first line is an SSE comment (`:`), after a UTF-8 byte order mark if any. */
+function startsWithComment(chunk: Buffer): boolean {
+  const at = chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+  return chunk[at] === 0x3a;
+}
 
 function readableOrEnd(body: Readable): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -112,7 +112,10 @@ async function send(
   if (!stream) {
     const { data, response } = await stack.anthropic.messages.create(params).withResponse();
     // the id the SDK hands the caller is the trace's turn id
-    assert.equal(data._request_id, response.headers.get('svc-request-id'));
+    assert.equal(
+      (data as { _request_id?: string | null })._request_id,
+      response.headers.get('svc-request-id'),
+    );
     return { message: data, turnId: response.headers.get('svc-request-id') };
   }
   const helper = stack.anthropic.messages.stream(params);

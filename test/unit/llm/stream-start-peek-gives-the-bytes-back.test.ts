@@ -13,14 +13,17 @@ async function rest(body: PassThrough): Promise<string> {
   return text;
 }
 
-test('the first event with data, across chunks and after comments, and the body read whole afterwards', async () => {
+test('an upstream that opens with a keep-alive comment has started: no waiting for its first event', async () => {
   const body = new PassThrough();
-  const sent = [
-    ': OPENROUTER PROCESSING\n\n',
-    'event: error\nda',
-    'ta: {"type":"error"}\n',
-    '\nevent: next\ndata: 2\n\n',
-  ];
+  body.write(': OPENROUTER PROCESSING\n\n');
+  assert.equal(await peekFirstEvent(body), null);
+  body.end('data: {"id":"x"}\n\ndata: [DONE]\n\n');
+  assert.equal(await rest(body), ': OPENROUTER PROCESSING\n\ndata: {"id":"x"}\n\ndata: [DONE]\n\n');
+});
+
+test('the first event with data, across chunks, and the body read whole afterwards', async () => {
+  const body = new PassThrough();
+  const sent = ['\n', 'event: error\nda', 'ta: {"type":"error"}\n', '\nevent: next\ndata: 2\n\n'];
   setImmediate(() => {
     for (const s of sent.slice(0, 3)) body.write(s);
     setTimeout(() => body.end(sent[3]), 10);
