@@ -4,6 +4,7 @@
  * concurrent requests can never spend past a cap. Spend is seeded from the trace store at start.
  */
 import type { Bus } from '../events/bus.ts';
+import type { QuotaPayloadBase } from '../events/catalog.ts';
 import {
   add,
   compare,
@@ -113,11 +114,7 @@ export function createQuotaManager(deps: { bus: Bus; clock: Clock; seed: QuotaSe
             type: 'gateway.quota_exceeded',
             actor: 'gateway',
             payload: {
-              identity_kind: 'key',
-              identity_id: key.key_id,
-              gateway_key_id: key.key_id,
-              user_id: key.user_id ?? null,
-              team_id: key.team_id ?? null,
+              ...keyIdentity(key),
               ...details,
               ...context,
             },
@@ -199,11 +196,7 @@ export function publishQuotaAlert(
     type: 'quota.alert',
     actor: 'gateway',
     payload: {
-      identity_kind: 'key',
-      identity_id: key.key_id,
-      gateway_key_id: key.key_id,
-      user_id: key.user_id ?? null,
-      team_id: key.team_id ?? null,
+      ...keyIdentity(key),
       cap_kind: a.kind,
       cap_usd: formatDecimal(a.cap),
       spent_usd: formatDecimal(a.spent),
@@ -213,6 +206,19 @@ export function publishQuotaAlert(
       resets_at: formatUs(windowEndUs(a.kind, a.startUs)),
     },
   });
+}
+
+/** Who a quota event is about: the key, with the user and team it is tagged with. */
+export function keyIdentity(
+  key: CappedKey,
+): Pick<QuotaPayloadBase, 'identity_kind' | 'identity_id' | 'gateway_key_id' | 'user_id' | 'team_id'> {
+  return {
+    identity_kind: 'key',
+    identity_id: key.key_id,
+    gateway_key_id: key.key_id,
+    user_id: key.user_id ?? null,
+    team_id: key.team_id ?? null,
+  };
 }
 
 /** quota.alert's ratio: spend over cap, six decimals. */
