@@ -11,23 +11,22 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Bus } from '../events/bus.ts';
 import { add, compare, type Decimal, formatDecimal, parseDecimal, ZERO } from '../lib/decimal.ts';
-import { errorMessage, SvcError } from '../lib/errors.ts';
+import { errorMessage } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
-import { type Clock, formatUs } from '../lib/time.ts';
+import type { Clock } from '../lib/time.ts';
 import type { PostgresStore } from '../store/open.ts';
 import type { Database } from '../store/schema.ts';
 import {
   type CapKind,
   type CappedKey,
   capsOf,
-  keyIdentity,
   NO_RESERVATION,
   publishQuotaAlert,
   type QuotaManager,
   type Reservation,
   reachesAlert,
-  windowEndUs,
+  refuseOverCap,
   windowStartUs,
 } from './quota.ts';
 
@@ -104,7 +103,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
         store,
         3,
       );
-      if (refusal) throw refuse(deps.bus, key, worstCase, refusal, context);
+      if (refusal) throw refuseOverCap(deps.bus, key, { ...refusal, worstCase, context });
       let open = true;
       return {
         settle(cost) {
@@ -139,12 +138,6 @@ interface WindowRow {
   startUs: number;
   spent: Decimal;
   alerted: boolean;
-}
-
-interface Refusal extends WindowRow {
-  kind: CapKind;
-  cap: Decimal;
-  held: Decimal;
 }
 
 interface Alert extends WindowRow {
@@ -270,36 +263,6 @@ async function sweepHolds(store: PostgresStore, nowUs: number): Promise<number> 
     )
     .executeTakeFirst();
   return Number(r.numDeletedRows);
-}
-
-function refuse(
-  bus: Bus,
-  key: CappedKey,
-  worstCase: Decimal,
-  r: Refusal,
-  context: Record<string, unknown>,
-): SvcError {
-  const details = {
-    cap_kind: r.kind,
-    cap_usd: formatDecimal(r.cap),
-    spent_usd: formatDecimal(r.spent),
-    reserved_usd: formatDecimal(r.held),
-    requested_usd: formatDecimal(worstCase),
-    resets_at: formatUs(windowEndUs(r.kind, r.startUs)),
-  };
-  bus.publish({
-    type: 'gateway.quota_exceeded',
-    actor: 'gateway',
-    payload: {
-      ...keyIdentity(key),
-      ...details,
-      ...context,
-    },
-  });
-  return new SvcError('quota_exceeded', {
-    message: `The ${r.kind} spend cap of ${details.cap_usd} USD for this key is reached (spent ${details.spent_usd} USD); it resets at ${details.resets_at}.`,
-    details,
-  });
 }
 
 /** Runs `work` again on a lost connection or lock trouble, with backoff. */

@@ -101,29 +101,16 @@ export function createQuotaManager(deps: { bus: Bus; clock: Clock; seed: QuotaSe
       for (const { kind, cap } of caps) {
         const w = stateOf(key, kind, nowUs);
         const committed = add(w.spent, w.reserved);
-        if (compare(add(committed, worstCase), cap) > 0) {
-          const details = {
-            cap_kind: kind,
-            cap_usd: formatDecimal(cap),
-            spent_usd: formatDecimal(w.spent),
-            reserved_usd: formatDecimal(w.reserved),
-            requested_usd: formatDecimal(worstCase),
-            resets_at: formatUs(windowEndUs(kind, w.startUs)),
-          };
-          deps.bus.publish({
-            type: 'gateway.quota_exceeded',
-            actor: 'gateway',
-            payload: {
-              ...keyIdentity(key),
-              ...details,
-              ...context,
-            },
+        if (compare(add(committed, worstCase), cap) > 0)
+          throw refuseOverCap(deps.bus, key, {
+            kind,
+            cap,
+            spent: w.spent,
+            held: w.reserved,
+            worstCase,
+            startUs: w.startUs,
+            context,
           });
-          throw new SvcError('quota_exceeded', {
-            message: `The ${kind} spend cap of ${details.cap_usd} USD for this key is reached (spent ${details.spent_usd} USD); it resets at ${details.resets_at}.`,
-            details,
-          });
-        }
         held.push({ kind, cap, w });
       }
       for (const h of held) h.w.reserved = add(h.w.reserved, worstCase);
@@ -206,6 +193,47 @@ export function publishQuotaAlert(
       resets_at: formatUs(windowEndUs(a.kind, a.startUs)),
     },
   });
+}
+
+/**
+ * A request refused by a cap: `gateway.quota_exceeded` (under the request's turn id) and the 429 saying
+ * why — the cap reached, or, before that, the spend, what calls in flight hold and what this request can
+ * cost at most (its worst case is held so concurrent calls never pass the cap), with what to do.
+ */
+export function refuseOverCap(
+  bus: Bus,
+  key: CappedKey,
+  r: {
+    kind: CapKind;
+    cap: Decimal;
+    spent: Decimal;
+    held: Decimal;
+    worstCase: Decimal;
+    startUs: number;
+    context: Record<string, unknown>;
+  },
+): SvcError {
+  const details = {
+    cap_kind: r.kind,
+    cap_usd: formatDecimal(r.cap),
+    spent_usd: formatDecimal(r.spent),
+    reserved_usd: formatDecimal(r.held),
+    requested_usd: formatDecimal(r.worstCase),
+    resets_at: formatUs(windowEndUs(r.kind, r.startUs)),
+  };
+  const turnId = typeof r.context.turn_id === 'string' ? r.context.turn_id : null;
+  bus.publish({
+    type: 'gateway.quota_exceeded',
+    actor: 'gateway',
+    turn_id: turnId,
+    payload: { ...keyIdentity(key), ...details, ...r.context },
+  });
+  const cap = `The ${r.kind} spend cap of ${details.cap_usd} USD for this key`;
+  const message =
+    compare(r.spent, r.cap) >= 0
+      ? `${cap} is reached (spent ${details.spent_usd} USD); it resets at ${details.resets_at}.`
+      : `${cap} could be passed by this request: spent ${details.spent_usd} USD, ${details.reserved_usd} USD held for calls in flight, and this request can cost up to ${details.requested_usd} USD; ask for fewer output tokens (max_tokens) or wait until ${details.resets_at}.`;
+  return new SvcError('quota_exceeded', { message, details });
 }
 
 /** Who a quota event is about: the key, with the user and team it is tagged with. */

@@ -3,7 +3,13 @@
  * `tool` message per result right after the assistant turn (§6 #15, #16); images are data or https URLs;
  * stream usage is always requested upstream (§6 #11). The `openrouter` flavour adds its differences (§3).
  */
-import type { CanonicalMessage, ContentBlock, ImageBlock, TextBlock } from '../../canonical/message.ts';
+import type {
+  CanonicalMessage,
+  ContentBlock,
+  ImageBlock,
+  TextBlock,
+  ToolResultBlock,
+} from '../../canonical/message.ts';
 import type {
   CanonicalRequest,
   CanonicalTool,
@@ -133,6 +139,13 @@ function textContent(blocks: readonly TextBlock[], router: boolean): unknown {
   return blocks.map((b) => b.text).join('\n\n');
 }
 
+/** The breakpoint of a tool result's last text block, if it has one. */
+function cacheOfLast(content: ToolResultBlock['content']): TextBlock['cache_control'] {
+  if (typeof content === 'string') return undefined;
+  const last = content.at(-1);
+  return last?.type === 'text' ? last.cache_control : undefined;
+}
+
 function textPart(b: TextBlock, router: boolean): Record<string, unknown> {
   return router && b.cache_control
     ? { type: 'text', text: b.text, cache_control: b.cache_control }
@@ -188,11 +201,14 @@ function imagePart(b: ImageBlock): Record<string, unknown> {
 
 function encodeAssistant(m: CanonicalMessage, router: boolean): Record<string, unknown> {
   let text: string | null = null;
+  let cache: TextBlock['cache_control'];
   const calls: unknown[] = [];
   const details: unknown[] = [];
   for (const b of m.content) {
-    if (b.type === 'text') text = (text ?? '') + b.text;
-    else if (b.type === 'tool_use')
+    if (b.type === 'text') {
+      text = (text ?? '') + b.text;
+      cache = b.cache_control ?? cache;
+    } else if (b.type === 'tool_use')
       calls.push({
         id: b.id,
         type: 'function',
@@ -209,6 +225,8 @@ function encodeAssistant(m: CanonicalMessage, router: boolean): Record<string, u
       reject('messages', `content block of type ${String(b.value.type)} has no OpenAI equivalent`);
   }
   const out: Record<string, unknown> = { role: 'assistant', content: text || (calls.length > 0 ? null : '') };
+  // a breakpoint on assistant text reaches OpenRouter as a content part
+  if (router && cache && text) out.content = [{ type: 'text', text, cache_control: cache }];
   if (calls.length > 0) out.tool_calls = calls;
   // OpenRouter keeps Anthropic signatures valid across tool turns through reasoning_details (wire-formats §3)
   if (router && details.length > 0) out.reasoning_details = details;
@@ -242,10 +260,14 @@ function encodeUser(m: CanonicalMessage, router: boolean, out: Record<string, un
         content = texts.join('\n');
       }
       // no OpenAI field for is_error: annotate the text (choice)
+      const text = b.is_error ? `Error: ${content}` : content;
+      // OpenRouter takes Anthropic breakpoints on content parts: Claude Code's rolling one sits on the
+      // last tool result, and without it a long tool loop is never read from the cache
+      const cache = router ? (b.cache_control ?? cacheOfLast(b.content)) : undefined;
       out.push({
         role: 'tool',
         tool_call_id: b.tool_use_id,
-        content: b.is_error ? `Error: ${content}` : content,
+        content: cache ? [{ type: 'text', text, cache_control: cache }] : text,
       });
     } else if (b.type === 'text') {
       if (b.text !== '') parts.push(textPart(b, router));

@@ -999,6 +999,37 @@ test('logprobs asked of a Claude model are a 400 naming them, not an answer with
   assert.equal(toAnthropic({ messages: user, logprobs: false }).model, 'claude-x');
 });
 
+test('cache breakpoints on tool results and assistant text reach OpenRouter as content parts (Claude Code caches its tool loop there)', () => {
+  const cc = { type: 'ephemeral' };
+  const body = {
+    messages: [
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'checking', cache_control: cc },
+          { type: 'tool_use', id: 't1', name: 'f', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 't1', content: 'done', cache_control: cc }],
+      },
+    ],
+  };
+  const routed = toOpenAI(body, openrouter);
+  assert.deepEqual(routed.messages.find((m: any) => m.role === 'tool').content, [
+    { type: 'text', text: 'done', cache_control: cc },
+  ]);
+  assert.deepEqual(routed.messages.find((m: any) => m.role === 'assistant').content, [
+    { type: 'text', text: 'checking', cache_control: cc },
+  ]);
+  // OpenAI itself caches on its own: plain strings there
+  const direct = toOpenAI(body);
+  assert.equal(direct.messages.find((m: any) => m.role === 'tool').content, 'done');
+  assert.equal(direct.messages.find((m: any) => m.role === 'assistant').content, 'checking');
+});
+
 test('#23 SSE keep-alive comments are never re-emitted as data, in the tap frame mode either', async () => {
   const text = Buffer.concat(
     await collect(openrouter.tapStream(chunks([utf8(OPENAI_TOOL_STREAM)]), { model: 'alias' })),

@@ -51,11 +51,16 @@ describeEachEngine('budget caps', postgres, (engine) => {
   });
 
   test('settling frees the unused reservation; a release costs nothing', async (t) => {
-    const {
-      managers: [a, b = a],
-    } = await replicas(engine, t);
+    const r = await replicas(engine, t);
+    const [a, b = a] = r.managers;
     const big = await a.admit(key, d('0.9'));
-    await assert.rejects(async () => b.admit(key, d('0.2')), /daily spend cap of 1\.000000 USD/);
+    // not reached yet: the refusal says what is spent, what is held and what this request could cost
+    await assert.rejects(
+      async () => b.admit(key, d('0.2'), { turn_id: 'turn_1' }),
+      /daily spend cap of 1\.000000 USD for this key could be passed by this request: spent 0\.000000 USD, 0\.900000 USD held for calls in flight, and this request can cost up to 0\.200000 USD/,
+    );
+    // the refusal is filed under the request's turn, like every other event of a gateway call
+    assert.equal(r.events.filter((e) => e.type === 'gateway.quota_exceeded').at(-1)?.turn_id, 'turn_1');
     await settled(a, () => big.settle(d('0.1')));
     const again = await b.admit(key, d('0.9'));
     await settled(b, () => again.release());
@@ -65,6 +70,7 @@ describeEachEngine('budget caps', postgres, (engine) => {
       (err: unknown) => {
         assert.ok(isSvcError(err));
         assert.equal(err.details?.spent_usd, '0.950000');
+        assert.match(err.message, /could be passed/);
         assert.equal(err.details?.resets_at, '2026-11-23T00:00:00.000000Z');
         return true;
       },
