@@ -36,18 +36,20 @@ export function expr(name: keyof typeof EXPR, engine: EngineName = 'sqlite'): Ra
 }
 
 /**
- * `FROM events INDEXED BY events_spend WHERE <the index's own WHERE> AND <window>`: a stamped cost of
- * llm.call_completed, or of llm.call_failed (the partial usage of a cancelled agent call is billed too).
- * INDEXED BY because the planner, which cannot see that the index covers its expressions, would pick
- * events_type_time and parse every payload; SQLite refuses the query outright if the index is missing.
+ * `FROM events INDEXED BY events_spend WHERE <the index's own WHERE> AND <window>`, narrowed to the rows
+ * spend is read from: the stamped cost of `llm.call_completed` (spec 3: "Source: llm.call_completed events
+ * with stamped cost"). The index also holds the costed llm.call_failed of cancelled agent calls; its own
+ * WHERE stays spelled out so SQLite can prove the index applies. INDEXED BY because the planner, which
+ * cannot see that the index covers its expressions, would pick events_type_time and parse every payload;
+ * SQLite refuses the query outright if the index is missing.
  */
 export function fromSpend(window: TimeWindow, engine: EngineName = 'sqlite'): RawBuilder<unknown> {
   if (engine === 'postgres')
-    return sql`FROM ${sql.raw(PG_EVENTS)} WHERE type IN ('llm.call_completed', 'llm.call_failed')
+    return sql`FROM ${sql.raw(PG_EVENTS)} WHERE type = 'llm.call_completed'
       AND cost_usd IS NOT NULL AND ${timeRange(window)}`;
   return sql`FROM events INDEXED BY events_spend
     WHERE type IN ('llm.call_completed', 'llm.call_failed') AND cost_usd IS NOT NULL
-    AND ${hourRange(window)} AND ${timeRange(window)}`;
+    AND type = 'llm.call_completed' AND ${hourRange(window)} AND ${timeRange(window)}`;
 }
 
 /** `FROM events INDEXED BY events_route WHERE type = 'route.decided' AND <window>`. */

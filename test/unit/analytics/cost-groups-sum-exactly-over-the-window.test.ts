@@ -2,7 +2,8 @@
  * GET /analytics/cost's query over a real store: every group_by's key columns and order, exact money
  * (nano-dollar sums, the decimal path for longer fractions and JSON numbers, 1e6 × 0.000001 = 1), the
  * window's bounds (from inclusive, to exclusive), AND-combined filters, include_workers, and the spend
- * rule: a stamped cost on llm.call_failed (an agent call cancelled mid-stream) is spend too.
+ * rule: spend is the stamped cost of llm.call_completed (spec 3), so the cost an agent call cancelled
+ * mid-stream stamps on its llm.call_failed is not in it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -71,7 +72,7 @@ async function seeded(t: { after: (fn: () => unknown) => void }) {
         session: 'sess_w',
         parent: 'sess_p',
       }),
-    // an agent call cancelled mid-stream: billed usage on llm.call_failed
+    // an agent call cancelled mid-stream: its usage priced on llm.call_failed, which spend does not read
     (id) =>
       callEvent(id, {
         at: 2 * HOUR_US + 2,
@@ -91,20 +92,20 @@ async function seeded(t: { after: (fn: () => unknown) => void }) {
   return store;
 }
 
-test('group_by none sums every stamped cost in [from, to) exactly, the cancelled agent call included', async (t) => {
+test('group_by none sums every stamped cost of llm.call_completed in [from, to) exactly (not the cancelled agent call)', async (t) => {
   const store = await seeded(t);
   const all = (await queryCost(store.kysely, { window: WEEK, groupBy: 'none', filters: ALL })) as Record<
     string,
     unknown
   >;
-  // 0.1 + 0.2 + 0.000000001 + 0.0000000001 + 0.3 + 1.5 + 0.25 + 0.05 (a float sum would not give this)
-  assert.equal(all.cost_usd, 2.4000000011);
-  assert.equal(all.call_count, 8);
-  assert.equal(all.input_tokens, 100 + 200 + 6 * 10);
+  // 0.1 + 0.2 + 0.000000001 + 0.0000000001 + 0.3 + 1.5 + 0.25 (a float sum would not give this)
+  assert.equal(all.cost_usd, 2.3500000011);
+  assert.equal(all.call_count, 7);
+  assert.equal(all.input_tokens, 100 + 200 + 5 * 10);
   assert.equal(all.cached_input_tokens, 50);
   assert.equal(all.cache_creation_input_tokens, 5);
   // mean over the rows that carry a latency (one has none)
-  assert.equal(all.avg_latency_ms, 128.571); // 900 / 7, to the microsecond
+  assert.equal(all.avg_latency_ms, 133.333); // 800 / 6, to the microsecond
   const none = await queryCost(store.kysely, {
     window: windowOf(10 * DAY_US, 11 * DAY_US),
     groupBy: 'none',
@@ -131,30 +132,30 @@ test('each group_by has its key columns, cost descending (day and hour: bucket a
     r.map((x) => `${names.map((n) => x[n]).join('|')}=${x.cost_usd}`);
 
   assert.deepEqual(keys(await rows('model'), 'model', 'provider'), [
-    `${HAIKU}|anthropic=1.8`,
+    `${HAIKU}|anthropic=1.75`,
     `${SONNET}|anthropic=0.4000000011`,
     `${MINI}|openai=0.2`,
   ]);
-  assert.deepEqual(keys(await rows('provider'), 'provider'), ['anthropic=2.2000000011', 'openai=0.2']);
+  assert.deepEqual(keys(await rows('provider'), 'provider'), ['anthropic=2.1500000011', 'openai=0.2']);
   assert.deepEqual(keys(await rows('session'), 'session_id'), [
-    'sess_p=1.55',
+    'sess_p=1.5',
     '=0.6000000011',
     'sess_w=0.25',
   ]);
   assert.deepEqual(keys(await rows('gateway_key'), 'gateway_key_id'), [
-    '=1.8',
+    '=1.75',
     'gk_b=0.3000000011',
     'gk_a=0.3',
   ]);
-  assert.deepEqual(keys(await rows('user'), 'user_id'), ['=1.800000001', 'u1=0.4000000001', 'u2=0.2']);
-  assert.deepEqual(keys(await rows('team'), 'team_id'), ['=1.800000001', 't2=0.3000000001', 't1=0.3']);
+  assert.deepEqual(keys(await rows('user'), 'user_id'), ['=1.750000001', 'u1=0.4000000001', 'u2=0.2']);
+  assert.deepEqual(keys(await rows('team'), 'team_id'), ['=1.750000001', 't2=0.3000000001', 't1=0.3']);
   // the worker's call rolls up under its planner
-  assert.deepEqual(keys(await rows('parent_session'), 'parent_session_id'), ['sess_p=1.8', '=0.6000000011']);
-  assert.deepEqual(keys(await rows('is_worker'), 'is_worker'), ['planner=2.1500000011', 'worker=0.25']);
-  assert.deepEqual(keys(await rows('day'), 'bucket'), ['2026-01-01=2.1', '2026-01-02=0.3000000011']);
+  assert.deepEqual(keys(await rows('parent_session'), 'parent_session_id'), ['sess_p=1.75', '=0.6000000011']);
+  assert.deepEqual(keys(await rows('is_worker'), 'is_worker'), ['planner=2.1000000011', 'worker=0.25']);
+  assert.deepEqual(keys(await rows('day'), 'bucket'), ['2026-01-01=2.05', '2026-01-02=0.3000000011']);
   assert.deepEqual(keys(await rows('hour'), 'bucket'), [
     '2026-01-01T00=0.3',
-    '2026-01-01T02=1.8',
+    '2026-01-01T02=1.75',
     '2026-01-02T00=0.3000000011',
   ]);
   for (const r of await rows('day'))
@@ -181,7 +182,7 @@ test('filters combine with AND and include_workers=false drops calls with a pare
   assert.equal((await cost({ user: 'u1', team: 't2' })).cost_usd, 0.3000000001);
   assert.equal((await cost({ user: 'u1', team: 't2', gatewayKey: 'gk_a' })).call_count, 0);
   assert.equal((await cost({ gatewayKey: 'gk_a' })).cost_usd, 0.3);
-  assert.equal((await cost({ includeWorkers: false })).cost_usd, 2.1500000011);
+  assert.equal((await cost({ includeWorkers: false })).cost_usd, 2.1000000011);
   // ids are bound values: a prefix or a pattern never matches
   assert.equal((await cost({ user: 'u' })).call_count, 0);
   assert.equal((await cost({ user: 'u%' })).call_count, 0);
