@@ -137,11 +137,7 @@ test('each group_by has its key columns, cost descending (day and hour: bucket a
     `${MINI}|openai=0.2`,
   ]);
   assert.deepEqual(keys(await rows('provider'), 'provider'), ['anthropic=2.1500000011', 'openai=0.2']);
-  assert.deepEqual(keys(await rows('session'), 'session_id'), [
-    'sess_p=1.5',
-    '=0.6000000011',
-    'sess_w=0.25',
-  ]);
+  assert.deepEqual(keys(await rows('session'), 'session_id'), ['sess_p=1.5', '=0.6000000011', 'sess_w=0.25']);
   assert.deepEqual(keys(await rows('gateway_key'), 'gateway_key_id'), [
     '=1.75',
     'gk_b=0.3000000011',

@@ -272,4 +272,12 @@ test('the audit event lands in the store through the real bus and trace writer',
   assert.equal(row.type, 'analytics.user_exported');
   assert.equal(row.user_id, 'u1');
   assert.equal(JSON.parse(row.payload).row_count, 2);
+  // the audit record names the user but is not their activity: exporting again gives the same rows
+  const again: string[] = [];
+  const second = await runUserExport({ store, bus }, { userId: 'u1', window: resolveWindow({}) }, (c) => {
+    again.push(c);
+  });
+  assert.equal(second.rowCount, 2);
+  assert.equal(await countUserEvents(store, { userId: 'u1', window: resolveWindow({}) }), 2);
+  assert.doesNotMatch(again.join(''), /analytics\.user_exported/);
 });
