@@ -4,7 +4,7 @@
  * token sums equals pricing each row; all money is exact decimal until the JSON numbers of the answer.
  */
 import { type Kysely, sql } from 'kysely';
-import { add, type Decimal, div, sub, toNumber, ZERO } from '../../lib/decimal.ts';
+import { add, type Decimal, sub, toNumber, ZERO } from '../../lib/decimal.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { priceCall } from '../../models/pricing.ts';
 import type { ModelRegistry } from '../../models/registry.ts';
@@ -69,7 +69,9 @@ export async function querySavings(
     actual_repriced_usd: toNumber(actual),
     baseline_repriced_usd: toNumber(baselineCost),
     savings_usd: toNumber(savings),
-    savings_pct: baselineCost.units === 0n ? null : toNumber(div(savings, baselineCost, 6)),
+    // the quotient of the two figures answered beside it, unrounded (spec 3: savings_usd divided by
+    // baseline_repriced_usd), so a client dividing them gets exactly this
+    savings_pct: baselineCost.units === 0n ? null : toNumber(savings) / toNumber(baselineCost),
     actual_stamped_usd: toNumber(stamped),
     rows_total: total,
     rows_missing_from_price_table: missing,

@@ -64,7 +64,7 @@ test('both sides are re-priced exactly and unpriced rows are counted', async (t)
     actual_repriced_usd: 1.2804,
     baseline_repriced_usd: 4.73115,
     savings_usd: 3.45075,
-    savings_pct: 0.729368,
+    savings_pct: 3.45075 / 4.73115, // the double nearest the exact quotient
     actual_stamped_usd: 1.7804,
     rows_total: 4,
     rows_missing_from_price_table: 2,
@@ -77,7 +77,7 @@ test('a dearer baseline saves money, a cheaper one shows negative savings with t
   // small: 1,002,000 × 1 + 101,010 × 2 + 200,000 × 0.1 + 40,000 × 1.25 = 1.27402 against actual 1.2804
   assert.equal(r.baseline_repriced_usd, 1.27402);
   assert.equal(r.savings_usd, -0.00638);
-  assert.equal(r.savings_pct, -0.005008);
+  assert.equal(r.savings_pct, -0.00638 / 1.27402);
 });
 
 test('savings_pct is null when the baseline costs nothing, and an empty window is all zeros', async (t) => {
