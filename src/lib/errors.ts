@@ -112,7 +112,8 @@ const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'confirmation_required',
   'invalid_user_id',
   'invalid_window',
-  // the analytics report commands' flags (spec 3 §Errors)
+  // the analytics report commands' flags (spec 3 §Errors), --include-workers among them
+  'validation_error',
   'invalid_group_by',
   'invalid_order',
   'invalid_gateway_key',

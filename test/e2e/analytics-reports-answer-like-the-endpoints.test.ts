@@ -136,6 +136,7 @@ test('bad flags exit 2 with one sentence; a missing store exits 1', async () => 
     [['routing', '--from', 'yesterday'], /--from "yesterday" is not an ISO 8601 timestamp/],
     [['savings', '--baseline', 'openai:nope'], /not a priced model/],
     [['cost', '--format', 'xml'], /--format must be table or json/],
+    [['cost', '--include-workers', 'maybe'], /--include-workers "maybe" is not true or false/],
   ];
   for (const [args, message] of cases) {
     const r = await runSvc(['analytics', ...args, '--db-path', db], { env });
