@@ -56,7 +56,7 @@ function parseBound(text: string | undefined, name: string): number | undefined 
   const us = parseIsoUs(text);
   if (us === undefined) {
     throw new SvcError('invalid_window', {
-      message: `${name} ${JSON.stringify(text.slice(0, 60))} is not an ISO 8601 timestamp with a time zone; use a form such as 2026-11-22T06:01:02Z.`,
+      message: `${name} ${JSON.stringify(text.slice(0, 60))} is not an ISO 8601 timestamp; use a form such as 2026-11-22T06:01:02Z (without a zone it is read as UTC).`,
     });
   }
   return us;

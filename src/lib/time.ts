@@ -35,18 +35,36 @@ export function nowIso(clock: Clock = systemClock): string {
   return formatUs(clock.nowUs());
 }
 
-const ISO_RE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_RE =
+  /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
-/** Epoch microseconds of an ISO 8601 timestamp with an explicit zone; undefined when malformed. */
+/**
+ * Epoch microseconds of an ISO 8601 timestamp; undefined when malformed. The zone is `Z` or an offset
+ * (`+02:00`, `+0200`, `+02`); a timestamp without one is UTC, a date alone is its midnight UTC, and the
+ * seconds may be left out. An offset whose `+` arrived as a space (unencoded in a URL) is read as `+`.
+ */
 export function parseIsoUs(text: string): number | undefined {
-  const m = ISO_RE.exec(text);
+  const m = ISO_RE.exec(
+    text.replace(/^(.*[Tt ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?) (\d{2}(?::?\d{2})?)$/, '$1+$2'),
+  );
   if (!m) return undefined;
-  const ms = Date.parse(`${m[1]}${m[3]}`);
+  const [, date, hh = '00', mm = '00', ss = '00', fraction, zone = 'Z'] = m;
+  const wall = `${date}T${hh}:${mm}:${ss}`;
+  const offset = zone === 'Z' || zone === 'z' ? 'Z' : normalizeOffset(zone);
+  const ms = Date.parse(`${wall}${offset}`);
   if (Number.isNaN(ms)) return undefined;
   // Date.parse rolls impossible dates over (Feb 30 → Mar 2); the wall-clock fields must survive a round trip
   const offsetMin =
-    m[3] === 'Z' ? 0 : (m[3][0] === '-' ? -1 : 1) * (Number(m[3].slice(1, 3)) * 60 + Number(m[3].slice(4)));
-  if (new Date(ms + offsetMin * 60_000).toISOString().slice(0, 19) !== m[1]) return undefined;
-  const frac = (m[2] ?? '').padEnd(6, '0').slice(0, 6);
+    offset === 'Z'
+      ? 0
+      : (offset[0] === '-' ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4)));
+  if (new Date(ms + offsetMin * 60_000).toISOString().slice(0, 19) !== wall) return undefined;
+  const frac = (fraction ?? '').padEnd(6, '0').slice(0, 6);
   return ms * 1000 + Number(frac);
+}
+
+/** `+02`, `+0200` or `+02:00` → `+02:00`. */
+function normalizeOffset(zone: string): string {
+  const digits = zone.slice(1).replace(':', '');
+  return `${zone[0]}${digits.slice(0, 2)}:${digits.slice(2, 4).padEnd(2, '0')}`;
 }

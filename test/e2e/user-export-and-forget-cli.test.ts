@@ -179,8 +179,8 @@ test('bad ids, bad windows and missing arguments exit 2 with one sentence, touch
       /--from "yesterday" is not an ISO 8601 timestamp/,
     ],
     [
-      ['analytics', 'user-export', 'u1', '--to', '2026-01-01'],
-      /--to "2026-01-01" is not an ISO 8601 timestamp/,
+      ['analytics', 'user-export', 'u1', '--to', '2026-01-32'],
+      /--to "2026-01-32" is not an ISO 8601 timestamp/,
     ],
     [
       ['analytics', 'user-export', 'u1', '--from', '2026-02-01T00:00:00Z', '--to', '2026-01-01T00:00:00Z'],

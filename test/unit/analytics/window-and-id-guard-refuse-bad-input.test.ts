@@ -75,9 +75,20 @@ test('a malformed bound or from after to is invalid_window (exit 2) naming the p
       (err) =>
         isSvcError(err) && err.code === 'invalid_window' && err.exitCode === 2 && pattern.test(err.message),
     );
-  bad({ from: 'yesterday' }, /^--from "yesterday" is not an ISO 8601 timestamp with a time zone/);
-  bad({ to: '2026-11-22' }, /^--to "2026-11-22" is not an ISO 8601/);
-  bad({ to: '2026-11-22T06:01:02' }, /^--to .* with a time zone/);
+  bad({ from: 'yesterday' }, /^--from "yesterday" is not an ISO 8601 timestamp/);
+  bad({ to: '2026-11-31' }, /^--to "2026-11-31" is not an ISO 8601/);
+  bad({ to: '2026-11-22T25:01:02' }, /^--to .* is not an ISO 8601/);
+  // the parameters are UTC: a timestamp without a zone is UTC, a date alone its midnight, seconds optional
+  const utc = (input: { from?: string; to?: string }) => resolveWindow(input, { names });
+  assert.equal(utc({ from: '2026-11-22', to: '2026-11-23' }).startUs, Date.UTC(2026, 10, 22) * 1000);
+  assert.equal(
+    utc({ from: '2026-11-22T06:01:02', to: '2026-11-23' }).startUs,
+    Date.UTC(2026, 10, 22, 6, 1, 2) * 1000,
+  );
+  assert.equal(
+    utc({ from: '2026-11-22T08:01+0200', to: '2026-11-23' }).startUs,
+    Date.UTC(2026, 10, 22, 6, 1) * 1000,
+  );
   bad(
     { from: '2026-11-22T06:01:02Z', to: '2026-11-21T06:01:02Z' },
     /start --from 2026-11-22T06:01:02\.000000Z is after its end --to/,
