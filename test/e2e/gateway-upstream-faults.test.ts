@@ -448,7 +448,8 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
         for await (const _ of stream as AsyncIterable<unknown>) {
           if (++seen === 4) controller.abort();
         }
-        assert.equal(seen, 4);
+        // events that arrived in the chunk of the fourth may still be handed out; the call is cut all the same
+        assert.ok(seen >= 4 && seen < 10, `saw ${seen} events`);
         const upstream = await waitFor('the fake to see the upstream connection close', () =>
           fake.requests.length === 1 && fake.requests[0].closedEarlyAt !== undefined
             ? fake.requests[0]

@@ -158,7 +158,7 @@ test('the Cost tab shows the API figures for the 7-day window and a custom windo
   assert.equal(await text(page, '[data-field="total-cost"]'), '$1.50');
   assert.equal(await text(page, '[data-field="total-calls"]'), String(total.data.call_count));
   const savings = await sameAnswer('savings');
-  assert.deepEqual([savings.data.savings_usd, savings.data.savings_pct], [2, 0.666667]);
+  assert.deepEqual([savings.data.savings_usd, savings.data.savings_pct], [2, 2 / 3]);
   assert.equal(await text(page, '[data-field="savings-usd"]'), '$2.00');
   assert.equal(await text(page, '[data-field="savings-pct"]'), '66.7% of the baseline');
   assert.equal(await page.locator('.tile.negative').count(), 0, 'positive savings are not shown as a loss');
