@@ -11,7 +11,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Bus } from '../events/bus.ts';
 import { add, compare, type Decimal, formatDecimal, parseDecimal, ZERO } from '../lib/decimal.ts';
-import { errorMessage } from '../lib/errors.ts';
+import { errorMessage, SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
@@ -102,7 +102,15 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
           }),
         store,
         3,
-      );
+      ).catch((err: unknown) => {
+        // a capped key is never answered unchecked: the client is told to retry, the operator what is down
+        log.warn('the budget store is unreachable; capped keys are refused', { message: errorMessage(err) });
+        throw new SvcError('budget_store_unavailable', {
+          message: "The gateway cannot reach its budget store to check this key's spend cap; retry shortly.",
+          details: { retry_after_ms: 1000 },
+          cause: err,
+        });
+      });
       if (refusal) throw refuseOverCap(deps.bus, key, { ...refusal, worstCase, context });
       let open = true;
       return {

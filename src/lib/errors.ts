@@ -42,6 +42,8 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   internal_error: 500,
   service_shutting_down: 503,
+  // the shared budget store (PostgreSQL) cannot be reached, so a capped key's spend cannot be checked
+  budget_store_unavailable: 503,
   // WebSocket handshake (spec 2 §WebSocket stream): refused before the upgrade, with this body
   invalid_attach_token: 401,
   attach_token_wrong_session: 403,

@@ -38,6 +38,22 @@ interface Replicas {
 describeEachEngine('budget caps', postgres, (engine) => {
   const { test } = engine;
 
+  if (engine.name === 'postgres')
+    test('a capped key is refused with 503 budget_store_unavailable while the store is unreachable', async () => {
+      const target = await engine.target();
+      const replica = await tableReplica(String((target as { url: string }).url), []);
+      await replica.manager.close();
+      await replica.store.close(); // what a lost database looks like to the manager: every query fails
+      await assert.rejects(
+        async () => replica.manager.admit(key, d('0.1')),
+        (err: unknown) =>
+          isSvcError(err) &&
+          err.code === 'budget_store_unavailable' &&
+          err.status === 503 &&
+          err.details?.retry_after_ms === 1000,
+      );
+    });
+
   test('50 concurrent admissions against a cap that fits 10 admit exactly 10', async (t) => {
     const r = await replicas(engine, t);
     const outcomes = await Promise.allSettled(
