@@ -60,9 +60,11 @@ export function resolveStoreTarget(
 // --- internal ---
 
 function postgresTarget(url: string, source: string): StoreTarget {
-  if (!/^postgres(ql)?:\/\//i.test(url)) {
+  const unset = source.startsWith('--') ? 'leave it out' : 'unset it';
+  if (!/^postgres(ql)?:\/\//i.test(url) || !URL.canParse(url)) {
+    // the URL itself is never echoed: it may hold the database password
     throw new SvcError('usage_error', {
-      message: `${source} must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database); unset it to use the SQLite file.`,
+      message: `${source} must be a valid postgres:// or postgresql:// URL (postgres://user:password@host:5432/database); ${unset} to use the SQLite file.`,
     });
   }
   return { engine: 'postgres', url };

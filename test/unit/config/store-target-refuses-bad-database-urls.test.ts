@@ -1,0 +1,34 @@
+/**
+ * Which store a command opens (config/paths.ts): a PostgreSQL URL that is not one, or does not parse
+ * (a port out of range), is a usage error (exit 2) in one sentence that never echoes the URL (it may hold
+ * the password); both a URL and a path is one too.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { resolveStoreTarget } from '#src/config/paths.ts';
+import { isSvcError } from '#src/lib/errors.ts';
+
+const usage = (fn: () => unknown, pattern: RegExp) =>
+  assert.throws(
+    fn,
+    (err) =>
+      isSvcError(err) && err.exitCode === 2 && pattern.test(err.message) && !/s3cret/.test(err.message),
+  );
+
+test('bad PostgreSQL URLs are usage errors that do not echo them', () => {
+  const env = (databaseUrl?: string) => ({ databaseUrl }) as never;
+  usage(
+    () => resolveStoreTarget(env('postgres://u:s3cret@127.0.0.1:99999/db')),
+    /^SVC_DATABASE_URL must be a valid postgres/,
+  );
+  usage(() => resolveStoreTarget(env('mysql://u:s3cret@h/db')), /unset it to use the SQLite file/);
+  usage(
+    () => resolveStoreTarget(env(), { databaseUrl: 'not a url s3cret' }),
+    /^--database-url .*leave it out/,
+  );
+  usage(() => resolveStoreTarget(env(), { databaseUrl: 'postgres://h/db', dbPath: '/tmp/x.db' }), /not both/);
+  assert.deepEqual(resolveStoreTarget(env(), { databaseUrl: 'postgresql://u:p@h:5432/db' }), {
+    engine: 'postgres',
+    url: 'postgresql://u:p@h:5432/db',
+  });
+});
