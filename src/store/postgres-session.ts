@@ -24,6 +24,8 @@ export interface SessionConnection {
 }
 
 const RECONNECT_DELAY_MS = 500;
+/** The longest wait between reconnection attempts during an outage. */
+const RECONNECT_MAX_MS = 15_000;
 
 /** The SQL arguments of the presence lock of `origin` (also tried by liveOrigins). */
 export function presenceLockArgs(origin: string): [number, string] {
@@ -76,22 +78,30 @@ export function createSessionConnection(
     return connecting;
   };
 
+  // failed attempts in a row: the wait doubles up to RECONNECT_MAX_MS, and an outage logs once a doubling
+  let failures = 0;
   const schedule = () => {
     if (closed || timer) return;
+    const wait = Math.min(RECONNECT_MAX_MS, RECONNECT_DELAY_MS * 2 ** failures);
     timer = setTimeout(() => {
       timer = undefined;
       connect().then(
         () => {
+          failures = 0;
           for (const set of channels.values()) for (const h of set) h.onReconnect?.();
         },
         (err) => {
-          log?.warn('cannot reconnect the PostgreSQL session connection; retrying', {
-            message: errorMessage(err),
-          });
+          failures++;
+          if (wait < RECONNECT_MAX_MS || failures % 10 === 0)
+            log?.warn('cannot reconnect the PostgreSQL session connection; retrying', {
+              message: errorMessage(err),
+              attempts: failures,
+              next_attempt_ms: Math.min(RECONNECT_MAX_MS, RECONNECT_DELAY_MS * 2 ** failures),
+            });
           schedule();
         },
       );
-    }, RECONNECT_DELAY_MS);
+    }, wait);
     timer.unref();
   };
 
