@@ -52,6 +52,10 @@ export function resolveStoreTarget(
     });
   }
   if (flags.databaseUrl !== undefined) return postgresTarget(flags.databaseUrl, '--database-url');
+  if (flags.dbPath === '')
+    throw new SvcError('usage_error', {
+      message: '--db-path needs a file path; leave it out to use the default store.',
+    });
   if (flags.dbPath !== undefined) return { engine: 'sqlite', path: flags.dbPath };
   if (env.databaseUrl !== undefined) return postgresTarget(env.databaseUrl, 'SVC_DATABASE_URL');
   return { engine: 'sqlite', path: resolveDbPath(env, undefined, scope) };

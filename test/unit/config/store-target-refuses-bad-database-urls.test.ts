@@ -27,6 +27,7 @@ test('bad PostgreSQL URLs are usage errors that do not echo them', () => {
     /^--database-url .*leave it out/,
   );
   usage(() => resolveStoreTarget(env(), { databaseUrl: 'postgres://h/db', dbPath: '/tmp/x.db' }), /not both/);
+  usage(() => resolveStoreTarget(env(), { dbPath: '' }), /^--db-path needs a file path/);
   assert.deepEqual(resolveStoreTarget(env(), { databaseUrl: 'postgresql://u:p@h:5432/db' }), {
     engine: 'postgres',
     url: 'postgresql://u:p@h:5432/db',
