@@ -191,7 +191,7 @@ export function findKey(store: Keystore, keyId: string): KeyRecord {
   const found = store.keys.find((k) => k.key_id === keyId);
   if (!found) {
     throw new SvcError('key_not_found', {
-      message: `No gateway key with id ${keyId} exists in the keystore; run \`svc gateway list-keys\` to see the key ids.`,
+      message: `No gateway key with id ${keyId} exists; run \`svc gateway list-keys\` to see the key ids.`,
     });
   }
   return found;

@@ -73,6 +73,6 @@ async function confirmationRequired(userId: string, flags: StoreFlags): Promise<
     // the warning stands without the count
   }
   return new SvcError('confirmation_required', {
-    message: `Nothing was changed: svc user forget would rewrite the user id ${userId} to ${to} in ${what} (payload user_id, and identity_id of per-user quota events), delete no row and compact the store file; pass --confirm to do it.`,
+    message: `Nothing was changed: svc user forget would rewrite the user id ${userId} to ${to} in ${what} (payload user_id, and identity_id of per-user quota events), delete no row and ${target.engine === 'sqlite' ? 'compact the store file' : 'vacuum the events table'}; pass --confirm to do it.`,
   });
 }
