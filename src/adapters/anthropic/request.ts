@@ -282,16 +282,18 @@ function encodeThinking(
   // forced tool use is incompatible with thinking (wire-formats §1.5): the explicit tool choice wins (choice)
   if (t && t.type !== 'disabled' && !withoutThinking) {
     const display = t.display ? { display: t.display } : {};
-    // a model before adaptive thinking gets a budget: the client's, else one for the effort asked
-    const budget =
-      t.type === 'enabled'
-        ? (t.budget_tokens ?? 1024)
-        : style.adaptive
-          ? undefined
-          : EFFORT_BUDGET[effort ?? 'medium'];
+    // a model before adaptive thinking gets a budget: the client's, else one for the effort asked, which
+    // leaves a quarter of max_tokens (1,024 at least) for the answer itself
+    const asked = t.type === 'enabled';
+    const budget = asked
+      ? (t.budget_tokens ?? 1024)
+      : style.adaptive
+        ? undefined
+        : EFFORT_BUDGET[effort ?? 'medium'];
     if (budget === undefined) body.thinking = { type: 'adaptive', ...display };
     else {
-      const fitted = Math.min(Math.max(1024, budget), maxTokens - 1);
+      const room = asked ? maxTokens - 1 : maxTokens - Math.max(1024, Math.floor(maxTokens / 4));
+      const fitted = Math.min(Math.max(1024, budget), room);
       if (fitted >= 1024) body.thinking = { type: 'enabled', budget_tokens: fitted, ...display };
     }
   } else if (t?.type === 'disabled') body.thinking = { type: 'disabled' };

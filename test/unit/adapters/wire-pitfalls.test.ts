@@ -861,8 +861,9 @@ test('reasoning_effort reaches Claude in the form the model takes: a budget befo
   assert.equal(ask('claude-sonnet-5').thinking.type, 'adaptive');
   assert.equal(ask('claude-sonnet-4-20250514').thinking.type, 'enabled');
   assert.equal(ask('claude-3-7-sonnet-latest').thinking.type, 'enabled');
-  // a small max_tokens keeps the budget under it
-  assert.equal(ask('claude-haiku-4-5', { max_completion_tokens: 4000 }).thinking.budget_tokens, 3999);
+  // a small max_tokens keeps the budget under it, leaving a quarter (1,024 at least) for the answer
+  assert.equal(ask('claude-haiku-4-5', { max_completion_tokens: 4000 }).thinking.budget_tokens, 2976);
+  assert.equal(ask('claude-haiku-4-5', { max_completion_tokens: 2000 }).thinking, undefined);
 });
 
 test('OpenAI models: reasoning_effort and default-only sampling for reasoning models, strict only where it holds', () => {
