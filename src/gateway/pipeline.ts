@@ -141,6 +141,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           requestedModel: req.model,
           signal,
           hold: costOnTurn(hold, turn),
+          // a non-streaming body is read within the attempt: a connection lost while it arrives is retried
+          ...(req.stream ? {} : { bodyMaxBytes: deps.upstreamLimits.maxBodyBytes }),
         });
 
         if (req.stream) {
@@ -171,7 +173,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         let text: string;
         let decoded: CanonicalResponse;
         try {
-          text = await readUpstreamText(running.response, deps.upstreamLimits.maxBodyBytes);
+          text = running.text ?? (await readUpstreamText(running.response, deps.upstreamLimits.maxBodyBytes));
           decoded = (wire ?? adapter).decodeResponse(JSON.parse(text));
         } catch (err) {
           const failure = classifyReadFailure(adapter, err, signal);

@@ -46,6 +46,8 @@ export interface LlmCallInput {
   actor?: CallActor;
   /** Aborts when the client is gone; stops waiting, retrying and reading at once. */
   signal: AbortSignal;
+  /** Non-streaming: read the whole body (at most this many bytes) within the attempt, so it is retried too. */
+  bodyMaxBytes?: number;
 }
 
 export interface CompleteInput {
@@ -59,6 +61,8 @@ export interface CompleteInput {
 /** A call whose upstream answered 2xx: read `response.body`, then `complete` or `fail` exactly once. */
 export interface OpenLlmCall {
   readonly response: UpstreamResponse;
+  /** The whole body, when the call was opened with `bodyMaxBytes`. */
+  readonly text?: string;
   readonly attempts: number;
   /** Milliseconds since the call started. */
   elapsedMs(): number;
@@ -129,8 +133,14 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       // a stream whose first event is an error failed before its first byte: retried like an HTTP error
       const early = opened && input.stream ? await streamStartFailure(input.adapter, res) : null;
       if (opened && early === null) {
+        // a body lost on the way is a failure before the first byte reached the client: retried below
+        const text =
+          !input.stream && input.bodyMaxBytes !== undefined
+            ? await readUpstreamText(res, input.bodyMaxBytes)
+            : undefined;
         return {
           response: res,
+          text,
           attempts,
           elapsedMs,
           complete: (c) => {
@@ -157,7 +167,10 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     } catch (err) {
       failure = input.signal.aborted
         ? { ...input.adapter.classifyNetworkError(err), error_class: 'cancelled', retryable: false }
-        : input.adapter.classifyNetworkError(err);
+        : isSvcError(err)
+          ? // the body is past the size cap: another attempt would fetch it again
+            { ...classifyReadFailure(input.adapter, err, input.signal), retryable: false }
+          : input.adapter.classifyNetworkError(err);
     }
     if (failure.error_class === 'cancelled' || input.signal.aborted) {
       throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer());

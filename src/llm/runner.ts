@@ -82,6 +82,12 @@ export interface StartInput {
   requestedModel: string | null;
   signal: AbortSignal;
   hold?: Hold;
+  /**
+   * Non-streaming calls: read the whole body (at most this many bytes) as part of the attempt, so a
+   * connection lost while the body arrives is retried like one lost before the head (nothing reached the
+   * client yet). The text is then `RunningCall.text`.
+   */
+  bodyMaxBytes?: number;
 }
 
 /** A call whose upstream answered 2xx. Exactly one of complete / fail / cancel takes effect. */
@@ -89,6 +95,8 @@ export interface RunningCall {
   readonly routed: Routed;
   /** The upstream's 2xx answer: read its body once (streamEvents, or readUpstreamText). */
   readonly response: UpstreamResponse;
+  /** The whole body, already read, when the call was started with `bodyMaxBytes`. */
+  readonly text?: string;
   readonly attempts: number;
   /** Milliseconds since the call started (before routing retries, after route.decided). */
   elapsedMs(): number;
@@ -220,6 +228,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           sessionId: scope.sessionId,
           actor: scope.actor,
           signal: input.signal,
+          bodyMaxBytes: input.bodyMaxBytes,
         });
       } catch (err) {
         if (err instanceof LlmCallFailed && err.failure.error_class === 'cancelled') hold.settle(ZERO);
@@ -235,6 +244,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
       return {
         routed,
         response: open.response,
+        text: open.text,
         attempts: open.attempts,
         elapsedMs: open.elapsedMs,
         get closed() {

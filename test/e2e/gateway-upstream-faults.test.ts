@@ -130,6 +130,22 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     },
   );
 
+  await t.test(
+    'a non-streaming answer cut while its body arrives is retried: nothing reached the client yet',
+    async () => {
+      for (const shape of ['anthropic', 'openai'] as const) {
+        fake.reset();
+        fake.script(['reset-after=3']);
+        const o = await call(stack, shape, shape === 'anthropic' ? ANTHROPIC_MODEL : OPENAI_MODEL);
+        assert.equal(o.status, 200, shape);
+        assert.equal(fake.requests.length, 2, `${shape}: the cut attempt and the retry`);
+        const events = turnEvents(stack, o.turnId!);
+        assert.equal(events.get('llm.call_completed')![0].payload.attempts, 2);
+        assert.equal(events.get('llm.call_failed'), undefined);
+      }
+    },
+  );
+
   await t.test('a 429 with retry-after is waited for and the retry answers once', async () => {
     fake.script(['error=429;retry-after=1']);
     const o = await call(stack, 'openai', OPENAI_MODEL);
