@@ -100,18 +100,21 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
         const wire = sameWireOps(adapter, shapeName);
         const sameWire = wire !== undefined;
-        // a Responses follow-up on a translated model: what it names from earlier answers, spelled out
-        const stored = !sameWire && shapeName === 'openai_responses' ? deps.storedResponses : undefined;
-        if (stored) {
-          const expanded = stored.expand(body as Record<string, unknown>);
+        // a Responses follow-up that names this key's earlier answers on a translated model: spelled out,
+        // on any model (an OpenAI model gets them as plain input items, since OpenAI never stored them)
+        const kept = shapeName === 'openai_responses' ? deps.storedResponses : undefined;
+        if (kept) {
+          const expanded = kept.expand(body as Record<string, unknown>, key.key_id, sameWire);
           if (expanded !== body) {
             body = expanded;
-            bodyText = JSON.stringify(expanded);
+            bodyText = JSON.stringify(body);
             req = shape.decode(body, inboundAnthropicHeaders(c));
           }
         }
+        // what this translated answer says is kept for the key's follow-ups (OpenAI keeps its own)
+        const stored = sameWire ? undefined : kept;
         const remember = (response: Record<string, unknown>) =>
-          stored?.remember(response, inputItems(body as Record<string, unknown>));
+          stored?.remember(response, inputItems(body as Record<string, unknown>), key.key_id);
 
         // translated: never more output asked of the model than it can give (the bound holds that much)
         if (!sameWire) req = withinOutputLimit(req, model);

@@ -171,6 +171,28 @@ test('the Responses API through the gateway, same wire and translated', { timeou
         client.responses.create({ model: 'haiku', input: 'and?', previous_response_id: unkept.id }),
         (err) => err instanceof OpenAI.BadRequestError && /no longer kept by this gateway/.test(err.message),
       );
+      // another key cannot follow up on this key's answers, however it learned the id
+      const other = await stack.issue();
+      const stranger = new OpenAI({ apiKey: other.token, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      fake.reset();
+      await assert.rejects(
+        stranger.responses.create({ model: 'haiku', input: 'and?', previous_response_id: first.id }),
+        (err) => err instanceof OpenAI.BadRequestError && /previous_response_id/.test(err.message),
+      );
+      assert.equal(fake.requests.length, 0);
+      // the same follow-up on an OpenAI model: the earlier turns go as plain input (OpenAI never stored them)
+      fake.reset();
+      await client.responses.create({ model: 'mini', input: 'and then?', previous_response_id: first.id });
+      const toOpenAI = fake.requests[0]!.body as {
+        input: Array<Record<string, unknown>>;
+        previous_response_id?: string;
+      };
+      assert.equal(toOpenAI.previous_response_id, undefined);
+      assert.deepEqual(
+        toOpenAI.input.map((i) => i.role),
+        ['user', 'assistant', 'user'],
+      );
+      assert.ok(toOpenAI.input.every((i) => i.id === undefined && i.type !== 'reasoning'));
     },
   );
 

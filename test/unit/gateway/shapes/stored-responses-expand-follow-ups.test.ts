@@ -22,25 +22,28 @@ const answer = (id: string, text: string) => ({
 
 test('previous_response_id brings the earlier input and output before the new input; a chain stays whole', () => {
   const kept = createStoredResponses();
-  kept.remember(answer('resp_1', 'Hi Ada'), inputItems({ input: 'my name is Ada' }));
-  const next = kept.expand({ model: 'haiku', input: 'and then?', previous_response_id: 'resp_1' });
+  kept.remember(answer('resp_1', 'Hi Ada'), inputItems({ input: 'my name is Ada' }), 'gk_a');
+  const next = kept.expand({ model: 'haiku', input: 'and then?', previous_response_id: 'resp_1' }, 'gk_a');
   assert.equal(next.previous_response_id, undefined);
   assert.deepEqual(
     (next.input as Array<{ role?: string; type?: string }>).map((i) => i.role),
     ['user', 'assistant', 'user'],
   );
-  kept.remember(answer('resp_2', 'Then tea'), next.input as unknown[]);
-  const third = kept.expand({
-    model: 'haiku',
-    input: [{ role: 'user', content: 'and now?' }],
-    previous_response_id: 'resp_2',
-  });
+  kept.remember(answer('resp_2', 'Then tea'), next.input as unknown[], 'gk_a');
+  const third = kept.expand(
+    {
+      model: 'haiku',
+      input: [{ role: 'user', content: 'and now?' }],
+      previous_response_id: 'resp_2',
+    },
+    'gk_a',
+  );
   assert.equal((third.input as unknown[]).length, 5);
 });
 
 test('an item_reference becomes the stored item; what is not kept is left for the 400', () => {
   const kept = createStoredResponses();
-  kept.remember(answer('resp_1', 'Hi Ada'), []);
+  kept.remember(answer('resp_1', 'Hi Ada'), [], 'gk_a');
   const body = {
     model: 'haiku',
     input: [
@@ -48,27 +51,27 @@ test('an item_reference becomes the stored item; what is not kept is left for th
       { role: 'user', content: 'x' },
     ],
   };
-  const expanded = kept.expand(body);
+  const expanded = kept.expand(body, 'gk_a');
   assert.equal((expanded.input as Array<{ type: string }>)[0]!.type, 'message');
   const unknown = { model: 'haiku', input: [{ type: 'item_reference', id: 'msg_other' }] };
-  assert.equal(kept.expand(unknown), unknown);
+  assert.equal(kept.expand(unknown, 'gk_a'), unknown);
   const missing = { model: 'haiku', input: 'x', previous_response_id: 'resp_gone' };
-  assert.equal(kept.expand(missing), missing);
+  assert.equal(kept.expand(missing, 'gk_a'), missing);
 });
 
 test('store: false keeps nothing; the oldest go first past the size bound', () => {
   const kept = createStoredResponses(4_000);
-  kept.remember({ ...answer('resp_x', 'secret'), store: false }, []);
+  kept.remember({ ...answer('resp_x', 'secret'), store: false }, [], 'gk_a');
   assert.equal(kept.bytes, 0);
-  for (let i = 0; i < 20; i++) kept.remember(answer(`resp_${i}`, 'x'.repeat(200)), []);
+  for (let i = 0; i < 20; i++) kept.remember(answer(`resp_${i}`, 'x'.repeat(200)), [], 'gk_a');
   assert.ok(kept.bytes <= 4_000);
   const oldest = { input: 'a', previous_response_id: 'resp_0' };
-  assert.equal(kept.expand(oldest), oldest);
-  assert.notEqual(kept.expand({ input: 'a', previous_response_id: 'resp_19' }).input, 'a');
+  assert.equal(kept.expand(oldest, 'gk_a'), oldest);
+  assert.notEqual(kept.expand({ input: 'a', previous_response_id: 'resp_19' }, 'gk_a').input, 'a');
   // one answer larger than a quarter of the bound is not kept at all
-  kept.remember(answer('resp_big', 'y'.repeat(2_000)), []);
+  kept.remember(answer('resp_big', 'y'.repeat(2_000)), [], 'gk_a');
   const big = { input: 'a', previous_response_id: 'resp_big' };
-  assert.equal(kept.expand(big), big);
+  assert.equal(kept.expand(big, 'gk_a'), big);
 });
 
 test('what is kept asks for reasoning signatures, whatever the client asked', () => {
@@ -78,4 +81,37 @@ test('what is kept asks for reasoning signatures, whatever the client asked', ()
   ]);
   const already = { include: ['reasoning.encrypted_content'] };
   assert.equal(withSignatures(already), already);
+});
+
+test('an answer belongs to the key that asked for it: another key naming it finds nothing', () => {
+  const kept = createStoredResponses();
+  kept.remember(answer('resp_1', 'secret of A'), inputItems({ input: 'A asks' }), 'gk_a');
+  const byB = { model: 'haiku', input: 'and?', previous_response_id: 'resp_1' };
+  assert.equal(kept.expand(byB, 'gk_b'), byB);
+  const refByB = { model: 'haiku', input: [{ type: 'item_reference', id: 'msg_resp_1_0' }] };
+  assert.equal(kept.expand(refByB, 'gk_b'), refByB);
+});
+
+test("for an OpenAI model the kept items go in without this gateway's ids and without reasoning items", () => {
+  const kept = createStoredResponses();
+  const withReasoning = {
+    ...answer('resp_1', 'Hi'),
+    output: [
+      { id: 'rs_resp_1_0', type: 'reasoning', summary: [], encrypted_content: 'anthropic-signature' },
+      {
+        id: 'msg_resp_1_1',
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'Hi' }],
+      },
+    ],
+  };
+  kept.remember(withReasoning, inputItems({ input: 'hello' }), 'gk_a');
+  const body = kept.expand({ model: 'gpt-5', input: 'and?', previous_response_id: 'resp_1' }, 'gk_a', true);
+  assert.deepEqual(body.input, [
+    { role: 'user', content: 'hello' },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hi' }] },
+    { role: 'user', content: 'and?' },
+  ]);
 });
