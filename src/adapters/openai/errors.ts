@@ -41,7 +41,14 @@ export function classifyOpenAIStreamError(error: any): UpstreamFailure {
  * Responses wire an `error` event or `response.failed`.
  */
 export function classifyOpenAIStreamStart(first: SseEvent): UpstreamFailure | null {
-  if (first.event !== 'error' && !first.data.includes('"error"')) return null;
+  // Responses events are named (and response.created carries "error":null, so it is not even parsed);
+  // chat chunks are not, and only one holding an "error" member is read
+  if (
+    first.event !== undefined
+      ? first.event !== 'error' && first.event !== 'response.failed'
+      : !first.data.includes('"error"')
+  )
+    return null;
   let data: any;
   try {
     data = JSON.parse(first.data);

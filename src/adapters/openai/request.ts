@@ -309,11 +309,11 @@ function encodeTools(req: CanonicalRequest, body: Record<string, unknown>): void
 }
 
 /**
- * OpenAI's reasoning models (o-series, gpt-5 and later, codex), which take reasoning_effort and only the
+ * OpenAI's reasoning models (o-series, gpt-5 and later, gpt-oss, codex), which take reasoning_effort and only the
  * default temperature and top_p; other chat models (gpt-4.1, gpt-4o) refuse reasoning_effort.
  */
 export function isReasoningModel(model: string): boolean {
-  return /^(o\d|gpt-(5|[6-9])|codex)/i.test(model);
+  return /^(o\d|gpt-(5|[6-9])|gpt-oss|codex)/i.test(model);
 }
 
 /**
