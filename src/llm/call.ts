@@ -128,10 +128,15 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     attempts++;
     let failure: UpstreamFailure;
     try {
-      const res = await deps.upstream.send({ ...input.call, signal: input.signal });
+      let res = await deps.upstream.send({ ...input.call, signal: input.signal });
       const opened = res.status >= 200 && res.status < 300;
       // a stream whose first event is an error failed before its first byte: retried like an HTTP error
-      const early = opened && input.stream ? await streamStartFailure(input.adapter, res) : null;
+      let early: UpstreamFailure | null = null;
+      if (opened && input.stream) {
+        const peeked = await peekFirstEvent(res.body);
+        res = { ...res, body: peeked.body };
+        early = peeked.first === null ? null : input.adapter.classifyStreamStart(peeked.first);
+      }
       if (opened && early === null) {
         // a body lost on the way is a failure before the first byte reached the client: retried below
         const text =
@@ -213,12 +218,6 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
 }
 
 function ignore(): void {}
-
-/** The failure of a 2xx stream that opened with an error event, or null (its bytes stay in the body). */
-async function streamStartFailure(adapter: Adapter, res: UpstreamResponse): Promise<UpstreamFailure | null> {
-  const first = await peekFirstEvent(res.body);
-  return first === null ? null : adapter.classifyStreamStart(first);
-}
 
 /** The error class of a failure thrown while reading a stream or body (transport, or an in-stream error). */
 export function classifyReadFailure(adapter: Adapter, err: unknown, signal: AbortSignal): UpstreamFailure {

@@ -2,49 +2,70 @@
  * @module The first event of a 2xx stream, read before the caller gets the body (so before the gateway
  * commits its own 200): an upstream that answers 200 and then an error as its first event (Anthropic's
  * `overloaded_error`) failed before any byte reached the client, so the call is retried or answered with
- * the HTTP error an SDK can retry (DECISIONS §4, wire-formats §4). The bytes read are put back in front of
- * the body, which is then read exactly as before.
+ * the HTTP error an SDK can retry (DECISIONS §4, wire-formats §4). The bytes read are handed back in front
+ * of the body, which is then read exactly as before.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { createSseDecoder, type SseEvent } from '../lib/sse-decode.ts';
 
 /** How far to look for the first event; an event larger than this is not peeked at. */
 export const PEEK_MAX_BYTES = 64 * 1024;
+/** How long to wait for it: an upstream still silent after this has its answer's head sent on. */
+export const PEEK_MAX_WAIT_MS = 10_000;
+
+export interface Peeked {
+  /** The first SSE event with data, or null (none within the limits, or the body opened with a comment). */
+  first: SseEvent | null;
+  /** The body to read from now on: `body` with the bytes read put back, or a copy of them if it ended. */
+  body: Readable;
+}
 
 /**
- * The first SSE event with data in `body`, or null when the body ends or passes `maxBytes` first, or
- * opens with a comment line: an upstream that keeps the connection alive that way while it works
- * (OpenRouter's `: OPENROUTER PROCESSING`) has started, and its client should get the answer's head now
- * rather than after the wait. Throws what the body throws (a reset, the idle timeout, an abort).
+ * Looks for the first SSE event with data in `body`. Gives up (first: null) past `maxBytes`, after
+ * `maxWaitMs`, or when the body opens with a comment line: an upstream that keeps the connection alive
+ * that way while it works (OpenRouter's `: OPENROUTER PROCESSING`) has started, and its client should get
+ * the answer's head now rather than after the wait. A body that ends first yields its last event even
+ * without the blank line after it. Throws what the body throws (a reset, the idle timeout, an abort).
  */
-export async function peekFirstEvent(body: Readable, maxBytes = PEEK_MAX_BYTES): Promise<SseEvent | null> {
+export async function peekFirstEvent(
+  body: Readable,
+  maxBytes = PEEK_MAX_BYTES,
+  maxWaitMs = PEEK_MAX_WAIT_MS,
+): Promise<Peeked> {
   const decoder = createSseDecoder();
   const read: Buffer[] = [];
   let size = 0;
+  let first: SseEvent | null = null;
+  let ended = false;
+  const deadline = Date.now() + maxWaitMs;
   try {
     for (;;) {
       const chunk = body.read() as Buffer | null;
       if (chunk === null) {
-        if (body.readableEnded || body.destroyed) return null;
-        await readableOrEnd(body);
+        if (body.readableEnded || body.destroyed) {
+          ended = true;
+          first = decoder.end()[0] ?? null;
+          break;
+        }
+        if (!(await readableOrEnd(body, deadline - Date.now()))) break; // waited long enough
         continue;
-      }
-      if (size === 0 && startsWithComment(chunk)) {
-        read.push(chunk);
-        size += chunk.length;
-        return null;
       }
       read.push(chunk);
       size += chunk.length;
-      const events = decoder.push(chunk);
-      if (events.length > 0) return events[0]!;
-      if (size >= maxBytes) return null;
+      if (size === chunk.length && startsWithComment(chunk)) break;
+      first = decoder.push(chunk)[0] ?? null;
+      if (first !== null || size >= maxBytes) break;
     }
-  } finally {
-    // a body that ended or failed while peeking is read as such by the caller anyway
-    if (read.length > 0 && !body.readableEnded && !body.destroyed)
-      body.unshift(read.length === 1 ? read[0] : Buffer.concat(read, size));
+  } catch (err) {
+    if (read.length > 0 && !body.readableEnded && !body.destroyed) body.unshift(Buffer.concat(read, size));
+    throw err;
   }
+  const bytes = read.length === 1 ? read[0]! : Buffer.concat(read, size);
+  if (size === 0) return { first, body };
+  // an ended stream takes no bytes back: the reader gets a copy of them instead
+  if (ended || body.readableEnded) return { first, body: Readable.from([bytes], { objectMode: false }) };
+  body.unshift(bytes);
+  return { first, body };
 }
 
 // --- internal ---
@@ -55,17 +76,24 @@ function startsWithComment(chunk: Buffer): boolean {
   return chunk[at] === 0x3a;
 }
 
-function readableOrEnd(body: Readable): Promise<void> {
+/** Resolves true when `body` has data or ended, false when `ms` passed first; rejects on its error. */
+function readableOrEnd(body: Readable, ms: number): Promise<boolean> {
+  if (ms <= 0) return Promise.resolve(false);
   return new Promise((resolve, reject) => {
     const done = () => {
       off();
-      resolve();
+      resolve(true);
     };
     const failed = (err: unknown) => {
       off();
       reject(err);
     };
+    const timer = setTimeout(() => {
+      off();
+      resolve(false);
+    }, ms);
     const off = () => {
+      clearTimeout(timer);
       body.off('readable', done);
       body.off('end', done);
       body.off('close', done);

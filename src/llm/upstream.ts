@@ -4,7 +4,8 @@
  * DECISIONS §4: a total deadline until the response head arrives, and an idle limit between body chunks.
  * Also the caps on what an answer may hold (issue 17): a whole non-streaming body, one SSE line.
  */
-import { Agent, type Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { Agent } from 'undici';
 import { SvcError } from '../lib/errors.ts';
 
 /** How much of an upstream answer the gateway holds in memory at once. */
@@ -23,7 +24,8 @@ export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = {
 export interface UpstreamResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: Dispatcher.ResponseData['body'];
+  /** undici's body, or after a stream-start peek of a body that ended, a copy of its bytes. */
+  readonly body: Readable;
 }
 
 export interface UpstreamRequest {

@@ -1,13 +1,14 @@
 /**
- * The first event of a 2xx stream is read before the caller gets the body (llm/stream-start.ts): comments
- * are skipped, an event split across chunks is found, and every byte read is there again for the reader.
+ * The first event of a 2xx stream is read before the caller gets the body (llm/stream-start.ts): a
+ * keep-alive comment or a silent upstream ends the look at once or after the wait, an event split across
+ * chunks is found, a body that ends yields its last event, and every byte read is there again for the reader.
  */
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { test } from 'node:test';
 import { PEEK_MAX_BYTES, peekFirstEvent } from '#src/llm/stream-start.ts';
 
-async function rest(body: PassThrough): Promise<string> {
+async function rest(body: Readable): Promise<string> {
   let text = '';
   for await (const chunk of body) text += chunk;
   return text;
@@ -16,9 +17,10 @@ async function rest(body: PassThrough): Promise<string> {
 test('an upstream that opens with a keep-alive comment has started: no waiting for its first event', async () => {
   const body = new PassThrough();
   body.write(': OPENROUTER PROCESSING\n\n');
-  assert.equal(await peekFirstEvent(body), null);
+  const peeked = await peekFirstEvent(body);
+  assert.equal(peeked.first, null);
   body.end('data: {"id":"x"}\n\ndata: [DONE]\n\n');
-  assert.equal(await rest(body), ': OPENROUTER PROCESSING\n\ndata: {"id":"x"}\n\ndata: [DONE]\n\n');
+  assert.equal(await rest(peeked.body), ': OPENROUTER PROCESSING\n\ndata: {"id":"x"}\n\ndata: [DONE]\n\n');
 });
 
 test('the first event with data, across chunks, and the body read whole afterwards', async () => {
@@ -28,26 +30,47 @@ test('the first event with data, across chunks, and the body read whole afterwar
     for (const s of sent.slice(0, 3)) body.write(s);
     setTimeout(() => body.end(sent[3]), 10);
   });
-  const first = await peekFirstEvent(body);
+  const { first, body: after } = await peekFirstEvent(body);
   assert.deepEqual([first?.event, first?.data], ['error', '{"type":"error"}']);
-  assert.equal(await rest(body), sent.join(''));
+  assert.equal(await rest(after), sent.join(''));
 });
 
-test('a body that ends before any event gives null; a failing body throws its error', async () => {
+test('a body that ends gives its last event, blank line or not, and its bytes are still there', async () => {
   const ended = new PassThrough();
-  ended.end('data: {"cut');
-  assert.equal(await peekFirstEvent(ended), null);
+  ended.end('data: {"error":{"type":"rate_limit_error","message":"slow down"}}\n');
+  const peeked = await peekFirstEvent(ended);
+  assert.equal(peeked.first?.data, '{"error":{"type":"rate_limit_error","message":"slow down"}}');
+  assert.equal(
+    await rest(peeked.body),
+    'data: {"error":{"type":"rate_limit_error","message":"slow down"}}\n',
+  );
+
+  const cut = new PassThrough();
+  cut.end('data: {"cut');
+  const nothing = await peekFirstEvent(cut);
+  assert.equal(nothing.first?.data ?? null, '{"cut');
+  assert.equal(await rest(nothing.body), 'data: {"cut');
 
   const failing = new PassThrough();
   setImmediate(() => failing.destroy(new Error('socket reset')));
   await assert.rejects(peekFirstEvent(failing), /socket reset/);
 });
 
-test('past the byte limit without an event it gives up and leaves the bytes in place', async () => {
-  const body = new PassThrough();
+test('past the byte limit or the wait it gives up and leaves the bytes in place', async () => {
+  const big = new PassThrough();
   const line = `data: ${'x'.repeat(PEEK_MAX_BYTES)}`;
-  body.write(line);
-  assert.equal(await peekFirstEvent(body), null);
-  body.end('\n\n');
-  assert.equal(await rest(body), `${line}\n\n`);
+  big.write(line);
+  const peeked = await peekFirstEvent(big);
+  assert.equal(peeked.first, null);
+  big.end('\n\n');
+  assert.equal(await rest(peeked.body), `${line}\n\n`);
+
+  const silent = new PassThrough();
+  silent.write('data: {"partial":');
+  const started = Date.now();
+  const waited = await peekFirstEvent(silent, PEEK_MAX_BYTES, 50);
+  assert.equal(waited.first, null);
+  assert.ok(Date.now() - started < 2000);
+  silent.end('1}\n\n');
+  assert.equal(await rest(waited.body), 'data: {"partial":1}\n\n');
 });
