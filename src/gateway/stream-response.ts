@@ -98,8 +98,11 @@ function ends(input: StreamResponseInput) {
       const { published } = input.call.complete({ usage, stopReason, ttftMs });
       await Promise.all([published.committed, input.turn.finish(200, null).committed]);
     },
-    failed: async (failure: UpstreamFailure) => {
-      await Promise.all([input.call.fail(failure).committed, input.turn.finish(200, failure.code).committed]);
+    failed: async (failure: UpstreamFailure, usage?: CanonicalUsage) => {
+      await Promise.all([
+        input.call.fail(failure, usage).committed,
+        input.turn.finish(200, failure.code).committed,
+      ]);
     },
   };
 }
@@ -134,7 +137,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
           } else if (error) {
             state.done = true;
             const failure = classifyReadFailure(adapter, error, input.signal);
-            await end.failed(failure);
+            await end.failed(failure, tapped.usage());
             if (!isSvcError(error)) {
               // a frame the decoder could not read, not an error frame of the upstream's: send ours and stop
               yield chunk;
@@ -151,7 +154,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
       if (state.done || input.signal.aborted) return;
       state.done = true;
       const failure = classifyReadFailure(adapter, err, input.signal);
-      await end.failed(failure);
+      await end.failed(failure, tapped.usage());
       yield utf8.encode(input.shape.encodeStreamError(failureError(failure)));
       return;
     }
@@ -164,7 +167,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
     }
     const err = tapped.error() ?? new SvcError('upstream_error', { message: TRUNCATED });
     const failure = classifyReadFailure(adapter, err, input.signal);
-    await end.failed(failure);
+    await end.failed(failure, tapped.usage());
     if (!forwardedError) yield utf8.encode(input.shape.encodeStreamError(failureError(failure)));
   }
   return { chunks: chunks(), progress: tapped };

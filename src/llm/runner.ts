@@ -105,8 +105,11 @@ export interface RunningCall {
   spent(): Decimal;
   /** Closes as llm.call_completed (priced), settles the hold; `published.committed` when durable. */
   complete(c: CompleteInput): { published: Published; cost: CallCost };
-  /** Closes as llm.call_failed and releases the hold. */
-  fail(failure: UpstreamFailure): Published;
+  /**
+   * Closes as llm.call_failed. With `usage` (what a stream reported before it broke, which the provider
+   * bills) the event carries it priced and the hold settles to that cost; otherwise the hold is released.
+   */
+  fail(failure: UpstreamFailure, usage?: CanonicalUsage): Published;
   /**
    * The caller left. The gateway records llm.call_completed with error_class cancelled (spec 1); an agent
    * turn records llm.call_failed with error_class cancelled (spec 2 cancellation table). Either way the
@@ -258,10 +261,15 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           hold.settle(spent);
           return out;
         },
-        fail(failure) {
+        fail(failure, usage) {
           close();
-          hold.release();
-          return open.fail(failure);
+          if (usage === undefined || !hasTokens(usage)) {
+            hold.release();
+            return open.fail(failure);
+          }
+          spent = priceCall(deps.registry, routed.model.id, usage).cost;
+          hold.settle(spent);
+          return open.fail(failure, usage);
         },
         cancel(usage, ttftMs) {
           close();
@@ -378,7 +386,10 @@ function createEventStream(
         throw err;
       }
       const failure = classifyReadFailure(adapter, err, signal);
-      await Promise.all([call.fail(failure).committed, alongside({ status: 200, code: failure.code })]);
+      await Promise.all([
+        call.fail(failure, canonical.usage()).committed,
+        alongside({ status: 200, code: failure.code }),
+      ]);
       throw failureError(failure);
     } finally {
       signal.removeEventListener('abort', cancel);
@@ -393,7 +404,10 @@ function createEventStream(
         }),
         signal,
       );
-      await Promise.all([call.fail(failure).committed, alongside({ status: 200, code: failure.code })]);
+      await Promise.all([
+        call.fail(failure, canonical.usage()).committed,
+        alongside({ status: 200, code: failure.code }),
+      ]);
       throw failureError(failure);
     }
   }
@@ -406,4 +420,9 @@ function createEventStream(
     hasContent: () => canonical.hasContent(),
     ttftMs: () => ttft,
   };
+}
+
+/** Whether a stream reported any tokens before it ended (what the provider bills for it). */
+function hasTokens(u: CanonicalUsage): boolean {
+  return u.input_tokens + u.output_tokens + u.cached_input_tokens + u.cache_creation_input_tokens > 0;
 }

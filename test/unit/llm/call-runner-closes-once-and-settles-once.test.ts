@@ -256,8 +256,14 @@ test('a stream that ends without its terminal event fails as server_error, after
     (err: { code: string; details: { error_class: string } }) =>
       err.code === 'upstream_error' && err.details.error_class === 'server_error',
   );
+  const [failed] = s.ofType('llm.call_failed');
   assert.equal(s.ofType('llm.call_failed').length, 1);
-  assert.deepEqual(s.holds, ['release']);
+  // message_start had reported the input, which the provider bills: priced on the event, and the hold
+  // keeps that cost instead of being released
+  assert.equal(failed.payload.input_tokens, 40);
+  assert.equal(s.holds.length, 1);
+  assert.equal(s.holds[0], `settle ${Number(failed.payload.cost_usd)}`);
+  assert.ok(Number(failed.payload.cost_usd) > 0);
 });
 
 test('an abort: the gateway call closes itself as cancelled; the agent call waits for the caller', async () => {
