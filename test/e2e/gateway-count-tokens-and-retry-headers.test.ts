@@ -41,6 +41,13 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
     assert.equal(data.input_tokens, Math.ceil(messages[0].content.length / 4));
     assert.equal(response.headers.get('svc-token-count'), 'estimate');
     assert.equal(response.headers.get('svc-routed-model'), 'openai:gpt-5-mini');
+    // Japanese runs about a token a character, not four characters a token
+    const japanese = 'こんにちは、今日はいい天気ですね。'.repeat(60);
+    const counted = await anthropic.messages.countTokens({
+      model: 'openai:gpt-5-mini',
+      messages: [{ role: 'user', content: japanese }],
+    });
+    assert.equal(counted.input_tokens, japanese.length);
   });
 
   await t.test('a 404 and a 405 under /v1/messages are Anthropic errors that say not to retry', async () => {
