@@ -55,8 +55,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   if (deps.writeRequestLog) app.use(createRequestLog({ write: deps.writeRequestLog, fields: logFields }));
   app.use(createHostCheck({ allowedHosts: deps.allowedHosts ?? [] }));
 
-  // /healthz is the gateway's only service-owned path (spec 1 §Versioning); /v1/* and /metrics are exempt
-  app.use('/healthz', createVersioning({ log: deps.log }));
+  // /healthz is the gateway's only service-owned path it serves (spec 1 §Versioning); the others it does not
+  // host (analytics, sessions… answer 404 here) still carry the version headers; /v1/* and /metrics are exempt
+  const versioning = createVersioning({ log: deps.log });
+  for (const path of SERVICE_OWNED_PATHS) app.use(path, versioning);
   app.get('/healthz', createHealthHandler({ startedAtMs: deps.startedAtMs ?? Date.now() }));
   for (const extra of deps.extraRoutes ?? []) app.route(extra.path, extra.app);
 
@@ -133,6 +135,17 @@ function respond(c: Context<GatewayEnv>, err: SvcError): Response {
 function shapeOf(c: Context<GatewayEnv>): InboundShape | undefined {
   return c.get('shape') ?? resolveShape(c.req.path, c.req.raw.headers);
 }
+
+/** Spec 1 §Versioning's service-owned paths, as route patterns. */
+const SERVICE_OWNED_PATHS = [
+  '/healthz',
+  '/health',
+  '/server/version',
+  '/models',
+  '/analytics/*',
+  '/sessions/*',
+  '/turns/*',
+] as const;
 
 /** Provider paths and the methods they answer. */
 const METHODS: ReadonlyArray<readonly [string, string]> = [

@@ -71,7 +71,11 @@ test('a non-loopback host is rewritten to 127.0.0.1 with a warning; healthz answ
   const body = (await res.json()) as { status: string; uptime_seconds: number };
   assert.equal(body.status, 'ok');
   assert.equal(typeof body.uptime_seconds, 'number');
-  assert.equal((await fetch(`${gw.url}/analytics/summary`)).status, 404);
+  // the gateway hosts no analytics, but that path is service-owned: its 404 carries the version headers
+  const analytics = await fetch(`${gw.url}/analytics/summary`);
+  assert.equal(analytics.status, 404);
+  assert.equal(analytics.headers.get('svc-api-version'), '1.0');
+  assert.equal(analytics.headers.get('svc-api-versions-supported'), '1.0');
   assert.equal(await gw.stop(), 0);
   const registered = readEvents(f.db, 'bus.subscriber_registered').map((e) => e.payload.subscriber);
   assert.ok(registered.includes('trace_writer'), 'bus.subscriber_registered at start');
