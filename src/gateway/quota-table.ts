@@ -30,6 +30,9 @@ import {
   windowStartUs,
 } from './quota.ts';
 
+/** How often an outage of the budget store is logged while capped keys are refused. */
+const UNREACHABLE_LOG_MS = 30_000;
+
 /** A hold no settlement removed (a settle that kept failing) stops counting after an hour. */
 export const HOLD_TTL_US = 3_600_000_000;
 /** How often a replica drops the holds of replicas that died. */
@@ -52,6 +55,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
   close(): Promise<void>;
 } {
   const { store, log } = deps;
+  let lastUnreachableLog = Number.NEGATIVE_INFINITY;
   const pending = new Set<Promise<void>>();
   const track = (what: string, work: () => Promise<void>) => {
     const p = retry(work, store, SETTLE_ATTEMPTS)
@@ -104,7 +108,14 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
         3,
       ).catch((err: unknown) => {
         // a capped key is never answered unchecked: the client is told to retry, the operator what is down
-        log.warn('the budget store is unreachable; capped keys are refused', { message: errorMessage(err) });
+        // (once per UNREACHABLE_LOG_MS, not once per request of an outage)
+        const now = Date.now();
+        if (now - lastUnreachableLog >= UNREACHABLE_LOG_MS) {
+          lastUnreachableLog = now;
+          log.warn('the budget store is unreachable; capped keys are refused', {
+            message: errorMessage(err),
+          });
+        }
         throw new SvcError('budget_store_unavailable', {
           message: "The gateway cannot reach its budget store to check this key's spend cap; retry shortly.",
           details: { retry_after_ms: 1000 },

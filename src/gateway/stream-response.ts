@@ -205,13 +205,16 @@ function translated(input: StreamResponseInput, state: State): Source {
     if (!state.done && !input.signal.aborted && !input.call.closed) {
       // the encoder stopped without the call being closed (it caught a failure of its own): close it
       state.done = true;
-      await ends(input).failed({
-        error_class: 'server_error',
-        code: 'internal_error',
-        status: null,
-        message: 'the gateway could not encode the stream',
-        retryable: false,
-      });
+      await ends(input).failed(
+        {
+          error_class: 'server_error',
+          code: 'internal_error',
+          status: null,
+          message: 'the gateway could not encode the stream',
+          retryable: false,
+        },
+        canonical.usage(),
+      );
     }
   }
   return { chunks: chunks(), progress: canonical };

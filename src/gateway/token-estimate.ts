@@ -15,6 +15,8 @@ export function scriptTokenCorrection(req: CanonicalRequest): number {
     for (let i = 0; i < s.length; i++) {
       const c = s.charCodeAt(i);
       if (c < 0x80) continue;
+      // a character outside the BMP (emoji, rare CJK) is two code units, counted once as about a token
+      if (c >= 0xd800 && c <= 0xdbff) i++;
       extra += c < 0x2e80 ? 0.25 : 0.75; // 1/2 or 1 token a character, less the 1/4 already counted
     }
   };

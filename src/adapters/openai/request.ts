@@ -41,9 +41,11 @@ export function encodeOpenAIRequest(
   if (req.max_tokens !== undefined) body[router ? 'max_tokens' : 'max_completion_tokens'] = req.max_tokens;
   // OpenAI's reasoning models take only the default sampling (an Anthropic client's temperature 0 is a 400)
   const reasoning = !router && isReasoningModel(model);
-  if (req.temperature !== undefined && (!reasoning || req.temperature === 1))
+  // OpenAI's own reasoning models refuse other sampling; gpt-oss, served by others, takes it
+  const defaultSampling = reasoning && !/^gpt-oss/i.test(model);
+  if (req.temperature !== undefined && (!defaultSampling || req.temperature === 1))
     body.temperature = req.temperature;
-  if (req.top_p !== undefined && (!reasoning || req.top_p === 1)) body.top_p = req.top_p;
+  if (req.top_p !== undefined && (!defaultSampling || req.top_p === 1)) body.top_p = req.top_p;
   if (req.top_k !== undefined && router) body.top_k = req.top_k;
   if (req.n !== undefined) body.n = req.n;
   if (req.stop_sequences?.length) body.stop = req.stop_sequences;

@@ -881,6 +881,9 @@ test('OpenAI models: reasoning_effort and default-only sampling for reasoning mo
   assert.deepEqual([gpt5.reasoning_effort, gpt5.temperature], ['high', undefined]);
   const gpt41 = ask(claudeCode, 'gpt-4.1');
   assert.deepEqual([gpt41.reasoning_effort, gpt41.temperature], [undefined, 0]);
+  // gpt-oss (served by vLLM, Groq, Ollama…) takes reasoning_effort and keeps the client's sampling
+  const oss = ask(claudeCode, 'gpt-oss-120b');
+  assert.deepEqual([oss.reasoning_effort, oss.temperature], ['high', 0]);
   const tool = (schema: Record<string, unknown>) =>
     ask(
       {

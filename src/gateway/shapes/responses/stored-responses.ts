@@ -79,12 +79,13 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
       let input = inputItems(body);
       let changed = false;
       const previous = body.previous_response_id;
-      if (typeof previous === 'string' && previous !== '') {
-        const entry = responses.get(previous);
-        if (!entry || entry.owner !== owner) return body;
+      const entry = typeof previous === 'string' ? responses.get(previous) : undefined;
+      // a previous response kept for another key, or not at all, stays as named (OpenAI's, or a 400)
+      const resolved = entry !== undefined && entry.owner === owner;
+      if (resolved) {
         // most recently used last, so eviction drops conversations nobody continues
-        responses.delete(previous);
-        responses.set(previous, entry);
+        responses.delete(previous as string);
+        responses.set(previous as string, entry);
         input = [...fit(entry.input), ...fit(entry.output), ...input];
         changed = true;
       }
@@ -97,6 +98,7 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
         return fit([stored.item]);
       });
       if (!changed) return body;
+      if (!resolved) return { ...body, input };
       const { previous_response_id: _, ...rest } = body;
       return { ...rest, input };
     },

@@ -115,3 +115,16 @@ test("for an OpenAI model the kept items go in without this gateway's ids and wi
     { role: 'user', content: 'and?' },
   ]);
 });
+
+test("a previous response not kept here stays as named while this key's item references are still spelled out", () => {
+  const kept = createStoredResponses();
+  kept.remember(answer('resp_1', 'Hi'), [], 'gk_a');
+  const body = {
+    model: 'gpt-5',
+    previous_response_id: 'resp_stored_by_openai',
+    input: [{ type: 'item_reference', id: 'msg_resp_1_0' }],
+  };
+  const expanded = kept.expand(body, 'gk_a');
+  assert.equal(expanded.previous_response_id, 'resp_stored_by_openai');
+  assert.equal((expanded.input as Array<{ type: string }>)[0]!.type, 'message');
+});
