@@ -143,6 +143,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
           !input.stream && input.bodyMaxBytes !== undefined
             ? await readUpstreamText(res, input.bodyMaxBytes)
             : undefined;
+        // until its reader starts (the client's first pull), an upstream reset or the client's abort must
+        // not surface as an unhandled 'error' of the body; the reader still sees the error itself
+        res.body.on('error', ignore);
         return {
           response: res,
           text,
