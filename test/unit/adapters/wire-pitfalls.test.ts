@@ -66,6 +66,18 @@ function openaiSse(deltas: unknown[], finish = 'tool_calls'): string {
   return `${deltas.map((d) => c(d, null)).join('')}${c({}, finish)}data: [DONE]\n\n`;
 }
 
+/** A chat.completion with one choice holding `message`, as the OpenAI API answers without streaming. */
+function chatCompletion(message: Record<string, unknown>, finish_reason: string): Record<string, unknown> {
+  return {
+    id: 'c1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'g',
+    choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
+}
+
 test('#1 OpenAI tool_calls indices count tool calls (0,1), not Anthropic block indices shifted by thinking/text', async () => {
   const out = await openaiChunks(await canonical());
   const starts = out.flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? []).filter((t: any) => t.id);
@@ -214,24 +226,12 @@ test('#7 a tool call cut off by the token limit stays max_tokens / length / inco
     anthropic.decodeResponse({ ...message, content: [toolUse], stop_reason: 'end_turn' }).stop_reason,
     'tool_use',
   );
-  const oai = openai.decodeResponse({
-    id: 'c1',
-    object: 'chat.completion',
-    created: 1,
-    model: 'g',
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a' } }],
-        },
-        finish_reason: 'length',
-      },
-    ],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
+  const oai = openai.decodeResponse(
+    chatCompletion(
+      { tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a' } }] },
+      'length',
+    ),
+  );
   assert.equal(oai.stop_reason, 'max_tokens');
 });
 
@@ -316,27 +316,17 @@ test('#1 tool calls from OpenAI-compatible servers: a new id at a reused index (
     [['f', { x: 2 }]],
   );
   // non-streaming: a call without an id gets one, function_call is a call
-  const res = openai.decodeResponse({
-    id: 'c1',
-    object: 'chat.completion',
-    created: 1,
-    model: 'g',
-    choices: [
+  const res = openai.decodeResponse(
+    chatCompletion(
       {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            { type: 'function', function: { name: 'f', arguments: '{}' } },
-            { type: 'function', function: { name: 'g', arguments: '{}' } },
-          ],
-        },
-        finish_reason: 'tool_calls',
+        tool_calls: [
+          { type: 'function', function: { name: 'f', arguments: '{}' } },
+          { type: 'function', function: { name: 'g', arguments: '{}' } },
+        ],
       },
-    ],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
+      'tool_calls',
+    ),
+  );
   const ids = res.content.map((b: any) => b.id);
   assert.equal(new Set(ids).size, 2);
   assert.ok(ids.every((id: string) => /^call_[0-9a-f]{24}$/.test(id)));
@@ -391,14 +381,7 @@ test('#8 Anthropic stop reasons are mapped to finish_reason values, refusal to c
     ),
     ['stop', 'stop', 'length', 'content_filter', 'stop', 'length'],
   );
-  const refused = openai.decodeResponse({
-    id: 'c',
-    model: 'g',
-    choices: [
-      { index: 0, message: { role: 'assistant', content: null, refusal: 'No.' }, finish_reason: 'stop' },
-    ],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
+  const refused = openai.decodeResponse(chatCompletion({ refusal: 'No.' }, 'stop'));
   assert.equal(refused.stop_reason, 'refusal');
 });
 
@@ -482,22 +465,12 @@ test('#12 empty assistant text next to tool_calls never reaches Anthropic as an 
 });
 
 test('#13 empty tool arguments ("") parse as {} in responses, streams and requests', async () => {
-  const res = openai.decodeResponse({
-    id: 'c',
-    model: 'g',
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }],
-        },
-        finish_reason: 'tool_calls',
-      },
-    ],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
+  const res = openai.decodeResponse(
+    chatCompletion(
+      { tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '' } }] },
+      'tool_calls',
+    ),
+  );
   assert.deepEqual((res.content[0] as any).input, {});
   const sse = openaiSse([
     {
