@@ -17,6 +17,7 @@ import { createAuth } from './auth.ts';
 import type { GatewayEnv } from './env.ts';
 import { encodeGatewayError } from './errors.ts';
 import type { KeystoreCache } from './keystore/file.ts';
+import { requestIdHeaders } from './pipeline.ts';
 
 /** A sub-app mounted before authentication (no token needed), e.g. `{ path: '/metrics', app }`. */
 export interface ExtraRoute {
@@ -112,9 +113,7 @@ function requestIdMiddleware(newId: NewId): MiddlewareHandler<GatewayEnv> {
   return async function requestId(c, next) {
     const id = newId();
     c.set('requestId', id);
-    c.header('svc-request-id', id);
-    c.header('request-id', id);
-    c.header('x-request-id', id);
+    for (const [name, value] of Object.entries(requestIdHeaders(id))) c.header(name, value);
     await next();
   };
 }

@@ -37,6 +37,14 @@ import { createStreamResponse } from './stream-response.ts';
 /** Response header naming the registry model that served the request (issue 13). */
 export const ROUTED_MODEL_HEADER = 'svc-routed-model';
 
+/**
+ * The headers that name a request: `svc-request-id` (the trace's turn_id), and the same id under the names
+ * the Anthropic and OpenAI SDKs read into `_request_id`.
+ */
+export function requestIdHeaders(id: string): Record<string, string> {
+  return { 'svc-request-id': id, 'request-id': id, 'x-request-id': id };
+}
+
 export interface PipelineDeps {
   bus: Bus;
   log: Logger;
@@ -162,12 +170,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             maxSseLineBytes: deps.upstreamLimits.maxSseLineBytes,
             signal,
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
-            headers: {
-              'svc-request-id': turn.id,
-              'request-id': turn.id,
-              'x-request-id': turn.id,
-              [ROUTED_MODEL_HEADER]: model.id,
-            },
+            headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id },
             turn,
             ...(stored ? { onResponse: remember } : {}),
           });
