@@ -92,6 +92,39 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
     },
   );
 
+  for (const model of ['haiku', 'openai:gpt-5-mini']) {
+    await t.test(
+      `stream-json mode on ${model}: its thinking.display "updates" is accepted, no request refused`,
+      async () => {
+        // the Agent SDK's mode (--output-format stream-json) asks for thinking display updates, a value
+        // newer than the two the docs list; refusing it cost every turn two 400s before Claude Code fell back
+        const turns = readEvents(stack.files.db, 'turn.completed').length;
+        const run = await claude(stack, tmp.dir, [
+          'say hi',
+          '--model',
+          model,
+          '--output-format',
+          'stream-json',
+          '--verbose',
+        ]);
+        assert.equal(run.code, 0, run.stderr);
+        assert.match(run.stdout, /Hello from the fake provider\./);
+        const statuses = readEvents(stack.files.db, 'turn.completed')
+          .slice(turns)
+          .map((e) => e.payload.status);
+        assert.ok(statuses.length > 0);
+        assert.deepEqual(
+          statuses.filter((s) => s !== 200),
+          [],
+        );
+        const asked = fake.requests
+          .filter((r) => r.path.startsWith('/v1/'))
+          .map((r) => (r.body as { thinking?: { display?: string } }).thinking?.display);
+        if (model === 'haiku') assert.ok(asked.includes('updates'), 'forwarded as sent on the same wire');
+      },
+    );
+  }
+
   await t.test('a wrong key: one 401 with x-should-retry false, and Claude Code stops', async () => {
     const before = readEvents(stack.files.db, 'gateway.auth_failed').length;
     const run = await claude(stack, tmp.dir, ['say hi'], 'gw_not_a_key');

@@ -62,7 +62,7 @@ export function decodeAnthropicRequest(
     // between_tools is a newer adaptive variant; other wires only know "model decides" (choice)
     out.thinking = { type: t.type === 'between_tools' ? 'adaptive' : t.type };
     if (t.budget_tokens !== undefined) out.thinking.budget_tokens = t.budget_tokens;
-    if (t.display) out.thinking.display = t.display;
+    if (t.display === 'summarized' || t.display === 'omitted') out.thinking.display = t.display;
   }
   const oc = req.output_config;
   if (oc?.effort) out.reasoning_effort = oc.effort;

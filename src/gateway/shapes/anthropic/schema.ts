@@ -83,7 +83,9 @@ export const ToolChoiceSchema = v.variant('type', [
 export const ThinkingSchema = v.looseObject({
   type: v.picklist(['enabled', 'adaptive', 'disabled', 'between_tools']),
   budget_tokens: v.optional(Int),
-  display: v.optional(v.picklist(['summarized', 'omitted'])),
+  // the API adds display modes (Claude Code's stream-json mode asks for `updates`): any string reaches an
+  // Anthropic model as sent; a translation keeps only the two it can map
+  display: v.optional(v.string()),
 });
 
 export const OutputConfigSchema = v.looseObject({
