@@ -1,11 +1,13 @@
 /**
  * @module Seeds the quota manager from the trace store once at start: settled spend per key in the
- * current UTC day and month, and which 80 % alerts were already sent in those windows.
+ * current UTC day and month, and which 80 % alerts were already sent in those windows. Spend is what the
+ * running manager settled: every llm.call_completed, and the priced usage a broken stream stamps on its
+ * llm.call_failed (SPEND_EVENT_TYPES).
  */
 import { sql } from 'kysely';
 import { type Decimal, parseDecimal, ZERO } from '../lib/decimal.ts';
 import type { Store } from '../store/open.ts';
-import { type CapKind, type QuotaSeed, windowStartUs } from './quota.ts';
+import { type CapKind, type QuotaSeed, SPEND_EVENT_TYPES, windowStartUs } from './quota.ts';
 
 export async function loadQuotaSeed(store: Store, nowUs: number): Promise<QuotaSeed> {
   const starts: Record<CapKind, number> = {
@@ -18,7 +20,7 @@ export async function loadQuotaSeed(store: Store, nowUs: number): Promise<QuotaS
     const rows = await store.kysely
       .selectFrom('events')
       .select(['gateway_key_id', store.dialect.decimalSum(sql.ref('cost_usd')).as('total')])
-      .where('type', '=', 'llm.call_completed')
+      .where('type', 'in', SPEND_EVENT_TYPES)
       .where('timestamp_us', '>=', starts[kind])
       .where('gateway_key_id', 'is not', null)
       .groupBy('gateway_key_id')

@@ -27,6 +27,7 @@ import {
   type Reservation,
   reachesAlert,
   refuseOverCap,
+  SPEND_EVENT_TYPES,
   windowStartUs,
 } from './quota.ts';
 
@@ -207,7 +208,7 @@ async function seedFromTrace(
   const spent = await db
     .selectFrom('events')
     .select(store.dialect.decimalSum(sql.ref('cost_usd')).as('total'))
-    .where('type', '=', 'llm.call_completed')
+    .where('type', 'in', SPEND_EVENT_TYPES)
     .where('gateway_key_id', '=', keyId)
     .where('timestamp_us', '>=', startUs)
     .executeTakeFirstOrThrow();

@@ -62,6 +62,12 @@ export interface LocalQuotaManager extends QuotaManager {
   admit(key: CappedKey, worstCase: Decimal, context?: Record<string, unknown>): Reservation;
 }
 
+/**
+ * The events whose cost_usd a key's budget settled: a call that failed after its provider reported usage
+ * settles its hold to that cost (llm/runner.ts), so a restart must count it as the running gateway did.
+ */
+export const SPEND_EVENT_TYPES = ['llm.call_completed', 'llm.call_failed'] as const;
+
 /** quota.alert goes out once per window, when settled spend reaches this share of the cap. */
 export const ALERT_THRESHOLD = 0.8;
 const ALERT_RATIO = parseDecimal(String(ALERT_THRESHOLD));

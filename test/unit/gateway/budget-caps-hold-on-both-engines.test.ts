@@ -127,6 +127,34 @@ describeEachEngine('budget caps', postgres, (engine) => {
     await assert.rejects(async () => r.managers[0].admit(key, d('0.1')), /spent 0\.950000 USD/);
     await r.managers[0].admit(key, d('0.05'));
   });
+
+  test('the priced usage of a stream that broke counts after a restart as it did before', async (t) => {
+    // a running gateway settles a broken stream's hold to the usage the provider reported (and billed),
+    // stamped on llm.call_failed; the spend seeded at the next start must be the same
+    const target = await engine.target();
+    const seedStore = await openStore(target);
+    const event = (n: number, type: string, payload: Record<string, unknown>) => ({
+      id: `01JZ000000000000000000000${n}`,
+      timestamp: formatUs(T0 - 1000 + n),
+      timestamp_us: T0 - 1000 + n,
+      session_id: null,
+      turn_id: `t${n}`,
+      type,
+      actor: 'gateway',
+      payload: JSON.stringify(payload),
+      parent_event_id: null,
+      sensitivity: 'pseudonymous',
+    });
+    await seedStore.appendEvents([
+      event(1, 'llm.call_completed', { gateway_key_id: 'gk_1', cost_usd: '0.5' }),
+      event(2, 'llm.call_failed', { gateway_key_id: 'gk_1', cost_usd: '0.45', error_class: 'server_error' }),
+      event(3, 'llm.call_failed', { gateway_key_id: 'gk_1', error_class: 'overloaded' }),
+    ]);
+    await seedStore.close();
+    const r = await replicas(engine, t, target);
+    await assert.rejects(async () => r.managers[0].admit(key, d('0.1')), /spent 0\.950000 USD/);
+    await r.managers[0].admit(key, d('0.05'));
+  });
 });
 
 test('the holds of a replica that died stop counting once a live one sweeps', async (t) => {
