@@ -6,6 +6,7 @@
 import type { Env, Hono } from 'hono';
 import type { Bus } from '../events/bus.ts';
 import type { NodeBindings } from '../http/incoming.ts';
+import { readJsonBody } from '../http/json-body.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import type { ModelRegistry } from '../models/registry.ts';
@@ -91,6 +92,7 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
 
   app.post('/analytics/user/:user_id/forget', async (c) => {
     const userId = assertUserId(c.req.param('user_id'));
+    await readJsonBody(c, { optional: true }); // no body is read, but a form post must not forget anyone: 415
     await deps.flushEvents?.();
     const r = await runForgetUser({ ...deps, actor: 'user' }, userId);
     if (r.walTruncated === false)
