@@ -23,6 +23,7 @@ import { loadQuotaSeed } from './quota-seed.ts';
 import { createTableQuotaManager } from './quota-table.ts';
 import type { GatewayExtensions } from './server.ts';
 import { createStoredResponses } from './shapes/responses/stored-responses.ts';
+import { loadSpendToday } from './spend-today.ts';
 import { runGapDetection } from './startup-gaps.ts';
 
 /** SVC_GATEWAY_MAX_BODY_BYTES default (DECISIONS §4): 32 MiB. */
@@ -56,6 +57,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   const maxBodyBytes =
     positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES;
   const quota = await createQuota(opts);
+  const spendToday = await loadSpendToday(opts.store, opts.clock);
   // replicas sharing a PostgreSQL store: tell them this process is alive before naming anyone's gaps
   if (opts.store.engine === 'postgres') await opts.store.announcePresence();
   await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
@@ -74,6 +76,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     runner: callPath.runner,
     routingHooks: pattern.hooks,
     quota,
+    spendToday,
     maxBodyBytes,
     upstreamLimits: callPath.settings.limits,
     storedResponses: createStoredResponses(),
@@ -94,6 +97,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
       runner: callPath.runner,
       upstream: callPath.llm.upstream,
       maxBodyBytes,
+      spendToday,
     }),
     handleModels: createModelsHandler({
       registry,

@@ -17,12 +17,15 @@ import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import { ROUTED_MODEL_HEADER } from './pipeline.ts';
 import { decodeAnthropicRequest } from './shapes/anthropic/decode.ts';
+import type { SpendToday } from './spend-today.ts';
 import { scriptTokenCorrection } from './token-estimate.ts';
 
 export interface CountTokensDeps {
   runner: CallRunner;
   upstream: Upstream;
   maxBodyBytes: number;
+  /** Each key's spend today, so a `cost_today_above` rule routes a count as it would route the call. */
+  spendToday?: SpendToday;
 }
 
 /** Header that marks a count as the gateway's estimate rather than the provider's. */
@@ -42,7 +45,12 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
     const req = decodeAnthropicRequest({ ...body, max_tokens: 1 }, inboundAnthropicHeaders(c));
     c.set('model', req.model);
     const facts = describeRequest(req, { workspacePath: key.workspace_path ?? null });
-    const routed = deps.runner.choose({ facts, allowedModels: allowedOf(key) });
+    const spendToday = deps.spendToday;
+    const routed = deps.runner.choose({
+      facts,
+      allowedModels: allowedOf(key),
+      ...(spendToday ? { costTodayUsd: () => spendToday.of(key.key_id) } : {}),
+    });
     c.set('routedModel', routed.model.id);
     c.set('routedBy', routed.decision.chain[routed.decision.winner_index]?.policy ?? 'unknown');
     c.header(ROUTED_MODEL_HEADER, routed.model.id);

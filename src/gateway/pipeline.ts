@@ -12,7 +12,7 @@ import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
-import { formatDecimal, ZERO } from '../lib/decimal.ts';
+import { type Decimal, formatDecimal, ZERO } from '../lib/decimal.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
@@ -32,6 +32,7 @@ import type { QuotaManager } from './quota.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
 import { SHAPES } from './shapes/shapes.ts';
+import type { SpendToday } from './spend-today.ts';
 import { createStreamResponse } from './stream-response.ts';
 
 /** Response header naming the registry model that served the request (issue 13). */
@@ -54,6 +55,8 @@ export interface PipelineDeps {
   /** Slot 4's learned table (routing/pattern/router.ts); absent: slot 4 answers no_match. */
   routingHooks?: SlotHooks;
   quota: QuotaManager;
+  /** Each key's spend today: what `cost_today_above` reads, raised by every settled call. */
+  spendToday: SpendToday;
   maxBodyBytes: number;
   upstreamLimits: UpstreamLimits;
   /** Responses answered on translated models, for follow-ups naming them; absent: such follow-ups get a 400. */
@@ -97,6 +100,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           scope,
           allowedModels: allowedOf(key),
           hooks: deps.routingHooks,
+          costTodayUsd: () => deps.spendToday.of(key.key_id),
         });
         const { model, adapter, upstreamModel } = routed;
         turn.model = model.id;
@@ -151,7 +155,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           scope,
           requestedModel: req.model,
           signal,
-          hold: costOnTurn(hold, turn),
+          hold: costOnTurn(hold, turn, (cost) => deps.spendToday.add(key.key_id, cost)),
           // a non-streaming body is read within the attempt: a connection lost while it arrives is retried
           ...(req.stream ? {} : { bodyMaxBytes: deps.upstreamLimits.maxBodyBytes }),
         });
@@ -337,11 +341,12 @@ function scopeOf(key: KeyRecord, turn: Turn): CallScope {
 }
 
 /** The budget hold, also stamping the settled cost on turn.completed. */
-function costOnTurn(hold: Hold, turn: Turn): Hold {
+function costOnTurn(hold: Hold, turn: Turn, spent: (cost: Decimal) => void): Hold {
   return {
     settle(cost) {
       hold.settle(cost);
       turn.cost = formatDecimal(cost);
+      spent(cost);
     },
     release: () => hold.release(),
   };

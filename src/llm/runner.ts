@@ -57,6 +57,8 @@ export interface RouteInput {
   scope: CallScope;
   allowedModels?: ReadonlySet<string> | null;
   hooks?: SlotHooks;
+  /** The caller's spend since 00:00 UTC today, for `cost_today_above` (the gateway: the key's). */
+  costTodayUsd?: () => Decimal;
 }
 
 /** A routed call: the model, its adapter and the model name the upstream expects. */
@@ -169,6 +171,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
       availableAdapters: availableSet,
       allowedModels: input.allowedModels ?? null,
       hooks: input.hooks,
+      costTodayUsd: input.costTodayUsd,
     });
   const chosen = (decision: RouteDecision) => {
     if (!decision.chosen) throw decision.error!;

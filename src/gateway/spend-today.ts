@@ -1,0 +1,49 @@
+/**
+ * @module Each gateway key's spend since 00:00 UTC today, which the routing predicate `cost_today_above`
+ * reads (spec 3 item 5). Seeded from the trace store once at start (the same events a budget settles:
+ * SPEND_EVENT_TYPES) and raised by every call this process settles; a new UTC day starts at zero. Every key
+ * counts, capped or not. With several replicas on PostgreSQL each one adds only its own calls after start.
+ */
+import { sql } from 'kysely';
+import { add, type Decimal, parseDecimal, ZERO } from '../lib/decimal.ts';
+import type { Clock } from '../lib/time.ts';
+import type { Store } from '../store/open.ts';
+import { SPEND_EVENT_TYPES, windowStartUs } from './quota.ts';
+
+export interface SpendToday {
+  /** USD the key spent since 00:00 UTC today. */
+  of(keyId: string): Decimal;
+  /** A call of the key was settled at this cost. */
+  add(keyId: string, cost: Decimal): void;
+}
+
+export async function loadSpendToday(store: Store, clock: Clock): Promise<SpendToday> {
+  let dayStartUs = windowStartUs('daily', clock.nowUs());
+  let spent = new Map<string, Decimal>();
+  const rows = await store.kysely
+    .selectFrom('events')
+    .select(['gateway_key_id', store.dialect.decimalSum(sql.ref('cost_usd')).as('total')])
+    .where('type', 'in', SPEND_EVENT_TYPES)
+    .where('timestamp_us', '>=', dayStartUs)
+    .where('gateway_key_id', 'is not', null)
+    .groupBy('gateway_key_id')
+    .execute();
+  for (const r of rows) if (r.gateway_key_id) spent.set(r.gateway_key_id, parseDecimal(r.total));
+
+  // a day that began after start: this process saw all of it
+  const today = (): Map<string, Decimal> => {
+    const start = windowStartUs('daily', clock.nowUs());
+    if (start !== dayStartUs) {
+      dayStartUs = start;
+      spent = new Map();
+    }
+    return spent;
+  };
+  return {
+    of: (keyId) => today().get(keyId) ?? ZERO,
+    add(keyId, cost) {
+      const map = today();
+      map.set(keyId, add(map.get(keyId) ?? ZERO, cost));
+    },
+  };
+}
