@@ -6,7 +6,7 @@
  * fold the old WAL into the old file, then rename over it. A failure before the rename leaves the old
  * store as it was; after it, the new one is complete.
  */
-import { existsSync, renameSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, renameSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { sql } from 'kysely';
@@ -106,12 +106,17 @@ function storeExists(path: string): boolean {
 /** The backup is a SQLite file of this binary's schema version that passes PRAGMA integrity_check. */
 async function verifyBackup(path: string): Promise<void> {
   if (!existsSync(path)) refuse(`No backup file at ${path}; pass a file written by svc backup.`);
+  if (!statSync(path).isFile())
+    refuse(`The backup ${path} is not a regular file; pass a file written by svc backup.`);
+  if (!hasSqliteHeader(path))
+    refuse(`The backup ${path} is not a SQLite database; pass a file written by svc backup.`);
   let store: Store;
   try {
     store = await openStore(path, { readOnly: true });
   } catch (err) {
-    if (isSvcError(err)) refuse(`The backup ${path} cannot be used: ${err.message.replace(/\.$/, '')}.`);
-    throw err;
+    // the store's own sentences advise on --db-path; the backup needs advice about itself
+    const reason = isSvcError(err) && err.cause !== undefined ? errorMessage(err.cause) : errorMessage(err);
+    refuse(`The backup ${path} cannot be read (${reason}); restore an intact backup instead.`);
   }
   try {
     if (store.schemaVersion !== SCHEMA_VERSION) {
@@ -129,6 +134,20 @@ async function verifyBackup(path: string): Promise<void> {
     await store.close();
   }
 }
+
+/** Whether the file starts with SQLite's 16-byte magic string (a cut-off copy still does). */
+function hasSqliteHeader(path: string): boolean {
+  const head = Buffer.alloc(SQLITE_MAGIC.length);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, head, 0, head.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return head.equals(SQLITE_MAGIC);
+}
+
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 
 /** The check's complaints; a check that cannot even run (SQLITE_CORRUPT) is one complaint. */
 async function integrityProblems(store: Store, check = 'integrity_check'): Promise<string[]> {

@@ -3,7 +3,7 @@
  * saying what to do, exit 1 (2 for usage), and the store left as it was.
  */
 import assert from 'node:assert/strict';
-import { closeSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -126,13 +126,26 @@ test('restore refuses a file that is not a SQLite database, and a missing backup
   assertRefused(
     await runSvc(['restore', p('notes.txt'), '--db-path', p('fresh2/svc.db')], { env }),
     1,
-    /backup .*notes\.txt cannot be used: .*not a SQLite database/,
+    /backup .*notes\.txt is not a SQLite database; pass a file written by svc backup\.$/,
   );
   assertRefused(
     await runSvc(['restore', p('nope.db'), '--db-path', p('fresh2/svc.db')], { env }),
     1,
     /No backup file at .*nope\.db; pass a file written by svc backup/,
   );
+});
+
+test('a backup argument that is a folder or a cut-off file is refused with advice about the backup, not about --db-path', async () => {
+  assertRefused(
+    await runSvc(['restore', tmp.dir, '--db-path', p('fresh3/svc.db')], { env }),
+    1,
+    /backup .* is not a regular file; pass a file written by svc backup\.$/,
+  );
+  const whole = readFileSync(good);
+  writeFileSync(p('cut.db'), whole.subarray(0, Math.floor(whole.length / 2)));
+  const cut = await runSvc(['restore', p('cut.db'), '--db-path', p('fresh3/svc.db')], { env });
+  assertRefused(cut, 1, /backup .*cut\.db cannot be read \(.*\); restore an intact backup instead\.$/);
+  for (const r of [cut]) assert.doesNotMatch(r.stderr, /--db-path|SVC_DB_PATH|trace store/);
 });
 
 test('on PostgreSQL, backup and restore point to pg_dump / pg_restore and exit 1, never echoing the password', async () => {
