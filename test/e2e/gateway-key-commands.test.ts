@@ -207,3 +207,29 @@ test('missing or malformed arguments exit 2', async () => {
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
   }
 });
+
+// spec 3's identity guard: a tag outside it could never be filtered, exported or forgotten
+test('issue-key refuses a --user or --team tag that analytics, export and forget could never name (exit 2, no key)', async () => {
+  const f = fresh();
+  for (const [flag, value] of [
+    ['--user', 'alice.smith'],
+    ['--user', 'alice@example.com'],
+    ['--user', ''],
+    ['--team', 'team core'],
+    ['--team', 'x'.repeat(201)],
+  ]) {
+    const r = await runSvc(['gateway', 'issue-key', '--name', 'x', '--workspace', '/tmp', flag, value], {
+      env: f.env,
+    });
+    assert.equal(r.code, 2, `${flag} ${value}: ${r.stderr}`);
+    assert.match(r.stderr.trim(), new RegExp(`^svc: ${flag} .* use 1 to 200 letters, digits, "_" or "-"\\.$`));
+    assert.equal(r.stdout, '');
+  }
+  const list = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
+  assert.deepEqual(list.code === 0 ? JSON.parse(list.stdout).keys : [], []);
+  const ok = await runSvc(
+    ['gateway', 'issue-key', '--name', 'x', '--workspace', '/tmp', '--user', 'usr_Alice-2', '--team', 'team_01'],
+    { env: f.env },
+  );
+  assert.equal(ok.code, 0, ok.stderr);
+});

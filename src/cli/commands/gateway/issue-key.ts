@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
+import { IDENTITY_ID_RE } from '../../../analytics/index.ts';
 import { runIssueKey } from '../../../gateway/index.ts';
 import { isDecimalString } from '../../../lib/decimal.ts';
 import { SvcError } from '../../../lib/errors.ts';
@@ -27,8 +28,8 @@ export default defineCommand({
       allowed_models: allowedModels(rawArgs),
       daily_cap_usd: cap(args['daily-cap-usd'], '--daily-cap-usd'),
       monthly_cap_usd: cap(args['monthly-cap-usd'], '--monthly-cap-usd'),
-      user_id: args.user,
-      team_id: args.team,
+      user_id: identityTag(args.user, '--user'),
+      team_id: identityTag(args.team, '--team'),
     };
     const { record, token } = await withKeyAdmin(args, (deps) => runIssueKey(input, deps));
     printLines([
@@ -57,6 +58,18 @@ function allowedModels(rawArgs: string[]): string[] | undefined {
     }
   }
   return ids.length ? ids : undefined;
+}
+
+/**
+ * A tag lands in every event of the key; outside spec 3's identity guard no analytics filter, export or
+ * forget could ever name it, so it is refused here.
+ */
+function identityTag(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined || IDENTITY_ID_RE.test(value)) return value;
+  const shown = JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  throw new SvcError('usage_error', {
+    message: `${flag} ${shown} is not a valid tag: use 1 to 200 letters, digits, "_" or "-".`,
+  });
 }
 
 function cap(value: string | undefined, flag: string): string | undefined {
