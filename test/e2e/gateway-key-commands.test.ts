@@ -222,13 +222,27 @@ test('issue-key refuses a --user or --team tag that analytics, export and forget
       env: f.env,
     });
     assert.equal(r.code, 2, `${flag} ${value}: ${r.stderr}`);
-    assert.match(r.stderr.trim(), new RegExp(`^svc: ${flag} .* use 1 to 200 letters, digits, "_" or "-"\\.$`));
+    assert.match(
+      r.stderr.trim(),
+      new RegExp(`^svc: ${flag} .* use 1 to 200 letters, digits, "_" or "-"\\.$`),
+    );
     assert.equal(r.stdout, '');
   }
   const list = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
   assert.deepEqual(list.code === 0 ? JSON.parse(list.stdout).keys : [], []);
   const ok = await runSvc(
-    ['gateway', 'issue-key', '--name', 'x', '--workspace', '/tmp', '--user', 'usr_Alice-2', '--team', 'team_01'],
+    [
+      'gateway',
+      'issue-key',
+      '--name',
+      'x',
+      '--workspace',
+      '/tmp',
+      '--user',
+      'usr_Alice-2',
+      '--team',
+      'team_01',
+    ],
     { env: f.env },
   );
   assert.equal(ok.code, 0, ok.stderr);
