@@ -92,6 +92,34 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
     },
   );
 
+  await t.test(
+    'on a GPT model its tool search works: the tool_reference it returns becomes text, no request refused',
+    async () => {
+      // Claude Code declares WebFetch, WebSearch… as deferred tools the model loads through ToolSearch, whose
+      // result is a tool_reference block; refused as untranslatable, it cost three 400s before Claude Code
+      // dropped tool search for the session
+      const turns = readEvents(stack.files.db, 'turn.completed').length;
+      fake.script([{ toolUses: [{ name: 'ToolSearch', input: { query: 'select:WebFetch', max_results: 5 } }] }]);
+      const run = await claude(stack, tmp.dir, ['fetch a page', '--model', 'openai:gpt-5-mini']);
+      assert.equal(run.code, 0, run.stderr);
+      const statuses = readEvents(stack.files.db, 'turn.completed')
+        .slice(turns)
+        .map((e) => e.payload.status);
+      assert.deepEqual(statuses, [200, 200]);
+      const second = fake.requests.filter((r) => r.path === '/v1/chat/completions')[1];
+      const body = second.body as {
+        messages: Array<{ role: string; content: unknown }>;
+        tools: Array<{ function: { name: string } }>;
+      };
+      assert.deepEqual(
+        body.messages.filter((m) => m.role === 'tool').map((m) => m.content),
+        ['Tool loaded: WebFetch'],
+      );
+      assert.ok(body.tools.some((tool) => tool.function.name === 'WebFetch'));
+      assert.match(run.stdout, /Tool result received: Tool loaded: WebFetch/);
+    },
+  );
+
   for (const model of ['haiku', 'openai:gpt-5-mini']) {
     await t.test(
       `stream-json mode on ${model}: its thinking.display "updates" is accepted, no request refused`,

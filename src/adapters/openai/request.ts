@@ -155,9 +155,9 @@ function textPart(b: TextBlock, router: boolean): Record<string, unknown> {
 }
 
 /**
- * An Anthropic `document` or `search_result` block in OpenAI terms: a base64 PDF as a `file` part (OpenAI
- * and OpenRouter read PDFs), plain text and content documents and search results as text. Anything else
- * (a PDF by URL or file id) is a 400 naming it, never dropped.
+ * An Anthropic `document`, `search_result` or `tool_reference` block in OpenAI terms: a base64 PDF as a
+ * `file` part (OpenAI and OpenRouter read PDFs), plain text and content documents, search results and tool
+ * references as text. Anything else (a PDF by URL or file id) is a 400 naming it, never dropped.
  */
 function documentParts(value: Record<string, unknown>): { text?: string; file?: Record<string, unknown> } {
   const source = value.source as
@@ -174,6 +174,10 @@ function documentParts(value: Record<string, unknown>): { text?: string; file?: 
     return { text: `${title}${source.data}` };
   if (value.type === 'document' && source?.type === 'content')
     return { text: `${title}${textsOf(source.content)}` };
+  // Claude Code's tool search answers with references to deferred tools, which Anthropic loads into the
+  // model's tools; OpenAI has no deferred tools (the definition is already in `tools`), so a note says so
+  if (value.type === 'tool_reference' && typeof value.tool_name === 'string')
+    return { text: `Tool loaded: ${value.tool_name}` };
   if (value.type === 'search_result')
     return {
       text: `${title}${typeof value.source === 'string' ? `${value.source}\n` : ''}${textsOf(value.content)}`,
