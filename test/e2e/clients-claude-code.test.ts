@@ -99,7 +99,9 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       // result is a tool_reference block; refused as untranslatable, it cost three 400s before Claude Code
       // dropped tool search for the session
       const turns = readEvents(stack.files.db, 'turn.completed').length;
-      fake.script([{ toolUses: [{ name: 'ToolSearch', input: { query: 'select:WebFetch', max_results: 5 } }] }]);
+      fake.script([
+        { toolUses: [{ name: 'ToolSearch', input: { query: 'select:WebFetch', max_results: 5 } }] },
+      ]);
       const run = await claude(stack, tmp.dir, ['fetch a page', '--model', 'openai:gpt-5-mini']);
       assert.equal(run.code, 0, run.stderr);
       const statuses = readEvents(stack.files.db, 'turn.completed')
