@@ -46,7 +46,7 @@ function events(nowUs: number): SeedEvent[] {
         cost: '6',
         team: 't1',
         user: 'alice',
-        key: 'gk_a',
+        key: 'gk_01M88AZXPQ400ZY3CDJAP36CTC',
         model: 'anthropic:claude-opus-4-1',
         input: M,
         output: 0,
@@ -76,7 +76,7 @@ function events(nowUs: number): SeedEvent[] {
       }),
     turn('turn.completed', 3.5),
     // day 2: t1 and t2 at exactly half each
-    (id) => callEvent(id, { at: at(25), cost: '2', team: 't1', key: 'gk_a' }),
+    (id) => callEvent(id, { at: at(25), cost: '2', team: 't1', key: 'gk_01M88AZXPQ400ZY3CDJAP36CTC' }),
     (id) => callEvent(id, { at: at(26), cost: '2', team: 't2', key: 'gk_b' }),
     // minutes ago: $1.50; haiku re-priced at $1 against sonnet's $3 → savings +$2 (66.7 %)
     (id) =>
@@ -235,6 +235,18 @@ test('Spend by identity calls out a team only above half the spend', { skip }, a
     keys.data.map((r: any) => r.cost_usd),
   );
   assert.match(await text(page, '.tile[data-kind="team"][data-id="t1"]'), /60\.0% of spend · 1 calls/);
+  // ids are case-sensitive: a tile shows the id as the API and the filters spell it, inside its tile
+  for (const kind of ['team', 'user', 'key']) {
+    for (const tile of await page.locator(`.tile[data-kind="${kind}"][data-id]:not([data-id=""])`).all()) {
+      const id = (await tile.getAttribute('data-id')) ?? '';
+      assert.equal(await tile.locator('h3').innerText(), id, `${kind} tile ${id}`);
+      const [h3, box] = await Promise.all([
+        tile.locator('h3').evaluate((e) => e.scrollWidth),
+        tile.boundingBox(),
+      ]);
+      assert.ok(box && h3 <= box.width, `${kind} tile ${id} fits its tile`);
+    }
+  }
 
   // the next UTC day: t1 and t2 at exactly half each, so nobody is called out
   await customWindow(page, DAY2);
