@@ -2,9 +2,13 @@
  * @module Same-shape fast path for streams: upstream bytes go to the client unchanged while an SSE decoder
  * and the adapter's stream decoder observe them on the side (usage, stop reason, TTFT). When frames must
  * change (model echo, dropping an unrequested usage chunk), it switches to frame mode and re-emits each
- * event's lines, editing JSON text in place rather than re-serialising it.
+ * event's lines, editing JSON text in place rather than re-serialising it. In frame mode an event the
+ * decoder cannot read (invalid JSON: not an upstream error frame, which the decoder throws as an SvcError)
+ * is not re-emitted, nor anything after it, so the caller's error frame is the first thing a client's SDK
+ * fails on rather than a SyntaxError of its own.
  */
 import type { CanonicalStreamEvent } from '../canonical/stream.ts';
+import { isSvcError } from '../lib/errors.ts';
 import { createSseDecoder, type SseEvent } from '../lib/sse-decode.ts';
 import type { StreamDecoder, TapOptions, TappedStream } from './adapter.ts';
 
@@ -19,6 +23,8 @@ export function tapSse(
 ): TappedStream {
   let completed: CanonicalStreamEvent | undefined;
   let error: Error | undefined;
+  /** The event the decoder could not read (not an upstream error frame): it and what follows are not re-emitted. */
+  let unreadable: SseEvent | undefined;
   const observe = (events: CanonicalStreamEvent[]) => {
     for (const c of events) {
       if (c.type === 'message.complete') completed = c;
@@ -32,12 +38,16 @@ export function tapSse(
         observe(decoder.push(ev));
       } catch (err) {
         error = err as Error;
+        if (!isSvcError(err)) unreadable = ev;
       }
     }
   };
   const frames = (events: SseEvent[]): string => {
     let out = '';
-    for (const ev of events) out += rewrite!(ev) ?? '';
+    for (const ev of events) {
+      if (ev === unreadable) break;
+      out += rewrite!(ev) ?? '';
+    }
     return out;
   };
   return {
@@ -58,6 +68,8 @@ export function tapSse(
           const text = frames(events);
           if (text) yield utf8.encode(text);
         }
+        // the upstream is not read further: the caller ends the client's stream with its error frame
+        if (unreadable) return;
       }
       const rest = sse.end();
       feed(rest);

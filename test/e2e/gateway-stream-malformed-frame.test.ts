@@ -1,6 +1,7 @@
 /**
  * An upstream stream frame that is not valid JSON (after a 200): the client's stream still ends with an
- * error frame in its own shape (the malformed frame is not an upstream error frame to pass through), the
+ * error frame in its own shape (the malformed frame is not an upstream error frame to pass through, and
+ * on the same wire it is not forwarded either, so the SDK raises the error frame, not a SyntaxError), the
  * upstream is not read further, and the call closes with one llm.call_failed of class `server_error` (as
  * a non-streaming body that is not JSON) and one turn.completed, on the same wire and across wires.
  */
@@ -44,6 +45,12 @@ test('a malformed upstream frame mid-stream ends the client stream with an error
       );
       assert.equal(res.status, 200);
       const frames = (await res.text()).trim().split('\n\n');
+      // the frame the gateway could not read never reaches the client: an SDK would fail on its JSON
+      // (SyntaxError) before it saw the error frame that follows
+      for (const frame of frames) {
+        const data = frame.slice(frame.indexOf('data: ') + 6);
+        if (data !== '[DONE]') assert.doesNotThrow(() => JSON.parse(data), `unreadable frame: ${frame}`);
+      }
       const last = frames.at(-1)!;
       const data = JSON.parse(last.slice(last.indexOf('data: ') + 6));
       if (shape === 'anthropic') {
