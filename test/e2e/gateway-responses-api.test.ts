@@ -197,6 +197,63 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    'a PDF given inline (input_file with file_data) reaches a Claude model as a document, as on the chat path',
+    async () => {
+      // the Vercel AI SDK's openai(model) sends every PDF file part this way; openai.chat(model) got through
+      const pdf = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+      const file = {
+        type: 'input_file',
+        filename: 'notes.pdf',
+        file_data: `data:application/pdf;base64,${pdf}`,
+      };
+      const input = [
+        { role: 'user', content: [{ type: 'input_text', text: 'summarize' }, file] },
+        { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+        { type: 'function_call_output', call_id: 'call_1', output: [file] },
+      ] as unknown as ResponseInputItem[];
+      const res = await client.responses.create({
+        model: 'anthropic:claude-haiku-4-5',
+        input,
+        tools: [WEATHER],
+      });
+      assert.equal(res.status, 'completed');
+      const messages = (fake.requests[0].body as { messages: Array<{ content: unknown }> }).messages;
+      const document = {
+        type: 'document',
+        source: { type: 'base64', media_type: 'application/pdf', data: pdf },
+        title: 'notes.pdf',
+      };
+      assert.deepEqual(messages[0].content, [{ type: 'text', text: 'summarize' }, document]);
+      const result = (messages[2].content as Array<{ type: string; content: unknown }>)[0];
+      assert.equal(result.type, 'tool_result');
+      assert.deepEqual(result.content, [document]);
+      // to an OpenRouter model it stays a file part, a tool's one moved to the next user message
+      fake.reset();
+      await client.responses.create({ model: 'openrouter:google/gemini-2.5-flash', input, tools: [WEATHER] });
+      const chat = (fake.requests[0].body as { messages: Array<{ role: string; content: unknown }> })
+        .messages;
+      const part = { type: 'file', file: { file_data: file.file_data, filename: 'notes.pdf' } };
+      assert.deepEqual(
+        chat.map((m) => m.role),
+        ['user', 'assistant', 'tool', 'user'],
+      );
+      assert.deepEqual(chat[0].content, [{ type: 'text', text: 'summarize' }, part]);
+      assert.equal(chat[2].content, '[document attached in the next user message]');
+      assert.deepEqual(chat[3].content, [part]);
+      // what only OpenAI can resolve is still a 400 naming it
+      await assert.rejects(
+        client.responses.create({
+          model: 'anthropic:claude-haiku-4-5',
+          input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }],
+        }),
+        (err) =>
+          err instanceof OpenAI.BadRequestError &&
+          err.message.startsWith('400 input.0.content.0: a content part of type input_file'),
+      );
+    },
+  );
+
+  await t.test(
     'previous_response_id on a model that is not OpenAI is a 400 that says what works',
     async () => {
       await assert.rejects(

@@ -253,9 +253,11 @@ function encodeUser(m: CanonicalMessage, router: boolean, out: Record<string, un
           else if (c.type === 'image') {
             texts.push('[image attached in the next user message]');
             parts.push(imagePart(c));
-          } else if (c.type === 'raw' && c.wire === 'anthropic') {
-            // a document or search result a tool returned (Claude Code reading a PDF): never dropped
-            const doc = documentParts(c.value);
+          } else if (c.type === 'raw') {
+            // a document or search result a tool returned (Claude Code reading a PDF): never dropped; a
+            // Responses tool output's inline PDF arrives as a `file` part already
+            const doc: { text?: string; file?: Record<string, unknown> } =
+              c.wire === 'anthropic' ? documentParts(c.value) : { file: c.value };
             if (doc.text !== undefined) texts.push(doc.text);
             if (doc.file) {
               texts.push('[document attached in the next user message]');

@@ -165,13 +165,29 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
 /** tool_choice objects every adapter translates (strings always are). */
 const TRANSLATED_TOOL_CHOICES: ReadonlySet<string> = new Set(['function', 'allowed_tools']);
 
-/** Index of the first content part only OpenAI can read (files; images by file_id), or -1. */
+/** Index of the first content part only OpenAI can read (files by id or URL; images by file_id), or -1. */
 function findOpenAIOnlyContent(content: unknown): number {
   if (!Array.isArray(content)) return -1;
   return content.findIndex((p: { type?: unknown; image_url?: unknown }) => {
     if (p?.type === 'input_image') return typeof p.image_url !== 'string' || p.image_url === '';
+    if (p?.type === 'input_file') return inlinePdf(p) === null;
     return p?.type !== 'input_text' && p?.type !== 'output_text' && p?.type !== 'refusal';
   });
+}
+
+const PDF_DATA_URL = /^data:application\/pdf;base64,/;
+
+/**
+ * An `input_file` holding a PDF inline (`file_data` as a data URL, as the Vercel AI SDK sends every PDF) as
+ * the Chat Completions `file` part the chat path decodes, which every adapter maps (Anthropic: a base64
+ * `document`); null for a file only OpenAI can resolve (`file_id`, `file_url`) or one that is not a PDF.
+ */
+function inlinePdf(part: Record<string, unknown>): RawBlock | null {
+  const data = part.file_data;
+  if (typeof data !== 'string' || !PDF_DATA_URL.test(data)) return null;
+  const file: Record<string, unknown> = { file_data: data };
+  if (typeof part.filename === 'string' && part.filename !== '') file.filename = part.filename;
+  return { type: 'raw', wire: 'openai', value: { type: 'file', file } };
 }
 
 function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): CanonicalMessage[] {
@@ -249,6 +265,7 @@ function userContent(content: string | Array<{ type: string }>, path: string): C
       if (img.detail) block.detail = img.detail;
       return block;
     }
+    if (p.type === 'input_file') return inlinePdf(p) ?? raw(p);
     return raw(p);
   });
 }
