@@ -5,6 +5,7 @@
 import { type ArgsDef, type CommandDef, renderUsage, runCommand } from 'citty';
 import { readEnv } from '../config/env.ts';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
+import { describeSqliteFailure } from '../store/sqlite-errors.ts';
 import { rootCommand, VERSION } from './root.ts';
 
 async function main(rawArgs: string[]): Promise<void> {
@@ -145,6 +146,12 @@ function report(err: unknown): number {
   if (err instanceof Error && err.name === 'CLIError') {
     process.stderr.write(`svc: ${err.message.replace(ANSI_RE, '')}; see --help.\n`);
     return 2;
+  }
+  const sqlite = describeSqliteFailure(err);
+  if (sqlite !== undefined) {
+    process.stderr.write(`svc: ${sqlite}\n`);
+    if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    return 1;
   }
   process.stderr.write(`svc: unexpected error: ${errorMessage(err)} (set SVC_DEBUG=1 for details).\n`);
   if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);
