@@ -254,6 +254,30 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    'an image with detail "original" or null (both in the SDK types) is served: as sent to OpenAI, without it elsewhere',
+    async () => {
+      const url =
+        'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+      for (const detail of ['original', null]) {
+        const image = { type: 'input_image', image_url: url, detail };
+        const input = [
+          { role: 'user', content: [image] },
+          { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'call_1', output: [image] },
+        ] as unknown as ResponseInputItem[];
+        for (const model of ['openai:gpt-5-mini', 'anthropic:claude-haiku-4-5']) {
+          fake.reset();
+          const res = await client.responses.create({ model, input, tools: [WEATHER] });
+          assert.equal(res.status, 'completed');
+          const sent = JSON.stringify(fake.requests[0].body);
+          if (model.startsWith('openai:')) assert.ok(sent.includes(`"detail":${JSON.stringify(detail)}`));
+          else assert.ok(sent.includes('"type":"image"') && !sent.includes('"detail"'));
+        }
+      }
+    },
+  );
+
+  await t.test(
     'previous_response_id on a model that is not OpenAI is a 400 that says what works',
     async () => {
       await assert.rejects(

@@ -262,7 +262,7 @@ function userContent(content: string | Array<{ type: string }>, path: string): C
       const img = parseOrThrow(InputImageSchema, p, at);
       if (!img.image_url) return raw(p); // a file_id image: only OpenAI can resolve it
       const block: ImageBlock = { type: 'image', source: decodeImageUrl(img.image_url, `${at}.image_url`) };
-      if (img.detail) block.detail = img.detail;
+      if (img.detail === 'auto' || img.detail === 'low' || img.detail === 'high') block.detail = img.detail;
       return block;
     }
     if (p.type === 'input_file') return inlinePdf(p) ?? raw(p);

@@ -25,7 +25,9 @@ export const InputImageSchema = v.looseObject({
   type: v.literal('input_image'),
   image_url: v.optional(v.nullable(v.string())),
   file_id: v.optional(v.nullable(v.string())),
-  detail: v.optional(v.picklist(['auto', 'low', 'high'])),
+  // `original` and null are in the API too (Codex's view_image asks for `original`): an OpenAI model gets
+  // them as sent, a translation keeps only the levels chat models know
+  detail: v.nullish(v.string()),
 });
 
 export const FunctionCallSchema = v.looseObject({
