@@ -123,13 +123,51 @@ export async function runListKeys(deps: KeyAdminDeps): Promise<ListedKey[]> {
   await deps.audit(swept.map((k) => revokedEvent(k, 'grace_period_expired')));
   return store.keys.map((record) => {
     const { secret_hash: _secret, ...rest } = record;
-    return { ...rest, effective_status: resolveEffectiveState(record, nowUs).status } as ListedKey;
+    // every record field in the spec's order, null when unset, so a reader never meets a missing field
+    return {
+      key_id: record.key_id,
+      name: record.name,
+      workspace_path: record.workspace_path,
+      allowed_models: record.allowed_models ?? null,
+      daily_cap_usd: record.daily_cap_usd ?? null,
+      monthly_cap_usd: record.monthly_cap_usd ?? null,
+      user_id: record.user_id ?? null,
+      team_id: record.team_id ?? null,
+      status: record.status,
+      effective_status: resolveEffectiveState(record, nowUs).status,
+      revoked_at: record.revoked_at ?? null,
+      grace_period_until: record.grace_period_until ?? null,
+      created_at: record.created_at,
+      ...extraFields(rest),
+    };
   });
 }
 
 // --- internal ---
 
 const EMPTY: Keystore = { keys: [] };
+
+/** Fields a record carries beyond the spec's (kept in the listing after the spec's own). */
+function extraFields(rest: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) if (!LISTED_FIELDS.has(k)) out[k] = v;
+  return out;
+}
+
+const LISTED_FIELDS = new Set([
+  'key_id',
+  'name',
+  'workspace_path',
+  'allowed_models',
+  'daily_cap_usd',
+  'monthly_cap_usd',
+  'user_id',
+  'team_id',
+  'status',
+  'revoked_at',
+  'grace_period_until',
+  'created_at',
+]);
 
 /** Audit payload fields: identity and scope, never the secret hash. */
 function describe(k: KeyRecord): Record<string, unknown> {

@@ -82,6 +82,33 @@ test('list-keys prints the table and, with --format json, status and effective_s
   assert.equal(keys[0].status, 'active');
   assert.equal(keys[0].effective_status, 'active');
   assert.ok(!('secret_hash' in keys[0]));
+  // every field of the key record (spec 1 §Gateway key record) is there, null when unset, so a script
+  // can read k["team_id"] or k["revoked_at"] of any key without checking that the field exists
+  assert.deepEqual(Object.keys(keys[0]), [
+    'key_id',
+    'name',
+    'workspace_path',
+    'allowed_models',
+    'daily_cap_usd',
+    'monthly_cap_usd',
+    'user_id',
+    'team_id',
+    'status',
+    'effective_status',
+    'revoked_at',
+    'grace_period_until',
+    'created_at',
+  ]);
+  assert.equal(keys[0].user_id, 'usr_a');
+  for (const field of [
+    'allowed_models',
+    'daily_cap_usd',
+    'monthly_cap_usd',
+    'team_id',
+    'revoked_at',
+    'grace_period_until',
+  ])
+    assert.equal(keys[0][field], null, field);
 });
 
 test('revoke-key prints revoked and revoked_at; an unknown key id exits 1 naming it', async () => {
