@@ -34,11 +34,29 @@ export async function scrubStore(store: Store): Promise<ScrubReport> {
       cause,
     });
   }
-  const r = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.kysely);
-  return { walTruncated: Number(r.rows[0]?.busy ?? 1) === 0, bytes: statSync(store.path).size };
+  return { walTruncated: await truncateWal(store), bytes: statSync(store.path).size };
 }
 
 // --- internal ---
+
+/** How long a TRUNCATE checkpoint is retried while another connection's checkpoint holds the lock. */
+const TRUNCATE_RETRY_MS = 10_000;
+
+/**
+ * `wal_checkpoint(TRUNCATE)` waits (busy timeout) for readers, but answers busy at once while another
+ * connection runs a checkpoint: a running gateway or agent server checkpoints every 500 ms and at once
+ * when the WAL passes 32 MiB, which the VACUUM just made it do. Such a busy is retried; a reader held
+ * through the busy timeout still ends it (the first attempt alone waits that long).
+ */
+async function truncateWal(store: Store): Promise<boolean> {
+  const deadline = Date.now() + TRUNCATE_RETRY_MS;
+  for (;;) {
+    const r = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.kysely);
+    if (Number(r.rows[0]?.busy ?? 1) === 0) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 async function vacuumEvents(store: Store): Promise<ScrubReport> {
   try {
