@@ -14,7 +14,13 @@ import type { ChannelHandlers } from './postgres-session.ts';
 import type { Database, NewEventRow } from './schema.ts';
 import { assertStoreFile, openSqliteStore } from './sqlite.ts';
 
-export { assertSqliteVersion, BUSY_TIMEOUT_MS, MIN_SQLITE_VERSION, sqliteVersion } from './sqlite.ts';
+export {
+  assertSqliteVersion,
+  assertWritable,
+  BUSY_TIMEOUT_MS,
+  MIN_SQLITE_VERSION,
+  sqliteVersion,
+} from './sqlite.ts';
 
 interface StoreBase {
   readonly engine: EngineName;

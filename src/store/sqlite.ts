@@ -20,6 +20,8 @@ import type { Database } from './schema.ts';
 /** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
 export const MIN_SQLITE_VERSION = '3.51.3';
 export const BUSY_TIMEOUT_MS = 10_000;
+/** SQLite's primary result code for a write to a database it may only read. */
+const SQLITE_READONLY = 8;
 
 export function sqliteVersion(db: DatabaseSync): string {
   return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
@@ -58,6 +60,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions): 
     if (exists && !readOnly) makePrivate(path, options);
     assertSqliteVersion(sqliteVersion(db));
     applyPragmas(db, readOnly);
+    if (!readOnly) assertWritable(db, path);
     registerFunctions(db);
   } catch (err) {
     db.close();
@@ -92,6 +95,29 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions): 
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
       message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}.`,
+      cause: err,
+    });
+  }
+}
+
+/**
+ * A store this process may not write (a read-only file, -wal or -shm, or file system) opens without
+ * complaint, SQLite falling back to reading, and would fail only at its first event: one write, rolled
+ * back, finds out at open and refuses with one sentence.
+ */
+export function assertWritable(db: DatabaseSync, path: string): void {
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const { user_version } = db.prepare('PRAGMA user_version').get() as { user_version: number };
+      db.exec(`PRAGMA user_version = ${user_version}`);
+    } finally {
+      db.exec('ROLLBACK');
+    }
+  } catch (err) {
+    if (((err as { errcode?: number }).errcode ?? 0) % 256 !== SQLITE_READONLY) throw err;
+    throw new SvcError('store_error', {
+      message: `The trace store ${path} is read-only for this process (${errorMessage(err)}); make the file, its -wal and -shm files and its folder writable by the user svc runs as, or point --db-path or SVC_DB_PATH at a writable store.`,
       cause: err,
     });
   }

@@ -10,6 +10,7 @@ import { readSchemaVersion, SCHEMA_VERSION } from '#src/store/migrate.ts';
 import { MIGRATIONS } from '#src/store/migrations/index.ts';
 import {
   assertSqliteVersion,
+  assertWritable,
   BUSY_TIMEOUT_MS,
   MIN_SQLITE_VERSION,
   openStore,
@@ -153,4 +154,32 @@ test('read-only opens do not migrate and cannot write', async () => {
     /readonly/,
   );
   await ro.close();
+});
+
+test('a store this process may not write is refused with one sentence; a writable one is left as it was', async () => {
+  const path = fresh();
+  (await openStore(path)).close();
+  // SQLite opens a file it may not write (mode, owner, read-only file system) for reading without a word;
+  // a connection opened read-only is the same to it
+  const ro = new DatabaseSync(path, { readOnly: true });
+  try {
+    assert.throws(
+      () => assertWritable(ro, path),
+      storeError(/^The trace store .*svc\.db is read-only for this process \(.*readonly.*\); make the file/),
+    );
+    assert.equal(ro.isTransaction, false, 'the probe leaves no transaction open');
+  } finally {
+    ro.close();
+  }
+  const rw = new DatabaseSync(path);
+  try {
+    assertWritable(rw, path);
+    assert.equal(
+      (rw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version,
+      SCHEMA_VERSION,
+    );
+    assert.equal(rw.isTransaction, false);
+  } finally {
+    rw.close();
+  }
 });

@@ -1,0 +1,72 @@
+/**
+ * A trace store the process may not write (here a file of mode 0400) is refused when `svc gateway` and
+ * `svc serve` open it, with one sentence naming the file and what to do, before anything is logged as
+ * dropped: SQLite opens such a file for reading without a word, and the first event used to fail as
+ * "unexpected error: attempt to write a readonly database". Root writes any file, so as root the commands
+ * run as the unprivileged uid 65534.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
+import { ensureBuilt, makeTempDir, SVC_BIN, type SvcResult } from '../helpers/svc.ts';
+
+const NOBODY = 65_534;
+const asRoot = process.getuid?.() === 0;
+
+/** Runs `svc <args>` to its end, as uid/gid 65534 when this test runs as root. */
+function runAs(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<SvcResult> {
+  ensureBuilt();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SVC_BIN, ...args], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      stderr += d;
+    });
+    // a store that opened would leave the server listening: the refusal is expected well before this
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test('a trace store this process may not write is refused at start with one sentence', {
+  timeout: 120_000,
+}, async (t) => {
+  const tmp = makeTempDir('svc-ro-store-');
+  t.after(() => tmp.cleanup());
+  const files = gatewayFiles(tmp.dir);
+  await issueKey(files.env); // creates the keystore and, for its audit event, the store
+  chmodSync(files.db, 0o400);
+  if (asRoot) {
+    chownSync(tmp.dir, NOBODY, NOBODY);
+    for (const name of readdirSync(tmp.dir)) chownSync(join(tmp.dir, name), NOBODY, NOBODY);
+  }
+  const env = { ...files.env, SVC_GATEWAY_PORT: '0', SVC_SERVE_PORT: '0' };
+  for (const command of [['gateway'], ['serve', '--db-path', files.db]]) {
+    await t.test(`svc ${command[0]}`, async () => {
+      const r = await runAs(command, env, tmp.dir);
+      assert.equal(r.code, 1, r.stderr);
+      const sentence = r.stderr.split('\n').find((l) => l.startsWith('svc: '));
+      assert.match(
+        sentence ?? '',
+        /^svc: The trace store .*svc\.db is read-only for this process \(.*\); make the file, its -wal and -shm files and its folder writable by the user svc runs as, or point --db-path or SVC_DB_PATH at a writable store\.$/,
+      );
+      assert.doesNotMatch(r.stderr, /unexpected error|dropped events/);
+    });
+  }
+});
