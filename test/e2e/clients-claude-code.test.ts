@@ -151,6 +151,14 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
           .filter((r) => r.path.startsWith('/v1/'))
           .map((r) => (r.body as { thinking?: { display?: string } }).thinking?.display);
         if (model === 'haiku') assert.ok(asked.includes('updates'), 'forwarded as sent on the same wire');
+        else {
+          // its metadata.user_id is a 150-character JSON object; OpenAI takes a user of 64 at most
+          const users = fake.requests.map((r) => (r.body as { user?: string }).user);
+          assert.ok(
+            users.every((u) => typeof u === 'string' && /^[0-9a-f]{64}$/.test(u)),
+            String(users),
+          );
+        }
       },
     );
   }

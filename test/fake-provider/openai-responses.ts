@@ -6,7 +6,7 @@
  */
 
 import { billedInputTokens } from './billing.ts';
-import { openaiCodec } from './openai.ts';
+import { openaiCodec, userTooLong } from './openai.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, Turn } from './responses.ts';
 import { splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
@@ -20,7 +20,7 @@ export const responsesCodec: Codec = {
     if (typeof body.model !== 'string') return "Missing required parameter: 'model'.";
     if (body.input !== undefined && typeof body.input !== 'string' && !Array.isArray(body.input))
       return "Invalid type for 'input': expected one of a string or an array of input items.";
-    return undefined;
+    return userTooLong(body);
   },
   readTurn,
   encodeJson: (reply, ctx) => response(ctx, 'completed', outputOf(reply, ctx), reply),

@@ -72,6 +72,7 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
     checkBody(body) {
       if (typeof body.model !== 'string') return 'you must provide a model parameter';
       if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
+      if (!openrouter) return userTooLong(body);
       return undefined;
     },
     readTurn: (body) => readTurn(body, openrouter),
@@ -191,4 +192,17 @@ function imageOf(part: Part): string[] {
   const url = part.image_url?.url ?? '';
   const dataUrl = /^data:([^;,]+)[;,]/.exec(url);
   return [dataUrl ? dataUrl[1] : 'url'];
+}
+
+/**
+ * OpenAI refuses a `user` or `safety_identifier` longer than 64 characters (a 400 `string_above_max_length`;
+ * Claude Code's metadata.user_id is a 150-character JSON object).
+ */
+export function userTooLong(body: Record<string, unknown>): string | undefined {
+  for (const field of ['user', 'safety_identifier']) {
+    const value = body[field];
+    if (typeof value === 'string' && value.length > 64)
+      return `Invalid '${field}': string too long. Expected a string with maximum length 64, but got a string with length ${value.length} instead.`;
+  }
+  return undefined;
 }

@@ -17,6 +17,7 @@ import type {
   ThinkingConfig,
 } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
+import { sha256Hex } from '../../lib/hash.ts';
 import { insertJsonMember, locateJsonValues, replaceJsonValue, rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
 
@@ -49,7 +50,7 @@ export function encodeOpenAIRequest(
   if (req.top_k !== undefined && router) body.top_k = req.top_k;
   if (req.n !== undefined) body.n = req.n;
   if (req.stop_sequences?.length) body.stop = req.stop_sequences;
-  if (req.user_id) body.user = req.user_id;
+  if (req.user_id) body.user = fitUserId(req.user_id);
   encodeTools(req, body);
   if (router) encodeRouterReasoning(req.thinking, req.reasoning_effort, body);
   else {
@@ -109,6 +110,15 @@ export function encodeOpenAIMessages(req: CanonicalRequest, router: boolean): Re
     else encodeUser(m, router, out);
   }
   return out;
+}
+
+/**
+ * The end-user id as OpenAI takes it: at most 64 characters (OpenRouter 128), else a 400. Claude Code's
+ * metadata.user_id is a 150-character JSON object, so a longer id goes as its SHA-256 in hex (64
+ * characters, stable per user).
+ */
+export function fitUserId(id: string): string {
+  return id.length <= 64 ? id : sha256Hex(id);
 }
 
 /** Anthropic-style budget → OpenAI effort (choice: <4k low, <16k medium, else high). */
