@@ -66,3 +66,11 @@ test('a flag missing its value exits 2', async () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /needs a value/);
 });
+
+// DECISIONS §2: gateway commands read SVC_GATEWAY_DB_PATH before SVC_DB_PATH, and svc gateway backup does
+test('backup and restore help names both store variables, as svc gateway backup reads SVC_GATEWAY_DB_PATH first', async () => {
+  for (const p of [['gateway', 'backup'], ['gateway', 'restore'], ['backup'], ['restore']]) {
+    const r = await runSvc([...p, '--help'], { env });
+    assert.match(r.stdout, /--db-path=<db_path>.*SVC_GATEWAY_DB_PATH.*SVC_DB_PATH/, p.join(' '));
+  }
+});

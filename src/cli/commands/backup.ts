@@ -11,7 +11,8 @@ export default defineCommand({
     dest_file: { type: 'positional', required: true, description: 'Destination file (must not exist)' },
     'db-path': {
       type: 'string',
-      description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+      description:
+        'Trace store path (default SVC_GATEWAY_DB_PATH under svc gateway, then SVC_DB_PATH, else ~/.config/svc/svc.db)',
     },
     ...databaseUrlArg,
   },

@@ -12,7 +12,8 @@ export default defineCommand({
     backup_file: { type: 'positional', required: true, description: 'Backup file written by svc backup' },
     'db-path': {
       type: 'string',
-      description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+      description:
+        'Trace store path (default SVC_GATEWAY_DB_PATH under svc gateway, then SVC_DB_PATH, else ~/.config/svc/svc.db)',
     },
     ...databaseUrlArg,
     force: { type: 'boolean', description: 'Replace an existing store' },
