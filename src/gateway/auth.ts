@@ -11,7 +11,7 @@ import type { Clock } from '../lib/time.ts';
 import type { GatewayEnv } from './env.ts';
 import type { KeystoreCache } from './keystore/file.ts';
 import { resolveEffectiveState } from './keystore/keystore.ts';
-import { hashToken } from './keystore/token.ts';
+import { hashToken, isGatewayTokenShaped } from './keystore/token.ts';
 
 export interface AuthDeps {
   keys: KeystoreCache;
@@ -25,15 +25,20 @@ export type SentToken = { type: 'token'; token: string } | { type: 'missing' } |
 /**
  * The token a client sent: `x-api-key` (messages-shape SDKs) first, else `Authorization: Bearer`. An
  * Authorization that is not one Bearer token (`Basic …`, `Bearer a b`, two headers joined by a comma) is
- * malformed, which DECISIONS §4 answers as `invalid_token`; an empty one is missing.
+ * malformed, which DECISIONS §4 answers as `invalid_token`; an empty one is missing. When `x-api-key`
+ * holds something that is not a gateway token (`gw_…`) and the Bearer token is one, the Bearer token is
+ * the gateway key: Claude Code with both ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN set sends the user's
+ * own Anthropic key as `x-api-key` and the gateway key as the Bearer token.
  */
 export function extractToken(headers: { get(name: string): string | null }): SentToken {
   const apiKey = headers.get('x-api-key')?.trim();
-  if (apiKey) return { type: 'token', token: apiKey };
-  const authorization = headers.get('authorization')?.trim() ?? '';
-  if (authorization === '' || /^Bearer$/i.test(authorization)) return { type: 'missing' };
-  const m = /^Bearer\s+(\S+)$/i.exec(authorization);
-  return m ? { type: 'token', token: m[1] } : { type: 'malformed' };
+  const bearer = bearerToken(headers.get('authorization')?.trim() ?? '');
+  if (apiKey) {
+    if (!isGatewayTokenShaped(apiKey) && bearer.type === 'token' && isGatewayTokenShaped(bearer.token))
+      return bearer;
+    return { type: 'token', token: apiKey };
+  }
+  return bearer;
 }
 
 /** Middleware for the provider-shape paths; expects `shape` and `requestId` to be set. */
@@ -63,6 +68,12 @@ export function createAuth(deps: AuthDeps): MiddlewareHandler<GatewayEnv> {
 }
 
 // --- internal ---
+
+function bearerToken(authorization: string): SentToken {
+  if (authorization === '' || /^Bearer$/i.test(authorization)) return { type: 'missing' };
+  const m = /^Bearer\s+(\S+)$/i.exec(authorization);
+  return m ? { type: 'token', token: m[1] } : { type: 'malformed' };
+}
 
 const MESSAGES: Record<AuthFailureReason, string> = {
   missing_token:

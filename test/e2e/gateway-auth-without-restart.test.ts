@@ -78,7 +78,12 @@ function assertRevoked(o: Outcome, keyId: string, what: string): string {
 }
 
 /** A POST whose headers go on the wire exactly as listed (repeated names stay separate header lines). */
-function rawPost(base: string, path: string, headers: string[]): Promise<{ status: number; body: string }> {
+function rawPost(
+  base: string,
+  path: string,
+  headers: string[],
+  body = '{}',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${base}${path}`, {
       method: 'POST',
@@ -94,7 +99,7 @@ function rawPost(base: string, path: string, headers: string[]): Promise<{ statu
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
-    req.end('{}');
+    req.end(body);
   });
 }
 
@@ -267,4 +272,33 @@ test('keys issued, revoked and rotated while the gateway runs take effect on the
       assert.deepEqual(keys, expected);
     }
   });
+});
+
+test('a gateway token in Authorization is used when x-api-key holds a provider key (Claude Code with ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN both set)', async () => {
+  const key = await issueKey(f.env);
+  const gw = await start();
+  const body = JSON.stringify({
+    model: 'anthropic:claude-sonnet-4-5',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  // what Claude Code 2.1.328 sends with both variables set: the user's own Anthropic key as x-api-key and
+  // the gateway key as the Bearer token
+  const claudeCode = await rawPost(
+    gw.url,
+    '/v1/messages',
+    ['x-api-key', 'sk-ant-api03-the-users-own-key', 'authorization', `Bearer ${key.token}`],
+    body,
+  );
+  assert.equal(claudeCode.status, 200, claudeCode.body);
+  assert.equal(lastCallKeyId(), key.keyId);
+  // two gateway tokens: x-api-key still wins (a wrong one is not rescued by the other header)
+  const both = await rawPost(gw.url, '/v1/messages', [
+    'x-api-key',
+    'gw_01NOTAKEY0000000000000000',
+    'authorization',
+    `Bearer ${key.token}`,
+  ]);
+  assert.equal(both.status, 401);
+  assert.equal(JSON.parse(both.body).error.code, 'invalid_token');
 });

@@ -8,6 +8,14 @@ import { sha256Hex } from '../../lib/hash.ts';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
+/** Every gateway token starts so (spec 1: `gw_<ulid>`); provider keys never do. */
+export const TOKEN_PREFIX = 'gw_';
+
+/** Whether a credential a client sent has the form of a gateway token (it may still be unknown). */
+export function isGatewayTokenShaped(value: string): boolean {
+  return value.startsWith(TOKEN_PREFIX);
+}
+
 /** A fresh plaintext token; print it once and drop it. */
 export function createToken(nowMs: number = Date.now()): string {
   const bytes = randomBytes(10); // 80 bits → 16 base32 characters
@@ -18,7 +26,7 @@ export function createToken(nowMs: number = Date.now()): string {
     random = CROCKFORD[Number(bits & 31n)] + random;
     bits >>= 5n;
   }
-  return `gw_${encodeTime(nowMs, 10)}${random}`;
+  return `${TOKEN_PREFIX}${encodeTime(nowMs, 10)}${random}`;
 }
 
 /** The keystore's lookup key for a token (spec 1 §Gateway key record). */

@@ -66,6 +66,16 @@ test('the token is read from x-api-key first, else from a Bearer authorization',
   assert.deepEqual(extractToken(h({ authorization: 'bearer gw_b' })), token('gw_b'));
   assert.deepEqual(extractToken(h({})), { type: 'missing' });
   assert.deepEqual(extractToken(h({ authorization: 'Bearer ' })), { type: 'missing' });
+  // a provider key in x-api-key beside a gateway Bearer token (Claude Code with both variables set)
+  assert.deepEqual(extractToken(h({ 'x-api-key': 'sk-ant-x', authorization: 'Bearer gw_b' })), token('gw_b'));
+  assert.deepEqual(
+    extractToken(h({ 'x-api-key': 'sk-ant-x', authorization: 'Bearer sk-y' })),
+    token('sk-ant-x'),
+  );
+  assert.deepEqual(
+    extractToken(h({ 'x-api-key': 'sk-ant-x', authorization: 'Basic abc' })),
+    token('sk-ant-x'),
+  );
 });
 
 test('an Authorization that is not one Bearer token is malformed, not missing', () => {
