@@ -95,7 +95,8 @@ export interface KeystoreCacheOptions {
  * Each request pays one statSync (about 1.7 µs measured, the same as the token's SHA-256), not a read:
  * writers always rename a new file into place, so inode, size, mtime and ctime move together, and the
  * change is visible to the very next request (DECISIONS §4: no restart). A file that turns bad while
- * running keeps the last good keys and logs the reason; a deleted file means no key authenticates.
+ * running keeps the last good keys and logs the reason; a deleted file means no key authenticates (logged
+ once, so the operator sees why every client gets 401).
  */
 export function createKeystoreCache(path: string, options: KeystoreCacheOptions): KeystoreCache {
   const now = options.now ?? Date.now;
@@ -107,8 +108,12 @@ export function createKeystoreCache(path: string, options: KeystoreCacheOptions)
 
   const reload = (nextIdentity: string) => {
     try {
-      byHash = index(readKeystoreFile(path));
-      lastError = undefined;
+      const doc = readKeystoreFile(path);
+      if (doc === undefined && lastError !== REMOVED) {
+        options.log.error('keystore removed; no key authenticates until it is restored', { keystore: path });
+      }
+      byHash = index(doc);
+      lastError = doc === undefined ? REMOVED : undefined;
     } catch (err) {
       const reason = errorMessage(err);
       if (reason !== lastError)
@@ -133,6 +138,8 @@ export function createKeystoreCache(path: string, options: KeystoreCacheOptions)
 
 // --- internal ---
 
+/** lastError while the file is gone (logged once, like a reason a bad file is refused for). */
+const REMOVED = 'removed';
 const LOCK_WAIT_MS = 15_000;
 /** A lock older than this is taken over: its holder crashed (a holder keeps it for milliseconds). */
 const LOCK_STALE_MS = 10_000;

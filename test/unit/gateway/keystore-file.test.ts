@@ -7,7 +7,7 @@ import { issueKey, type Keystore, revokeKey } from '#src/gateway/keystore/keysto
 import { hashToken } from '#src/gateway/keystore/token.ts';
 import { SvcError } from '#src/lib/errors.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
-import { silentLogger } from '#src/lib/log.ts';
+import { createLogger, silentLogger } from '#src/lib/log.ts';
 import { nowUs } from '#src/lib/time.ts';
 import { makeTempDir } from '../../helpers/svc.ts';
 
@@ -71,12 +71,29 @@ test('the cache sees a renamed-over keystore on the very next refresh', async ()
 test('the cache keeps the last good keys when the file turns bad, and drops them when it is deleted', async () => {
   const path = join(tmp.dir, 'd', 'keys.json');
   const { token } = await issue(path);
-  const cache = createKeystoreCache(path, { log: silentLogger });
+  const good = readFileSync(path, 'utf8');
+  const lines: Array<{ level: string; msg: string; keystore?: string }> = [];
+  const log = createLogger({ write: (line) => void lines.push(JSON.parse(line)) });
+  const cache = createKeystoreCache(path, { log, maxAgeMs: 0 });
   writeFileSync(`${path}.new`, 'garbage');
   renameSync(`${path}.new`, path);
   cache.refresh();
   assert.ok(cache.lookup(hashToken(token)));
+  assert.deepEqual(
+    lines.map((l) => l.msg),
+    ['keystore reload failed; keeping the last good keys'],
+  );
   renameSync(path, `${path}.gone`);
   cache.refresh();
+  cache.refresh();
   assert.equal(cache.lookup(hashToken(token)), undefined);
+  // every client now gets 401 invalid_token: the operator is told why, once
+  assert.equal(lines.length, 2);
+  assert.equal(lines[1].level, 'error');
+  assert.equal(lines[1].keystore, path);
+  assert.match(lines[1].msg, /keystore .*removed.*no key authenticates/);
+  writeFileSync(path, good);
+  cache.refresh();
+  assert.ok(cache.lookup(hashToken(token)));
+  assert.equal(lines.length, 2, 'a keystore that is back needs no line');
 });
