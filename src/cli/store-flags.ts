@@ -3,6 +3,7 @@
  * a postgres:// URL selects PostgreSQL for that run, like SVC_DATABASE_URL.
  */
 import type { StoreFlags } from '../config/paths.ts';
+import { SvcError } from '../lib/errors.ts';
 
 export const databaseUrlArg = {
   'database-url': {
@@ -15,4 +16,11 @@ export const databaseUrlArg = {
 /** The store flags of a command's parsed args. */
 export function storeFlagsOf(args: { 'db-path'?: string; 'database-url'?: string }): StoreFlags {
   return { dbPath: args['db-path'], databaseUrl: args['database-url'] };
+}
+
+/** A file argument left empty (an unset shell variable) is a usage error, never the current folder. */
+export function requireFilePath(value: string, name: string, hint = ''): string {
+  if (value.trim() === '')
+    throw new SvcError('usage_error', { message: `${name} needs a file path${hint}.` });
+  return value;
 }

@@ -148,6 +148,24 @@ test('a backup argument that is a folder or a cut-off file is refused with advic
   for (const r of [cut]) assert.doesNotMatch(r.stderr, /--db-path|SVC_DB_PATH|trace store/);
 });
 
+test('an empty file argument (an unset shell variable) is a usage error naming it, not a path to the current folder', async () => {
+  assertRefused(
+    await runSvc(['backup', '', '--db-path', live], { env }),
+    2,
+    /^svc: DEST_FILE needs a file path\.$/,
+  );
+  assertRefused(
+    await runSvc(['restore', ' ', '--db-path', p('fresh4/svc.db')], { env }),
+    2,
+    /^svc: BACKUP_FILE needs a file path\.$/,
+  );
+  assertRefused(
+    await runSvc(['analytics', 'user-export', 'usr_writer', '--out', '', '--db-path', live], { env }),
+    2,
+    /^svc: --out needs a file path; leave it out to write to stdout\.$/,
+  );
+});
+
 test('on PostgreSQL, backup and restore point to pg_dump / pg_restore and exit 1, never echoing the password', async () => {
   const url = 'postgres://svc:s3cret-pw@127.0.0.1:1/svc';
   const viaEnv = isolatedEnv(tmp.dir, { SVC_DATABASE_URL: url });

@@ -3,7 +3,7 @@ import { readEnv } from '../../config/env.ts';
 import { resolveStoreTarget } from '../../config/paths.ts';
 import { backupStore, formatSummaryLines, sqliteFileOf } from '../../store/backup.ts';
 import { invokedUnderGateway } from '../scope.ts';
-import { databaseUrlArg, storeFlagsOf } from '../store-flags.ts';
+import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../store-flags.ts';
 
 export default defineCommand({
   meta: { name: 'backup', description: 'Take a hot, WAL-safe single-file snapshot of the trace store' },
@@ -19,7 +19,7 @@ export default defineCommand({
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
     const source = sqliteFileOf(resolveStoreTarget(readEnv(), storeFlagsOf(args), scope), 'backup');
-    const r = await backupStore(source, args.dest_file);
+    const r = await backupStore(source, requireFilePath(args.dest_file, 'DEST_FILE'));
     const lines = formatSummaryLines([
       ['source', r.source],
       ['destination', r.destination],

@@ -4,7 +4,7 @@ import { resolveStoreTarget } from '../../config/paths.ts';
 import { formatSummaryLines, sqliteFileOf } from '../../store/backup.ts';
 import { restoreStore } from '../../store/restore.ts';
 import { invokedUnderGateway } from '../scope.ts';
-import { databaseUrlArg, storeFlagsOf } from '../store-flags.ts';
+import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../store-flags.ts';
 
 export default defineCommand({
   meta: { name: 'restore', description: 'Replace the trace store with a verified backup' },
@@ -21,7 +21,8 @@ export default defineCommand({
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
     const dbPath = sqliteFileOf(resolveStoreTarget(readEnv(), storeFlagsOf(args), scope), 'restore');
-    const r = await restoreStore({ backup: args.backup_file, dbPath, force: args.force === true });
+    const backup = requireFilePath(args.backup_file, 'BACKUP_FILE');
+    const r = await restoreStore({ backup, dbPath, force: args.force === true });
     const lines = formatSummaryLines([
       ['backup', r.backup],
       ['destination', r.destination],

@@ -10,7 +10,7 @@ import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { removeQuietly, tempPathBeside } from '../../../store/files.ts';
 import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
-import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
+import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../../store-flags.ts';
 
 export default defineCommand({
   meta: { name: 'user-export', description: "Stream one user's events as JSON lines" },
@@ -31,7 +31,10 @@ export default defineCommand({
   async run({ args }) {
     const userId = assertUserId(args.user_id);
     const window = resolveWindow({ from: args.from, to: args.to }, { names: { from: '--from', to: '--to' } });
-    const out = args.out;
+    const out =
+      args.out === undefined
+        ? undefined
+        : requireFilePath(args.out, '--out', '; leave it out to write to stdout');
     await withRuntime(storeFlagsOf(args), async (rt) => {
       if (out === undefined) {
         await runUserExport(rt, { userId, window }, stdoutSink());
