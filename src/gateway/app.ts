@@ -91,14 +91,16 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   return app;
 }
 
-/** The shape of a path: from the route, or for GET /v1/models from the `anthropic-version` header. */
+/** The shape of a path: from the route, or under /v1/models from the `anthropic-version` header. */
 export function resolveShape(path: string, headers: Headers): InboundShape | undefined {
   // every path under /v1/messages answers in the Anthropic shape, 404 and 405 included (issue 13)
   if (path === '/v1/messages' || path.startsWith('/v1/messages/')) return 'anthropic';
   if (path === '/v1/chat/completions' || path.startsWith('/v1/chat/completions/')) return 'openai';
   // a stored-response path (`GET /v1/responses/{id}`) is not served, but answers as the OpenAI SDK expects
   if (path === '/v1/responses' || path.startsWith('/v1/responses/')) return 'openai_responses';
-  if (path === '/v1/models') return headers.has('anthropic-version') ? 'anthropic' : 'openai';
+  // one model (`GET /v1/models/{id}`, the SDKs' models.retrieve) is not served, but its 404 is in the SDK's shape
+  if (path === '/v1/models' || path.startsWith('/v1/models/'))
+    return headers.has('anthropic-version') ? 'anthropic' : 'openai';
   return undefined;
 }
 

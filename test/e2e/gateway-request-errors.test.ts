@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 
 const MAX_BODY_BYTES = 2048;
@@ -242,6 +244,21 @@ test('GET /v1/models lists only the models the key may use, in the shape asked f
     assert.deepEqual(fromOpenAI.sort(), await openaiIds(stack.token));
     assert.deepEqual(fromAnthropic.sort(), await openaiIds(stack.token));
     assert.equal(stack.fake.requests.length, 0, 'the list is the gateway own, not the upstream');
+  });
+
+  await t.test('models.retrieve (not served) is each SDK own NotFoundError, in its error shape', async () => {
+    // the gateway lists models but does not describe one; the 404 says so in the shape the SDK reads
+    await assert.rejects(
+      stack.anthropic.models.retrieve('anthropic:claude-haiku-4-5'),
+      (err) =>
+        err instanceof Anthropic.NotFoundError &&
+        err.type === 'not_found_error' &&
+        /No route for GET \/v1\/models\//.test(String(err.apiMessage)),
+    );
+    await assert.rejects(
+      stack.openai.models.retrieve('openai:gpt-5-mini'),
+      (err) => err instanceof OpenAI.NotFoundError && err.code === 'not_found',
+    );
   });
 
   await t.test('GET /v1/models needs a token', async () => {
