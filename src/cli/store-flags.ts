@@ -1,6 +1,7 @@
 /**
  * @module The `--database-url` flag every store command takes beside `--db-path` (DECISIONS §2 paths):
- * a postgres:// URL selects PostgreSQL for that run, like SVC_DATABASE_URL.
+ * a postgres:// URL selects PostgreSQL for that run, like SVC_DATABASE_URL. Also the check that a file
+ * argument is not empty.
  */
 import type { StoreFlags } from '../config/paths.ts';
 import { SvcError } from '../lib/errors.ts';
