@@ -3,12 +3,13 @@
  * are passed through unchanged (no line numbers) so the model can quote them to edit_file; the output is capped
  * at 256 KiB with a note. A binary file is reported by size instead of shown.
  */
-import { constants } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import * as v from 'valibot';
+import { openRegular } from './file-io.ts';
 import { cutNote, decodeCut, fail, fsFailure, isFailure, looksBinary, parseInput } from './result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
-import { O_NOFOLLOW, resolveWorkspacePath } from './workspace-path.ts';
+import { resolveWorkspacePath } from './workspace-path.ts';
 
 export const READ_CAP_BYTES = 256 * 1024;
 
@@ -44,15 +45,16 @@ async function runReadFile(input: unknown, ctx: ToolContext): Promise<ToolResult
   const { path, offset = 1, limit } = parsed.value;
   const target = await resolveWorkspacePath(ctx.workspace, path);
   if (isFailure(target)) return target;
-  let fh: FileHandle;
+  let opened: { fh: FileHandle; stat: Stats };
   try {
-    fh = await open(target.real, constants.O_RDONLY | O_NOFOLLOW);
+    opened = await openRegular(target.real, constants.O_RDONLY);
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EISDIR')
+      return fail('invalid_input', `${target.rel} is a directory; use list_files`);
     return fsFailure(err, target.rel);
   }
+  const { fh, stat } = opened;
   try {
-    const stat = await fh.stat();
-    if (stat.isDirectory()) return fail('invalid_input', `${target.rel} is a directory; use list_files`);
     const { bytes, truncated, binary } = await readLines(fh, offset, limit);
     if (binary)
       return { ok: true, output: `(${target.rel} is a binary file of ${stat.size} bytes; not shown)` };

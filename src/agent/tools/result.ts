@@ -63,6 +63,12 @@ export function fsFailure(err: unknown, rel: string): ToolFailure {
     case 'EACCES':
     case 'EPERM':
       return fail('permission_denied', `${rel}: permission denied`);
+    case 'ENOTREG': // file-io.ts: a FIFO, socket or device
+    case 'ENXIO': // a FIFO opened for writing with no reader
+      return fail(
+        'invalid_input',
+        `${rel} is not a regular file (a named pipe, socket or device); the tools read and write regular files only`,
+      );
     case 'ELOOP':
       // The checked path is a real path, so a symlink here was swapped in after the check.
       return fail('outside_workspace', `${rel} is (or became) a symlink; refused`);

@@ -4,15 +4,16 @@
  * (no .git, node_modules or symlinks), skips binary files and files over 8 MiB, and caps the output at 64 KiB.
  */
 import { constants } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { RE2JS } from 're2js';
 import * as v from 'valibot';
 import { compileWorkspaceMatcher } from '../../routing/glob.ts';
+import { NOT_REGULAR, openRegular } from './file-io.ts';
 import { cutNote, fail, fsFailure, isFailure, looksBinary, parseInput } from './result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
 import { walk } from './walk.ts';
-import { O_NOFOLLOW, resolveWorkspacePath } from './workspace-path.ts';
+import { resolveWorkspacePath } from './workspace-path.ts';
 
 export const SEARCH_CAP_BYTES = 64 * 1024;
 export const SEARCH_MAX_FILE_BYTES = 8 * 1024 * 1024;
@@ -67,7 +68,9 @@ async function runSearchFiles(input: unknown, ctx: ToolContext): Promise<ToolRes
   const keep = globFilter(parsed.value.glob);
   const out = { lines: [] as string[], bytes: 0, skippedLarge: 0 };
   try {
-    const isDir = (await stat(start.real)).isDirectory();
+    const found = await stat(start.real);
+    const isDir = found.isDirectory();
+    if (!isDir && !found.isFile()) return fsFailure({ code: NOT_REGULAR }, start.rel);
     const files = isDir ? filesBelow(start.real, ctx.signal) : single(start.real);
     for await (const file of files) {
       if (isDir && !keep(path.relative(start.real, file))) continue;
@@ -93,9 +96,9 @@ interface Found {
 async function searchFile(abs: string, rel: string, re: RE2JS, out: Found): Promise<boolean> {
   let text: Buffer;
   try {
-    const fh = await open(abs, constants.O_RDONLY | O_NOFOLLOW);
+    const { fh, stat: st } = await openRegular(abs, constants.O_RDONLY);
     try {
-      if ((await fh.stat()).size > SEARCH_MAX_FILE_BYTES) {
+      if (st.size > SEARCH_MAX_FILE_BYTES) {
         out.skippedLarge += 1;
         return false;
       }
@@ -104,7 +107,7 @@ async function searchFile(abs: string, rel: string, re: RE2JS, out: Found): Prom
       await fh.close();
     }
   } catch {
-    return false; // vanished, unreadable or swapped for a symlink since the walk: not searched
+    return false; // vanished, unreadable or swapped for a symlink or a pipe since the walk: not searched
   }
   if (looksBinary(text)) return false;
   const lines = text.toString('utf8').split('\n');
