@@ -127,6 +127,21 @@ test('the table view names the window and shows the rows', async () => {
   assert.match(empty.stdout, /no data in this window/);
 });
 
+test('the table writes small amounts as decimals (a call of a cheap model costs under $0.000001)', async () => {
+  const tiny = join(tmp.dir, 'tiny.db');
+  const store = await openStore(tiny);
+  insertEvents(store.db, 2, (i) =>
+    callEvent(seqId(i), { at: i * 1_000_000, model: 'openai:gpt-5-nano', cost: '0.00000025', key: 'gk_n' }),
+  );
+  await store.close();
+  for (const report of [['cost'], ['cost', '--group-by', 'none'], ['by-key'], ['savings']]) {
+    const r = await runSvc(['analytics', ...report, ...WINDOW, '--db-path', tiny], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /\de-\d/, `${report.join(' ')}:\n${r.stdout}`);
+    if (report[0] !== 'savings') assert.match(r.stdout, /\s0\.0000005(\s|$)/m, r.stdout);
+  }
+});
+
 test('bad flags exit 2 with one sentence; a missing store exits 1', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['cost', '--group-by', 'week'], /--group-by "week" is not one of model, provider/],

@@ -145,5 +145,10 @@ function renderReport<T>(answer: ReturnType<typeof envelope<T>>, spec: ReportSpe
 }
 
 function cell(value: Cell): string {
-  return value === null ? '-' : String(value);
+  if (value === null) return '-';
+  // String(5e-7) is '5e-7': a person reads amounts under a millionth as decimals too
+  return typeof value === 'number' ? PLAIN_NUMBER.format(value) : value;
 }
+
+/** The shortest decimal of a number, never in exponent form, without digit grouping. */
+const PLAIN_NUMBER = new Intl.NumberFormat('en-US', { useGrouping: false, maximumFractionDigits: 20 });
