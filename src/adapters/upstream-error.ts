@@ -160,6 +160,8 @@ export function classifyTransportError(err: unknown): UpstreamFailure {
 export function toSvcError(f: UpstreamFailure): SvcError {
   const details: Record<string, unknown> = { error_class: f.error_class, upstream_status: f.status };
   if (f.retry_after_ms !== undefined) details.retry_after_ms = f.retry_after_ms;
+  // a class that is retried by default but that the provider said not to retry (x-should-retry: false)
+  if (!f.retryable && RETRYABLE.has(f.error_class)) details.should_retry = false;
   if (f.upstream_type !== undefined) details.upstream_type = f.upstream_type;
   return new SvcError(f.code, { message: f.message, details });
 }

@@ -328,7 +328,11 @@ function completeCall(
 
 /** A rate limit or overload the client may retry always tells it how long to wait (wire-formats §4). */
 function withClientHint(policy: RetryPolicy, f: UpstreamFailure, attempts: number): UpstreamFailure {
-  if (f.retry_after_ms !== undefined || (f.error_class !== 'rate_limit' && f.error_class !== 'overloaded'))
+  if (
+    !f.retryable ||
+    f.retry_after_ms !== undefined ||
+    (f.error_class !== 'rate_limit' && f.error_class !== 'overloaded')
+  )
     return f;
   return { ...f, retry_after_ms: resolveClientRetryHint(policy, attempts) };
 }

@@ -324,6 +324,28 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     });
   }
 
+  await t.test(
+    "a provider's x-should-retry: false is obeyed: no retry, and the client is told the same",
+    async () => {
+      for (const [shape, model, fault, status] of [
+        ['anthropic', ANTHROPIC_MODEL, 'error=429;should-retry=false', 429],
+        ['openai', OPENAI_MODEL, 'error=503;should-retry=false', 503],
+        ['openai', ANTHROPIC_MODEL, 'error=529;should-retry=false', 503],
+      ] as const) {
+        fake.reset();
+        fake.setDefault(fault);
+        const o = await call(stack, shape, model);
+        fake.setDefault(undefined);
+        assert.equal(o.status, status, `${shape} → ${model}: ${fault}`);
+        assert.equal(fake.requests.length, 1, 'the gateway does not retry what the provider says not to');
+        // an SDK (and Claude Code) obeys x-should-retry before the status: true would retry what cannot help
+        assert.equal(o.headers?.get('x-should-retry'), 'false', `${shape} → ${model}: ${fault}`);
+        assert.equal(o.headers?.get('retry-after'), null, 'no invented wait for an answer not to retry');
+        assertOneFailure(stack, o.turnId!, status === 429 ? 'rate_limit' : 'overloaded');
+      }
+    },
+  );
+
   await t.test('a reset mid-stream ends the Anthropic stream with an error event', async () => {
     fake.script(['reset-after=3']);
     const { data: stream, response } = await stack.anthropic.messages

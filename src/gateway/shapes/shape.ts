@@ -124,14 +124,15 @@ export function errorParts(value: unknown): ErrorParts {
     value instanceof SvcError
       ? value
       : new SvcError('internal_error', { message: 'internal error', cause: value });
-  const { key_id, revoked_at, retry_after_ms, ...rest } = err.details ?? {};
+  const { key_id, revoked_at, retry_after_ms, should_retry, ...rest } = err.details ?? {};
   const extra: Record<string, unknown> = {};
   if (key_id !== undefined) extra.key_id = key_id;
   if (revoked_at !== undefined) extra.revoked_at = revoked_at;
   if (Object.keys(rest).length > 0) extra.details = rest;
   const headers: Record<string, string> = {};
   // SDKs obey x-should-retry before the status (wire-formats §4; DECISIONS §4 for quota_exceeded)
-  const shouldRetry = shouldRetryFor(err.code);
+  // ...unless the provider said that no retry helps (its own x-should-retry: false)
+  const shouldRetry = should_retry === false ? false : shouldRetryFor(err.code);
   if (shouldRetry !== undefined) headers['x-should-retry'] = String(shouldRetry);
   const wait = typeof retry_after_ms === 'number' && retry_after_ms >= 0 ? retry_after_ms : undefined;
   if (wait !== undefined) {
