@@ -74,3 +74,14 @@ test('backup and restore help names both store variables, as svc gateway backup 
     assert.match(r.stdout, /--db-path=<db_path>.*SVC_GATEWAY_DB_PATH.*SVC_DB_PATH/, p.join(' '));
   }
 });
+
+test('window flags say how a time without a zone is read (UTC), since one is accepted', async () => {
+  for (const p of [
+    ['analytics', 'cost'],
+    ['analytics', 'user-export'],
+  ]) {
+    const r = await runSvc([...p, '--help'], { env });
+    assert.match(r.stdout, /--from=<from>\s+Window start, ISO 8601, UTC without a zone/, p.join(' '));
+    assert.doesNotMatch(r.stdout, /with a zone/, p.join(' '));
+  }
+});

@@ -25,9 +25,9 @@ export const flagName: ParamNamer = (name) => `--${name.replaceAll('_', '-')}`;
 export const windowArgs = {
   from: {
     type: 'string',
-    description: 'Window start, ISO 8601 with a zone (inclusive; default 7 days before --to)',
+    description: 'Window start, ISO 8601, UTC without a zone (inclusive; default 7 days before --to)',
   },
-  to: { type: 'string', description: 'Window end, ISO 8601 with a zone (exclusive; default now)' },
+  to: { type: 'string', description: 'Window end, ISO 8601, UTC without a zone (exclusive; default now)' },
 } as const;
 
 const commonArgs = {

@@ -16,8 +16,14 @@ export default defineCommand({
   meta: { name: 'user-export', description: "Stream one user's events as JSON lines" },
   args: {
     user_id: { type: 'positional', required: true, description: 'User id (^[A-Za-z0-9_-]{1,200}$)' },
-    from: { type: 'string', description: 'Window start, ISO 8601 with a zone (inclusive; default all time)' },
-    to: { type: 'string', description: 'Window end, ISO 8601 with a zone (exclusive; default all time)' },
+    from: {
+      type: 'string',
+      description: 'Window start, ISO 8601, UTC without a zone (inclusive; default all time)',
+    },
+    to: {
+      type: 'string',
+      description: 'Window end, ISO 8601, UTC without a zone (exclusive; default all time)',
+    },
     out: {
       type: 'string',
       description: 'Write to this file (mode 0600, replaced when complete) instead of stdout',
