@@ -7,6 +7,7 @@
  * console error or failed request happens on the way.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -99,13 +100,17 @@ function events(nowUs: number): SeedEvent[] {
   return list.map((make, i) => make(seqId(i)));
 }
 
-async function serveDashboard(t: { after: (fn: () => unknown) => void }, seeded: boolean) {
+async function serveDashboard(
+  t: { after: (fn: () => unknown) => void },
+  seeded: boolean,
+  env: Record<string, string> = {},
+) {
   const browser = await launchChromium(t);
   const tmp = makeTempDir('svc-pages-');
   t.after(() => tmp.cleanup());
   const list = seeded ? events(Date.now() * 1000) : [];
   await seedStore(join(tmp.dir, 'svc.db'), list.length, (i) => list[i]);
-  const server = await startAgentServer(t, { home: tmp.dir });
+  const server = await startAgentServer(t, { home: tmp.dir, env });
   const context = await browser.newContext({ timezoneId: ZONE, locale: 'en-US' });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
@@ -316,4 +321,33 @@ test('an empty store says how to get data in, on every tab', { skip }, async (t)
   await page.locator('[data-field="empty"]').waitFor();
   assert.equal(await page.locator('[data-field="callout"]').count(), 0);
   assert.deepEqual(problems, []);
+});
+
+test('a price table without a default baseline still shows the Cost tab, with savings marked unavailable', {
+  skip,
+}, async (t) => {
+  // an OpenAI-only models.yaml: no balanced anthropic model, so GET /analytics/savings has no default baseline
+  const dir = makeTempDir('svc-pages-models-');
+  t.after(() => dir.cleanup());
+  const models = join(dir.dir, 'models.yaml');
+  writeFileSync(
+    models,
+    [
+      'pricing_version: openai-only',
+      'models:',
+      '  - id: openai:gpt-5-mini',
+      '    tier: fast',
+      '    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }',
+      '    prices: { input: 0.25, output: 2 }',
+      '',
+    ].join('\n'),
+  );
+  const { page, problems } = await serveDashboard(t, true, { SVC_MODELS: models });
+  await page.locator('[data-field="total-cost"][data-value="1.5"]').waitFor();
+  assert.match(await text(page, '[data-field="savings-error"]'), /no balanced model/);
+  assert.ok((await page.locator('[data-field="model-cost"]').count()) > 0);
+  assert.ok((await page.locator('#cost-chart').boundingBox())!.height > 0);
+  // the one refused request is the savings figure the page then marks unavailable
+  const others = problems.filter((p) => !/\/analytics\/savings|status of 400/.test(p));
+  assert.deepEqual(others, []);
 });

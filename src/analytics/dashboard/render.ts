@@ -24,13 +24,13 @@ import {
 export interface CostTabData {
   total: CostRow;
   byModel: CostRow[];
-  savings: SavingsData;
+  /** The savings answer, or why it was refused (a price table with no default baseline). */
+  savings: SavingsData | { error: string };
   cache: CacheEffectivenessRow[];
 }
 
 export function renderCostTab(d: CostTabData): string {
   if (d.total.call_count === 0) return renderEmpty();
-  const s = savingsView(d.savings);
   const input = d.cache.reduce(
     (n, r) => n + r.uncached_input_tokens + r.cached_input_tokens + r.cache_creation_tokens,
     0,
@@ -39,11 +39,7 @@ export function renderCostTab(d: CostTabData): string {
   return `<div class="tiles">
   ${tile('Spend', money(d.total.cost_usd, 'total-cost'))}
   ${tile('Calls', count(d.total.call_count, 'total-calls'))}
-  <div class="tile${s.negative ? ' negative' : ''}"><h3>Savings vs ${esc(s.baseline)}</h3>
-    <p class="figure" data-field="savings-usd" data-value="${d.savings.savings_usd}">${esc(s.amount)}</p>
-    ${s.percent === null ? '' : `<p class="sub" data-field="savings-pct" data-value="${d.savings.savings_pct}">${esc(s.percent)} of the baseline</p>`}
-    ${s.warning === null ? '' : `<p class="warning" data-field="savings-warning">⚠ ${esc(s.warning)}</p>`}
-  </div>
+  ${savingsTile(d.savings)}
   ${tile('Cache hit rate', input === 0 ? '<p class="figure">–</p>' : `<p class="figure" data-field="cache-hit-rate" data-value="${cached / input}">${formatPercent(cached / input)}</p>`)}
 </div>
 <section><h2>Spend over time</h2><div class="chart"><canvas id="cost-chart" aria-label="Spend over time"></canvas></div></section>
@@ -59,6 +55,17 @@ export function renderCostTab(d: CostTabData): string {
       r.avg_latency_ms === null ? '–' : `${formatCount(Math.round(r.avg_latency_ms))} ms`,
     ]),
   )}</section>`;
+}
+
+function savingsTile(savings: CostTabData['savings']): string {
+  if ('error' in savings)
+    return `<div class="tile"><h3>Savings</h3><p class="warning" data-field="savings-error">Unavailable: ${esc(savings.error)}</p></div>`;
+  const s = savingsView(savings);
+  return `<div class="tile${s.negative ? ' negative' : ''}"><h3>Savings vs ${esc(s.baseline)}</h3>
+    <p class="figure" data-field="savings-usd" data-value="${savings.savings_usd}">${esc(s.amount)}</p>
+    ${s.percent === null ? '' : `<p class="sub" data-field="savings-pct" data-value="${savings.savings_pct}">${esc(s.percent)} of the baseline</p>`}
+    ${s.warning === null ? '' : `<p class="warning" data-field="savings-warning">⚠ ${esc(s.warning)}</p>`}
+  </div>`;
 }
 
 export interface ActivityTabData {

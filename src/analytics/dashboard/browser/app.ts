@@ -58,7 +58,8 @@ async function renderTab(tab: Tab, w: UtcWindow): Promise<string> {
     const [total, byModel, savings, cache] = await Promise.all([
       api<any>('cost', { ...w, group_by: 'none' }),
       api<any>('cost', { ...w, group_by: 'model' }),
-      api<any>('savings', w),
+      // savings alone may be refused (no default baseline in the price table): the rest still shows
+      api<any>('savings', w).catch((err: unknown) => ({ error: (err as Error).message })),
       api<any>('cache_effectiveness', w),
     ]);
     return renderCostTab({ total, byModel, savings, cache });
