@@ -53,6 +53,13 @@ export interface TraceWriterOptions {
  */
 export const LAZY_COMMIT_MS = 250;
 
+/**
+ * Dropped events are logged at most once per this interval: a store that refuses every write (a full disk)
+ * drops every event, and a line per event flooded the log. The first drop is logged at once; later ones
+ * are counted and reported when the interval ends (or at stop).
+ */
+export const DROP_LOG_INTERVAL_MS = 30_000;
+
 /** Events that open a unit of work; something that closes it always follows (or the stop flushes it). */
 const OPENING_EVENTS: ReadonlySet<string> = new Set([
   'route.decided',
@@ -71,6 +78,14 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   const { store, log } = options;
   const maxAttempts = options.maxAttempts ?? 8;
   const stats = { commits: 0, rows: 0, dropped: 0 };
+  const drops = {
+    events: 0,
+    ids: [] as string[],
+    attempts: 0,
+    message: '',
+    loggedAtMs: Number.NEGATIVE_INFINITY,
+    timer: undefined as NodeJS.Timeout | undefined,
+  };
   let queue: Pending[] = [];
   let scheduled = false;
   let running: Promise<void> | undefined;
@@ -138,13 +153,30 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
 
   function drop(batch: Pending[], err: unknown, attempts: number): void {
     stats.dropped += batch.length;
-    log.error('trace writer dropped events', {
-      events: batch.length,
-      event_ids: batch.slice(0, 5).map((p) => p.row.id),
-      attempts,
-      message: errorMessage(err),
-    });
+    drops.events += batch.length;
+    for (const p of batch) if (drops.ids.length < 5) drops.ids.push(p.row.id);
+    drops.attempts = attempts;
+    drops.message = errorMessage(err);
+    const wait = drops.loggedAtMs + DROP_LOG_INTERVAL_MS - Date.now();
+    if (wait <= 0) logDrops();
+    else drops.timer ??= setTimeout(logDrops, wait).unref();
     for (const p of batch) p.resolve(false);
+  }
+
+  /** One line for every event dropped since the last line. */
+  function logDrops(): void {
+    clearTimeout(drops.timer);
+    drops.timer = undefined;
+    if (drops.events === 0) return;
+    log.error('trace writer dropped events', {
+      events: drops.events,
+      event_ids: drops.ids,
+      attempts: drops.attempts,
+      message: drops.message,
+    });
+    drops.loggedAtMs = Date.now();
+    drops.events = 0;
+    drops.ids = [];
   }
 
   async function commitBatch(batch: Pending[]): Promise<void> {
@@ -181,6 +213,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     async stop() {
       while (queue.length > 0 || running || scheduled) await flush();
       stopped = true;
+      logDrops();
     },
     subscriber: { name: 'trace_writer', durable: true, handle: write },
     get pending() {

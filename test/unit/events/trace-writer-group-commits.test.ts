@@ -148,6 +148,24 @@ describeEachEngine('trace writer', postgres, (engine) => {
     assert.ok(lines.some((l) => JSON.parse(l).msg === 'trace writer dropped events'));
   });
 
+  test('a store that refuses every write (disk full) is one error line per 30 s with the count, not one per event', async (t) => {
+    const lines: string[] = [];
+    const r = await rig(t, createLogger({ write: (l) => void lines.push(l) }));
+    const good = r.bus.publish({ type: 'turn.completed', payload: {} });
+    await good.committed;
+    // each duplicate is refused by the database, in a transaction of its own, as every event is on a full disk
+    for (let i = 0; i < 50; i++) assert.equal(await r.writer.write(good.event), false);
+    const dropLines = () =>
+      lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'trace writer dropped events');
+    assert.equal(dropLines().length, 1, 'the first drop is logged at once, the rest are counted');
+    assert.equal(dropLines()[0].events, 1);
+    await r.writer.stop();
+    // the stop (or the end of the 30 s) reports what was counted meanwhile
+    assert.equal(dropLines().length, 2);
+    assert.equal(dropLines()[1].events, 49);
+    assert.equal(r.writer.stats.dropped, 50);
+  });
+
   test('a payload that cannot be serialised is reported by the bus, not thrown at the publisher', async (t) => {
     const r = await rig(t);
     const p = r.bus.publish({
