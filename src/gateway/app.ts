@@ -181,6 +181,7 @@ function logFields(c: Context): Record<string, unknown> {
     model: g.get('model') ?? null,
     routed_model: g.get('routedModel') ?? null,
     routed_by: g.get('routedBy') ?? null,
+    ...(g.get('droppedTools') ? { dropped_tools: g.get('droppedTools') } : {}),
   };
 }
 

@@ -16,6 +16,8 @@ export interface GatewayVariables {
   routedModel: string;
   /** The routing policy whose entry won (`rule`, `global_default`, …), for the request log. */
   routedBy: string;
+  /** Hosted tools a translated Responses request went without (`svc-dropped-tools`), for the request log. */
+  droppedTools: string;
   /** Resolved `Svc-API-Version` on the service-owned path /healthz (http/versioning.ts). */
   apiVersion: string;
 }

@@ -30,6 +30,7 @@ import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboun
 import type { KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
+import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
 import { SHAPES } from './shapes/shapes.ts';
 import type { SpendToday } from './spend-today.ts';
@@ -112,6 +113,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
         const wire = sameWireOps(adapter, shapeName);
         const sameWire = wire !== undefined;
+        // hosted web search (Codex always offers it) is left out on another wire, and the answer says so
+        const dropped =
+          shapeName === 'openai_responses' && !sameWire ? droppedHostedTools(received).join(', ') : '';
+        const droppedHeader: Record<string, string> = dropped ? { [DROPPED_TOOLS_HEADER]: dropped } : {};
+        if (dropped) {
+          c.set('droppedTools', dropped);
+          c.header(DROPPED_TOOLS_HEADER, dropped);
+        }
         // a Responses follow-up that names this key's earlier answers on a translated model: spelled out,
         // on any model (an OpenAI model gets them as plain input items, since OpenAI never stored them)
         const kept = shapeName === 'openai_responses' ? deps.storedResponses : undefined;
@@ -174,7 +183,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             maxSseLineBytes: deps.upstreamLimits.maxSseLineBytes,
             signal,
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
-            headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id },
+            headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id, ...droppedHeader },
             turn,
             ...(stored ? { onResponse: remember } : {}),
           });

@@ -3,7 +3,8 @@
  * with the custom provider of the README (`base_url` = the gateway root plus `/v1`, `wire_api =
  * "responses"`, the key in an environment variable). Issue 13: its default model (`gpt-6.1-sol`) reaches
  * an OpenAI model by a native-name rule and its Responses request is forwarded as it is; pointed at a Claude
- * model (`-m haiku`), its Codex-only `namespace` tool is refused with a 400 that says so, never a wrong answer.
+ * model (`-m haiku`) its request is translated: the `namespace` tool's functions flattened, the hosted web
+ * search left out (named in `svc-dropped-tools`), and a tool call Codex runs comes back under its call id.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -95,12 +96,30 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   );
 
   await t.test(
-    'pointed at a Claude model it gets a 400 that names its Codex-only namespace tool',
+    'pointed at a Claude model it works: its namespace tool is flattened, hosted web search left out, and a tool round trip completes',
     async () => {
-      const run = await codex(stack, tmp.dir, ['-m', 'haiku', 'say hi']);
-      assert.notEqual(run.code, 0);
-      assert.match(run.stderr, /tools\.\d+: a tool of type namespace can be served only by an OpenAI model/);
-      assert.equal(fake.requests.length, 0);
+      const run = await codex(stack, tmp.dir, ['-m', 'haiku', 'list the files [[fake:tool_call]]']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Tool result received: /);
+      const sent = fake.requests.filter((r) => r.path === '/v1/messages');
+      assert.equal(sent.length, 2, 'the call, then the answer to its output');
+      const tools = (sent[0].body as { tools: Array<{ name: string }> }).tools.map((x) => x.name);
+      assert.ok(tools.includes('exec_command'), tools.join(', '));
+      assert.ok(tools.includes('multi_agent_v1__spawn_agent'), tools.join(', '));
+      assert.ok(!tools.some((n) => n.includes('web_search')), tools.join(', '));
+      // Codex ran the call and sent its output back under the same call id
+      const history = JSON.stringify((sent[1].body as { messages: unknown }).messages);
+      assert.match(history, /"type":"tool_use","id":"(toolu_[^"]+)","name":"exec_command"/);
+      const id = /"type":"tool_use","id":"(toolu_[^"]+)"/.exec(history)![1];
+      assert.ok(history.includes(`"tool_use_id":"${id}"`));
+      const done = readEvents(stack.files.db, 'llm.call_completed').slice(-2);
+      assert.deepEqual(
+        done.map((e) => [e.payload.model, e.payload.inbound_shape, e.payload.stop_reason]),
+        [
+          ['anthropic:claude-haiku-4-5', 'openai_responses', 'tool_use'],
+          ['anthropic:claude-haiku-4-5', 'openai_responses', 'end_turn'],
+        ],
+      );
     },
   );
 });

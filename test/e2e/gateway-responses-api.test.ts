@@ -278,6 +278,69 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    "Codex's tools on a Claude model: a namespace's functions are flattened and called back by name and namespace; hosted web search is left out and named in svc-dropped-tools",
+    async () => {
+      const lookup = { ...WEATHER, name: 'lookup' };
+      const tools = [
+        { type: 'namespace', name: 'crm', description: 'CRM tools', tools: [lookup] },
+        WEATHER,
+        { type: 'web_search', external_web_access: false },
+      ] as unknown as FunctionTool[];
+      const ask: ResponseInputItem[] = [{ role: 'user', content: 'find Ada [[fake:tool_call]]' }];
+      const { data: call, response } = await client.responses
+        .create({ model: 'haiku', input: ask, tools })
+        .withResponse();
+      assert.equal(response.headers.get('svc-dropped-tools'), 'web_search');
+      const upstream = fake.requests[0].body as { tools: Array<{ name: string; type?: string }> };
+      assert.deepEqual(
+        upstream.tools.map((x) => x.name),
+        ['crm__lookup', 'get_weather'],
+      );
+      const fc = call.output.find((o) => o.type === 'function_call');
+      assert.ok(fc && fc.type === 'function_call');
+      assert.equal(fc.name, 'lookup');
+      assert.equal(fc.namespace, 'crm');
+      // the call comes back in the history as the client got it, and goes upstream flattened again
+      fake.reset();
+      const answer = await client.responses.create({
+        model: 'haiku',
+        tools,
+        input: [
+          ...ask,
+          {
+            type: 'function_call',
+            call_id: fc.call_id,
+            name: 'lookup',
+            namespace: 'crm',
+            arguments: fc.arguments,
+          },
+          { type: 'function_call_output', call_id: fc.call_id, output: 'Ada, London' },
+        ] as ResponseInputItem[],
+      });
+      assert.equal(answer.output_text, 'Tool result received: Ada, London');
+      const history = (fake.requests[0].body as { messages: Array<{ content: unknown }> }).messages;
+      assert.ok(JSON.stringify(history).includes('"name":"crm__lookup"'));
+      // streamed: the item and the arguments.done event name the member, with its namespace
+      fake.reset();
+      const stream = client.responses.stream({ model: 'haiku', input: ask, tools });
+      let argsDone: string | undefined;
+      for await (const e of stream) if (e.type === 'response.function_call_arguments.done') argsDone = e.name;
+      const final = await stream.finalResponse();
+      const streamed = final.output.find((o) => o.type === 'function_call');
+      assert.ok(streamed && streamed.type === 'function_call');
+      assert.deepEqual([streamed.name, streamed.namespace, argsDone], ['lookup', 'crm', 'lookup']);
+      // an OpenAI model gets the client's tools untouched, web search included
+      fake.reset();
+      const same = await client.responses.create({ model: 'mini', input: 'hi', tools }).withResponse();
+      assert.equal(same.response.headers.get('svc-dropped-tools'), null);
+      assert.deepEqual(
+        (fake.requests[0].body as { tools: unknown }).tools,
+        JSON.parse(JSON.stringify(tools)),
+      );
+    },
+  );
+
+  await t.test(
     'previous_response_id on a model that is not OpenAI is a 400 that says what works',
     async () => {
       await assert.rejects(
@@ -298,7 +361,10 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       ] as unknown as ResponseInputItem[];
       const cases: Array<[Partial<ResponseCreateParamsNonStreaming>, string]> = [
         [{ input: codexLike }, '400 input.0: an input item of type additional_tools'],
-        [{ tools: [{ type: 'web_search' }] }, '400 tools.0: a tool of type web_search'],
+        [
+          { tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] },
+          '400 tools.0: a tool of type file_search',
+        ],
       ];
       for (const [params, field] of cases) {
         await assert.rejects(

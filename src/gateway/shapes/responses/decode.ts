@@ -6,6 +6,7 @@
  * tools, `item_reference`, files) are kept raw: an OpenAI model receives them untouched (same wire), any
  * other adapter refuses them with a 400 naming their type.
  */
+import type * as v from 'valibot';
 import type {
   CanonicalMessage,
   ContentBlock,
@@ -18,6 +19,7 @@ import { parseToolInput } from '../../../canonical/stream.ts';
 import { decodeImageUrl } from '../openai/decode.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
 import { REDACTED_REASONING_PREFIX } from './encode.ts';
+import { flatToolName, isDroppableHostedTool } from './namespaces.ts';
 import {
   FunctionCallOutputSchema,
   FunctionCallSchema,
@@ -25,10 +27,14 @@ import {
   InputTextSchema,
   KNOWN_FIELDS,
   MessageItemSchema,
+  NamespaceToolSchema,
   ReasoningItemSchema,
   type ResponsesRequest,
   ResponsesRequestSchema,
+  type ToolSchema,
 } from './schema.ts';
+
+type ResponsesTool = v.InferOutput<typeof ToolSchema>;
 
 /** Validation of the whole body: items are typed by `type`, so only a decode checks them. */
 export function validateResponsesRequest(body: unknown): InboundSummary {
@@ -150,13 +156,18 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
     }
   }
   const tools = Array.isArray(body.tools) ? (body.tools as Array<Record<string, unknown>>) : [];
-  for (const [i, tool] of tools.entries())
-    if (tool?.type !== 'function')
-      return {
-        param: `tools.${i}`,
-        what: `a tool of type ${String(tool?.type)}`,
-        instead: 'declare function tools only, or use an OpenAI model',
-      };
+  const instead = 'declare function tools only, or use an OpenAI model';
+  for (const [i, tool] of tools.entries()) {
+    if (tool?.type === 'function' || isDroppableHostedTool(tool?.type)) continue;
+    if (tool?.type === 'namespace' && Array.isArray(tool.tools)) {
+      // a namespace of functions is flattened (namespaces.ts); one holding another kind of tool is not
+      const members = tool.tools as Array<Record<string, unknown>>;
+      const j = members.findIndex((m) => m?.type !== 'function');
+      if (j < 0) continue;
+      return { param: `tools.${i}.tools.${j}`, what: `a tool of type ${String(members[j]?.type)}`, instead };
+    }
+    return { param: `tools.${i}`, what: `a tool of type ${String(tool?.type)}`, instead };
+  }
   return null;
 }
 
@@ -213,9 +224,8 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
       } else push(m.role, m.role === 'user' ? userContent(m.content, path) : textContent(m.content, path));
     } else if (type === 'function_call') {
       const c = parseOrThrow(FunctionCallSchema, item, path);
-      push('assistant', [
-        { type: 'tool_use', id: c.call_id, name: c.name, input: parseToolInput(c.arguments) },
-      ]);
+      const name = c.namespace ? flatToolName(c.namespace, c.name) : c.name;
+      push('assistant', [{ type: 'tool_use', id: c.call_id, name, input: parseToolInput(c.arguments) }]);
     } else if (type === 'function_call_output') {
       const o = parseOrThrow(FunctionCallOutputSchema, item, path);
       const content = typeof o.output === 'string' ? o.output : userContent(o.output, `${path}.output`);
@@ -280,18 +290,24 @@ function toolResultContent(
   );
 }
 
+/**
+ * Function tools as they are; a namespace's member functions flattened to `<namespace>__<name>`
+ * (namespaces.ts); hosted web search left out (an OpenAI model gets the client's bytes, tools and all);
+ * any other tool kept raw, for findOpenAIOnlyPart to refuse on another wire.
+ */
 function decodeTools(req: ResponsesRequest, out: CanonicalRequest): void {
-  let tools: CanonicalTool[] | undefined = req.tools?.map((t, i): CanonicalTool => {
-    if (t.type !== 'function') return { type: 'raw', wire: 'openai_responses', value: t };
-    if (!t.name) invalid(`tools.${i}.name`, 'required for a function tool');
-    const tool: CanonicalTool = {
-      type: 'function',
-      name: t.name,
-      input_schema: t.parameters ?? { type: 'object', properties: {} },
-    };
-    if (t.description != null) tool.description = t.description;
-    if (t.strict != null) tool.strict = t.strict;
-    return tool;
+  let tools: CanonicalTool[] | undefined = req.tools?.flatMap((t, i): CanonicalTool[] => {
+    if (t.type === 'function') return [functionTool(t, `tools.${i}`)];
+    if (isDroppableHostedTool(t.type)) return [];
+    if (t.type === 'namespace') {
+      const ns = parseOrThrow(NamespaceToolSchema, t, `tools.${i}`);
+      return ns.tools.map((m, j) =>
+        m.type === 'function'
+          ? functionTool(m, `tools.${i}.tools.${j}`, ns.name)
+          : { type: 'raw', wire: 'openai_responses', value: m },
+      );
+    }
+    return [{ type: 'raw', wire: 'openai_responses', value: t }];
   });
   let choice: ToolChoice | undefined;
   const c = req.tool_choice;
@@ -310,6 +326,18 @@ function decodeTools(req: ResponsesRequest, out: CanonicalRequest): void {
   }
   if (tools) out.tools = tools;
   if (choice) out.tool_choice = choice;
+}
+
+function functionTool(t: ResponsesTool, path: string, namespace?: string): CanonicalTool {
+  if (!t.name) invalid(`${path}.name`, 'required for a function tool');
+  const tool: CanonicalTool = {
+    type: 'function',
+    name: namespace ? flatToolName(namespace, t.name) : t.name,
+    input_schema: t.parameters ?? { type: 'object', properties: {} },
+  };
+  if (t.description != null) tool.description = t.description;
+  if (t.strict != null) tool.strict = t.strict;
+  return tool;
 }
 
 function raw(value: Record<string, unknown>): RawBlock {

@@ -21,6 +21,7 @@ import {
   statusOf,
 } from './encode.ts';
 import { responsesErrorFields, responsesFailureCode } from './errors.ts';
+import { callNameFields } from './namespaces.ts';
 import { withSignatures } from './stored-responses.ts';
 
 export async function* encodeResponsesStream(
@@ -194,7 +195,7 @@ function openCall(s: State, block: number, callId: string, name: string): string
   item.name = name;
   return frame(s, 'response.output_item.added', {
     output_index: item.outputIndex,
-    item: callItem(item, 'in_progress', ''),
+    item: callItem(s, item, 'in_progress', ''),
   });
 }
 
@@ -239,23 +240,23 @@ function close(s: State, status: 'completed' | 'incomplete' = 'completed'): stri
   } else {
     out += frame(s, 'response.function_call_arguments.done', {
       ...at(item),
-      name: item.name,
+      name: callNameFields(item.name, s.opts.request).name,
       arguments: item.text,
     });
-    done = callItem(item, status, item.text);
+    done = callItem(s, item, status, item.text);
   }
   s.done.push(done);
   return out + frame(s, 'response.output_item.done', { output_index: item.outputIndex, item: done });
 }
 
-function callItem(item: OpenItem, status: string, args: string): Record<string, unknown> {
+function callItem(s: State, item: OpenItem, status: string, args: string): Record<string, unknown> {
   return {
     id: item.id,
     type: 'function_call',
     status,
     arguments: args,
     call_id: item.callId,
-    name: item.name,
+    ...callNameFields(item.name, s.opts.request),
   };
 }
 

@@ -8,6 +8,7 @@
 import type { ContentBlock } from '../../../canonical/message.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
 import type { EncodeOptions } from '../shape.ts';
+import { callNameFields } from './namespaces.ts';
 
 export function encodeResponsesResponse(
   res: CanonicalResponse,
@@ -90,7 +91,7 @@ export function encodeOutputItem(
         status,
         arguments: JSON.stringify(b.input),
         call_id: b.id,
-        name: b.name,
+        ...callNameFields(b.name, request),
       };
     case 'thinking':
       return reasoningItem(base, index, b.thinking, b.signature, request);

@@ -34,6 +34,8 @@ export const FunctionCallSchema = v.looseObject({
   type: v.literal('function_call'),
   call_id: v.string(),
   name: v.string(),
+  /** Set when the function is a member of a `namespace` tool. */
+  namespace: v.nullish(v.string()),
   arguments: v.string(),
   id: v.optional(v.string()),
 });
@@ -58,6 +60,14 @@ export const ToolSchema = v.looseObject({
   description: v.nullish(v.string()),
   parameters: v.nullish(v.record(v.string(), v.unknown())),
   strict: v.nullish(v.boolean()),
+});
+
+/** A `namespace` tool: function (or custom) tools grouped under one name (openai-node `NamespaceTool`). */
+export const NamespaceToolSchema = v.looseObject({
+  type: v.literal('namespace'),
+  name: v.string(),
+  description: v.nullish(v.string()),
+  tools: v.array(ToolSchema),
 });
 
 export const ToolChoiceSchema = v.union([

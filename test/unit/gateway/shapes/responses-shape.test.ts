@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type CanonicalStreamEvent, StreamBuilder } from '#src/canonical/stream.ts';
-import { findOpenAIOnlyPart } from '#src/gateway/shapes/responses/decode.ts';
+import { decodeResponsesRequest, findOpenAIOnlyPart } from '#src/gateway/shapes/responses/decode.ts';
 import { encodeOutputItem } from '#src/gateway/shapes/responses/encode.ts';
+import { callNameFields, droppedHostedTools } from '#src/gateway/shapes/responses/namespaces.ts';
 import { responsesShape } from '#src/gateway/shapes/shapes.ts';
 import { SvcError } from '#src/lib/errors.ts';
 import { collect, items, parseSseText } from '../../../helpers/sse-fixtures.ts';
@@ -120,6 +121,47 @@ test('responses: stored state, stored prompts, hosted tool_choice and file parts
   assert.equal(param({ ...base, input: [{ role: 'user', content: [text, url] }] }), null);
   const output = { type: 'function_call_output', call_id: 'c', output: [text, file] };
   assert.equal(param({ ...base, input: [output] }), 'input.0.output.1');
+});
+
+test('responses: a namespace of functions is flattened and hosted web search left out for other models; other hosted tools are refused', () => {
+  const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
+  const ns = {
+    type: 'namespace',
+    name: 'crm',
+    description: 'CRM tools',
+    tools: [fn('lookup'), fn('update')],
+  };
+  const web = { type: 'web_search', external_web_access: false };
+  const body = { model: 'claude-x', input: 'hi', tools: [fn('plain'), ns, web] };
+  assert.equal(findOpenAIOnlyPart(body), null);
+  const req = decodeResponsesRequest(body);
+  assert.deepEqual(
+    req.tools?.map((t) => (t.type === 'function' ? t.name : t.type)),
+    ['plain', 'crm__lookup', 'crm__update'],
+  );
+  const custom = { type: 'custom', name: 'patch' };
+  const mixed = { ...body, tools: [{ ...ns, tools: [fn('lookup'), custom] }] };
+  assert.equal(findOpenAIOnlyPart(mixed)?.param, 'tools.0.tools.1');
+  assert.equal(findOpenAIOnlyPart({ ...body, tools: [{ type: 'file_search' }] })?.param, 'tools.0');
+  // a namespaced call in the history goes upstream under the flattened name
+  const history = decodeResponsesRequest({
+    ...body,
+    input: [
+      { type: 'function_call', call_id: 'c1', namespace: 'crm', name: 'lookup', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'found' },
+    ],
+  });
+  assert.deepEqual(history.messages[0]?.content[0], {
+    type: 'tool_use',
+    id: 'c1',
+    name: 'crm__lookup',
+    input: {},
+  });
+  // and the answer's call of a flattened name goes back as the API writes it: name plus namespace
+  assert.deepEqual(callNameFields('crm__lookup', body), { name: 'lookup', namespace: 'crm' });
+  assert.deepEqual(callNameFields('plain', body), { name: 'plain' });
+  assert.deepEqual(callNameFields('other__name', body), { name: 'other__name' });
+  assert.deepEqual(droppedHostedTools(body), ['web_search']);
 });
 
 test('responses: a redacted thinking block survives the round trip as redacted_thinking, not as a forged thinking block', () => {
