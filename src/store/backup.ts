@@ -11,7 +11,7 @@ import type { StoreTarget } from '../config/paths.ts';
 import { SvcError } from '../lib/errors.ts';
 import { createFolders } from '../lib/folders.ts';
 import { formatUs } from '../lib/time.ts';
-import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
+import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside, yieldToSignals } from './files.ts';
 import { openStore, type Store } from './open.ts';
 import { redactDatabaseUrl } from './postgres.ts';
 import { createPrivateFile } from './private-files.ts';
@@ -65,6 +65,7 @@ export async function backupStore(source: string, destination: string): Promise<
     } finally {
       await store.close();
     }
+    await yieldToSignals(); // a Ctrl-C during the copy stops here, without a backup
     fsyncPath(tmp);
     const summary = await summarizeFile(tmp);
     if (!renameNoClobber(tmp, dest)) assertFree(dest);

@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
 import { createFolders } from '../lib/folders.ts';
 import { type StoreSummary, summarizeFile } from './backup.ts';
-import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside } from './files.ts';
+import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside, yieldToSignals } from './files.ts';
 import { SCHEMA_VERSION } from './migrate.ts';
 import { openStore, type Store } from './open.ts';
 import { createPrivateFile } from './private-files.ts';
@@ -48,6 +48,7 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
   const staged = tempPathBeside(target, 'restore');
   try {
     await stage(backup, staged);
+    await yieldToSignals(); // a Ctrl-C during the copy stops here, with the old store in place
     const summary = await summarizeFile(staged);
     if (lock) releaseWal(lock);
     options._beforeReplace?.();
