@@ -38,6 +38,16 @@ const RETRYABLE: ReadonlySet<ErrorClass> = new Set([
   'connection_error',
 ]);
 
+/** Transport codes of a connection that was never made (DNS, refused, unreachable). */
+const CONNECT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
+
 /** Class of an upstream HTTP status (wire-formats §1.11, §2.8, §3). */
 export function classifyStatus(status: number): ErrorClass {
   if (status === 401 || status === 403 || status === 402) return 'authentication'; // 402: credits, not transient
@@ -144,15 +154,29 @@ export function classifyTransportError(err: unknown): UpstreamFailure {
   const message = e?.message ?? String(err);
   if (e?.name === 'AbortError' || code === 'ABORT_ERR' || code === 'UND_ERR_ABORTED')
     return failure('cancelled', message);
-  if (
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT' ||
-    code === 'UND_ERR_CONNECT_TIMEOUT' ||
-    code === 'ETIMEDOUT' ||
-    e?.name === 'TimeoutError'
-  ) {
-    return failure('timeout', message);
-  }
+  // undici's own words ("Headers Timeout Error", "other side closed") say little, and a connect error names
+  // the upstream's address (the operator's base URL or proxy): the client gets what happened and its code
+  if (code === 'UND_ERR_HEADERS_TIMEOUT')
+    return failure(
+      'timeout',
+      'the provider did not start its answer in time (SVC_GATEWAY_UPSTREAM_TIMEOUT_MS)',
+    );
+  if (code === 'UND_ERR_BODY_TIMEOUT')
+    return failure(
+      'timeout',
+      'the provider sent nothing more for too long (SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS)',
+    );
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT')
+    return failure('timeout', `the gateway could not reach the provider in time (${code})`);
+  if (e?.name === 'TimeoutError') return failure('timeout', message);
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE')
+    return failure(
+      'connection_error',
+      `the provider closed the connection before its answer was complete (${code})`,
+    );
+  if (CONNECT_CODES.has(code))
+    return failure('connection_error', `the gateway could not reach the provider (${code})`);
+  if (code !== '') return failure('connection_error', `the connection to the provider failed (${code})`);
   return failure('connection_error', message);
 }
 
