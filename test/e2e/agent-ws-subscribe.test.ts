@@ -97,6 +97,34 @@ test('an unknown preset or event type is invalid_filter naming the string, and t
   });
 });
 
+test('a filter of the wrong shape is invalid_filter naming the field; null event_types means every type, like null actors', async () => {
+  const c = await connect(await session());
+  const bad: [unknown, RegExp][] = [
+    [42, /filter/],
+    [['preset:chat'], /filter/],
+    [{ event_types: 'text.delta' }, /event_types/],
+    [{ event_types: [7] }, /event_types/],
+    [{ actors: 'tool' }, /actors/],
+    [{ include_worker_sessions: 'yes' }, /include_worker_sessions/],
+    [{ event_type: ['text.delta'] }, /event_type/],
+  ];
+  for (const [filter, names] of bad) {
+    const from = c.frames.length;
+    c.send({ type: 'subscribe', filter });
+    const err = await c.next((f) => f.type === 'subscribe_error' || f.type === 'error', from);
+    assert.equal(err.type, 'subscribe_error', JSON.stringify(filter));
+    assert.equal(err.code, 'invalid_filter', JSON.stringify(filter));
+    assert.match(err.message, names, JSON.stringify(filter));
+  }
+  c.send({ type: 'subscribe', filter: { event_types: null, actors: null, include_worker_sessions: true } });
+  const ack = await c.next((f) => f.type === 'subscribe_ack');
+  assert.deepEqual(ack.resolved_filter, {
+    event_types: [...EVENT_TYPES],
+    actors: null,
+    include_worker_sessions: true,
+  });
+});
+
 test('presets are expanded in the ack: preset:chat its list, preset:full every catalog type', async () => {
   const sid = await session();
   const chat = await connect(sid);

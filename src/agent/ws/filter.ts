@@ -41,15 +41,6 @@ export const PRESETS = {
 } as const satisfies Record<string, readonly EventType[]>;
 export type PresetName = keyof typeof PRESETS;
 
-/** A filter as the client sent it (shape already checked by frames.ts). */
-export type FilterInput =
-  | string
-  | {
-      event_types?: readonly string[];
-      actors?: readonly string[] | null;
-      include_worker_sessions?: boolean;
-    };
-
 /** The filter a connection applies, as `subscribe_ack.resolved_filter` reports it. */
 export interface ResolvedFilter {
   event_types: EventType[];
@@ -59,24 +50,38 @@ export interface ResolvedFilter {
 }
 
 /**
- * Expands a preset or checks a filter object (a missing `event_types` means every type); a string that is
- * neither a preset nor an event type gives `invalid`, naming it (the `invalid_filter` subscribe_error).
+ * Expands a preset or checks a filter object (`event_types` or `actors` missing or null: every one); anything
+ * else gives `invalid` naming the string or the field (the `invalid_filter` subscribe_error).
  */
-export function resolveFilter(input: FilterInput): { filter: ResolvedFilter } | { invalid: string } {
+export function resolveFilter(input: unknown): { filter: ResolvedFilter } | { invalid: string } {
   if (typeof input === 'string') {
     if (!Object.hasOwn(PRESETS, input))
-      return { invalid: `filter "${input}" is not a preset (preset:chat or preset:full)` };
+      return { invalid: `filter "${input.slice(0, 100)}" is not a preset (preset:chat or preset:full)` };
     const types = [...PRESETS[input as PresetName]];
     return { filter: { event_types: types, actors: null, include_worker_sessions: false } };
   }
-  const types = input.event_types ?? EVENT_TYPES;
-  const bad = types.find((t) => !isEventType(t));
-  if (bad !== undefined) return { invalid: `event_types: "${bad}" is not an event type` };
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    return {
+      invalid: `filter: must be "preset:chat", "preset:full" or an object {${FILTER_FIELDS.join(', ')}}`,
+    };
+  const fields = input as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((k) => !(FILTER_FIELDS as readonly string[]).includes(k));
+  if (unknown !== undefined)
+    return { invalid: `filter.${unknown.slice(0, 100)} is not a filter field (${FILTER_FIELDS.join(', ')})` };
+  const { event_types: types = null, actors = null, include_worker_sessions: workers = null } = fields;
+  if (types !== null && !isStringList(types))
+    return { invalid: 'event_types: must be a list of event types (or null for every type)' };
+  const bad = types?.find((t) => !isEventType(t));
+  if (bad !== undefined) return { invalid: `event_types: "${bad.slice(0, 100)}" is not an event type` };
+  if (actors !== null && !isStringList(actors))
+    return { invalid: 'actors: must be null or a list of actor names' };
+  if (workers !== null && typeof workers !== 'boolean')
+    return { invalid: 'include_worker_sessions: must be true or false' };
   return {
     filter: {
-      event_types: [...new Set(types as readonly EventType[])],
-      actors: input.actors ? [...new Set(input.actors)] : null,
-      include_worker_sessions: input.include_worker_sessions ?? false,
+      event_types: [...new Set((types ?? EVENT_TYPES) as readonly EventType[])],
+      actors: actors ? [...new Set(actors)] : null,
+      include_worker_sessions: workers ?? false,
     },
   };
 }
@@ -101,4 +106,13 @@ export function compileFilter(resolved: ResolvedFilter): CompiledFilter {
       return actors === null || actors.has(event.actor);
     },
   };
+}
+
+// --- internal ---
+
+/** The fields of a filter object (spec 2 §WebSocket stream). */
+const FILTER_FIELDS = ['event_types', 'actors', 'include_worker_sessions'] as const;
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((x) => typeof x === 'string');
 }
