@@ -22,7 +22,10 @@ export function resolvePreset(
 ): UtcWindow {
   if (preset === 'custom') {
     if (!custom) throw new Error('a custom window needs from and to');
-    return { from: localInputToUtc(custom.from), to: localInputToUtc(custom.to) };
+    const w = { from: localInputToUtc(custom.from), to: localInputToUtc(custom.to) };
+    if (Date.parse(w.to) <= Date.parse(w.from))
+      throw new Error('The custom window must end after it starts.');
+    return w;
   }
   const days = preset === 'today' ? 0 : preset === '7d' ? 6 : 29;
   const start = new Date(now.getFullYear(), now.getMonth(), now.getDate() - days, 0, 0, 0, 0);

@@ -34,6 +34,12 @@ test('presets start at local midnight and end now, as UTC', () => {
     from: '2026-03-01T14:30:00.000Z',
     to: '2026-03-10T04:00:00.000Z',
   });
+  // a custom window that ends where or before it starts is refused in the page, before any request
+  for (const to of ['2026-03-01T09:30', '2026-02-28T09:30'])
+    assert.throws(
+      () => resolvePreset('custom', now, { from: '2026-03-01T09:30', to }),
+      /^Error: The custom window must end after it starts\.$/,
+    );
   assert.throws(() => localInputToUtc('yesterday'));
   assert.equal(bucketFor(resolvePreset('today', now)), 'hour');
   assert.equal(bucketFor(resolvePreset('7d', now)), 'day');

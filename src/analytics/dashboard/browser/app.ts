@@ -168,10 +168,16 @@ document.addEventListener('submit', (e) => {
   const form = e.target as HTMLFormElement;
   const data = new FormData(form);
   if (form.id === 'custom') {
-    state.window = resolvePreset('custom', new Date(), {
-      from: String(data.get('from')),
-      to: String(data.get('to')),
-    });
+    try {
+      state.window = resolvePreset('custom', new Date(), {
+        from: String(data.get('from')),
+        to: String(data.get('to')),
+      });
+    } catch (err) {
+      generation++; // an answer still on its way must not replace the message
+      content.innerHTML = `<p class="error">${escapeText((err as Error).message)}</p>`;
+      return;
+    }
     void load();
   } else if (form.id === 'turn-form') {
     const turn = String(data.get('turn') ?? '').trim();
