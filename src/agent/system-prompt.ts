@@ -2,18 +2,20 @@
  * @module The system prompt of an agent turn (issue 10 "The agent loop"): it names the workspace and the
  * tools, says how paths and confirmations work, and appends the workspace's AGENTS.md when present.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { openRegular } from './tools/file-io.ts';
+import { isFailure } from './tools/result.ts';
 import type { WorkspaceTool } from './tools/tool.ts';
+import { resolveWorkspacePath } from './tools/workspace-path.ts';
 
 /** AGENTS.md beyond this many bytes is cut (the whole history goes to the model on every call). */
 export const AGENTS_MD_MAX_BYTES = 32 * 1024;
 
-export function buildSystemPrompt(
+export async function buildSystemPrompt(
   workspace: string,
   tools: readonly WorkspaceTool[],
   worker: boolean,
-): string {
+): Promise<string> {
   const lines = [
     `You are a coding agent working in the workspace directory ${workspace}.`,
     'Every path you give a tool is relative to that directory; paths outside it are refused.',
@@ -27,20 +29,34 @@ export function buildSystemPrompt(
       ? 'You are a worker session doing one delegated task: finish it and answer with the result as text.'
       : 'Use delegate to hand a self-contained sub-task to a worker model when that helps.',
   ];
-  const agents = readAgentsMd(workspace);
+  const agents = await readAgentsMd(workspace);
   if (agents) lines.push('', 'Instructions from the workspace AGENTS.md:', agents);
   return lines.join('\n');
 }
 
 // --- internal ---
 
-function readAgentsMd(workspace: string): string | null {
+/**
+ * AGENTS.md as the tools read a workspace file (confined to the workspace, symlinks resolved, a regular file
+ * opened without blocking), and only its first AGENTS_MD_MAX_BYTES bytes; null when there is none to read.
+ */
+async function readAgentsMd(workspace: string): Promise<string | null> {
+  const target = await resolveWorkspacePath(workspace, 'AGENTS.md');
+  if (isFailure(target) || !target.exists) return null;
   try {
-    const buf = readFileSync(join(workspace, 'AGENTS.md'));
-    const text = buf.subarray(0, AGENTS_MD_MAX_BYTES).toString('utf8');
-    return buf.length > AGENTS_MD_MAX_BYTES
-      ? `${text}\n[AGENTS.md was cut at ${AGENTS_MD_MAX_BYTES} bytes]`
-      : text;
+    const { fh } = await openRegular(target.real, constants.O_RDONLY);
+    try {
+      const buf = Buffer.alloc(AGENTS_MD_MAX_BYTES + 1);
+      let n = 0;
+      for (;;) {
+        const { bytesRead } = await fh.read(buf, n, buf.length - n, null);
+        if (bytesRead === 0 || (n += bytesRead) === buf.length) break;
+      }
+      const text = buf.subarray(0, Math.min(n, AGENTS_MD_MAX_BYTES)).toString('utf8');
+      return n > AGENTS_MD_MAX_BYTES ? `${text}\n[AGENTS.md was cut at ${AGENTS_MD_MAX_BYTES} bytes]` : text;
+    } finally {
+      await fh.close();
+    }
   } catch {
     return null;
   }

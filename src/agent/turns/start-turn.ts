@@ -159,7 +159,7 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
         scope,
         routed,
         requestedModel: input.override ?? input.worker?.delegateModel ?? null,
-        system: buildSystemPrompt(session.workspace_path, deps.tools, input.worker !== null),
+        system: await buildSystemPrompt(session.workspace_path, deps.tools, input.worker !== null),
         signal: controller.signal,
         worker: input.worker ? { plannerApprovals: input.worker.plannerApprovals } : null,
       });
