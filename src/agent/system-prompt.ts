@@ -48,9 +48,10 @@ async function readAgentsMd(workspace: string): Promise<string | null> {
     try {
       const buf = Buffer.alloc(AGENTS_MD_MAX_BYTES + 1);
       let n = 0;
-      for (;;) {
+      while (n < buf.length) {
         const { bytesRead } = await fh.read(buf, n, buf.length - n, null);
-        if (bytesRead === 0 || (n += bytesRead) === buf.length) break;
+        if (bytesRead === 0) break;
+        n += bytesRead;
       }
       const text = buf.subarray(0, Math.min(n, AGENTS_MD_MAX_BYTES)).toString('utf8');
       return n > AGENTS_MD_MAX_BYTES ? `${text}\n[AGENTS.md was cut at ${AGENTS_MD_MAX_BYTES} bytes]` : text;
