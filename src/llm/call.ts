@@ -135,7 +135,12 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       if (opened && input.stream) {
         const peeked = await peekFirstEvent(res.body);
         res = { ...res, body: peeked.body };
-        early = peeked.first === null ? null : input.adapter.classifyStreamStart(peeked.first);
+        early =
+          peeked.first !== null
+            ? input.adapter.classifyStreamStart(peeked.first)
+            : peeked.noEvents
+              ? noEventStream(res)
+              : null;
       }
       if (opened && early === null) {
         // a body lost on the way is a failure before the first byte reached the client: retried below
@@ -249,6 +254,21 @@ export function classifyReadFailure(adapter: Adapter, err: unknown, signal: Abor
 }
 
 // --- internal ---
+
+/**
+ * A 2xx answer to a stream request whose body ended without a single event (an OpenAI-compatible server
+ * that ignored stream: true, a proxy's own page): it failed before the first byte, like an error event.
+ */
+function noEventStream(res: UpstreamResponse): UpstreamFailure {
+  const type = headerValue(res.headers['content-type']) ?? 'no content-type';
+  return {
+    error_class: 'server_error',
+    code: 'upstream_error',
+    status: res.status,
+    message: `the provider answered the stream request with no event stream (HTTP ${res.status}, ${type})`,
+    retryable: true,
+  };
+}
 
 const CANCELLED_BEFORE_ANSWER: UpstreamFailure = {
   error_class: 'cancelled',

@@ -16,6 +16,8 @@ export const PEEK_MAX_WAIT_MS = 10_000;
 export interface Peeked {
   /** The first SSE event with data, or null (none within the limits, or the body opened with a comment). */
   first: SseEvent | null;
+  /** The body ended before it held any event: no event stream at all (a JSON answer, a proxy's page). */
+  noEvents: boolean;
   /** The body to read from now on: `body` with the bytes read put back, or a copy of them if it ended. */
   body: Readable;
 }
@@ -25,7 +27,8 @@ export interface Peeked {
  * `maxWaitMs`, or when the body opens with a comment line: an upstream that keeps the connection alive
  * that way while it works (OpenRouter's `: OPENROUTER PROCESSING`) has started, and its client should get
  * the answer's head now rather than after the wait. A body that ends first yields its last event even
- * without the blank line after it. Throws what the body throws (a reset, the idle timeout, an abort).
+ * without the blank line after it, and one that ends without any event says so (`noEvents`). Throws what
+ * the body throws (a reset, the idle timeout, an abort).
  */
 export async function peekFirstEvent(
   body: Readable,
@@ -60,12 +63,14 @@ export async function peekFirstEvent(
     if (read.length > 0 && !body.readableEnded && !body.destroyed) body.unshift(Buffer.concat(read, size));
     throw err;
   }
+  const noEvents = ended && first === null;
   const bytes = read.length === 1 ? read[0]! : Buffer.concat(read, size);
-  if (size === 0) return { first, body };
+  if (size === 0) return { first, noEvents, body };
   // an ended stream takes no bytes back: the reader gets a copy of them instead
-  if (ended || body.readableEnded) return { first, body: Readable.from([bytes], { objectMode: false }) };
+  if (ended || body.readableEnded)
+    return { first, noEvents, body: Readable.from([bytes], { objectMode: false }) };
   body.unshift(bytes);
-  return { first, body };
+  return { first, noEvents, body };
 }
 
 // --- internal ---

@@ -96,3 +96,28 @@ test('a stream that ends without its terminal event ends with an error frame and
     });
   }
 });
+
+test('a stream request answered 200 without any event is retried, then 502 upstream_error, never a 200', {
+  timeout: 120_000,
+}, async (t) => {
+  const stack = await startGatewayStack({ env: { SVC_GATEWAY_MAX_RETRIES: '1' } });
+  t.after(() => stack.stop());
+  for (const { shape, model } of CASES) {
+    await t.test(`${shape} client, ${model} upstream`, async () => {
+      stack.fake.reset();
+      // the upstream ignored stream: true (or a proxy answered with a page of its own): nothing reached the
+      // client yet, so this is an HTTP error an SDK can see, like an error as the stream's first event
+      stack.fake.setDefault('not-sse');
+      const res = await post(stack, shape, { model, stream: true });
+      stack.fake.setDefault(undefined);
+      const text = await res.text();
+      assert.equal(res.status, 502, text);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      const body = JSON.parse(text) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'upstream_error');
+      assert.match(body.error.message, /no event stream/);
+      assert.equal(stack.fake.requests.length, 2, 'retried like any failure before the first byte');
+      assertFailedOnce(stack, res.headers.get('svc-request-id'));
+    });
+  }
+});

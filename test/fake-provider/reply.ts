@@ -72,6 +72,7 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
     tracker: deps.tracker,
     destroy: socket && (() => socket.destroy()),
   };
+  if (turn.stream && plan.notSse) return json(200, codec.encodeJson(reply, ctx), codec.headers(ctx));
   if (turn.stream) {
     const frames = scriptFrames(codec.encodeFrames(reply, ctx), plan, {
       malformed: codec.malformedFrame(ctx),

@@ -41,6 +41,8 @@
  *                          choices) or wrong-types (content / choices and usage are strings)
  *     no-terminal          streaming: every frame but the terminal one (Anthropic message_stop, OpenAI and
  *                          OpenRouter [DONE]), then the stream ends cleanly
+ *     not-sse              streaming: a 200 that is no event stream but the whole answer as one JSON object
+ *                          (an OpenAI-compatible server that ignores stream: true, a proxy's own page)
  *     oversize=BYTES       streaming: after 2 frames, a data line of BYTES bytes that never ends, then the stream
  *                          ends; non-streaming: a valid 200 whose reply text is BYTES long
  *     drip=MS              delay every SSE frame (non-streaming: every body chunk) by MS
@@ -82,6 +84,7 @@ export type FakeStep = {
   streamErrorAfter?: number;
   badBody?: BadBodyKind;
   noTerminal?: boolean;
+  notSse?: boolean;
   oversize?: number;
   dripMs?: number;
   slowHeadersMs?: number;
@@ -101,6 +104,7 @@ export const FAULT_KEYS = [
   'streamErrorAfter',
   'badBody',
   'noTerminal',
+  'notSse',
   'oversize',
   'dripMs',
   'slowHeadersMs',
@@ -229,6 +233,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
     }
     case 'no-terminal':
       step.noTerminal = true;
+      return;
+    case 'not-sse':
+      step.notSse = true;
       return;
     case 'oversize':
       step.oversize = int(key, required(key, value));
