@@ -46,9 +46,10 @@ async function runEditFile(input: unknown, ctx: ToolContext): Promise<ToolResult
   const target = await resolveWorkspacePath(ctx.workspace, parsed.value.path);
   if (isFailure(target)) return target;
   try {
-    const text = (await readNoFollow(target.real)).toString('utf8');
-    const parts = text.split(oldText);
-    const count = parts.length - 1;
+    // bytes, not decoded text: whatever is not UTF-8 (a Latin-1 file, a binary part) is kept byte for byte
+    const bytes = await readNoFollow(target.real);
+    const at = occurrences(bytes, Buffer.from(oldText, 'utf8'));
+    const count = at.length;
     if (count === 0) return fail('invalid_input', `old_string not found in ${target.rel}`);
     if (count > 1 && !all) {
       return fail(
@@ -59,9 +60,30 @@ async function runEditFile(input: unknown, ctx: ToolContext): Promise<ToolResult
     // Checked again right before the write: the file may have been swapped since the read.
     const again = await resolveWorkspacePath(ctx.workspace, parsed.value.path);
     if (isFailure(again)) return again;
-    await writeNoFollow(again.real, parts.join(newText));
+    await writeNoFollow(again.real, replaceAt(bytes, at, Buffer.byteLength(oldText), Buffer.from(newText)));
     return { ok: true, output: `replaced ${count} occurrence${count === 1 ? '' : 's'} in ${target.rel}` };
   } catch (err) {
     return fsFailure(err, target.rel);
   }
+}
+
+// --- internal ---
+
+/** Offsets of the non-overlapping occurrences of `needle`, left to right (as String.split finds them). */
+function occurrences(haystack: Buffer, needle: Buffer): number[] {
+  const at: number[] = [];
+  for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + needle.length))
+    at.push(i);
+  return at;
+}
+
+function replaceAt(bytes: Buffer, at: readonly number[], oldLength: number, replacement: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const i of at) {
+    parts.push(bytes.subarray(from, i), replacement);
+    from = i + oldLength;
+  }
+  parts.push(bytes.subarray(from));
+  return Buffer.concat(parts);
 }

@@ -42,12 +42,12 @@ export async function readNoFollow(real: string): Promise<Buffer> {
 }
 
 /** Truncates the file or creates it (mode 0666 minus umask when created; an existing file keeps its mode). */
-export async function writeNoFollow(real: string, data: string): Promise<void> {
+export async function writeNoFollow(real: string, data: string | Buffer): Promise<void> {
   // O_TRUNC only once the file is known to be regular: the open itself never truncates
   const { fh } = await openRegular(real, constants.O_WRONLY | constants.O_CREAT, 0o666);
   try {
     await fh.truncate(0);
-    await fh.writeFile(data, 'utf8');
+    await fh.writeFile(data);
   } finally {
     await fh.close();
   }

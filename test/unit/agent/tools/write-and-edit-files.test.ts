@@ -90,3 +90,34 @@ test('edit_file: missing file is not_found, a directory or bad fields are invali
     /`replace_all`/,
   );
 });
+
+// edit_file decoded the file as UTF-8 and wrote the text back: every byte that is not UTF-8 (a Latin-1 é, a
+// binary blob) came back as U+FFFD, so a one-line edit silently rewrote the rest of the file.
+test('edit_file changes only the bytes it replaces: a Latin-1 file keeps its other bytes', async (t) => {
+  const { ctx, dir } = await workspace(t);
+  const { writeFile } = await import('node:fs/promises');
+  const latin1 = Buffer.from('caf\xe9 = 1\nversion = 1\nna\xefve\n', 'latin1');
+  await writeFile(path.join(dir, 'legacy.cfg'), latin1);
+  assert.equal(
+    okOutput(
+      await editFileTool.run(
+        { path: 'legacy.cfg', old_string: 'version = 1', new_string: 'version = 2' },
+        ctx,
+      ),
+    ),
+    'replaced 1 occurrence in legacy.cfg',
+  );
+  assert.deepEqual(
+    await readFile(path.join(dir, 'legacy.cfg')),
+    Buffer.from('caf\xe9 = 1\nversion = 2\nna\xefve\n', 'latin1'),
+  );
+  const blob = Buffer.from([0x00, 0xff, 0x41, 0xfe, 0x41, 0x80]);
+  await writeFile(path.join(dir, 'blob.bin'), blob);
+  okOutput(
+    await editFileTool.run({ path: 'blob.bin', old_string: 'A', new_string: 'é', replace_all: true }, ctx),
+  );
+  assert.deepEqual(
+    await readFile(path.join(dir, 'blob.bin')),
+    Buffer.from([0x00, 0xff, 0xc3, 0xa9, 0xfe, 0xc3, 0xa9, 0x80]),
+  );
+});
