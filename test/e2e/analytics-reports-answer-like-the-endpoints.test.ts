@@ -5,6 +5,7 @@
  * exit 2 with one sentence.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
@@ -149,7 +150,7 @@ test('bad flags exit 2 with one sentence; a missing store exits 1', async () => 
     [['sessions', '--limit', '0'], /--limit "0" is not a whole number from 1 to 500/],
     [['sessions', '--order', 'name'], /--order "name" is not one of cost, recency/],
     [['routing', '--from', 'yesterday'], /--from "yesterday" is not an ISO 8601 timestamp/],
-    [['savings', '--baseline', 'openai:nope'], /not a priced model/],
+    [['savings', '--baseline', 'openai:nope'], /--baseline "openai:nope" is not a priced model/],
     [['cost', '--format', 'xml'], /--format must be table or json/],
     [['cost', '--include-workers', 'maybe'], /--include-workers "maybe" is not true or false/],
   ];
@@ -159,6 +160,26 @@ test('bad flags exit 2 with one sentence; a missing store exits 1', async () => 
     assert.match(r.stderr, message);
     assert.equal(r.stderr.trim().split('\n').length, 1);
   }
+  // a price table without a default baseline: the advice names the flag, not the HTTP parameter
+  const models = join(tmp.dir, 'openai-only.yaml');
+  writeFileSync(
+    models,
+    [
+      'pricing_version: t',
+      'models:',
+      '  - id: openai:gpt-5-mini',
+      '    tier: fast',
+      '    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }',
+      '    prices: { input: 0.25, output: 2 }',
+      '',
+    ].join('\n'),
+  );
+  const noDefault = await runSvc(['analytics', 'savings', '--models', models, '--db-path', db], { env });
+  assert.equal(noDefault.code, 2, noDefault.stderr);
+  assert.match(
+    noDefault.stderr,
+    /no balanced model to compare against; pass --baseline with a priced model id\.$/m,
+  );
   const missing = await runSvc(['analytics', 'cost', '--db-path', join(tmp.dir, 'nope.db')], { env });
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /No trace store at/);

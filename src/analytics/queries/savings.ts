@@ -11,6 +11,7 @@ import type { ModelRegistry } from '../../models/registry.ts';
 import { engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import { decodeSpend, runSpendQuery, type SpendColumns, type SpendTotals, spendSource } from '../spend.ts';
+import type { ParamNamer } from '../params.ts';
 import type { TimeWindow } from '../window.ts';
 
 export interface SavingsData {
@@ -38,9 +39,9 @@ export function defaultBaseline(registry: ModelRegistry): string | undefined {
 export async function querySavings(
   db: Kysely<Database>,
   registry: ModelRegistry,
-  q: { window: TimeWindow; baseline: string | undefined },
+  q: { window: TimeWindow; baseline: string | undefined; name?: ParamNamer },
 ): Promise<SavingsData> {
-  const baseline = resolveBaseline(registry, q.baseline);
+  const baseline = resolveBaseline(registry, q.baseline, q.name ?? ((n) => n));
   const source = spendSource(q.window, sql`TRUE`, ['model'], engineOfKysely(db));
   const rows = await runSpendQuery(
     db,
@@ -80,14 +81,15 @@ export async function querySavings(
 
 // --- internal ---
 
-function resolveBaseline(registry: ModelRegistry, requested: string | undefined): string {
+/** `name` spells the parameter as the caller's user types it (`baseline`, or `--baseline` on the CLI). */
+function resolveBaseline(registry: ModelRegistry, requested: string | undefined, name: ParamNamer): string {
   const id = requested ?? defaultBaseline(registry);
   if (id !== undefined && registry.get(id)?.prices) return id;
   throw new SvcError('unknown_baseline_model', {
     message:
       id === undefined
-        ? 'The price table has no balanced model to compare against; pass baseline with a priced model id.'
-        : `The baseline ${JSON.stringify(id.slice(0, 200))} is not a priced model of the price table; pass a canonical id such as anthropic:claude-sonnet-4-5 (GET /models lists them).`,
+        ? `The price table has no balanced model to compare against; pass ${name('baseline')} with a priced model id.`
+        : `The ${name('baseline')} ${JSON.stringify(id.slice(0, 200))} is not a priced model of the price table; pass the canonical id of a model with prices in ${registry.source}, such as anthropic:claude-sonnet-4-5.`,
     details: { baseline: id ?? null },
   });
 }

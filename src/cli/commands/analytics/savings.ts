@@ -1,6 +1,6 @@
 /** `svc analytics savings`: the window's calls re-priced against one baseline model (GET /analytics/savings). */
 import { querySavings } from '../../../analytics/index.ts';
-import { defineReport } from './common.ts';
+import { defineReport, flagName } from './common.ts';
 
 export default defineReport({
   name: 'savings',
@@ -13,6 +13,6 @@ export default defineReport({
     },
   },
   read: ({ store, registry, raw, window }) =>
-    querySavings(store.kysely, registry, { window, baseline: raw.baseline }),
+    querySavings(store.kysely, registry, { window, baseline: raw.baseline, name: flagName }),
   table: (d) => ({ header: ['FIELD', 'VALUE'], rows: Object.entries(d).map(([k, v]) => [k, v]) }),
 });
