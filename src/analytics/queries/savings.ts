@@ -10,8 +10,8 @@ import { priceCall } from '../../models/pricing.ts';
 import type { ModelRegistry } from '../../models/registry.ts';
 import { engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
-import { decodeSpend, runSpendQuery, type SpendColumns, type SpendTotals, spendSource } from '../spend.ts';
 import type { ParamNamer } from '../params.ts';
+import { decodeSpend, runSpendQuery, type SpendColumns, type SpendTotals, spendSource } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 
 export interface SavingsData {
