@@ -16,6 +16,7 @@ import { getSession, setActiveModel } from '../sessions/store.ts';
 import type { DelegateInput } from '../tool-dispatch.ts';
 import { createConfirmations } from './confirmations.ts';
 import type { TurnEngine } from './engine.ts';
+import { answerFromTrace } from './late-answers.ts';
 import { type StartTurnDeps, startTurn, type TurnHandle } from './start-turn.ts';
 
 export interface TurnEngineDeps extends Omit<StartTurnDeps, 'confirmations' | 'approvals' | 'delegate'> {
@@ -159,7 +160,13 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         throw new SvcError('session_not_found', { message: `no session ${input.sessionId}` });
       if (turns.get(input.turnId)?.sessionId !== input.sessionId)
         await requireTurn(input.sessionId, input.turnId);
-      const applied = confirmations.answer(input);
+      let applied: boolean;
+      try {
+        applied = confirmations.answer(input);
+      } catch (err) {
+        if (!(err instanceof SvcError) || err.code !== 'confirmation_not_found') throw err;
+        applied = await answerFromTrace(deps.db, input);
+      }
       return { request_id: input.requestId, decision: input.decision, applied };
     },
 
