@@ -2,7 +2,15 @@
  * @module SvcError → Anthropic error body `{"type":"error","error":{"type","message","code",…}}`
  * (DECISIONS §4) with the `error.type` strings of wire-formats §1.11, and the in-stream `event: error` frame.
  */
+import type { ErrorCode } from '../../../lib/errors.ts';
 import { errorParts, type ShapeErrorResponse } from '../shape.ts';
+
+/**
+ * Codes whose `error.type` is not their status's: the gateway's own 503 `routing_failed` is no overload
+ * (no wait changes which models the chain can use), and Claude Code retries every `overloaded_error` for
+ * minutes whatever `x-should-retry` says, so it is the generic server error `api_error`.
+ */
+const TYPE_BY_CODE: Partial<Record<ErrorCode, string>> = { routing_failed: 'api_error' };
 
 /** Anthropic `error.type` for an HTTP status (wire-formats §1.11, §5.5). */
 export function anthropicErrorType(status: number): string {
@@ -40,7 +48,12 @@ export function encodeAnthropicError(value: unknown): ShapeErrorResponse {
     headers,
     body: {
       type: 'error',
-      error: { type: anthropicErrorType(status), message: err.message, code: err.code, ...extra },
+      error: {
+        type: TYPE_BY_CODE[err.code] ?? anthropicErrorType(status),
+        message: err.message,
+        code: err.code,
+        ...extra,
+      },
     },
   };
 }

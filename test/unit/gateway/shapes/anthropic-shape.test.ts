@@ -28,6 +28,7 @@ runShapeContract({
     upstream_error: 'api_error',
     upstream_overloaded: 'overloaded_error',
     upstream_timeout: 'timeout_error',
-    routing_failed: 'overloaded_error',
+    // not overloaded_error: Claude Code retries those for minutes whatever x-should-retry says
+    routing_failed: 'api_error',
   },
 });
