@@ -50,3 +50,26 @@ function replacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
   return value;
 }
+
+/**
+ * Whether a warning that can repeat every few hundred milliseconds (a failing background job) goes out
+ * now: the first time, when its text changes, and then once per `intervalMs`, with how many it held back.
+ */
+export function createRepeatFilter(
+  intervalMs: number,
+  now: () => number = Date.now,
+): (text: string) => { emit: boolean; held: number } {
+  let last: { text: string; atMs: number } | undefined;
+  let held = 0;
+  return (text) => {
+    const t = now();
+    if (last && last.text === text && t - last.atMs < intervalMs) {
+      held++;
+      return { emit: false, held };
+    }
+    const out = { emit: true, held: last?.text === text ? held : 0 };
+    last = { text, atMs: t };
+    held = 0;
+    return out;
+  };
+}

@@ -12,7 +12,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../lib/errors.ts';
-import type { Logger } from '../lib/log.ts';
+import { createRepeatFilter, type Logger } from '../lib/log.ts';
 import { BUSY_TIMEOUT_MS, type SqliteStore } from './open.ts';
 
 /** SQLite's default automatic checkpoint threshold, restored when the worker is gone. */
@@ -27,6 +27,8 @@ const JOURNAL_SIZE_LIMIT_BYTES = WAL_TRUNCATE_BYTES;
 const TRUNCATE_WAIT_MS = 200;
 /** How often the worker looks at the WAL file's size (a stat), between checkpoints. */
 const SIZE_CHECK_MS = 100;
+/** A checkpoint that keeps failing the same way is logged at most once per this interval. */
+const WARNING_INTERVAL_MS = 30_000;
 
 export interface Checkpointer {
   /** A last checkpoint, then the worker exits; the store's own threshold is restored. */
@@ -99,8 +101,15 @@ export function startCheckpointer(
       // the store is already closed: nothing left to checkpoint from this connection
     }
   };
+  // a checkpoint runs every 500 ms: on a full disk each one fails the same way
+  const failures = createRepeatFilter(WARNING_INTERVAL_MS);
   worker.on('message', (m: { warning?: string; busy?: number }) => {
-    if (m.warning) log.warn('background WAL checkpoint failed; will try again', { message: m.warning });
+    const repeat = m.warning ? failures(m.warning) : undefined;
+    if (repeat?.emit)
+      log.warn('background WAL checkpoint failed; will try again', {
+        message: m.warning,
+        ...(repeat.held > 0 ? { failed_since_last_line: repeat.held } : {}),
+      });
     if (m.busy !== undefined)
       log.warn('the WAL could not be truncated: a long read transaction holds it; will try again', {
         wal_bytes: m.busy,
