@@ -229,6 +229,19 @@ test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and r
   assert.equal(refused.body.error.code, 'routing_failed');
   assert.ok(Array.isArray(refused.body.error.details.tried));
   assert.equal((await keyless.api('GET', `/sessions/${ksid}`)).body.current_turn_id, null);
+  // the turn that routed nowhere ends like any failed turn: the same turn.completed fields, model null
+  const keylessEvents = await eventsUntil(keyless, ksid, (all) =>
+    all.some((e) => e.type === 'turn.completed'),
+  );
+  assert.deepEqual(keylessEvents.find((e) => e.type === 'turn.completed')!.payload, {
+    status: 'failed',
+    stop_reason: null,
+    error_code: 'routing_failed',
+    error_class: null,
+    cost_usd: '0.000000',
+    model: null,
+    steps: 0,
+  });
 });
 
 test('delegation over REST: the worker session is listed with its parent, and its cost is the planner’s', async (t) => {

@@ -113,18 +113,21 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     routed = await route(deps, input, scope);
   } catch (err) {
     const code = isSvcError(err) ? err.code : 'internal_error';
+    // released before the end event, as endTurn does; the payload has every field of a turn.completed
+    await finishTurn(deps.db, session.id, { turnId, costDelta: '0', now: formatUs(deps.clock.nowUs()) });
     await deps.bus.publish({
       ...base,
       type: 'turn.completed',
       payload: {
         status: 'failed',
-        error_code: code,
         stop_reason: null,
+        error_code: code,
+        error_class: null,
         cost_usd: formatDecimal(ZERO),
+        model: null,
         steps: 0,
       },
     }).committed;
-    await finishTurn(deps.db, session.id, { turnId, costDelta: '0', now: formatUs(deps.clock.nowUs()) });
     throw err;
   }
 
