@@ -212,3 +212,17 @@ test('an unknown session or an unreachable server is one sentence on stderr and 
   assert.equal(await new Promise((r) => bad.on('exit', r)), 2);
   assert.match(badErr, /^svc: --server must be the agent server's http:\/\/ URL/);
 });
+
+test('--session of an ended session is refused at start with one sentence (exit 1), not at the first prompt', async () => {
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  assert.equal((await server.api('DELETE', `/sessions/${sid}`)).status, 200);
+  const ended = chat(['--session', sid], 'hello\n');
+  assert.equal(await ended.exit, 1);
+  assert.equal(ended.out(), '');
+  assert.match(
+    ended.err(),
+    new RegExp(
+      `^svc: Session ${sid} ended at [0-9T:.Z-]+; start a new one \\(svc chat without --session\\)\\.\\n$`,
+    ),
+  );
+});

@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { EventEnvelope } from '../../events/envelope.ts';
-import { isSvcError, type SvcError } from '../../lib/errors.ts';
+import { isSvcError, SvcError } from '../../lib/errors.ts';
 import { type ChatApi, createChatApi } from './api.ts';
 import { createLineSource, type LineSource } from './input.ts';
 import { compactInput, createPrinter, createRenderer, type Printer } from './render.ts';
@@ -111,6 +111,11 @@ export async function runChat(o: ChatOptions): Promise<number> {
 async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<string> {
   if (o.session) {
     const s = await api.getSession(o.session);
+    // an ended session refuses every turn: say so now rather than at the first prompt
+    if (s.ended_at)
+      throw new SvcError('session_already_ended', {
+        message: `Session ${s.id} ended at ${s.ended_at}; start a new one (svc chat without --session).`,
+      });
     let model = s.active_model;
     if (o.model) model = (await api.setModel(s.id, o.model)).active_model;
     p.line(`session ${s.id} · ${s.workspace_path} · ${model}`, true);
