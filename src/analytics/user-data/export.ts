@@ -105,12 +105,6 @@ export async function runUserExport(
   return { userId, rowCount, byteCount, window, auditEventId: event.id };
 }
 
-/**
- * The audit records of exports and forgets name the user they were about, but are not the user's
- * activity: an export leaves them out, so exporting twice gives the same rows (forget still rewrites them).
- */
-const AUDIT_OF_EXPORT_AND_FORGET = ['analytics.user_exported', 'analytics.user_forgotten'];
-
 /** Rows the export would return now (the HTTP `X-Svc-Row-Count` at request arrival). */
 export async function countUserEvents(store: Store, request: UserExportRequest): Promise<number> {
   const userId = assertUserId(request.userId);
@@ -119,7 +113,6 @@ export async function countUserEvents(store: Store, request: UserExportRequest):
     .selectFrom('events')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('user_id', '=', userId)
-    .where('type', 'not in', AUDIT_OF_EXPORT_AND_FORGET)
     .$if(startUs !== null, (qb) => qb.where('timestamp_us', '>=', startUs as number))
     .$if(endUs !== null, (qb) => qb.where('timestamp_us', '<', endUs as number))
     .executeTakeFirstOrThrow();
@@ -143,7 +136,6 @@ export async function* readUserEventPages(
       .selectFrom('events')
       .select(EXPORT_FIELDS)
       .where('user_id', '=', userId) // exact, binary collation: u1 never matches u10
-      .where('type', 'not in', AUDIT_OF_EXPORT_AND_FORGET)
       .where('id', '>', after)
       .$if(startUs !== null, (qb) => qb.where('timestamp_us', '>=', startUs as number))
       .$if(endUs !== null, (qb) => qb.where('timestamp_us', '<', endUs as number))
