@@ -1,10 +1,12 @@
 /**
  * @module GET /v1/models (DECISIONS §4): the models the calling key may use — registry entries whose
  * adapter has a provider key, narrowed by the key's allowed_models — in the OpenAI list shape, or the
- * Anthropic list shape when the request carries `anthropic-version`. Ids are canonical ids, which the
- * routing chain accepts in the `model` field as they are.
+ * Anthropic list shape (paged by `limit`, `after_id`, `before_id` as the API pages) when the request
+ * carries `anthropic-version`. Ids are canonical ids, which the routing chain accepts in the `model` field
+ * as they are.
  */
 import type { Handler } from 'hono';
+import { SvcError } from '../lib/errors.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import type { GatewayEnv } from './env.ts';
@@ -24,7 +26,14 @@ export function createModelsHandler(deps: ModelsRouteDeps): Handler<GatewayEnv> 
     const models = deps.registry
       .list()
       .filter((m) => deps.availableAdapters.has(m.adapter) && (!allowed || allowed.has(m.id)));
-    if (c.get('shape') === 'anthropic') return c.json(encodeAnthropicList(models, deps.createdAt));
+    if (c.get('shape') === 'anthropic') {
+      const page = anthropicPage(models, {
+        limit: c.req.query('limit'),
+        after_id: c.req.query('after_id'),
+        before_id: c.req.query('before_id'),
+      });
+      return c.json(encodeAnthropicList(page.models, deps.createdAt, page.hasMore));
+    }
     return c.json(encodeOpenAIList(models, deps.createdAt));
   };
 }
@@ -36,12 +45,49 @@ export function encodeOpenAIList(models: readonly ModelEntry[], created: number)
   };
 }
 
-export function encodeAnthropicList(models: readonly ModelEntry[], created: number) {
+export function encodeAnthropicList(models: readonly ModelEntry[], created: number, hasMore = false) {
   const createdAt = new Date(created * 1000).toISOString();
   return {
     data: models.map((m) => ({ type: 'model', id: m.id, display_name: m.id, created_at: createdAt })),
-    has_more: false,
+    has_more: hasMore,
     first_id: models[0]?.id ?? null,
     last_id: models.at(-1)?.id ?? null,
   };
+}
+
+/** Anthropic's list paging: `limit` (1–1000, default 20), then the page after `after_id` or before `before_id`. */
+export const ANTHROPIC_LIST_DEFAULT_LIMIT = 20;
+const ANTHROPIC_LIST_MAX_LIMIT = 1000;
+
+export function anthropicPage(
+  models: readonly ModelEntry[],
+  query: { limit?: string | undefined; after_id?: string | undefined; before_id?: string | undefined },
+): { models: readonly ModelEntry[]; hasMore: boolean } {
+  const limit = query.limit === undefined ? ANTHROPIC_LIST_DEFAULT_LIMIT : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > ANTHROPIC_LIST_MAX_LIMIT)
+    throw new SvcError('invalid_request', {
+      message: `limit: must be an integer from 1 to ${ANTHROPIC_LIST_MAX_LIMIT}, got ${JSON.stringify(query.limit)}`,
+      details: { param: 'limit' },
+    });
+  if (query.after_id !== undefined && query.before_id !== undefined)
+    throw new SvcError('invalid_request', {
+      message: 'after_id and before_id cannot be given together',
+      details: { param: 'before_id' },
+    });
+  const at = (id: string, param: string) => {
+    const i = models.findIndex((m) => m.id === id);
+    if (i < 0)
+      throw new SvcError('invalid_request', {
+        message: `${param}: no model ${JSON.stringify(id)} in this key's list`,
+        details: { param },
+      });
+    return i;
+  };
+  if (query.before_id !== undefined) {
+    const end = at(query.before_id, 'before_id');
+    const start = Math.max(0, end - limit);
+    return { models: models.slice(start, end), hasMore: start > 0 };
+  }
+  const start = query.after_id === undefined ? 0 : at(query.after_id, 'after_id') + 1;
+  return { models: models.slice(start, start + limit), hasMore: start + limit < models.length };
 }

@@ -202,7 +202,7 @@ test('GET /v1/models lists only the models the key may use, in the shape asked f
     return body.data.map((m) => String(m.id)).sort();
   };
   const anthropicList = async (token: string) => {
-    const res = await fetch(`${stack.gw.url}/v1/models`, {
+    const res = await fetch(`${stack.gw.url}/v1/models?limit=1000`, {
       headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01' },
     });
     assert.equal(res.status, 200);
@@ -249,6 +249,47 @@ test('GET /v1/models lists only the models the key may use, in the shape asked f
     assert.deepEqual(fromAnthropic.sort(), await openaiIds(stack.token));
     assert.equal(stack.fake.requests.length, 0, 'the list is the gateway own, not the upstream');
   });
+
+  await t.test(
+    'the Anthropic list pages as the API does: limit (default 20), after_id, before_id',
+    async () => {
+      const all = (await stack.anthropic.models.list({ limit: 1000 })).data.map((m) => m.id);
+      assert.ok(all.length > 3, all.join());
+      const first = await stack.anthropic.models.list();
+      assert.equal(first.data.length, Math.min(20, all.length));
+      assert.equal(first.has_more, all.length > 20);
+      const two = await stack.anthropic.models.list({ limit: 2 });
+      assert.deepEqual(
+        [two.data.map((m) => m.id), two.has_more, two.first_id, two.last_id],
+        [all.slice(0, 2), true, all[0], all[1]],
+      );
+      const next = await stack.anthropic.models.list({ limit: 2, after_id: all[1] });
+      assert.deepEqual(
+        next.data.map((m) => m.id),
+        all.slice(2, 4),
+      );
+      const back = await stack.anthropic.models.list({ limit: 5, before_id: all[3] });
+      assert.deepEqual([back.data.map((m) => m.id), back.has_more], [all.slice(0, 3), false]);
+      const paged = [];
+      for await (const m of stack.anthropic.models.list({ limit: 2 })) paged.push(m.id);
+      assert.deepEqual(paged, all);
+      for (const query of [
+        'limit=0',
+        'limit=1001',
+        'limit=x',
+        'after_id=nope',
+        `after_id=${all[0]}&before_id=${all[2]}`,
+      ]) {
+        const res = await fetch(`${stack.gw.url}/v1/models?${query}`, {
+          headers: { 'x-api-key': stack.token, 'anthropic-version': '2023-06-01' },
+        });
+        assert.equal(res.status, 400, query);
+        const body = (await res.json()) as { type: string; error: { type: string; message: string } };
+        assert.equal(body.type, 'error', query);
+        assert.equal(body.error.type, 'invalid_request_error', query);
+      }
+    },
+  );
 
   await t.test('models.retrieve (not served) is each SDK own NotFoundError, in its error shape', async () => {
     // the gateway lists models but does not describe one; the 404 says so in the shape the SDK reads
