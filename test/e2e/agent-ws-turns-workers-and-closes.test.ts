@@ -123,6 +123,27 @@ test('worker sessions: hidden by default, interleaved with include_worker_sessio
   await done(plain, all, replay, direct);
 });
 
+test('a worker session ends with its turn: a socket attached to it closes with 1000 session_ended after its end', async () => {
+  const sid = await session(server);
+  const planner = await subscribed(server, sid);
+  fake.script([
+    { toolUses: [{ name: 'delegate', input: { task: 'count the files' } }] },
+    { text: Array.from({ length: 40 }, (_, i) => `v${i}`).join(' '), dripMs: 20 },
+    { text: 'done' },
+  ]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('delegate it') })).body;
+  const started = await planner.next(isEvent('delegate.started', turn.turn_id));
+  const worker = started.event.payload.worker_session_id as string;
+  const direct = await subscribed(server, worker);
+  const closed = await direct.closed;
+  assert.equal(closed.code, 1000);
+  assert.equal(JSON.parse(closed.reason).code, 'session_ended');
+  assert.equal(direct.events().at(-1)!.type, 'turn.completed');
+  await planner.next(isEvent('turn.completed', turn.turn_id));
+  assert.equal(planner.ws.readyState, planner.ws.OPEN); // the planner's own socket stays
+  await done(planner);
+});
+
 test('DELETE of a session closes its sockets with 1000 session_ended, after the cancelled turn ended', async () => {
   const sid = await session(server);
   const c = await subscribed(server, sid);

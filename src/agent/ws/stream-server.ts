@@ -145,23 +145,38 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
     );
   }
 
+  function endSession(sessionId: string): void {
+    for (const conn of hub.clientsUnder(sessionId)) {
+      const close = () => (conn as Connection).close('sessionEnded', 'the session ended', true);
+      const timer = setTimeout(close, SESSION_END_WAIT_MS);
+      hub.whenIdle(conn.sessionId, () => {
+        clearTimeout(timer);
+        close();
+      });
+    }
+  }
+
+  const subscriber: Subscriber = {
+    name: hub.subscriber.name,
+    handle(event) {
+      hub.subscriber.handle(event);
+      // a worker session is ended once its one turn is over (delegate.ts), before its delegate end event:
+      // its own sockets close like a DELETEd session's instead of waiting for events that never come
+      if (event.type === 'delegate.completed' || event.type === 'delegate.failed') {
+        const worker = (event.payload as { worker_session_id?: unknown }).worker_session_id;
+        if (typeof worker === 'string') endSession(worker);
+      }
+    },
+  };
+
   return {
-    subscriber: hub.subscriber,
+    subscriber,
     mount,
     get upgrade() {
       if (!upgrade) throw new Error('stream server not mounted');
       return upgrade;
     },
-    endSession(sessionId) {
-      for (const conn of hub.clientsUnder(sessionId)) {
-        const close = () => (conn as Connection).close('sessionEnded', 'the session ended', true);
-        const timer = setTimeout(close, SESSION_END_WAIT_MS);
-        hub.whenIdle(conn.sessionId, () => {
-          clearTimeout(timer);
-          close();
-        });
-      }
-    },
+    endSession,
     async closeAll() {
       const all = [...sockets];
       for (const [conn] of all) conn.close('shuttingDown', 'the server is shutting down', true);
