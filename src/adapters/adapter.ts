@@ -47,6 +47,8 @@ export interface TapOptions {
   maxLineBytes?: number;
   /** Called for every canonical event observed on the side. */
   onEvent?: (e: CanonicalStreamEvent) => void;
+  /** Called for every upstream SSE event the decoder read (as received, before any rewrite). */
+  onFrame?: (e: SseEvent) => void;
 }
 
 /** Upstream bytes passed through (unchanged in byte mode) while canonical events are observed. */

@@ -36,6 +36,7 @@ export function tapSse(
       if (error) return;
       try {
         observe(decoder.push(ev));
+        opts.onFrame?.(ev);
       } catch (err) {
         error = err as Error;
         if (!isSvcError(err)) unreadable = ev;

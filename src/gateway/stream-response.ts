@@ -118,10 +118,16 @@ function markTtft(input: StreamResponseInput, state: State, progress: StreamProg
 function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State): Source {
   const adapter = input.call.routed.adapter;
   const end = ends(input);
+  const cut = input.shape.createPassthroughEnd?.(input.requestedModel);
+  const errorFrames = (failure: UpstreamFailure) =>
+    utf8.encode(
+      cut ? cut.encodeError(failureError(failure)) : input.shape.encodeStreamError(failureError(failure)),
+    );
   const tapped = wire.tapStream(input.call.response.body, {
     model: input.requestedModel,
     includeUsageChunk: input.includeUsage,
     maxLineBytes: input.maxSseLineBytes,
+    ...(cut ? { onFrame: (e) => cut.observe(e) } : {}),
   });
   async function* chunks(): AsyncGenerator<Uint8Array> {
     let forwardedError = false;
@@ -141,7 +147,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
             if (!isSvcError(error)) {
               // a frame the decoder could not read, not an error frame of the upstream's: send ours and stop
               yield chunk;
-              yield utf8.encode(input.shape.encodeStreamError(failureError(failure)));
+              yield errorFrames(failure);
               return;
             }
             // the upstream's own error frame is in this chunk: it reaches the client in its shape as is
@@ -155,7 +161,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
       state.done = true;
       const failure = classifyReadFailure(adapter, err, input.signal);
       await end.failed(failure, tapped.usage());
-      yield utf8.encode(input.shape.encodeStreamError(failureError(failure)));
+      yield errorFrames(failure);
       return;
     }
     if (state.done) return;
@@ -168,7 +174,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
     const err = tapped.error() ?? new SvcError('upstream_error', { message: TRUNCATED });
     const failure = classifyReadFailure(adapter, err, input.signal);
     await end.failed(failure, tapped.usage());
-    if (!forwardedError) yield utf8.encode(input.shape.encodeStreamError(failureError(failure)));
+    if (!forwardedError) yield errorFrames(failure);
   }
   return { chunks: chunks(), progress: tapped };
 }

@@ -398,6 +398,41 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     assertOneFailure(stack, res.headers.get('svc-request-id')!, 'connection_error');
   });
 
+  await t.test(
+    'a reset mid-stream ends a same-wire Responses stream as a translated one ends: error, then response.failed',
+    async () => {
+      fake.script(['reset-after=4']);
+      const res = await fetch(`${stack.gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: OPENAI_MODEL, stream: true, input: 'hi' }),
+      });
+      assert.equal(res.status, 200);
+      const events = (await res.text())
+        .trim()
+        .split('\n\n')
+        .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as Record<string, any>);
+      const created = events[0];
+      assert.equal(created.type, 'response.created');
+      const [error, failed] = events.slice(-2);
+      assert.equal(error.type, 'error');
+      assert.equal(error.code, 'upstream_error');
+      // Codex reads response.failed: its error code, the response it belongs to, the items done so far
+      assert.equal(failed.type, 'response.failed');
+      assert.equal(failed.response.id, created.response.id);
+      assert.equal(failed.response.model, OPENAI_MODEL, 'the requested model, as in every frame');
+      assert.equal(failed.response.status, 'failed');
+      assert.equal(failed.response.error.code, 'server_error');
+      assert.match(failed.response.error.message, /closed the connection/);
+      assert.deepEqual(
+        events.map((e) => e.sequence_number),
+        events.map((_, i) => i),
+        'sequence numbers go on from the upstream frames',
+      );
+      assertOneFailure(stack, res.headers.get('svc-request-id')!, 'connection_error');
+    },
+  );
+
   await t.test('a reset mid-stream ends the OpenAI stream with an error chunk', async () => {
     fake.script(['reset-after=3']);
     const { data: stream, response } = await stack.openai.chat.completions

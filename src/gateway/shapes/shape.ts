@@ -8,6 +8,7 @@ import type { CanonicalResponse } from '../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
 import type { InboundShape as ShapeName } from '../../events/catalog.ts';
 import { SvcError, shouldRetryFor } from '../../lib/errors.ts';
+import type { SseEvent } from '../../lib/sse-decode.ts';
 
 /** The few fields the pipeline needs before routing, checked without a full decode (fast path). */
 export interface InboundSummary {
@@ -62,6 +63,18 @@ export interface InboundShape {
   encodeError(err: unknown): ShapeErrorResponse;
   /** The error frame for a failure after the stream started. */
   encodeStreamError(err: unknown): string;
+  /**
+   * Same wire: how a stream the gateway must end itself (a reset, a timeout, an unreadable frame) ends in
+   * this shape when that needs what the upstream's frames said (the Responses API's sequence numbers and
+   * response object); without it, `encodeStreamError`.
+   */
+  createPassthroughEnd?(requestedModel: string): PassthroughEnd;
+}
+
+/** Watches the upstream's frames of a same-wire stream and writes its failed end. */
+export interface PassthroughEnd {
+  observe(e: SseEvent): void;
+  encodeError(err: unknown): string;
 }
 
 /** Longest accepted `model` name (issue 17: an 8 MiB name was stored four times in the trace and logged). */

@@ -14,7 +14,11 @@ import { encodeOpenAIError, encodeOpenAIStreamError } from './openai/errors.ts';
 import { decodeResponsesRequest, validateResponsesRequest } from './responses/decode.ts';
 import { encodeResponsesResponse } from './responses/encode.ts';
 import { encodeResponsesStream } from './responses/encode-stream.ts';
-import { encodeResponsesError, encodeResponsesStreamError } from './responses/errors.ts';
+import {
+  createResponsesPassthroughEnd,
+  encodeResponsesError,
+  encodeResponsesStreamError,
+} from './responses/errors.ts';
 import type { InboundShape } from './shape.ts';
 
 export const anthropicShape: InboundShape = {
@@ -45,6 +49,7 @@ export const responsesShape: InboundShape = {
   encodeStream: encodeResponsesStream,
   encodeError: encodeResponsesError,
   encodeStreamError: encodeResponsesStreamError,
+  createPassthroughEnd: createResponsesPassthroughEnd,
 };
 
 export const SHAPES: Readonly<Record<InboundShapeName, InboundShape>> = {

@@ -3,7 +3,7 @@
  * for an HTTP answer, and the Responses stream's `error` event for a failure after the first event.
  */
 import { encodeOpenAIError } from '../openai/errors.ts';
-import type { ShapeErrorResponse } from '../shape.ts';
+import type { PassthroughEnd, ShapeErrorResponse } from '../shape.ts';
 
 export function encodeResponsesError(value: unknown): ShapeErrorResponse {
   return encodeOpenAIError(value);
@@ -36,8 +36,49 @@ export function responsesFailureCode(code: string): string {
   return 'server_error';
 }
 
-/** A standalone `error` event (the same-wire path, which does not know the stream's sequence). */
+/** A standalone `error` event (where the stream's sequence is unknown). */
 export function encodeResponsesStreamError(value: unknown): string {
   const data = JSON.stringify({ type: 'error', sequence_number: 0, ...responsesErrorFields(value) });
   return `event: error\ndata: ${data}\n\n`;
 }
+
+/**
+ * The end of a same-wire stream the gateway cuts (a reset, a timeout, an unreadable frame), as a translated
+ * stream ends: an `error` event, then `response.failed` (the response of `response.created`, status failed,
+ * `error.code` in the API's terms, the items done so far), numbered on from the upstream's frames.
+ */
+export function createResponsesPassthroughEnd(requestedModel: string): PassthroughEnd {
+  let seq = -1;
+  let response: Record<string, unknown> | undefined;
+  const done: unknown[] = [];
+  const frame = (type: string, fields: Record<string, unknown>) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: ++seq, ...fields })}\n\n`;
+  return {
+    observe(e) {
+      const n = SEQUENCE.exec(e.data);
+      if (n) seq = Math.max(seq, Number(n[1]));
+      if (e.event === 'response.created' || e.event === 'response.in_progress')
+        response = (JSON.parse(e.data) as { response?: Record<string, unknown> }).response ?? response;
+      else if (e.event === 'response.output_item.done')
+        done.push((JSON.parse(e.data) as { item?: unknown }).item);
+    },
+    encodeError(err) {
+      const fields = responsesErrorFields(err);
+      const { code, message } = fields.error as { code: string; message: string };
+      const out = frame('error', fields);
+      if (!response) return out;
+      const failed = {
+        ...response,
+        model: requestedModel,
+        status: 'failed',
+        error: { code: responsesFailureCode(code), message },
+        output: done,
+        usage: null,
+      };
+      return out + frame('response.failed', { response: failed });
+    },
+  };
+}
+
+/** A frame's own `sequence_number` (the top-level field; a quote inside a string value is escaped). */
+const SEQUENCE = /"sequence_number":\s*(\d+)/;
