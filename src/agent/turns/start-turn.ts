@@ -17,7 +17,7 @@ import type { SlotHooks } from '../../routing/facts.ts';
 import { describeRequest } from '../../routing/request-facts.ts';
 import type { Database, SessionRow } from '../../store/schema.ts';
 import { type LoopDeps, type LoopOutcome, runAgentLoop } from '../loop.ts';
-import { appendMessage, sessionHistory } from '../sessions/messages.ts';
+import { appendMessage, sessionHistory, setMessageStatus } from '../sessions/messages.ts';
 import { beginTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
 import { buildSystemPrompt } from '../system-prompt.ts';
 
@@ -113,6 +113,9 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     routed = await route(deps, input, scope);
   } catch (err) {
     const code = isSvcError(err) ? err.code : 'internal_error';
+    // the client is told the turn was refused: its message stays readable but is never sent to a model again
+    // (kept in the history, a message too large for every model refused every later turn as well)
+    await setMessageStatus(deps.db, userMessageId, 'cancelled');
     // released before the end event, as endTurn does; the payload has every field of a turn.completed
     await finishTurn(deps.db, session.id, { turnId, costDelta: '0', now: formatUs(deps.clock.nowUs()) });
     await deps.bus.publish({
