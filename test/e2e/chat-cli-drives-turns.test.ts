@@ -226,3 +226,20 @@ test('--session of an ended session is refused at start with one sentence (exit 
     ),
   );
 });
+
+test('output closed mid-turn (| head -1): the turn is cancelled and one sentence on stderr, exit 1, no stack', async () => {
+  fake.script([{ text: Array.from({ length: 200 }, (_, i) => `h${i}`).join(' '), dripMs: 20 }]);
+  const c = chat(['--workspace', server.workspace], 'talk\n');
+  await c.waitFor(/h3 /);
+  c.child.stdout!.destroy(); // like `| head -1`: the reader is gone
+  assert.equal(await c.exit, 1);
+  assert.match(c.err(), /^svc: Standard output closed \(write EPIPE\); the running turn was cancelled\.\n$/);
+  const sid = sessionOf(c.out());
+  for (let i = 0; i < 400; i++) {
+    if ((await server.api('GET', `/sessions/${sid}`)).body.current_turn_id === null) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const ended = (await server.api('GET', `/sessions/${sid}/events?types=turn.cancelled`)).body.events;
+  assert.equal(ended.length, 1);
+  assert.equal(ended[0].payload.reason, 'output closed (svc chat)');
+});

@@ -19,7 +19,7 @@ export function createPrinter(out: Writable & { isTTY?: boolean }): Printer {
   let midLine = false;
   const color = out.isTTY === true;
   const write = (s: string) => {
-    if (s.length === 0) return;
+    if (s.length === 0 || out.destroyed) return; // a closed output is reported once by run-chat.ts
     out.write(s);
     midLine = !s.endsWith('\n');
   };

@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { EventEnvelope } from '../../events/envelope.ts';
-import { isSvcError, SvcError } from '../../lib/errors.ts';
+import { errorMessage, isSvcError, SvcError } from '../../lib/errors.ts';
 import { type ChatApi, createChatApi } from './api.ts';
 import { createLineSource, type LineSource } from './input.ts';
 import { compactInput, createPrinter, createRenderer, type Printer } from './render.ts';
@@ -38,6 +38,19 @@ export async function runChat(o: ChatOptions): Promise<number> {
   let failed = false;
   let fatal: SvcError | undefined;
 
+  let cancelOnClose: Promise<unknown> = Promise.resolve();
+  // the reader went away (`svc chat | head -1`): nothing more can be shown, so the running turn is cancelled
+  o.output.on('error', (err) => {
+    if (fatal) return;
+    const turn = current;
+    fatal = new SvcError('io_error', {
+      message: `Standard output closed (${errorMessage(err)}); ${turn ? 'the running turn was cancelled' : 'stopped'}.`,
+      cause: err,
+    });
+    if (turn) cancelOnClose = api.cancelTurn(sessionId, turn, 'output closed (svc chat)').catch(() => {});
+    turns.abort();
+    lines.close();
+  });
   const render = createRenderer(p);
   const stream = openChatStream(api, sessionId, {
     onEvent(e) {
@@ -100,6 +113,7 @@ export async function runChat(o: ChatOptions): Promise<number> {
   } finally {
     stream.close();
     lines.close();
+    await cancelOnClose;
   }
   if (fatal) throw fatal;
   if (quit !== undefined) return quit;
