@@ -70,21 +70,25 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
   const { session } = input;
   const turnId = deps.newId();
   const submittedAt = formatUs(deps.clock.nowUs());
-  if (!(await beginTurn(deps.db, session.id, turnId, submittedAt))) {
-    throw new SvcError('turn_in_flight', {
-      message: `session ${session.id} already has a turn in flight; wait for it to end or cancel it`,
-      details: { current_turn_id: session.current_turn_id },
-    });
-  }
   const userMessageId = deps.newId();
-  await appendMessage(deps.db, {
-    id: userMessageId,
-    session_id: session.id,
-    turn_id: turnId,
-    role: 'user',
-    content: input.content,
-    metadata: input.override ? { per_message_override: input.override } : {},
-    created_at: submittedAt,
+  // the claim and the user message commit together: a message the store refuses (a full disk) must not
+  // leave the session held by a turn that never started (409 turn_in_flight until a restart)
+  await deps.db.transaction().execute(async (trx) => {
+    if (!(await beginTurn(trx, session.id, turnId, submittedAt))) {
+      throw new SvcError('turn_in_flight', {
+        message: `session ${session.id} already has a turn in flight; wait for it to end or cancel it`,
+        details: { current_turn_id: session.current_turn_id },
+      });
+    }
+    await appendMessage(trx, {
+      id: userMessageId,
+      session_id: session.id,
+      turn_id: turnId,
+      role: 'user',
+      content: input.content,
+      metadata: input.override ? { per_message_override: input.override } : {},
+      created_at: submittedAt,
+    });
   });
   const scope: CallScope = {
     actor: 'agent',
