@@ -9,6 +9,12 @@ import { describeSqliteFailure } from '../store/sqlite-errors.ts';
 import { rootCommand, VERSION } from './root.ts';
 
 async function main(rawArgs: string[]): Promise<void> {
+  // a write to stdout/stderr that fails (a reader gone, a full disk) is an 'error' event, which with no
+  // listener ends any command, a running server included, with Node's stack trace
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    stdoutError ??= err;
+  });
+  process.stderr.on('error', () => {}); // nowhere left to say it
   try {
     if (rawArgs.length === 1 && (rawArgs[0] === '--version' || rawArgs[0] === '-v')) {
       process.stdout.write(`${VERSION}\n`);
@@ -33,10 +39,28 @@ async function main(rawArgs: string[]): Promise<void> {
     await runCommand(leaf, { rawArgs: rest });
   } catch (err) {
     process.exitCode = report(err);
+  } finally {
+    await reportStdoutError();
   }
 }
 
 // --- internal ---
+
+let stdoutError: NodeJS.ErrnoException | undefined;
+
+/**
+ * A reader that went away first (EPIPE: `svc … | head`) chose to stop reading: nothing to say. Any other
+ * failure lost the answer: one sentence and exit 1 (unless the command already failed).
+ */
+async function reportStdoutError(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve)); // a failed write reports its error a tick later
+  if (stdoutError === undefined || stdoutError.code === 'EPIPE') return;
+  if (process.exitCode !== undefined && process.exitCode !== 0) return;
+  process.stderr.write(
+    `svc: Cannot write to standard output (${stdoutError.code ?? errorMessage(stdoutError)}); check where it goes (a full disk?) and run the command again.\n`,
+  );
+  process.exitCode = 1;
+}
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI colour escapes is the point
 const ANSI_RE = /\u001b\[[0-9;]*m/g;

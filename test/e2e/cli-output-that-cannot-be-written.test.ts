@@ -1,0 +1,56 @@
+/**
+ * Standard output that cannot take the answer: a reader that already went away (`svc … | head`, EPIPE) is
+ * the reader's choice and ends the command quietly; a full disk (ENOSPC) is one sentence on stderr and
+ * exit 1. Neither is Node's unhandled-'error' stack trace (DECISIONS §2).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ensureBuilt, isolatedEnv, makeTempDir, SVC_BIN } from '../helpers/svc.ts';
+
+const tmp = makeTempDir('svc-stdout-');
+test.after(() => tmp.cleanup());
+const env = isolatedEnv(tmp.dir);
+
+function run(command: string, stdout: 'pipe' | number): Promise<{ code: number | null; stderr: string }> {
+  ensureBuilt();
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', command], { env, stdio: ['ignore', stdout, 'pipe'] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (d) => {
+      stderr += d;
+    });
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+const svc = `"${process.execPath}" "${SVC_BIN}"`;
+const COMMANDS = ['--help', `gateway list-keys --keystore ${join(tmp.dir, 'keys.json')}`];
+
+test('a reader that closed the pipe first ends the command without a stack trace', async () => {
+  for (const args of COMMANDS) {
+    // the reader closes its end at once, so every write of svc meets EPIPE
+    const r = await run(`${svc} ${args} | (exec 0<&-; sleep 2)`, 'pipe');
+    assert.equal(r.code, 0, `${args}: ${r.stderr}`);
+    assert.equal(r.stderr, '', args);
+  }
+});
+
+test('standard output on a full disk is one sentence on stderr and exit 1', {
+  skip: !existsSync('/dev/full') && 'no /dev/full',
+}, async () => {
+  for (const args of COMMANDS) {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const r = await run(`exec ${svc} ${args}`, full);
+      assert.equal(r.code, 1, `${args}: ${r.stderr}`);
+      const lines = r.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, `${args}: ${r.stderr}`);
+      assert.match(lines[0], /^svc: Cannot write to standard output \(ENOSPC\)/);
+    } finally {
+      closeSync(full);
+    }
+  }
+});
