@@ -12,6 +12,12 @@ export function describeSqliteFailure(err: unknown): string | undefined {
   return advice === undefined ? undefined : `${advice[0]} (${errorMessage(err)}); ${advice[1]}.`;
 }
 
+/** What to do about a node:sqlite error (`check the disk, …`), or undefined when it is not one known here. */
+export function sqliteAdvice(err: unknown): string | undefined {
+  const code = (err as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' ? ADVICE[code & 0xff]?.[1] : undefined;
+}
+
 // --- internal ---
 
 const DAMAGED: readonly [string, string] = [
@@ -25,7 +31,10 @@ const ADVICE: Record<number, readonly [string, string]> = {
   5: ['The trace store stayed locked by another process', 'run the command again when it is idle'], // BUSY
   6: ['The trace store stayed locked by another process', 'run the command again when it is idle'], // LOCKED
   8: ['The trace store cannot be written', "check the file's and its folder's permissions"], // READONLY
-  10: ['The trace store could not be read or written', 'check the disk, then run the command again'], // IOERR
+  10: [
+    'The trace store could not be read or written',
+    'check the disk and its free space, then run the command again',
+  ], // IOERR (a full disk when SQLite maps its shared memory)
   11: DAMAGED, // CORRUPT
   13: ['The disk is full', 'free some space, then run the command again'], // FULL
   26: DAMAGED, // NOTADB

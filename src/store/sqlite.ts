@@ -16,6 +16,7 @@ import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
 import type { OpenStoreOptions, SqliteStore } from './open.ts';
 import { createPrivateFile, tightenStoreFiles } from './private-files.ts';
 import type { Database } from './schema.ts';
+import { sqliteAdvice } from './sqlite-errors.ts';
 
 /** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
 export const MIN_SQLITE_VERSION = '3.51.3';
@@ -66,7 +67,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions): 
     db.close();
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
-      message: `Cannot use the trace store ${path}: ${errorMessage(err)}.`,
+      message: `Cannot use the trace store ${path}: ${errorMessage(err)}${withAdvice(err)}.`,
       cause: err,
     });
   }
@@ -94,7 +95,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions): 
     db.close();
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
-      message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}.`,
+      message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}${withAdvice(err)}.`,
       cause: err,
     });
   }
@@ -141,6 +142,12 @@ export function assertStoreFile(path: string): void {
 }
 
 // --- internal ---
+
+/** `; <what to do>` for a SQLite failure whose remedy is known (a full disk, a lock, a damaged file). */
+function withAdvice(err: unknown): string {
+  const advice = sqliteAdvice(err);
+  return advice === undefined ? '' : `; ${advice}`;
+}
 
 /**
  * One BEGIN IMMEDIATE transaction of cached prepared statements run straight on `db`, inside Kysely's

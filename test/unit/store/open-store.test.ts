@@ -183,3 +183,20 @@ test('a store this process may not write is refused with one sentence; a writabl
     rw.close();
   }
 });
+
+test('a store SQLite cannot use at open is refused with what happened and what to do', async () => {
+  const path = fresh();
+  await (await openStore(path)).close();
+  // another process holds the file exclusively (as a stuck writer would): every open waits out the busy
+  // timeout, then fails with SQLITE_BUSY; a full disk fails here the same way (SQLITE_IOERR / SQLITE_FULL)
+  const holder = new DatabaseSync(path);
+  try {
+    holder.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE');
+    await assert.rejects(
+      openStore(path),
+      storeError(/^Cannot use the trace store .*svc\.db: database is locked; .*run the command again/),
+    );
+  } finally {
+    holder.close();
+  }
+});
