@@ -3,7 +3,6 @@ import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer } from '../../a
 import { readEnv } from '../../config/env.ts';
 import { parsePort } from '../../http/listen.ts';
 import { createLogger } from '../../lib/log.ts';
-import { dropLogsOnClosedOutput } from '../closed-output.ts';
 import { VERSION } from '../root.ts';
 import { createRuntime } from '../runtime.ts';
 import { databaseUrlArg } from '../store-flags.ts';
@@ -28,7 +27,6 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    dropLogsOnClosedOutput();
     const env = readEnv();
     const log = createLogger({ level: env.debug ? 'debug' : 'info' });
     const port =

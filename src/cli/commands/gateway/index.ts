@@ -4,7 +4,6 @@ import { resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.t
 import { assembleGateway, runGateway } from '../../../gateway/index.ts';
 import { parsePort } from '../../../http/listen.ts';
 import { createLogger } from '../../../lib/log.ts';
-import { dropLogsOnClosedOutput } from '../../closed-output.ts';
 import { createRuntime } from '../../runtime.ts';
 import { storeFlagsOf } from '../../store-flags.ts';
 import { assertNoKeystoreFlag, keystoreArgs } from './common.ts';
@@ -33,7 +32,6 @@ export default defineCommand({
     restore: () => load(import('../restore.ts')),
   },
   async run({ args }) {
-    dropLogsOnClosedOutput();
     const env = readEnv();
     const log = createLogger({ level: env.debug ? 'debug' : 'info' });
     const port =
