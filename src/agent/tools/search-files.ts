@@ -29,7 +29,8 @@ export const searchFilesTool: WorkspaceTool = {
   name: 'search_files',
   description:
     'Search file contents for a regular expression (RE2 syntax, matched per line). Optional path limits the ' +
-    'search to a directory or file, glob to matching file names (e.g. "*.ts", "src/**/*.md"). Prints file:line: text.',
+    'search to a directory or file, glob to matching file names (e.g. "*.ts", "*.{ts,tsx}", "src/**/*.md"). ' +
+    'Prints file:line: text.',
   input_schema: {
     type: 'object',
     properties: {
@@ -138,9 +139,54 @@ async function* single(file: string): AsyncGenerator<string> {
   yield file;
 }
 
-/** A glob without "/" matches the file name at any depth; with "/" the path below the search root. */
+/**
+ * A glob without "/" matches the file name at any depth; with "/" the path below the search root. `{a,b}`
+ * alternatives (ripgrep's and the models' habit: "*.{ts,tsx}") are expanded first, each read by that rule.
+ */
 function globFilter(glob: string | undefined): (rel: string) => boolean {
   if (!glob) return () => true;
-  const match = compileWorkspaceMatcher(glob);
-  return glob.includes('/') ? match : (rel) => match(path.basename(rel));
+  const tests = expandBraces(glob).map((alt) => {
+    const match = compileWorkspaceMatcher(alt);
+    return alt.includes('/') ? match : (rel: string) => match(path.basename(rel));
+  });
+  return (rel) => tests.some((test) => test(rel));
+}
+
+/** Most alternatives a glob's braces may expand to (a bound on the work per file). */
+const MAX_GLOB_ALTERNATIVES = 256;
+
+/** `x{a,b{c,d}}y` → xay, xbcy, xbdy (`{a}` is `a`); an unbalanced brace is literal. */
+function expandBraces(glob: string): string[] {
+  const open = glob.indexOf('{');
+  if (open < 0) return [glob];
+  let depth = 0;
+  const commas: number[] = [];
+  for (let i = open; i < glob.length; i++) {
+    if (glob[i] === '{') depth++;
+    else if (glob[i] === '}' && --depth === 0) {
+      const inner = glob.slice(open + 1, i);
+      const parts = splitAt(
+        inner,
+        commas.map((c) => c - open - 1),
+      );
+      const rest = expandBraces(glob.slice(i + 1));
+      const out: string[] = [];
+      for (const part of parts.flatMap(expandBraces))
+        for (const tail of rest)
+          if (out.length < MAX_GLOB_ALTERNATIVES) out.push(glob.slice(0, open) + part + tail);
+      return out;
+    } else if (glob[i] === ',' && depth === 1) commas.push(i);
+  }
+  return [glob]; // unbalanced: literal
+}
+
+function splitAt(text: string, at: number[]): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  for (const i of at) {
+    parts.push(text.slice(from, i));
+    from = i + 1;
+  }
+  parts.push(text.slice(from));
+  return parts;
 }
