@@ -157,6 +157,30 @@ test('DELETE of a session closes its sockets with 1000 session_ended, after the 
   assert.equal(c.events().at(-1)!.type, 'turn.cancelled');
 });
 
+test('a subscription to a session that already ended gets its replay or snapshot, then 1000 session_ended', async () => {
+  const sid = await session(server);
+  const live = await subscribed(server, sid);
+  fake.script([{ text: 'before the end' }]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('hello') })).body;
+  const end = await live.next(isEvent('turn.completed', turn.turn_id));
+  await done(live);
+  assert.equal((await server.api('DELETE', `/sessions/${sid}`)).status, 200);
+  for (const sub of [{ since: null }, { snapshot: true }]) {
+    const c = await attach(server, sid);
+    c.send({ type: 'subscribe', filter: 'preset:full', ...sub });
+    const closed = await c.closed;
+    assert.equal(closed.code, 1000, JSON.stringify(sub));
+    assert.equal(JSON.parse(closed.reason).code, 'session_ended');
+    assert.equal(c.frames[0].type, 'subscribe_ack');
+    if ('snapshot' in sub) assert.equal(c.frames[1].type, 'snapshot');
+  }
+  // a reconnect with since gets what it missed, then the close
+  const again = await attach(server, sid);
+  again.send({ type: 'subscribe', filter: 'preset:full', since: turn.turn_id });
+  await again.closed;
+  assert.equal(again.events().at(-1)!.id, end.event.id);
+});
+
 test('shutdown cancels the running turn, delivers its end, then closes every socket with 1001', async (t) => {
   const doomed = await startAgentServer(t, { env: provider });
   const sid = await session(doomed);

@@ -8,6 +8,7 @@
 import type { EventEnvelope } from '../../events/envelope.ts';
 import { errorMessage, isSvcError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
+import { getSession } from '../sessions/store.ts';
 import type { CompiledFilter } from './filter.ts';
 import {
   type CancelFrame,
@@ -117,6 +118,10 @@ export function createConnection(deps: ConnectionDeps): Connection {
     pending = [];
     state = 'live';
     for (const { delivery, encoded } of queued) forward(delivery, encoded);
+    // an ended session sends nothing more: what was asked for went out, then the close a live one gets
+    // (a session ended after this read is closed by DELETE's own endSession)
+    if ((await getSession(deps.store.db, deps.sessionId))?.ended_at)
+      self.close('sessionEnded', 'the session ended', true);
   }
 
   /** Live: the filter decides; ids at or below the last one sent were replayed already (the seam rule). */
