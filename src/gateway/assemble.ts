@@ -16,6 +16,7 @@ import { loadCallConfig } from '../llm/load-call-config.ts';
 import { startPatternRouter } from '../routing/pattern/router.ts';
 import type { Store } from '../store/open.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
+import { type KeyRecord, resolveBudgetOf } from './keystore/keystore.ts';
 import { createModelsHandler } from './models-route.ts';
 import { createPipeline } from './pipeline.ts';
 import { createQuotaManager, type QuotaManager } from './quota.ts';
@@ -40,6 +41,8 @@ export interface AssembleOptions {
   modelsPath?: string;
   /** `--routing` (else SVC_ROUTING_POLICY). */
   routingPath?: string;
+  /** The gateway keys at start: the spend seeded from the trace is counted per budget (resolveBudgetOf). */
+  keys: readonly KeyRecord[];
 }
 
 export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExtensions> {
@@ -56,8 +59,9 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   });
   const maxBodyBytes =
     positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES;
-  const quota = await createQuota(opts);
-  const spendToday = await loadSpendToday(opts.store, opts.clock);
+  const budgetOf = resolveBudgetOf(opts.keys);
+  const quota = await createQuota(opts, budgetOf);
+  const spendToday = await loadSpendToday(opts.store, opts.clock, budgetOf);
   // replicas sharing a PostgreSQL store: tell them this process is alive before naming anyone's gaps
   if (opts.store.engine === 'postgres') await opts.store.announcePresence();
   await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
@@ -115,12 +119,15 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
 // --- internal ---
 
 /** One process's caps in memory (SQLite), or caps every replica shares in the database (PostgreSQL). */
-async function createQuota(opts: AssembleOptions): Promise<QuotaManager> {
+async function createQuota(
+  opts: AssembleOptions,
+  budgetOf: (keyId: string) => string,
+): Promise<QuotaManager> {
   const { store, bus, clock } = opts;
   if (store.engine === 'postgres') {
     const quota = createTableQuotaManager({ store, bus, clock, newId: opts.newId, log: opts.log });
     await quota.sweep(); // holds of replicas that died since
     return quota;
   }
-  return createQuotaManager({ bus, clock, seed: await loadQuotaSeed(store, clock.nowUs()) });
+  return createQuotaManager({ bus, clock, seed: await loadQuotaSeed(store, clock.nowUs(), budgetOf) });
 }

@@ -15,6 +15,7 @@ import { readUpstreamText, type Upstream } from '../llm/upstream.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
+import { budgetKeyIdOf } from './keystore/keystore.ts';
 import { ROUTED_MODEL_HEADER } from './pipeline.ts';
 import { decodeAnthropicRequest } from './shapes/anthropic/decode.ts';
 import type { SpendToday } from './spend-today.ts';
@@ -49,7 +50,7 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
     const routed = deps.runner.choose({
       facts,
       allowedModels: allowedOf(key),
-      ...(spendToday ? { costTodayUsd: () => spendToday.of(key.key_id) } : {}),
+      ...(spendToday ? { costTodayUsd: () => spendToday.of(budgetKeyIdOf(key)) } : {}),
     });
     c.set('routedModel', routed.model.id);
     c.set('routedBy', routed.decision.chain[routed.decision.winner_index]?.policy ?? 'unknown');

@@ -50,6 +50,8 @@ export interface ListedKey {
   revoked_at?: string | null;
   grace_period_until?: string | null;
   created_at: string;
+  /** A rotation's successor: the key whose budget it shares. */
+  budget_key_id?: string | null;
   [extra: string]: unknown;
 }
 
@@ -138,6 +140,7 @@ export async function runListKeys(deps: KeyAdminDeps): Promise<ListedKey[]> {
       revoked_at: record.revoked_at ?? null,
       grace_period_until: record.grace_period_until ?? null,
       created_at: record.created_at,
+      budget_key_id: record.budget_key_id ?? null,
       ...extraFields(rest),
     };
   });
@@ -147,7 +150,7 @@ export async function runListKeys(deps: KeyAdminDeps): Promise<ListedKey[]> {
 
 const EMPTY: Keystore = { keys: [] };
 
-/** Fields a record carries beyond the spec's (kept in the listing after the spec's own). */
+/** Fields a record carries beyond the spec's and budget_key_id (kept in the listing after them). */
 function extraFields(rest: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(rest)) if (!LISTED_FIELDS.has(k)) out[k] = v;
@@ -167,6 +170,7 @@ const LISTED_FIELDS = new Set([
   'revoked_at',
   'grace_period_until',
   'created_at',
+  'budget_key_id',
 ]);
 
 /** Audit payload fields: identity and scope, never the secret hash. */

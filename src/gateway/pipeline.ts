@@ -27,7 +27,7 @@ import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
-import type { KeyRecord } from './keystore/keystore.ts';
+import { budgetKeyIdOf, type KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
@@ -56,7 +56,7 @@ export interface PipelineDeps {
   /** Slot 4's learned table (routing/pattern/router.ts); absent: slot 4 answers no_match. */
   routingHooks?: SlotHooks;
   quota: QuotaManager;
-  /** Each key's spend today: what `cost_today_above` reads, raised by every settled call. */
+  /** Each budget's spend today (a rotation's keys share one): what `cost_today_above` reads. */
   spendToday: SpendToday;
   maxBodyBytes: number;
   upstreamLimits: UpstreamLimits;
@@ -101,7 +101,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           scope,
           allowedModels: allowedOf(key),
           hooks: deps.routingHooks,
-          costTodayUsd: () => deps.spendToday.of(key.key_id),
+          costTodayUsd: () => deps.spendToday.of(budgetKeyIdOf(key)),
         });
         const { model, adapter, upstreamModel } = routed;
         turn.model = model.id;
@@ -164,7 +164,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           scope,
           requestedModel: req.model,
           signal,
-          hold: costOnTurn(hold, turn, (cost) => deps.spendToday.add(key.key_id, cost)),
+          hold: costOnTurn(hold, turn, (cost) => deps.spendToday.add(budgetKeyIdOf(key), cost)),
           // a non-streaming body is read within the attempt: a connection lost while it arrives is retried
           ...(req.stream ? {} : { bodyMaxBytes: deps.upstreamLimits.maxBodyBytes }),
         });

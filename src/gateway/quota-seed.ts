@@ -1,15 +1,20 @@
 /**
- * @module Seeds the quota manager from the trace store once at start: settled spend per key in the
+ * @module Seeds the quota manager from the trace store once at start: settled spend per budget in the
  * current UTC day and month, and which 80 % alerts were already sent in those windows. Spend is what the
  * running manager settled: every llm.call_completed, and the priced usage a broken stream stamps on its
- * llm.call_failed (SPEND_EVENT_TYPES).
+ * llm.call_failed (SPEND_EVENT_TYPES). Events name the key used; `budgetOf` (the keystore at start)
+ * counts a rotated key's spend with the keys it shares its budget with.
  */
 import { sql } from 'kysely';
-import { type Decimal, parseDecimal, ZERO } from '../lib/decimal.ts';
+import { add, type Decimal, parseDecimal, ZERO } from '../lib/decimal.ts';
 import type { Store } from '../store/open.ts';
 import { type CapKind, type QuotaSeed, SPEND_EVENT_TYPES, windowStartUs } from './quota.ts';
 
-export async function loadQuotaSeed(store: Store, nowUs: number): Promise<QuotaSeed> {
+export async function loadQuotaSeed(
+  store: Store,
+  nowUs: number,
+  budgetOf: (keyId: string) => string = (keyId) => keyId,
+): Promise<QuotaSeed> {
   const starts: Record<CapKind, number> = {
     daily: windowStartUs('daily', nowUs),
     monthly: windowStartUs('monthly', nowUs),
@@ -25,7 +30,11 @@ export async function loadQuotaSeed(store: Store, nowUs: number): Promise<QuotaS
       .where('gateway_key_id', 'is not', null)
       .groupBy('gateway_key_id')
       .execute();
-    for (const r of rows) if (r.gateway_key_id) spent[kind].set(r.gateway_key_id, parseDecimal(r.total));
+    for (const r of rows) {
+      if (!r.gateway_key_id) continue;
+      const budget = budgetOf(r.gateway_key_id);
+      spent[kind].set(budget, add(spent[kind].get(budget) ?? ZERO, parseDecimal(r.total)));
+    }
     const alerts = await store.kysely
       .selectFrom('events')
       .select('gateway_key_id')
@@ -33,19 +42,19 @@ export async function loadQuotaSeed(store: Store, nowUs: number): Promise<QuotaS
       .where('timestamp_us', '>=', starts[kind])
       .where(store.dialect.jsonText(sql.ref('payload'), '$.cap_kind'), '=', kind)
       .execute();
-    for (const a of alerts) alerted.add(`${a.gateway_key_id}\u0000${kind}`);
+    for (const a of alerts) if (a.gateway_key_id) alerted.add(`${budgetOf(a.gateway_key_id)}\u0000${kind}`);
   }
   return {
-    spentSince(keyId, sinceUs) {
+    spentSince(budgetKeyId, sinceUs) {
       for (const kind of ['daily', 'monthly'] as const) {
         if (starts[kind] === sinceUs) {
-          return spent[kind].get(keyId) ?? ZERO;
+          return spent[kind].get(budgetKeyId) ?? ZERO;
         }
       }
       return ZERO; // a window that began after start: this process saw all of it
     },
-    alertedSince(keyId, kind, sinceUs) {
-      return sinceUs === starts[kind] && alerted.has(`${keyId}\u0000${kind}`);
+    alertedSince(budgetKeyId, kind, sinceUs) {
+      return sinceUs === starts[kind] && alerted.has(`${budgetKeyId}\u0000${kind}`);
     },
   };
 }

@@ -6,7 +6,9 @@
  * N requests over any number of replicas never spend past a cap. Settling deletes the hold and adds the
  * real cost to the windows; the replica whose update crosses 80 % first flips `alerted` and is the only
  * one to publish quota.alert. Holds of a replica that died (its presence lock is free) are dropped by
- * the others' sweep; a hold older than HOLD_TTL_US stops counting.
+ * the others' sweep; a hold older than HOLD_TTL_US stops counting. Rows are kept per budget
+ * (budgetKeyIdOf: a rotation's keys share their first key's rows), seeded from the spend of every key
+ * that shares it, as gateway_keys tells.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Bus } from '../events/bus.ts';
@@ -17,6 +19,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import type { PostgresStore } from '../store/open.ts';
 import type { Database } from '../store/schema.ts';
+import { budgetKeyIdOf } from './keystore/keystore.ts';
 import {
   type CapKind,
   type CappedKey,
@@ -85,20 +88,21 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
       if (caps.length === 0) return NO_RESERVATION;
       const nowUs = deps.clock.nowUs();
       const holdId = deps.newId();
+      const budget = budgetKeyIdOf(key);
       const refusal = await retry(
         () =>
           store.kysely.transaction().execute(async (trx) => {
             const windows = [];
             for (const c of caps)
-              windows.push({ ...c, ...(await lockWindow(trx, store, key.key_id, c.kind, nowUs)) });
-            const held = await liveHolds(trx, key.key_id, nowUs);
+              windows.push({ ...c, ...(await lockWindow(trx, store, budget, c.kind, nowUs)) });
+            const held = await liveHolds(trx, budget, nowUs);
             const over = windows.find((w) => compare(add(add(w.spent, held), worstCase), w.cap) > 0);
             if (over) return { ...over, held };
             await trx
               .insertInto('budget_holds')
               .values({
                 id: holdId,
-                key_id: key.key_id,
+                key_id: budget,
                 amount_usd: formatDecimal(worstCase),
                 expires_us: nowUs + HOLD_TTL_US,
               })
@@ -165,11 +169,11 @@ interface Alert extends WindowRow {
   cap: Decimal;
 }
 
-/** The key's row of the window containing `nowUs`, locked; created from the trace when first needed. */
+/** The budget's row of the window containing `nowUs`, locked; created from the trace when first needed. */
 async function lockWindow(
   trx: Transaction<Database>,
   store: PostgresStore,
-  keyId: string,
+  budgetKeyId: string,
   kind: CapKind,
   nowUs: number,
 ): Promise<WindowRow> {
@@ -178,17 +182,17 @@ async function lockWindow(
     trx
       .selectFrom('budget_windows')
       .select(['spent_usd', 'alerted'])
-      .where('key_id', '=', keyId)
+      .where('key_id', '=', budgetKeyId)
       .where('cap_kind', '=', kind)
       .where('window_start_us', '=', startUs)
       .forUpdate()
       .executeTakeFirst();
   let row = await read();
   if (!row) {
-    const seed = await seedFromTrace(trx, store, keyId, kind, startUs);
+    const seed = await seedFromTrace(trx, store, budgetKeyId, kind, startUs);
     await trx
       .insertInto('budget_windows')
-      .values({ key_id: keyId, cap_kind: kind, window_start_us: startUs, ...seed })
+      .values({ key_id: budgetKeyId, cap_kind: kind, window_start_us: startUs, ...seed })
       .onConflict((oc) => oc.columns(['key_id', 'cap_kind', 'window_start_us']).doNothing())
       .execute();
     row = await read();
@@ -197,26 +201,30 @@ async function lockWindow(
   return { startUs, spent: parseDecimal(row.spent_usd), alerted: row.alerted === 1 };
 }
 
-/** Settled spend and whether the alert went out, as the trace tells it (a window's first use). */
+/**
+ * Settled spend of every key sharing the budget and whether its alert went out, as the trace tells it
+ * (a window's first use).
+ */
 async function seedFromTrace(
   db: Kysely<Database>,
   store: PostgresStore,
-  keyId: string,
+  budgetKeyId: string,
   kind: CapKind,
   startUs: number,
 ): Promise<{ spent_usd: string; alerted: number }> {
+  const keyIds = await budgetMembers(db, store, budgetKeyId);
   const spent = await db
     .selectFrom('events')
     .select(store.dialect.decimalSum(sql.ref('cost_usd')).as('total'))
     .where('type', 'in', SPEND_EVENT_TYPES)
-    .where('gateway_key_id', '=', keyId)
+    .where('gateway_key_id', 'in', keyIds)
     .where('timestamp_us', '>=', startUs)
     .executeTakeFirstOrThrow();
   const alert = await db
     .selectFrom('events')
     .select('id')
     .where('type', '=', 'quota.alert')
-    .where('gateway_key_id', '=', keyId)
+    .where('gateway_key_id', 'in', keyIds)
     .where('timestamp_us', '>=', startUs)
     .where(store.dialect.jsonText(sql.ref('payload'), '$.cap_kind'), '=', kind)
     .limit(1)
@@ -224,11 +232,25 @@ async function seedFromTrace(
   return { spent_usd: spent.total, alerted: alert ? 1 : 0 };
 }
 
-async function liveHolds(db: Kysely<Database>, keyId: string, nowUs: number): Promise<Decimal> {
+/** The budget's first key and every key that names it as its budget_key_id (kept in `extra`). */
+async function budgetMembers(
+  db: Kysely<Database>,
+  store: PostgresStore,
+  budgetKeyId: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('gateway_keys')
+    .select('key_id')
+    .where(store.dialect.jsonText(sql.ref('extra'), '$.budget_key_id'), '=', budgetKeyId)
+    .execute();
+  return [budgetKeyId, ...rows.map((r) => r.key_id).filter((id) => id !== budgetKeyId)];
+}
+
+async function liveHolds(db: Kysely<Database>, budgetKeyId: string, nowUs: number): Promise<Decimal> {
   const r = await db
     .selectFrom('budget_holds')
     .select(sql<string>`coalesce(sum(amount_usd), 0)::text`.as('total'))
-    .where('key_id', '=', keyId)
+    .where('key_id', '=', budgetKeyId)
     .where('expires_us', '>', nowUs)
     .executeTakeFirstOrThrow();
   return parseDecimal(r.total);
@@ -242,11 +264,12 @@ async function settle(
   cost: Decimal,
   nowUs: number,
 ): Promise<Alert[]> {
+  const budget = budgetKeyIdOf(key);
   return store.kysely.transaction().execute(async (trx) => {
     await trx.deleteFrom('budget_holds').where('id', '=', holdId).execute();
     const alerts: Alert[] = [];
     for (const { kind, cap } of capsOf(key)) {
-      const w = await lockWindow(trx, store, key.key_id, kind, nowUs);
+      const w = await lockWindow(trx, store, budget, kind, nowUs);
       const spent = add(w.spent, cost);
       const crossed = !w.alerted && reachesAlert(spent, cap);
       if (compare(cost, ZERO) === 0 && !crossed) continue;
@@ -256,7 +279,7 @@ async function settle(
           spent_usd: sql<string>`spent_usd + ${formatDecimal(cost)}::numeric`,
           ...(crossed ? { alerted: 1 } : {}),
         })
-        .where('key_id', '=', key.key_id)
+        .where('key_id', '=', budget)
         .where('cap_kind', '=', kind)
         .where('window_start_us', '=', w.startUs)
         .execute();

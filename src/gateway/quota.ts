@@ -1,7 +1,8 @@
 /**
  * @module Per-key daily and monthly spend caps (UTC windows, DECISIONS §4). Admission reserves the
  * request's worst-case cost, completion settles it to the real cost and failure releases it, so N
- * concurrent requests can never spend past a cap. Spend is seeded from the trace store at start.
+ * concurrent requests can never spend past a cap. Spend is seeded from the trace store at start. A
+ * rotation's keys share one budget (budgetKeyIdOf): their spend, holds and alerts are counted together.
  */
 import type { Bus } from '../events/bus.ts';
 import type { QuotaPayloadBase } from '../events/catalog.ts';
@@ -18,11 +19,14 @@ import {
 } from '../lib/decimal.ts';
 import { SvcError } from '../lib/errors.ts';
 import { type Clock, formatUs } from '../lib/time.ts';
+import { budgetKeyIdOf } from './keystore/keystore.ts';
 
 export type CapKind = 'daily' | 'monthly';
 
 export interface CappedKey {
   key_id: string;
+  /** The rotation chain's first key, whose budget this key shares (absent: its own). */
+  budget_key_id?: string | null;
   daily_cap_usd?: string | null;
   monthly_cap_usd?: string | null;
   user_id?: string | null;
@@ -36,10 +40,13 @@ export interface Reservation {
   release(): void;
 }
 
-/** Reads settled spend of one key since a UTC boundary, and whether an alert was already sent. */
+/**
+ * Reads the settled spend of one budget (every key that shares it, budgetKeyIdOf) since a UTC boundary,
+ * and whether its alert was already sent.
+ */
 export interface QuotaSeed {
-  spentSince(keyId: string, sinceUs: number): Decimal;
-  alertedSince(keyId: string, capKind: CapKind, sinceUs: number): boolean;
+  spentSince(budgetKeyId: string, sinceUs: number): Decimal;
+  alertedSince(budgetKeyId: string, capKind: CapKind, sinceUs: number): boolean;
 }
 
 export interface QuotaManager {
@@ -78,14 +85,15 @@ export function createQuotaManager(deps: { bus: Bus; clock: Clock; seed: QuotaSe
 
   const stateOf = (key: CappedKey, kind: CapKind, nowUs: number): WindowState => {
     const start = windowStartUs(kind, nowUs);
-    const id = `${key.key_id}\u0000${kind}`;
+    const budget = budgetKeyIdOf(key);
+    const id = `${budget}\u0000${kind}`;
     let w = windows.get(id);
     if (!w || w.startUs !== start) {
       w = {
         startUs: start,
-        spent: deps.seed.spentSince(key.key_id, start),
+        spent: deps.seed.spentSince(budget, start),
         reserved: ZERO,
-        alerted: deps.seed.alertedSince(key.key_id, kind, start),
+        alerted: deps.seed.alertedSince(budget, kind, start),
       };
       windows.set(id, w);
     }

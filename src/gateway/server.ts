@@ -25,6 +25,7 @@ import type { Store } from '../store/open.ts';
 import { createGatewayApp, type GatewayAppDeps } from './app.ts';
 import { createKeyCounts } from './key-counts.ts';
 import { type GatewayKeys, type KeysLocation, openFileKeys, openTableKeys } from './keystore/gateway-keys.ts';
+import type { KeyRecord } from './keystore/keystore.ts';
 
 /** What the gateway needs from the command's runtime (cli/runtime.ts builds it; gateway never imports cli/). */
 export interface GatewayRuntime {
@@ -60,7 +61,8 @@ export interface RunGatewayOptions<R extends GatewayRuntime = GatewayRuntime> {
   log: Logger;
   /** Opens the trace store and bus; called only after the refusals pass. */
   openRuntime: () => Promise<R>;
-  extend?: (runtime: R) => GatewayExtensions | Promise<GatewayExtensions>;
+  /** Builds the call path; `keys`: the records at start (the budget each key's past spend counts in). */
+  extend?: (runtime: R, keys: readonly KeyRecord[]) => GatewayExtensions | Promise<GatewayExtensions>;
   writeRequestLog?: (line: string) => void;
   /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
   drainMs?: number;
@@ -89,7 +91,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       log,
       gauges: { keysActive: keyCounts.active, keysRevoked: keyCounts.revoked },
     });
-    extensions = (await options.extend?.(runtime)) ?? {};
+    extensions = (await options.extend?.(runtime, keys.records())) ?? {};
     const app = createGatewayApp({
       handleMessages: extensions.handleMessages,
       handleChatCompletions: extensions.handleChatCompletions,

@@ -3,6 +3,7 @@
  * reads (spec 3 item 5). Seeded from the trace store once at start (the same events a budget settles:
  * SPEND_EVENT_TYPES) and raised by every call this process settles; a new UTC day starts at zero. Every key
  * counts, capped or not. With several replicas on PostgreSQL each one adds only its own calls after start.
+ * Counted per budget like the caps (budgetKeyIdOf): a rotated key's successor continues its spend.
  */
 import { sql } from 'kysely';
 import { add, type Decimal, parseDecimal, ZERO } from '../lib/decimal.ts';
@@ -11,13 +12,18 @@ import type { Store } from '../store/open.ts';
 import { SPEND_EVENT_TYPES, windowStartUs } from './quota.ts';
 
 export interface SpendToday {
-  /** USD the key spent since 00:00 UTC today. */
-  of(keyId: string): Decimal;
-  /** A call of the key was settled at this cost. */
-  add(keyId: string, cost: Decimal): void;
+  /** USD the keys of a budget (budgetKeyIdOf) spent since 00:00 UTC today. */
+  of(budgetKeyId: string): Decimal;
+  /** A call of one of the budget's keys was settled at this cost. */
+  add(budgetKeyId: string, cost: Decimal): void;
 }
 
-export async function loadSpendToday(store: Store, clock: Clock): Promise<SpendToday> {
+/** `budgetOf`: which budget each key's spend in the trace counts against (the keystore at start). */
+export async function loadSpendToday(
+  store: Store,
+  clock: Clock,
+  budgetOf: (keyId: string) => string = (keyId) => keyId,
+): Promise<SpendToday> {
   let dayStartUs = windowStartUs('daily', clock.nowUs());
   let spent = new Map<string, Decimal>();
   const rows = await store.kysely
@@ -28,7 +34,11 @@ export async function loadSpendToday(store: Store, clock: Clock): Promise<SpendT
     .where('gateway_key_id', 'is not', null)
     .groupBy('gateway_key_id')
     .execute();
-  for (const r of rows) if (r.gateway_key_id) spent.set(r.gateway_key_id, parseDecimal(r.total));
+  for (const r of rows) {
+    if (!r.gateway_key_id) continue;
+    const budget = budgetOf(r.gateway_key_id);
+    spent.set(budget, add(spent.get(budget) ?? ZERO, parseDecimal(r.total)));
+  }
 
   // a day that began after start: this process saw all of it
   const today = (): Map<string, Decimal> => {
@@ -40,10 +50,10 @@ export async function loadSpendToday(store: Store, clock: Clock): Promise<SpendT
     return spent;
   };
   return {
-    of: (keyId) => today().get(keyId) ?? ZERO,
-    add(keyId, cost) {
+    of: (budgetKeyId) => today().get(budgetKeyId) ?? ZERO,
+    add(budgetKeyId, cost) {
       const map = today();
-      map.set(keyId, add(map.get(keyId) ?? ZERO, cost));
+      map.set(budgetKeyId, add(map.get(budgetKeyId) ?? ZERO, cost));
     },
   };
 }

@@ -98,6 +98,7 @@ test('list-keys prints the table and, with --format json, status and effective_s
     'revoked_at',
     'grace_period_until',
     'created_at',
+    'budget_key_id', // svc's own field: the budget a rotation's successor shares (README §Key commands)
   ]);
   assert.equal(keys[0].user_id, 'usr_a');
   for (const field of [

@@ -20,16 +20,19 @@ const DecimalSchema = v.pipe(
   v.check((s) => isDecimalString(s) && !s.startsWith('-'), 'must be a non-negative decimal'),
 );
 const optionalNullable = <T extends v.GenericSchema>(schema: T) => v.optional(v.nullable(schema));
+const KeyIdSchema = v.pipe(v.string(), v.regex(/^gk_[0-9A-Z]{26}$/, 'must have the form gk_<ulid>'));
 
 /** One record; unknown extra fields are kept (a newer svc may add some). */
 export const KeyRecordSchema = v.looseObject({
-  key_id: v.pipe(v.string(), v.regex(/^gk_[0-9A-Z]{26}$/, 'must have the form gk_<ulid>')),
+  key_id: KeyIdSchema,
   secret_hash: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex SHA-256')),
   name: v.string(),
   workspace_path: v.string(),
   allowed_models: optionalNullable(v.array(v.string())),
   daily_cap_usd: optionalNullable(DecimalSchema),
   monthly_cap_usd: optionalNullable(DecimalSchema),
+  /** Set on a rotation's successor: the key whose caps' spend it shares (the first key of the chain). */
+  budget_key_id: optionalNullable(KeyIdSchema),
   user_id: optionalNullable(v.string()),
   team_id: optionalNullable(v.string()),
   status: v.picklist(['active', 'revoked']),
@@ -43,6 +46,20 @@ export const KeystoreSchema = v.looseObject({ keys: v.array(KeyRecordSchema) });
 export type Keystore = v.InferOutput<typeof KeystoreSchema>;
 
 export type KeyStatus = KeyRecord['status'];
+
+/**
+ * The id a key's daily and monthly spend is counted under: a rotation's keys share one budget (the
+ * successor inherits the caps, spec 1 §States, so predecessor and successor together stay within them).
+ */
+export function budgetKeyIdOf(key: { key_id: string; budget_key_id?: string | null }): string {
+  return key.budget_key_id ?? key.key_id;
+}
+
+/** keyId → the budget its spend counts against, per `records`; a key not among them is its own. */
+export function resolveBudgetOf(records: readonly KeyRecord[]): (keyId: string) => string {
+  const budgets = new Map(records.map((k) => [k.key_id, budgetKeyIdOf(k)]));
+  return (keyId) => budgets.get(keyId) ?? keyId;
+}
 
 /** The auth-time view of a key: an active key whose grace period has lapsed reads revoked. */
 export interface EffectiveState {
@@ -85,6 +102,8 @@ export interface NewKeyInput {
   allowed_models?: string[] | null;
   daily_cap_usd?: string | null;
   monthly_cap_usd?: string | null;
+  /** Only a rotation's successor shares another key's budget. */
+  budget_key_id?: string | null;
   user_id?: string | null;
   team_id?: string | null;
 }
@@ -109,6 +128,7 @@ export function issueKey(
     ...(input.allowed_models?.length ? { allowed_models: input.allowed_models } : {}),
     ...(input.daily_cap_usd ? { daily_cap_usd: input.daily_cap_usd } : {}),
     ...(input.monthly_cap_usd ? { monthly_cap_usd: input.monthly_cap_usd } : {}),
+    ...(input.budget_key_id ? { budget_key_id: input.budget_key_id } : {}),
     ...(input.user_id ? { user_id: input.user_id } : {}),
     ...(input.team_id ? { team_id: input.team_id } : {}),
     status: 'active',
@@ -132,7 +152,9 @@ export function revokeKey(
 
 /**
  * Issues a successor that inherits the predecessor's scope, tags and caps (spec 1 §States), and sets
- * the predecessor's grace_period_until. Only a key that is active and not already rotated qualifies.
+ * the predecessor's grace_period_until. The caps are inherited as one budget: the successor's spend
+ * counts with its predecessor's (budget_key_id, the chain's first key), so a rotation never doubles a cap.
+ * Only a key that is active and not already rotated qualifies.
  */
 export function rotateKey(
   store: Keystore,
@@ -160,6 +182,7 @@ export function rotateKey(
       allowed_models: current.allowed_models,
       daily_cap_usd: current.daily_cap_usd,
       monthly_cap_usd: current.monthly_cap_usd,
+      budget_key_id: budgetKeyIdOf(current),
       user_id: current.user_id,
       team_id: current.team_id,
     },

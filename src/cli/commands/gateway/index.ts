@@ -60,8 +60,9 @@ export default defineCommand({
           scope: 'gateway',
           backgroundCheckpoints: true,
         }),
-      extend: (runtime) =>
+      extend: (runtime, keys) =>
         assembleGateway({
+          keys,
           env,
           log,
           bus: runtime.bus,
