@@ -16,6 +16,7 @@ const provider = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.an
 // heartbeats every 100 ms on one server; a queue of 50 events (and the default 30 s pings) on the other
 const beating = await startAgentServer({ after }, { env: { SVC_WS_PING_INTERVAL_MS: '100' } });
 const server = await startAgentServer({ after }, { env: { ...provider, SVC_WS_QUEUE_LIMIT: '50' } });
+const streaming = await startAgentServer({ after }, { env: { ...provider, SVC_WS_PING_INTERVAL_MS: '100' } });
 
 const session = async (on: AgentServer) =>
   (await on.api('POST', '/sessions', { workspace_path: on.workspace })).body.id as string;
@@ -47,6 +48,27 @@ test('the server pings an idle client; pongs keep it open and three unanswered p
   assert.equal(answering.ws.readyState, answering.ws.OPEN);
   answering.close();
   await answering.closed;
+});
+
+// spec 2: the server pings "when idle". A client that only reads (no pong) used to be pinged and closed
+// with 4000 in the middle of a turn streaming to it, after three ping intervals.
+test('a socket the turn keeps busy is not idle: no pings while events flow, the heartbeat only once it is quiet', async () => {
+  const sid = await session(streaming);
+  const reader = await subscribed(streaming, sid); // answers no ping
+  fake.script([{ text: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' '), dripMs: 20 }]);
+  const turn = (
+    await streaming.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'talk' }] })
+  ).body;
+  await reader.next(
+    (f) => f.type === 'event' && f.event.type === 'turn.completed' && f.event.turn_id === turn.turn_id,
+  );
+  const deltas = reader.events().filter((e) => e.type === 'text.delta');
+  assert.equal(
+    deltas.map((e) => e.payload.text).join(''),
+    Array.from({ length: 60 }, (_, i) => `w${i}`).join(' '),
+  );
+  const closed = await reader.closed; // quiet now: three unanswered pings
+  assert.equal(closed.code, 4000);
 });
 
 test('an inbound frame above 64 KiB closes the socket with 1009; a smaller bad frame only gets an error', async () => {

@@ -68,15 +68,23 @@ export function createConnection(deps: ConnectionDeps): Connection {
   let filter: CompiledFilter | undefined;
   let lastSentId: string | null = null;
   let heardSinceTick = false;
+  /** Frames other than pings went out since the last tick: the connection was not idle. */
+  let sentSinceTick = false;
   let unanswered = 0;
 
-  const send = (frame: ServerFrame) => outbox.push(encodeFrame(frame), false);
+  const send = (frame: ServerFrame) => {
+    sentSinceTick = true;
+    outbox.push(encodeFrame(frame), false);
+  };
   const sendError = (e: FrameError) => send({ type: 'error', code: e.code, message: e.message });
   const backlog = () => pending.length + outbox.liveQueued;
 
+  // spec 2: a ping per interval when idle, i.e. nothing heard and nothing sent (a client that only reads a
+  // busy stream is not pinged; one that stops reading is closed by the queue limit instead)
   const heartbeat = setInterval(() => {
-    if (heardSinceTick) {
+    if (heardSinceTick || sentSinceTick) {
       heardSinceTick = false;
+      sentSinceTick = false;
       unanswered = 0;
       return;
     }
@@ -85,7 +93,7 @@ export function createConnection(deps: ConnectionDeps): Connection {
       return;
     }
     unanswered++;
-    send({ type: 'ping', nonce: deps.newNonce() });
+    outbox.push(encodeFrame({ type: 'ping', nonce: deps.newNonce() }), false); // not traffic of its own
   }, deps.pingIntervalMs);
 
   const subscribeContext: SubscribeContext = {
@@ -128,6 +136,7 @@ export function createConnection(deps: ConnectionDeps): Connection {
   function forward(delivery: Delivery, encoded: () => Buffer): void {
     if (lastSentId !== null && delivery.event.id <= lastSentId) return;
     if (!filter!.matches(delivery.event, delivery.fromWorker)) return;
+    sentSinceTick = true;
     outbox.push(encoded(), true);
   }
 
