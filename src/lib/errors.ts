@@ -79,14 +79,13 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /**
  * `x-should-retry` of a gateway answer, which both official SDKs obey before the status (wire-formats §4).
- * false: no retry can help (a spent cap, the operator's provider account, a routing chain with no usable
- * model: its rejections come from the configuration and the request, which no wait changes) or the gateway
- * already spent its own retries (its 502/504), so an SDK retry would multiply upstream calls. true: a wait
- * can help, and the answer carries `retry-after`. Codes not listed follow their status (`shouldRetryFor`).
+ * false: no retry can help (a spent cap, the operator's provider account) or the gateway already spent its
+ * own retries (its 502/504), so an SDK retry would multiply upstream calls. true: a wait can help, and the
+ * answer carries `retry-after`; issue 13 asks it of every 503, the gateway's own `routing_failed` included
+ * (a provider whose circuit is open comes back). Codes not listed follow their status (`shouldRetryFor`).
  */
 export const SHOULD_RETRY: Partial<Record<ErrorCode, boolean>> = {
   quota_exceeded: false,
-  routing_failed: false,
   upstream_auth_failed: false,
   upstream_error: false,
   upstream_timeout: false,

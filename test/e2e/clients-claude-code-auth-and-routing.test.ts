@@ -2,8 +2,10 @@
  * Claude Code 2.1.328 (the real executable) where its own habits meet the gateway's answers:
  * - with both ANTHROPIC_API_KEY (the user's own Anthropic key) and ANTHROPIC_AUTH_TOKEN (the gateway key)
  *   set it sends both, as x-api-key and Bearer: the gateway key is the one used;
- * - a request no model of the routing chain can serve (here: no Anthropic provider key) is answered once
- *   and Claude Code stops, where an `overloaded_error` type made it retry eleven times over three minutes.
+ * - a request no model of the routing chain can serve (here: no Anthropic provider key) is a 503
+ *   `routing_failed` of type `api_error` with `x-should-retry: true` and `retry-after` (issue 13: every
+ *   503): Claude Code retries it within its own retry budget, then reports the gateway's message (an
+ *   `overloaded_error` type made it retry for three minutes).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -43,7 +45,7 @@ function claude(
   });
 }
 
-test('Claude Code: the gateway key beside the user’s own Anthropic key, and a routing failure it does not retry', {
+test('Claude Code: the gateway key beside the user’s own Anthropic key, and a routing failure', {
   timeout: 240_000,
 }, async (t) => {
   const tmp = makeTempDir('svc-claude-code-auth-');
@@ -67,18 +69,22 @@ test('Claude Code: the gateway key beside the user’s own Anthropic key, and a 
     },
   );
 
-  await t.test('no usable model: one 503 routing_failed and Claude Code stops', async () => {
-    const stack = await startGatewayStack({ providers: ['openai'] }); // no Anthropic provider key
-    t.after(() => stack.stop());
-    const run = await claude(stack, tmp.dir, ['say hi', '--model', 'sonnet']);
-    assert.notEqual(run.code, 0);
-    assert.match(run.stdout + run.stderr, /no candidate model is usable/);
-    const turns = readEvents(stack.files.db, 'turn.completed');
-    assert.deepEqual(
-      turns.map((e) => [e.payload.status, e.payload.error_code]),
-      [[503, 'routing_failed']],
-      'answered once, not retried',
-    );
-    assert.equal(stack.fake.requests.length, 0);
-  });
+  await t.test(
+    'no usable model: 503 routing_failed, and Claude Code reports the gateway message',
+    async () => {
+      const stack = await startGatewayStack({ providers: ['openai'] }); // no Anthropic provider key
+      t.after(() => stack.stop());
+      // a 503 says x-should-retry: true, so Claude Code retries within its budget (one retry here)
+      const run = await claude(stack, tmp.dir, ['say hi', '--model', 'sonnet'], {
+        CLAUDE_CODE_MAX_RETRIES: '1',
+      });
+      assert.notEqual(run.code, 0);
+      assert.match(run.stdout + run.stderr, /no candidate model is usable/);
+      const turns = readEvents(stack.files.db, 'turn.completed');
+      assert.equal(turns.length, 2, 'the request and its one retry');
+      for (const e of turns)
+        assert.deepEqual([e.payload.status, e.payload.error_code], [503, 'routing_failed']);
+      assert.equal(stack.fake.requests.length, 0);
+    },
+  );
 });

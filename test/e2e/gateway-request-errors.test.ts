@@ -128,10 +128,9 @@ test('requests refused before the upstream get their error in the path shape', {
           JSON.stringify({ model: 'anthropic:claude-haiku-4-5', max_tokens: 16, messages: user }),
         );
         assert.equal(res.status, 503);
-        // no wait changes what the routing chain can use, so clients are told not to retry (Claude Code
-        // retried it for three minutes, eleven requests, before saying "usually temporary")
-        assert.equal(res.headers.get('x-should-retry'), 'false');
-        assert.equal(res.headers.get('retry-after'), null);
+        // issue 13: every 503 says x-should-retry true, with retry-after
+        assert.equal(res.headers.get('x-should-retry'), 'true');
+        assert.match(res.headers.get('retry-after') ?? '', /^\d+$/);
         const error = await errorOf(res, shape);
         assert.equal(error.code, 'routing_failed');
         const tried = (error.details as { tried?: Array<Record<string, unknown>> } | undefined)?.tried;

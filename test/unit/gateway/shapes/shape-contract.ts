@@ -174,10 +174,9 @@ export function runShapeContract(c: ShapeCase): void {
       'method_not_allowed',
       'request_too_large',
       'upstream_invalid_request',
-      'routing_failed', // no wait changes which models the chain can use
     ] as const)
       assert.equal(shouldRetry(code), 'false', code);
-    for (const code of ['upstream_overloaded', 'upstream_rate_limited'] as const) {
+    for (const code of ['routing_failed', 'upstream_overloaded', 'upstream_rate_limited'] as const) {
       const r = shape.encodeError(new SvcError(code));
       assert.equal(r.headers['x-should-retry'], 'true', code);
       assert.match(r.headers['retry-after'] ?? '', /^\d+$/, `${code} says when to retry`);
