@@ -100,16 +100,34 @@ export async function listMessages(
   return { messages: page.map(toSessionMessage), has_more_before: hasBefore, has_more_after: hasAfter };
 }
 
-/** The session's conversation in order, as sent to the model; cancelled messages are left out. */
+/** Where a cancelled turn's unfinished answer was, the model reads this instead (spec 2: never resumed). */
+export const CANCELLED_NOTE =
+  '[The user cancelled the request above before it was finished; do not take it up again unless asked.]';
+
+/**
+ * The session's conversation in order, as sent to the model. A cancelled turn's unfinished answer (its
+ * partial assistant message or its tool results) becomes CANCELLED_NOTE, so its request does not read as
+ * one still to answer; a message refused at submission (a cancelled user prompt) is left out.
+ */
 export async function sessionHistory(db: Kysely<Database>, sessionId: string): Promise<CanonicalMessage[]> {
   const rows = await db
     .selectFrom('messages')
-    .select(['role', 'content'])
+    .select(['role', 'content', 'status'])
     .where('session_id', '=', sessionId)
-    .where('status', '=', 'completed')
+    .where('status', 'in', ['completed', 'cancelled'])
     .orderBy('id', 'asc')
     .execute();
-  return rows.map((r) => ({ role: r.role as Role, content: JSON.parse(r.content) as ContentBlock[] }));
+  const out: CanonicalMessage[] = [];
+  for (const r of rows) {
+    const content = JSON.parse(r.content) as ContentBlock[];
+    if (r.status === 'completed') out.push({ role: r.role as Role, content });
+    else if (r.role === 'assistant' || content.some((b) => b.type === 'tool_result')) {
+      const last = out.at(-1)?.content.at(-1);
+      if (!(last?.type === 'text' && last.text === CANCELLED_NOTE))
+        out.push({ role: 'user', content: [{ type: 'text', text: CANCELLED_NOTE }] });
+    }
+  }
+  return out;
 }
 
 export function toSessionMessage(row: MessageRow): SessionMessage {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import {
   appendMessage,
+  CANCELLED_NOTE,
   listMessages,
   sessionHistory,
   setMessageStatus,
@@ -113,13 +114,16 @@ test('an empty session has no messages on either side', async (t) => {
   });
 });
 
-test('the history sent to the model is every completed message in order, without cancelled ones', async (t) => {
-  const { db, sessionId, ids } = await sessionWithMessages(t, 3);
+test('the history sent to the model is every completed message in order; a cancelled answer is a note, a refused prompt left out', async (t) => {
+  const { db, sessionId, ids } = await sessionWithMessages(t, 5);
   await setMessageStatus(db, ids[1], 'cancelled');
   await setMessageStatus(db, ids[2], 'completed', [{ type: 'text', text: 'final' }]);
+  await setMessageStatus(db, ids[4], 'cancelled'); // a user prompt refused at submission
   assert.deepEqual(await sessionHistory(db, sessionId), [
     { role: 'user', content: [{ type: 'text', text: 'm0' }] },
+    { role: 'user', content: [{ type: 'text', text: CANCELLED_NOTE }] },
     { role: 'user', content: [{ type: 'text', text: 'final' }] },
+    { role: 'assistant', content: [{ type: 'text', text: 'm3' }] },
   ]);
   const page = await listMessages(db, sessionId, { limit: 50 });
   assert.equal(page.messages[1].status, 'cancelled');

@@ -1,0 +1,60 @@
+/**
+ * spec 2: "A cancelled turn is never resumed; the next user message starts a fresh turn". The cancelled
+ * turn's prompt stays in the conversation, but its partial answer is left out, so the model saw the old
+ * request as unanswered (merged with the new one) and took it up again. The history now says it was
+ * cancelled where the partial answer was.
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { startFakeProvider } from '../fake-provider/server.ts';
+import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
+
+const fake = await startFakeProvider();
+after(() => fake.close());
+
+async function idle(server: AgentServer, sid: string) {
+  for (let i = 0; i < 400; i++) {
+    if ((await server.api('GET', `/sessions/${sid}`)).body.current_turn_id === null) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('the turn never ended');
+}
+
+test('after a cancelled turn the model is told that request was cancelled, before the new one', async (t) => {
+  const server = await startAgentServer(t, {
+    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+  });
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  for (const [i, step] of [
+    { hang: true },
+    { toolUses: [{ name: 'run_command', input: { command: 'sleep 5' } }] },
+  ].entries()) {
+    fake.script([step]);
+    const turn = (
+      await server.api('POST', `/sessions/${sid}/turns`, {
+        content: [{ type: 'text', text: `request ${i}` }],
+      })
+    ).body.turn_id;
+    await new Promise((r) => setTimeout(r, 300)); // the call hangs / the confirmation waits
+    assert.equal((await server.api('POST', `/sessions/${sid}/turns/${turn}/cancel`, {})).status, 202);
+    await idle(server, sid);
+  }
+  fake.script([{ text: 'fresh answer' }]);
+  await server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'what is 2+2' }] });
+  await idle(server, sid);
+  const sent = fake.requests.at(-1)!.body as { messages: Array<{ role: string; content: any }> };
+  const texts = sent.messages.flatMap((m) =>
+    (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content)
+      .filter((b: { type: string }) => b.type === 'text')
+      .map((b: { text: string }) => `${m.role}: ${b.text}`),
+  );
+  const marker = /^user: \[The user cancelled the request above before it was finished/;
+  assert.equal(texts[0], 'user: request 0');
+  assert.match(texts[1], marker);
+  assert.equal(texts[2], 'user: request 1');
+  assert.match(texts[3], marker);
+  assert.equal(texts[4], 'user: what is 2+2');
+  assert.equal(texts.length, 5, texts.join('\n'));
+  // what the model was sent is valid: no tool_use of the cancelled turn without its result
+  assert.equal(JSON.stringify(sent.messages).includes('tool_use'), false);
+});
