@@ -45,3 +45,38 @@ test('a message too large for every model is refused and the next turn runs with
     ],
   );
 });
+
+// A prompt the provider refuses outright (400: an image it cannot read, a document it will not take) failed
+// its turn and then every later one, since it was sent again with each of them.
+test('a prompt the provider refused with a 400 on the first call is not sent again with the next turns', async (t) => {
+  const server = await startAgentServer(t, {
+    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+  });
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  const idle = async () => {
+    for (let i = 0; i < 400; i++) {
+      if ((await server.api('GET', `/sessions/${sid}`)).body.current_turn_id === null) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  fake.script([{ error: 400, message: 'Could not process image' }]);
+  await server.api('POST', `/sessions/${sid}/turns`, {
+    content: [{ type: 'text', text: 'the unreadable one' }],
+  });
+  await idle();
+  fake.script([{ text: 'fine' }]);
+  await server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'next' }] });
+  await idle();
+  const sent = JSON.stringify(fake.requests.at(-1)!.body);
+  assert.equal(sent.includes('the unreadable one'), false);
+  assert.equal(sent.includes('next'), true);
+  const messages = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  assert.deepEqual(
+    messages.map((m: { role: string; status: string }) => [m.role, m.status]),
+    [
+      ['user', 'cancelled'],
+      ['user', 'completed'],
+      ['assistant', 'completed'],
+    ],
+  );
+});

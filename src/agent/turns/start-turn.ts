@@ -188,6 +188,10 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
       clearTimeout(timer);
       parent?.removeEventListener('abort', onParentAbort);
     }
+    // the provider refused the prompt itself (400 on the turn's first call, nothing answered): it is kept
+    // readable but not sent again, or every later turn of the session would fail the same way
+    if (outcome.status === 'failed' && outcome.steps === 1 && outcome.errorClass === 'invalid_request')
+      await setMessageStatus(deps.db, userMessageId, 'cancelled');
     await endTurn(deps, input, handle, routed, outcome);
     return outcome;
   };
