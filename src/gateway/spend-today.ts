@@ -5,10 +5,12 @@
  * counts, capped or not. With several replicas on PostgreSQL each one adds only its own calls after start.
  * Counted per budget like the caps (budgetKeyIdOf): a rotated key's successor continues its spend.
  */
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { add, type Decimal, parseDecimal, ZERO } from '../lib/decimal.ts';
 import type { Clock } from '../lib/time.ts';
+import { dialectOf, engineOfKysely } from '../store/dialect.ts';
 import type { Store } from '../store/open.ts';
+import type { Database } from '../store/schema.ts';
 import { SPEND_EVENT_TYPES, windowStartUs } from './quota.ts';
 
 export interface SpendToday {
@@ -56,4 +58,20 @@ export async function loadSpendToday(
       map.set(budgetKeyId, add(map.get(budgetKeyId) ?? ZERO, cost));
     },
   };
+}
+
+/**
+ * USD the agent server's own calls (in-process traffic: no gateway key) spent since 00:00 UTC today, read
+ * from the trace store when a turn is routed: turns come at a person's pace, and the store is then exact
+ * across restarts and across several `svc serve` processes on one store.
+ */
+export async function inProcessSpendToday(db: Kysely<Database>, clock: Clock): Promise<Decimal> {
+  const row = await db
+    .selectFrom('events')
+    .select(dialectOf(engineOfKysely(db)).decimalSum(sql.ref('cost_usd')).as('total'))
+    .where('type', 'in', SPEND_EVENT_TYPES)
+    .where('timestamp_us', '>=', windowStartUs('daily', clock.nowUs()))
+    .where('gateway_key_id', 'is', null)
+    .executeTakeFirst();
+  return row?.total == null ? ZERO : parseDecimal(row.total);
 }

@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { ContentBlock } from '../../canonical/message.ts';
 import type { Bus } from '../../events/bus.ts';
+import { inProcessSpendToday } from '../../gateway/spend-today.ts';
 import { type Decimal, formatDecimal, ZERO } from '../../lib/decimal.ts';
 import { isSvcError, SvcError } from '../../lib/errors.ts';
 import type { NewId } from '../../lib/ids.ts';
@@ -214,7 +215,9 @@ async function route(deps: StartTurnDeps, input: StartTurnInput, scope: CallScop
   facts.maxOutputTokens = null;
   facts.manualStickyModel = input.session.sticky === 1 ? input.session.active_model : null;
   facts.delegateModel = input.worker?.delegateModel ?? null;
-  return deps.runner.route({ facts, scope, hooks: deps.routingHooks });
+  // cost_today_above: what this server's own calls spent today (README §Routing policy)
+  const costToday = await inProcessSpendToday(deps.db, deps.clock);
+  return deps.runner.route({ facts, scope, hooks: deps.routingHooks, costTodayUsd: () => costToday });
 }
 
 async function endTurn(
