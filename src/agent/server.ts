@@ -133,7 +133,9 @@ export async function runAgentServer<R extends AgentRuntime>(
     runtime.bus.subscribe(stream.subscriber);
     const services: AgentServices = { env, log, ...pick(runtime), registry, policy, adapters };
     engine = await options.createEngine?.(services);
-    recovered = await freeUnfinishedTurns(runtime.store.kysely, formatUs(runtime.clock.nowUs()));
+    recovered = await freeUnfinishedTurns(runtime.store.kysely, formatUs(runtime.clock.nowUs()), () =>
+      runtime.newId(),
+    );
     const startedAtUs = runtime.clock.nowUs();
     let authority = `${host}:${options.port}`;
     const app = createAgentApp({

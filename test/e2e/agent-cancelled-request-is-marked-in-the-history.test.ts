@@ -58,3 +58,28 @@ test('after a cancelled turn the model is told that request was cancelled, befor
   // what the model was sent is valid: no tool_use of the cancelled turn without its result
   assert.equal(JSON.stringify(sent.messages).includes('tool_use'), false);
 });
+
+test('a turn a killed server left open is marked cancelled in the history as well, once recovered', async (t) => {
+  const env = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl };
+  const first = await startAgentServer(t, { env });
+  const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;
+  fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'x.txt', content: 'x' } }] }]);
+  await first.api('POST', `/sessions/${sid}/turns`, {
+    content: [{ type: 'text', text: 'the lost request' }],
+  });
+  for (let i = 0; i < 400; i++) {
+    const events = (await first.api('GET', `/sessions/${sid}/events?types=tool.confirmation_requested`)).body
+      .events;
+    if (events.length > 0) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(await first.svc.stop('SIGKILL'), null);
+  const second = await startAgentServer(t, { env, home: first.home });
+  fake.script([{ text: 'fresh answer' }]);
+  await second.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'something else' }] });
+  await idle(second, sid);
+  const sent = JSON.stringify(fake.requests.at(-1)!.body);
+  const lost = sent.indexOf('the lost request');
+  const note = sent.indexOf('[The user cancelled the request above');
+  assert.ok(lost >= 0 && note > lost && sent.indexOf('something else') > note, sent.slice(0, 2000));
+});

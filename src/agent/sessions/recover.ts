@@ -56,7 +56,11 @@ export async function findUnfinishedTurns(db: Kysely<Database>): Promise<Unfinis
  * Finds the open turns, ends them on their sessions (turn counted, cost added; a session that no longer holds
  * the turn was settled before the crash and is left alone) and cancels their partial messages and tool calls.
  */
-export async function freeUnfinishedTurns(db: Kysely<Database>, now: string): Promise<UnfinishedTurn[]> {
+export async function freeUnfinishedTurns(
+  db: Kysely<Database>,
+  now: string,
+  newId: () => string,
+): Promise<UnfinishedTurn[]> {
   const turns = await findUnfinishedTurns(db);
   for (const t of turns) {
     await finishTurn(db, t.session_id, { turnId: t.turn_id, costDelta: t.cost_usd, now });
@@ -81,6 +85,28 @@ export async function freeUnfinishedTurns(db: Kysely<Database>, now: string): Pr
         .where('turn_id', '=', t.turn_id)
         .where('status', 'in', ['pending', 'running'])
         .execute();
+      // a cancelled answer is what the history turns into "the user cancelled this request" (messages.ts):
+      // one that died before writing any gets an empty one, as a live cancel before the first byte does
+      const cancelled = await trx
+        .selectFrom('messages')
+        .select('id')
+        .where('turn_id', '=', t.turn_id)
+        .where('status', '=', 'cancelled')
+        .executeTakeFirst();
+      if (!cancelled)
+        await trx
+          .insertInto('messages')
+          .values({
+            id: newId(),
+            session_id: t.session_id,
+            turn_id: t.turn_id,
+            role: 'assistant',
+            content: '[]',
+            metadata: '{}',
+            status: 'cancelled',
+            created_at: now,
+          })
+          .execute();
     });
   }
   return turns;

@@ -171,7 +171,7 @@ test('recovery frees the session, cancels leftovers and publishes the gap then t
     input: { command: 'sleep 100' },
     started_at: formatUs(tickUs()),
   });
-  const turns = await freeUnfinishedTurns(db, formatUs(tickUs()));
+  const turns = await freeUnfinishedTurns(db, formatUs(tickUs()), () => newId());
   assert.equal(turns.length, 1);
   assert.equal((await getSession(db, s.id))?.current_turn_id, null);
   assert.equal((await listMessages(db, s.id, { limit: 10 })).messages[0].status, 'cancelled');
@@ -240,7 +240,7 @@ test('recovery rolls the crashed turn’s stamped costs, its workers’ included
   await event(db, settled.id, settledTurn, 'llm.call_completed', sCall, { cost_usd: '0.5' });
   await finishTurn(db, settled.id, { turnId: settledTurn, costDelta: '0.5', now: formatUs(tickUs()) });
 
-  const turns = await freeUnfinishedTurns(db, formatUs(tickUs()));
+  const turns = await freeUnfinishedTurns(db, formatUs(tickUs()), () => newId());
   assert.equal(turns.length, 3);
   const p = (await getSession(db, planner.id))!;
   assert.deepEqual([p.cost_so_far_usd, p.turn_count, p.current_turn_id], ['0.300007', 1, null]);
@@ -250,7 +250,7 @@ test('recovery rolls the crashed turn’s stamped costs, its workers’ included
   assert.equal(p.ended_at, null);
   const again = (await getSession(db, settled.id))!;
   assert.deepEqual([again.cost_so_far_usd, again.turn_count], ['0.500000', 1]);
-  await freeUnfinishedTurns(db, formatUs(tickUs())); // a start that died before publishing the recovery
+  await freeUnfinishedTurns(db, formatUs(tickUs()), () => newId()); // a start that died before publishing the recovery
   assert.equal(
     (await getSession(db, planner.id))!.cost_so_far_usd,
     '0.300007',
