@@ -1,6 +1,7 @@
 /**
  * Gateway overhead benchmark: `npm run bench [-- --quick] [--out FILE] [--soak S] [--profile DIR] [--only …]`.
- * Targets: (a) the fake provider directly, (b) the do-nothing passthrough proxy, (c) the built `svc gateway`
+ * Targets: (a) the fake provider directly, (b) the do-nothing node:http passthrough proxy (the floor), (h) the
+ * same passthrough on Hono (the gateway's framework), (c) the built `svc gateway`
  * (auth, routing, pricing, trace store, metrics), each alone on core 1; the load generator (this
  * process) and the fake upstream of (b) and (c) share core 0. See test/bench/README.md.
  */
@@ -107,6 +108,12 @@ async function run(): Promise<void> {
       {
         id: 'b',
         proc: own(await startPassthrough(SERVER_CORE, upstream.url)),
+        token: 'sk-bench',
+        warmed: false,
+      },
+      {
+        id: 'h',
+        proc: own(await startPassthrough(SERVER_CORE, upstream.url, 'hono')),
         token: 'sk-bench',
         warmed: false,
       },

@@ -31,10 +31,18 @@ export async function startFake(core: number): Promise<BenchProcess> {
 }
 
 /** The do-nothing proxy (Hono + undici.request) in front of `upstream`, pinned to `core`. */
-export async function startPassthrough(core: number, upstream: string): Promise<BenchProcess> {
+/** The floor (b), node:http; or `hono`, the same floor on the gateway's framework (h). */
+export async function startPassthrough(
+  core: number,
+  upstream: string,
+  kind: 'node' | 'hono' = 'node',
+): Promise<BenchProcess> {
   const port = await freePort();
-  const script = join(ROOT, 'test/bench/passthrough-proxy.ts');
-  return spawnPinned('passthrough', core, [script, String(port), upstream], { port });
+  const script = join(
+    ROOT,
+    kind === 'node' ? 'test/bench/passthrough-proxy.ts' : 'test/bench/passthrough-hono.ts',
+  );
+  return spawnPinned(`passthrough-${kind}`, core, [script, String(port), upstream], { port });
 }
 
 /** A gateway's private keystore and trace store in a temp dir, with one key issued (args: issue-key flags). */

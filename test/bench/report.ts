@@ -9,7 +9,12 @@ import type { SoakResult } from './soak.ts';
 import type { StreamResult } from './stream-probe.ts';
 import type { ClientFigures } from './upstream-clients.ts';
 
-export const TARGETS = { a: '(a) fake', b: '(b) passthrough', c: '(c) svc gateway' } as const;
+export const TARGETS = {
+  a: '(a) fake',
+  b: '(b) passthrough',
+  h: '(h) Hono passthrough',
+  c: '(c) svc gateway',
+} as const;
 export type TargetId = keyof typeof TARGETS;
 
 /** Budgets from the performance brief; exceeding one calls for a profile. */
@@ -35,6 +40,8 @@ export interface Derived {
   gatewayOverPassthroughMs: Array<{ shape: Shape; p50C1: number; ttfb: number }>;
   /** CPU per request of (c) over (b), per shape and concurrency. */
   cpuRatioCB: Array<{ shape: Shape; concurrency: number; ratio: number }>;
+  /** CPU per request of (c) over (h), the same floor on the gateway's framework (no budget). */
+  cpuRatioCH: Array<{ shape: Shape; concurrency: number; ratio: number }>;
   /** Budgets exceeded, as sentences. */
   overBudget: string[];
 }
@@ -54,13 +61,16 @@ export function derive(load: LoadRow[], streams: StreamRow[]): Derived {
       target: r.target,
       ms: r.ttfbP50Ms - (streamOf(streams, r, 'a')?.ttfbP50Ms ?? Number.NaN),
     }));
-  const cpuRatioCB = load
-    .filter((r) => r.target === 'c')
-    .map((r) => ({
-      shape: r.shape,
-      concurrency: r.concurrency,
-      ratio: r.cpuMsPerReq / (loadOf(load, r, 'b')?.cpuMsPerReq ?? Number.NaN),
-    }));
+  const cpuRatioTo = (floor: TargetId) =>
+    load
+      .filter((r) => r.target === 'c')
+      .map((r) => ({
+        shape: r.shape,
+        concurrency: r.concurrency,
+        ratio: r.cpuMsPerReq / (loadOf(load, r, floor)?.cpuMsPerReq ?? Number.NaN),
+      }));
+  const cpuRatioCB = cpuRatioTo('b');
+  const cpuRatioCH = cpuRatioTo('h');
   const gatewayOverPassthroughMs = [...new Set(load.map((r) => r.shape))].map((shape) => {
     const p50 = (t: TargetId) =>
       load.find((r) => r.shape === shape && r.concurrency === 1 && r.target === t)?.p50Ms;
@@ -85,7 +95,7 @@ export function derive(load: LoadRow[], streams: StreamRow[]): Derived {
       .filter((d) => d.target === 'c' && d.ms > BUDGETS.addedTtfbMs)
       .map((d) => `added TTFB ${d.shape}: ${fmt(d.ms, 3)} ms > ${BUDGETS.addedTtfbMs} ms`),
   ];
-  return { addedP50C1Ms, addedTtfbMs, gatewayOverPassthroughMs, cpuRatioCB, overBudget };
+  return { addedP50C1Ms, addedTtfbMs, gatewayOverPassthroughMs, cpuRatioCB, cpuRatioCH, overBudget };
 }
 
 export function renderLoad(rows: LoadRow[]): string {
@@ -169,6 +179,7 @@ export function renderDerived(d: Derived): string {
     `added TTFB p50 vs (a), ms:   ${d.addedTtfbMs.map((x) => `${x.shape} ${x.target}=${signed(x.ms, 3)}`).join('  ')}`,
     `(c) − (b), ms:               ${d.gatewayOverPassthroughMs.map((x) => `${x.shape} p50@c=1=${signed(x.p50C1, 3)} TTFB=${signed(x.ttfb, 3)}`).join('  ')}`,
     `CPU/request ratio (c)/(b):   ${d.cpuRatioCB.map((x) => `${x.shape} c=${x.concurrency}=${fmt(x.ratio, 2)}×`).join('  ')}`,
+    `CPU/request ratio (c)/(h):   ${d.cpuRatioCH.map((x) => `${x.shape} c=${x.concurrency}=${fmt(x.ratio, 2)}×`).join('  ')}`,
     d.overBudget.length
       ? `OVER BUDGET: ${d.overBudget.join('; ')}`
       : `within budget (CPU ≤ ${BUDGETS.cpuRatioCB}× (b), +p50 ≤ ${BUDGETS.addedP50C1Ms} ms, +TTFB ≤ ${BUDGETS.addedTtfbMs} ms)`,
