@@ -61,8 +61,8 @@ export async function runDelegation(
     const error_class =
       failure_mode === 'cancelled_by_user'
         ? 'cancelled'
-        : failure_mode === 'model_not_configured'
-          ? 'invalid_input'
+        : failure_mode === 'model_not_configured' || failure_mode === 'model_not_delegable'
+          ? 'invalid_input' // the model the call named: the model can correct its own input
           : 'execution_error';
     return { result: { ok: false as const, error_class, message }, cost } as const;
   };

@@ -111,7 +111,12 @@ export function decodeClientFrame(text: string): { frame: ClientFrame } | { erro
   if (parsed.success) return { frame: parsed.output as ClientFrame };
   const issue = parsed.issues[0];
   const path = issue.path?.map((p) => String(p.key)).join('.') ?? '';
-  return { error: { code: 'invalid_frame', message: `${type}${path ? `.${path}` : ''}: ${issue.message}` } };
+  // a missing key is valibot's object issue ("Invalid key: …"), not the field's own message
+  const message =
+    issue.kind === 'schema' && issue.type === 'object' && issue.input === undefined
+      ? 'is required'
+      : issue.message;
+  return { error: { code: 'invalid_frame', message: `${type}${path ? `.${path}` : ''}: ${message}` } };
 }
 
 /** The session fields of a snapshot frame. */

@@ -74,7 +74,7 @@ function renderEvent(p: Printer, e: EventEnvelope): void {
       p.endLine();
       return;
     case 'tool.called':
-      p.line(`⚙ ${pl.tool_name} ${compactInput(pl.input)}`);
+      p.line(`⚙ ${[pl.tool_name, compactInput(pl.input)].filter((x) => x !== '').join(' ')}`);
       return;
     case 'tool.completed':
       p.line(
@@ -93,7 +93,7 @@ function renderEvent(p: Printer, e: EventEnvelope): void {
       p.line(`↳ delegating to ${pl.model}: ${oneLine(String(pl.task ?? ''), 100)}`);
       return;
     case 'delegate.completed':
-      p.line(`↳ worker done ($${pl.cost_usd}, ${pl.steps} steps)`, true);
+      p.line(`↳ worker done ($${pl.cost_usd}, ${stepsOf(pl.steps)})`, true);
       return;
     case 'delegate.failed':
       p.line(`↳ worker failed: ${pl.failure_mode}`);
@@ -101,7 +101,7 @@ function renderEvent(p: Printer, e: EventEnvelope): void {
     case 'turn.completed':
       p.line(
         pl.status === 'completed'
-          ? `— done · $${pl.cost_usd} · ${pl.steps} step${pl.steps === 1 ? '' : 's'}`
+          ? `— done · $${pl.cost_usd} · ${stepsOf(pl.steps)}`
           : `— failed: ${pl.error_code ?? pl.status} · $${pl.cost_usd}`,
         pl.status === 'completed',
       );
@@ -113,6 +113,10 @@ function renderEvent(p: Printer, e: EventEnvelope): void {
 }
 
 /** `path=app.txt content="…" (12 chars)`: every input field on one short line. */
+function stepsOf(n: unknown): string {
+  return `${n} step${n === 1 ? '' : 's'}`;
+}
+
 export function compactInput(input: unknown): string {
   if (!input || typeof input !== 'object') return '';
   return Object.entries(input as Record<string, unknown>)

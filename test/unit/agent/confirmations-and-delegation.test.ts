@@ -288,6 +288,21 @@ test('delegating to a model the registry does not know fails at once instead of 
   assert.deepEqual(workers, []);
 });
 
+test('delegating to a model that cannot take delegated work fails at once as invalid_input, like an unknown model', async () => {
+  const s = await h.newSession();
+  h.fake.script([
+    { toolUses: [{ name: 'delegate', input: { task: 'count files', model: 'openai:gpt-5-nano' } }] },
+    { text: 'understood' },
+  ]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('delegate') });
+  assert.equal((await h.turnEnd(t.turn_id)).type, 'turn.completed');
+  assert.equal(ofTurn(t.turn_id, 'delegate.started').length, 0);
+  const failed = ofTurn(t.turn_id, 'delegate.failed')[0];
+  assert.equal(failed.payload.failure_mode, 'model_not_delegable');
+  assert.match(String(failed.payload.message), /openai:gpt-5-nano cannot take delegated work/);
+  assert.equal(ofTurn(t.turn_id, 'tool.failed')[0].payload.error_class, 'invalid_input');
+});
+
 test('cancel during delegation: the worker is cancelled, delegate.failed cancelled_by_user, then turn.cancelled', async () => {
   const s = await h.newSession();
   h.fake.script([
