@@ -5,7 +5,6 @@
  */
 import type { Kysely } from 'kysely';
 import type { CanonicalMessage, ContentBlock, ToolUseBlock } from '../canonical/message.ts';
-import type { CanonicalRequest } from '../canonical/request.ts';
 import { emptyUsage } from '../canonical/response.ts';
 import type { CanonicalStreamEvent, MessageCompleteEvent } from '../canonical/stream.ts';
 import type { Bus } from '../events/bus.ts';
@@ -19,6 +18,7 @@ import type { CallRunner, CallScope, CanonicalEventStream, Routed, RunningCall }
 import type { Database } from '../store/schema.ts';
 import { appendMessage, sessionHistory } from './sessions/messages.ts';
 import { runToolUses, type ToolDispatchDeps } from './tool-dispatch.ts';
+import { buildTurnRequest, historyForModel, type TurnRequestParts } from './turn-request.ts';
 import { createPartialMessage } from './turns/partial-message.ts';
 
 export interface LoopDeps extends ToolDispatchDeps {
@@ -78,7 +78,12 @@ export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<Loop
     const messages = await sessionHistory(deps.db, turn.sessionId);
     // cancelled while the history was read: no call is opened (the seam between steps)
     if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
-    const call = await runModelCall(deps, turn, prepareHistory(messages));
+    // the whole history, or the newest part that fits the routed model's context (the rest noted as left out)
+    const call = await runModelCall(
+      deps,
+      turn,
+      historyForModel(partsOf(deps, turn), messages, turn.routed.model),
+    );
     cost = add(cost, call.cost);
     if (call.status !== 'completed') return out(call.status, call.stopReason, step, call.error);
     finalText = textOf(call.content);
@@ -156,7 +161,13 @@ async function runModelCall(
   try {
     running = await deps.runner.start({
       routed,
-      call: routed.adapter.encodeRequest(requestOf(deps, turn, messages), routed.upstreamModel),
+      call: routed.adapter.encodeRequest(
+        buildTurnRequest(partsOf(deps, turn), messages, {
+          ref: turn.requestedModel ?? routed.model.id,
+          entry: routed.model,
+        }),
+        routed.upstreamModel,
+      ),
       stream: true,
       scope: turn.scope,
       requestedModel: turn.requestedModel,
@@ -216,25 +227,6 @@ async function runModelCall(
   };
 }
 
-function requestOf(deps: LoopDeps, turn: LoopTurn, messages: CanonicalMessage[]): CanonicalRequest {
-  return {
-    model: turn.requestedModel ?? turn.routed.model.id,
-    system: [{ type: 'text', text: turn.system }],
-    messages,
-    tools: deps.tools
-      .filter((t) => turn.worker === null || t.name !== 'delegate')
-      .map((t) => ({
-        type: 'function',
-        name: t.name,
-        description: t.description,
-        input_schema: t.input_schema,
-      })),
-    max_tokens: turn.routed.model.capabilities.max_output_tokens,
-    stream: true,
-    include_usage: true,
-  };
-}
-
 async function persistAssistant(
   deps: LoopDeps,
   turn: LoopTurn,
@@ -256,32 +248,8 @@ async function persistAssistant(
   });
 }
 
-/**
- * The history as a provider accepts it: tool_use blocks of cancelled messages without their results are
- * dropped (a provider refuses an unanswered tool_use), empty messages skipped, same-role runs merged.
- */
-export function prepareHistory(messages: CanonicalMessage[]): CanonicalMessage[] {
-  const answered = new Set<string>();
-  for (const m of messages)
-    for (const b of m.content) if (b.type === 'tool_result') answered.add(b.tool_use_id);
-  const used = new Set<string>();
-  const out: CanonicalMessage[] = [];
-  for (const m of messages) {
-    const content = m.content.filter((b) => {
-      if (b.type === 'tool_use') {
-        if (!answered.has(b.id)) return false;
-        used.add(b.id);
-      }
-      if (b.type === 'tool_result') return used.has(b.tool_use_id);
-      if (b.type === 'text') return b.text !== '';
-      return true;
-    });
-    if (content.length === 0) continue;
-    const last = out.at(-1);
-    if (last && last.role === m.role) last.content = [...last.content, ...content];
-    else out.push({ ...m, content });
-  }
-  return out;
+function partsOf(deps: LoopDeps, turn: LoopTurn): TurnRequestParts {
+  return { tools: deps.tools, system: turn.system, worker: turn.worker !== null };
 }
 
 /** The turn's error code and class: the provider's failure (before or mid-stream), else internal_error. */

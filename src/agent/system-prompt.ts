@@ -19,7 +19,7 @@ export async function buildSystemPrompt(
   const lines = [
     `You are a coding agent working in the workspace directory ${workspace}.`,
     'Every path you give a tool is relative to that directory; paths outside it are refused.',
-    // a worker is not offered delegate (loop.ts requestOf): name only what the model can call
+    // a worker is not offered delegate (turn-request.ts): name only what the model can call
     `Tools: ${tools
       .filter((t) => !worker || t.name !== 'delegate')
       .map((t) => t.name)

@@ -3,7 +3,7 @@
  * allowed for the key, its adapter has a provider key, and it has the capabilities and context
  * the request needs. Checks run in that order; the first failure is the verdict.
  */
-import type { ModelEntry } from '../models/model-schema.ts';
+import type { Capabilities, ModelEntry } from '../models/model-schema.ts';
 import { splitCanonicalId } from '../models/registry.ts';
 import type { RouteContext, RouteFacts, ValidationFailure } from './facts.ts';
 
@@ -21,9 +21,19 @@ export function validateCandidate(modelId: string, facts: RouteFacts, ctx: Route
   const caps = entry.capabilities;
   if ((facts.hasImages && !caps.supports_images) || (facts.hasTools && !caps.supports_tools))
     return { entry, failure: 'missing_capability' };
-  const needed = facts.estimatedInputTokens + (facts.maxOutputTokens ?? 0);
-  if (needed > caps.max_context_tokens) return { entry, failure: 'context_too_small' };
+  const input = facts.smallestInputTokens ?? facts.estimatedInputTokens;
+  if (!fitsContext(input, facts.maxOutputTokens ?? null, caps))
+    return { entry, failure: 'context_too_small' };
   return { entry, failure: null };
+}
+
+/** The context check: estimated input plus the output asked for (max_tokens) within max_context_tokens. */
+export function fitsContext(
+  inputTokens: number,
+  maxOutputTokens: number | null,
+  caps: Capabilities,
+): boolean {
+  return inputTokens + (maxOutputTokens ?? 0) <= caps.max_context_tokens;
 }
 
 /**

@@ -39,6 +39,11 @@ export interface RouteFacts {
   messageCount?: number;
   /** Estimated input tokens of the whole request. */
   estimatedInputTokens: number;
+  /**
+   * Agent turns: the estimate of the smallest request the turn can send (its history windowed down to the
+   * current message, agent/sessions/history-window.ts); the context check reads it instead when set.
+   */
+  smallestInputTokens?: number;
   /** The request's max_tokens, when given; counted against the context window. */
   maxOutputTokens?: number | null;
   /** Text for `text_matches` (e.g. the last user message); a function is called at most once. */

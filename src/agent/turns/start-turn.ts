@@ -21,6 +21,7 @@ import { type LoopDeps, type LoopOutcome, runAgentLoop } from '../loop.ts';
 import { appendMessage, sessionHistory, setMessageStatus } from '../sessions/messages.ts';
 import { beginTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
 import { buildSystemPrompt } from '../system-prompt.ts';
+import { offeredToolNames, smallestInputTokens } from '../turn-request.ts';
 
 export interface StartTurnDeps extends LoopDeps {
   db: Kysely<Database>;
@@ -114,8 +115,10 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     },
   });
   let routed: Routed;
+  let system: string;
   try {
-    routed = await route(deps, input, scope);
+    system = await buildSystemPrompt(session.workspace_path, deps.tools, input.worker !== null);
+    routed = await route(deps, input, scope, system);
   } catch (err) {
     const code = isSvcError(err) ? err.code : 'internal_error';
     // the client is told the turn was refused: its message stays readable but is never sent to a model again
@@ -170,7 +173,7 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
         scope,
         routed,
         requestedModel: input.override ?? input.worker?.delegateModel ?? null,
-        system: await buildSystemPrompt(session.workspace_path, deps.tools, input.worker !== null),
+        system,
         signal: controller.signal,
         worker: input.worker ? { plannerApprovals: input.worker.plannerApprovals } : null,
       });
@@ -202,16 +205,23 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
 
 // --- internal ---
 
-async function route(deps: StartTurnDeps, input: StartTurnInput, scope: CallScope): Promise<Routed> {
+async function route(
+  deps: StartTurnDeps,
+  input: StartTurnInput,
+  scope: CallScope,
+  system: string,
+): Promise<Routed> {
   const history = await sessionHistory(deps.db, input.session.id);
+  const parts = { tools: deps.tools, system, worker: input.worker !== null };
   const facts = describeRequest(
     { model: input.override ?? '', system: [], messages: history, stream: true, include_usage: true },
     { workspacePath: input.session.workspace_path },
   );
   facts.requestedModel = input.override;
   facts.hasTools = true;
-  // the tools the loop will offer (loop.ts requestOf: workers never get delegate)
-  facts.toolNames = deps.tools.map((t) => t.name).filter((n) => input.worker === null || n !== 'delegate');
+  facts.toolNames = offeredToolNames(parts);
+  // a history too long for a model is windowed to it (turn-request.ts): only the current message must fit
+  facts.smallestInputTokens = smallestInputTokens(parts, history);
   facts.maxOutputTokens = null;
   facts.manualStickyModel = input.session.sticky === 1 ? input.session.active_model : null;
   facts.delegateModel = input.worker?.delegateModel ?? null;
