@@ -36,11 +36,24 @@ export function parseConfigYaml(text: string, file: string): unknown {
   }
 }
 
-/** `models[3].prices.input: <reason>` for each valibot issue. */
-export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string[] {
+/**
+ * `models[3].prices.input: <reason>` for each valibot issue. With the file's `root` schema, the two issues
+ * valibot words for itself ("Invalid key: …") say what to do: a misspelt key lists the keys allowed at that
+ * place, a missing one "is required"; and a document that is not a mapping says so once.
+ */
+export function describeIssues(
+  issues: readonly v.BaseIssue<unknown>[],
+  root?: v.GenericSchema,
+  doc?: unknown,
+): string[] {
+  if (root && (typeof doc !== 'object' || doc === null || Array.isArray(doc))) {
+    const keys = keysAt(root, []);
+    if (keys) return [`the file must be a mapping with the keys ${keys.join(', ')}`];
+  }
   return issues.map((issue) => {
     const path = formatPath(issue.path);
-    return path ? `${path}: ${issue.message}` : issue.message;
+    const message = root ? (keyIssueMessage(issue, root) ?? issue.message) : issue.message;
+    return path ? `${path}: ${message}` : message;
   });
 }
 
@@ -63,4 +76,48 @@ export function configInvalid(file: string, errors: readonly string[]): SvcError
     message: `${file} is invalid: ${shown}${more}`,
     details: { file, errors: [...errors] },
   });
+}
+
+// --- internal ---
+
+/** Enough of a valibot schema's public shape to find the keys an object schema allows. */
+interface SchemaShape {
+  type: string;
+  entries?: Record<string, SchemaShape>;
+  item?: SchemaShape;
+  wrapped?: SchemaShape;
+  options?: SchemaShape[];
+  getter?: (input: unknown) => SchemaShape;
+}
+
+function keyIssueMessage(issue: v.BaseIssue<unknown>, root: v.GenericSchema): string | undefined {
+  const last = issue.path?.at(-1);
+  if (issue.kind !== 'schema' || last?.type !== 'object' || last.origin !== 'key') return undefined;
+  if (issue.received === 'undefined') return 'is required';
+  if (issue.expected !== 'never') return undefined;
+  const keys = keysAt(
+    root,
+    issue.path!.slice(0, -1).map((step) => step.key),
+  );
+  return keys ? `is not a known key; use one of ${keys.join(', ')}` : undefined;
+}
+
+/** The keys of the object schema found by following `path` from `root`, if there is one. */
+function keysAt(root: v.GenericSchema, path: readonly unknown[]): string[] | undefined {
+  let here = unwrap(root as unknown as SchemaShape);
+  for (const key of path)
+    here = here.flatMap((s) => {
+      const next = typeof key === 'number' ? s.item : s.entries?.[String(key)];
+      return next ? unwrap(next) : [];
+    });
+  const object = here.find((s) => s.entries);
+  return object?.entries ? Object.keys(object.entries) : undefined;
+}
+
+/** The schemas a value may meet here: through optional, nullable, lazy and union wrappers. */
+function unwrap(schema: SchemaShape): SchemaShape[] {
+  if (schema.wrapped) return unwrap(schema.wrapped);
+  if (schema.type === 'lazy' && schema.getter) return unwrap(schema.getter(undefined));
+  if (schema.type === 'union' && schema.options) return schema.options.flatMap(unwrap);
+  return [schema];
 }

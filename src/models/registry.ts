@@ -57,8 +57,9 @@ export function loadModelRegistry(path: string | undefined): ModelRegistry {
 /** Validates models.yaml text; `source` names the file in error messages. */
 export function parseModelRegistry(text: string, source: string): ModelRegistry {
   const doc = parseConfigYaml(text, source);
-  const parsed = v.safeParse(ModelsFileSchema, doc ?? {});
-  if (!parsed.success) throw configInvalid(source, describeIssues(parsed.issues));
+  const input = doc ?? {};
+  const parsed = v.safeParse(ModelsFileSchema, input);
+  if (!parsed.success) throw configInvalid(source, describeIssues(parsed.issues, ModelsFileSchema, input));
   const errors = crossCheck(parsed.output);
   if (errors.length > 0) throw configInvalid(source, errors);
   return createModelRegistry(parsed.output, source);

@@ -77,8 +77,14 @@ export function compilePolicyText(
     if (!isSvcError(err)) throw err;
     return { valid: false, errors: (err.details?.errors as string[]) ?? [err.message], warnings: [] };
   }
-  const parsed = v.safeParse(RoutingPolicyFileSchema, doc ?? {});
-  if (!parsed.success) return { valid: false, errors: describeIssues(parsed.issues), warnings: [] };
+  const input = doc ?? {};
+  const parsed = v.safeParse(RoutingPolicyFileSchema, input);
+  if (!parsed.success)
+    return {
+      valid: false,
+      errors: describeIssues(parsed.issues, RoutingPolicyFileSchema, input),
+      warnings: [],
+    };
   const errors: string[] = [];
   const warnings: string[] = [];
   const policy = compilePolicy(

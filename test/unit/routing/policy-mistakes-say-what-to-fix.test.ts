@@ -1,0 +1,81 @@
+/**
+ * An operator's typical mistakes in routing.yaml (and models.yaml, which shares the reader) are each
+ * reported as `<field path>: <what to do>`, never as valibot's own wording ("Invalid key: Expected never
+ * but received …"): a misspelt key names the keys allowed there, a missing key says it is required, and
+ * a file that is a list or a scalar says it must be a mapping.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { isSvcError } from '#src/lib/errors.ts';
+import { loadModelRegistry } from '#src/models/registry.ts';
+import { compilePolicyText } from '#src/routing/compile-policy.ts';
+import { registry } from './routing-fixture.ts';
+
+const errorsOf = (yaml: string) => compilePolicyText(yaml, 'routing.yaml', { registry }).errors;
+
+test('a misspelt key names the keys allowed at that place', () => {
+  assert.deepEqual(errorsOf('global_defualt: fast\n'), [
+    'global_defualt: is not a known key; use one of global_default, tiers, rules, workspaces, pattern',
+  ]);
+  assert.deepEqual(errorsOf('tiers: { premium: deep }\n'), [
+    'tiers.premium: is not a known key; use one of fast, balanced, deep',
+  ]);
+  assert.deepEqual(errorsOf('pattern: { enabled: true, lookback: 3 }\n'), [
+    'pattern.lookback: is not a known key; use one of enabled, fingerprint, min_samples, min_success_rate, lookback_days, candidates',
+  ]);
+  assert.deepEqual(errorsOf('rules:\n  - { name: x, when: { has_image: true }, use: fast }\n'), [
+    'rules[0].when.has_image: is not a known key; use one of has_images, has_tools, input_tokens_above, text_matches, workspace, cost_today_above, requested_model, all, any, not',
+  ]);
+  assert.deepEqual(errorsOf('rules:\n  - { name: x, when: { not: { has_tool: true } }, use: fast }\n'), [
+    'rules[0].when.not.has_tool: is not a known key; use one of has_images, has_tools, input_tokens_above, text_matches, workspace, cost_today_above, requested_model, all, any, not',
+  ]);
+});
+
+test('a missing key is "is required" under its own name', () => {
+  assert.deepEqual(errorsOf('workspaces:\n  - /srv/infra: deep\n'), [
+    'workspaces[0].match: is required',
+    'workspaces[0].use: is required',
+    'workspaces[0]./srv/infra: is not a known key; use one of match, use',
+  ]);
+  assert.deepEqual(errorsOf('rules:\n  - { when: { has_tools: true } }\n'), [
+    'rules[0].name: is required',
+    'rules[0].use: is required',
+  ]);
+});
+
+test('a file that is a list or a scalar must be a mapping', () => {
+  const message =
+    'the file must be a mapping with the keys global_default, tiers, rules, workspaces, pattern';
+  assert.deepEqual(errorsOf('- name: x\n  use: fast\n'), [message]);
+  assert.deepEqual(errorsOf('fast\n'), [message]);
+});
+
+test('models.yaml mistakes read the same way', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-models-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'models.yaml');
+  writeFileSync(
+    file,
+    [
+      'pricing_version: t1',
+      'models:',
+      '  - id: anthropic:claude-sonnet-4-5',
+      '    tier: balanced',
+      '    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }',
+      '    prise: { input: 3, output: 15 }',
+      '',
+    ].join('\n'),
+  );
+  assert.throws(
+    () => loadModelRegistry(file),
+    (err) =>
+      isSvcError(err) &&
+      /models\[0\]\.prise: is not a known key; use one of id, adapter, tier, aliases, can_delegate, capabilities, prices/.test(
+        err.message,
+      ) &&
+      !err.message.includes('Expected never'),
+  );
+});
