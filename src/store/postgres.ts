@@ -46,6 +46,10 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
   pool.on('error', (err) =>
     options.log?.warn('a PostgreSQL connection failed', { message: errorMessage(err) }),
   );
+  // A checked-out client loses the pool's listener: a server ending it between two statements (a
+  // restart's FATAL 57P01, a reset) would be an unhandled 'error' that kills the process. The client
+  // is left unqueryable instead, its next statement fails and the pool drops it on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const connections = stampedConnections(pool, origin);
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: connections }) });
   const fail = async (verb: string, err: unknown): Promise<never> => {
