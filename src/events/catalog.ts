@@ -164,6 +164,8 @@ export interface LlmCallFailedPayload extends CallAttribution {
 
 export interface RouteChainEntry {
   policy: string;
+  /** Slot 3: the name of the routing.yaml rule whose `when` held. */
+  rule?: string;
   model: string | null;
   verdict: 'accepted' | 'rejected' | 'no_match';
   validation_failure?: string;

@@ -19,10 +19,11 @@ import { rule } from './policies/rule.ts';
 import { workspaceDefault } from './policies/workspace-default.ts';
 import { createPredicateEnv } from './when.ts';
 
-/** A proposal with the learned evidence behind it (slot 4). */
+/** A proposal with what stands behind it: the learned evidence (slot 4) or the rule's name (slot 3). */
 export interface Proposal {
   model: string;
-  match: PatternMatch;
+  match?: PatternMatch;
+  rule?: string;
 }
 
 export interface SlotPolicy {
@@ -73,14 +74,14 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
       chain.push({ policy: slot.name, model: null, verdict: 'no_match' });
       continue;
     }
-    const model = typeof proposal === 'string' ? proposal : proposal.model;
+    const { model, match, rule } = typeof proposal === 'string' ? { model: proposal } : proposal;
+    const named = rule === undefined ? { policy: slot.name } : { policy: slot.name, rule };
     const { entry, failure } = validateCandidate(model, facts, ctx);
     if (failure === null && entry) {
-      chain.push({ policy: slot.name, model, verdict: 'accepted' });
-      const match = typeof proposal === 'string' ? null : proposal.match;
-      return decided(chain, chain.length - 1, entry, started, null, env, match);
+      chain.push({ ...named, model, verdict: 'accepted' });
+      return decided(chain, chain.length - 1, entry, started, null, env, match ?? null);
     }
-    chain.push({ policy: slot.name, model, verdict: 'rejected', validation_failure: failure ?? undefined });
+    chain.push({ ...named, model, verdict: 'rejected', validation_failure: failure ?? undefined });
     if (failure === 'model_not_allowed' && slot.explicit) break;
   }
   return decided(chain, -1, null, started, routeError(chain, facts), env, null);

@@ -4,7 +4,8 @@ import type { SlotPolicy } from '../chain.ts';
 export const rule: SlotPolicy = {
   name: 'rule',
   propose(_facts, ctx, env) {
-    for (const r of ctx.policy.rules) if (r.test === null || r.test(env)) return r.use;
+    for (const r of ctx.policy.rules)
+      if (r.test === null || r.test(env)) return { model: r.use, rule: r.name };
     return null;
   },
 };

@@ -96,9 +96,23 @@ test('slot 3 picks the first matching rule', () => {
   - { name: tools, when: { has_tools: true }, use: fast }
 `;
   const d = route({ hasTools: true }, { yaml });
-  assert.deepEqual(d.chain[2], { policy: 'rule', model: 'anthropic:claude-haiku-4-5', verdict: 'accepted' });
+  // the entry names the rule that matched (README: a native-name win reads `native-…`)
+  assert.deepEqual(d.chain[2], {
+    policy: 'rule',
+    rule: 'tools',
+    model: 'anthropic:claude-haiku-4-5',
+    verdict: 'accepted',
+  });
   assert.equal(d.winner_index, 2);
-  assert.equal(route({}, { yaml }).chain[2].verdict, 'no_match');
+  assert.deepEqual(route({}, { yaml }).chain[2], { policy: 'rule', model: null, verdict: 'no_match' });
+  const llama = 'rules:\n  - { name: cheap, use: openrouter:meta-llama/llama-3.3-70b-instruct }\n';
+  assert.deepEqual(route({ hasImages: true }, { yaml: llama }).chain[2], {
+    policy: 'rule',
+    rule: 'cheap',
+    model: 'openrouter:meta-llama/llama-3.3-70b-instruct',
+    verdict: 'rejected',
+    validation_failure: 'missing_capability',
+  });
 });
 
 const learned = (model: string): PatternMatch => ({
