@@ -10,6 +10,7 @@ import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
 import type { CallRunner } from '../llm/runner.ts';
 import type { SlotHooks } from '../routing/facts.ts';
 import { startPatternRouter } from '../routing/pattern/router.ts';
+import { reloadPolicyOnSignal } from '../routing/reload-signal.ts';
 import type { AgentEngine, AgentServices } from './server.ts';
 import { childEnvFrom } from './tools/child-env.ts';
 import { WORKSPACE_TOOLS } from './tools/registry.ts';
@@ -49,9 +50,11 @@ export function assembleAgentEngine(services: AgentServices): AgentEngine {
     void pattern.stop();
     throw err;
   }
+  const stopReloads = reloadPolicyOnSignal(services.policy, services.log);
   return {
     ...engine,
     async close() {
+      stopReloads();
       await pattern.stop();
       await callPath.close();
     },

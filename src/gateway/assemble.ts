@@ -14,6 +14,7 @@ import type { Clock } from '../lib/time.ts';
 import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
 import { loadCallConfig } from '../llm/load-call-config.ts';
 import { startPatternRouter } from '../routing/pattern/router.ts';
+import { reloadPolicyOnSignal } from '../routing/reload-signal.ts';
 import type { Store } from '../store/open.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
 import { type KeyRecord, resolveBudgetOf } from './keystore/keystore.ts';
@@ -85,6 +86,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     upstreamLimits: callPath.settings.limits,
     storedResponses: createStoredResponses(),
   });
+  const stopReloads = reloadPolicyOnSignal(policy, log);
   log.info('gateway routing ready', {
     models: registry.source,
     pricing_version: registry.pricingVersion,
@@ -109,6 +111,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
       createdAt: Math.floor(opts.clock.nowUs() / 1_000_000),
     }),
     async close() {
+      stopReloads();
       await pattern.stop();
       await callPath.close();
       await quota.close?.();

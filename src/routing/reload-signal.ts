@@ -1,0 +1,25 @@
+/**
+ * @module SIGHUP re-reads routing.yaml on `svc gateway` and `svc serve`, the conventional reload signal
+ * (the agent server also has POST /routing/reload). Without a listener Node dies of SIGHUP (exit 129), so an
+ * operator reloading the gateway the usual way stopped it instead. A bad file keeps the policy in force
+ * (load-policy.ts logs its errors).
+ */
+import type { Logger } from '../lib/log.ts';
+import type { PolicyStore } from './load-policy.ts';
+
+/** Installs the SIGHUP listener; returns its removal. */
+export function reloadPolicyOnSignal(policy: PolicyStore, log: Logger): () => void {
+  const on = () => {
+    const { version, valid } = policy.reload();
+    log.info('routing policy reloaded', {
+      signal: 'SIGHUP',
+      version,
+      valid,
+      in_force: policy.view().version,
+    });
+  };
+  process.on('SIGHUP', on);
+  return () => {
+    process.off('SIGHUP', on);
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * routing.yaml on a running gateway: SIGHUP re-reads it (the gateway has no /routing/reload; it used to die
+ * of the signal, exit 129, as any process does by default). A broken file keeps the policy in force and the
+ * gateway serving, with one error line naming the file and the field; a fixed one applies at once.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { readEvents } from '../helpers/gateway-keys.ts';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const linesOf = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('SIGHUP reloads routing.yaml; a bad file keeps the old policy and the gateway serving', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-hup-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const routing = join(dir, 'routing.yaml');
+  writeFileSync(routing, 'rules:\n  - { name: cheap, use: fast }\n');
+  const stack = await startGatewayStack({ env: { SVC_ROUTING_POLICY: routing } });
+  t.after(() => stack.stop());
+  const { gw, openai } = stack;
+  const routed = async () => {
+    const { response } = await openai.chat.completions
+      .create({ model: 'auto', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    return response.headers.get('svc-routed-model');
+  };
+  const reloads = () => linesOf(gw.output().stderr).filter((l) => String(l.msg).startsWith('routing policy'));
+
+  assert.equal(await routed(), 'anthropic:claude-haiku-4-5');
+
+  writeFileSync(routing, 'rules:\n  - { name: cheap, use: fast }\n    when: x\n');
+  gw.child.kill('SIGHUP');
+  await until('the error line', () => reloads().some((l) => l.level === 'error'));
+  const error = reloads().find((l) => l.level === 'error')!;
+  assert.equal(error.file, routing);
+  assert.match(String((error.errors as string[])[0]), /^not valid YAML \(line 3, column \d+\)/);
+  assert.equal(gw.child.exitCode, null, 'still running');
+  assert.equal(gw.child.signalCode, null);
+  assert.equal(await routed(), 'anthropic:claude-haiku-4-5', 'the last good policy stays in force');
+
+  writeFileSync(routing, 'rules:\n  - { name: strong, use: deep }\n');
+  gw.child.kill('SIGHUP');
+  await until('the reload line', () => reloads().some((l) => l.msg === 'routing policy reloaded' && l.valid));
+  assert.equal(await routed(), 'anthropic:claude-opus-4-1');
+  assert.equal(await gw.stop(), 0, 'SIGTERM still stops it cleanly');
+  const last = readEvents(stack.files.db, 'route.decided').at(-1)!;
+  assert.deepEqual((last.payload.chain as unknown[]).at(-1), {
+    policy: 'rule',
+    rule: 'strong',
+    model: 'anthropic:claude-opus-4-1',
+    verdict: 'accepted',
+  });
+});
