@@ -31,10 +31,27 @@ export function redactDatabaseUrl(url: string): string {
   }
 }
 
+/** The sslmode values whose meaning node-postgres takes from libpq only when asked (uselibpqcompat). */
+const LIBPQ_SSL_MODES = new Set(['prefer', 'require', 'verify-ca']);
+
+/**
+ * The URL with `sslmode` meaning what it means to libpq (psql and every other client): `require`
+ * encrypts without checking the certificate, `verify-ca` checks the chain, `verify-full` the host too.
+ * node-postgres 8 otherwise reads prefer/require/verify-ca as verify-full, refusing a managed database's
+ * private CA that psql accepts, and prints a multi-line deprecation warning on every start.
+ */
+export function withLibpqSslModes(url: string): string {
+  const u = new URL(url);
+  const mode = u.searchParams.get('sslmode');
+  if (mode === null || !LIBPQ_SSL_MODES.has(mode) || u.searchParams.has('uselibpqcompat')) return url;
+  u.searchParams.set('uselibpqcompat', 'true');
+  return u.toString();
+}
+
 export async function openPostgresStore(url: string, options: OpenStoreOptions): Promise<PostgresStore> {
   const label = redactDatabaseUrl(url);
   const config: pg.PoolConfig = {
-    connectionString: url,
+    connectionString: withLibpqSslModes(url),
     max: POOL_SIZE,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     types: { getTypeParser },

