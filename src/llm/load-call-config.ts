@@ -3,12 +3,13 @@
  * routing policy (routing.yaml, last known good kept beside the config), and an adapter for each provider
  * whose key is set, with its base URL from the environment only (DECISIONS §1; a client never picks the host).
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Adapter, AdapterConfig } from '../adapters/adapter.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { createAdapters } from '../adapters/registry.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { configDir } from '../config/paths.ts';
+import { sha256Hex } from '../lib/hash.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import { loadModelRegistry, type ModelRegistry } from '../models/registry.ts';
@@ -46,11 +47,20 @@ export function loadCallConfig(opts: LoadCallConfigOptions): CallConfig {
     path: routingPath,
     registry,
     envGlobalDefault: env.gatewayGlobalDefault,
-    lastKnownGoodPath: routingPath ? join(configDir(env), 'routing.last-known-good.yaml') : undefined,
+    lastKnownGoodPath: routingPath ? lastKnownGoodPath(env, routingPath) : undefined,
     log: opts.log,
     clock: opts.clock,
   });
   return { registry, policy, adapters: createAdapters(adapterConfigs(env)) };
+}
+
+/**
+ * Where the last valid copy of one policy file is kept: one copy per file (its absolute path's hash), so a
+ * gateway and an agent server with different routing.yaml files never fall back on each other's.
+ */
+function lastKnownGoodPath(env: SvcEnv, routingPath: string): string {
+  const id = sha256Hex(resolve(routingPath)).slice(0, 16);
+  return join(configDir(env), `routing.last-known-good.${id}.yaml`);
 }
 
 /** Provider keys and base URLs from the environment only. */
