@@ -55,6 +55,16 @@ const TextMatchSchema = v.union(
   'must be a regular expression string or {pattern, ignore_case}',
 );
 
+const WORKSPACE_MESSAGE =
+  'must be an absolute path or a glob such as /srv/app or /home/*/scratch/** (~ and relative paths are not expanded)';
+
+/** Workspaces are absolute paths: a `~/…` or relative entry could never match, so it is refused. */
+const WorkspaceGlobSchema = v.pipe(
+  v.string('must be a glob or path'),
+  v.minLength(1, 'must not be empty'),
+  v.check((p) => p.startsWith('/') || p.startsWith('*'), WORKSPACE_MESSAGE),
+);
+
 const ModelGlobSchema = v.pipe(
   v.string('must be a model name glob'),
   v.minLength(1, 'must not be empty'),
@@ -74,7 +84,7 @@ export const PredicateSchema: v.GenericSchema<unknown, Predicate> = v.pipe(
         ),
       ),
       text_matches: v.optional(TextMatchSchema),
-      workspace: v.optional(v.pipe(v.string('must be a glob or path'), v.minLength(1, 'must not be empty'))),
+      workspace: v.optional(WorkspaceGlobSchema),
       cost_today_above: v.optional(UsdSchema),
       requested_model: v.optional(
         v.union(
@@ -105,7 +115,7 @@ export const RuleSchema = v.strictObject({
 
 export const WorkspaceEntrySchema = v.strictObject({
   /** A directory path (matches it and everything below) or a glob with `*`, `**`, `?`. */
-  match: v.pipe(v.string('must be a glob or path'), v.minLength(1, 'must not be empty')),
+  match: WorkspaceGlobSchema,
   use: ModelRefSchema,
 });
 

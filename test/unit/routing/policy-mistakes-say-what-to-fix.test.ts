@@ -79,3 +79,14 @@ test('models.yaml mistakes read the same way', (t) => {
       !err.message.includes('Expected never'),
   );
 });
+
+test('a workspace written as ~/… or a relative path, which could never match, is refused', () => {
+  const hint =
+    'must be an absolute path or a glob such as /srv/app or /home/*/scratch/** (~ and relative paths are not expanded)';
+  assert.deepEqual(
+    errorsOf(
+      'workspaces:\n  - { match: ~/projects, use: fast }\n  - { match: "projects/**", use: fast }\n  - { match: "**/tmp/**", use: fast }\nrules:\n  - { name: a, when: { workspace: "~/x" }, use: fast }\n',
+    ),
+    [`rules[0].when.workspace: ${hint}`, `workspaces[0].match: ${hint}`, `workspaces[1].match: ${hint}`],
+  );
+});
