@@ -58,7 +58,7 @@ export function loadCallConfig(opts: LoadCallConfigOptions): CallConfig {
  * Where the last valid copy of one policy file is kept: one copy per file (its absolute path's hash), so a
  * gateway and an agent server with different routing.yaml files never fall back on each other's.
  */
-function lastKnownGoodPath(env: SvcEnv, routingPath: string): string {
+export function lastKnownGoodPath(env: SvcEnv, routingPath: string): string {
   const id = sha256Hex(resolve(routingPath)).slice(0, 16);
   return join(configDir(env), `routing.last-known-good.${id}.yaml`);
 }

@@ -53,6 +53,8 @@ export interface LoadPolicyOptions {
   envGlobalDefault?: string;
   /** Where the last valid file is copied so an invalid file at the next start still has a fallback. */
   lastKnownGoodPath?: string;
+  /** Reads the last known good copy but never writes it (`svc routing explain`). */
+  readOnly?: boolean;
   log: Logger;
   clock?: Clock;
 }
@@ -84,7 +86,8 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
       activeWarnings = check.warnings;
       loadedAt = formatUs(clock.nowUs());
       lastErrors = [];
-      if (opts.path !== undefined && opts.lastKnownGoodPath) saveLastKnownGood(opts, check.policy);
+      if (opts.path !== undefined && opts.lastKnownGoodPath && !opts.readOnly)
+        saveLastKnownGood(opts, check.policy);
       for (const w of check.warnings)
         opts.log.warn('routing policy warning', { file: check.policy.source, warning: w });
       return true;

@@ -10,9 +10,10 @@ import { resolveStoreTarget } from '../../../config/paths.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { silentLogger } from '../../../lib/log.ts';
 import { systemClock } from '../../../lib/time.ts';
-import { adapterConfigs } from '../../../llm/load-call-config.ts';
+import { adapterConfigs, lastKnownGoodPath } from '../../../llm/load-call-config.ts';
 import { loadModelRegistry } from '../../../models/registry.ts';
 import type { CompiledPolicy } from '../../../routing/compile-policy.ts';
+import { DEFAULT_POLICY_SOURCE } from '../../../routing/default-policy.ts';
 import { loadRoutingPolicy } from '../../../routing/load-policy.ts';
 import { describeExplainRequest, explainRoute } from '../../../routing/pattern/explain.ts';
 import { DAY_US, UNSUPPORTED_STORE } from '../../../routing/pattern/router.ts';
@@ -50,10 +51,14 @@ export default defineCommand({
   async run({ args }) {
     const env = readEnv();
     const registry = loadModelRegistry(args.models ?? env.models);
+    const routingPath = args.routing ?? env.routingPolicy;
+    // the policy a server would route with now: an invalid file falls back on its last known good copy
     const policyStore = loadRoutingPolicy({
-      path: args.routing ?? env.routingPolicy,
+      path: routingPath,
       registry,
       envGlobalDefault: env.gatewayGlobalDefault,
+      lastKnownGoodPath: routingPath ? lastKnownGoodPath(env, routingPath) : undefined,
+      readOnly: true,
       log: silentLogger,
     });
     const view = policyStore.view();
@@ -81,10 +86,13 @@ export default defineCommand({
       table,
       tableSource: source,
     });
-    if (!view.valid)
+    if (!view.valid) {
+      const fallback =
+        view.source === DEFAULT_POLICY_SOURCE ? 'the built-in policy' : 'its last known good copy';
       lines.unshift(
-        `policy       ${view.source} is invalid (${view.errors.join('; ')}); shown with the built-in policy`,
+        `policy       ${routingPath} is invalid (${view.errors.join('; ')}); shown with ${fallback}`,
       );
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
   },
 });

@@ -1,0 +1,51 @@
+/**
+ * `svc routing explain --routing <file>` with a file that is invalid names that file (it named the policy it
+ * fell back on: "built-in routing.yaml is invalid") and explains with the policy a server would use: the
+ * file's last known good copy once a server has loaded it valid, else the built-in one. Explain writes nothing.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { isolatedEnv, makeTempDir, runSvc, startSvc } from '../helpers/svc.ts';
+
+test('explain names the broken file and routes with what a server would keep', async (t) => {
+  const tmp = makeTempDir('svc-explain-');
+  t.after(tmp.cleanup);
+  const env = isolatedEnv(tmp.dir, { ANTHROPIC_API_KEY: 'sk-ant-test' });
+  const configDir = join(tmp.dir, '.config', 'svc');
+  const routing = join(tmp.dir, 'routing.yaml');
+  const explain = async () => {
+    const run = await runSvc(
+      ['routing', 'explain', '--model', 'auto', '--text', 'hi', '--routing', routing],
+      {
+        env,
+      },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    return { first: run.stdout.split('\n')[0], stdout: run.stdout };
+  };
+  const invalid = `policy       ${routing} is invalid (global_defualt: is not a known key; use one of global_default, tiers, rules, workspaces, pattern); shown with`;
+
+  writeFileSync(routing, 'global_defualt: haiku\n');
+  const never = await explain();
+  assert.equal(never.first, `${invalid} the built-in policy`);
+  assert.match(never.stdout, /^winner {7}global_default → anthropic:claude-sonnet-4-5$/m);
+
+  writeFileSync(routing, 'global_default: haiku\n');
+  const good = await explain();
+  assert.doesNotMatch(good.stdout, /^policy /m);
+  assert.match(good.stdout, /^winner {7}global_default → anthropic:claude-haiku-4-5$/m);
+  assert.equal(existsSync(configDir) && readdirSync(configDir).some((f) => f.startsWith('routing.')), false);
+
+  // a server that loaded the file valid keeps its copy, and keeps routing with it when the file breaks
+  const serve = await startSvc(['serve', '--port', '{port}', '--routing', routing], {
+    env,
+    readyPath: '/health',
+  });
+  assert.equal(await serve.stop(), 0);
+  writeFileSync(routing, 'global_defualt: haiku\n');
+  const kept = await explain();
+  assert.equal(kept.first, `${invalid} its last known good copy`);
+  assert.match(kept.stdout, /^winner {7}global_default → anthropic:claude-haiku-4-5$/m);
+});
