@@ -202,8 +202,26 @@ function shadowingWarnings(file: RoutingPolicyFile): string[] {
   file.workspaces.forEach((w, i) => {
     if (firstCatchAll >= 0 && i > firstCatchAll)
       out.push(`workspaces[${i}] (${w.match}) is shadowed: workspaces[${firstCatchAll}] matches every path`);
+    else {
+      const j = file.workspaces.findIndex((e, k) => k < i && coversWorkspace(e.match, w.match));
+      if (j >= 0)
+        out.push(
+          `workspaces[${i}] (${w.match}) is shadowed: workspaces[${j}] (${file.workspaces[j].match}) matches it and every path below it`,
+        );
+    }
   });
   return out;
+}
+
+/** A plain directory entry matches every path its later entry can match (that entry is at or below it). */
+function coversWorkspace(earlier: string, later: string): boolean {
+  if (/[*?]/.test(earlier) || isCatchAll(earlier)) return false;
+  const dir = earlier.replace(/\/+$/, '');
+  const wildcard = later.search(/[*?]/);
+  // a glob's paths all sit below the folder written before its first wildcard
+  const fixed =
+    wildcard < 0 ? later.replace(/\/+$/, '') : later.slice(0, Math.max(0, later.lastIndexOf('/', wildcard)));
+  return fixed === dir || fixed.startsWith(`${dir}/`);
 }
 
 /** The first earlier rule whose `when` every request matching rules[i]'s also matches, or -1. */

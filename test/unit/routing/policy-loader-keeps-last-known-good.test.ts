@@ -162,6 +162,25 @@ workspaces:
   assert.match(r.warnings[2], /workspaces\[1\] \(\/srv\) is shadowed/);
 });
 
+test('a workspace entry below an earlier directory entry is shadowed: the directory covers everything below', () => {
+  const yaml = `workspaces:
+  - { match: /srv, use: fast }
+  - { match: /srv/app, use: deep }
+  - { match: "/srv/*/logs/**", use: deep }
+  - { match: "/srv*", use: deep }
+  - { match: /srvx, use: deep }
+  - { match: "/home/*/scratch", use: mini }
+  - { match: /home/ann/scratch/tmp, use: deep }
+  - { match: "**/srv/x", use: deep }
+`;
+  const r = compilePolicyText(yaml, 'routing.yaml', { registry });
+  assert.equal(r.valid, true);
+  assert.deepEqual(r.warnings, [
+    'workspaces[1] (/srv/app) is shadowed: workspaces[0] (/srv) matches it and every path below it',
+    'workspaces[2] (/srv/*/logs/**) is shadowed: workspaces[0] (/srv) matches it and every path below it',
+  ]);
+});
+
 test('schema errors carry field paths', () => {
   const errs = (yaml: string) => compilePolicyText(yaml, 'routing.yaml', { registry }).errors;
   assert.match(errs('tiers: { turbo: fast }')[0], /^tiers\.turbo/);
