@@ -49,3 +49,15 @@ test('explain names the broken file and routes with what a server would keep', a
   assert.equal(kept.first, `${invalid} its last known good copy`);
   assert.match(kept.stdout, /^winner {7}global_default → anthropic:claude-haiku-4-5$/m);
 });
+
+test('explain names the rule that proposed a model, as route.decided does', async (t) => {
+  const tmp = makeTempDir('svc-explain-');
+  t.after(tmp.cleanup);
+  const env = isolatedEnv(tmp.dir, { ANTHROPIC_API_KEY: 'sk-ant-test' });
+  const run = await runSvc(['routing', 'explain', '--model', 'claude-opus-4-8', '--text', 'hi'], { env });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.stdout,
+    /^ {2}3 rule {18}accepted {2}anthropic:claude-opus-4-5 \(rule native-claude-opus\)$/m,
+  );
+});
