@@ -8,6 +8,7 @@ import { sha256Hex } from '../lib/hash.ts';
 import { describeIssues, parseConfigYaml } from '../models/config-yaml.ts';
 import { TIERS, type Tier } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
+import { suggestModel } from '../models/suggest-model.ts';
 import { compileWorkspaceMatcher, isCatchAll } from './glob.ts';
 import { compilePatternConfig, type PatternConfig } from './pattern/config.ts';
 import type { Predicate, RoutingPolicyFile } from './policy-schema.ts';
@@ -108,10 +109,12 @@ function compilePolicy(
   const tierOverrides = new Map<string, string>();
   const ref = (value: string, path: string): string => {
     const id = tierOverrides.get(value) ?? registry.resolve(value)?.id;
-    if (id === undefined)
+    if (id === undefined) {
+      const guess = suggestModel(value, registry);
       errors.push(
-        `${path}: unknown model ${JSON.stringify(value)} (not a canonical id or alias in ${registry.source})`,
+        `${path}: unknown model ${JSON.stringify(value)} (not a canonical id or alias in ${registry.source})${guess ? `; did you mean ${guess}?` : ''}`,
       );
+    }
     return id ?? value;
   };
   const tiers = {} as Record<Tier, string | null>;

@@ -90,3 +90,20 @@ test('a workspace written as ~/… or a relative path, which could never match, 
     [`rules[0].when.workspace: ${hint}`, `workspaces[0].match: ${hint}`, `workspaces[1].match: ${hint}`],
   );
 });
+
+test('an unknown model suggests the id it most likely means', () => {
+  const unknown = (ref: string) =>
+    `unknown model "${ref}" (not a canonical id or alias in built-in models.yaml)`;
+  assert.deepEqual(errorsOf('global_default: gpt-5\n'), [
+    `global_default: ${unknown('gpt-5')}; did you mean openai:gpt-5?`,
+  ]);
+  assert.deepEqual(errorsOf('rules:\n  - { name: a, use: anthropic:claude-sonet-4-5 }\n'), [
+    `rules[0].use: ${unknown('anthropic:claude-sonet-4-5')}; did you mean anthropic:claude-sonnet-4-5?`,
+  ]);
+  assert.deepEqual(errorsOf('tiers: { deep: Opus }\n'), [
+    `tiers.deep: ${unknown('Opus')}; did you mean opus?`,
+  ]);
+  assert.deepEqual(errorsOf('workspaces:\n  - { match: /srv, use: something-else-entirely }\n'), [
+    `workspaces[0].use: ${unknown('something-else-entirely')}`,
+  ]);
+});
