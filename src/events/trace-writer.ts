@@ -60,6 +60,14 @@ export const LAZY_COMMIT_MS = 250;
  */
 export const DROP_LOG_INTERVAL_MS = 30_000;
 
+/**
+ * How long a PostgreSQL store may stay unreachable (a restart, a failover) before queued events are
+ * dropped: batches keep being retried, about once a second, past maxAttempts until this much time
+ * has passed since the first failure. Servers hold their final byte meanwhile, so an answer given
+ * during a short outage still has its trace.
+ */
+export const POSTGRES_OUTAGE_MS = 60_000;
+
 /** Events that open a unit of work; something that closes it always follows (or the stop flushes it). */
 const OPENING_EVENTS: ReadonlySet<string> = new Set([
   'route.decided',
@@ -120,6 +128,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   async function drain(): Promise<void> {
     const batch = queue;
     queue = [];
+    const firstTryMs = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
         await commitBatch(batch);
@@ -127,12 +136,14 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         return;
       } catch (err) {
         if (!store.dialect.isRetryable(err)) return commitOneByOne(batch, err);
-        if (attempt >= maxAttempts) return drop(batch, err, attempt);
-        log.warn('trace writer commit failed; retrying', {
-          events: batch.length,
-          attempt,
-          message: errorMessage(err),
-        });
+        const waitingOutOutage = store.engine === 'postgres' && Date.now() - firstTryMs < POSTGRES_OUTAGE_MS;
+        if (attempt >= maxAttempts && !waitingOutOutage) return drop(batch, err, attempt);
+        if (attempt <= maxAttempts || attempt % 10 === 0)
+          log.warn('trace writer commit failed; retrying', {
+            events: batch.length,
+            attempt,
+            message: errorMessage(err),
+          });
         await new Promise((r) => setTimeout(r, Math.min(1000, 10 * 2 ** attempt)));
       }
     }

@@ -230,7 +230,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         if (!turn.finished) {
           const code = isSvcError(answer) ? answer.code : 'internal_error';
           const status = isSvcError(answer) ? answer.status : 500;
-          await turn.finish(status, code).committed;
+          const finished = turn.finish(status, code);
+          // the store is unreachable: the refusal is told at once, its record follows when the store is back
+          if (code !== 'budget_store_unavailable') await finished.committed;
         }
         throw answer;
       }

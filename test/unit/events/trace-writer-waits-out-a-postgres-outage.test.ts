@@ -1,0 +1,69 @@
+/**
+ * A PostgreSQL restart or failover takes seconds: events written meanwhile wait for the server to come
+ * back instead of being dropped after the few quick attempts that cover lock contention, so a gateway
+ * that answers during the outage (its final byte waits for `committed`) loses none of those answers'
+ * events. The outage is real: the store talks to PostgreSQL through a TCP relay that is cut and restored.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createBus } from '#src/events/bus.ts';
+import { createTraceWriter } from '#src/events/trace-writer.ts';
+import { createIdFactory } from '#src/lib/ids.ts';
+import type { Logger } from '#src/lib/log.ts';
+import { silentLogger } from '#src/lib/log.ts';
+import { systemClock } from '#src/lib/time.ts';
+import { openStore } from '#src/store/open.ts';
+import { useTestPostgres } from '../../helpers/postgres.ts';
+import { startTcpRelay } from '../../helpers/tcp-relay.ts';
+
+const postgres = useTestPostgres();
+
+test('events written while PostgreSQL is unreachable are committed once it is back', async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  t.after(() => relay.down());
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+
+  const warnings: Array<{ msg: string; fields: Record<string, unknown> }> = [];
+  const log: Logger = {
+    ...silentLogger,
+    warn: (msg: string, fields?: Record<string, unknown>) =>
+      void warnings.push({ msg, fields: fields ?? {} }),
+  };
+  const store = await openStore({ engine: 'postgres', url: viaRelay.toString() }, { log });
+  const writer = createTraceWriter({ store, log });
+  const bus = createBus({ newId: createIdFactory(), clock: systemClock, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  t.after(async () => {
+    await writer.stop();
+    await store.close();
+  });
+  await bus.publish({ type: 'turn.completed', payload: { before: true } }).committed;
+
+  relay.down();
+  const published = bus.publish({ type: 'turn.completed', payload: { during: true } });
+  let settled = false;
+  void published.committed.then(() => {
+    settled = true;
+  });
+  // more failed attempts than lock contention gets, then the server comes back
+  const retried = () =>
+    warnings.some((w) => w.msg.startsWith('trace writer') && Number(w.fields.attempt) >= 9);
+  while (!retried() && writer.stats.dropped === 0) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(writer.stats.dropped, 0, 'the event was given up while the server was away');
+  assert.equal(settled, false);
+  await relay.up();
+  await published.committed;
+  assert.equal(writer.stats.dropped, 0);
+
+  const reader = await openStore({ engine: 'postgres', url: direct.toString() }, { readOnly: true });
+  t.after(() => reader.close());
+  const row = await reader.kysely
+    .selectFrom('events')
+    .select('payload')
+    .where('id', '=', published.event.id)
+    .executeTakeFirst();
+  assert.deepEqual(JSON.parse(row?.payload ?? 'null'), { during: true });
+});
