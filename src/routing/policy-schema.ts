@@ -180,10 +180,11 @@ export const ROUTING_POLICY_SCHEMA_VERSION = 1;
 
 export const RoutingPolicyFileSchema = v.strictObject({
   global_default: v.optional(ModelRefSchema),
-  tiers: v.optional(TiersSchema, {}),
-  rules: v.optional(v.array(RuleSchema, 'must be a list of rules'), []),
-  workspaces: v.optional(v.array(WorkspaceEntrySchema, 'must be a list of {match, use}'), []),
-  pattern: v.optional(PatternSchema, {}),
+  // a section left empty (`rules:` with its entries commented out) is YAML null: read as absent
+  tiers: v.nullish(TiersSchema, {}),
+  rules: v.nullish(v.array(RuleSchema, 'must be a list of rules'), []),
+  workspaces: v.nullish(v.array(WorkspaceEntrySchema, 'must be a list of {match, use}'), []),
+  pattern: v.nullish(PatternSchema, {}),
 });
 
 export type RoutingPolicyFile = v.InferOutput<typeof RoutingPolicyFileSchema>;

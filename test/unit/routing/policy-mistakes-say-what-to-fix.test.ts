@@ -107,3 +107,16 @@ test('an unknown model suggests the id it most likely means', () => {
     `workspaces[0].use: ${unknown('something-else-entirely')}`,
   ]);
 });
+
+test('a section left empty (its entries commented out) reads as absent', () => {
+  const check = compilePolicyText(
+    'global_default: fast\nrules:\n#  - { name: a, use: deep }\nworkspaces:\ntiers:\npattern:\n',
+    'routing.yaml',
+    { registry },
+  );
+  assert.deepEqual(check.errors, []);
+  assert.equal(check.valid, true);
+  assert.deepEqual(check.policy?.rules, []);
+  assert.equal(check.policy?.tiers.deep, 'anthropic:claude-opus-4-1');
+  assert.equal(check.policy?.pattern.enabled, false);
+});
