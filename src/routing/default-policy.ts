@@ -52,7 +52,7 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
   { name: 'native-gpt-4o', models: ['gpt-4o*', 'chatgpt-4o*'], use: 'openai:gpt-4o' },
   {
     name: 'native-gpt-mini',
-    models: ['gpt-*mini*', 'codex-mini*', 'o4-mini*', 'o3-mini*'],
+    models: ['gpt-*mini*', 'codex-mini*', 'o4-mini*', 'o3-mini*', 'o1-mini*'],
     use: 'openai:gpt-5-mini',
   },
   { name: 'native-gpt-nano', models: ['gpt-*nano*'], use: 'openai:gpt-5-nano' },
