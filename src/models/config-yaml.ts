@@ -39,7 +39,8 @@ export function parseConfigYaml(text: string, file: string): unknown {
 /**
  * `models[3].prices.input: <reason>` for each valibot issue. With the file's `root` schema, the two issues
  * valibot words for itself ("Invalid key: …") say what to do: a misspelt key lists the keys allowed at that
- * place, a missing one "is required"; and a document that is not a mapping says so once.
+ * place, a missing one "is required", a list where a mapping belongs says so once at its own field; and a
+ * document that is not a mapping says so once.
  */
 export function describeIssues(
   issues: readonly v.BaseIssue<unknown>[],
@@ -50,11 +51,14 @@ export function describeIssues(
     const keys = keysAt(root, []);
     if (keys) return [`the file must be a mapping with the keys ${keys.join(', ')}`];
   }
-  return issues.map((issue) => {
+  const out = issues.map((issue) => {
+    const list = root ? listForMapping(issue, root) : undefined;
+    if (list) return list;
     const path = formatPath(issue.path);
     const message = root ? (keyIssueMessage(issue, root) ?? issue.message) : issue.message;
     return path ? `${path}: ${message}` : message;
   });
+  return [...new Set(out)];
 }
 
 /** Formats a path built from keys and indexes: `['models', 3, 'prices']` → `models[3].prices`. */
@@ -88,6 +92,20 @@ interface SchemaShape {
   wrapped?: SchemaShape;
   options?: SchemaShape[];
   getter?: (input: unknown) => SchemaShape;
+}
+
+/** A list where a mapping belongs: valibot reads its indexes as unknown keys, one issue per item. */
+function listForMapping(issue: v.BaseIssue<unknown>, root: v.GenericSchema): string | undefined {
+  const last = issue.path?.at(-1);
+  if (issue.kind !== 'schema' || last?.origin !== 'key' || !Array.isArray(last.input)) return undefined;
+  const parent = issue.path!.slice(0, -1);
+  const keys = keysAt(
+    root,
+    parent.map((step) => step.key),
+  );
+  const path = formatPath(parent);
+  const message = `must be a mapping${keys ? ` with the keys ${keys.join(', ')}` : ''}, not a list`;
+  return path ? `${path}: ${message}` : message;
 }
 
 function keyIssueMessage(issue: v.BaseIssue<unknown>, root: v.GenericSchema): string | undefined {

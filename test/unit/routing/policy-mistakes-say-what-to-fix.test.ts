@@ -120,3 +120,14 @@ test('a section left empty (its entries commented out) reads as absent', () => {
   assert.equal(check.policy?.tiers.deep, 'anthropic:claude-opus-4-1');
   assert.equal(check.policy?.pattern.enabled, false);
 });
+
+test('a list where one mapping belongs is named once, at its own field', () => {
+  assert.deepEqual(
+    errorsOf(
+      'rules:\n  - name: a\n    when:\n      not:\n        - has_tools: true\n        - has_images: true\n    use: fast\n',
+    ),
+    [
+      'rules[0].when.not: must be a mapping with the keys has_images, has_tools, input_tokens_above, text_matches, workspace, cost_today_above, requested_model, all, any, not, not a list',
+    ],
+  );
+});
