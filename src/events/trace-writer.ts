@@ -10,6 +10,7 @@
  */
 import { errorMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
+import { POSTGRES_OUTAGE_MS } from '../store/dialect.ts';
 import type { Store } from '../store/open.ts';
 import type { NewEventRow } from '../store/schema.ts';
 import type { Subscriber } from './bus.ts';
@@ -59,14 +60,6 @@ export const LAZY_COMMIT_MS = 250;
  * are counted and reported when the interval ends (or at stop).
  */
 export const DROP_LOG_INTERVAL_MS = 30_000;
-
-/**
- * How long a PostgreSQL store may stay unreachable (a restart, a failover) before queued events are
- * dropped: batches keep being retried, about once a second, past maxAttempts until this much time
- * has passed since the first failure. Servers hold their final byte meanwhile, so an answer given
- * during a short outage still has its trace.
- */
-export const POSTGRES_OUTAGE_MS = 60_000;
 
 /** Events that open a unit of work; something that closes it always follows (or the stop flushes it). */
 const OPENING_EVENTS: ReadonlySet<string> = new Set([
@@ -136,6 +129,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         return;
       } catch (err) {
         if (!store.dialect.isRetryable(err)) return commitOneByOne(batch, err);
+        // PostgreSQL unreachable: servers hold their final byte meanwhile, so an answer keeps its trace
         const waitingOutOutage = store.engine === 'postgres' && Date.now() - firstTryMs < POSTGRES_OUTAGE_MS;
         if (attempt >= maxAttempts && !waitingOutOutage) return drop(batch, err, attempt);
         if (attempt <= maxAttempts || attempt % 10 === 0)

@@ -17,6 +17,7 @@ import { errorMessage, SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
+import { POSTGRES_OUTAGE_MS } from '../store/dialect.ts';
 import type { PostgresStore } from '../store/open.ts';
 import type { Database } from '../store/schema.ts';
 import { budgetKeyIdOf } from './keystore/keystore.ts';
@@ -62,7 +63,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
   let lastUnreachableLog = Number.NEGATIVE_INFINITY;
   const pending = new Set<Promise<void>>();
   const track = (what: string, work: () => Promise<void>) => {
-    const p = retry(work, store, SETTLE_ATTEMPTS)
+    const p = retry(work, store, SETTLE_ATTEMPTS, POSTGRES_OUTAGE_MS)
       .catch((err) =>
         log.error(`budget ${what} failed; the hold stops counting within an hour`, {
           message: errorMessage(err),
@@ -308,13 +309,24 @@ async function sweepHolds(store: PostgresStore, nowUs: number): Promise<number> 
   return Number(r.numDeletedRows);
 }
 
-/** Runs `work` again on a lost connection or lock trouble, with backoff. */
-async function retry<T>(work: () => Promise<T>, store: PostgresStore, attempts: number): Promise<T> {
+/**
+ * Runs `work` again on a lost connection or lock trouble, with backoff: `attempts` times, and beyond
+ * them until `windowMs` has passed since the first failure (a settlement waits out a restart).
+ */
+async function retry<T>(
+  work: () => Promise<T>,
+  store: PostgresStore,
+  attempts: number,
+  windowMs = 0,
+): Promise<T> {
+  let firstFailureMs: number | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (err) {
-      if (attempt >= attempts || !store.dialect.isRetryable(err)) throw err;
+      firstFailureMs ??= Date.now();
+      const waiting = Date.now() - firstFailureMs < windowMs;
+      if ((attempt >= attempts && !waiting) || !store.dialect.isRetryable(err)) throw err;
       await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
     }
   }

@@ -70,6 +70,13 @@ export const sqliteDialect: SqlDialect = {
   insertEvent: `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`,
 };
 
+/**
+ * How long background writes to PostgreSQL (the trace writer's batches, budget settlements) keep being
+ * retried, about once a second once their quick attempts have failed, when the server is unreachable:
+ * a restart or a failover loses none of them. Counted from the first failure.
+ */
+export const POSTGRES_OUTAGE_MS = 60_000;
+
 export const postgresDialect: SqlDialect = {
   engine: 'postgres',
   // PostgreSQL refuses to extract anything from JSON holding the escape \u0000: read it as \ufffd

@@ -1,6 +1,8 @@
 /**
  * A TCP relay on a local port to another address, for outages that are real to the client: `down` cuts
  * every relayed connection and refuses new ones (connection refused), `up` listens again on the same port.
+ * `reset` cuts every relayed connection and keeps accepting, closing each new one at once, and counts
+ * them (`resets`): how many times the client tried meanwhile.
  */
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import { freePort } from './svc.ts';
@@ -9,15 +11,27 @@ export interface TcpRelay {
   readonly port: number;
   up(): Promise<void>;
   down(): void;
+  reset(): void;
+  /** Connections closed at once since the last `reset()`. */
+  readonly resets: number;
 }
 
 export async function startTcpRelay(host: string, port: number): Promise<TcpRelay> {
   const relayPort = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | undefined;
-  const up = () =>
-    new Promise<void>((resolve, reject) => {
+  let resetting = false;
+  let resets = 0;
+  const up = () => {
+    resetting = false;
+    if (server) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
       const s = createServer((inbound) => {
+        if (resetting) {
+          resets++;
+          inbound.destroy();
+          return;
+        }
         const outbound = tcpConnect(port, host);
         for (const end of [inbound, outbound]) {
           sockets.add(end);
@@ -36,6 +50,7 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
         resolve();
       });
     });
+  };
   await up();
   return {
     port: relayPort,
@@ -44,6 +59,14 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
       server?.close();
       server = undefined;
       for (const s of sockets) s.destroy();
+    },
+    reset() {
+      resetting = true;
+      resets = 0;
+      for (const s of sockets) s.destroy();
+    },
+    get resets() {
+      return resets;
     },
   };
 }

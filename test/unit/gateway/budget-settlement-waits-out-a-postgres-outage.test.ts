@@ -1,0 +1,53 @@
+/**
+ * A call that ends while PostgreSQL is away (a restart, a failover) still has its cost settled into the
+ * shared budget once the server is back. A settlement given up after a few quick tries left the cost
+ * out of budget_windows for good once its hold expired: the cap became looser by what the call cost.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createBus } from '#src/events/bus.ts';
+import { createTableQuotaManager } from '#src/gateway/quota-table.ts';
+import { formatDecimal, parseDecimal } from '#src/lib/decimal.ts';
+import { createIdFactory } from '#src/lib/ids.ts';
+import { type Logger, silentLogger } from '#src/lib/log.ts';
+import { openStore, type PostgresStore } from '#src/store/open.ts';
+import { useTestPostgres } from '../../helpers/postgres.ts';
+import { startTcpRelay } from '../../helpers/tcp-relay.ts';
+
+const postgres = useTestPostgres();
+const key = { key_id: 'gk_1', daily_cap_usd: '1.00', monthly_cap_usd: null, user_id: null, team_id: null };
+
+test('a settlement during a PostgreSQL outage is written when the server is back', async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  t.after(() => relay.down());
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+  const errors: string[] = [];
+  const log: Logger = { ...silentLogger, error: (msg: string) => void errors.push(msg) };
+  const store = (await openStore({ engine: 'postgres', url: viaRelay.toString() })) as PostgresStore;
+  const clock = { nowUs: () => Date.now() * 1000 };
+  const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
+  const manager = createTableQuotaManager({ store, bus, clock, newId: createIdFactory(), log });
+  t.after(async () => {
+    await manager.close();
+    await store.close();
+  });
+
+  const hold = await manager.admit(key, parseDecimal('0.5'));
+  relay.reset();
+  hold.settle(parseDecimal('0.25'));
+  // more tries than a lock conflict gets, or the settlement was given up
+  while (relay.resets < 8 && errors.length === 0) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(errors, [], 'the settlement was given up while the server was away');
+  await relay.up();
+  await manager.flush();
+
+  const reader = await openStore({ engine: 'postgres', url: direct.toString() }, { readOnly: true });
+  t.after(() => reader.close());
+  const w = await reader.kysely.selectFrom('budget_windows').select('spent_usd').executeTakeFirstOrThrow();
+  assert.equal(formatDecimal(parseDecimal(w.spent_usd)), '0.250000');
+  const holds = await reader.kysely.selectFrom('budget_holds').select('id').execute();
+  assert.equal(holds.length, 0);
+});
