@@ -1,7 +1,8 @@
 /**
  * @module Candidate validation (DECISIONS §4): a proposed model is usable only when configured,
  * allowed for the key, its adapter has a provider key, and it has the capabilities and context
- * the request needs. Checks run in that order; the first failure is the verdict.
+ * the request needs (images, tools; for a worker turn, can_delegate). Checks run in that order; the first
+ * failure is the verdict.
  */
 import type { Capabilities, ModelEntry } from '../models/model-schema.ts';
 import { splitCanonicalId } from '../models/registry.ts';
@@ -21,6 +22,8 @@ export function validateCandidate(modelId: string, facts: RouteFacts, ctx: Route
   const caps = entry.capabilities;
   if ((facts.hasImages && !caps.supports_images) || (facts.hasTools && !caps.supports_tools))
     return { entry, failure: 'missing_capability' };
+  // a worker turn (a planner delegated it) runs only on a model that takes delegated work, whatever proposed it
+  if (facts.delegateModel && !entry.can_delegate) return { entry, failure: 'missing_capability' };
   const input = facts.smallestInputTokens ?? facts.estimatedInputTokens;
   if (!fitsContext(input, facts.maxOutputTokens ?? null, caps))
     return { entry, failure: 'context_too_small' };

@@ -185,6 +185,22 @@ test('slot 5 delegate_request uses the delegated model and answers no_match for 
   );
 });
 
+test('a worker turn never runs on a model that cannot take delegated work, whichever slot proposes it', () => {
+  // openai:gpt-4o has can_delegate: false; the rule matches every agent turn (they all offer tools)
+  const yaml = 'rules:\n  - { name: agents, when: { has_tools: true }, use: openai:gpt-4o }\n';
+  const worker = route({ hasTools: true, delegateModel: 'fast' }, { yaml });
+  assert.deepEqual(worker.chain[2], {
+    policy: 'rule',
+    rule: 'agents',
+    model: 'openai:gpt-4o',
+    verdict: 'rejected',
+    validation_failure: 'missing_capability',
+  });
+  assert.equal(worker.chain[worker.winner_index].policy, 'delegate_request');
+  assert.equal(worker.chosen?.id, 'anthropic:claude-haiku-4-5');
+  assert.equal(route({ hasTools: true }, { yaml }).chosen?.id, 'openai:gpt-4o', 'a planner turn may use it');
+});
+
 test("slot 6 uses the first workspaces entry matching the key's workspace_path", () => {
   const yaml = `workspaces:
   - { match: /srv/infra, use: deep }
