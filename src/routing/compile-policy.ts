@@ -165,10 +165,12 @@ function resolveGlobalDefault(
   }
   const fallback = opts.envGlobalDefault ?? BUILT_IN_GLOBAL_DEFAULT;
   const id = tierOverrides.get(fallback) ?? opts.registry.resolve(fallback)?.id;
-  if (id === undefined)
+  if (id === undefined) {
+    const guess = suggestModel(fallback, opts.registry);
     warnings.push(
-      `global_default: ${fallback} is not in ${opts.registry.source}; slot 7 will be rejected with model_not_configured`,
+      `global_default: ${fallback} is not in ${opts.registry.source}; slot 7 will be rejected with model_not_configured${guess ? `; did you mean ${guess}?` : ''}`,
     );
+  }
   return id ?? fallback;
 }
 

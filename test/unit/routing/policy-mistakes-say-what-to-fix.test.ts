@@ -131,3 +131,14 @@ test('a list where one mapping belongs is named once, at its own field', () => {
     ],
   );
 });
+
+test('SVC_GATEWAY_GLOBAL_DEFAULT naming no model is warned with the id it most likely means', () => {
+  const check = compilePolicyText('rules: []\n', 'routing.yaml', {
+    registry,
+    envGlobalDefault: 'claude-sonnet-4-5',
+  });
+  assert.equal(check.valid, true);
+  assert.deepEqual(check.warnings, [
+    'global_default: claude-sonnet-4-5 is not in built-in models.yaml; slot 7 will be rejected with model_not_configured; did you mean anthropic:claude-sonnet-4-5?',
+  ]);
+});
