@@ -84,6 +84,11 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
   }
   let schemaVersion: number;
   try {
+    // a database without svc's tables is no store for a command that needs one: nothing is created in it
+    if ((options.readOnly || options.mustExist) && (await readPostgresSchemaVersion(kysely)) === 0)
+      throw new SvcError('store_error', {
+        message: `No svc trace store in the PostgreSQL database ${label}; check that SVC_DATABASE_URL (or --database-url) names the database the gateway uses.`,
+      });
     schemaVersion = options.readOnly
       ? await readPostgresSchemaVersion(kysely)
       : await migratePostgres(kysely, label);

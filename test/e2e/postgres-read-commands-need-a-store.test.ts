@@ -1,0 +1,43 @@
+/**
+ * The commands that read an existing store (analytics reports, user-export, user forget) refuse a
+ * PostgreSQL database that holds no svc store, as they refuse a missing SQLite file: exit 1, one
+ * sentence, and nothing created. A URL naming the wrong database (the maintenance `postgres` one, a
+ * typo of a database that exists) used to get svc's tables created in it and an audit row written.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
+import { useTestPostgres } from '../helpers/postgres.ts';
+import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
+
+const postgres = useTestPostgres();
+
+test('read commands refuse a database without an svc store and create nothing in it', {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const home = makeTempDir('svc-pg-empty-');
+  t.after(() => home.cleanup());
+  const env = isolatedEnv(home.dir, { SVC_DATABASE_URL: url });
+  for (const args of [
+    ['analytics', 'cost'],
+    ['analytics', 'sessions'],
+    ['analytics', 'user-export', 'usr_a'],
+    ['user', 'forget', 'usr_a', '--confirm'],
+  ]) {
+    const r = await runSvc(args, { env });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /^svc: No svc trace store in the PostgreSQL database postgres:\/\/svc_test@[^ ]+; /,
+    );
+    assert.doesNotMatch(r.stderr, /svc-test-password/);
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  t.after(() => client.end());
+  const tables = await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
+  assert.deepEqual(tables.rows, []);
+});
