@@ -56,16 +56,28 @@ export function resolveStoreTarget(
     throw new SvcError('usage_error', {
       message: '--db-path needs a file path; leave it out to use the default store.',
     });
-  if (flags.dbPath !== undefined) return { engine: 'sqlite', path: flags.dbPath };
+  if (flags.dbPath !== undefined) return pathTarget(flags.dbPath, '--db-path');
   if (env.databaseUrl !== undefined) return postgresTarget(env.databaseUrl, 'SVC_DATABASE_URL');
-  return { engine: 'sqlite', path: resolveDbPath(env, undefined, scope) };
+  const path = resolveDbPath(env, undefined, scope);
+  const source = scope === 'gateway' && env.gatewayDbPath ? 'SVC_GATEWAY_DB_PATH' : 'SVC_DB_PATH';
+  return pathTarget(path, source);
 }
 
 // --- internal ---
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/**
+ * A store path; a PostgreSQL URL given there (`--db-path postgres://…`) selects that database, as
+ * `--database-url` would, rather than a SQLite file in folders named after the URL and its password.
+ */
+function pathTarget(path: string, source: string): StoreTarget {
+  return POSTGRES_URL.test(path) ? postgresTarget(path, source) : { engine: 'sqlite', path };
+}
+
 function postgresTarget(url: string, source: string): StoreTarget {
   const unset = source.startsWith('--') ? 'leave it out' : 'unset it';
-  if (!/^postgres(ql)?:\/\//i.test(url) || !URL.canParse(url)) {
+  if (!POSTGRES_URL.test(url) || !URL.canParse(url)) {
     // the URL itself is never echoed: it may hold the database password
     throw new SvcError('usage_error', {
       message: `${source} must be a valid postgres:// or postgresql:// URL (postgres://user:password@host:5432/database); ${unset} to use the SQLite file.`,

@@ -33,3 +33,28 @@ test('bad PostgreSQL URLs are usage errors that do not echo them', () => {
     url: 'postgresql://u:p@h:5432/db',
   });
 });
+
+test('a PostgreSQL URL given where a SQLite path goes selects that database, never a file named after it', () => {
+  const env = (vars: Record<string, string>) => ({ home: '/home/u', ...vars }) as never;
+  const url = 'postgres://u:s3cret@127.0.0.1:5432/db';
+  const pg = { engine: 'postgres', url };
+  assert.deepEqual(resolveStoreTarget(env({}), { dbPath: url }), pg);
+  assert.deepEqual(resolveStoreTarget(env({ dbPath: url })), pg);
+  assert.deepEqual(resolveStoreTarget(env({ gatewayDbPath: url }), {}, 'gateway'), pg);
+  assert.deepEqual(resolveStoreTarget(env({ dbPath: 'POSTGRESQL://u@h/db' })), {
+    engine: 'postgres',
+    url: 'POSTGRESQL://u@h/db',
+  });
+  // still checked like the URL variable, and never echoed
+  usage(
+    () => resolveStoreTarget(env({}), { dbPath: 'postgres://u:s3cret@h:99999/db' }),
+    /^--db-path must be/,
+  );
+  usage(() => resolveStoreTarget(env({ dbPath: 'postgres://u:s3cret@h:99999/db' })), /^SVC_DB_PATH must be/);
+  // the URL variable still wins over the path variables, a path flag over both
+  assert.deepEqual(resolveStoreTarget(env({ dbPath: '/tmp/a.db', databaseUrl: url })), pg);
+  assert.deepEqual(resolveStoreTarget(env({ databaseUrl: url }), { dbPath: '/tmp/a.db' }), {
+    engine: 'sqlite',
+    path: '/tmp/a.db',
+  });
+});
