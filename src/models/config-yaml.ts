@@ -21,10 +21,17 @@ const EXACT_FLOAT_TAG = defineScalarTag<string>(floatCoreTag.tagName, {
 
 const EXACT_SCHEMA = CORE_SCHEMA.withTags(EXACT_FLOAT_TAG);
 
+/**
+ * Values a config document may hold once its aliases are expanded: far above any real models.yaml or
+ * routing.yaml, far below what a few nested aliases reach (`&p [*q, *q, …]` ten deep is 9^10 predicates).
+ */
+export const MAX_CONFIG_VALUES = 100_000;
+
 /** Parses one YAML document; a syntax error becomes SvcError config_invalid naming the file and line. */
 export function parseConfigYaml(text: string, file: string): unknown {
+  let doc: unknown;
   try {
-    return load(text, { schema: EXACT_SCHEMA, filename: file });
+    doc = load(text, { schema: EXACT_SCHEMA, filename: file });
   } catch (err) {
     if (!(err instanceof YAMLException)) throw err;
     const where = err.mark ? ` (line ${err.mark.line + 1}, column ${err.mark.column + 1})` : '';
@@ -34,6 +41,15 @@ export function parseConfigYaml(text: string, file: string): unknown {
       cause: err,
     });
   }
+  // aliases share one object, so a tiny file can stand for billions of values that validation would walk
+  if (exceedsValues(doc, MAX_CONFIG_VALUES)) {
+    const reason = `not valid: more than ${MAX_CONFIG_VALUES} values once its aliases (*name) are expanded; write the entries out instead`;
+    throw new SvcError('config_invalid', {
+      message: `${file}: ${reason}`,
+      details: { file, errors: [reason] },
+    });
+  }
+  return doc;
 }
 
 /**
@@ -83,6 +99,22 @@ export function configInvalid(file: string, errors: readonly string[]): SvcError
 }
 
 // --- internal ---
+
+/** True once walking `doc` as a tree (each alias use counted again) passes `limit` values; stops there. */
+function exceedsValues(doc: unknown, limit: number): boolean {
+  let count = 0;
+  const stack: unknown[] = [doc];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (++count > limit) return true;
+    if (value === null || typeof value !== 'object') continue;
+    for (const item of Array.isArray(value) ? value : Object.values(value)) {
+      if (stack.length + count > limit) return true; // a huge flat list: no need to queue it all
+      stack.push(item);
+    }
+  }
+  return false;
+}
 
 /** Enough of a valibot schema's public shape to find the keys an object schema allows. */
 interface SchemaShape {

@@ -142,3 +142,17 @@ test('SVC_GATEWAY_GLOBAL_DEFAULT naming no model is warned with the id it most l
     'global_default: claude-sonnet-4-5 is not in built-in models.yaml; slot 7 will be rejected with model_not_configured; did you mean anthropic:claude-sonnet-4-5?',
   ]);
 });
+
+test('a policy that YAML aliases blow up (a few hundred bytes, billions of predicates) is refused at once', () => {
+  let anchors = '        - &p0 { has_tools: true }\n';
+  for (let i = 1; i <= 10; i++)
+    anchors += `        - &p${i} { any: [${Array(9)
+      .fill(`*p${i - 1}`)
+      .join(', ')}] }\n`;
+  const yaml = `rules:\n  - name: bomb\n    when:\n      all:\n${anchors}    use: fast\n`;
+  assert.ok(yaml.length < 1000);
+  // without the bound this walked 9^10 predicates (and the server's event loop stood still)
+  assert.deepEqual(errorsOf(yaml), [
+    'not valid: more than 100000 values once its aliases (*name) are expanded; write the entries out instead',
+  ]);
+});
