@@ -130,6 +130,30 @@ test('routing: view, check (errors, shadowing warnings) and an atomic reload tha
   assert.equal((await api('POST', '/routing/reload')).body.valid, true);
 });
 
+test('SIGHUP reloads routing.yaml like POST /routing/reload, and a bad file keeps the policy in force', async () => {
+  const before = (await api('GET', '/routing/policy')).body;
+  const waitFor = async (check: (view: any) => boolean) => {
+    for (let i = 0; i < 200; i++) {
+      const view = (await api('GET', '/routing/policy')).body;
+      if (check(view)) return view;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error('the policy view never changed');
+  };
+  writeFileSync(routing, 'rules: [ { name: broken, use: no-such-model } ]\n');
+  server.svc.child.kill('SIGHUP');
+  const kept = await waitFor((v) => v.valid === false);
+  assert.equal(kept.version, before.version);
+  assert.equal(kept.using_last_known_good, true);
+  writeFileSync(routing, `${POLICY_V1}rules:\n  - { name: by-signal, use: haiku }\n`);
+  server.svc.child.kill('SIGHUP');
+  const applied = await waitFor((v) => v.valid === true && v.version !== before.version);
+  assert.deepEqual(applied.rules, [{ name: 'by-signal', when: null, use: 'haiku' }]);
+  assert.equal(server.svc.child.exitCode, null);
+  writeFileSync(routing, POLICY_V1);
+  assert.equal((await api('POST', '/routing/reload')).body.valid, true);
+});
+
 test('GET /metrics: Prometheus text of the agent role with the session count from the store', async () => {
   const res = await fetch(`${server.url}/metrics`);
   assert.equal(res.status, 200);
