@@ -21,7 +21,7 @@ import { type LoopDeps, type LoopOutcome, runAgentLoop } from '../loop.ts';
 import { appendMessage, sessionHistory, setMessageStatus } from '../sessions/messages.ts';
 import { beginTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
 import { buildSystemPrompt } from '../system-prompt.ts';
-import { offeredToolNames, smallestInputTokens } from '../turn-request.ts';
+import { buildTurnRequest, offeredToolNames, smallestInputTokens } from '../turn-request.ts';
 
 export interface StartTurnDeps extends LoopDeps {
   db: Kysely<Database>;
@@ -213,10 +213,11 @@ async function route(
 ): Promise<Routed> {
   const history = await sessionHistory(deps.db, input.session.id);
   const parts = { tools: deps.tools, system, worker: input.worker !== null };
-  const facts = describeRequest(
-    { model: input.override ?? '', system: [], messages: history, stream: true, include_usage: true },
-    { workspacePath: input.session.workspace_path },
-  );
+  // the request as the turn sends it, system prompt and tool schemas included, as the gateway counts a
+  // client's (input_tokens_above, slot 4's size bucket)
+  const facts = describeRequest(buildTurnRequest(parts, history, null), {
+    workspacePath: input.session.workspace_path,
+  });
   facts.requestedModel = input.override;
   facts.hasTools = true;
   facts.toolNames = offeredToolNames(parts);
