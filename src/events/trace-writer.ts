@@ -91,6 +91,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   let scheduled = false;
   let running: Promise<void> | undefined;
   let stopped = false;
+  let stopping = false;
   const idleWaiters: Array<() => void> = [];
   let lazyTimer: NodeJS.Timeout | undefined;
 
@@ -130,7 +131,9 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
       } catch (err) {
         if (!store.dialect.isRetryable(err)) return commitOneByOne(batch, err);
         // PostgreSQL unreachable: servers hold their final byte meanwhile, so an answer keeps its trace
-        const waitingOutOutage = store.engine === 'postgres' && Date.now() - firstTryMs < POSTGRES_OUTAGE_MS;
+        // (not once stopping: the answers still waiting were cut off, and the stop must end)
+        const waitingOutOutage =
+          !stopping && store.engine === 'postgres' && Date.now() - firstTryMs < POSTGRES_OUTAGE_MS;
         if (attempt >= maxAttempts && !waitingOutOutage) return drop(batch, err, attempt);
         if (attempt <= maxAttempts || attempt % 10 === 0)
           log.warn('trace writer commit failed; retrying', {
@@ -216,6 +219,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     write,
     flush,
     async stop() {
+      stopping = true;
       while (queue.length > 0 || running || scheduled) await flush();
       stopped = true;
       logDrops();

@@ -62,8 +62,10 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
   const { store, log } = deps;
   let lastUnreachableLog = Number.NEGATIVE_INFINITY;
   const pending = new Set<Promise<void>>();
+  let closing = false;
   const track = (what: string, work: () => Promise<void>) => {
-    const p = retry(work, store, SETTLE_ATTEMPTS, POSTGRES_OUTAGE_MS)
+    // an outage is waited out, but not by a closing gateway: its stop must end
+    const p = retry(work, store, SETTLE_ATTEMPTS, () => (closing ? 0 : POSTGRES_OUTAGE_MS))
       .catch((err) =>
         log.error(`budget ${what} failed; the hold stops counting within an hour`, {
           message: errorMessage(err),
@@ -151,6 +153,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
     sweep,
     flush,
     async close() {
+      closing = true;
       clearInterval(timer);
       await flush();
     },
@@ -311,13 +314,13 @@ async function sweepHolds(store: PostgresStore, nowUs: number): Promise<number> 
 
 /**
  * Runs `work` again on a lost connection or lock trouble, with backoff: `attempts` times, and beyond
- * them until `windowMs` has passed since the first failure (a settlement waits out a restart).
+ * them until `windowMs()` has passed since the first failure (a settlement waits out a restart).
  */
 async function retry<T>(
   work: () => Promise<T>,
   store: PostgresStore,
   attempts: number,
-  windowMs = 0,
+  windowMs: () => number = () => 0,
 ): Promise<T> {
   let firstFailureMs: number | undefined;
   for (let attempt = 1; ; attempt++) {
@@ -325,7 +328,7 @@ async function retry<T>(
       return await work();
     } catch (err) {
       firstFailureMs ??= Date.now();
-      const waiting = Date.now() - firstFailureMs < windowMs;
+      const waiting = Date.now() - firstFailureMs < windowMs();
       if ((attempt >= attempts && !waiting) || !store.dialect.isRetryable(err)) throw err;
       await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
     }

@@ -67,3 +67,24 @@ test('events written while PostgreSQL is unreachable are committed once it is ba
     .executeTakeFirst();
   assert.deepEqual(JSON.parse(row?.payload ?? 'null'), { during: true });
 });
+
+test('a stop during the outage gives up after the quick attempts instead of waiting it out', {
+  timeout: 30_000, // the outage window is 60 s: a stop that waited it out fails here
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  t.after(() => relay.down());
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+  const store = await openStore({ engine: 'postgres', url: viaRelay.toString() });
+  t.after(() => store.close());
+  const writer = createTraceWriter({ store, log: silentLogger });
+  const bus = createBus({ newId: createIdFactory(), clock: systemClock, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  relay.down();
+  const published = bus.publish({ type: 'turn.completed', payload: {} });
+  await writer.stop();
+  await published.committed;
+  assert.ok(writer.stats.dropped >= 1, 'the event was neither written nor dropped'); // (and the subscriber notice)
+});

@@ -51,3 +51,26 @@ test('a settlement during a PostgreSQL outage is written when the server is back
   const holds = await reader.kysely.selectFrom('budget_holds').select('id').execute();
   assert.equal(holds.length, 0);
 });
+
+test('closing during the outage gives the settlement up after the quick tries', {
+  timeout: 30_000, // the outage window is 60 s: a close that waited it out fails here
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  t.after(() => relay.down());
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+  const errors: string[] = [];
+  const log: Logger = { ...silentLogger, error: (msg: string) => void errors.push(msg) };
+  const store = (await openStore({ engine: 'postgres', url: viaRelay.toString() })) as PostgresStore;
+  t.after(() => store.close());
+  const clock = { nowUs: () => Date.now() * 1000 };
+  const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
+  const manager = createTableQuotaManager({ store, bus, clock, newId: createIdFactory(), log });
+  const hold = await manager.admit(key, parseDecimal('0.5'));
+  relay.down();
+  hold.settle(parseDecimal('0.25'));
+  await manager.close();
+  assert.deepEqual(errors, ['budget settlement failed; the hold stops counting within an hour']);
+});
