@@ -51,7 +51,36 @@ export function loadCallConfig(opts: LoadCallConfigOptions): CallConfig {
     log: opts.log,
     clock: opts.clock,
   });
-  return { registry, policy, adapters: createAdapters(adapterConfigs(env)) };
+  const adapters = createAdapters(adapterConfigs(env));
+  warnUnservedGlobalDefault(policy, registry, adapters, opts.log);
+  return { registry, policy, adapters };
+}
+
+/** Each adapter's provider-key variable (DECISIONS §1). */
+const KEY_VARIABLES: Record<AdapterName, string> = {
+  anthropic: 'ANTHROPIC_API_KEY',
+  openai: 'OPENAI_API_KEY',
+  openrouter: 'OPENROUTER_API_KEY',
+};
+
+/**
+ * Slot 7 is the answer for every request nothing else claims: a global default on a provider without a key
+ * makes them all 503 routing_failed, so the start says which key to set (a start with no key at all is
+ * warned elsewhere).
+ */
+function warnUnservedGlobalDefault(
+  policy: PolicyStore,
+  registry: ModelRegistry,
+  adapters: Partial<Record<AdapterName, Adapter>>,
+  log: Logger,
+): void {
+  const entry = registry.get(policy.current().globalDefault);
+  if (!entry || Object.keys(adapters).length === 0 || entry.adapter in adapters) return;
+  log.warn('the global default cannot be served: its provider has no key', {
+    global_default: entry.id,
+    set: KEY_VARIABLES[entry.adapter],
+    effect: 'requests that no alias, rule or workspace entry claims get 503 routing_failed',
+  });
 }
 
 /**
