@@ -87,7 +87,8 @@ export const postgresDialect: SqlDialect = {
   isRetryable(err) {
     const code = (err as { code?: unknown } | null)?.code;
     if (typeof code === 'string') return RETRYABLE_PG_CODES.test(code) || NODE_NET_CODES.has(code);
-    return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(
+    // node-postgres' own errors: a lost socket, and a statement sent on a client that lost it (checked out)
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable/i.test(
       errorMessage(err),
     );
   },
@@ -124,7 +125,9 @@ export function eventOrigin(dialect: SqlDialect, alias: string): RawBuilder<stri
 // --- internal ---
 
 /** 40001 serialization failure, 40P01 deadlock, 55P03 lock not available, 08* connection, 57P0* shutdown. */
-const RETRYABLE_PG_CODES = /^(40001|40P01|55P03|08...|57P0[1-3])$/;
+// serialization failure, deadlock, lock not available, connection exceptions, too many connections,
+// admin/crash shutdown and cannot connect now (a restarting server)
+const RETRYABLE_PG_CODES = /^(40001|40P01|55P03|08...|53300|57P0[1-3])$/;
 const NODE_NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
 
 function pgJson(json: RawBuilder<unknown>): RawBuilder<unknown> {
