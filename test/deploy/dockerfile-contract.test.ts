@@ -188,10 +188,9 @@ test('compose.postgres.yaml: two host-networked gateways on their own ports shar
       ['/workspace:ro'],
       `${name}: no keystore or trace volume, both live in the database`,
     );
-    assert.match(
-      gw.environment.SVC_DATABASE_URL,
-      /^postgres:\/\/svc:\$\{SVC_PG_PASSWORD:\?[^}]*\}@127\.0\.0\.1:5432\/svc$/,
-    );
+    // the password goes in PGPASSWORD, not the URL, where '/', '@', '#' or '%' of a generated one break it
+    assert.equal(gw.environment.SVC_DATABASE_URL, 'postgres://svc@127.0.0.1:5432/svc', name);
+    assert.match(gw.environment.PGPASSWORD, /^\$\{SVC_PG_PASSWORD:\?[^}]*\}$/, name);
     for (const k of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY'])
       assert.ok(k in gw.environment);
     ports.add(gw.environment.SVC_GATEWAY_PORT);
