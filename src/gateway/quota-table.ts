@@ -5,8 +5,8 @@
  * every cap. Concurrent admissions of one key, whichever replica takes them, queue on the window rows, so
  * N requests over any number of replicas never spend past a cap. Settling deletes the hold and adds the
  * real cost to the windows; the replica whose update crosses 80 % first flips `alerted` and is the only
- * one to publish quota.alert. Holds of a replica that died (its presence lock is free) are dropped by
- * the others' sweep; a hold older than HOLD_TTL_US stops counting. Rows are kept per budget
+ * one to publish quota.alert. Holds of a replica that died (its presence lock free at two sweeps in a
+ * row) are dropped by the others' sweep; a hold older than HOLD_TTL_US stops counting. Rows are kept per budget
  * (budgetKeyIdOf: a rotation's keys share their first key's rows), seeded from the spend of every key
  * that shares it, as gateway_keys tells.
  */
@@ -74,7 +74,8 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
       .finally(() => pending.delete(p));
     pending.add(p);
   };
-  const sweep = () => sweepHolds(store, deps.clock.nowUs());
+  const suspects = new Set<string>();
+  const sweep = () => sweepHolds(store, deps.clock.nowUs(), suspects);
   const flush = async () => {
     while (pending.size > 0) await Promise.all([...pending]);
   };
@@ -293,8 +294,13 @@ async function settle(
   });
 }
 
-/** Drops holds whose replica no longer holds its presence lock, and expired ones. */
-async function sweepHolds(store: PostgresStore, nowUs: number): Promise<number> {
+/**
+ * Drops expired holds, and those of replicas found without their presence lock at this sweep and the
+ * one before (`suspects`, updated in place): a live replica's session connection re-takes its lock only
+ * once it has reconnected after a PostgreSQL restart, and dropping its holds meanwhile would let
+ * concurrent admissions pass the cap.
+ */
+async function sweepHolds(store: PostgresStore, nowUs: number, suspects: Set<string>): Promise<number> {
   const origins = await store.kysely
     .selectFrom('budget_holds')
     .select(sql<string | null>`origin`.as('origin'))
@@ -302,7 +308,10 @@ async function sweepHolds(store: PostgresStore, nowUs: number): Promise<number> 
     .execute();
   const others = origins.map((o) => o.origin).filter((o): o is string => o !== null && o !== store.origin);
   const alive = others.length ? await store.liveOrigins(others) : new Set<string>();
-  const dead = others.filter((o) => !alive.has(o));
+  const absent = others.filter((o) => !alive.has(o));
+  const dead = absent.filter((o) => suspects.has(o));
+  suspects.clear();
+  for (const o of absent) if (!dead.includes(o)) suspects.add(o);
   const r = await store.kysely
     .deleteFrom('budget_holds')
     .where((eb) =>

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
+import pg from 'pg';
 import { createBus } from '#src/events/bus.ts';
 import type { EventEnvelope } from '#src/events/envelope.ts';
 import { createTraceWriter } from '#src/events/trace-writer.ts';
@@ -169,8 +170,34 @@ test('the holds of a replica that died stop counting once a live one sweeps', as
   assert.equal(await live.manager.sweep(), 0, 'a live replica keeps its holds');
   await assert.rejects(async () => live.manager.admit(key, d('0.2')));
   await dying.store.close(); // its presence lock ends with its connections, as with kill -9
+  // dead at two sweeps in a row (SWEEP_MS apart), not one: see the reconnecting replica below
+  assert.equal(await live.manager.sweep(), 0);
   assert.equal(await live.manager.sweep(), 1);
   await live.manager.admit(key, d('0.9'));
+});
+
+test('a replica whose presence lapses while it reconnects (a PostgreSQL restart) keeps its holds', async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const reconnecting = await tableReplica(`${url}?application_name=reconnecting`, []);
+  const other = await tableReplica(`${url}?application_name=other`, []);
+  t.after(() => Promise.all([reconnecting.close(), other.close()]));
+  await reconnecting.store.announcePresence();
+  await other.store.announcePresence();
+  await reconnecting.manager.admit(key, d('0.9'));
+  // the server ends its session connection (the one holding the presence lock), as a restart does;
+  // until it is back, its origin looks dead to a sweep
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  t.after(() => admin.end());
+  const { rows } = await admin.query<{ pid: number }>(
+    "SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND a.application_name = 'reconnecting'",
+  );
+  assert.equal(rows.length, 1);
+  await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+  while ((await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0].pid])).rowCount) {}
+  assert.equal(await other.manager.sweep(), 0, 'a live replica lost its hold');
+  await assert.rejects(async () => other.manager.admit(key, d('0.2')), /0\.900000 USD held/);
 });
 
 // --- internal ---
