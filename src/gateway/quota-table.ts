@@ -50,7 +50,16 @@ export interface TableQuotaDeps {
   clock: Clock;
   newId: NewId;
   log: Logger;
+  /** Longest wait for an admission's answer (default ADMIT_TIMEOUT_MS). */
+  admitTimeoutMs?: number;
 }
+
+/**
+ * A server that hangs or a network that drops packets answers nothing and ends nothing: an admission
+ * not decided within this time is refused with 503 budget_store_unavailable rather than holding the
+ * request indefinitely. Queued admissions of one key take milliseconds each, so this is far above them.
+ */
+export const ADMIT_TIMEOUT_MS = 10_000;
 
 export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
   /** Drops the holds of dead replicas and expired ones now; resolves with how many. */
@@ -93,7 +102,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
       const nowUs = deps.clock.nowUs();
       const holdId = deps.newId();
       const budget = budgetKeyIdOf(key);
-      const refusal = await retry(
+      const deciding = retry(
         () =>
           store.kysely.transaction().execute(async (trx) => {
             const windows = [];
@@ -115,7 +124,21 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
           }),
         store,
         3,
-      ).catch((err: unknown) => {
+      );
+      const refusal = await withinTime(deciding, deps.admitTimeoutMs ?? ADMIT_TIMEOUT_MS, () => {
+        // refused for want of an answer: a hold its transaction still commits later counts for nobody.
+        // Not tracked: a stop does not wait for a server that may never answer (the hold would expire,
+        // or go with this replica's presence)
+        void deciding
+          .then(() =>
+            retry(
+              () => store.kysely.deleteFrom('budget_holds').where('id', '=', holdId).execute(),
+              store,
+              SETTLE_ATTEMPTS,
+            ),
+          )
+          .catch(() => undefined);
+      }).catch((err: unknown) => {
         // a capped key is never answered unchecked: the client is told to retry, the operator what is down
         // (once per UNREACHABLE_LOG_MS, not once per request of an outage)
         const now = Date.now();
@@ -319,6 +342,18 @@ async function sweepHolds(store: PostgresStore, nowUs: number, suspects: Set<str
     )
     .executeTakeFirst();
   return Number(r.numDeletedRows);
+}
+
+/** `work`, or a rejection once `ms` have passed without its answer (`onTimeout` is told). */
+function withinTime<T>(work: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      reject(new Error(`the budget store did not answer within ${ms} ms`));
+    }, ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /**

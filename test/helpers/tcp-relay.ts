@@ -12,6 +12,9 @@ export interface TcpRelay {
   up(): Promise<void>;
   down(): void;
   reset(): void;
+  /** Holds every byte in both directions (connections stay open, new ones hang) until `thaw`. */
+  freeze(): void;
+  thaw(): void;
   /** Connections closed at once since the last `reset()`. */
   readonly resets: number;
 }
@@ -22,6 +25,13 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
   let server: Server | undefined;
   let resetting = false;
   let resets = 0;
+  // frozen: bytes are held, in both directions, until thawed (a server that hangs, a black hole)
+  let frozen = false;
+  let held: Array<[Socket, Buffer]> = [];
+  const forward = (to: Socket, d: Buffer) => {
+    if (frozen) held.push([to, d]);
+    else to.write(d);
+  };
   const up = () => {
     resetting = false;
     if (server) return Promise.resolve();
@@ -42,7 +52,8 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
             outbound.destroy();
           });
         }
-        inbound.pipe(outbound).pipe(inbound);
+        inbound.on('data', (d: Buffer) => forward(outbound, d));
+        outbound.on('data', (d: Buffer) => forward(inbound, d));
       });
       s.once('error', reject);
       s.listen(relayPort, '127.0.0.1', () => {
@@ -59,6 +70,14 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
       server?.close();
       server = undefined;
       for (const s of sockets) s.destroy();
+    },
+    freeze() {
+      frozen = true;
+    },
+    thaw() {
+      frozen = false;
+      for (const [to, d] of held.splice(0)) if (!to.destroyed) to.write(d);
+      held = [];
     },
     reset() {
       resetting = true;

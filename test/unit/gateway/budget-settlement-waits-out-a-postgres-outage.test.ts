@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { createBus } from '#src/events/bus.ts';
 import { createTableQuotaManager } from '#src/gateway/quota-table.ts';
 import { formatDecimal, parseDecimal } from '#src/lib/decimal.ts';
+import { isSvcError } from '#src/lib/errors.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
 import { type Logger, silentLogger } from '#src/lib/log.ts';
 import { openStore, type PostgresStore } from '#src/store/open.ts';
@@ -73,4 +74,46 @@ test('closing during the outage gives the settlement up after the quick tries', 
   hold.settle(parseDecimal('0.25'));
   await manager.close();
   assert.deepEqual(errors, ['budget settlement failed; the hold stops counting within an hour']);
+});
+
+test('an admission PostgreSQL does not answer (a hung server, a black hole) is refused with 503 in time', async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  t.after(() => relay.down());
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+  const store = (await openStore({ engine: 'postgres', url: viaRelay.toString() })) as PostgresStore;
+  t.after(() => store.close());
+  const clock = { nowUs: () => Date.now() * 1000 };
+  const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
+  const manager = createTableQuotaManager({
+    store,
+    bus,
+    clock,
+    newId: createIdFactory(),
+    log: silentLogger,
+    admitTimeoutMs: 500,
+  });
+  t.after(() => manager.close());
+  (await manager.admit(key, parseDecimal('0.1'))).release();
+  await manager.flush();
+
+  relay.freeze();
+  await assert.rejects(
+    async () => manager.admit(key, parseDecimal('0.5')),
+    (err: unknown) => isSvcError(err) && err.code === 'budget_store_unavailable',
+  );
+  relay.thaw();
+  // the refused admission's transaction may still commit its hold once the server answers: it is
+  // released, and the whole cap is there again (a left-over 0.5 hold would refuse this 0.9)
+  const reader = await openStore({ engine: 'postgres', url: direct.toString() }, { readOnly: true });
+  t.after(() => reader.close());
+  // this one queues on the key's rows behind the late transaction: once admitted, that one is done
+  const small = await manager.admit(key, parseDecimal('0.4'));
+  while ((await reader.kysely.selectFrom('budget_holds').select('id').execute()).length > 1)
+    await new Promise((r) => setTimeout(r, 50));
+  small.release();
+  await manager.flush();
+  (await manager.admit(key, parseDecimal('0.9'))).release();
 });
