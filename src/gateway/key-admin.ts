@@ -11,6 +11,7 @@ import type { KeystoreChange } from './keystore/file.ts';
 import {
   issueKey,
   type KeyRecord,
+  KeyRecordSchema,
   type KeyStatus,
   type Keystore,
   type NewKeyInput,
@@ -157,21 +158,8 @@ function extraFields(rest: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-const LISTED_FIELDS = new Set([
-  'key_id',
-  'name',
-  'workspace_path',
-  'allowed_models',
-  'daily_cap_usd',
-  'monthly_cap_usd',
-  'user_id',
-  'team_id',
-  'status',
-  'revoked_at',
-  'grace_period_until',
-  'created_at',
-  'budget_key_id',
-]);
+/** The record's own fields (KeyRecordSchema); anything else a record carries is listed after them. */
+const LISTED_FIELDS: ReadonlySet<string> = new Set(Object.keys(KeyRecordSchema.entries));
 
 /** Audit payload fields: identity and scope, never the secret hash. */
 function describe(k: KeyRecord): Record<string, unknown> {

@@ -12,7 +12,7 @@ import { ADVISORY_LOCKS } from '../../store/dialect.ts';
 import type { PostgresStore } from '../../store/open.ts';
 import type { Database, GatewayKeyRow } from '../../store/schema.ts';
 import type { KeystoreCache, KeystoreChange } from './file.ts';
-import { decodeKeystore, type KeyRecord, type Keystore } from './keystore.ts';
+import { decodeKeystore, type KeyRecord, KeyRecordSchema, type Keystore } from './keystore.ts';
 
 /** NOTIFY channel of every change to gateway_keys. */
 export const KEYS_CHANNEL = 'svc_gateway_keys';
@@ -146,21 +146,10 @@ export async function createKeyTableCache(
 
 // --- internal ---
 
-const COLUMNS = new Set([
-  'key_id',
-  'secret_hash',
-  'name',
-  'workspace_path',
-  'allowed_models',
-  'daily_cap_usd',
-  'monthly_cap_usd',
-  'user_id',
-  'team_id',
-  'status',
-  'revoked_at',
-  'grace_period_until',
-  'created_at',
-]);
+/** The record fields with a column of their own (KeyRecordSchema); budget_key_id and unknown fields go in `extra`. */
+const COLUMNS: ReadonlySet<string> = new Set(
+  Object.keys(KeyRecordSchema.entries).filter((name) => name !== 'budget_key_id'),
+);
 
 async function maxVersion(db: Kysely<Database>): Promise<number> {
   const r = await db
