@@ -408,6 +408,8 @@ test('non-streaming usage with cache reads and writes survives both directions',
     cache_read_input_tokens: 2048,
     output_tokens: 57,
     output_tokens_details: { thinking_tokens: 9 },
+    cache_creation: { ephemeral_5m_input_tokens: 300, ephemeral_1h_input_tokens: 0 },
+    service_tier: 'standard',
   });
   assert.deepEqual(a.content, [
     { type: 'thinking', thinking: 'r', signature: 's' },

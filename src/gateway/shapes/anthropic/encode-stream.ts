@@ -4,10 +4,17 @@
  * `content_block_stop` per start, `message_delta` + `message_stop` on every normal end, `event: error` on
  * a failure after the first frame.
  */
+import { emptyUsage } from '../../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
-import { anthropicMessageId, anthropicStopReason, encodeAnthropicUsage } from './encode.ts';
+import {
+  anthropicMessageId,
+  anthropicStopDetails,
+  anthropicStopReason,
+  encodeAnthropicUsage,
+  usageExtras,
+} from './encode.ts';
 import { encodeAnthropicStreamError } from './errors.ts';
 
 /** Keep-alive frame the pipeline may interleave while waiting on the upstream. */
@@ -74,6 +81,7 @@ function ensureStarted(s: State, id: string): string {
     content: [],
     stop_reason: null,
     stop_sequence: null,
+    stop_details: null,
     // An OpenAI-wire upstream counts tokens only at its end: the gateway's estimate here (LangChain and SDK
     // 0.39 read input tokens only from message_start), the exact counts in message_delta (SDK ≥0.137 and
     // 1.x overwrite with them; wire-formats §5.4)
@@ -82,6 +90,7 @@ function ensureStarted(s: State, id: string): string {
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
       output_tokens: 0,
+      ...usageExtras(emptyUsage()),
     },
   };
   return frame('message_start', JSON.stringify({ type: 'message_start', message }));
@@ -161,7 +170,12 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
     }
     case 'message.complete': {
       out += closeOpen(s);
-      const d = { stop_reason: anthropicStopReason(e.stop_reason), stop_sequence: e.stop_sequence ?? null };
+      // the SDK's stream accumulator copies stop_details from here (absent, finalMessage() would lack it)
+      const d = {
+        stop_reason: anthropicStopReason(e.stop_reason),
+        stop_sequence: e.stop_sequence ?? null,
+        stop_details: anthropicStopDetails(e.stop_reason),
+      };
       out += frame(
         'message_delta',
         JSON.stringify({ type: 'message_delta', delta: d, usage: encodeAnthropicUsage(e.usage) }),

@@ -1,6 +1,7 @@
 /**
  * @module CanonicalResponse → Anthropic Messages response (wire-formats §1.7) with `model` = the requested
- * name. Usage splits input into uncached, cache-read and cache-write counts (wire-formats §1.8).
+ * name and the fields the real API always sends (`stop_details`; usage `cache_creation` and `service_tier`).
+ * Usage splits input into uncached, cache-read and cache-write counts (wire-formats §1.8).
  */
 import type { ContentBlock } from '../../../canonical/message.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
@@ -18,7 +19,8 @@ export function encodeAnthropicResponse(
     content: encodeAnthropicContent(res.content),
     stop_reason: anthropicStopReason(res.stop_reason),
     stop_sequence: res.stop_sequence,
-    usage: encodeAnthropicUsage(res.usage),
+    stop_details: anthropicStopDetails(res.stop_reason),
+    usage: { ...encodeAnthropicUsage(res.usage), ...usageExtras(res.usage) },
   };
 }
 
@@ -30,6 +32,29 @@ export function anthropicMessageId(id: string): string {
 
 export function anthropicStopReason(r: StopReason): string {
   return r === 'cancelled' ? 'end_turn' : r;
+}
+
+/**
+ * `stop_details` (wire-formats §1.7): null, or for a refusal `{type:"refusal", category, explanation}`;
+ * another provider names no category, so both are null.
+ */
+export function anthropicStopDetails(r: StopReason): Record<string, unknown> | null {
+  return r === 'refusal' ? { type: 'refusal', category: null, explanation: null } : null;
+}
+
+/**
+ * The usage fields a whole Message carries beside the counts (response and `message_start`; wire-formats
+ * §1.8): the cache write split by lifetime and the service tier.
+ */
+export function usageExtras(u: CanonicalUsage): Record<string, unknown> {
+  const oneHour = Math.min(u.cache_creation_1h_input_tokens ?? 0, u.cache_creation_input_tokens);
+  return {
+    cache_creation: {
+      ephemeral_5m_input_tokens: u.cache_creation_input_tokens - oneHour,
+      ephemeral_1h_input_tokens: oneHour,
+    },
+    service_tier: 'standard',
+  };
 }
 
 export function encodeAnthropicUsage(u: CanonicalUsage): Record<string, unknown> {
