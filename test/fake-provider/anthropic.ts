@@ -69,7 +69,7 @@ export const anthropicCodec: Codec = {
       }),
       stop_reason: reply.stopReason,
       stop_sequence: reply.stopSequence,
-      stop_details: null,
+      stop_details: stopDetails(reply),
       usage: fullUsage(reply.usage),
     };
   },
@@ -166,6 +166,12 @@ function imagesIn(content: unknown): string[] {
   });
 }
 
+/** wire-formats §1.7: null, or for a refusal `{type:"refusal", category, explanation}`. */
+function stopDetails(reply: Reply): Record<string, unknown> | null {
+  if (reply.stopReason !== 'refusal') return null;
+  return { type: 'refusal', category: null, explanation: 'The request was declined.' };
+}
+
 function fullUsage(usage: ReplyUsage): Record<string, unknown> {
   return {
     input_tokens: usage.input,
@@ -201,6 +207,7 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       content: [],
       stop_reason: null,
       stop_sequence: null,
+      stop_details: null,
       // the whole usage object, with a small output count (wire-formats §1.10)
       usage: startUsage(usage),
     },
@@ -228,7 +235,12 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
     event('content_block_stop', { index });
   });
   event('message_delta', {
-    delta: { stop_reason: reply.stopReason, stop_sequence: reply.stopSequence },
+    // the SDK's accumulator copies stop_details from here into finalMessage()
+    delta: {
+      stop_reason: reply.stopReason,
+      stop_sequence: reply.stopSequence,
+      stop_details: stopDetails(reply),
+    },
     usage: {
       output_tokens: usage.output,
       ...(usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),

@@ -101,6 +101,32 @@ test('anthropic stream helper assembles thinking, text-free tool calls and usage
   assert.ok(message.usage.output_tokens > 0);
 });
 
+test('anthropic stream helper accumulates to the non-streaming answer, stop_details included', async () => {
+  const ask = (directives: string) => ({
+    model: 'claude-x',
+    max_tokens: 4096,
+    thinking: { type: 'enabled' as const, budget_tokens: 1024 },
+    tools: [WEATHER_TOOL],
+    messages: [{ role: 'user' as const, content: `weather? [[fake:${directives}]]` }],
+  });
+  for (const directives of [
+    'thinking;text=sure;tool_call;usage=cache_read:10,cache_write:2',
+    'stop=refusal',
+  ]) {
+    fake.reset();
+    const plain = await anthropic.messages.create(ask(directives));
+    fake.reset();
+    // the SDK's accumulator sets stop_details from message_delta: without it, undefined where create() has it
+    const { parsed_output: _, ...streamed } = await anthropic.messages.stream(ask(directives)).finalMessage();
+    assert.deepEqual(streamed, plain, directives);
+    assert.ok('stop_details' in streamed && streamed.stop_details !== undefined, directives);
+  }
+  fake.reset();
+  const refused = await anthropic.messages.create(ask('stop=refusal'));
+  assert.equal(refused.stop_reason, 'refusal');
+  assert.equal(refused.stop_details?.type, 'refusal');
+});
+
 test('anthropic raw stream sends ping, several input_json_delta fragments and a signature_delta', async () => {
   fake.reset();
   const stream = await anthropic.messages.create({
