@@ -15,12 +15,15 @@ export function encodeResponsesResponse(
   opts: EncodeOptions,
 ): Record<string, unknown> {
   const base = opts.idBase ?? responseIdBase(res.id);
+  const status = statusOf(res.stop_reason);
+  // the item the token limit cut off is `incomplete`, as the real API marks it (and as a stream does)
+  const last = status.status === 'incomplete' ? res.content.length - 1 : -1;
   const output = res.content.flatMap((b, i) => {
-    const item = encodeOutputItem(b, base, i, opts.request);
+    const item = encodeOutputItem(b, base, i, opts.request, i === last ? 'incomplete' : 'completed');
     return item ? [item] : [];
   });
   return responseObject(base, opts, {
-    ...statusOf(res.stop_reason),
+    ...status,
     output,
     usage: encodeResponsesUsage(res.usage),
   });

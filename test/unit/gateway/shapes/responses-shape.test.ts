@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { emptyUsage } from '#src/canonical/response.ts';
 import { type CanonicalStreamEvent, StreamBuilder } from '#src/canonical/stream.ts';
 import { decodeResponsesRequest, findOpenAIOnlyPart } from '#src/gateway/shapes/responses/decode.ts';
 import { encodeOutputItem } from '#src/gateway/shapes/responses/encode.ts';
@@ -100,6 +101,29 @@ test('responses: the item the token limit cut off is incomplete, streamed and in
   assert.equal(end.event, 'response.incomplete');
   assert.deepEqual(end.data.response.incomplete_details, { reason: 'max_output_tokens' });
   assert.equal(end.data.response.output[0].status, 'incomplete');
+  // the same answer not streamed: the cut text item is incomplete too, the items before it completed
+  const whole = responsesShape.encode(
+    {
+      id: 'msg_2',
+      model: 'claude-x',
+      content: [
+        { type: 'thinking', thinking: 'plan', signature: 'sig' },
+        { type: 'text', text: 'Once upon a' },
+      ],
+      stop_reason: 'max_tokens',
+      stop_sequence: null,
+      usage: emptyUsage(),
+    },
+    { model: 'm' },
+  ) as { status: string; output: Array<{ type: string; status?: string }> };
+  assert.equal(whole.status, 'incomplete');
+  assert.deepEqual(
+    whole.output.map((i) => [i.type, i.status]),
+    [
+      ['reasoning', undefined],
+      ['message', 'incomplete'],
+    ],
+  );
 });
 
 test('responses: stored state, stored prompts, hosted tool_choice and file parts are refused by name for other models', () => {
