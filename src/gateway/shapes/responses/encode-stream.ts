@@ -61,6 +61,8 @@ interface OpenItem {
   signature: string | null;
   name: string;
   callId: string;
+  /** A call whose end the upstream stated: finished, closed by the next event. */
+  ended: boolean;
 }
 
 interface State {
@@ -124,7 +126,10 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       if (s.open?.block !== e.content_block_index) return out;
       // a call that streamed no fragment still states its arguments (`{}` at least; wire-formats §6 #13)
       if (s.open.text === '') s.open.text = JSON.stringify(e.final_input);
-      return out + close(s);
+      s.open.ended = true;
+      // closed by the next event: if that is the end and the token limit cut this call off, its
+      // `output_item.done` says `incomplete` (as the final output does), not `completed`
+      return out;
     case 'message.complete': {
       const status = statusOf(e.stop_reason);
       // the item the token limit cut off is `incomplete`, as the real API marks it
@@ -163,6 +168,7 @@ function openItem(s: State, block: number, kind: OpenItem['kind'], prefix: strin
     signature: null,
     name: '',
     callId: '',
+    ended: false,
   };
   return s.open;
 }
@@ -276,6 +282,8 @@ function summaryText(text: string): Record<string, unknown> {
  */
 function failed(s: State, err: unknown): string {
   let out = s.base ? '' : start(s, randomBytes(12).toString('hex'));
+  // a call that had ended is finished, and goes with the failed response's items
+  if (s.open?.ended) out += close(s);
   const fields = responsesErrorFields(err);
   const { code, message } = fields.error as { code: string; message: string };
   out += frame(s, 'error', fields);

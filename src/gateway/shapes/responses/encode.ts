@@ -92,7 +92,7 @@ export function encodeOutputItem(
         id: `fc_${base}_${index}`,
         type: 'function_call',
         status,
-        arguments: JSON.stringify(b.input),
+        arguments: callArguments(b.input),
         call_id: b.id,
         ...callNameFields(b.name, request),
       };
@@ -155,4 +155,17 @@ export function encodeResponsesUsage(u: CanonicalUsage): Record<string, unknown>
     output_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0 },
     total_tokens: input + u.output_tokens,
   };
+}
+
+// --- internal ---
+
+/**
+ * A call's `arguments` text. Arguments that were no JSON object (a call the token limit cut off mid-way)
+ * are kept as `{_raw_arguments: text}` (canonical/stream.ts) and go back as the text the model wrote, as the
+ * streamed `function_call_arguments` events carried it, not as that wrapper.
+ */
+function callArguments(input: Record<string, unknown>): string {
+  const keys = Object.keys(input);
+  if (keys.length === 1 && typeof input._raw_arguments === 'string') return input._raw_arguments;
+  return JSON.stringify(input);
 }

@@ -126,6 +126,59 @@ test('responses: the item the token limit cut off is incomplete, streamed and in
   );
 });
 
+test('responses: a call the token limit cut off is incomplete in its output_item.done and in the final output, with the text the model wrote', async () => {
+  const b = new StreamBuilder();
+  const events: CanonicalStreamEvent[] = [b.start('msg_3', 'claude-x')];
+  const done = b.openToolUse('toolu_1', 'get_weather');
+  events.push(done, b.toolInput(done.content_block_index, '{"city": "Oslo"}'));
+  events.push(b.close(done.content_block_index)!);
+  const cut = b.openToolUse('toolu_2', 'get_weather');
+  events.push(cut, b.toolInput(cut.content_block_index, '{"city": "Ber'));
+  // Anthropic ends the block (content_block_stop), then says max_tokens (message_delta)
+  events.push(b.close(cut.content_block_index)!);
+  b.setStop('max_tokens');
+  events.push(...b.finish());
+  const out = await frames(items(events));
+  const itemsDone = out.filter((f) => f.event === 'response.output_item.done').map((f) => f.data.item);
+  assert.deepEqual(
+    itemsDone.map((i) => [i.status, i.arguments]),
+    [
+      ['completed', '{"city": "Oslo"}'],
+      ['incomplete', '{"city": "Ber'],
+    ],
+  );
+  const end = out.at(-1)!;
+  assert.equal(end.event, 'response.incomplete');
+  assert.deepEqual(
+    end.data.response.output.map((i: any) => [i.status, i.arguments]),
+    [
+      ['completed', '{"city":"Oslo"}'],
+      ['incomplete', '{"city": "Ber'],
+    ],
+  );
+  // a stream that fails after a call ended still counts that call among the finished items
+  const endOfFirst = events.findIndex((e) => e.type === 'tool.use_end');
+  const cutShort = await frames(
+    failAfter(
+      events.slice(0, endOfFirst + 1),
+      new SvcError('upstream_overloaded', { message: 'Overloaded' }),
+    ),
+  );
+  assert.deepEqual(
+    cutShort.slice(-3).map((f) => f.event),
+    ['response.output_item.done', 'error', 'response.failed'],
+  );
+  assert.deepEqual(
+    cutShort.at(-1)!.data.response.output.map((i: any) => [i.call_id, i.status]),
+    [['toolu_1', 'completed']],
+  );
+  const seq = out.map((f) => f.data.sequence_number);
+  assert.deepEqual(
+    seq,
+    seq.map((_, i) => i),
+  );
+});
+
 test('responses: stored state, stored prompts, hosted tool_choice and file parts are refused by name for other models', () => {
   const base = { model: 'claude-x', input: [{ role: 'user', content: 'hi' }] };
   const param = (body: Record<string, unknown>) => findOpenAIOnlyPart(body)?.param ?? null;
