@@ -93,8 +93,9 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
     case 'message.start':
       return out;
     case 'text.delta':
-      if (s.open?.block !== e.content_block_index) out += close(s) + openText(s, e.content_block_index);
+      // an empty text block is no item, streamed or final (encodeOutputItem)
       if (e.text === '') return out;
+      if (s.open?.block !== e.content_block_index) out += close(s) + openText(s, e.content_block_index);
       s.open!.text += e.text;
       return (
         out +

@@ -80,6 +80,8 @@ export function encodeOutputItem(
 ): Record<string, unknown> | null {
   switch (b.type) {
     case 'text':
+      // an empty text block (a start and a stop, no delta) is no message: a stream never announced one
+      if (b.text === '') return null;
       return {
         id: `msg_${base}_${index}`,
         type: 'message',

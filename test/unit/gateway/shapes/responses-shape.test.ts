@@ -179,6 +179,43 @@ test('responses: a call the token limit cut off is incomplete in its output_item
   );
 });
 
+test('responses: an empty text block is no message item, streamed or in the final output, so output indices agree', async () => {
+  const b = new StreamBuilder();
+  const events: CanonicalStreamEvent[] = [b.start('msg_4', 'claude-x')];
+  b.openText(); // Anthropic: content_block_start text "", content_block_stop, no delta
+  const call = b.openToolUse('toolu_1', 'get_weather');
+  events.push(call, b.toolInput(call.content_block_index, '{}'), b.close(call.content_block_index)!);
+  events.push(...b.finish());
+  const out = await frames(items(events));
+  const done = out.filter((f) => f.event === 'response.output_item.done');
+  assert.deepEqual(
+    done.map((f) => [f.data.output_index, f.data.item.type]),
+    [[0, 'function_call']],
+  );
+  const end = out.at(-1)!;
+  assert.equal(end.event, 'response.completed');
+  assert.deepEqual(
+    end.data.response.output.map((i: any) => i.id),
+    done.map((f) => f.data.item.id),
+  );
+  const final = events.at(-1) as Extract<CanonicalStreamEvent, { type: 'message.complete' }>;
+  const whole = responsesShape.encode(
+    {
+      id: 'msg_4',
+      model: 'claude-x',
+      content: final.final_content,
+      stop_reason: final.stop_reason,
+      stop_sequence: null,
+      usage: emptyUsage(),
+    },
+    { model: 'm' },
+  ) as { output: Array<{ type: string }> };
+  assert.deepEqual(
+    whole.output.map((i) => i.type),
+    ['function_call'],
+  );
+});
+
 test('responses: stored state, stored prompts, hosted tool_choice and file parts are refused by name for other models', () => {
   const base = { model: 'claude-x', input: [{ role: 'user', content: 'hi' }] };
   const param = (body: Record<string, unknown>) => findOpenAIOnlyPart(body)?.param ?? null;
