@@ -93,7 +93,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         c.set('model', req.model);
         turn.requestedModel = req.model;
 
-        const facts = describeRequest(req, { workspacePath: key.workspace_path ?? null });
+        // a Responses follow-up that names this key's earlier answers on a translated model: routing sees the
+        // whole conversation it continues (size, tools, images, message count), not only its newest turn
+        const kept = shapeName === 'openai_responses' ? deps.storedResponses : undefined;
+        const whole = kept ? kept.expand(body as Record<string, unknown>, key.key_id) : body;
+        const wholeReq = whole === body ? req : shape.decode(whole, inboundAnthropicHeaders(c));
+        const facts = describeRequest(wholeReq, { workspacePath: key.workspace_path ?? null });
         turn.inputTokensEstimate = facts.estimatedInputTokens;
         // slot 4 never overrides a canonical id or alias the client named (routing/policies/pattern.ts)
         const routed = deps.runner.route({
@@ -121,16 +126,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           c.set('droppedTools', dropped);
           c.header(DROPPED_TOOLS_HEADER, dropped);
         }
-        // a Responses follow-up that names this key's earlier answers on a translated model: spelled out,
-        // on any model (an OpenAI model gets them as plain input items, since OpenAI never stored them)
-        const kept = shapeName === 'openai_responses' ? deps.storedResponses : undefined;
-        if (kept) {
-          const expanded = kept.expand(body as Record<string, unknown>, key.key_id, sameWire);
-          if (expanded !== body) {
-            body = expanded;
-            bodyText = JSON.stringify(body);
-            req = shape.decode(body, inboundAnthropicHeaders(c));
-          }
+        // that follow-up is spelled out on any model (an OpenAI model gets the kept turns as plain input
+        // items, since OpenAI never stored them)
+        if (kept && whole !== body) {
+          body = sameWire ? kept.expand(body as Record<string, unknown>, key.key_id, true) : whole;
+          bodyText = JSON.stringify(body);
+          req = sameWire ? shape.decode(body, inboundAnthropicHeaders(c)) : wholeReq;
         }
         // what this translated answer says is kept for the key's follow-ups (OpenAI keeps its own)
         const stored = sameWire ? undefined : kept;

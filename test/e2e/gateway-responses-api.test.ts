@@ -128,12 +128,16 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       });
       assert.equal(first.output_text, 'Hi Ada');
       fake.reset();
-      const next = await client.responses.create({
-        model: 'haiku',
-        input: 'and then?',
-        previous_response_id: first.id,
-      });
+      const { data: next, response: nextHttp } = await client.responses
+        .create({ model: 'haiku', input: 'and then?', previous_response_id: first.id })
+        .withResponse();
       assert.equal(next.previous_response_id, first.id);
+      // routing saw the whole conversation too (three messages), not only the newest turn
+      const decided = readEvents(stack.files.db, 'route.decided').find(
+        (e) => e.turn_id === nextHttp.headers.get('svc-request-id'),
+      );
+      assert.ok(decided, 'route.decided of the follow-up');
+      assert.equal((decided.payload.fingerprint as { messages: number }).messages, 3);
       // the upstream got the whole conversation: the first question, its answer, the new question
       const sent = fake.requests[0].body as { messages: Array<{ role: string; content: unknown }> };
       assert.deepEqual(
