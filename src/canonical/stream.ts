@@ -24,6 +24,11 @@ export interface ThinkingDeltaEvent {
   text: string;
   /** Set only on the final delta of the block. */
   signature: string | null;
+  /**
+   * Beyond spec 2: a redacted thinking block, which arrives whole, is this block's only delta (empty
+   * `text`, no signature) carrying the block's opaque data, so a stream shows it where the answer has it.
+   */
+  redacted_data?: string;
 }
 export interface ToolUseStartEvent {
   type: 'tool.use_start';
@@ -176,7 +181,20 @@ export class StreamBuilder implements StreamProgress {
     };
   }
 
-  /** A block that arrives complete (redacted_thinking, server-tool results); no event. */
+  /** A redacted thinking block, which arrives complete: its one `thinking.delta` carries its data. */
+  redactedThinking(data: string): ThinkingDeltaEvent {
+    const index = this.addBlock({ type: 'redacted_thinking', data });
+    return {
+      type: 'thinking.delta',
+      message_id: this.#id!,
+      content_block_index: index,
+      text: '',
+      signature: null,
+      redacted_data: data,
+    };
+  }
+
+  /** A block that arrives complete and only some wires know (server-tool results); no event. */
   addBlock(block: ContentBlock): number {
     const index = this.#blocks.push(block) - 1;
     this.#content = true;

@@ -100,9 +100,11 @@ function start(
           : [];
       return [ev, ...initial];
     }
-    case 'redacted_thinking':
-      blocks.set(index, b.addBlock({ type: 'redacted_thinking', data: String(block.data) }));
-      return [];
+    case 'redacted_thinking': {
+      const ev = b.redactedThinking(String(block.data));
+      blocks.set(index, ev.content_block_index);
+      return [ev];
+    }
     default:
       // server-tool blocks: Anthropic-only, kept whole as raw at content_block_stop
       blocks.set(index, -1);

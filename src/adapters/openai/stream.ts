@@ -147,7 +147,7 @@ function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void 
   for (const r of details) {
     if (r?.type === 'reasoning.encrypted' && typeof r.data === 'string') {
       closeOpen(s, out);
-      s.b.addBlock({ type: 'redacted_thinking', data: r.data });
+      out.push(s.b.redactedThinking(r.data));
       continue;
     }
     const text = typeof r?.text === 'string' ? r.text : typeof r?.summary === 'string' ? r.summary : '';

@@ -17,6 +17,8 @@ export interface PartialMessage {
 
 export function createPartialMessage(): PartialMessage {
   const blocks = new Map<number, Draft>();
+  // blocks that arrive whole (redacted thinking), as they arrived
+  const whole = new Map<number, ContentBlock>();
   const draft = (index: number, make: () => Draft) => {
     let d = blocks.get(index);
     if (!d) {
@@ -32,6 +34,10 @@ export function createPartialMessage(): PartialMessage {
           draft(e.content_block_index, () => ({ kind: 'text', text: '' })).text += e.text;
           break;
         case 'thinking.delta': {
+          if (e.redacted_data !== undefined) {
+            whole.set(e.content_block_index, { type: 'redacted_thinking', data: e.redacted_data });
+            break;
+          }
           const d = draft(e.content_block_index, () => ({ kind: 'thinking', text: '', signature: null }));
           d.text += e.text;
           if (e.signature !== null && d.kind === 'thinking') d.signature = e.signature;
@@ -78,13 +84,13 @@ export function createPartialMessage(): PartialMessage {
       return out;
     },
     content() {
-      return [...blocks]
-        .sort((a, b) => a[0] - b[0])
-        .map(([, d]): ContentBlock => {
-          if (d.kind === 'text') return { type: 'text', text: d.text };
-          if (d.kind === 'thinking') return { type: 'thinking', thinking: d.text, signature: d.signature };
-          return { type: 'tool_use', id: d.id, name: d.name, input: d.input ?? partialInput(d.text) };
-        });
+      const drafted = [...blocks].map(([index, d]): [number, ContentBlock] => {
+        if (d.kind === 'text') return [index, { type: 'text', text: d.text }];
+        if (d.kind === 'thinking')
+          return [index, { type: 'thinking', thinking: d.text, signature: d.signature }];
+        return [index, { type: 'tool_use', id: d.id, name: d.name, input: d.input ?? partialInput(d.text) }];
+      });
+      return [...drafted, ...whole].sort((a, b) => a[0] - b[0]).map(([, b]) => b);
     },
   };
 }

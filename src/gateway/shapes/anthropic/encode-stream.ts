@@ -135,6 +135,15 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       return out + o + delta(index, { type: 'text_delta', text: e.text });
     }
     case 'thinking.delta': {
+      // a redacted block arrives whole: its start carries the data, and the next block closes it
+      if (e.redacted_data !== undefined)
+        return (
+          out +
+          open(s, e.content_block_index, 'redacted_thinking', {
+            type: 'redacted_thinking',
+            data: e.redacted_data,
+          })[0]
+        );
       const [o, index] = open(s, e.content_block_index, 'thinking', {
         type: 'thinking',
         thinking: '',

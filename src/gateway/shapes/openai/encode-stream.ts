@@ -66,6 +66,15 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
     case 'text.delta':
       return e.text === '' ? out : out + chunk(s, `{"content":${JSON.stringify(e.text)}}`);
     case 'thinking.delta': {
+      // a redacted block travels as OpenRouter writes one (what the decoder reads back)
+      if (e.redacted_data !== undefined)
+        return (
+          out +
+          chunk(
+            s,
+            JSON.stringify({ reasoning_details: [{ type: 'reasoning.encrypted', data: e.redacted_data }] }),
+          )
+        );
       const detail = {
         type: 'reasoning.text',
         text: e.text,

@@ -15,6 +15,7 @@ import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
 import {
   encodeOutputItem,
   encodeResponsesUsage,
+  REDACTED_REASONING_PREFIX,
   reasoningItem,
   responseIdBase,
   responseObject,
@@ -63,6 +64,8 @@ interface OpenItem {
   callId: string;
   /** A call whose end the upstream stated: finished, closed by the next event. */
   ended: boolean;
+  /** A redacted thinking block: a reasoning item with no summary, its data as the encrypted content. */
+  redacted: boolean;
 }
 
 interface State {
@@ -107,6 +110,9 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
         })
       );
     case 'thinking.delta':
+      // a redacted block arrives whole: its reasoning item is added and done at once, where it stands
+      if (e.redacted_data !== undefined)
+        return out + close(s) + openRedacted(s, e.content_block_index, e.redacted_data) + close(s);
       if (s.open?.block !== e.content_block_index) out += close(s) + openReasoning(s, e.content_block_index);
       if (e.signature !== null) s.open!.signature = e.signature;
       if (e.text === '') return out;
@@ -170,6 +176,7 @@ function openItem(s: State, block: number, kind: OpenItem['kind'], prefix: strin
     name: '',
     callId: '',
     ended: false,
+    redacted: false,
   };
   return s.open;
 }
@@ -194,6 +201,14 @@ function openReasoning(s: State, block: number): string {
       part: summaryText(''),
     })
   );
+}
+
+function openRedacted(s: State, block: number, data: string): string {
+  const item = openItem(s, block, 'reasoning', 'rs');
+  item.redacted = true;
+  item.signature = `${REDACTED_REASONING_PREFIX}${data}`;
+  const added = { id: item.id, type: 'reasoning', summary: [] };
+  return frame(s, 'response.output_item.added', { output_index: item.outputIndex, item: added });
 }
 
 function openCall(s: State, block: number, callId: string, name: string): string {
@@ -232,6 +247,8 @@ function close(s: State, status: 'completed' | 'incomplete' = 'completed'): stri
       role: 'assistant',
       content: [outputText(item.text)],
     };
+  } else if (item.kind === 'reasoning' && item.redacted) {
+    done = reasoningItem(s.base, item.block, '', item.signature, s.opts.request);
   } else if (item.kind === 'reasoning') {
     out += frame(s, 'response.reasoning_summary_text.done', {
       ...at(item),
