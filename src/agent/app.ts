@@ -1,6 +1,7 @@
 /**
- * @module The agent server's Hono app (spec 2): Host/Origin check → shutdown gate → request log → /metrics
- * (no version headers) → versioning → session, history, turn, meta, WebSocket-handshake, /analytics and /dashboard/ routes.
+ * @module The agent server's Hono app (spec 2): version-header stamp (for the two refusals below) → Host/Origin
+ * check → shutdown gate → request log → /metrics (no version headers) → versioning → session, history, turn,
+ * meta, WebSocket-handshake, /analytics and /dashboard/ routes.
  * Errors use the service body; unknown paths are a JSON 404. No CORS headers: a foreign page must not drive
  * this server.
  */
@@ -11,7 +12,7 @@ import type { Bus } from '../events/bus.ts';
 import { createHostCheck } from '../http/host-check.ts';
 import { createRequestLog } from '../http/request-log.ts';
 import { createServiceErrorHandler, serviceNotFound } from '../http/service-errors.ts';
-import { createVersioning } from '../http/versioning.ts';
+import { createVersionHeaderStamp, createVersioning } from '../http/versioning.ts';
 import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -70,6 +71,8 @@ export interface AgentAppDeps {
 
 export function createAgentApp(deps: AgentAppDeps): Hono<AgentEnv> {
   const app = new Hono<AgentEnv>();
+  // the Host/Origin 403 and the shutdown 503 come first but still carry the version headers (spec 1)
+  app.use(createVersionHeaderStamp());
   app.use(createHostCheck({ allowedHosts: deps.allowedHosts ?? [] }));
   app.use(shutdownGate(deps.isShuttingDown ?? (() => false)));
   if (deps.writeRequestLog) app.use(createRequestLog({ write: deps.writeRequestLog }));

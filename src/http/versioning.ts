@@ -84,6 +84,33 @@ export function createVersioning(options: VersioningOptions): MiddlewareHandler<
   };
 }
 
+/**
+ * Stamps the version headers on answers given before `createVersioning` runs: a service app that must
+ * refuse a foreign Host/Origin (403) or a request during shutdown (503) ahead of everything else mounts
+ * this first, so those answers carry `Svc-API-Version` and `Svc-API-Versions-Supported` too (spec 1:
+ * "always"). It refuses nothing itself and leaves a response that already has the headers alone.
+ */
+export function createVersionHeaderStamp(
+  options: Omit<VersioningOptions, 'log'> = {},
+): MiddlewareHandler<VersioningEnv> {
+  const table = {
+    current: options.current ?? CURRENT_API_VERSION,
+    minSupported: options.minSupported ?? MIN_SUPPORTED_API_VERSION,
+    deprecated: options.deprecated ?? DEPRECATED_API_VERSIONS,
+  };
+  validateTable(table);
+  const now = options.now ?? (() => new Date());
+  const isExempt = options.isExempt ?? isProviderOrMetricsPath;
+  return async function versionHeaderStamp(c, next) {
+    await next();
+    if (isExempt(c.req.path) || c.res.status === 101 || c.res.headers.has('svc-api-version')) return;
+    const today = now().toISOString().slice(0, 10);
+    const r = resolveApiVersion(c.req.header('svc-api-version'), table, today);
+    for (const [name, value] of Object.entries(versionHeaders(r, supportedVersions(table, today))))
+      c.header(name, value);
+  };
+}
+
 /** Default exemption: provider-shape paths keep the provider's contract; /metrics carries no headers. */
 export function isProviderOrMetricsPath(path: string): boolean {
   return path.startsWith('/v1/') || path === '/metrics' || path.startsWith('/metrics/');

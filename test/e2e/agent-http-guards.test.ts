@@ -43,9 +43,13 @@ test('a foreign Host or browser Origin is 403; loopback names and SVC_ALLOWED_HO
   let res = await get({ host: 'evil.example' });
   assert.equal(res.status, 403);
   assert.equal(JSON.parse(res.body).error.code, 'host_not_allowed');
+  // the refusal comes before versioning, yet carries the version headers like every service answer (spec 1)
+  assert.equal(res.headers['svc-api-version'], '1.0');
+  assert.equal(res.headers['svc-api-versions-supported'], '1.0');
   res = await get({ host: `127.0.0.1:${port}`, origin: 'http://evil.example' });
   assert.equal(res.status, 403);
   assert.equal(JSON.parse(res.body).error.code, 'origin_not_allowed');
+  assert.equal(res.headers['svc-api-version'], '1.0');
   res = await rawRequest(
     port,
     'POST',

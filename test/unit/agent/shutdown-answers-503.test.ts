@@ -15,5 +15,11 @@ test('once shutdown begins every request, /health included, is 503 service_shutt
     assert.equal(res.status, 503, path);
     const { error } = (await res.json()) as { error: { code: string } };
     assert.equal(error.code, 'service_shutting_down');
+    // spec 1: every service-owned answer carries the version headers, this refusal included
+    assert.equal(res.headers.get('svc-api-version'), '1.0', path);
+    assert.equal(res.headers.get('svc-api-versions-supported'), '1.0', path);
   }
+  const metrics = await fx.call('GET', '/metrics');
+  assert.equal(metrics.status, 503);
+  assert.equal(metrics.headers.get('svc-api-version'), null);
 });
