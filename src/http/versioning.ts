@@ -58,16 +58,24 @@ export function resolveApiVersion(
   return { outcome: 'served', version: value }; // current, unknown, future or malformed: echoed
 }
 
-/** The middleware; mount it first on every service app. */
-export function createVersioning(options: VersioningOptions): MiddlewareHandler<VersioningEnv> {
+/** The version table (validated), clock and exemption both middlewares work with. */
+function settingsOf(options: Omit<VersioningOptions, 'log'>) {
   const table = {
     current: options.current ?? CURRENT_API_VERSION,
     minSupported: options.minSupported ?? MIN_SUPPORTED_API_VERSION,
     deprecated: options.deprecated ?? DEPRECATED_API_VERSIONS,
   };
   validateTable(table);
-  const now = options.now ?? (() => new Date());
-  const isExempt = options.isExempt ?? isProviderOrMetricsPath;
+  return {
+    table,
+    now: options.now ?? (() => new Date()),
+    isExempt: options.isExempt ?? isProviderOrMetricsPath,
+  };
+}
+
+/** The middleware; mount it first on every service app. */
+export function createVersioning(options: VersioningOptions): MiddlewareHandler<VersioningEnv> {
+  const { table, now, isExempt } = settingsOf(options);
   return async function versioning(c, next) {
     if (isExempt(c.req.path)) return next();
     const today = now().toISOString().slice(0, 10);
@@ -93,14 +101,7 @@ export function createVersioning(options: VersioningOptions): MiddlewareHandler<
 export function createVersionHeaderStamp(
   options: Omit<VersioningOptions, 'log'> = {},
 ): MiddlewareHandler<VersioningEnv> {
-  const table = {
-    current: options.current ?? CURRENT_API_VERSION,
-    minSupported: options.minSupported ?? MIN_SUPPORTED_API_VERSION,
-    deprecated: options.deprecated ?? DEPRECATED_API_VERSIONS,
-  };
-  validateTable(table);
-  const now = options.now ?? (() => new Date());
-  const isExempt = options.isExempt ?? isProviderOrMetricsPath;
+  const { table, now, isExempt } = settingsOf(options);
   return async function versionHeaderStamp(c, next) {
     await next();
     if (isExempt(c.req.path) || c.res.status === 101 || c.res.headers.has('svc-api-version')) return;
