@@ -1,6 +1,7 @@
 /**
- * @module The gateway's Hono app: request id + request log → Host/Origin check → routes. The provider-shape
- * routes pick their shape, authenticate, then call the injected pipeline handlers; everything else is 404.
+ * @module The gateway's Hono app: request id + request log → version-header stamp (service-owned paths) →
+ * Host/Origin check → versioning → routes. The provider-shape routes pick their shape, authenticate, then call
+ * the injected pipeline handlers; everything else is 404.
  */
 import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono';
 import type { Bus } from '../events/bus.ts';
@@ -8,7 +9,7 @@ import type { InboundShape } from '../events/catalog.ts';
 import { createHealthHandler } from '../http/health.ts';
 import { createHostCheck } from '../http/host-check.ts';
 import { createRequestLog } from '../http/request-log.ts';
-import { createVersioning } from '../http/versioning.ts';
+import { createVersionHeaderStamp, createVersioning } from '../http/versioning.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -54,6 +55,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.use(requestIdMiddleware(deps.newId));
   if (deps.writeRequestLog) app.use(createRequestLog({ write: deps.writeRequestLog, fields: logFields }));
+  // the Host/Origin 403 comes before versioning but still carries the version headers on service-owned
+  // paths (spec 1: "always"); /v1/* and /metrics stay without them
+  const stamp = createVersionHeaderStamp();
+  for (const path of SERVICE_OWNED_PATHS) app.use(path, stamp);
   app.use(createHostCheck({ allowedHosts: deps.allowedHosts ?? [] }));
 
   // /healthz is the gateway's only service-owned path it serves (spec 1 §Versioning); the others it does not

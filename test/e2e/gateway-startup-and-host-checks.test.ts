@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles, issueKey, readEvents } from '../helpers/gateway-keys.ts';
@@ -24,14 +24,14 @@ function rawGet(
   port: number,
   path: string,
   headers: Record<string, string>,
-): Promise<{ status: number; body: string }> {
+): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, method: 'GET', headers }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (d) => {
         body += d;
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     req.on('error', reject);
     req.end();
@@ -89,9 +89,23 @@ test('a foreign Host or browser Origin is refused with 403; SVC_ALLOWED_HOSTS ad
   const foreign = await rawGet(gw.port, '/healthz', { host: 'rebind.attacker.example' });
   assert.equal(foreign.status, 403);
   assert.equal(JSON.parse(foreign.body).error.code, 'host_not_allowed');
+  // the refusal comes before versioning, yet a service-owned path's answer carries the headers (spec 1)
+  assert.equal(foreign.headers['svc-api-version'], '1.0');
+  assert.equal(foreign.headers['svc-api-versions-supported'], '1.0');
+  const pinned = await rawGet(gw.port, '/analytics/summary', {
+    host: 'rebind.attacker.example',
+    'svc-api-version': '1.3',
+  });
+  assert.equal(pinned.status, 403);
+  assert.equal(pinned.headers['svc-api-version'], '1.3');
   const onShape = await rawGet(gw.port, '/v1/models', { host: 'rebind.attacker.example:8422' });
   assert.equal(onShape.status, 403);
   assert.equal(JSON.parse(onShape.body).error.code, 'host_not_allowed');
+  // provider-shape paths and /metrics never carry them (spec 1 §Versioning, DECISIONS §5)
+  assert.equal(onShape.headers['svc-api-version'], undefined);
+  const metrics = await rawGet(gw.port, '/metrics', { host: 'rebind.attacker.example' });
+  assert.equal(metrics.status, 403);
+  assert.equal(metrics.headers['svc-api-version'], undefined);
   const service = await rawGet(gw.port, '/healthz', { host: 'svc-gateway:8422' });
   assert.equal(service.status, 200);
   const localhost = await rawGet(gw.port, '/healthz', { host: `localhost:${gw.port}` });
@@ -105,6 +119,11 @@ test('a foreign Host or browser Origin is refused with 403; SVC_ALLOWED_HOSTS ad
   const originBody = (await origin.json()) as { type: string; error: { code: string } };
   assert.equal(originBody.type, 'error');
   assert.equal(originBody.error.code, 'origin_not_allowed');
+  assert.equal(origin.headers.get('svc-api-version'), null);
+  const originOnHealth = await fetch(`${gw.url}/healthz`, { headers: { origin: 'http://attacker.example' } });
+  assert.equal(originOnHealth.status, 403);
+  assert.equal(originOnHealth.headers.get('svc-api-version'), '1.0');
+  assert.equal(originOnHealth.headers.get('svc-api-versions-supported'), '1.0');
   const sameOrigin = await fetch(`${gw.url}/healthz`, { headers: { origin: gw.url } });
   assert.equal(sameOrigin.status, 200);
 });
