@@ -212,22 +212,39 @@ test('the Cost tab shows the API figures for the 7-day window and a custom windo
   assert.deepEqual(problems, []);
 });
 
-test('Spend by identity calls out a team only above half the spend', { skip }, async (t) => {
+test('Spend by identity calls out the top team, developer and key only above half the spend', {
+  skip,
+}, async (t) => {
   const { page, problems, sameAnswer } = await serveDashboard(t, true);
   await page.locator('[data-field="total-cost"]').waitFor();
   await customWindow(page, DAY1);
   await page.locator('[data-field="savings-warning"]').waitFor();
   await page.getByRole('tab', { name: 'Spend by identity' }).click();
-  await page.locator('[data-field="callout"]').waitFor();
+  await page.locator('[data-field="callout"]').first().waitFor();
   assert.equal(
     await page.getByRole('tab', { name: 'Spend by identity' }).getAttribute('aria-selected'),
     'true',
   );
   assert.equal(await page.getByRole('tab', { name: 'Cost' }).getAttribute('aria-selected'), 'false');
-  assert.equal(
-    await text(page, '[data-field="callout"]'),
+  // one callout per kind, each in its own section: t1, alice and her key each take 60 %
+  assert.deepEqual(await texts(page, '[data-field="callout"]'), [
     'Top team t1 accounts for 60.0% of spend in this window.',
-  );
+    'Top developer alice accounts for 60.0% of spend in this window.',
+    'Top key gk_01M88AZXPQ400ZY3CDJAP36CTC accounts for 60.0% of spend in this window.',
+  ]);
+  for (const [kind, title] of [
+    ['team', 'Teams'],
+    ['user', 'Developers'],
+    ['key', 'Gateway keys'],
+  ])
+    assert.equal(
+      await page
+        .locator('section', { has: page.getByRole('heading', { name: title }) })
+        .locator(`[data-field="callout"][data-kind="${kind}"]`)
+        .count(),
+      1,
+      `the ${kind} callout is in the ${title} section`,
+    );
   const teams = await sameAnswer('by_team');
   assert.deepEqual(
     await values(page, '[data-field="team-cost"]'),

@@ -83,11 +83,13 @@ export interface Callout {
 export const CALLOUT_SHARE = 0.5;
 
 /**
- * The top team, developer (user) or key whose share of `total` exceeds 50 %, teams first; untagged
- * buckets never count as an identity. Null when nobody is above half, or nothing was spent.
+ * The callouts of the identity tab: for each kind (team, developer, key), its top identity when that one
+ * takes more than 50 % of `total` (spec 3: a top-team, top-developer or top-key callout), in that order;
+ * untagged buckets never count as an identity. Empty when nobody is above half, or nothing was spent.
  */
-export function concentrationCallout(total: number, identities: readonly IdentityShare[]): Callout | null {
-  if (!(total > 0)) return null;
+export function concentrationCallouts(total: number, identities: readonly IdentityShare[]): Callout[] {
+  if (!(total > 0)) return [];
+  const out: Callout[] = [];
   for (const kind of ['team', 'user', 'key'] as const) {
     const top = identities
       .filter((i) => i.kind === kind && i.id !== null)
@@ -96,9 +98,9 @@ export function concentrationCallout(total: number, identities: readonly Identit
         null,
       );
     if (top && top.id !== null && top.cost_usd / total > CALLOUT_SHARE)
-      return { kind, id: top.id, share: top.cost_usd / total };
+      out.push({ kind, id: top.id, share: top.cost_usd / total });
   }
-  return null;
+  return out;
 }
 
 export const KIND_LABEL: Record<IdentityKind, string> = { team: 'team', user: 'developer', key: 'key' };

@@ -12,7 +12,7 @@ import type { SavingsData } from '../queries/savings.ts';
 import type { SessionSummary } from '../queries/sessions.ts';
 import type { TurnDrillDown } from '../queries/turn.ts';
 import {
-  concentrationCallout,
+  concentrationCallouts,
   formatCount,
   formatPercent,
   formatUsd,
@@ -201,10 +201,15 @@ export function renderIdentityTab(d: IdentityTabData): string {
       call_count: k.call_count,
     })),
   ];
-  const callout = concentrationCallout(d.total, shares);
+  const callouts = concentrationCallouts(d.total, shares);
   const group = (kind: 'team' | 'user' | 'key', title: string, untagged: string) => {
     const list = shares.filter((s) => s.kind === kind);
-    return `<section><h2>${title}</h2><div class="tiles">${list
+    const callout = callouts.find((c) => c.kind === kind);
+    const said =
+      callout === undefined
+        ? ''
+        : `<div class="callout" data-field="callout" data-kind="${callout.kind}" data-value="${callout.share}">Top ${KIND_LABEL[callout.kind]} <strong>${esc(callout.id)}</strong> accounts for ${formatPercent(callout.share)} of spend in this window.</div>`;
+    return `<section><h2>${title}</h2>${said}<div class="tiles">${list
       .map(
         (
           s,
@@ -213,12 +218,7 @@ export function renderIdentityTab(d: IdentityTabData): string {
       )
       .join('')}</div></section>`;
   };
-  return `${
-    callout === null
-      ? ''
-      : `<div class="callout" data-field="callout" data-kind="${callout.kind}" data-value="${callout.share}">Top ${KIND_LABEL[callout.kind]} <strong>${esc(callout.id)}</strong> accounts for ${formatPercent(callout.share)} of spend in this window.</div>`
-  }
-${group('team', 'Teams', '(untagged)')}
+  return `${group('team', 'Teams', '(untagged)')}
 ${group('user', 'Developers', '(untagged)')}
 ${group('key', 'Gateway keys', '(agent server)')}`;
 }

@@ -10,7 +10,7 @@ process.env.TZ = 'America/New_York'; // before any Date use: Node reads TZ lazil
 
 const {
   bucketFor,
-  concentrationCallout,
+  concentrationCallouts,
   formatPercent,
   formatUsd,
   localInputToUtc,
@@ -64,29 +64,37 @@ test('the callout appears only when one identity takes strictly more than half o
     cost_usd,
     call_count: 1,
   });
-  assert.equal(
-    concentrationCallout(10, [team('t1', 5), team('t2', 5)]),
-    null,
+  assert.deepEqual(
+    concentrationCallouts(10, [team('t1', 5), team('t2', 5)]),
+    [],
     'exactly half is not above half',
   );
-  assert.deepEqual(concentrationCallout(10, [team('t1', 5.5), team('t2', 4.5)]), {
-    kind: 'team',
-    id: 't1',
-    share: 0.55,
-  });
-  assert.equal(
-    concentrationCallout(10, [team('t1', 5.000001), team('t2', 4.999999)])?.id,
-    't1',
+  assert.deepEqual(concentrationCallouts(10, [team('t1', 5.5), team('t2', 4.5)]), [
+    { kind: 'team', id: 't1', share: 0.55 },
+  ]);
+  assert.deepEqual(
+    concentrationCallouts(10, [team('t1', 5.000001), team('t2', 4.999999)]).map((c) => c.id),
+    ['t1'],
     'just above half',
   );
-  assert.equal(
-    concentrationCallout(10, [team(null, 9), user(null, 9), key(null, 9)]),
-    null,
+  assert.deepEqual(
+    concentrationCallouts(10, [team(null, 9), user(null, 9), key(null, 9)]),
+    [],
     'untagged is nobody',
   );
-  assert.deepEqual(concentrationCallout(10, [team('t1', 4), user('alice', 6), key('gk_1', 8)])?.kind, 'user');
-  assert.deepEqual(concentrationCallout(10, [team('t1', 4), user('alice', 5), key('gk_1', 8)])?.id, 'gk_1');
-  assert.equal(concentrationCallout(0, [team('t1', 0)]), null);
+  // each kind has its own callout: a top developer and a top key are both called out, teams first
+  assert.deepEqual(
+    concentrationCallouts(10, [team('t1', 4), user('alice', 6), key('gk_1', 8), key('gk_2', 2)]),
+    [
+      { kind: 'user', id: 'alice', share: 0.6 },
+      { kind: 'key', id: 'gk_1', share: 0.8 },
+    ],
+  );
+  assert.deepEqual(
+    concentrationCallouts(10, [team('t1', 7), user('alice', 5), key('gk_1', 7)]).map((c) => c.kind),
+    ['team', 'key'],
+  );
+  assert.deepEqual(concentrationCallouts(0, [team('t1', 0)]), []);
 });
 
 test('money keeps its sign; the savings tile warns when rows lack prices', () => {

@@ -93,11 +93,18 @@ test('the Cost tab shows the API figures, negative savings with a minus sign, an
   assert.deepEqual(costSeries(days, 'hour').labels, ['01-01 01:00', '01-01 02:00', '01-01 03:00']);
 });
 
-test('the identity tab calls out a team above half the spend, and nobody at exactly half', async (t) => {
+test('the identity tab calls out the team, developer and key above half the spend, and nobody at exactly half', async (t) => {
   const { api } = await setup(t);
   for (const [w, expected] of [
-    [W1, { kind: 'team', value: 0.6 }],
-    [W2, null],
+    [
+      W1,
+      [
+        { kind: 'team', value: 0.6 },
+        { kind: 'user', value: 0.6 },
+        { kind: 'key', value: 0.6 },
+      ],
+    ],
+    [W2, []],
   ] as const) {
     const [total, teams, users, keys] = await Promise.all([
       api('cost', { ...w, group_by: 'none' }),
@@ -106,8 +113,12 @@ test('the identity tab calls out a team above half the spend, and nobody at exac
       api('by_key', w),
     ]);
     const html = renderIdentityTab({ total: total.cost_usd, teams, users, keys });
-    const callout = /data-field="callout" data-kind="(\w+)" data-value="([^"]+)"/.exec(html);
-    assert.deepEqual(callout && { kind: callout[1], value: Number(callout[2]) }, expected, w.from);
+    const callouts = [...html.matchAll(/data-field="callout" data-kind="(\w+)" data-value="([^"]+)"/g)];
+    assert.deepEqual(
+      callouts.map((m) => ({ kind: m[1], value: Number(m[2]) })),
+      expected,
+      w.from,
+    );
     assert.deepEqual(
       values(html, 'team-cost'),
       teams.map((x: any) => x.cost_usd),
