@@ -1,8 +1,9 @@
 /**
  * @module Canonical stream events → Anthropic SSE (wire-formats §1.10, §5.4 invariants): `event:` line on
  * every frame, `message_start` first, contiguous indices, one open block at a time, exactly one
- * `content_block_stop` per start, `message_delta` + `message_stop` on every normal end, `event: error` on
- * a failure after the first frame.
+ * `content_block_stop` per start, one `ping` after the first `content_block_start` (where the real API
+ * sends it), `message_delta` + `message_stop` on every normal end, `event: error` on a failure after the
+ * first frame.
  */
 import { emptyUsage } from '../../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
@@ -17,7 +18,7 @@ import {
 } from './encode.ts';
 import { encodeAnthropicStreamError } from './errors.ts';
 
-/** Keep-alive frame the pipeline may interleave while waiting on the upstream. */
+/** The `ping` event: the real API's streams carry one right after the first `content_block_start`. */
 export const ANTHROPIC_PING = 'event: ping\ndata: {"type":"ping"}\n\n';
 
 export async function* encodeAnthropicStream(
@@ -51,6 +52,7 @@ interface State {
   open: number; // canonical index of the open block, -1 none
   openKind: string;
   toolArgsSent: boolean;
+  pinged: boolean;
 }
 
 function createState(model: string, inputEstimate: number): State {
@@ -63,6 +65,7 @@ function createState(model: string, inputEstimate: number): State {
     open: -1,
     openKind: '',
     toolArgsSent: false,
+    pinged: false,
   };
 }
 
@@ -84,7 +87,9 @@ function ensureStarted(s: State, id: string): string {
     stop_details: null,
     // An OpenAI-wire upstream counts tokens only at its end: the gateway's estimate here (LangChain and SDK
     // 0.39 read input tokens only from message_start), the exact counts in message_delta (SDK ≥0.137 and
-    // 1.x overwrite with them; wire-formats §5.4)
+    // 1.x overwrite with them; wire-formats §5.4). output_tokens stays 0, not the real API's small running
+    // count (1, 2, 3 in its examples): no output is counted yet, the SDKs overwrite it, and clients that add
+    // it to message_delta's total (LangChain JS) would report one token more than the call used
     usage: {
       input_tokens: s.inputEstimate,
       cache_creation_input_tokens: 0,
@@ -117,6 +122,11 @@ function open(s: State, ci: number, kind: string, block: unknown): [string, numb
     'content_block_start',
     JSON.stringify({ type: 'content_block_start', index, content_block: block }),
   );
+  if (!s.pinged) {
+    // wire-formats §1.10: the real API's ping follows the first content_block_start
+    s.pinged = true;
+    out += ANTHROPIC_PING;
+  }
   return [out, index];
 }
 
