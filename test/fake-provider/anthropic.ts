@@ -212,21 +212,24 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       usage: startUsage(usage),
     },
   });
-  event('ping', {});
   reply.blocks.forEach((block, index) => {
     const delta = (d: Record<string, unknown>) => event('content_block_delta', { index, delta: d });
+    // the real API's ping comes right after the first content_block_start (wire-formats §1.10)
+    const start = (content_block: Record<string, unknown>) => {
+      event('content_block_start', { index, content_block });
+      if (index === 0) event('ping', {});
+    };
     if (block.type === 'thinking') {
-      event('content_block_start', { index, content_block: { type: 'thinking', thinking: '' } });
+      start({ type: 'thinking', thinking: '' });
       for (const piece of block.text === '' ? [] : splitWords(block.text)) {
         delta({ type: 'thinking_delta', thinking: piece });
       }
       delta({ type: 'signature_delta', signature: block.signature });
     } else if (block.type === 'text') {
-      event('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      start({ type: 'text', text: '' });
       for (const piece of splitWords(block.text)) delta({ type: 'text_delta', text: piece });
     } else {
-      const start = { type: 'tool_use', id: block.id, name: block.name, input: {} };
-      event('content_block_start', { index, content_block: start });
+      start({ type: 'tool_use', id: block.id, name: block.name, input: {} });
       delta({ type: 'input_json_delta', partial_json: '' });
       for (const piece of splitFragments(JSON.stringify(block.input))) {
         delta({ type: 'input_json_delta', partial_json: piece });

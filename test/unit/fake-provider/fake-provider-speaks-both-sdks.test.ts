@@ -145,7 +145,8 @@ test('anthropic raw stream sends ping, several input_json_delta fragments and a 
   assert.ok(types.filter((type) => type === 'input_json_delta').length >= 3);
   assert.ok(types.includes('signature_delta'));
   assert.deepEqual(types.slice(-2), ['message_delta', 'message_stop']);
-  // The raw text also carries the ping the SDK skips.
+  // The raw text also carries the ping the SDK skips, where the real API sends it: right after the first
+  // content_block_start (wire-formats §1.10).
   const raw = await rawText(
     `${fake.url}/v1/messages`,
     { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
@@ -157,6 +158,9 @@ test('anthropic raw stream sends ping, several input_json_delta fragments and a 
     },
   );
   assert.match(raw, /event: ping\ndata: \{"type":"ping"\}/);
+  const names = [...raw.matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
+  assert.deepEqual(names.slice(0, 3), ['message_start', 'content_block_start', 'ping']);
+  assert.equal(names.filter((name) => name === 'ping').length, 1);
   assert.doesNotMatch(raw, /\[DONE\]/);
 });
 
