@@ -1,9 +1,9 @@
 /**
  * @module GET /v1/models (DECISIONS §4): the models the calling key may use — registry entries whose
  * adapter has a provider key, narrowed by the key's allowed_models — in the OpenAI list shape, or the
- * Anthropic list shape (paged by `limit`, `after_id`, `before_id` as the API pages) when the request
- * carries `anthropic-version`. Ids are canonical ids, which the routing chain accepts in the `model` field
- * as they are.
+ * Anthropic list shape (paged by `limit`, `after_id`, `before_id` as the API pages, filtered by `lifecycle`)
+ * when the request carries `anthropic-version`. Ids are canonical ids, which the routing chain accepts in the
+ * `model` field as they are.
  */
 import type { Handler } from 'hono';
 import { SvcError } from '../lib/errors.ts';
@@ -27,12 +27,13 @@ export function createModelsHandler(deps: ModelsRouteDeps): Handler<GatewayEnv> 
       .list()
       .filter((m) => deps.availableAdapters.has(m.adapter) && (!allowed || allowed.has(m.id)));
     if (c.get('shape') === 'anthropic') {
-      const page = anthropicPage(models, {
+      const listed = hasActiveLifecycle(c.req.queries()) ? models : [];
+      const page = anthropicPage(listed, {
         limit: c.req.query('limit'),
         after_id: c.req.query('after_id'),
         before_id: c.req.query('before_id'),
       });
-      return c.json(encodeAnthropicList(page.models, deps.createdAt, page.hasMore));
+      return c.json(encodeAnthropicList(page.models, page.hasMore));
     }
     return c.json(encodeOpenAIList(models, deps.createdAt));
   };
@@ -45,14 +46,56 @@ export function encodeOpenAIList(models: readonly ModelEntry[], created: number)
   };
 }
 
-export function encodeAnthropicList(models: readonly ModelEntry[], created: number, hasMore = false) {
-  const createdAt = new Date(created * 1000).toISOString();
+export function encodeAnthropicList(models: readonly ModelEntry[], hasMore = false) {
   return {
-    data: models.map((m) => ({ type: 'model', id: m.id, display_name: m.id, created_at: createdAt })),
+    data: models.map(encodeAnthropicModelInfo),
     has_more: hasMore,
     first_id: models[0]?.id ?? null,
     last_id: models.at(-1)?.id ?? null,
   };
+}
+
+/**
+ * One `ModelInfo` with every field the Anthropic SDK 1.x types declare, each from what the registry knows
+ * or, where it knows nothing, the value the Models API gives for "unknown"/"none" (never a guess).
+ */
+export function encodeAnthropicModelInfo(m: ModelEntry) {
+  return {
+    type: 'model',
+    id: m.id,
+    display_name: m.id,
+    // the registry has no release dates: "May be set to an epoch value if the release date is unknown"
+    created_at: UNKNOWN_RELEASE_DATE,
+    // the registry's context window (routing fits input plus max_tokens into it) and output limit
+    max_input_tokens: m.capabilities.max_context_tokens,
+    max_tokens: m.capabilities.max_output_tokens,
+    // its keys are "always present for all known capabilities", and the registry knows two of them
+    capabilities: null,
+    // "do not infer a line from the id"
+    line: null,
+    // the gateway serves every model it lists and retires none
+    lifecycle: 'active',
+    deprecated_at: null,
+    retires_at: null,
+  } as const;
+}
+
+const UNKNOWN_RELEASE_DATE = '1970-01-01T00:00:00Z';
+const LIFECYCLES = ['active', 'deprecated', 'retired'];
+
+/**
+ * Whether the `lifecycle` filter (the SDK sends `lifecycle[]=…`) admits the listed models, all `active`;
+ * without it the API lists active and deprecated models.
+ */
+export function hasActiveLifecycle(query: Record<string, string[]>): boolean {
+  const asked = [...(query.lifecycle ?? []), ...(query['lifecycle[]'] ?? [])].flatMap((v) => v.split(','));
+  const unknown = asked.find((v) => !LIFECYCLES.includes(v));
+  if (unknown !== undefined)
+    throw new SvcError('invalid_request', {
+      message: `lifecycle: must be active, deprecated or retired, got ${JSON.stringify(unknown)}`,
+      details: { param: 'lifecycle' },
+    });
+  return asked.length === 0 || asked.includes('active');
 }
 
 /** Anthropic's list paging: `limit` (1–1000, default 20), then the page after `after_id` or before `before_id`. */
