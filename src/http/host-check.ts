@@ -72,11 +72,16 @@ function hostname(value: string): string | undefined {
     const end = value.indexOf(']');
     if (end < 0) return undefined;
     const rest = value.slice(end + 1);
-    if (rest && !/^:\d{1,5}$/.test(rest)) return undefined;
+    if (rest && !(rest.startsWith(':') && isPort(rest.slice(1)))) return undefined;
     return value.slice(1, end);
   }
   const parts = value.split(':');
   if (parts.length > 2) return value; // a bare IPv6 literal
-  if (parts.length === 2 && !/^\d{1,5}$/.test(parts[1])) return undefined;
+  if (parts.length === 2 && !isPort(parts[1])) return undefined;
   return parts[0] || undefined;
+}
+
+/** A port as a Host header may carry it: 0–65535 in decimal. */
+function isPort(text: string): boolean {
+  return /^\d{1,5}$/.test(text) && Number(text) <= 65_535;
 }

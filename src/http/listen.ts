@@ -78,8 +78,11 @@ export async function listen(
       requestTimeout: timeouts.requestMs,
       // Node checks both only on this interval (default 30 s, which would let a 10 s limit run to 40 s)
       connectionsCheckingInterval: checkingIntervalMs(timeouts),
+      // a request without Host reaches the app, whose Host check refuses it (403 with a body), not Node (bare 400)
+      requireHostHeader: false,
     },
   }) as Server;
+  refuseUnreadableHostsInTheApp(server);
   if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
   let inFlight = 0;
   server.on('request', (_req, res) => {
@@ -113,6 +116,43 @@ export async function listen(
 }
 
 // --- internal ---
+
+/**
+ * A `Host` that @hono/node-server cannot turn into a URL as it is (`127.1`, `2130706433`, `[::ffff:127.0.0.1]`,
+ * an empty value, a port above 65535, a space) was answered by the adapter itself: a bare 400 without the
+ * error body, request id, version headers or request-log line. The adapter now builds the request's URL from
+ * a stand-in name, while the app still reads the Host as sent (the headers come from `rawHeaders`), so the
+ * Host check refuses it like any foreign name (403 `host_not_allowed`) and logs it.
+ */
+function refuseUnreadableHostsInTheApp(server: Server): void {
+  const [adapter] = server.listeners('request') as Array<(req: IncomingMessage, res: unknown) => void>;
+  server.removeAllListeners('request');
+  const readable = new Set<string>(); // the few Host values a server sees, each checked once
+  server.on('request', (req: IncomingMessage, res) => {
+    const host = req.headers.host;
+    if (host === undefined || !readable.has(host)) {
+      if (host !== undefined && hostReadsAsIs(host)) {
+        if (readable.size < 256) readable.add(host);
+      } else req.headers.host = UNREADABLE_HOST;
+    }
+    adapter(req, res);
+  });
+}
+
+/** The adapter's stand-in for an unreadable Host: a reserved name (RFC 2606). */
+const UNREADABLE_HOST = 'unreadable-host.invalid';
+
+/** The adapter's own test: the Host parses as a URL authority whose hostname is the header as written. */
+function hostReadsAsIs(host: string): boolean {
+  if (host === '') return false;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${host}/`).hostname;
+  } catch {
+    return false;
+  }
+  return hostname.length === host.length || hostname === host.replace(/:\d+$/, '');
+}
 
 /** A tenth of the shorter timeout, within 50 ms to 1 s: the limit is enforced to within that much. */
 function checkingIntervalMs(t: ClientTimeouts): number {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles, issueKey, readEvents } from '../helpers/gateway-keys.ts';
@@ -35,6 +36,19 @@ function rawGet(
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** Bytes written as they are to a fresh connection; everything the server sends until it closes. */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (d) => {
+      answer += d;
+    });
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
   });
 }
 
@@ -106,6 +120,29 @@ test('a foreign Host or browser Origin is refused with 403; SVC_ALLOWED_HOSTS ad
   const metrics = await rawGet(gw.port, '/metrics', { host: 'rebind.attacker.example' });
   assert.equal(metrics.status, 403);
   assert.equal(metrics.headers['svc-api-version'], undefined);
+  // a Host the HTTP adapter cannot read as written is refused the same way, not with its own bare 400
+  for (const host of [
+    '127.1',
+    '2130706433',
+    '[::ffff:127.0.0.1]',
+    '127.0.0.1:99999',
+    '[::1]99',
+    'exa mple',
+  ]) {
+    const odd = await rawGet(gw.port, '/healthz', { host });
+    assert.equal(odd.status, 403, `Host ${JSON.stringify(host)}`);
+    assert.equal(JSON.parse(odd.body).error.code, 'host_not_allowed');
+    assert.equal(odd.headers['svc-api-version'], '1.0');
+    assert.match(String(odd.headers['svc-request-id']), /^\w+/);
+    const oddShape = await rawGet(gw.port, '/v1/models', { host });
+    assert.equal(oddShape.status, 403, `Host ${JSON.stringify(host)} on /v1/models`);
+    assert.equal(JSON.parse(oddShape.body).error.code, 'host_not_allowed');
+  }
+  // an HTTP/1.1 request without any Host
+  const hostless = await rawExchange(gw.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+  assert.match(hostless, /^HTTP\/1\.1 403 /);
+  assert.match(hostless, /"code":"host_not_allowed"/);
+  assert.match(hostless, /svc-api-version: 1\.0/i);
   const service = await rawGet(gw.port, '/healthz', { host: 'svc-gateway:8422' });
   assert.equal(service.status, 200);
   const localhost = await rawGet(gw.port, '/healthz', { host: `localhost:${gw.port}` });

@@ -27,6 +27,10 @@ test('loopback names and addresses pass with any port; other names do not', () =
     '10.0.0.1',
     '[::2]:1',
     'localhost:abc',
+    '127.0.0.1:99999',
+    'localhost:65536',
+    '[::1]:70000',
+    '[::1]99',
   ]) {
     assert.ok(!isAllowedHost(h, []), String(h));
   }
