@@ -81,6 +81,14 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
     return c.json(envelope(null, pricing(), data));
   });
 
+  // an empty id matches no `:user_id`: it fails the shape guard like any other bad id (400, not a 404)
+  const emptyUserId = (): Response => {
+    assertUserId('');
+    throw new Error('unreachable: the empty user id passed the shape guard');
+  };
+  app.get('/analytics/user//export', emptyUserId);
+  app.post('/analytics/user//forget', emptyUserId);
+
   app.get('/analytics/user/:user_id/export', async (c) => {
     const userId = assertUserId(c.req.param('user_id'));
     const raw = c.req.query();

@@ -101,6 +101,7 @@ test('every error code is answered at its status in the service error body', asy
     ["/analytics/cost?team=t'1", 400, 'invalid_team'],
     ['/analytics/by_team?team=a.b', 400, 'invalid_team'],
     ['/analytics/user/u%20x/export', 400, 'invalid_user_id'],
+    ['/analytics/user//export', 400, 'invalid_user_id'],
     ['/analytics/savings?baseline=openai:nope', 400, 'unknown_baseline_model'],
     ['/analytics/turns/turn_missing', 404, 'turn_not_found'],
     ['/analytics/cost?from=yesterday', 400, 'invalid_window'],
@@ -120,6 +121,9 @@ test('every error code is answered at its status in the service error body', asy
   const forget = await fx.call('POST', '/analytics/user/u$1/forget');
   assert.equal(forget.status, 400);
   assert.equal(((await forget.json()) as any).error.code, 'invalid_user_id');
+  const forgetNobody = await fx.call('POST', '/analytics/user//forget');
+  assert.equal(forgetNobody.status, 400);
+  assert.equal(((await forgetNobody.json()) as any).error.code, 'invalid_user_id');
   const old = await get('/analytics/cost', { 'svc-api-version': '0.9' });
   assert.equal(old.res.status, 410);
   assert.equal(old.body.error.code, 'version_unsupported');
