@@ -228,8 +228,8 @@ export function renderEmpty(): string {
   return `<div class="empty-state" data-field="empty">
   <h2>No model calls in this window</h2>
   <p>Spend shows up here once calls go through svc. Point an SDK at the gateway:</p>
-  <pre>svc gateway issue-key --name my-laptop --user alice --team core   # prints a gw_… token once
-svc gateway                                                        # listens on 127.0.0.1:8422
+  <pre>svc gateway issue-key --name my-laptop --workspace ~/code/app --user alice --team core   # prints a gw_… token once
+svc gateway                                                                              # listens on 127.0.0.1:8422
 ANTHROPIC_BASE_URL=http://127.0.0.1:8422 ANTHROPIC_API_KEY=gw_… your-app
 OPENAI_BASE_URL=http://127.0.0.1:8422/v1 OPENAI_API_KEY=gw_… your-app</pre>
   <p>or run a turn on <code>svc serve</code>. Calls from all of them land in the same store; pick a wider window above if you expected some.</p>
