@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
-import type { Page } from 'playwright-core';
-import { startAgentServer } from '../helpers/agent-server.ts';
+import { after, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
 import { callEvent, HOUR_US } from '../helpers/analytics-events.ts';
 import { chromiumSkipReason, launchChromium, recordProblems } from '../helpers/browser.ts';
 import { BASE_US, type SeedEvent, seedStore, seqId } from '../helpers/event-rows.ts';
@@ -100,18 +100,41 @@ function events(nowUs: number): SeedEvent[] {
   return list.map((make, i) => make(seqId(i)));
 }
 
-async function serveDashboard(
-  t: { after: (fn: () => unknown) => void },
-  seeded: boolean,
-  env: Record<string, string> = {},
-) {
-  const browser = await launchChromium(t);
+type Scope = { after: (fn: () => unknown) => void };
+
+/**
+ * The tests share one browser (each gets its own context) and, when they read the same seeded store with
+ * the default settings, one server: the dashboard only reads. Both are closed after the file.
+ */
+const cleanups: Array<() => unknown> = [];
+after(async () => {
+  for (const fn of cleanups.reverse()) await fn();
+});
+const fileScope: Scope = { after: (fn) => void cleanups.push(fn) };
+let sharedBrowser: Promise<Browser> | undefined;
+let sharedSeeded: Promise<AgentServer> | undefined;
+
+/** `svc serve` over a new store, seeded with `events` or empty. */
+async function startDashboardServer(t: Scope, seeded: boolean, env: Record<string, string>) {
   const tmp = makeTempDir('svc-pages-');
   t.after(() => tmp.cleanup());
   const list = seeded ? events(Date.now() * 1000) : [];
   await seedStore(join(tmp.dir, 'svc.db'), list.length, (i) => list[i]);
-  const server = await startAgentServer(t, { home: tmp.dir, env });
+  return startAgentServer(t, { home: tmp.dir, env });
+}
+
+async function serveDashboard(t: Scope, seeded: boolean, env: Record<string, string> = {}) {
+  sharedBrowser ??= launchChromium(fileScope);
+  const browser = await sharedBrowser;
+  let server: AgentServer;
+  if (seeded && Object.keys(env).length === 0) {
+    sharedSeeded ??= startDashboardServer(fileScope, true, {});
+    server = await sharedSeeded;
+  } else {
+    server = await startDashboardServer(t, seeded, env);
+  }
   const context = await browser.newContext({ timezoneId: ZONE, locale: 'en-US' });
+  t.after(() => context.close());
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   const problems = recordProblems(page);
