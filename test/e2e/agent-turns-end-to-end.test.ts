@@ -12,10 +12,20 @@ import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/se
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
 
 let fake: RunningFakeProvider;
+/**
+ * The server of the tests that need no fresh process (each works in its own session); the kill -9 test
+ * and the keyless server start their own. Stopped after the file, before the fake provider closes.
+ */
+let shared: AgentServer;
+const cleanups: Array<() => unknown> = [];
 before(async () => {
   fake = await startFakeProvider();
+  shared = await startAgentServer({ after: (fn) => void cleanups.push(fn) }, { env: providerEnv() });
 });
-after(() => fake.close());
+after(async () => {
+  for (const fn of cleanups.reverse()) await fn();
+  await fake.close();
+});
 
 const providerEnv = () => ({
   ANTHROPIC_API_KEY: 'sk-ant-secret-for-test',
@@ -72,8 +82,8 @@ async function allowNext(
   assert.equal(res.body.applied, true);
 }
 
-test('a scripted multi-call turn over REST: tools run in the workspace, events, messages, tool calls and costs', async (t) => {
-  const server = await startAgentServer(t, { env: providerEnv() });
+test('a scripted multi-call turn over REST: tools run in the workspace, events, messages, tool calls and costs', async () => {
+  const server = shared;
   writeFileSync(join(server.workspace, 'app.txt'), 'version=1\n');
   writeFileSync(join(server.workspace, 'AGENTS.md'), 'Always answer in haiku.\n');
   const sid = await newSession(server);
@@ -172,7 +182,7 @@ test('a scripted multi-call turn over REST: tools run in the workspace, events, 
 });
 
 test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and routing_failed without keys', async (t) => {
-  const server = await startAgentServer(t, { env: providerEnv() });
+  const server = shared;
   const sid = await newSession(server);
   fake.script([
     { toolUses: [{ name: 'write_file', input: { path: 'x.txt', content: 'x' } }] },
@@ -244,8 +254,8 @@ test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and r
   });
 });
 
-test('delegation over REST: the worker session is listed with its parent, and its cost is the planner’s', async (t) => {
-  const server = await startAgentServer(t, { env: providerEnv() });
+test('delegation over REST: the worker session is listed with its parent, and its cost is the planner’s', async () => {
+  const server = shared;
   const sid = await newSession(server);
   fake.script([
     { toolUses: [{ name: 'delegate', input: { task: 'count the files', model: 'haiku' } }] },
