@@ -2,11 +2,26 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { isolatedEnv, makeTempDir, ROOT, runSvc } from '../helpers/svc.ts';
+import { isolatedEnv, makeTempDir, ROOT, runSvc, type SvcResult } from '../helpers/svc.ts';
 
 const tmp = makeTempDir();
 const env = isolatedEnv(tmp.dir);
 test.after(() => tmp.cleanup());
+
+/**
+ * `svc <path> --help`, run once per path in this file: a help text depends only on the binary, and
+ * every start costs ~0.5 s of CPU, so the tests that read the same help share one run.
+ */
+const helpRuns = new Map<string, Promise<SvcResult>>();
+function help(path: string[]): Promise<SvcResult> {
+  const key = path.join(' ');
+  let run = helpRuns.get(key);
+  if (!run) {
+    run = runSvc([...path, '--help'], { env });
+    helpRuns.set(key, run);
+  }
+  return run;
+}
 
 const COMMANDS = ['gateway', 'serve', 'chat', 'analytics', 'user', 'routing', 'backup', 'restore'];
 
@@ -41,7 +56,7 @@ test('every command and subcommand answers --help with exit 0', async () => {
     ['routing', 'explain'],
   ];
   for (const p of paths) {
-    const r = await runSvc([...p, '--help'], { env });
+    const r = await help(p);
     assert.equal(r.code, 0, `${p.join(' ')}: ${r.stderr}`);
     assert.match(r.stdout, /USAGE/, p.join(' '));
   }
@@ -70,7 +85,7 @@ test('a flag missing its value exits 2', async () => {
 // DECISIONS §2: gateway commands read SVC_GATEWAY_DB_PATH before SVC_DB_PATH, and svc gateway backup does
 test('backup and restore help names both store variables, as svc gateway backup reads SVC_GATEWAY_DB_PATH first', async () => {
   for (const p of [['gateway', 'backup'], ['gateway', 'restore'], ['backup'], ['restore']]) {
-    const r = await runSvc([...p, '--help'], { env });
+    const r = await help(p);
     assert.match(r.stdout, /--db-path=<db_path>.*SVC_GATEWAY_DB_PATH.*SVC_DB_PATH/, p.join(' '));
   }
 });
@@ -80,7 +95,7 @@ test('window flags say how a time without a zone is read (UTC), since one is acc
     ['analytics', 'cost'],
     ['analytics', 'user-export'],
   ]) {
-    const r = await runSvc([...p, '--help'], { env });
+    const r = await help(p);
     assert.match(r.stdout, /--from=<from>\s+Window start, ISO 8601, UTC without a zone/, p.join(' '));
     assert.doesNotMatch(r.stdout, /with a zone/, p.join(' '));
   }
