@@ -6,7 +6,7 @@
  * class server_error and no llm.call_completed (never a $0 success), same wire and across wires.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 
@@ -46,11 +46,24 @@ function assertFailedOnce(stack: GatewayStack, turnId: string | null): void {
   assert.equal(events.filter((e) => e.type === 'turn.completed').length, 1, 'one turn.completed');
 }
 
+/**
+ * The gateway without retries, shared by the two tests that need it (each checks its own calls by their
+ * turn id); started on first use, stopped after the file.
+ */
+let noRetries: Promise<GatewayStack> | undefined;
+function gatewayWithoutRetries(): Promise<GatewayStack> {
+  noRetries ??= startGatewayStack({ env: { SVC_GATEWAY_MAX_RETRIES: '0' } });
+  return noRetries;
+}
+after(async () => {
+  const stack = await noRetries?.catch(() => undefined); // a failed start already failed its test
+  await stack?.stop();
+});
+
 test('a 200 that is not the provider response object answers 502 upstream_error and is never billed', {
   timeout: 120_000,
 }, async (t) => {
-  const stack = await startGatewayStack({ env: { SVC_GATEWAY_MAX_RETRIES: '0' } });
-  t.after(() => stack.stop());
+  const stack = await gatewayWithoutRetries();
   for (const { shape, model } of CASES) {
     for (const kind of BAD_BODIES) {
       await t.test(`${shape} client, ${model} upstream, bad-body=${kind}`, async () => {
@@ -73,8 +86,7 @@ test('a 200 that is not the provider response object answers 502 upstream_error 
 test('a stream that ends without its terminal event ends with an error frame and is never billed', {
   timeout: 120_000,
 }, async (t) => {
-  const stack = await startGatewayStack({ env: { SVC_GATEWAY_MAX_RETRIES: '0' } });
-  t.after(() => stack.stop());
+  const stack = await gatewayWithoutRetries();
   for (const { shape, model } of CASES) {
     await t.test(`${shape} client, ${model} upstream`, async () => {
       stack.fake.reset();
