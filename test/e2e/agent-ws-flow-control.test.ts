@@ -13,10 +13,11 @@ import { attach, type Frame, type StreamClient } from '../helpers/ws-client.ts';
 const fake = await startFakeProvider();
 after(() => fake.close());
 const provider = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl };
-// heartbeats every 100 ms on one server; a queue of 50 events (and the default 30 s pings) on the other
-const beating = await startAgentServer({ after }, { env: { SVC_WS_PING_INTERVAL_MS: '100' } });
+// heartbeats every 100 ms on one server (idle sockets and one a turn keeps busy); a queue of 50 events
+// (and the default 30 s pings) on the other
 const server = await startAgentServer({ after }, { env: { ...provider, SVC_WS_QUEUE_LIMIT: '50' } });
 const streaming = await startAgentServer({ after }, { env: { ...provider, SVC_WS_PING_INTERVAL_MS: '100' } });
+const beating = streaming;
 
 const session = async (on: AgentServer) =>
   (await on.api('POST', '/sessions', { workspace_path: on.workspace })).body.id as string;
