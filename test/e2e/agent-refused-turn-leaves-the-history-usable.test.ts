@@ -10,11 +10,13 @@ import { startAgentServer } from '../helpers/agent-server.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
+// one server for both tests: each works in a session of its own
+const server = await startAgentServer(
+  { after },
+  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
+);
 
-test('a message too large for every model is refused and the next turn runs without it', async (t) => {
-  const server = await startAgentServer(t, {
-    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
-  });
+test('a message too large for every model is refused and the next turn runs without it', async () => {
   const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
   const huge = await server.api('POST', `/sessions/${sid}/turns`, {
     content: [{ type: 'text', text: 'log line\n'.repeat(300_000) }],
@@ -48,10 +50,7 @@ test('a message too large for every model is refused and the next turn runs with
 
 // A prompt the provider refuses outright (400: an image it cannot read, a document it will not take) failed
 // its turn and then every later one, since it was sent again with each of them.
-test('a prompt the provider refused with a 400 on the first call is not sent again with the next turns', async (t) => {
-  const server = await startAgentServer(t, {
-    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
-  });
+test('a prompt the provider refused with a 400 on the first call is not sent again with the next turns', async () => {
   const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
   const idle = async () => {
     for (let i = 0; i < 400; i++) {
