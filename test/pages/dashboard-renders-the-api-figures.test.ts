@@ -107,7 +107,10 @@ type Scope = { after: (fn: () => unknown) => void };
  * the default settings, one server: the dashboard only reads. Both are closed after the file.
  */
 const cleanups: Array<() => unknown> = [];
+const browserCleanups: Array<() => unknown> = [];
 after(async () => {
+  // the browser goes first, so no connection of its is open when a server stops
+  for (const fn of browserCleanups) await fn();
   for (const fn of cleanups.reverse()) await fn();
 });
 const fileScope: Scope = { after: (fn) => void cleanups.push(fn) };
@@ -124,7 +127,7 @@ async function startDashboardServer(t: Scope, seeded: boolean, env: Record<strin
 }
 
 async function serveDashboard(t: Scope, seeded: boolean, env: Record<string, string> = {}) {
-  sharedBrowser ??= launchChromium(fileScope);
+  sharedBrowser ??= launchChromium({ after: (fn) => void browserCleanups.push(fn) });
   const browser = await sharedBrowser;
   let server: AgentServer;
   if (seeded && Object.keys(env).length === 0) {
