@@ -96,7 +96,7 @@ test('piped stdin: a turn streams its text, shows the tool calls, asks to confir
   assert.equal(session.workspace_path, server.workspace);
 });
 
-test('Ctrl-C cancels the running turn and the chat goes on; a second Ctrl-C during a turn quits with 130', async () => {
+test('Ctrl-C cancels the running turn and the chat goes on; a second Ctrl-C after it quits with 130', async () => {
   const slow = () => ({ text: Array.from({ length: 300 }, (_, i) => `w${i}`).join(' '), dripMs: 20 });
   fake.script([slow()]);
   const c = chat(['--workspace', server.workspace]);
@@ -120,6 +120,16 @@ test('Ctrl-C cancels the running turn and the chat goes on; a second Ctrl-C duri
   await twice.waitFor(/\^C cancelling/);
   twice.child.kill('SIGINT');
   assert.equal(await twice.exit, 130);
+
+  // "Ctrl-C again" after the cancel has already ended the turn still quits with 130
+  fake.script([slow()]);
+  const late = chat(['--workspace', server.workspace]);
+  late.child.stdin!.write('and once more\n');
+  await late.waitFor(/w3 /);
+  late.child.kill('SIGINT');
+  await late.waitFor(/^— cancelled \(cancelled from svc chat\)/m);
+  late.child.kill('SIGINT');
+  assert.equal(await late.exit, 130);
 });
 
 test('--session resumes a session: its history counts on, and --model sets its model', async () => {

@@ -22,7 +22,7 @@ export interface ChatOptions {
   output: Writable & { isTTY?: boolean };
 }
 
-/** Exit code of an interrupted chat (a second Ctrl-C during a turn). */
+/** Exit code of an interrupted chat (a second Ctrl-C after one cancelled the turn). */
 const INTERRUPTED = 130;
 
 /** Runs the chat until the input ends or the user quits; resolves with the exit code. */
@@ -79,7 +79,8 @@ export async function runChat(o: ChatOptions): Promise<number> {
         .catch((err) => p.line(`! ${message(err)}`));
       return;
     }
-    quit = current ? INTERRUPTED : 0;
+    // "Ctrl-C again" quits with 130 even when the cancel it follows has already ended the turn
+    quit = current || cancelling ? INTERRUPTED : 0;
     turns.abort();
     lines.close();
   });
