@@ -163,7 +163,13 @@ export async function runAgentServer<R extends AgentRuntime>(
       onSessionEnded: (sessionId) => stream.endSession(sessionId),
     });
     // item 5: the WebSocket on the same port
-    server = await listen(app.fetch, { host, port: options.port, onUpgrade: stream.upgrade });
+    // item 6: while requests begun before the stop finish, new ones are answered 503, not refused
+    server = await listen(app.fetch, {
+      host,
+      port: options.port,
+      onUpgrade: stream.upgrade,
+      answerWhileDraining: true,
+    });
     authority = new URL(server.url).host;
   } catch (err) {
     await engine?.close?.();

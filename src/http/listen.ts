@@ -3,7 +3,7 @@
  * take to send its request, and graceful stop: stop accepting, let in-flight requests finish within a
  * deadline, close idle keep-alive sockets, then force the rest.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createAdaptorServer } from '@hono/node-server';
 import { errorMessage, SvcError } from '../lib/errors.ts';
@@ -56,7 +56,12 @@ export interface Listening {
   readonly url: string;
   /** Requests currently being answered. */
   readonly inFlight: number;
-  /** Stops accepting, waits for in-flight requests up to `graceMs`, then closes every socket. */
+  /**
+   * Stops accepting, waits for in-flight requests up to `graceMs`, then closes every socket. With
+   * `answerWhileDraining`, the listener first stays open until the requests in flight at the call have
+   * ended (or the deadline): new requests still reach the app, which answers them (the agent server: 503
+   * `service_shutting_down`), each on a connection closed after its answer.
+   */
   close(graceMs: number): Promise<{ forced: boolean }>;
 }
 
@@ -68,6 +73,8 @@ export async function listen(
     clientTimeouts?: ClientTimeouts;
     /** The `upgrade` listener (WebSocket handshakes on the same port), attached before listening. */
     onUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+    /** close() answers new requests until the ones in flight have ended, instead of refusing connections. */
+    answerWhileDraining?: boolean;
   },
 ): Promise<Listening> {
   const timeouts = options.clientTimeouts ?? DEFAULT_CLIENT_TIMEOUTS;
@@ -84,10 +91,12 @@ export async function listen(
   }) as Server;
   refuseUnreadableHostsInTheApp(server);
   if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
-  let inFlight = 0;
+  const open = new Set<ServerResponse>();
+  let draining = false;
   server.on('request', (_req, res) => {
-    inFlight++;
-    res.once('close', () => inFlight--);
+    open.add(res);
+    res.once('close', () => open.delete(res));
+    if (draining) res.shouldKeepAlive = false; // each answer while draining ends its connection
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) =>
@@ -109,9 +118,16 @@ export async function listen(
     port,
     url: `http://${hostForUrl}:${port}`,
     get inFlight() {
-      return inFlight;
+      return open.size;
     },
-    close: (graceMs) => closeGracefully(server, () => inFlight, graceMs),
+    async close(graceMs) {
+      const deadline = Date.now() + graceMs;
+      if (options.answerWhileDraining) {
+        draining = true;
+        await settled([...open], deadline);
+      }
+      return closeGracefully(server, () => open.size, Math.max(0, deadline - Date.now()));
+    },
   };
 }
 
@@ -152,6 +168,20 @@ function hostReadsAsIs(host: string): boolean {
     return false;
   }
   return hostname.length === host.length || hostname === host.replace(/:\d+$/, '');
+}
+
+/** Resolves once every response has closed, or at the deadline. */
+async function settled(responses: ServerResponse[], deadline: number): Promise<void> {
+  const pending = responses.filter((res) => !res.closed);
+  if (pending.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(pending.map((res) => new Promise((resolve) => res.once('close', resolve)))),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** A tenth of the shorter timeout, within 50 ms to 1 s: the limit is enforced to within that much. */

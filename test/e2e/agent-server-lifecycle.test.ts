@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
@@ -155,3 +157,32 @@ async function waitFor(check: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
   assert.ok(check(), 'condition not reached within 10 s');
 }
+
+test('while a request begun before SIGTERM finishes, new requests get 503 service_shutting_down, not a refused connection', async (t) => {
+  const server = await startAgentServer(t);
+  const { hostname, port } = new URL(server.url);
+  // a request in flight at the stop: its body arrives in two parts, the second after the signal
+  const body = JSON.stringify({ workspace_path: server.workspace });
+  const slow = connect(Number(port), hostname);
+  let answer = '';
+  slow.setEncoding('utf8').on('data', (d: string) => {
+    answer += d;
+  });
+  await once(slow, 'connect');
+  slow.write(
+    `POST /sessions HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const exit = server.svc.stop('SIGTERM');
+  for (let i = 0; i < 100 && !/agent server stopping/.test(server.svc.output().stderr); i++)
+    await new Promise((r) => setTimeout(r, 20));
+  const refused = await fetch(`${server.url}/health`);
+  assert.equal(refused.status, 503);
+  assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'service_shutting_down');
+  assert.equal(refused.headers.get('connection'), 'close');
+  slow.end(body.slice(5));
+  await once(slow, 'close');
+  assert.match(answer, /^HTTP\/1\.1 201 /);
+  assert.equal(await exit, 0);
+});
