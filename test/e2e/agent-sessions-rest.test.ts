@@ -59,18 +59,18 @@ test('initial_active_model takes an id, alias or tier and pins it; an unknown on
   assert.match(bad.body.error.message, /gpt-99/);
 });
 
-test('a workspace that is missing or a file is 400 workspace_not_found; a malformed body names the field', async () => {
+test('a workspace that is missing, a file or a relative path is 400 workspace_not_found; a malformed body names the field', async () => {
   const file = join(server.home, 'not-a-dir.txt');
   writeFileSync(file, 'x');
-  for (const path of [join(server.home, 'missing'), file]) {
+  for (const path of [join(server.home, 'missing'), file, 'relative/dir']) {
     const res = await api('POST', '/sessions', { workspace_path: path });
-    assert.equal(res.status, 400);
+    assert.equal(res.status, 400, path);
     assert.equal(res.body.error.code, 'workspace_not_found');
+    assert.equal(res.body.error.details.field, 'workspace_path');
   }
   for (const [body, field] of [
     [{}, 'workspace_path'],
     [{ workspace_path: 42 }, 'workspace_path'],
-    [{ workspace_path: 'relative/dir' }, 'workspace_path'],
     [{ workspace_path: server.workspace, initial_active_model: 7 }, 'initial_active_model'],
     ['"a string"', 'body'],
   ] as const) {

@@ -31,7 +31,6 @@ const CreateSessionSchema = v.object({
   workspace_path: v.pipe(
     v.string('must be a string'),
     v.minLength(1, 'must not be empty'),
-    v.check(isAbsolute, 'must be an absolute path'),
   ),
   initial_active_model: v.optional(
     v.nullable(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'))),
@@ -59,8 +58,7 @@ const PatchSessionSchema = v.object({
 export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
   app.post('/sessions', async (c) => {
     const body = validateInput(CreateSessionSchema, await readJsonBody(c));
-    const workspace = resolve(body.workspace_path);
-    assertDirectory(workspace);
+    const workspace = existingDirectory(body.workspace_path);
     const policy = deps.policy.current();
     const explicit = body.initial_active_model ?? undefined;
     const model =
@@ -148,7 +146,15 @@ export function engineOf(deps: AgentAppDeps) {
 
 // --- internal ---
 
-function assertDirectory(path: string): void {
+/** The path, normalised, when it is absolute and names a directory; else 400 workspace_not_found (README). */
+function existingDirectory(requested: string): string {
+  if (!isAbsolute(requested)) {
+    throw new SvcError('workspace_not_found', {
+      message: `workspace_path ${requested} is not an absolute path; give the directory's full path (relative paths and ~ are not expanded).`,
+      details: { field: 'workspace_path', workspace_path: requested },
+    });
+  }
+  const path = resolve(requested);
   let isDir = false;
   try {
     isDir = statSync(path).isDirectory();
@@ -161,6 +167,7 @@ function assertDirectory(path: string): void {
       details: { field: 'workspace_path', workspace_path: path },
     });
   }
+  return path;
 }
 
 /** Cancels the running turn; a purge then waits (bounded) for its end so no event outlives the purge. */
