@@ -1,7 +1,8 @@
 /**
  * Reads a V8 `.cpuprofile` written by `node --cpu-prof` from the dist/ bundle and says where the samples
- * went: bundle frames are mapped back to src/ through the bundle's source maps, dependencies are grouped
- * by package, and native frames (JSON.parse, writev, …) are named with the JS function that called them.
+ * went: bundle frames are mapped back through the bundle's source maps to src/ or, for the dependencies
+ * tsup bundles, to node_modules/<package>/…; dependencies are grouped by package (bundled or loaded from
+ * node_modules), and native frames (JSON.parse, writev, …) are named with the JS function that called them.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
@@ -155,22 +156,21 @@ class FrameNamer {
       return { key: `${cf.url}:${cf.lineNumber + 1} ${fn}`, owner: 'node:internal', ...internal };
     }
     const file = cf.url.startsWith('file://') ? fileURLToPath(cf.url) : cf.url;
-    const mod = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(file);
-    if (mod) {
-      return {
-        key: `${mod[1]}/${mod[2]}:${cf.lineNumber + 1} ${fn}`,
-        owner: mod[1],
-        src: false,
-        attributable: true,
-      };
-    }
+    // A package loaded from node_modules (one tsup leaves external) …
+    const mod = packageFrame(file, cf.lineNumber + 1, fn);
+    if (mod) return mod;
     const original = this.original(file, cf.lineNumber, cf.columnNumber);
     if (original) {
-      const src = original.file.startsWith('src/');
+      // … or bundled into dist/: its source map names ../node_modules/<package>/… (packages' own maps are
+      // chained, so that can be e.g. pg-protocol/src/parser.ts: the package is checked before src/).
+      const bundled = packageFrame(original.source, original.line, fn);
+      if (bundled) return bundled;
+      const at = original.source.lastIndexOf('src/');
+      const source = at >= 0 ? original.source.slice(at) : original.source;
       return {
-        key: `${original.file}:${original.line} ${fn}`,
-        owner: original.file,
-        src,
+        key: `${source}:${original.line} ${fn}`,
+        owner: source,
+        src: source.startsWith('src/'),
         attributable: true,
       };
     }
@@ -185,10 +185,15 @@ class FrameNamer {
     }
     const entry = map?.findEntry(line, column);
     if (!entry || !('originalSource' in entry)) return undefined;
-    const at = entry.originalSource.lastIndexOf('src/');
-    const source = at >= 0 ? entry.originalSource.slice(at) : entry.originalSource;
-    return { file: source, line: entry.originalLine + 1 };
+    return { source: entry.originalSource, line: entry.originalLine + 1 };
   }
+}
+
+/** A frame in node_modules/<package>/… (the innermost node_modules, for nested installs), owned by the package. */
+function packageFrame(path: string, line: number, fn: string): Frame | undefined {
+  const mod = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(path);
+  if (!mod) return undefined;
+  return { key: `${mod[1]}/${mod[2]}:${line} ${fn}`, owner: mod[1], src: false, attributable: true };
 }
 
 class Tally {
