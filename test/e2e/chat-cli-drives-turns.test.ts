@@ -132,6 +132,32 @@ test('Ctrl-C cancels the running turn and the chat goes on; a second Ctrl-C afte
   assert.equal(await late.exit, 130);
 });
 
+test('piped stdin: the confirmation question is printed before its answer is read, so a program can wait for it', async () => {
+  fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'asked.txt', content: 'x' } }] }, { text: 'Ok.' }]);
+  const c = chat(['--workspace', server.workspace]);
+  c.child.stdin!.write('write asked.txt\n');
+  await c.waitFor(/^\? allow write_file path=asked\.txt content=x \[y\/n\/a\] $/m);
+  c.child.stdin!.end('n\n');
+  assert.equal(await c.exit, 0, c.err());
+  assert.match(c.out(), /^\? allow write_file path=asked\.txt content=x \[y\/n\/a\] n$/m);
+});
+
+test('Ctrl-C right after a line was sent, before the turn id is known, cancels that turn', async () => {
+  fake.script([{ text: Array.from({ length: 300 }, (_, i) => `w${i}`).join(' '), dripMs: 20 }]);
+  const c = chat(['--workspace', server.workspace]);
+  await c.waitFor(/^session sess_/m);
+  await new Promise((r) => setTimeout(r, 300)); // the stream is attached
+  c.child.stdin!.write('talk\n');
+  await c.waitFor(/^› talk$/m);
+  c.child.kill('SIGINT');
+  await c.waitFor(/^— cancelled \(cancelled from svc chat\)/m);
+  c.child.stdin!.end();
+  assert.equal(await c.exit, 0, c.err());
+  const sid = sessionOf(c.out());
+  const events = (await server.api('GET', `/sessions/${sid}/events?types=turn.cancelled`)).body.events;
+  assert.equal(events.length, 1);
+});
+
 test('--session resumes a session: its history counts on, and --model sets its model', async () => {
   fake.script([{ text: 'first answer' }, { text: 'second answer' }]);
   const first = chat(['--workspace', server.workspace], 'one\n');

@@ -33,6 +33,7 @@ export async function runChat(o: ChatOptions): Promise<number> {
   const lines = createLineSource(o.input, o.output);
   const turns = createTurnTracker();
   let current: string | undefined;
+  let submitting = false;
   let cancelling = false;
   let quit: number | undefined;
   let failed = false;
@@ -70,17 +71,22 @@ export async function runChat(o: ChatOptions): Promise<number> {
       lines.close();
     },
   });
+  let cancelSent: Promise<unknown> = Promise.resolve();
+  const cancel = (turnId: string) => {
+    cancelSent = api
+      .cancelTurn(sessionId, turnId, 'cancelled from svc chat')
+      .catch((err) => p.line(`! ${message(err)}`));
+  };
   lines.onInterrupt(() => {
-    if (current && !cancelling) {
+    // a line already sent is a running turn even before POST …/turns answered with its id
+    if ((current || submitting) && !cancelling) {
       cancelling = true;
       p.line('^C cancelling the turn (Ctrl-C again to quit)', true);
-      api
-        .cancelTurn(sessionId, current, 'cancelled from svc chat')
-        .catch((err) => p.line(`! ${message(err)}`));
+      if (current) cancel(current);
       return;
     }
     // "Ctrl-C again" quits with 130 even when the cancel it follows has already ended the turn
-    quit = current || cancelling ? INTERRUPTED : 0;
+    quit = current || submitting || cancelling ? INTERRUPTED : 0;
     turns.abort();
     lines.close();
   });
@@ -96,15 +102,20 @@ export async function runChat(o: ChatOptions): Promise<number> {
       if (text === '') continue;
       if (text === '/exit' || text === '/quit') break;
       let turnId: string;
+      cancelling = false;
+      submitting = true;
       try {
         turnId = (await api.submitTurn(sessionId, text)).turn_id;
       } catch (err) {
         p.line(`! ${message(err)}`);
         failed = true;
         continue;
+      } finally {
+        submitting = false;
       }
       current = turnId;
-      cancelling = false;
+      // Ctrl-C while the turn was being submitted: it is cancelled as soon as its id is known
+      if (cancelling) cancel(turnId);
       const end = await turns.wait(turnId);
       current = undefined;
       if (!end) break;
@@ -115,6 +126,7 @@ export async function runChat(o: ChatOptions): Promise<number> {
     stream.close();
     lines.close();
     await cancelOnClose;
+    await cancelSent; // a quit right after a cancel still sends it
   }
   if (fatal) throw fatal;
   if (quit !== undefined) return quit;
@@ -153,8 +165,10 @@ async function confirm(
   const pl = e.payload as { request_id: string; tool_name: string; input: unknown };
   const question = `? allow ${pl.tool_name} ${compactInput(pl.input)} [y/n/a] `;
   p.endLine();
+  // from a pipe too, the question shows before its answer is read: a program driving svc chat waits for it
+  if (!lines.interactive) p.text(question);
   const answer = await lines.next(question);
-  if (!lines.interactive) p.line(`${question}${answer ?? '(no more input: deny)'}`);
+  if (!lines.interactive) p.text(`${answer ?? '(no more input: deny)'}\n`);
   const a = (answer ?? '').trim().toLowerCase();
   const decision = a === 'y' || a === 'yes' || a === 'a' || a === 'always' ? 'allow' : 'deny';
   const scope = a === 'a' || a === 'always' ? 'session' : 'once';
