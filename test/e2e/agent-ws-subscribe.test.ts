@@ -183,6 +183,39 @@ test('snapshot: the session, its 50 most recent messages and snapshot_at_event_i
   assert.equal(events[0].type, 'turn.started');
 });
 
+test('snapshot: a turn run between the accept and the subscribe is in the snapshot and none of its events follow it', async () => {
+  const sid = await session();
+  const c = await connect(sid); // accepted: the connection's queue starts here
+  fake.script([{ text: 'before the subscribe' }]);
+  const first = await server.api('POST', `/sessions/${sid}/turns`, {
+    content: [{ type: 'text', text: 'one' }],
+  });
+  assert.equal(first.status, 202);
+  for (let i = 0; i < 200; i++) {
+    const s = (await server.api('GET', `/sessions/${sid}`)).body;
+    if (s.turn_count === 1 && s.current_turn_id === null) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  c.send({ type: 'subscribe', filter: 'preset:full', snapshot: true });
+  const snap = await c.next((f) => f.type === 'snapshot');
+  assert.equal(snap.session.turn_count, 1);
+  assert.equal(snap.session.current_turn_id, null);
+  assert.deepEqual(
+    snap.messages.map((m: { role: string }) => m.role),
+    ['user', 'assistant'],
+  );
+  const stored = (await server.api('GET', `/sessions/${sid}/events?types=turn.completed`)).body.events;
+  assert.ok(snap.snapshot_at_event_id >= stored[0].id, 'the fence covers the turn the snapshot shows');
+  fake.script([{ text: 'after the subscribe' }]);
+  const second = await runTurn(sid, c, 'two');
+  const events = c.events();
+  assert.ok(events.length > 0);
+  assert.ok(
+    events.every((e) => e.turn_id === second),
+    JSON.stringify(events.map((e) => [e.type, e.turn_id])),
+  );
+});
+
 test('subscribe_error: cursor_expired past retention, replay_too_large above 10,000, session_not_found when gone', async () => {
   const sid = await session();
   const c = await connect(sid);

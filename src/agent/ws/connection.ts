@@ -39,6 +39,8 @@ export interface ConnectionDeps {
   socket: ConnectionSocket;
   /** The hub's last event id at accept. */
   fence: string | null;
+  /** The hub's last event id now when the session has no turn in flight, else undefined. */
+  settledFence(): string | null | undefined;
   queueLimit: number;
   pingIntervalMs: number;
   store: Pick<SubscribeContext, 'db' | 'flush' | 'nowMs'>;
@@ -100,6 +102,7 @@ export function createConnection(deps: ConnectionDeps): Connection {
     ...deps.store,
     sessionId: deps.sessionId,
     fence: deps.fence,
+    settledFence: deps.settledFence,
     send,
     drained: () => outbox.drained(),
     isOpen: () => state === 'subscribing',

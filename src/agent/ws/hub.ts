@@ -38,6 +38,8 @@ export interface StreamHub {
   clients(): HubClient[];
   /** Calls `fn` once the session has no turn in flight (at once when it has none). */
   whenIdle(sessionId: string, fn: () => void): void;
+  /** The session has no turn in flight (no turn.started without its end so far). */
+  isIdle(sessionId: string): boolean;
 }
 
 export function createStreamHub(encode: (event: EventEnvelope) => Buffer): StreamHub {
@@ -112,6 +114,7 @@ export function createStreamHub(encode: (event: EventEnvelope) => Buffer): Strea
       if (!turnsInFlight.has(sessionId)) return fn();
       entry(idleWaiters, sessionId, () => [] as Array<() => void>).push(fn);
     },
+    isIdle: (sessionId) => !turnsInFlight.has(sessionId),
   };
 }
 

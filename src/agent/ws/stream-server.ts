@@ -115,6 +115,7 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
               sessionId,
               socket: corkable(ws),
               fence: hub.lastEventId,
+              settledFence: () => (hub.isIdle(sessionId) ? hub.lastEventId : undefined),
               queueLimit: deps.queueLimit,
               pingIntervalMs: deps.pingIntervalMs,
               store: { db: appDeps.db, flush: deps.flush, nowMs: () => deps.clock.nowUs() / 1000 },

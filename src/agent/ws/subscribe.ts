@@ -28,6 +28,11 @@ export interface SubscribeContext {
   sessionId: string;
   /** Id of the last event published before the accept (null: none yet). */
   fence: string | null;
+  /**
+   * Id of the last event published so far when the session has no turn in flight (undefined when it has):
+   * the engine writes a turn's rows before its end event, so the tables then reflect every event up to it.
+   */
+  settledFence(): string | null | undefined;
   /** Commits every event the trace writer has queued. */
   flush(): Promise<void>;
   nowMs(): number;
@@ -61,11 +66,17 @@ export async function runSubscribe(ctx: SubscribeContext, frame: SubscribeFrame)
 
   if (frame.snapshot) {
     // spec 2: after a snapshot only events above snapshot_at_event_id follow; `since` is not used
+    const settled = ctx.settledFence();
     const snap = await readSnapshot(ctx.db, ctx.sessionId);
     if (!snap) return fail('session_not_found', `session ${ctx.sessionId} no longer exists`);
+    // The snapshot shows the session as read now. Idle before the read and still idle in it: it reflects
+    // every event published before the read, so the fence moves up to there (turns run between the accept
+    // and this frame are not sent again). Otherwise it stays at the accept: what followed is sent, at worst
+    // repeating part of what the snapshot already shows, never missing any of it.
+    const at = settled !== undefined && snap.session.current_turn_id === null ? settled : ctx.fence;
     ack(null, true, 0);
-    ctx.send({ type: 'snapshot', ...snap, snapshot_at_event_id: ctx.fence });
-    return { ok: true, filter, lastSentId: ctx.fence };
+    ctx.send({ type: 'snapshot', ...snap, snapshot_at_event_id: at });
+    return { ok: true, filter, lastSentId: at };
   }
   const sessionIds = filter.resolved.include_worker_sessions
     ? await sessionTree(ctx.db, ctx.sessionId)
