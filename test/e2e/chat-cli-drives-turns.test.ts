@@ -133,7 +133,10 @@ test('Ctrl-C cancels the running turn and the chat goes on; a second Ctrl-C afte
 });
 
 test('piped stdin: the confirmation question is printed before its answer is read, so a program can wait for it', async () => {
-  fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'asked.txt', content: 'x' } }] }, { text: 'Ok.' }]);
+  fake.script([
+    { toolUses: [{ name: 'write_file', input: { path: 'asked.txt', content: 'x' } }] },
+    { text: 'Ok.' },
+  ]);
   const c = chat(['--workspace', server.workspace]);
   c.child.stdin!.write('write asked.txt\n');
   await c.waitFor(/^\? allow write_file path=asked\.txt content=x \[y\/n\/a\] $/m);

@@ -28,10 +28,7 @@ import {
 export const PURGE_TURN_WAIT_MS = 10_000;
 
 const CreateSessionSchema = v.object({
-  workspace_path: v.pipe(
-    v.string('must be a string'),
-    v.minLength(1, 'must not be empty'),
-  ),
+  workspace_path: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
   initial_active_model: v.optional(
     v.nullable(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'))),
   ),
