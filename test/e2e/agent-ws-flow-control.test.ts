@@ -79,6 +79,7 @@ test('an inbound frame above 64 KiB closes the socket with 1009; a smaller bad f
   c.send({ type: 'ping', nonce: 'x'.repeat(65 * 1024) });
   const closed = await c.closed;
   assert.equal(closed.code, 1009);
+  assert.equal(JSON.parse(closed.reason).code, 'frame_too_large'); // every close reason is JSON {code, message}
 });
 
 test('a client that stops reading is closed with 1008 client_too_slow and a bus.handler_warning; the turn and another client are not held up', async () => {

@@ -4,7 +4,10 @@
  * for its own session only, while earlier tokens stay valid.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import { after, test } from 'node:test';
+import { WebSocket } from 'ws';
 import { rawRequest, startAgentServer } from '../helpers/agent-server.ts';
 import { open, refusal } from '../helpers/ws-client.ts';
 
@@ -93,4 +96,17 @@ test('the stream path without an upgrade is 426 upgrade_required; REST still ans
   const other = await refusal(`${base}/health`);
   assert.equal(other.status, 404);
   assert.equal(other.body.error.code, 'not_found');
+});
+
+test('the 101 of an accepted upgrade carries Svc-API-Version and Svc-API-Versions-Supported like every service answer', async () => {
+  const sid = await newSession();
+  const ws = new WebSocket(`${base}/sessions/${sid}/stream?attach=${await tokenOf(sid)}`);
+  const opened = once(ws, 'open'); // emitted in the same tick as 'upgrade'
+  const [res] = (await once(ws, 'upgrade')) as [IncomingMessage];
+  await opened;
+  assert.equal(res.statusCode, 101);
+  assert.equal(res.headers['svc-api-version'], '1.0');
+  assert.equal(res.headers['svc-api-versions-supported'], '1.0');
+  ws.close();
+  await once(ws, 'close');
 });

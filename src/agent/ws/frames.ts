@@ -32,8 +32,10 @@ export const FRAME_ERROR_CODES = [
 ] as const;
 export type FrameErrorCode = (typeof FRAME_ERROR_CODES)[number] | ErrorCode;
 
-/** Close codes the server uses (1009 for an oversize frame is sent by the WebSocket layer itself). */
+/** Close codes the server uses. */
 export const CLOSE = {
+  /** A client frame above MAX_CLIENT_FRAME_BYTES (the WebSocket layer closes; stream-server.ts adds this reason). */
+  tooLarge: { code: 1009, reason: 'frame_too_large' },
   /** DELETE /sessions/{id}: the session ended; nothing more will come. */
   sessionEnded: { code: 1000, reason: 'session_ended' },
   /** spec 2 item 6: shutdown. */

@@ -18,7 +18,7 @@ import type { AgentAppDeps } from '../app.ts';
 import type { AgentEnv } from '../env.ts';
 import { requireOpenSession, requireSession } from '../sessions/store.ts';
 import { type Connection, type ConnectionSocket, createConnection } from './connection.ts';
-import { encodeFrame, MAX_CLIENT_FRAME_BYTES } from './frames.ts';
+import { CLOSE, closeReason, encodeFrame, MAX_CLIENT_FRAME_BYTES } from './frames.ts';
 import { createStreamHub, STREAM_SUBSCRIBER } from './hub.ts';
 import { createUpgradeListener, type UpgradeListener } from './upgrade.ts';
 
@@ -111,6 +111,7 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
         return {
           onOpen(_evt, ctx) {
             const ws = ctx.raw as WebSocket;
+            explainOversizeCloses(ws);
             conn = createConnection({
               sessionId,
               socket: corkable(ws),
@@ -196,6 +197,21 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
 }
 
 // --- internal ---
+
+/**
+ * `ws` closes a connection whose frame passed maxPayload itself, with 1009 and an empty reason; every other
+ * close of this server carries a JSON `{code, message}` reason, so that one gets it too.
+ */
+function explainOversizeCloses(ws: WebSocket): void {
+  const close = ws.close.bind(ws);
+  ws.close = (code?: number, reason?: string | Buffer) =>
+    close(
+      code,
+      code === CLOSE.tooLarge.code && (reason === undefined || reason.length === 0)
+        ? closeReason('tooLarge', `a frame above ${MAX_CLIENT_FRAME_BYTES} bytes`)
+        : reason,
+    );
+}
 
 /** The socket with cork/uncork of its TCP socket (ws keeps it in `_socket`; without it, frames go one by one). */
 function corkable(ws: WebSocket): ConnectionSocket {

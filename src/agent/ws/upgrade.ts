@@ -26,9 +26,14 @@ export interface UpgradeDeps {
 }
 
 export function createUpgradeListener(deps: UpgradeDeps): UpgradeListener {
+  // the 101 carries the app's svc-* headers too (Svc-API-Version on every service-owned answer, spec 1)
+  const extra = new WeakMap<IncomingMessage, string[]>();
+  deps.wss.on('headers', (lines, req) => {
+    lines.push(...(extra.get(req) ?? []));
+  });
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());
-    void answer(deps, req, socket, head).catch((err) => {
+    void answer(deps, extra, req, socket, head).catch((err) => {
       deps.log.error('websocket handshake failed', { path: req.url, message: errorMessage(err) });
       socket.destroy();
     });
@@ -37,7 +42,13 @@ export function createUpgradeListener(deps: UpgradeDeps): UpgradeListener {
 
 // --- internal ---
 
-async function answer(deps: UpgradeDeps, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+async function answer(
+  deps: UpgradeDeps,
+  extra: WeakMap<IncomingMessage, string[]>,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): Promise<void> {
   const headers = new Headers();
   for (const [key, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -53,6 +64,11 @@ async function answer(deps: UpgradeDeps, req: IncomingMessage, socket: Duplex, h
         { status: 404 },
       );
   if (deps.accepted.has(req) && !socket.destroyed) {
+    const own: string[] = [];
+    response.headers.forEach((value, key) => {
+      if (key.startsWith('svc-')) own.push(`${key}: ${value}`);
+    });
+    extra.set(req, own);
     deps.wss.handleUpgrade(req, socket, head, (ws) => deps.wss.emit('connection', ws, req));
     return;
   }
