@@ -23,9 +23,12 @@ export function resolveDbPath(
   return env.dbPath ?? join(configDir(env), 'svc.db');
 }
 
-/** Keystore path: `--keystore`, else SVC_GATEWAY_KEYSTORE, else `~/.config/svc/keys.json`. */
+/**
+ * Keystore path: `--keystore`, else SVC_GATEWAY_KEYSTORE, else `~/.config/svc/keys.json` (DECISIONS §2 names
+ * the home folder here, not XDG_CONFIG_HOME as for the trace store).
+ */
 export function resolveKeystorePath(env: SvcEnv, flag: string | undefined): string {
-  return flag ?? env.gatewayKeystore ?? join(configDir(env), 'keys.json');
+  return flag ?? env.gatewayKeystore ?? join(env.home ?? homedir(), '.config', 'svc', 'keys.json');
 }
 
 /** Where the store lives: a SQLite file (the embedded default) or a PostgreSQL database. */
