@@ -228,12 +228,21 @@ test('missing or malformed arguments exit 2', async () => {
     ['issue-key', '--name', 'x'],
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--daily-cap-usd', 'lots'],
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'claude'],
+    ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'nope:model'],
+    ['issue-key', '--name', '', '--workspace', '/tmp'],
+    ['issue-key', '--name', '  ', '--workspace', '/tmp'],
+    ['issue-key', '--name', 'x', '--workspace', ''],
     ['revoke-key'],
     ['list-keys', '--format', 'xml'],
   ]) {
     const r = await runSvc(['gateway', ...args], { env: f.env });
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
+  // none of them issued a key
+  const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.deepEqual(JSON.parse(listed.stdout).keys ?? JSON.parse(listed.stdout), []);
 });
 
 // spec 3's identity guard: a tag outside it could never be filtered, exported or forgotten

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
+import { PROVIDERS } from '../../../adapters/names.ts';
 import { IDENTITY_ID_RE } from '../../../analytics/index.ts';
 import { runIssueKey } from '../../../gateway/index.ts';
 import { isDecimalString } from '../../../lib/decimal.ts';
@@ -23,8 +24,8 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     const input = {
-      name: args.name,
-      workspace_path: resolve(args.workspace),
+      name: nonEmpty(args.name, '--name', 'a label such as the tenant, environment or feature'),
+      workspace_path: resolve(nonEmpty(args.workspace, '--workspace', 'the folder the key is scoped to')),
       allowed_models: allowedModels(rawArgs),
       daily_cap_usd: cap(args['daily-cap-usd'], '--daily-cap-usd'),
       monthly_cap_usd: cap(args['monthly-cap-usd'], '--monthly-cap-usd'),
@@ -51,13 +52,21 @@ function allowedModels(rawArgs: string[]): string[] | undefined {
   }
   const ids = values.flatMap((v) => v.split(',')).map((s) => s.trim());
   for (const id of ids) {
-    if (!/^[a-z0-9][a-z0-9_-]*:\S+$/.test(id)) {
+    const adapter = /^([a-z0-9][a-z0-9_-]*):\S+$/.exec(id)?.[1];
+    if (!adapter || !(PROVIDERS as readonly string[]).includes(adapter)) {
       throw new SvcError('usage_error', {
-        message: `--allow-model "${id}" is not a canonical model id; use <adapter>:<model>, for example anthropic:claude-sonnet-4-5.`,
+        message: `--allow-model "${id}" is not a canonical model id; use <adapter>:<model> with adapter ${PROVIDERS.join(', ')}, for example anthropic:claude-sonnet-4-5.`,
       });
     }
   }
   return ids.length ? ids : undefined;
+}
+
+/** A required value that says something: an empty or blank one is a usage error, not a key labelled "". */
+function nonEmpty(value: string, flag: string, what: string): string {
+  if (value.trim() === '')
+    throw new SvcError('usage_error', { message: `${flag} must not be empty: give ${what}.` });
+  return value;
 }
 
 /**
