@@ -36,7 +36,7 @@ export function parseConfigYaml(text: string, file: string): unknown {
     if (!(err instanceof YAMLException)) throw err;
     const where = err.mark ? ` (line ${err.mark.line + 1}, column ${err.mark.column + 1})` : '';
     throw new SvcError('config_invalid', {
-      message: `${file}: not valid YAML${where}: ${err.reason}`,
+      message: `${file}: not valid YAML${where}: ${err.reason}; fix the file and try again.`,
       details: { file, errors: [`not valid YAML${where}: ${err.reason}`] },
       cause: err,
     });
@@ -45,7 +45,7 @@ export function parseConfigYaml(text: string, file: string): unknown {
   if (exceedsValues(doc, MAX_CONFIG_VALUES)) {
     const reason = `not valid: more than ${MAX_CONFIG_VALUES} values once its aliases (*name) are expanded; write the entries out instead`;
     throw new SvcError('config_invalid', {
-      message: `${file}: ${reason}`,
+      message: `${file}: ${reason}.`,
       details: { file, errors: [reason] },
     });
   }
@@ -93,7 +93,7 @@ export function configInvalid(file: string, errors: readonly string[]): SvcError
   const shown = errors.slice(0, 5).join('; ');
   const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
   return new SvcError('config_invalid', {
-    message: `${file} is invalid: ${shown}${more}`,
+    message: `${file} is invalid: ${shown}${more}; fix the file and try again.`,
     details: { file, errors: [...errors] },
   });
 }

@@ -175,3 +175,11 @@ test('loadModelRegistry reads a file and reports an unreadable one as config_inv
       /^Cannot read the model registry .*--models or SVC_MODELS.*built-in/.test(err.message),
   );
 });
+
+test('a broken models.yaml is one sentence that says what to do (DECISIONS §2)', () => {
+  for (const text of ['pricing_version: v\nmodels: [\n', 'models: 5\n']) {
+    const err = expectInvalid(text);
+    assert.match(err.message, /; fix the file and try again\.$/);
+    assert.doesNotMatch(err.message, /\n/);
+  }
+});
