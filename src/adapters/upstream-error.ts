@@ -134,12 +134,15 @@ export function classifyHttpFailure(
     : cls === 'authentication'
       ? `the provider refused the gateway's provider key (${what}); the gateway operator must check it`
       : message || `upstream returned HTTP ${status}`;
-  return failure(cls, text, {
+  const f = failure(cls, text, {
     status,
     retry_after_ms: parseRetryAfterMs(header) ?? (status === 429 ? parseRateLimitResetMs(header) : undefined),
     upstream_type: upstreamType,
     retryable,
   });
+  // too large for the provider: the client's 413 (wire-formats §5.5), not a generic bad request
+  if (status === 413 || upstreamType === 'request_too_large') f.code = 'request_too_large';
+  return f;
 }
 
 /** The provider's account has no credit left or reached its spend limit (wire-formats §1.11, §2.8, §3). */

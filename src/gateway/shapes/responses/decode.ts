@@ -119,6 +119,27 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
       what: 'a prompt template stored by OpenAI',
       instead: 'send instructions and input instead, or use an OpenAI model',
     };
+  // an answer without what these ask for would be a silent wrong answer (README §Translation)
+  if (body.background === true)
+    return {
+      param: 'background',
+      what: 'a background response (answered later, polled by id)',
+      instead: 'leave background out (the answer comes in this request), or use an OpenAI model',
+    };
+  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0)
+    return {
+      param: 'top_logprobs',
+      what: 'log probabilities, which this model does not return',
+      instead: 'leave top_logprobs out, or use an OpenAI model',
+    };
+  const include = Array.isArray(body.include) ? body.include : [];
+  const logprobs = include.indexOf('message.output_text.logprobs');
+  if (logprobs >= 0)
+    return {
+      param: `include.${logprobs}`,
+      what: 'log probabilities, which this model does not return',
+      instead: 'leave message.output_text.logprobs out of include, or use an OpenAI model',
+    };
   const choice = body.tool_choice as { type?: unknown } | string | undefined;
   if (typeof choice === 'object' && choice !== null && !TRANSLATED_TOOL_CHOICES.has(String(choice.type)))
     return {

@@ -235,6 +235,16 @@ test('responses: stored state, stored prompts, hosted tool_choice and file parts
   assert.equal(param({ ...base, input: [{ role: 'user', content: [text, url] }] }), null);
   const output = { type: 'function_call_output', call_id: 'c', output: [text, file] };
   assert.equal(param({ ...base, input: [output] }), 'input.0.output.1');
+  // what another model cannot give is refused, never answered without it
+  assert.equal(param({ ...base, background: true }), 'background');
+  assert.equal(param({ ...base, background: false }), null);
+  assert.equal(param({ ...base, top_logprobs: 3 }), 'top_logprobs');
+  assert.equal(param({ ...base, top_logprobs: 0 }), null);
+  assert.equal(param({ ...base, include: ['reasoning.encrypted_content'] }), null);
+  assert.equal(
+    param({ ...base, include: ['reasoning.encrypted_content', 'message.output_text.logprobs'] }),
+    'include.1',
+  );
 });
 
 test('responses: a namespace of functions is flattened and hosted web search left out for other models; other hosted tools are refused', () => {
