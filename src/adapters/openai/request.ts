@@ -36,6 +36,15 @@ export function encodeOpenAIRequest(
   opts: OpenAIRequestOptions,
 ): UpstreamCall {
   const router = opts.flavor === 'openrouter';
+  // an Anthropic request's tools and sandbox that no OpenAI-shape model has: refused, never dropped (§6 #25)
+  const anthropic = req.passthrough?.wire === 'anthropic' ? req.passthrough.fields : undefined;
+  for (const field of ANTHROPIC_ONLY_FIELDS)
+    if (anthropic?.[field] != null) reject(field, `${ANTHROPIC_ONLY_FIELDS_WHY[field]}; use a Claude model`);
+  if (!router && (req.stop_sequences?.length ?? 0) > MAX_OPENAI_STOP)
+    reject(
+      'stop_sequences',
+      `OpenAI models take at most ${MAX_OPENAI_STOP} stop sequences, not ${req.stop_sequences!.length}`,
+    );
   const body: Record<string, unknown> =
     req.passthrough?.wire === 'openai' ? { ...req.passthrough.fields, model } : { model };
   body.messages = encodeOpenAIMessages(req, router);
@@ -136,6 +145,16 @@ function completionsUrl(config: AdapterConfig): string {
 export function openaiHeaders(config: AdapterConfig): Record<string, string> {
   return { 'content-type': 'application/json', authorization: `Bearer ${config.apiKey}`, ...config.headers };
 }
+
+/** OpenAI's `stop` holds at most this many sequences (wire-formats §2.2). */
+const MAX_OPENAI_STOP = 4;
+
+const ANTHROPIC_ONLY_FIELDS = ['mcp_servers', 'container'] as const;
+const ANTHROPIC_ONLY_FIELDS_WHY: Record<(typeof ANTHROPIC_ONLY_FIELDS)[number], string> = {
+  mcp_servers:
+    'MCP servers are connected by the Anthropic API itself; this model would answer without their tools',
+  container: 'a code-execution container exists only on the Anthropic API',
+};
 
 function reject(field: string, message: string): never {
   throw new SvcError('invalid_request', { message: `${field}: ${message}`, details: { param: field } });

@@ -417,3 +417,24 @@ test('non-streaming usage with cache reads and writes survives both directions',
   ]);
   assert.equal(a.id, 'msg_gen-1');
 });
+
+test('Anthropic request → OpenAI: more than 4 stop sequences, MCP servers or a container are a 400 naming them, not dropped', () => {
+  const base = { model: 'x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
+  const refusal = (body: Record<string, unknown>, flavor: 'openai' | 'openrouter' = 'openai') => {
+    try {
+      (flavor === 'openai' ? openai : openrouter).encodeRequest(decodeAnthropicRequest(body), 'gpt-4o');
+      return null;
+    } catch (err) {
+      return (err as { code?: string; details?: { param?: string } }).details?.param ?? String(err);
+    }
+  };
+  assert.equal(refusal({ ...base, stop_sequences: ['a', 'b', 'c', 'd'] }), null);
+  assert.equal(refusal({ ...base, stop_sequences: ['a', 'b', 'c', 'd', 'e'] }), 'stop_sequences');
+  assert.equal(refusal({ ...base, stop_sequences: ['a', 'b', 'c', 'd', 'e'] }, 'openrouter'), null);
+  assert.equal(
+    refusal({ ...base, mcp_servers: [{ type: 'url', url: 'https://mcp.test/sse', name: 'm' }] }),
+    'mcp_servers',
+  );
+  assert.equal(refusal({ ...base, container: 'container_1' }), 'container');
+  assert.equal(refusal({ ...base, service_tier: 'auto' }), null);
+});
