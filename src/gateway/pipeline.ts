@@ -257,11 +257,15 @@ function sameWireOps(adapter: Adapter, shape: ShapeName): SameWireOps | undefine
 
 /**
  * A translated request asks for no more output than the routed model can give (Claude Code asks 32,000 of
- * every model; gpt-4o refuses more than 16,384): what it could never get is not asked for.
+ * every model; gpt-4o refuses more than 16,384): what it could never get is not asked for. A Claude model,
+ * which needs a max_tokens, gets its whole output limit when the client named none (an OpenAI client's
+ * "no limit"; wire-formats §5.1, §6 #22), as an OpenAI model gives by default.
  */
 function withinOutputLimit(req: CanonicalRequest, model: ModelEntry): CanonicalRequest {
   const limit = model.capabilities.max_output_tokens;
-  return req.max_tokens !== undefined && req.max_tokens > limit ? { ...req, max_tokens: limit } : req;
+  if (req.max_tokens === undefined)
+    return model.adapter === 'anthropic' ? { ...req, max_tokens: limit } : req;
+  return req.max_tokens > limit ? { ...req, max_tokens: limit } : req;
 }
 
 /**

@@ -30,13 +30,18 @@ export function validateCandidate(modelId: string, facts: RouteFacts, ctx: Route
   return { entry, failure: null };
 }
 
-/** The context check: estimated input plus the output asked for (max_tokens) within max_context_tokens. */
+/**
+ * The context check: estimated input plus the output asked for (max_tokens) within max_context_tokens. The
+ * output counts up to the model's max_output_tokens, all a translated call asks of it (a same-wire call
+ * asking for more gets the provider's own refusal): a max_tokens above that never rejects the model the
+ * client named in favour of another.
+ */
 export function fitsContext(
   inputTokens: number,
   maxOutputTokens: number | null,
   caps: Capabilities,
 ): boolean {
-  return inputTokens + (maxOutputTokens ?? 0) <= caps.max_context_tokens;
+  return inputTokens + Math.min(maxOutputTokens ?? 0, caps.max_output_tokens) <= caps.max_context_tokens;
 }
 
 /**

@@ -66,6 +66,21 @@ for (const p of PROVIDERS) {
   });
 }
 
+test('OpenAI SDK → a Claude model without max_completion_tokens: Claude is asked for its whole output limit (wire-formats §5.1, §6 #22)', async () => {
+  const p = PROVIDERS.find((x) => x.wire === 'anthropic')!;
+  const [first] = conversation('text');
+  const turn = first();
+  scriptFake(stack, turn);
+  await send({ model: p.model, ...turn.chat });
+  // claude-sonnet-4-5: max_output_tokens 64,000 in the built-in registry
+  checkUpstream(
+    stack,
+    p,
+    { model: p.upstreamModel, max_tokens: 64_000, ...turn.anthropic },
+    DEFAULT_ANTHROPIC_VERSION,
+  );
+});
+
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
   scriptFake(stack, turn);

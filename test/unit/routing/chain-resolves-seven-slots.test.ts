@@ -254,6 +254,13 @@ test('context_too_small: input estimate plus max_tokens above the context window
   assert.equal(d.chosen?.id, SONNET);
 });
 
+test("a max_tokens above the model's output limit counts as that limit: the named model is kept, not swapped", () => {
+  // gpt-4o: 128k context, 16k output; the call asks no more than 16k of it (translated calls are clamped)
+  const d = route({ requestedModel: 'openai:gpt-4o', estimatedInputTokens: 1_000, maxOutputTokens: 150_000 });
+  assert.equal(d.chain[0].verdict, 'accepted');
+  assert.equal(d.chosen?.id, 'openai:gpt-4o');
+});
+
 test('a slot-1 model outside allowed_models is a 403 with no fallback', () => {
   const d = route({ requestedModel: 'deep' }, { allowedModels: new Set([SONNET]) });
   assert.equal(d.chosen, null);
