@@ -187,6 +187,7 @@ function logFields(c: Context): Record<string, unknown> {
     routed_model: g.get('routedModel') ?? null,
     routed_by: g.get('routedBy') ?? null,
     ...(g.get('droppedTools') ? { dropped_tools: g.get('droppedTools') } : {}),
+    ...(g.get('droppedParams') ? { dropped_params: g.get('droppedParams') } : {}),
   };
 }
 

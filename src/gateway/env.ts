@@ -18,6 +18,8 @@ export interface GatewayVariables {
   routedBy: string;
   /** Hosted tools a translated Responses request went without (`svc-dropped-tools`), for the request log. */
   droppedTools: string;
+  /** Chat Completions parameters a translated call was sent without (svc-dropped-params). */
+  droppedParams: string;
   /** Resolved `Svc-API-Version` on the service-owned path /healthz (http/versioning.ts). */
   apiVersion: string;
 }

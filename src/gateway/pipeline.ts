@@ -29,6 +29,7 @@ import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import { budgetKeyIdOf, type KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
+import { DROPPED_PARAMS_HEADER, droppedChatParams } from './shapes/openai/dropped-params.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
@@ -125,6 +126,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         if (dropped) {
           c.set('droppedTools', dropped);
           c.header(DROPPED_TOOLS_HEADER, dropped);
+        }
+        // Chat Completions knobs Claude has no equivalent for are left out, and the answer says which
+        const params =
+          shapeName === 'openai' && !sameWire ? droppedChatParams(received, adapter.name).join(', ') : '';
+        if (params) {
+          droppedHeader[DROPPED_PARAMS_HEADER] = params;
+          c.set('droppedParams', params);
+          c.header(DROPPED_PARAMS_HEADER, params);
         }
         // that follow-up is spelled out on any model (an OpenAI model gets the kept turns as plain input
         // items, since OpenAI never stored them)

@@ -81,6 +81,20 @@ test('OpenAI SDK → a Claude model without max_completion_tokens: Claude is ask
   );
 });
 
+test('OpenAI SDK → a Claude model with seed and frequency_penalty: the answer names them in svc-dropped-params', async () => {
+  const p = PROVIDERS.find((x) => x.wire === 'anthropic')!;
+  const [first] = conversation('text');
+  const turn = first();
+  scriptFake(stack, turn);
+  const params = { model: p.model, ...turn.chat, seed: 7, frequency_penalty: 0.5 };
+  const { response } = await stack.openai.chat.completions
+    .create(params as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)
+    .withResponse();
+  assert.equal(response.headers.get('svc-dropped-params'), 'seed, frequency_penalty');
+  const [got] = stack.fake.requests;
+  assert.equal((got.body as Record<string, unknown>).seed, undefined);
+});
+
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
   scriptFake(stack, turn);

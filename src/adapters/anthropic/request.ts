@@ -26,6 +26,15 @@ export function encodeAnthropicRequest(
       openai.logprobs === true ? 'logprobs' : 'top_logprobs',
       'log probabilities are not returned by this model',
     );
+  const audio =
+    openai?.audio != null || (Array.isArray(openai?.modalities) && openai.modalities.includes('audio'));
+  if (audio)
+    reject(openai?.audio != null ? 'audio' : 'modalities', 'audio output is not produced by this model');
+  if (openai?.web_search_options != null)
+    reject(
+      'web_search_options',
+      'web search runs only on OpenAI search models; use one, or give the model a search tool',
+    );
   const body: Record<string, unknown> = { ...same?.fields, model };
   const maxTokens = req.max_tokens ?? config.defaultMaxTokens ?? 8192;
   body.max_tokens = maxTokens;

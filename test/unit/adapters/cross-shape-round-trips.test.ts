@@ -18,6 +18,7 @@ import { decodeAnthropicRequest } from '#src/gateway/shapes/anthropic/decode.ts'
 import { encodeAnthropicResponse } from '#src/gateway/shapes/anthropic/encode.ts';
 import { encodeAnthropicStream } from '#src/gateway/shapes/anthropic/encode-stream.ts';
 import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
+import { droppedChatParams } from '#src/gateway/shapes/openai/dropped-params.ts';
 import { encodeOpenAIResponse } from '#src/gateway/shapes/openai/encode.ts';
 import { encodeOpenAIStream } from '#src/gateway/shapes/openai/encode-stream.ts';
 import { decodeSse } from '#src/lib/sse-decode.ts';
@@ -437,4 +438,40 @@ test('Anthropic request → OpenAI: more than 4 stop sequences, MCP servers or a
   );
   assert.equal(refusal({ ...base, container: 'container_1' }), 'container');
   assert.equal(refusal({ ...base, service_tier: 'auto' }), null);
+});
+
+test('OpenAI request → Claude: audio output and web_search_options are a 400 naming them; seed and penalties are listed as dropped', () => {
+  const base = { model: 'x', messages: [{ role: 'user', content: 'hi' }] };
+  const param = (body: Record<string, unknown>) => {
+    try {
+      anthropic.encodeRequest(decodeOpenAIRequest(body), 'claude-sonnet-4-5');
+      return null;
+    } catch (err) {
+      return (err as { details?: { param?: string } }).details?.param ?? String(err);
+    }
+  };
+  assert.equal(param(base), null);
+  assert.equal(
+    param({ ...base, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'mp3' } }),
+    'audio',
+  );
+  assert.equal(param({ ...base, modalities: ['text', 'audio'] }), 'modalities');
+  assert.equal(param({ ...base, modalities: ['text'] }), null);
+  assert.equal(param({ ...base, web_search_options: {} }), 'web_search_options');
+  const knobs = {
+    ...base,
+    seed: 7,
+    frequency_penalty: 0.5,
+    presence_penalty: 0,
+    logit_bias: { 50256: -100 },
+    temperature: 0.2,
+  };
+  assert.equal(param(knobs), null);
+  assert.deepEqual(droppedChatParams(knobs, 'anthropic'), [
+    'seed',
+    'frequency_penalty',
+    'presence_penalty',
+    'logit_bias',
+  ]);
+  assert.deepEqual(droppedChatParams(knobs, 'openrouter'), []);
 });
