@@ -38,7 +38,7 @@ import { resolveWindow } from './window.ts';
 
 export interface AnalyticsDeps {
   store: Store;
-  bus: Pick<Bus, 'publish'>;
+  bus: Pick<Bus, 'publish' | 'stamp' | 'deliverStored'>;
   clock: Clock;
   registry: ModelRegistry;
   log: Logger;

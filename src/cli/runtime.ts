@@ -74,7 +74,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 /** What a one-shot store command needs: an existing store, a publisher for its audit events, a clock. */
 export interface CommandRuntime {
   readonly store: Store;
-  readonly bus: Pick<Bus, 'publish'>;
+  readonly bus: Pick<Bus, 'publish' | 'stamp' | 'deliverStored'>;
   readonly clock: Clock;
   /** Flushes and closes; throws store_error when an audit event could not be written. */
   close(): Promise<void>;
@@ -112,7 +112,11 @@ export async function openCommandRuntime(
   let closed = false;
   return {
     store,
-    bus: { publish },
+    bus: {
+      publish,
+      stamp: (input) => createEnvelope(input, { newId, clock }),
+      deliverStored: () => undefined, // stored by its publisher, and nothing else listens here
+    },
     clock,
     async close() {
       if (closed) return;

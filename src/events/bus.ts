@@ -13,7 +13,10 @@ export interface Subscriber {
   readonly name: string;
   /** Only these types reach the handler; all types when absent. */
   readonly types?: readonly EventType[];
-  /** When true, the handler's promise is part of `committed` (durability, not just delivery). */
+  /**
+   * When true, the handler stores the event and its promise is part of `committed` (durability, not just
+   * delivery); deliverStored skips it.
+   */
   readonly durable?: boolean;
   handle(event: EventEnvelope): unknown;
 }
@@ -26,6 +29,17 @@ export interface Published<T extends EventType = EventType> {
 
 export interface Bus {
   publish<T extends EventType>(input: EventInput<T>): Published<T>;
+  /**
+   * Stamps an envelope (id, timestamps, sensitivity) as publish does, without delivering it: for an event
+   * its publisher stores in its own transaction (an audit row that must commit with the change it records,
+   * or not at all), then hands to deliverStored once that transaction committed.
+   */
+  stamp<T extends EventType>(input: EventInput<T>): EventEnvelope<T>;
+  /**
+   * Delivers a stamped event that is already stored to every subscriber except the durable ones (they
+   * store events: the trace writer would write it a second time).
+   */
+  deliverStored(event: EventEnvelope): void;
   /**
    * Registers a subscriber and emits `bus.subscriber_registered` (which the subscriber itself receives);
    * returns a function that unregisters it and emits `bus.subscriber_unregistered`.
@@ -67,9 +81,15 @@ export function createBus(deps: BusDeps): Bus {
 
   function publish<T extends EventType>(input: EventInput<T>): Published<T> {
     const event = createEnvelope(input, deps);
+    return { event, committed: deliver(event, false) };
+  }
+
+  /** Hands `event` to every subscriber (but the durable ones when it is already stored). */
+  function deliver(event: EventEnvelope, stored: boolean): Promise<void> {
     let durable: Promise<unknown>[] | undefined;
     for (const sub of subscribers) {
       if (sub.types && !sub.types.includes(event.type)) continue;
+      if (stored && sub.durable) continue;
       try {
         const result = sub.handle(event);
         if (result && typeof (result as Promise<unknown>).then === 'function') {
@@ -83,12 +103,15 @@ export function createBus(deps: BusDeps): Bus {
         warn(sub, event, err);
       }
     }
-    const committed = durable ? Promise.all(durable).then(() => undefined) : SETTLED;
-    return { event, committed };
+    return durable ? Promise.all(durable).then(() => undefined) : SETTLED;
   }
 
   return {
     publish,
+    stamp: (input) => createEnvelope(input, deps),
+    deliverStored(event) {
+      void deliver(event, true);
+    },
     subscribe(subscriber) {
       subscribers = [...subscribers, subscriber];
       publish({ type: 'bus.subscriber_registered', actor: 'bus', payload: { subscriber: subscriber.name } });

@@ -2,7 +2,8 @@
  * @module `svc backup`: a hot, WAL-safe, single-file snapshot of the trace store. VACUUM INTO runs in
  * one read transaction, so it neither blocks nor restarts under a concurrent writer, and the snapshot
  * is consistent. It is written to a temp file beside the destination, fsynced, then linked into place
- * without ever overwriting an existing file.
+ * without ever overwriting an existing file. A store that fails PRAGMA integrity_check is refused (its
+ * backup would not restore), and a destination folder that cannot take the file is one sentence.
  */
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -11,7 +12,15 @@ import type { StoreTarget } from '../config/paths.ts';
 import { SvcError } from '../lib/errors.ts';
 import { createFolders } from '../lib/folders.ts';
 import { formatUs } from '../lib/time.ts';
-import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside, yieldToSignals } from './files.ts';
+import {
+  describeWriteFailure,
+  fsyncPath,
+  removeQuietly,
+  renameNoClobber,
+  tempPathBeside,
+  yieldToSignals,
+} from './files.ts';
+import { assertStoreIntact } from './integrity.ts';
 import { openStore, type Store } from './open.ts';
 import { redactDatabaseUrl } from './postgres.ts';
 import { createPrivateFile } from './private-files.ts';
@@ -57,18 +66,29 @@ export async function backupStore(source: string, destination: string): Promise<
   assertFree(dest);
   createFolders(dirname(dest), 'the backup', 'choose a writable destination');
   const tmp = tempPathBeside(dest, 'backup');
+  const asWriteFailure = (err: unknown) =>
+    describeWriteFailure('the backup', dest, err, 'choose a destination in a writable folder') ?? err;
+  const writing = <T>(step: () => T): T => {
+    try {
+      return step();
+    } catch (err) {
+      throw asWriteFailure(err);
+    }
+  };
   try {
     const store = await openStore(src, { readOnly: true });
     try {
-      createPrivateFile(tmp); // 0600 like the store; VACUUM INTO fills an empty file
-      await sql`VACUUM INTO ${tmp}`.execute(store.kysely);
+      // a damaged store would give a backup that restore refuses
+      await assertStoreIntact(store, 'no backup was written');
+      writing(() => createPrivateFile(tmp)); // 0600 like the store; VACUUM INTO fills an empty file
+      await sql`VACUUM INTO ${tmp}`.execute(store.kysely).catch((err) => Promise.reject(asWriteFailure(err)));
     } finally {
       await store.close();
     }
     await yieldToSignals(); // a Ctrl-C during the copy stops here, without a backup
-    fsyncPath(tmp);
+    writing(() => fsyncPath(tmp));
     const summary = await summarizeFile(tmp);
-    if (!renameNoClobber(tmp, dest)) assertFree(dest);
+    if (!writing(() => renameNoClobber(tmp, dest))) assertFree(dest);
     return { source: src, destination: dest, ...summary };
   } finally {
     removeQuietly(tmp);

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { errorMessage, SvcError } from '../lib/errors.ts';
 
 /**
  * A hidden temp path in the target's folder, so the final rename stays on one filesystem. Until
@@ -77,7 +78,60 @@ export function removeQuietly(path: string): void {
     for (const signal of SIGNALS) process.off(signal, removePendingAndExit);
 }
 
+/**
+ * One sentence (io_error, exit 1) for a failure to write `what` at `path` (a temp file beside it, the
+ * copy into it, its fsync or rename): a read-only file system, a folder that refuses it, a full disk,
+ * whether Node (EROFS, EACCES, EPERM, ENOSPC, EDQUOT) or SQLite (READONLY, CANTOPEN, FULL, IOERR) saw it;
+ * `remedy` is what to do about a folder that cannot be written. Undefined for any other failure (a damaged
+ * source, a refusal), which keeps its own sentence.
+ */
+export function describeWriteFailure(
+  what: string,
+  path: string,
+  err: unknown,
+  remedy: string,
+): SvcError | undefined {
+  const folder = dirname(path);
+  const errno = (err as NodeJS.ErrnoException | null)?.code;
+  const sqlite = (err as { errcode?: unknown } | null)?.errcode;
+  const kind =
+    typeof sqlite === 'number'
+      ? SQLITE_WRITE_FAILURES[sqlite & 0xff]
+      : typeof errno === 'string'
+        ? ERRNO_WRITE_FAILURES[errno]
+        : undefined;
+  if (kind === undefined) return undefined;
+  const reason = errorMessage(err).replace(/, \w+ '[^']*'(?: -> '[^']*')?$/, ''); // not the hidden temp path
+  const message = {
+    readonly: `Cannot write ${what} ${path}: the folder ${folder} is on a read-only file system (${reason}); ${remedy}.`,
+    denied: `Cannot write ${what} ${path}: the folder ${folder} cannot be written (${reason}); ${remedy}.`,
+    full: `Cannot write ${what} ${path}: the disk is full (${reason}); free some space, then run the command again.`,
+    io: `Cannot write ${what} ${path} (${reason}); check the disk and its free space, then run the command again.`,
+  }[kind];
+  return new SvcError('io_error', { message, cause: err });
+}
+
 // --- internal ---
+
+type WriteFailure = 'readonly' | 'denied' | 'full' | 'io';
+
+const ERRNO_WRITE_FAILURES: Record<string, WriteFailure> = {
+  EROFS: 'readonly',
+  EACCES: 'denied',
+  EPERM: 'denied',
+  ENOSPC: 'full',
+  EDQUOT: 'full',
+  EIO: 'io',
+};
+
+/** SQLite primary result codes (sqlite.org/rescode.html) of a write that the disk or folder refused. */
+const SQLITE_WRITE_FAILURES: Record<number, WriteFailure> = {
+  3: 'denied', // PERM
+  8: 'denied', // READONLY
+  10: 'io', // IOERR
+  13: 'full', // FULL
+  14: 'denied', // CANTOPEN
+};
 
 /** Temp paths handed out and not yet removed. */
 const pending = new Set<string>();

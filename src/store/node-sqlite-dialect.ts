@@ -21,7 +21,7 @@ import {
  * inside a `.stream()` loop or a `connection().execute()` callback other than through that connection.
  */
 export function createNodeSqliteDialect(db: DatabaseSync): SqliteDialect {
-  return new NodeSqliteDialect({ database: adaptDatabase(db) });
+  return new NodeSqliteDialect({ database: adaptDatabase(db) }, db);
 }
 
 /** The adapter itself, exported for its own tests. */
@@ -52,18 +52,34 @@ export function adaptDatabase(db: DatabaseSync): SqliteDatabase {
  */
 class NodeSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  constructor(config: SqliteDialectConfig) {
+  readonly #db: DatabaseSync;
+  constructor(config: SqliteDialectConfig, db: DatabaseSync) {
     super(config);
     this.#config = config;
+    this.#db = db;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.#db);
   }
 }
 
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #db: DatabaseSync;
+  constructor(config: SqliteDialectConfig, db: DatabaseSync) {
+    super(config);
+    this.#db = db;
+  }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('BEGIN IMMEDIATE'));
+  }
+  /**
+   * SQLite has already rolled back a transaction whose statement or COMMIT failed with SQLITE_FULL (or an
+   * I/O error); a ROLLBACK then fails with "no transaction is active", and that error would replace the
+   * one that says what happened.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.#db.isTransaction) return;
+    await super.rollbackTransaction(connection);
   }
 }
 

@@ -13,7 +13,15 @@ import { sql } from 'kysely';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
 import { createFolders } from '../lib/folders.ts';
 import { type StoreSummary, summarizeFile } from './backup.ts';
-import { fsyncPath, removeQuietly, renameNoClobber, tempPathBeside, yieldToSignals } from './files.ts';
+import {
+  describeWriteFailure,
+  fsyncPath,
+  removeQuietly,
+  renameNoClobber,
+  tempPathBeside,
+  yieldToSignals,
+} from './files.ts';
+import { describeProblems, integrityProblems } from './integrity.ts';
 import { SCHEMA_VERSION } from './migrate.ts';
 import { openStore, type Store } from './open.ts';
 import { createPrivateFile } from './private-files.ts';
@@ -59,11 +67,16 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
       refuse(`A trace store appeared at ${target} during the restore; run restore again with --force.`);
     }
     return { backup, destination: target, replaced: exists, ...summary };
+  } catch (err) {
+    throw describeWriteFailure('the restored trace store', target, err, WRITE_REMEDY) ?? err;
   } finally {
     removeQuietly(staged);
     lock?.close();
   }
 }
+
+/** What to do when the store's folder cannot take the restored file. */
+const WRITE_REMEDY = 'make the folder writable, or restore to another --db-path';
 
 /**
  * Takes the store's exclusive lock and keeps it until the returned connection closes. In WAL mode
@@ -87,6 +100,8 @@ export function lockStore(path: string): DatabaseSync {
       );
     }
     if (code === 26) refuse(`${path} is not a SQLite database; move it away, then run restore again.`);
+    const unwritable = describeWriteFailure('the restored trace store', path, err, WRITE_REMEDY);
+    if (unwritable) throw unwritable;
     throw new SvcError('store_error', {
       message: `Cannot lock the trace store ${path}: ${errorMessage(err)}.`,
       cause: err,
@@ -128,7 +143,7 @@ async function verifyBackup(path: string): Promise<void> {
     const problems = await integrityProblems(store);
     if (problems.length > 0) {
       refuse(
-        `The backup ${path} failed PRAGMA integrity_check (${problems[0]}); restore an intact backup instead.`,
+        `The backup ${path} failed PRAGMA integrity_check (${describeProblems(problems)}); restore an intact backup instead.`,
       );
     }
   } finally {
@@ -150,17 +165,6 @@ function hasSqliteHeader(path: string): boolean {
 
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 
-/** The check's complaints; a check that cannot even run (SQLITE_CORRUPT) is one complaint. */
-async function integrityProblems(store: Store, check = 'integrity_check'): Promise<string[]> {
-  try {
-    const r = await sql<Record<string, string>>`PRAGMA ${sql.raw(check)}`.execute(store.kysely);
-    const lines = r.rows.map((row) => String(Object.values(row)[0]));
-    return lines.length === 1 && lines[0] === 'ok' ? [] : lines;
-  } catch (err) {
-    return [errorMessage(err)];
-  }
-}
-
 /** Copies the backup (through SQLite, so a stray -wal beside it is included) to `staged`, fsynced and checked. */
 async function stage(backup: string, staged: string): Promise<void> {
   const source = await openStore(backup, { readOnly: true });
@@ -175,7 +179,7 @@ async function stage(backup: string, staged: string): Promise<void> {
   try {
     const problems = await integrityProblems(copy, 'quick_check');
     if (problems.length > 0)
-      refuse(`The staged copy of ${backup} failed PRAGMA quick_check (${problems[0]}).`);
+      refuse(`The staged copy of ${backup} failed PRAGMA quick_check (${describeProblems(problems)}).`);
   } finally {
     await copy.close();
   }

@@ -18,12 +18,13 @@ export function sqliteAdvice(err: unknown): string | undefined {
   return typeof code === 'number' ? ADVICE[code & 0xff]?.[1] : undefined;
 }
 
-// --- internal ---
-
-const DAMAGED: readonly [string, string] = [
+/** What happened and what to do when the store's file is damaged (SQLITE_CORRUPT, a failed integrity_check). */
+export const DAMAGED: readonly [string, string] = [
   'The trace store is damaged',
   'restore it from a backup with svc restore, or point --db-path at an intact copy',
 ];
+
+// --- internal ---
 
 /** SQLite primary result codes (sqlite.org/rescode.html) → what happened, what to do. */
 const ADVICE: Record<number, readonly [string, string]> = {

@@ -2,13 +2,16 @@
  * @module Per-user forget (spec 3 §POST /analytics/user/{user_id}/forget): the default redaction
  * policy rewrites the user id in place to its pseudonym wherever USER_ID_LOCATIONS says it can live,
  * deletes no row, then scrubs the store file so no stale copy of the id survives in free space or the
- * WAL. Idempotent: a repeat rewrites zero rows; every call emits `analytics.user_forgotten`.
+ * WAL. Idempotent: a repeat rewrites zero rows; every call emits `analytics.user_forgotten`, stored in
+ * the rewrite's transaction. A store that fails PRAGMA integrity_check is refused before anything changes.
  */
 import { type RawBuilder, sql } from 'kysely';
 import type { Bus } from '../../events/bus.ts';
 import type { Actor, EventType } from '../../events/catalog.ts';
+import { toRow } from '../../events/trace-writer.ts';
 import { type Clock, formatUs } from '../../lib/time.ts';
 import type { SqlDialect } from '../../store/dialect.ts';
+import { assertStoreIntact } from '../../store/integrity.ts';
 import type { Store } from '../../store/open.ts';
 import { scrubStore } from '../../store/scrub.ts';
 import { assertUserId } from '../identity.ts';
@@ -39,7 +42,8 @@ export const USER_ID_LOCATIONS: readonly UserIdLocation[] = [
 
 export interface ForgetUserDeps {
   store: Store;
-  bus: Pick<Bus, 'publish'>;
+  /** The audit event is stamped by the bus, stored with the rewrite, then delivered. */
+  bus: Pick<Bus, 'stamp' | 'deliverStored'>;
   clock: Clock;
   actor?: Actor;
   /** VACUUM and truncate the WAL afterwards (default true); see store/scrub.ts for its cost. */
@@ -56,11 +60,15 @@ export interface ForgetUserResult {
   readonly auditEventId: string;
 }
 
-/** Rewrites the id to its pseudonym in one write transaction, audits the call, then scrubs the file. */
+/**
+ * Refuses a damaged store before changing anything, then rewrites the id to its pseudonym and stores the
+ * audit event in one write transaction (both or neither), then scrubs the file.
+ */
 export async function runForgetUser(deps: ForgetUserDeps, userId: string): Promise<ForgetUserResult> {
   const id = assertUserId(userId);
   const { dialect } = deps.store;
-  const { pseudonym, rows } = await deps.store.kysely.transaction().execute(async (trx) => {
+  await assertStoreIntact(deps.store, 'nothing was changed');
+  const event = await deps.store.kysely.transaction().execute(async (trx) => {
     const salt = await loadForgetSalt(trx);
     const pseudonym = pseudonymFor(salt, id);
     const rows = await countMatches(trx, dialect, id);
@@ -69,21 +77,22 @@ export async function runForgetUser(deps: ForgetUserDeps, userId: string): Promi
       await sql`UPDATE events SET payload = ${rewritten}
         WHERE ${matchLocation(dialect, location, id)}`.execute(trx);
     }
-    return { pseudonym, rows };
+    const completedAt = formatUs(deps.clock.nowUs());
+    const audit = deps.bus.stamp({
+      type: 'analytics.user_forgotten',
+      actor: deps.actor ?? 'operator',
+      payload: { user_id: pseudonym, pseudonym, pseudonymized_rows: rows, completed_at: completedAt },
+    });
+    await trx.insertInto('events').values(toRow(audit)).execute();
+    return audit;
   });
-  const completedAt = formatUs(deps.clock.nowUs());
-  const { event, committed } = deps.bus.publish({
-    type: 'analytics.user_forgotten',
-    actor: deps.actor ?? 'operator',
-    payload: { user_id: pseudonym, pseudonym, pseudonymized_rows: rows, completed_at: completedAt },
-  });
-  await committed;
+  deps.bus.deliverStored(event);
   const scrub = deps.scrub === false ? null : await scrubStore(deps.store);
   return {
     user_id: id,
-    pseudonym,
-    pseudonymized_rows: rows,
-    completed_at: completedAt,
+    pseudonym: event.payload.pseudonym,
+    pseudonymized_rows: event.payload.pseudonymized_rows,
+    completed_at: event.payload.completed_at,
     walTruncated: scrub ? scrub.walTruncated : null,
     auditEventId: event.id,
   };

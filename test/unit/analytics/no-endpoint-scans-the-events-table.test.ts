@@ -23,6 +23,9 @@ import {
   runForgetUser,
 } from '#src/analytics/index.ts';
 import { EXPR, SPEND_COLUMNS } from '#src/analytics/read-paths.ts';
+import { createBus } from '#src/events/bus.ts';
+import { createIdFactory } from '#src/lib/ids.ts';
+import { silentLogger } from '#src/lib/log.ts';
 import { systemClock } from '#src/lib/time.ts';
 import { loadModelRegistry } from '#src/models/registry.ts';
 import { createNodeSqliteDialect } from '#src/store/node-sqlite-dialect.ts';
@@ -115,7 +118,7 @@ const ENDPOINTS: Record<string, (db: Kysely<Database>, store: Store) => Promise<
     runForgetUser(
       {
         store: { ...store, kysely: db },
-        bus: { publish: () => ({ event: { id: 'x' }, committed: Promise.resolve() }) as never },
+        bus: createBus({ newId: createIdFactory(), clock: systemClock, log: silentLogger }),
         clock: systemClock,
         scrub: false,
       },
@@ -132,7 +135,8 @@ test('no statement of any analytics endpoint scans the events table', async (t) 
       const lines = plan(store, q);
       const shown = `${name}: ${q.sql.replace(/\s+/g, ' ').slice(0, 160)}\n  plan: ${lines.join(' | ')}`;
       assert.ok(!lines.some((l) => /\bSCAN events\b/.test(l)), shown);
-      if (/\bevents\b/.test(q.sql))
+      // a row appended with VALUES (forget's audit event) reads nothing
+      if (/\bevents\b/.test(q.sql) && !/^insert into "events" \([^)]*\) values \(/i.test(q.sql))
         assert.ok(
           lines.some((l) => /^SEARCH events USING (COVERING )?INDEX /.test(l)),
           `${shown}\n  reads events through no index range`,
