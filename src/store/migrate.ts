@@ -48,6 +48,19 @@ export async function migrateToLatest(db: Kysely<any>, path: string): Promise<nu
   });
 }
 
+/**
+ * Refuses a store that a read-only open found at another schema version than `expected`, this binary's:
+ * a newer one as a writable open does ("upgrade svc"), an older one because migrating it would write.
+ */
+export function assertCurrentSchema(label: string, version: number, expected: number): void {
+  if (version > expected) throw newerStore(label, version, expected);
+  if (version < expected) {
+    throw new SvcError('store_error', {
+      message: `The trace store ${label} has schema version ${version}, older than this svc binary's ${expected}, and this command only reads it, so it does not migrate it; run svc gateway or svc serve on it once (a command that opens the store for writing migrates it), then run this command again.`,
+    });
+  }
+}
+
 /** The version recorded in store_meta; 0 for a database svc never migrated. */
 export async function readPostgresSchemaVersion(db: Kysely<any>): Promise<number> {
   // pg_class through the statement's snapshot: to_regclass may answer from a catalog cache that has

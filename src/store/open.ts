@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import type { StoreTarget } from '../config/paths.ts';
 import type { Logger } from '../lib/log.ts';
 import type { EngineName, SqlDialect } from './dialect.ts';
+import { assertCurrentSchema, POSTGRES_SCHEMA_VERSION, SCHEMA_VERSION } from './migrate.ts';
 import { openPostgresStore } from './postgres.ts';
 import type { ChannelHandlers } from './postgres-session.ts';
 import type { Database, NewEventRow } from './schema.ts';
@@ -62,6 +63,11 @@ export interface OpenStoreOptions {
   readOnly?: boolean;
   /** Refuse (store_error) instead of creating a missing SQLite file. Implied by readOnly. */
   mustExist?: boolean;
+  /**
+   * Refuse (store_error) a store whose schema version is not this binary's: with readOnly nothing
+   * migrates it, and a report's queries need the current tables (a newer store: "upgrade svc").
+   */
+  currentSchema?: boolean;
   /** Told when the modes of an existing store had to be tightened to 0600 (a writable open does that). */
   log?: Logger;
 }
@@ -108,9 +114,8 @@ export async function openStore(
     if (shared.get(key) === current) shared.delete(key);
     throw err;
   }
-  if (options.mustExist && t.engine === 'sqlite') assertStoreFile(t.path);
   let closed = false;
-  return {
+  const handle = {
     ...store,
     async close() {
       if (closed) return;
@@ -120,4 +125,15 @@ export async function openStore(
       await store.close();
     },
   } as Store;
+  try {
+    if (options.mustExist && t.engine === 'sqlite') assertStoreFile(t.path);
+    if (options.currentSchema) {
+      const expected = store.engine === 'sqlite' ? SCHEMA_VERSION : POSTGRES_SCHEMA_VERSION;
+      assertCurrentSchema(store.path, store.schemaVersion, expected);
+    }
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  return handle;
 }

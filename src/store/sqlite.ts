@@ -3,9 +3,10 @@
  * private to its owner (0600), a SQLite version check, migrations, the exact `decimal_sum` aggregate for
  * money, and the group commit of events through one cached prepared INSERT inside BEGIN IMMEDIATE.
  */
-import { type Stats, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, type Stats, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { pathToFileURL } from 'node:url';
 import { Kysely } from 'kysely';
 import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
@@ -23,6 +24,8 @@ export const MIN_SQLITE_VERSION = '3.51.3';
 export const BUSY_TIMEOUT_MS = 10_000;
 /** SQLite's primary result code for a write to a database it may only read. */
 const SQLITE_READONLY = 8;
+/** SQLite's primary result code for a file it cannot open (here: a -wal or -shm it cannot create). */
+const SQLITE_CANTOPEN = 14;
 
 export function sqliteVersion(db: DatabaseSync): string {
   return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
@@ -46,17 +49,10 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions): 
     createFolders(dirname(path), 'the trace store', 'point --db-path or SVC_DB_PATH at a writable location');
     createNewStoreFile(path);
   }
-  let db: DatabaseSync;
+  let db = connect(path, readOnly, path);
   try {
-    db = new DatabaseSync(path, { readOnly, timeout: BUSY_TIMEOUT_MS });
-  } catch (cause) {
-    throw new SvcError('store_error', {
-      message: `Cannot open the trace store ${path}: ${errorMessage(cause)}; check the path and its permissions.`,
-      cause,
-    });
-  }
-  try {
-    assertSqliteFile(db, path);
+    if (readOnly) db = readableConnection(db, path);
+    else assertSqliteFile(db, path);
     // only a file now known to be a SQLite database is made private: never whatever the path named
     if (exists && !readOnly) makePrivate(path, options);
     assertSqliteVersion(sqliteVersion(db));
@@ -64,7 +60,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions): 
     if (!readOnly) assertWritable(db, path);
     registerFunctions(db);
   } catch (err) {
-    db.close();
+    if (db.isOpen) db.close(); // readableConnection closed the one it gave up
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
       message: `Cannot use the trace store ${path}: ${errorMessage(err)}${withAdvice(err)}.`,
@@ -121,6 +117,62 @@ export function assertWritable(db: DatabaseSync, path: string): void {
       message: `The trace store ${path} is read-only for this process (${errorMessage(err)}); make the file, its -wal and -shm files and its folder writable by the user svc runs as, or point --db-path or SVC_DB_PATH at a writable store.`,
       cause: err,
     });
+  }
+}
+
+/** One node:sqlite connection to `path`, store_error with one sentence when even that fails. */
+function connect(target: string | URL, readOnly: boolean, path: string): DatabaseSync {
+  try {
+    return new DatabaseSync(target, { readOnly, timeout: BUSY_TIMEOUT_MS });
+  } catch (cause) {
+    throw new SvcError('store_error', {
+      message: `Cannot open the trace store ${path}: ${errorMessage(cause)}; check the path and its permissions.`,
+      cause,
+    });
+  }
+}
+
+/**
+ * A read-only connection reads a WAL store through its -shm (read-only when this process may not write
+ * it), so it needs the -wal and -shm to exist or to be creatable next to the file. Where they are absent
+ * and cannot be created (a read-only mount, a folder this user may not write), the first read fails; if
+ * the WAL then holds nothing and no -shm is left (no -wal or an empty one: no connection has the store
+ * open), the file alone is the whole database and it is read as immutable (no lock, no -shm). A -wal
+ * with changes, or a -shm this process cannot use, cannot be read there: one sentence says so. `db` is
+ * closed when it is replaced or on failure.
+ */
+function readableConnection(db: DatabaseSync, path: string): DatabaseSync {
+  try {
+    assertSqliteFile(db, path);
+    return db;
+  } catch (err) {
+    const code = ((err as { errcode?: number }).errcode ?? 0) % 256;
+    if (code !== SQLITE_CANTOPEN && code !== SQLITE_READONLY) throw err;
+    db.close();
+    // a -shm left means a connection may still be writing: reading the file as immutable could tear
+    if (fileSize(`${path}-wal`) > 0 || existsSync(`${path}-shm`)) {
+      throw new SvcError('store_error', {
+        message: `Cannot read the trace store ${path}: its -wal file holds changes or a process has the store open, and reading it then needs a -shm file that this process can neither use nor create in ${dirname(resolve(path))} (${errorMessage(err)}); run the command as a user who may write that folder, or have the store's owner open it for writing once (svc gateway) to move the changes into the file.`,
+        cause: err,
+      });
+    }
+  }
+  const immutable = connect(new URL(`${pathToFileURL(resolve(path)).href}?immutable=1`), true, path);
+  try {
+    assertSqliteFile(immutable, path);
+  } catch (err) {
+    immutable.close();
+    throw err;
+  }
+  return immutable;
+}
+
+/** The size of a file, 0 when it does not exist. */
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
   }
 }
 

@@ -85,7 +85,11 @@ export function defineReport<T>(spec: ReportSpec<T>) {
       const registry = loadModelRegistry((args as { models?: string }).models ?? env.models);
       const nowUs = systemClock.nowUs();
       const window = parseWindow(raw, nowUs, flagName);
-      const store = await openStore(resolveStoreTarget(env, storeFlagsOf(args)), { mustExist: true });
+      // read-only: no chmod, no migration, no WAL change; works for a user who may only read the store
+      const store = await openStore(resolveStoreTarget(env, storeFlagsOf(args)), {
+        readOnly: true,
+        currentSchema: true,
+      });
       try {
         const data = await spec.read({ store, registry, raw, window, nowUs });
         const answer = envelope(spec.windowed ? window : null, registry.pricingVersion, data);

@@ -107,7 +107,7 @@ async function readTable(
   const cfg = policy.pattern;
   if (!existsSync(dbPath))
     return { table: emptyPatternTable(cfg.fingerprint), source: `no trace store at ${dbPath}` };
-  const store = await openStore(dbPath, { readOnly: true });
+  const store = await openStore(dbPath, { readOnly: true, currentSchema: true });
   try {
     const nowUs = systemClock.nowUs();
     const rows = queryPatternStats(store.db, {
