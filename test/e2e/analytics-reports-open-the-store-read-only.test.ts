@@ -9,7 +9,6 @@
  * the files and folders are just as read-only.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import {
   chmodSync,
   closeSync,
@@ -28,10 +27,8 @@ import { SCHEMA_VERSION } from '#src/store/migrate.ts';
 import { openStore } from '#src/store/open.ts';
 import { callEvent } from '../helpers/analytics-events.ts';
 import { BASE_US, insertEvents, seqId } from '../helpers/event-rows.ts';
-import { ensureBuilt, isolatedEnv, makeTempDir, SVC_BIN, type SvcResult } from '../helpers/svc.ts';
+import { isolatedEnv, makeTempDir, runSvc, type SvcResult } from '../helpers/svc.ts';
 
-const NOBODY = 65_534;
-const asRoot = process.getuid?.() === 0;
 const REPORTS = ['cost', 'cache', 'routing', 'reliability', 'sessions', 'savings', 'by-key', 'by-team'];
 const WINDOW = ['--from', '2026-01-01T00:00:00Z', '--to', '2026-01-08T00:00:00Z'];
 const window = { startUs: BASE_US, endUs: BASE_US + 7 * 86_400_000_000 };
@@ -60,29 +57,7 @@ test.before(async () => {
 
 /** Runs `svc <args>` to its end; `asOther` runs it as uid/gid 65534 when this test runs as root. */
 function svc(args: string[], asOther = false): Promise<SvcResult> {
-  ensureBuilt();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SVC_BIN, ...args], {
-      cwd: tmp.dir,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...(asOther && asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runSvc(args, { cwd: tmp.dir, env, unprivileged: asOther });
 }
 
 /** A copy of the seeded store in a folder of its own. */

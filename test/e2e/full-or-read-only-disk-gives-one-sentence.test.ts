@@ -17,10 +17,18 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { BASE_US, callPayload, seedStore, seqId } from '../helpers/event-rows.ts';
-import { ensureBuilt, isolatedEnv, makeTempDir, runSvc, SVC_BIN, type SvcResult } from '../helpers/svc.ts';
+import {
+  ensureBuilt,
+  isolatedEnv,
+  makeTempDir,
+  NOBODY,
+  RUNS_AS_ROOT,
+  runSvc,
+  SVC_BIN,
+  type SvcResult,
+} from '../helpers/svc.ts';
 
-const NOBODY = 65_534;
-const asRoot = process.getuid?.() === 0;
+const asRoot = RUNS_AS_ROOT;
 const tmp = makeTempDir('svc-disk-');
 test.after(() => tmp.cleanup());
 const env = isolatedEnv(tmp.dir);
@@ -249,25 +257,7 @@ test('backup and restore on a read-only file system: one sentence, nothing chang
 
 /** Runs svc to its end, as uid/gid 65534 when this test runs as root (root ignores a folder's mode). */
 function runUnprivileged(args: string[]): Promise<SvcResult> {
-  ensureBuilt();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SVC_BIN, ...args], {
-      cwd: tmp.dir,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runSvc(args, { cwd: tmp.dir, env, unprivileged: true });
 }
 
 test('backup and restore into a folder this user may not write: one sentence, nothing changed', {

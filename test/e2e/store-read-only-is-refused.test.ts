@@ -6,42 +6,18 @@
  * run as the unprivileged uid 65534.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
-import { ensureBuilt, makeTempDir, SVC_BIN, type SvcResult } from '../helpers/svc.ts';
+import { makeTempDir, NOBODY, RUNS_AS_ROOT, runSvc, type SvcResult } from '../helpers/svc.ts';
 
-const NOBODY = 65_534;
-const asRoot = process.getuid?.() === 0;
+const asRoot = RUNS_AS_ROOT;
 
 /** Runs `svc <args>` to its end, as uid/gid 65534 when this test runs as root. */
 function runAs(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<SvcResult> {
-  ensureBuilt();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SVC_BIN, ...args], {
-      cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d) => {
-      stderr += d;
-    });
-    // a store that opened would leave the server listening: the refusal is expected well before this
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  // a store that opened would leave the server listening: the refusal is expected well before the timeout
+  return runSvc(args, { env, cwd, unprivileged: true, timeoutMs: 30_000 });
 }
 
 test('a trace store this process may not write is refused at start with one sentence', {

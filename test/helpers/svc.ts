@@ -25,7 +25,14 @@ export interface RunOptions {
   input?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** Run as uid/gid NOBODY when the tests run as root (root reads and writes past any file mode). */
+  unprivileged?: boolean;
 }
+
+/** The unprivileged uid and gid a test drops to when it runs as root. */
+export const NOBODY = 65_534;
+/** The tests run as root: file modes alone restrict nothing, so permission tests drop to NOBODY. */
+export const RUNS_AS_ROOT = process.getuid?.() === 0;
 
 /** A temp directory removed in `after`; `home` is used as HOME/XDG so nothing touches the real user. */
 export function makeTempDir(prefix = 'svc-test-'): { dir: string; cleanup: () => void } {
@@ -75,22 +82,33 @@ export function runSvc(args: string[], options: RunOptions = {}): Promise<SvcRes
       cwd: options.cwd ?? ROOT,
       env: options.env as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.unprivileged && RUNS_AS_ROOT ? { uid: NOBODY, gid: NOBODY } : {}),
     });
+    collectOutput(child, options.timeoutMs ?? 60_000).then(resolvePromise, reject);
+    child.stdin!.end(options.input ?? '');
+  });
+}
+
+/** A spawned child's stdout and stderr and exit code once it closes; killed after `timeoutMs`. */
+export function collectOutput(child: ChildProcess, timeoutMs: number): Promise<SvcResult> {
+  return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => {
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
     });
-    child.stderr.setEncoding('utf8').on('data', (d) => {
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
-    child.on('error', reject);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
+      resolve({ code, stdout, stderr });
     });
-    child.stdin.end(options.input ?? '');
   });
 }
 
