@@ -7,6 +7,7 @@
 import { type Kysely, PostgresAdapter, type RawBuilder, sql } from 'kysely';
 import { errorMessage } from '../lib/errors.ts';
 import type { NewEventRow } from './schema.ts';
+import { SQLITE, sqliteCode } from './sqlite-errors.ts';
 
 export const ENGINES = ['sqlite', 'postgres'] as const;
 export type EngineName = (typeof ENGINES)[number];
@@ -62,9 +63,8 @@ export const sqliteDialect: SqlDialect = {
   // decimal_sum is registered on every connection by open.ts (exact, BigInt-backed)
   decimalSum: (expr) => sql<string>`decimal_sum(${expr})`,
   isRetryable(err) {
-    // SQLITE_BUSY (5) or SQLITE_LOCKED (6), including extended codes
-    const code = (err as { errcode?: number } | null)?.errcode;
-    if (typeof code === 'number') return (code & 0xff) === 5 || (code & 0xff) === 6;
+    const code = sqliteCode(err); // extended codes included
+    if (code !== undefined) return code === SQLITE.BUSY || code === SQLITE.LOCKED;
     return /database is (locked|busy)/i.test(errorMessage(err));
   },
   insertEvent: `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`,

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { errorMessage, SvcError } from '../lib/errors.ts';
+import { SQLITE, sqliteCode } from './sqlite-errors.ts';
 
 /**
  * A hidden temp path in the target's folder, so the final rename stays on one filesystem. Until
@@ -93,10 +94,10 @@ export function describeWriteFailure(
 ): SvcError | undefined {
   const folder = dirname(path);
   const errno = (err as NodeJS.ErrnoException | null)?.code;
-  const sqlite = (err as { errcode?: unknown } | null)?.errcode;
+  const sqlite = sqliteCode(err);
   const kind =
-    typeof sqlite === 'number'
-      ? SQLITE_WRITE_FAILURES[sqlite & 0xff]
+    sqlite !== undefined
+      ? SQLITE_WRITE_FAILURES[sqlite]
       : typeof errno === 'string'
         ? ERRNO_WRITE_FAILURES[errno]
         : undefined;
@@ -124,13 +125,13 @@ const ERRNO_WRITE_FAILURES: Record<string, WriteFailure> = {
   EIO: 'io',
 };
 
-/** SQLite primary result codes (sqlite.org/rescode.html) of a write that the disk or folder refused. */
+/** SQLite primary result codes of a write that the disk or folder refused. */
 const SQLITE_WRITE_FAILURES: Record<number, WriteFailure> = {
-  3: 'denied', // PERM
-  8: 'denied', // READONLY
-  10: 'io', // IOERR
-  13: 'full', // FULL
-  14: 'denied', // CANTOPEN
+  [SQLITE.PERM]: 'denied',
+  [SQLITE.READONLY]: 'denied',
+  [SQLITE.IOERR]: 'io',
+  [SQLITE.FULL]: 'full',
+  [SQLITE.CANTOPEN]: 'denied',
 };
 
 /** Temp paths handed out and not yet removed. */

@@ -25,6 +25,7 @@ import { describeProblems, integrityProblems } from './integrity.ts';
 import { SCHEMA_VERSION } from './migrate.ts';
 import { openStore, type Store } from './open.ts';
 import { createPrivateFile } from './private-files.ts';
+import { SQLITE, sqliteCode } from './sqlite-errors.ts';
 
 export interface RestoreOptions {
   backup: string;
@@ -93,13 +94,14 @@ export function lockStore(path: string): DatabaseSync {
     return db;
   } catch (err) {
     db?.close();
-    const code = ((err as { errcode?: number }).errcode ?? 0) & 0xff;
-    if (code === 5 || code === 6) {
+    const code = sqliteCode(err);
+    if (code === SQLITE.BUSY || code === SQLITE.LOCKED) {
       refuse(
         `The trace store ${path} is open in another process (a running svc gateway or svc serve, or a backup); stop it, then run restore again.`,
       );
     }
-    if (code === 26) refuse(`${path} is not a SQLite database; move it away, then run restore again.`);
+    if (code === SQLITE.NOTADB)
+      refuse(`${path} is not a SQLite database; move it away, then run restore again.`);
     const unwritable = describeWriteFailure('the restored trace store', path, err, WRITE_REMEDY);
     if (unwritable) throw unwritable;
     throw new SvcError('store_error', {

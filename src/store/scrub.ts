@@ -12,7 +12,7 @@ import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import type { Store } from './open.ts';
-import { sqliteAdvice } from './sqlite-errors.ts';
+import { SQLITE, sqliteAdvice, sqliteCode } from './sqlite-errors.ts';
 
 export interface ScrubReport {
   /** False when another process kept reading through the checkpoint: the WAL still holds old pages. */
@@ -42,16 +42,12 @@ export async function scrubStore(store: Store): Promise<ScrubReport> {
  * free space about the store's size, in the temp folder and for the WAL); a lock asks to stop the writers.
  */
 function compactFailure(path: string, cause: unknown): string {
-  const code = ((cause as { errcode?: number } | null)?.errcode ?? 0) & 0xff;
-  if (code === SQLITE_FULL)
+  const code = sqliteCode(cause);
+  if (code === SQLITE.FULL)
     return `The disk is full, so the trace store ${path} could not be compacted (${errorMessage(cause)}); free at least its size in space on its disk and in the temp folder, then run the command again.`;
-  const advice = code === SQLITE_BUSY || code === SQLITE_LOCKED ? undefined : sqliteAdvice(cause);
+  const advice = code === SQLITE.BUSY || code === SQLITE.LOCKED ? undefined : sqliteAdvice(cause);
   return `Cannot compact the trace store ${path} (${errorMessage(cause)}); ${advice ?? 'stop the processes writing to it and run the command again'}.`;
 }
-
-const SQLITE_BUSY = 5;
-const SQLITE_LOCKED = 6;
-const SQLITE_FULL = 13;
 
 /** How long a TRUNCATE checkpoint is retried while another connection's checkpoint holds the lock. */
 const TRUNCATE_RETRY_MS = 10_000;

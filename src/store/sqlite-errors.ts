@@ -4,18 +4,36 @@
  */
 import { errorMessage } from '../lib/errors.ts';
 
+/** SQLite primary result codes (sqlite.org/rescode.html) that the store tells apart. */
+export const SQLITE = {
+  PERM: 3,
+  BUSY: 5,
+  LOCKED: 6,
+  READONLY: 8,
+  IOERR: 10,
+  CORRUPT: 11,
+  FULL: 13,
+  CANTOPEN: 14,
+  NOTADB: 26,
+} as const;
+
+/** The primary result code of a node:sqlite error (an extended code folded to it); undefined for others. */
+export function sqliteCode(err: unknown): number | undefined {
+  const code = (err as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' ? code & 0xff : undefined;
+}
+
 /** The sentence for a node:sqlite error, or undefined when `err` is not one this module knows. */
 export function describeSqliteFailure(err: unknown): string | undefined {
-  const code = (err as { errcode?: unknown } | null)?.errcode;
-  if (typeof code !== 'number') return undefined;
-  const advice = ADVICE[code & 0xff];
+  const code = sqliteCode(err);
+  const advice = code === undefined ? undefined : ADVICE[code];
   return advice === undefined ? undefined : `${advice[0]} (${errorMessage(err)}); ${advice[1]}.`;
 }
 
 /** What to do about a node:sqlite error (`check the disk, …`), or undefined when it is not one known here. */
 export function sqliteAdvice(err: unknown): string | undefined {
-  const code = (err as { errcode?: unknown } | null)?.errcode;
-  return typeof code === 'number' ? ADVICE[code & 0xff]?.[1] : undefined;
+  const code = sqliteCode(err);
+  return code === undefined ? undefined : ADVICE[code]?.[1];
 }
 
 /** What happened and what to do when the store's file is damaged (SQLITE_CORRUPT, a failed integrity_check). */
@@ -26,17 +44,23 @@ export const DAMAGED: readonly [string, string] = [
 
 // --- internal ---
 
-/** SQLite primary result codes (sqlite.org/rescode.html) → what happened, what to do. */
+/** SQLite primary result code → what happened, what to do. */
 const ADVICE: Record<number, readonly [string, string]> = {
-  3: ['The trace store cannot be accessed', "check the file's and its folder's permissions"], // PERM
-  5: ['The trace store stayed locked by another process', 'run the command again when it is idle'], // BUSY
-  6: ['The trace store stayed locked by another process', 'run the command again when it is idle'], // LOCKED
-  8: ['The trace store cannot be written', "check the file's and its folder's permissions"], // READONLY
-  10: [
+  [SQLITE.PERM]: ['The trace store cannot be accessed', "check the file's and its folder's permissions"],
+  [SQLITE.BUSY]: [
+    'The trace store stayed locked by another process',
+    'run the command again when it is idle',
+  ],
+  [SQLITE.LOCKED]: [
+    'The trace store stayed locked by another process',
+    'run the command again when it is idle',
+  ],
+  [SQLITE.READONLY]: ['The trace store cannot be written', "check the file's and its folder's permissions"],
+  [SQLITE.IOERR]: [
     'The trace store could not be read or written',
     'check the disk and its free space, then run the command again',
-  ], // IOERR (a full disk when SQLite maps its shared memory)
-  11: DAMAGED, // CORRUPT
-  13: ['The disk is full', 'free some space, then run the command again'], // FULL
-  26: DAMAGED, // NOTADB
+  ], // a full disk too, when SQLite maps its shared memory
+  [SQLITE.CORRUPT]: DAMAGED,
+  [SQLITE.FULL]: ['The disk is full', 'free some space, then run the command again'],
+  [SQLITE.NOTADB]: DAMAGED,
 };

@@ -17,15 +17,11 @@ import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
 import type { OpenStoreOptions, SqliteStore } from './open.ts';
 import { createPrivateFile, tightenStoreFiles } from './private-files.ts';
 import type { Database } from './schema.ts';
-import { sqliteAdvice } from './sqlite-errors.ts';
+import { SQLITE, sqliteAdvice, sqliteCode } from './sqlite-errors.ts';
 
 /** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
 export const MIN_SQLITE_VERSION = '3.51.3';
 export const BUSY_TIMEOUT_MS = 10_000;
-/** SQLite's primary result code for a write to a database it may only read. */
-const SQLITE_READONLY = 8;
-/** SQLite's primary result code for a file it cannot open (here: a -wal or -shm it cannot create). */
-const SQLITE_CANTOPEN = 14;
 
 export function sqliteVersion(db: DatabaseSync): string {
   return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
@@ -112,7 +108,7 @@ export function assertWritable(db: DatabaseSync, path: string): void {
       db.exec('ROLLBACK');
     }
   } catch (err) {
-    if (((err as { errcode?: number }).errcode ?? 0) % 256 !== SQLITE_READONLY) throw err;
+    if (sqliteCode(err) !== SQLITE.READONLY) throw err;
     throw new SvcError('store_error', {
       message: `The trace store ${path} is read-only for this process (${errorMessage(err)}); make the file, its -wal and -shm files and its folder writable by the user svc runs as, or point --db-path or SVC_DB_PATH at a writable store.`,
       cause: err,
@@ -146,8 +142,8 @@ function readableConnection(db: DatabaseSync, path: string): DatabaseSync {
     assertSqliteFile(db, path);
     return db;
   } catch (err) {
-    const code = ((err as { errcode?: number }).errcode ?? 0) % 256;
-    if (code !== SQLITE_CANTOPEN && code !== SQLITE_READONLY) throw err;
+    const code = sqliteCode(err);
+    if (code !== SQLITE.CANTOPEN && code !== SQLITE.READONLY) throw err;
     db.close();
     // a -shm left means a connection may still be writing: reading the file as immutable could tear
     if (fileSize(`${path}-wal`) > 0 || existsSync(`${path}-shm`)) {
@@ -282,13 +278,12 @@ function makePrivate(path: string, options: OpenStoreOptions): void {
   }
 }
 
-/** Touches the schema so a non-SQLite file fails here with a clear sentence (SQLITE_NOTADB = 26). */
+/** Touches the schema so a non-SQLite file fails here with a clear sentence (SQLITE_NOTADB). */
 function assertSqliteFile(db: DatabaseSync, path: string): void {
   try {
     db.prepare('SELECT count(*) AS n FROM sqlite_schema').get();
   } catch (cause) {
-    const code = (cause as { errcode?: number }).errcode;
-    if (code === 26) {
+    if (sqliteCode(cause) === SQLITE.NOTADB) {
       throw new SvcError('store_error', {
         message: `${path} is not a SQLite database, so it cannot be the trace store; point --db-path at an svc store or move the file away.`,
         cause,
