@@ -255,7 +255,7 @@ function runUnprivileged(args: string[]): Promise<SvcResult> {
   return runSvc(args, { cwd: tmp.dir, env, unprivileged: true });
 }
 
-test('backup and restore into a folder this user may not write: one sentence, nothing changed', {
+test('backup, restore and user-export --out into a folder this user may not write: one sentence, nothing changed', {
   timeout: 120_000,
 }, async (t) => {
   const backup = await backupFile();
@@ -298,6 +298,18 @@ test('backup and restore into a folder this user may not write: one sentence, no
   oneSentence(
     await runUnprivileged(['backup', join(locked, 'b.db'), '--db-path', store]),
     denied('the backup', 'b\\.db', 'choose a destination in a writable folder'),
+  );
+  oneSentence(
+    await runUnprivileged([
+      'analytics',
+      'user-export',
+      'usr_alice',
+      '--out',
+      join(locked, 'e.jsonl'),
+      '--db-path',
+      store,
+    ]),
+    denied('the export', 'e\\.jsonl', 'choose an --out in a writable folder'),
   );
   assert.deepEqual(readdirSync(locked), ['svc.db']);
   assert.ok(readFileSync(existing).equals(before), 'the existing store changed');

@@ -8,7 +8,7 @@ import { assertUserId, type ExportSink, resolveWindow, runUserExport } from '../
 import type { StoreFlags } from '../../../config/paths.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
-import { removeQuietly, tempPathBeside } from '../../../store/files.ts';
+import { describeWriteFailure, removeQuietly, tempPathBeside } from '../../../store/files.ts';
 import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
 import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../../store-flags.ts';
 
@@ -95,7 +95,9 @@ function stdoutFailed(cause: unknown): SvcError {
 
 async function writeFileAtomically<T>(path: string, fn: (sink: ExportSink) => Promise<T>): Promise<T> {
   const tmp = tempPathBeside(path, 'export');
+  // a read-only, unwritable or full disk says which (store/files.ts, as backup and restore do)
   const ioError = (cause: unknown) =>
+    describeWriteFailure('the export', path, cause, 'choose an --out in a writable folder') ??
     new SvcError('io_error', {
       message: `Cannot write the export to ${path} (${errorMessage(cause)}); check the folder exists and is writable.`,
       cause,
