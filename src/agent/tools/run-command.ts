@@ -4,6 +4,7 @@
  * shell exits any process it left in the group is killed too, so nothing a command starts outlives the call.
  * A non-zero exit is still ok:true with the exit code in the output: a failing test run or a grep without
  * matches is information for the model, not a tool failure. stdout+stderr are combined and capped at 64 KiB.
+ * If the server dies first, a watchdog in the group kills it (GROUP_WATCHDOG).
  */
 import { spawn } from 'node:child_process';
 import * as v from 'valibot';
@@ -77,6 +78,15 @@ async function runCommand(input: unknown, ctx: ToolContext): Promise<ToolResult>
 
 // --- internal ---
 
+/**
+ * The shell that runs a command: a watchdog in the group blocks on fd 3, which only this server holds open;
+ * when the server dies without cancelling the command (kill -9, a crash) the read ends and the watchdog kills
+ * the whole group, so a command of a turn the restart records as cancelled does not go on changing the
+ * workspace. The command itself runs as `sh -c <command>` (pid = pgid) without fd 3.
+ */
+const GROUP_WATCHDOG =
+  '{ read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 & exec 3<&-; exec sh -c "$1"';
+
 type Run =
   | { type: 'exited'; code: number | null; signal: NodeJS.Signals | null; output: CappedOutput }
   | { type: 'timeout' | 'cancelled'; output: CappedOutput }
@@ -85,11 +95,11 @@ type Run =
 function spawnGroup(command: string, cwd: string, ctx: ToolContext, timeoutMs: number): Promise<Run> {
   return new Promise((resolve) => {
     const output = new CappedOutput(COMMAND_CAP_BYTES);
-    const child = spawn('sh', ['-c', command], {
+    const child = spawn('sh', ['-c', GROUP_WATCHDOG, 'sh', command], {
       cwd,
       env: ctx.childEnv,
       detached: true, // own process group (pgid = child.pid), so -pid reaches every descendant
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'], // fd 3: the watchdog's line to this process
     });
     let ended: 'timeout' | 'cancelled' | null = null;
     const stop = (why: 'timeout' | 'cancelled') => {
