@@ -119,7 +119,11 @@ export async function runDelegation(
   if (outcome.status === 'cancelled')
     return failed(
       'cancelled_by_user',
-      'the planner turn was cancelled during delegation',
+      // the worker's own turn can be cancelled (REST or a socket on the worker, DELETE of the worker) while
+      // the planner's goes on: the model and the trace must not read that the planner was cancelled
+      input.signal.aborted
+        ? 'the planner turn was cancelled during delegation'
+        : `the worker's turn was cancelled (${started.handle.cancelReason ?? 'cancelled'}); the task was not finished`,
       worker.id,
       outcome.cost,
     );
