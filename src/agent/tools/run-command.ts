@@ -82,10 +82,11 @@ async function runCommand(input: unknown, ctx: ToolContext): Promise<ToolResult>
  * The shell that runs a command: a watchdog in the group blocks on fd 3, which only this server holds open;
  * when the server dies without cancelling the command (kill -9, a crash) the read ends and the watchdog kills
  * the whole group, so a command of a turn the restart records as cancelled does not go on changing the
- * workspace. The command itself runs as `sh -c <command>` (pid = pgid) without fd 3.
+ * workspace. The command itself runs as `sh -c <command>` (pid = pgid) without fd 3; the watchdog is not
+ * its child (a subshell that exits starts it), so a command that waits for all its children never waits for it.
  */
 const GROUP_WATCHDOG =
-  '{ read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 & exec 3<&-; exec sh -c "$1"';
+  '( { read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 & ); exec 3<&-; exec sh -c "$1"';
 
 type Run =
   | { type: 'exited'; code: number | null; signal: NodeJS.Signals | null; output: CappedOutput }
