@@ -51,10 +51,7 @@ export const EVENT_HANDLERS = {
     // spec 1 table: a completed call (a client cancel included) counts as status ok
     m.llmCalls.inc({ ...call, status: 'ok' });
     observe(m.llmLatency, call, p.latency_ms);
-    const cost = decimalOrUndefined(p.cost_usd);
-    if (cost === undefined) return;
-    m.llmCost.add(call, cost);
-    m.keyCost.add({ gateway_key_id: gatewayKeyLabel(p.gateway_key_id) }, cost);
+    addCost(m, call, p);
   },
   'llm.call_failed'(p, m) {
     const call = callLabels(p);
@@ -63,6 +60,9 @@ export const EVENT_HANDLERS = {
     m.llmCalls.inc({ ...call, status: errorClass });
     m.llmErrors.inc({ ...call, error_class: errorClass });
     observe(m.llmLatency, call, p.latency_ms);
+    // a stream that broke after the provider reported usage carries that usage priced: the provider bills it,
+    // and the budget, turn.completed and the analytics spend count it, so the cost counters do too
+    addCost(m, call, p);
   },
   'route.decided'(p, m) {
     const winner =
@@ -127,6 +127,18 @@ function observe(h: Histogram<string>, labels: Record<string, string>, ms: unkno
 
 function toolName(m: Instruments, toolUseId: unknown): string {
   return (typeof toolUseId === 'string' && m.toolNames.take(toolUseId)) || UNKNOWN;
+}
+
+/** Adds a call's `cost_usd` to both cost counters; the counters themselves keep only positive amounts. */
+function addCost(
+  m: Instruments,
+  call: { provider: string; model: string },
+  p: { cost_usd?: unknown; gateway_key_id?: unknown },
+): void {
+  const cost = decimalOrUndefined(p.cost_usd);
+  if (cost === undefined) return;
+  m.llmCost.add(call, cost);
+  m.keyCost.add({ gateway_key_id: gatewayKeyLabel(p.gateway_key_id) }, cost);
 }
 
 function decimalOrUndefined(value: unknown): Decimal | undefined {
