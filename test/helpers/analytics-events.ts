@@ -23,6 +23,8 @@ export interface CallSpec {
   output?: number;
   cached?: number;
   creation?: number;
+  /** The part of `creation` written for one hour (on the payload only when given, as the call path does). */
+  creationHour?: number;
   latency?: number | null;
   key?: string | null;
   user?: string | null;
@@ -59,6 +61,7 @@ export function callEvent(id: string, c: CallSpec): SeedEvent {
       cached_input_tokens: c.cached ?? 0,
       cache_creation_input_tokens: c.creation ?? 0,
     });
+    if (c.creationHour !== undefined) payload.cache_creation_1h_input_tokens = c.creationHour;
   }
   return {
     id,

@@ -33,7 +33,18 @@ export async function seedSpend(store: Store): Promise<void> {
     validation_failure: 'model_not_configured',
   };
   const calls: CallSpec[] = [
-    { at: HOUR_US, user: 'u1', team: 't1', key: 'gk_a', cost: '0.1', input: 100, cached: 50, creation: 10 },
+    // savings price the one-hour part of the writes at cache_write_1h
+    {
+      at: HOUR_US,
+      user: 'u1',
+      team: 't1',
+      key: 'gk_a',
+      cost: '0.1',
+      input: 100,
+      cached: 50,
+      creation: 10,
+      creationHour: 4,
+    },
     {
       at: 2 * HOUR_US,
       user: 'u2',

@@ -8,9 +8,10 @@ import { add, type Decimal, sub, toNumber, ZERO } from '../../lib/decimal.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { priceCall } from '../../models/pricing.ts';
 import type { ModelRegistry } from '../../models/registry.ts';
-import { engineOfKysely } from '../../store/dialect.ts';
+import { type EngineName, engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import type { ParamNamer } from '../params.ts';
+import { expr, fromSpend } from '../read-paths.ts';
 import { decodeSpend, runSpendQuery, type SpendColumns, type SpendTotals, spendSource } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 
@@ -42,7 +43,9 @@ export async function querySavings(
   q: { window: TimeWindow; baseline: string | undefined; name?: ParamNamer },
 ): Promise<SavingsData> {
   const baseline = resolveBaseline(registry, q.baseline, q.name ?? ((n) => n));
-  const source = spendSource(q.window, sql`TRUE`, ['model'], engineOfKysely(db));
+  const engine = engineOfKysely(db);
+  const source = spendSource(q.window, sql`TRUE`, ['model'], engine);
+  const hourWrites = await queryHourWrites(db, q.window, engine);
   const rows = await runSpendQuery(
     db,
     (mode) =>
@@ -56,7 +59,7 @@ export async function querySavings(
   let total = 0;
   let missing = 0;
   for (const r of rows) {
-    const t = decodeSpend(r);
+    const t = { ...decodeSpend(r), cacheCreation1hInputTokens: hourWrites.get(r.model) ?? 0 };
     stamped = add(stamped, t.cost);
     total += t.callCount;
     baselineCost = add(baselineCost, repriced(registry, baseline, t));
@@ -94,11 +97,35 @@ function resolveBaseline(registry: ModelRegistry, requested: string | undefined,
   });
 }
 
-function repriced(registry: ModelRegistry, model: string, t: SpendTotals): Decimal {
+type RepricedTotals = SpendTotals & { cacheCreation1hInputTokens: number };
+
+function repriced(registry: ModelRegistry, model: string, t: RepricedTotals): Decimal {
   return priceCall(registry, model, {
     input_tokens: t.inputTokens,
     output_tokens: t.outputTokens,
     cached_input_tokens: t.cachedInputTokens,
     cache_creation_input_tokens: t.cacheCreationInputTokens,
+    cache_creation_1h_input_tokens: t.cacheCreation1hInputTokens,
   }).cost;
+}
+
+/**
+ * Per model, the cache writes made for one hour (`cache_creation_1h_input_tokens`, on the payload only
+ * when not zero), which the table prices at cache_write_1h: without them a re-priced call would count
+ * them at the five-minute rate and differ from its own stamped cost under an unchanged table. Clamped per
+ * row to the row's writes, as priceCall does; only rows with cache writes open their payload.
+ */
+async function queryHourWrites(
+  db: Kysely<Database>,
+  window: TimeWindow,
+  engine: EngineName,
+): Promise<Map<string | null, number>> {
+  const written = expr('cacheCreationInputTokens', engine);
+  const hour =
+    engine === 'postgres'
+      ? sql`CASE WHEN jsonb_typeof(j -> 'cache_creation_1h_input_tokens') = 'number' THEN LEAST((j ->> 'cache_creation_1h_input_tokens')::numeric, ${written}) END`
+      : sql`min(json_extract(payload, '$.cache_creation_1h_input_tokens'), ${written})`;
+  const r = await sql<{ model: string | null; hour_tokens: number | string | null }>`SELECT model,
+      sum(${hour}) AS hour_tokens ${fromSpend(window, engine)} AND ${written} > 0 GROUP BY model`.execute(db);
+  return new Map(r.rows.map((row) => [row.model, Number(row.hour_tokens ?? 0)]));
 }

@@ -1,0 +1,49 @@
+/**
+ * GET /analytics/savings re-prices each call's tokens under the current table (spec 3), one-hour cache
+ * writes included: a gateway call with one-hour writes, re-priced on its own model under the unchanged
+ * table, costs what was stamped on it, and the baseline prices those writes at its own one-hour rate.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startAgentServer } from '../helpers/agent-server.ts';
+import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+const MODEL = 'anthropic:claude-haiku-4-5';
+
+test('savings re-price one-hour cache writes at the one-hour rate on both sides', async (t) => {
+  const stack = await startGatewayStack();
+  t.after(() => stack.stop());
+  stack.fake.script(['usage=in:10,cache_write:1000,cache_write_1h:600,out:10']);
+  await stack.anthropic.messages.create({
+    model: MODEL,
+    max_tokens: 64,
+    system: [{ type: 'text', text: 'a long preamble', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  const server = await startAgentServer(t, { env: { SVC_DB_PATH: stack.files.db } });
+  let same: any;
+  for (let i = 0; i < 100; i++) {
+    same = (await server.api('GET', `/analytics/savings?baseline=${MODEL}`)).body.data;
+    if (same.rows_total === 1) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // haiku (input 1, five-minute write 1.25, one-hour write 2, output 5 per million tokens):
+  // 10 × 1 + 400 × 1.25 + 600 × 2 + 10 × 5 = 1760 → the stamped 0.001760
+  assert.deepEqual(same, {
+    baseline_model: MODEL,
+    actual_repriced_usd: 0.00176,
+    baseline_repriced_usd: 0.00176,
+    savings_usd: 0,
+    savings_pct: 0,
+    actual_stamped_usd: 0.00176,
+    rows_total: 1,
+    rows_missing_from_price_table: 0,
+  });
+  // sonnet (input 3, five-minute write 3.75, one-hour write 6, output 15):
+  // 10 × 3 + 400 × 3.75 + 600 × 6 + 10 × 15 = 5280 → 0.00528
+  const sonnet = (await server.api('GET', '/analytics/savings?baseline=anthropic:claude-sonnet-4-5')).body
+    .data;
+  assert.equal(sonnet.baseline_repriced_usd, 0.00528);
+  assert.equal(sonnet.actual_repriced_usd, 0.00176);
+  assert.equal(sonnet.savings_usd, 0.00352);
+});
