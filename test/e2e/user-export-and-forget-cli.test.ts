@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -161,6 +161,36 @@ test('a reader that goes away before the last row gives exit 1, one sentence, an
   assert.match(
     stderr,
     /^svc: Standard output closed before the export finished \(write EPIPE\); no audit event was recorded/,
+  );
+  assert.deepEqual(auditPayloads(db, 'analytics.user_exported'), []);
+});
+
+test('standard output on a full disk is a failed write, not a closed reader: exit 1, one sentence, no audit', {
+  skip: !existsSync('/dev/full') && 'no /dev/full',
+}, async () => {
+  const db = freshPath();
+  await seedStore(db, 50, (i) => ({ id: seqId(i), timestamp_us: BASE_US + i, payload: callPayload('u1') }));
+  ensureBuilt();
+  const full = openSync('/dev/full', 'w');
+  let stderr = '';
+  let code: unknown;
+  try {
+    const child = spawn(process.execPath, [SVC_BIN, 'analytics', 'user-export', 'u1', '--db-path', db], {
+      env,
+      stdio: ['ignore', full, 'pipe'],
+    });
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    code = await new Promise((resolve) => child.on('close', resolve));
+  } finally {
+    closeSync(full);
+  }
+  assert.equal(code, 1, stderr);
+  assert.equal(stderr.trim().split('\n').length, 1, stderr);
+  assert.match(
+    stderr,
+    /^svc: Cannot write the export to standard output \(ENOSPC: no space left on device, write\); no audit event was recorded/,
   );
   assert.deepEqual(auditPayloads(db, 'analytics.user_exported'), []);
 });

@@ -86,9 +86,14 @@ function stdoutSink(): ExportSink {
     });
 }
 
+/** A reader that went away (EPIPE) closed the output; anything else (a full disk) failed a write. */
 function stdoutFailed(cause: unknown): SvcError {
+  const code = (cause as NodeJS.ErrnoException | null)?.code;
+  const closed = code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ECONNRESET';
   return new SvcError('io_error', {
-    message: `Standard output closed before the export finished (${errorMessage(cause)}); no audit event was recorded, so run the export again into a reader that takes every line, or use --out.`,
+    message: closed
+      ? `Standard output closed before the export finished (${errorMessage(cause)}); no audit event was recorded, so run the export again into a reader that takes every line, or use --out.`
+      : `Cannot write the export to standard output (${errorMessage(cause)}); no audit event was recorded, so check where it goes (a full disk?) and run the export again, or use --out.`,
     cause,
   });
 }
