@@ -18,7 +18,10 @@ import { type CallRunner, createCallRunner } from './runner.ts';
 import { createUpstream, DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits } from './upstream.ts';
 
 export interface CallPathSettings {
-  /** Until the response head, per attempt (SVC_GATEWAY_UPSTREAM_TIMEOUT_MS, default 600 s). */
+  /**
+   * One call's attempts together, until the response head of a stream or the whole body of an answer that
+   * is not one (SVC_GATEWAY_UPSTREAM_TIMEOUT_MS, default 600 s).
+   */
   upstreamTimeoutMs: number;
   /** Longest silence in a stream (SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS, default 120 s). */
   streamIdleTimeoutMs: number;
@@ -79,6 +82,7 @@ export function createCallPath(deps: CallPathDeps): CallPath {
     registry: deps.registry,
     retryPolicy: { ...DEFAULT_RETRY_POLICY, maxRetries: settings.maxRetries },
     retryBudget: createRetryBudget(),
+    totalTimeoutMs: settings.upstreamTimeoutMs,
   };
   const runner = createCallRunner({
     bus: deps.bus,

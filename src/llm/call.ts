@@ -17,7 +17,7 @@ import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
-import { peekFirstEvent } from './stream-start.ts';
+import { PEEK_MAX_WAIT_MS, peekFirstEvent } from './stream-start.ts';
 import { readUpstreamText, type Upstream, type UpstreamResponse } from './upstream.ts';
 
 export interface LlmCallDeps {
@@ -28,6 +28,11 @@ export interface LlmCallDeps {
   registry: ModelRegistry;
   retryPolicy: RetryPolicy;
   retryBudget: RetryBudget;
+  /**
+   * All attempts of one call together, backoff included, until the response head (a stream) or the whole
+   * body (not a stream): SVC_GATEWAY_UPSTREAM_TIMEOUT_MS, DECISIONS §4's "600 s total". None when absent.
+   */
+  totalTimeoutMs?: number;
   /** Waits `ms` or until `signal` aborts (injected by tests). */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
@@ -90,6 +95,10 @@ export class LlmCallFailed extends Error {
 export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promise<OpenLlmCall> {
   const startedMs = performance.now();
   const elapsedMs = () => Math.round((performance.now() - startedMs) * 1000) / 1000;
+  const deadlineMs = deps.totalTimeoutMs === undefined ? undefined : startedMs + deps.totalTimeoutMs;
+  /** What is left of the call's total time (undefined: no limit); a retry is never started past it. */
+  const leftMs = () =>
+    deadlineMs === undefined ? undefined : Math.max(1, Math.ceil(deadlineMs - performance.now()));
   const base: CallBase = {
     actor: input.actor ?? 'gateway',
     turn_id: input.turnId,
@@ -128,12 +137,16 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     attempts++;
     let failure: UpstreamFailure;
     try {
-      let res = await deps.upstream.send({ ...input.call, signal: input.signal });
+      let res = await deps.upstream.send({ ...input.call, signal: input.signal, headersTimeoutMs: leftMs() });
       const opened = res.status >= 200 && res.status < 300;
       // a stream whose first event is an error failed before its first byte: retried like an HTTP error
       let early: UpstreamFailure | null = null;
       if (opened && input.stream) {
-        const peeked = await peekFirstEvent(res.body);
+        const peeked = await peekFirstEvent(
+          res.body,
+          undefined,
+          Math.min(PEEK_MAX_WAIT_MS, leftMs() ?? PEEK_MAX_WAIT_MS),
+        );
         res = { ...res, body: peeked.body };
         early =
           peeked.first !== null
@@ -146,7 +159,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         // a body lost on the way is a failure before the first byte reached the client: retried below
         const text =
           !input.stream && input.bodyMaxBytes !== undefined
-            ? await readUpstreamText(res, input.bodyMaxBytes)
+            ? await readUpstreamText(res, input.bodyMaxBytes, leftMs())
             : undefined;
         // until its reader starts (the client's first pull), an upstream reset or the client's abort must
         // not surface as an unhandled 'error' of the body; the reader still sees the error itself
@@ -191,7 +204,10 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     const delay = failure.retryable
       ? resolveRetryDelay(deps.retryPolicy, attempts, failure.retry_after_ms)
       : undefined;
-    if (delay === undefined || !deps.retryBudget.tryAcquire()) {
+    // no retry that could not get its answer within the call's total time (a hang used it all up)
+    const outOfTime =
+      delay !== undefined && deadlineMs !== undefined && performance.now() + delay >= deadlineMs;
+    if (delay === undefined || outOfTime || !deps.retryBudget.tryAcquire()) {
       throw new LlmCallFailed(withClientHint(deps.retryPolicy, failure, attempts), fail(failure));
     }
     deps.log.debug('retrying upstream call', {

@@ -33,6 +33,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body: string | Uint8Array;
   signal?: AbortSignal;
+  /** Until the response head; the pool's `timeoutMs` when absent. */
+  headersTimeoutMs?: number;
 }
 
 export interface Upstream {
@@ -69,6 +71,7 @@ export function createUpstream(options: UpstreamOptions = {}): Upstream {
         headers: req.headers,
         body: req.body,
         signal: req.signal,
+        ...(req.headersTimeoutMs !== undefined ? { headersTimeout: req.headersTimeoutMs } : {}),
       });
       return { status: res.statusCode, headers: res.headers, body: res.body };
     },
@@ -79,22 +82,36 @@ export function createUpstream(options: UpstreamOptions = {}): Upstream {
 /**
  * The whole body of a non-streaming answer as text, or SvcError('upstream_error', server_error) as soon as
  * it (or its content-length) passes `maxBytes`; the connection is then dropped, never read to its end.
+ * With `withinMs`, a body still arriving after that long is dropped too and the read throws a TimeoutError
+ * (a body that trickles in never idles long enough for the idle timeout).
  */
-export async function readUpstreamText(res: UpstreamResponse, maxBytes: number): Promise<string> {
+export async function readUpstreamText(
+  res: UpstreamResponse,
+  maxBytes: number,
+  withinMs?: number,
+): Promise<string> {
   const declared = Number(res.headers['content-length']);
   if (declared > maxBytes) {
     res.body.destroy();
     throw bodyTooLarge(maxBytes);
   }
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw bodyTooLarge(maxBytes); // leaving the loop destroys the body
-    parts.push(chunk);
+  const timer =
+    withinMs === undefined
+      ? undefined
+      : setTimeout(() => res.body.destroy(bodyTooSlow()), Math.max(0, withinMs));
+  try {
+    const parts: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw bodyTooLarge(maxBytes); // leaving the loop destroys the body
+      parts.push(chunk);
+    }
+    const text = Buffer.concat(parts, size).toString('utf8');
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  } finally {
+    clearTimeout(timer);
   }
-  const text = Buffer.concat(parts, size).toString('utf8');
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 // --- internal ---
@@ -112,6 +129,14 @@ function createTargetCache(): (url: string) => { origin: string; path: string } 
     }
     return t;
   };
+}
+
+function bodyTooSlow(): Error {
+  const err = new Error(
+    'the provider did not finish its answer in time (SVC_GATEWAY_UPSTREAM_TIMEOUT_MS, all attempts together)',
+  );
+  err.name = 'TimeoutError';
+  return err;
 }
 
 function bodyTooLarge(maxBytes: number): SvcError {
