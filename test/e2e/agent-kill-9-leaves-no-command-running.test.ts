@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
+import { diesSoon, isRunning } from '../helpers/process-alive.ts';
 
 let fake: RunningFakeProvider;
 before(async () => {
@@ -65,25 +66,3 @@ test('kill -9 while run_command runs: the command and its group die with the ser
   assert.equal(events.find((x) => x.type === 'turn.cancelled').payload.reason, 'server_restart');
   assert.equal(existsSync(join(first.workspace, 'late.txt')), false);
 });
-
-async function diesSoon(pid: number): Promise<boolean> {
-  for (let i = 0; i < 250; i++) {
-    if (!isRunning(pid)) return true;
-    await sleep(20);
-  }
-  return false;
-}
-
-/** Alive and not a zombie (an orphan nobody reaped yet counts as dead). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { childEnvFrom } from '#src/agent/tools/child-env.ts';
 import { COMMAND_CAP_BYTES, runCommandTool } from '#src/agent/tools/run-command.ts';
+import { diesSoon } from '../../../helpers/process-alive.ts';
 import { failure, okOutput, workspace } from './tools-fixture.ts';
 
 const run = runCommandTool.run;
@@ -101,29 +101,3 @@ test('run_command: bad fields are invalid_input naming the field', async (t) => 
   assert.match(failure(await run({ command: 'true', timeout_ms: -5 }, ctx)).message, /`timeout_ms`/);
   assert.match(failure(await run({ command: 'true', timeout_ms: 1.5 }, ctx)).message, /`timeout_ms`/);
 });
-
-// --- internal ---
-
-/** True once `pid` is gone or a zombie (killed, waiting for its reaper); gives up after ~5 s. */
-async function diesSoon(pid: number): Promise<boolean> {
-  for (let i = 0; i < 250; i++) {
-    if (!isRunning(pid)) return true;
-    await sleep(20);
-  }
-  return false;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return false; // gone between the two checks
-  }
-  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-}
