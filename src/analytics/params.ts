@@ -3,7 +3,7 @@
  * query strings and the report commands' flags: whitelisted group_by and order, shape-guarded identity
  * filters, include_workers, the sessions limit, and the time window (7-day default).
  */
-import { SvcError } from '../lib/errors.ts';
+import { type ErrorCode, SvcError } from '../lib/errors.ts';
 import { assertIdentityId } from './identity.ts';
 import { resolveWindow, type TimeWindow } from './window.ts';
 
@@ -34,6 +34,39 @@ export const MAX_SESSIONS_LIMIT = 500;
 
 /** Raw parameters by their HTTP names; the command line maps its flags onto them. */
 export type RawParams = Readonly<Record<string, string | undefined>>;
+
+/** The error code a parameter's bad value is answered with (spec 3, DECISIONS §5). */
+const PARAM_CODES: Readonly<Record<string, ErrorCode>> = {
+  from: 'invalid_window',
+  to: 'invalid_window',
+  group_by: 'invalid_group_by',
+  gateway_key: 'invalid_gateway_key',
+  user: 'invalid_user',
+  team: 'invalid_team',
+  include_workers: 'validation_error',
+  order: 'invalid_order',
+  limit: 'invalid_limit',
+  baseline: 'validation_error',
+};
+
+/**
+ * The query's parameters, each given once: a parameter of these endpoints given twice (`user=a&user=b`)
+ * is refused with its own error code rather than answered for one of the two values. Parameters the
+ * endpoints do not read are left alone.
+ */
+export function singleValued(all: Readonly<Record<string, readonly string[]>>): RawParams {
+  const raw: Record<string, string> = {};
+  for (const [name, values] of Object.entries(all)) {
+    const code = PARAM_CODES[name];
+    if (values.length > 1 && code !== undefined)
+      throw new SvcError(code, {
+        message: `${name} is given ${values.length} times; give it once.`,
+        details: { param: name },
+      });
+    if (values.length > 0) raw[name] = values[0];
+  }
+  return raw;
+}
 
 /** How a parameter is named where it came from (`group_by` on HTTP, `--group-by` on the CLI). */
 export type ParamNamer = (name: string) => string;

@@ -22,6 +22,7 @@ import {
   parseTeam,
   parseWindow,
   type RawParams,
+  singleValued,
 } from './params.ts';
 import { queryByKey } from './queries/by-key.ts';
 import { queryByTeam } from './queries/by-team.ts';
@@ -55,7 +56,7 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
     read: (raw: RawParams, window: ReturnType<typeof parseWindow>) => Promise<T>,
   ) =>
     app.get(`/analytics/${path}`, async (c) => {
-      const raw = c.req.query();
+      const raw = singleValued(c.req.queries());
       const window = parseWindow(raw, deps.clock.nowUs());
       return c.json(envelope(window, pricing(), await read(raw, window)));
     });
@@ -71,7 +72,7 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
   windowed('by_team', (raw, window) => queryByTeam(db, { window, team: parseTeam(raw) }));
 
   app.get('/analytics/sessions', async (c) => {
-    const raw = c.req.query();
+    const raw = singleValued(c.req.queries());
     const q = { order: parseSessionOrder(raw), limit: parseSessionsLimit(raw) };
     return c.json(envelope(null, pricing(), await querySessions(db, q)));
   });
@@ -91,7 +92,7 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
 
   app.get('/analytics/user/:user_id/export', async (c) => {
     const userId = assertUserId(c.req.param('user_id'));
-    const raw = c.req.query();
+    const raw = singleValued(c.req.queries());
     const window = resolveWindow({ from: raw.from, to: raw.to }); // default: all time
     await deps.flushEvents?.();
     const exportDeps = { store: deps.store, bus: deps.bus, log: deps.log, actor: 'user' as const };

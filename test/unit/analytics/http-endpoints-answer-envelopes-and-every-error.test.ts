@@ -111,6 +111,13 @@ test('every error code is answered at its status in the service error body', asy
     ['/analytics/sessions?limit=501', 400, 'invalid_limit'],
     ['/analytics/sessions?limit=ten', 400, 'invalid_limit'],
     ['/analytics/cost?include_workers=maybe', 400, 'validation_error'],
+    // a parameter given twice is not answered for one of its values
+    ['/analytics/cost?user=a&user=b', 400, 'invalid_user'],
+    ['/analytics/by_team?team=a&team=a', 400, 'invalid_team'],
+    ['/analytics/cost?group_by=model&group_by=day', 400, 'invalid_group_by'],
+    ['/analytics/reliability?from=2026-01-01T00:00:00Z&from=2026-01-02T00:00:00Z', 400, 'invalid_window'],
+    ['/analytics/sessions?limit=5&limit=10', 400, 'invalid_limit'],
+    ['/analytics/user/u1/export?to=2026-02-01T00:00:00Z&to=2026-03-01T00:00:00Z', 400, 'invalid_window'],
   ];
   for (const [path, status, code] of cases) {
     const { res, body } = await get(path);
@@ -128,6 +135,8 @@ test('every error code is answered at its status in the service error body', asy
   assert.equal(old.res.status, 410);
   assert.equal(old.body.error.code, 'version_unsupported');
   assert.equal((await get('/analytics/sessions?limit=500')).res.status, 200);
+  // a parameter no endpoint reads may repeat, as any unknown parameter is ignored
+  assert.equal((await get('/analytics/cost?utm=a&utm=b')).res.status, 200);
 });
 
 test('the export streams JSON lines with its headers and is audited once the body drained', async (t) => {
