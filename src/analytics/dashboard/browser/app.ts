@@ -118,14 +118,27 @@ function escapeText(text: string): string {
   return div.innerHTML;
 }
 
+type TurnStart = { turn_id: string; timestamp: string };
+
+/** The session's 20 newest turns, newest first: the events come oldest first, so every page is read. */
 async function openSession(sessionId: string): Promise<void> {
   const target = document.getElementById('session-turns') as HTMLElement;
-  const res = await fetch(`/sessions/${encodeURIComponent(sessionId)}/events?types=turn.started&limit=1000`);
-  const body = await res.json();
-  const turns = ((body.events ?? []) as Array<{ turn_id: string; timestamp: string }>).slice(-20).reverse();
-  target.innerHTML = res.ok
-    ? renderSessionTurns(sessionId, turns)
-    : `<p class="error">${escapeText(body?.error?.message ?? 'error')}</p>`;
+  let newest: TurnStart[] = [];
+  let cursor: string | null = null;
+  do {
+    const after = cursor ? `&after=${encodeURIComponent(cursor)}` : '';
+    const res = await fetch(
+      `/sessions/${encodeURIComponent(sessionId)}/events?types=turn.started&limit=1000${after}`,
+    );
+    const body = await res.json();
+    if (!res.ok) {
+      target.innerHTML = `<p class="error">${escapeText(body?.error?.message ?? 'error')}</p>`;
+      return;
+    }
+    newest = [...newest, ...((body.events ?? []) as TurnStart[])].slice(-20);
+    cursor = typeof body.next_cursor === 'string' ? body.next_cursor : null;
+  } while (cursor);
+  target.innerHTML = renderSessionTurns(sessionId, newest.reverse());
 }
 
 async function openTurn(turnId: string): Promise<void> {
