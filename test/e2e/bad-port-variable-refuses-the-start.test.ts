@@ -1,0 +1,39 @@
+/**
+ * A bad SVC_GATEWAY_PORT / SVC_SERVE_PORT refuses the start like every other bad SVC_* number: exit 1
+ * (DECISIONS §2: refused start) and one sentence that says to fix or unset it. A bad `--port` stays a
+ * usage error (exit 2).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
+import { makeTempDir, runSvc } from '../helpers/svc.ts';
+
+const tmp = makeTempDir();
+test.after(() => tmp.cleanup());
+
+function assertOneSentence(stderr: string, pattern: RegExp): void {
+  assert.equal(stderr.trim().split('\n').length, 1, stderr);
+  assert.match(stderr, pattern);
+}
+
+test('a bad port variable exits 1 with one sentence that says to fix or unset it', async () => {
+  const files = gatewayFiles(tmp.dir);
+  await issueKey(files.env);
+  for (const value of ['abc', '70000', '-1']) {
+    const gw = await runSvc(['gateway'], { env: { ...files.env, SVC_GATEWAY_PORT: value } });
+    assert.equal(gw.code, 1, `SVC_GATEWAY_PORT=${value}: ${gw.stderr}`);
+    assertOneSentence(gw.stderr, new RegExp(`^svc: SVC_GATEWAY_PORT must be .*"${value}"; fix or unset it`));
+    const serve = await runSvc(['serve'], { env: { ...files.env, SVC_SERVE_PORT: value } });
+    assert.equal(serve.code, 1, `SVC_SERVE_PORT=${value}: ${serve.stderr}`);
+    assertOneSentence(serve.stderr, new RegExp(`^svc: SVC_SERVE_PORT must be .*"${value}"; fix or unset it`));
+  }
+});
+
+test('a bad --port is still a usage error (exit 2)', async () => {
+  const files = gatewayFiles(tmp.dir);
+  for (const command of ['gateway', 'serve']) {
+    const r = await runSvc([command, '--port', 'abc'], { env: files.env });
+    assert.equal(r.code, 2, r.stderr);
+    assertOneSentence(r.stderr, /--port must be a port number from 0 to 65535, not "abc"/);
+  }
+});
