@@ -38,7 +38,7 @@ export function readKeystoreFile(path: string): Keystore | undefined {
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw invalid(path, `it is not valid JSON (${errorMessage(err)})`);
+    throw invalid(path, `it is not valid JSON (${jsonSyntaxReason(err)})`);
   }
   const decoded = decodeKeystore(data);
   if (!decoded.ok) throw invalid(path, `it does not match the keystore schema (${decoded.reason})`);
@@ -148,6 +148,19 @@ function invalid(path: string, reason: string): SvcError {
   return new SvcError('keystore_invalid', {
     message: `The keystore ${path} is refused because ${reason}; fix or restore the file (svc never overwrites a keystore it cannot read).`,
   });
+}
+
+/**
+ * JSON.parse's reason without the excerpt of the file that V8 quotes (`Unexpected token 'x', ..."keys": [
+ * x ..." is not valid JSON`): the excerpt spans lines, so the refusal was no longer one line on stderr, and
+ * it copied keystore content into messages and logs.
+ */
+function jsonSyntaxReason(err: unknown): string {
+  const reason = errorMessage(err)
+    .replace(/,?\s*(?:\.\.\.)?"[\s\S]*"? is not valid JSON$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return reason || 'a syntax error';
 }
 
 function index(store: Keystore | undefined): Map<string, KeyRecord> {
