@@ -17,7 +17,7 @@ import {
 import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
-import { waitForStopSignal } from '../lib/stop-signal.ts';
+import { onRepeatedStopSignal, waitForStopSignal } from '../lib/stop-signal.ts';
 import type { Clock } from '../lib/time.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
@@ -118,14 +118,26 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
   log.info('gateway listening', { url: server.url, keystore: keys.location, keys: keys.cache.size });
   const signal = await waitForStopSignal();
   log.info('gateway stopping', { signal, in_flight: server.inFlight });
-  const { forced } = await server.close(options.drainMs ?? DRAIN_MS);
-  if (forced)
-    log.warn('in-flight requests were cut off after the drain deadline', {
-      drain_ms: options.drainMs ?? DRAIN_MS,
+  // a second signal cuts the drain short; the trace writer is still flushed (DECISIONS §3)
+  const stopListening = onRepeatedStopSignal((again) => {
+    log.warn('second stop signal; cutting off the in-flight requests now', {
+      signal: again,
+      in_flight: server.inFlight,
     });
-  await extensions.close?.();
-  await keys.close();
-  await runtime.close();
+    server.cutOff();
+  });
+  try {
+    const { forced } = await server.close(options.drainMs ?? DRAIN_MS);
+    if (forced)
+      log.warn('in-flight requests were cut off before they finished', {
+        drain_ms: options.drainMs ?? DRAIN_MS,
+      });
+    await extensions.close?.();
+    await keys.close();
+    await runtime.close();
+  } finally {
+    stopListening();
+  }
   log.info('gateway stopped');
 }
 

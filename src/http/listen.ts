@@ -65,6 +65,8 @@ export interface Listening {
    * `service_shutting_down`), each on a connection closed after its answer.
    */
   close(graceMs: number): Promise<{ forced: boolean }>;
+  /** During close(): ends the wait now, so the requests still in flight are cut off (a second stop signal). */
+  cutOff(): void;
 }
 
 export async function listen(
@@ -95,6 +97,7 @@ export async function listen(
   if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
   const open = new Set<ServerResponse>();
   let draining = false;
+  const drain = createDrainDeadline();
   server.on('request', (_req, res) => {
     open.add(res);
     res.once('close', () => open.delete(res));
@@ -123,12 +126,15 @@ export async function listen(
       return open.size;
     },
     async close(graceMs) {
-      const deadline = Date.now() + graceMs;
+      drain.start(graceMs);
       if (options.answerWhileDraining) {
         draining = true;
-        await settled([...open], deadline);
+        await settled([...open], drain);
       }
-      return closeGracefully(server, () => open.size, Math.max(0, deadline - Date.now()));
+      return closeGracefully(server, () => open.size, drain);
+    },
+    cutOff() {
+      drain.cutOff();
     },
   };
 }
@@ -172,18 +178,46 @@ function hostReadsAsIs(host: string): boolean {
   return hostname.length === host.length || hostname === host.replace(/:\d+$/, '');
 }
 
-/** Resolves once every response has closed, or at the deadline. */
-async function settled(responses: ServerResponse[], deadline: number): Promise<void> {
+/** The end of a drain: `graceMs` after close() began, or earlier when cut off. */
+interface DrainDeadline {
+  start(graceMs: number): void;
+  cutOff(): void;
+  passed(): boolean;
+  /** Resolves at the deadline or at the cut-off, whichever comes first. */
+  reached(): Promise<void>;
+}
+
+function createDrainDeadline(): DrainDeadline {
+  let deadline = Number.POSITIVE_INFINITY;
+  let timer: NodeJS.Timeout | undefined;
+  let reach: () => void = () => {};
+  const reached = new Promise<void>((resolve) => {
+    reach = resolve;
+  });
+  const end = () => {
+    clearTimeout(timer);
+    deadline = Math.min(deadline, Date.now());
+    reach();
+  };
+  return {
+    start(graceMs) {
+      deadline = Math.min(deadline, Date.now() + graceMs);
+      timer = setTimeout(end, Math.max(0, deadline - Date.now())).unref(); // a finished drain exits now
+    },
+    cutOff: end,
+    passed: () => Date.now() >= deadline,
+    reached: () => reached,
+  };
+}
+
+/** Resolves once every response has closed, or at the drain's deadline. */
+async function settled(responses: ServerResponse[], drain: DrainDeadline): Promise<void> {
   const pending = responses.filter((res) => !res.closed);
   if (pending.length === 0) return;
-  let timer: NodeJS.Timeout | undefined;
   await Promise.race([
     Promise.all(pending.map((res) => new Promise((resolve) => res.once('close', resolve)))),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-    }),
+    drain.reached(),
   ]);
-  clearTimeout(timer);
 }
 
 /** A tenth of the shorter timeout, within 50 ms to 1 s: the limit is enforced to within that much. */
@@ -194,16 +228,15 @@ function checkingIntervalMs(t: ClientTimeouts): number {
 async function closeGracefully(
   server: Server,
   inFlight: () => number,
-  graceMs: number,
+  drain: DrainDeadline,
 ): Promise<{ forced: boolean }> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  const deadline = Date.now() + graceMs;
   let forced = false;
   // Keep-alive sockets become idle once their response ends; close them as they do.
   const timer = setInterval(() => {
     server.closeIdleConnections();
-    if (Date.now() >= deadline) {
-      forced = inFlight() > 0;
+    if (drain.passed()) {
+      forced ||= inFlight() > 0;
       server.closeAllConnections();
     }
   }, 50);
