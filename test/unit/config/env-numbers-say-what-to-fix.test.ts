@@ -20,3 +20,27 @@ test('a refusal says what the value must be: 0 where a positive number is needed
     message: /^SVC_GATEWAY_MAX_RETRIES must be a whole number, not "-1"/,
   });
 });
+
+test('a *_MS setting longer than a Node timer holds is refused, not run after 1 ms', () => {
+  assert.equal(positiveInt('2147483647', 'SVC_PATTERN_REFRESH_MS'), 2_147_483_647);
+  for (const name of [
+    'SVC_PATTERN_REFRESH_MS',
+    'SVC_GATEWAY_UPSTREAM_TIMEOUT_MS',
+    'SVC_WS_PING_INTERVAL_MS',
+  ]) {
+    assert.throws(() => positiveInt('2147483648', name), {
+      code: 'startup_refused',
+      message: new RegExp(
+        `^${name} must be at most 2147483647 \\(about 24.8 days.*not "2147483648"; fix or unset it`,
+      ),
+    });
+  }
+  // a byte count is no timer: above 2^31 is fine, above what a double holds exactly is not
+  assert.equal(positiveInt('4294967296', 'SVC_GATEWAY_MAX_BODY_BYTES'), 4_294_967_296);
+  assert.throws(() => positiveInt('99999999999999999999', 'SVC_GATEWAY_MAX_BODY_BYTES'), {
+    message: /^SVC_GATEWAY_MAX_BODY_BYTES must be at most 9007199254740991, not "99999999999999999999"/,
+  });
+  assert.throws(() => nonNegativeInt('99999999999999999999', 'SVC_GATEWAY_MAX_RETRIES'), {
+    code: 'startup_refused',
+  });
+});
