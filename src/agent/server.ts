@@ -25,6 +25,7 @@ import { createAttachTokens } from './sessions/attach-tokens.ts';
 import { freeUnfinishedTurns, publishRecoveredTurns } from './sessions/recover.ts';
 import { createSessionCounter } from './sessions/store.ts';
 import { createTurnEndWatch } from './sessions/turn-end-watch.ts';
+import { TOOL_NAMES } from './tools/tool.ts';
 import type { TurnEngine } from './turns/engine.ts';
 import {
   createStreamServer,
@@ -118,6 +119,7 @@ export async function runAgentServer<R extends AgentRuntime>(
       bus: runtime.bus,
       log,
       gauges: { sessionCount: createSessionCounter(runtime.store) },
+      toolNames: TOOL_NAMES,
     });
     const turnEnds = createTurnEndWatch(runtime.bus);
     // item 5: the streaming server is a built-in subscriber, registered before any turn can publish

@@ -145,6 +145,12 @@ export interface MetricsCollectorOptions {
   bus?: Bus;
   log: Logger;
   gauges?: GaugeGetters;
+  /**
+   * The tools this process runs (the agent server's closed tool set). A tool.called for any other name (a
+   * model that calls a tool that does not exist) counts as `unknown`, so model output cannot grow the
+   * tool_name label without bound (spec 1: the metric set is bounded).
+   */
+  toolNames?: readonly string[];
 }
 
 export interface MetricsCollector {
@@ -164,7 +170,7 @@ export const METRICS_SUBSCRIBER_NAME = 'metrics';
 export function createMetricsCollector(options: MetricsCollectorOptions): MetricsCollector {
   const { role, log } = options;
   const registry = new Registry();
-  const instruments = createInstruments(registry, role, log, options.gauges ?? {});
+  const instruments = createInstruments(registry, role, log, options.gauges ?? {}, options.toolNames);
   const subscriber: Subscriber = {
     name: METRICS_SUBSCRIBER_NAME,
     types: Object.keys(EVENT_HANDLERS) as Array<keyof typeof EVENT_HANDLERS>,
@@ -189,7 +195,13 @@ export function createMetricsCollector(options: MetricsCollectorOptions): Metric
 
 // --- internal ---
 
-function createInstruments(registry: Registry, role: MetricsRole, log: Logger, gauges: GaugeGetters) {
+function createInstruments(
+  registry: Registry,
+  role: MetricsRole,
+  log: Logger,
+  gauges: GaugeGetters,
+  toolNames: readonly string[] | undefined,
+) {
   const llmCost = createDecimalCounter<'provider' | 'model'>();
   const keyCost = createDecimalCounter<'gateway_key_id'>();
   const polled = (name: MetricName, getter: (() => number) | undefined) =>
@@ -241,6 +253,7 @@ function createInstruments(registry: Registry, role: MetricsRole, log: Logger, g
     evalVerdicts: get('svc_eval_verdicts_total'),
     toolLatency: get('svc_tool_call_latency_seconds'),
     toolNames: createToolNameCache(),
+    knownTools: toolNames && new Set(toolNames),
     llmErrors: get('svc_llm_call_errors_total'),
     toolFailures: get('svc_tool_failures_total'),
     authFailures: get('svc_gateway_auth_failures_total'),

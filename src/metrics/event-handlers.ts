@@ -36,6 +36,8 @@ export interface Instruments {
   evalVerdicts: Counter<string>;
   toolLatency: Histogram<string>;
   toolNames: ToolNameCache;
+  /** The process's tool set, when it has one: other names count as `unknown`. */
+  knownTools?: ReadonlySet<string>;
   llmErrors: Counter<string>;
   toolFailures: Counter<string>;
   authFailures: Counter<string>;
@@ -94,7 +96,9 @@ export const EVENT_HANDLERS = {
     });
   },
   'tool.called'(p, m) {
-    if (typeof p.tool_use_id === 'string') m.toolNames.remember(p.tool_use_id, toolNameLabel(p.tool_name));
+    if (typeof p.tool_use_id !== 'string') return;
+    const name = toolNameLabel(p.tool_name);
+    m.toolNames.remember(p.tool_use_id, m.knownTools && !m.knownTools.has(name) ? UNKNOWN : name);
   },
   'tool.completed'(p, m) {
     observe(m.toolLatency, { tool_name: toolName(m, p.tool_use_id) }, p.latency_ms);
