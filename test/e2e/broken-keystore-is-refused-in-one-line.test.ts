@@ -4,7 +4,8 @@
  * (V8's JSON.parse message quotes the text around the error, newlines included).
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles } from '../helpers/gateway-keys.ts';
 import { freePort, makeTempDir, runSvc } from '../helpers/svc.ts';
@@ -28,5 +29,26 @@ test('a keystore broken across lines is refused with one line that quotes none o
       /is refused because it is not valid JSON \(Unexpected token 's'\); fix or restore/,
     );
     assert.doesNotMatch(lines[0], /stray_marker_word|"keys"/);
+  }
+});
+
+test('a keystore path that is a folder is refused with advice to point at the file, not at permissions', async () => {
+  const files = gatewayFiles(tmp.dir);
+  const folder = join(tmp.dir, 'keys-folder');
+  mkdirSync(folder);
+  const env = { ...files.env, SVC_GATEWAY_KEYSTORE: folder };
+  for (const args of [
+    ['list-keys'],
+    ['issue-key', '--name', 'x', '--workspace', '/tmp'],
+    ['--port', String(await freePort())],
+  ]) {
+    const r = await runSvc(['gateway', ...args], { env });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /is a folder, not a file; point --keystore or SVC_GATEWAY_KEYSTORE at the keys file/,
+    );
+    assert.doesNotMatch(r.stderr, /permissions/);
   }
 });

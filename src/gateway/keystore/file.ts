@@ -16,7 +16,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { errorMessage, SvcError } from '../../lib/errors.ts';
 import { createFolders } from '../../lib/folders.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -28,7 +28,15 @@ export function readKeystoreFile(path: string): Keystore | undefined {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'EISDIR') {
+      // "check its permissions" would send the operator the wrong way
+      throw new SvcError('keystore_invalid', {
+        message: `The keystore path ${path} is a folder, not a file; point --keystore or SVC_GATEWAY_KEYSTORE at the keys file (such as ${join(path, 'keys.json')}).`,
+        cause: err,
+      });
+    }
     throw new SvcError('keystore_invalid', {
       message: `Cannot read the keystore ${path}: ${errorMessage(err)}; check its permissions.`,
       cause: err,
