@@ -92,6 +92,7 @@ export async function runAgentServer<R extends AgentRuntime>(
   options: RunAgentServerOptions<R>,
 ): Promise<void> {
   const { env, log } = options;
+  const allowedHosts = parseAllowedHosts(env.allowedHosts);
   const host = resolveServeHost(options.host, log);
   // item 5: routing policy and model registry (the policy names registry models, so the registry is read first)
   const { registry, policy, adapters } = loadCallConfig({
@@ -154,7 +155,7 @@ export async function runAgentServer<R extends AgentRuntime>(
       attachTokens: createAttachTokens({ newId: runtime.newId, clock: runtime.clock }),
       turnEnds,
       metrics,
-      allowedHosts: parseAllowedHosts(env.allowedHosts),
+      allowedHosts,
       writeRequestLog: options.writeRequestLog,
       startedAtUs,
       isShuttingDown: () => shuttingDown,

@@ -76,6 +76,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
   assertProviderKey(env);
   const fileKeys = options.keys.kind === 'file' ? openFileKeys(options.keys.path, log) : undefined;
   const clientTimeouts = resolveClientTimeouts(env);
+  const allowedHosts = parseAllowedHosts(env.allowedHosts);
   const host = resolveLoopbackHost(options.host, log);
   const runtime = await options.openRuntime();
   let server: Listening;
@@ -104,7 +105,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       clock: runtime.clock,
       newId: runtime.newId,
       log,
-      allowedHosts: parseAllowedHosts(env.allowedHosts),
+      allowedHosts,
       writeRequestLog: options.writeRequestLog,
       startedAtMs: Date.now(),
     });

@@ -6,12 +6,25 @@
 import type { MiddlewareHandler } from 'hono';
 import { SvcError } from '../lib/errors.ts';
 
-/** Names added by SVC_ALLOWED_HOSTS (comma-separated; an entry may carry `:port` to pin the port). */
+/**
+ * Names added by SVC_ALLOWED_HOSTS (comma-separated; an entry may carry `:port` to pin the port). An entry
+ * no Host header can ever equal (a URL such as `https://svc.example.com`, a path, `*`, a space) refuses the
+ * start: taken silently, it left the name it meant refused with 403 and no hint why.
+ */
 export function parseAllowedHosts(value: string | undefined): string[] {
-  return (value ?? '')
+  const entries = (value ?? '')
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
+  const bad = entries.find(
+    (entry) => hostname(entry) === undefined || !HOST_NAME.test(hostname(entry) ?? ''),
+  );
+  if (bad !== undefined) {
+    throw new SvcError('startup_refused', {
+      message: `SVC_ALLOWED_HOSTS entry "${bad}" is not a host name or address with an optional :port (such as svc.example.com or svc:8422); fix or unset it and start svc again.`,
+    });
+  }
+  return entries;
 }
 
 /** True when a `Host` header value names a loopback host or an allowed name. */
@@ -80,6 +93,9 @@ function hostname(value: string): string | undefined {
   if (parts.length === 2 && !isPort(parts[1])) return undefined;
   return parts[0] || undefined;
 }
+
+/** A DNS name (letters, digits, `-`, `_`, dots), an IPv4 address, or an IPv6 literal. */
+const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_.])?|[0-9a-f:.]*:[0-9a-f:.]*)$/;
 
 /** A port as a Host header may carry it: 0–65535 in decimal. */
 function isPort(text: string): boolean {
