@@ -6,6 +6,7 @@
  */
 import type { Adapter } from '../adapters/adapter.ts';
 import type { AdapterName } from '../adapters/registry.ts';
+import { assertBaseUrls } from '../config/base-urls.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
@@ -93,6 +94,7 @@ export async function runAgentServer<R extends AgentRuntime>(
 ): Promise<void> {
   const { env, log } = options;
   const allowedHosts = parseAllowedHosts(env.allowedHosts);
+  assertBaseUrls(env);
   const host = resolveServeHost(options.host, log);
   // item 5: routing policy and model registry (the policy names registry models, so the registry is read first)
   const { registry, policy, adapters } = loadCallConfig({

@@ -3,6 +3,8 @@
  * graceful stop on SIGTERM/SIGINT (stop accepting, finish in-flight requests within 30 s, flush the
  * trace writer, exit 0).
  */
+
+import { assertBaseUrls } from '../config/base-urls.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
@@ -74,6 +76,7 @@ export const DRAIN_MS = 30_000;
 export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOptions<R>): Promise<void> {
   const { env, log } = options;
   assertProviderKey(env);
+  assertBaseUrls(env);
   const fileKeys = options.keys.kind === 'file' ? openFileKeys(options.keys.path, log) : undefined;
   const clientTimeouts = resolveClientTimeouts(env);
   const allowedHosts = parseAllowedHosts(env.allowedHosts);
