@@ -1,9 +1,8 @@
 /**
  * @module `svc gateway`: the start-up refusals of spec 1 §Deployment contract, the loopback bind, and the
- * graceful stop on SIGTERM/SIGINT (stop accepting, finish in-flight requests within 30 s, flush the
- * trace writer, exit 0).
+ * graceful stop on SIGTERM/SIGINT (stop accepting, finish in-flight requests within 30 s, or at once on a
+ * second signal, flush the trace writer, exit 0).
  */
-
 import { assertBaseUrls } from '../config/base-urls.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
