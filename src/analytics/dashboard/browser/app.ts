@@ -126,16 +126,17 @@ async function openSession(sessionId: string): Promise<void> {
   let newest: TurnStart[] = [];
   let cursor: string | null = null;
   do {
-    const after = cursor ? `&after=${encodeURIComponent(cursor)}` : '';
-    const res = await fetch(
+    const after: string = cursor ? `&after=${encodeURIComponent(cursor)}` : '';
+    const res: Response = await fetch(
       `/sessions/${encodeURIComponent(sessionId)}/events?types=turn.started&limit=1000${after}`,
     );
-    const body = await res.json();
+    const body: { events?: TurnStart[]; next_cursor?: unknown; error?: { message?: string } } =
+      await res.json();
     if (!res.ok) {
       target.innerHTML = `<p class="error">${escapeText(body?.error?.message ?? 'error')}</p>`;
       return;
     }
-    newest = [...newest, ...((body.events ?? []) as TurnStart[])].slice(-20);
+    newest = [...newest, ...(body.events ?? [])].slice(-20);
     cursor = typeof body.next_cursor === 'string' ? body.next_cursor : null;
   } while (cursor);
   target.innerHTML = renderSessionTurns(sessionId, newest.reverse());
