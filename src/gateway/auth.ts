@@ -54,6 +54,8 @@ export function createAuth(deps: AuthDeps): MiddlewareHandler<GatewayEnv> {
     if (!record) reject(c, deps, 'invalid_token', { token_hash_prefix: prefix });
     const state = resolveEffectiveState(record, deps.clock.nowUs());
     if (state.status === 'revoked') {
+      // the request log names the revoked key too (who still uses it), as the 401 body and the event do
+      c.set('gatewayKey', record);
       reject(
         c,
         deps,

@@ -168,6 +168,15 @@ test('keys issued, revoked and rotated while the gateway runs take effect on the
         revokedAt,
       );
       assert.equal(assertRevoked(await callChat(gw.url, first.token), first.keyId, 'chat'), revokedAt);
+      // the request log names the revoked key (who still uses it), never its token
+      const refused = gw
+        .output()
+        .stdout.split('\n')
+        .filter((l) => l.includes('"msg":"request"') && l.includes('"status":401'))
+        .at(-1);
+      assert.ok(refused, 'a request log line for the refused call');
+      assert.equal(JSON.parse(refused).key_id, first.keyId);
+      assert.ok(!refused.includes(first.token));
     },
   );
 
