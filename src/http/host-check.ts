@@ -16,9 +16,7 @@ export function parseAllowedHosts(value: string | undefined): string[] {
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
-  const bad = entries.find(
-    (entry) => hostname(entry) === undefined || !HOST_NAME.test(hostname(entry) ?? ''),
-  );
+  const bad = entries.find((entry) => !HOST_NAME.test(hostname(entry) ?? ''));
   if (bad !== undefined) {
     throw new SvcError('startup_refused', {
       message: `SVC_ALLOWED_HOSTS entry "${bad}" is not a host name or address with an optional :port (such as svc.example.com or svc:8422); fix or unset it and start svc again.`,
