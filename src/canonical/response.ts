@@ -44,6 +44,11 @@ export interface CanonicalUsage {
   upstream_cost?: string;
   /** The upstream's stream ended without reporting usage (a server ignoring include_usage): counts are 0. */
   missing?: true;
+  /**
+   * Some counts are the gateway's estimate, not the upstream's: a call that ended (client cancel, broken
+   * stream, body lost) before the upstream stated what it bills (llm/partial-usage.ts).
+   */
+  estimated?: true;
 }
 
 export interface CanonicalResponse {

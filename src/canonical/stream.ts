@@ -79,6 +79,11 @@ export interface StreamProgress {
   messageId(): string | null;
   /** True once the first content delta arrived (time to first token). */
   hasContent(): boolean;
+  /**
+   * Characters the model generated so far (text, thinking, tool names and arguments): what a stream that
+   * ended before the upstream stated its output tokens is billed on (llm/partial-usage.ts).
+   */
+  generatedChars(): number;
 }
 
 /** A decoded upstream stream: the events plus its progress accessors. */
@@ -110,6 +115,7 @@ export class StreamBuilder implements StreamProgress {
   #stop: StopReason | null = null;
   #stopSequence: string | null = null;
   #content = false;
+  #chars = 0;
   #done = false;
   #usageSeen = false;
 
@@ -124,6 +130,9 @@ export class StreamBuilder implements StreamProgress {
   }
   hasContent(): boolean {
     return this.#content;
+  }
+  generatedChars(): number {
+    return this.#chars;
   }
   get started(): boolean {
     return this.#id !== null;
@@ -143,6 +152,7 @@ export class StreamBuilder implements StreamProgress {
   text(index: number, text: string): TextDeltaEvent {
     (this.#blocks[index] as { text: string }).text += text;
     this.#content = true;
+    this.#chars += text.length;
     return { type: 'text.delta', message_id: this.#id!, content_block_index: index, text };
   }
 
@@ -154,6 +164,7 @@ export class StreamBuilder implements StreamProgress {
     b.thinking += text;
     if (signature !== null) b.signature = (b.signature ?? '') + signature;
     this.#content = true;
+    this.#chars += text.length;
     return { type: 'thinking.delta', message_id: this.#id!, content_block_index: index, text, signature };
   }
 
@@ -161,6 +172,7 @@ export class StreamBuilder implements StreamProgress {
     const index = this.#push({ type: 'tool_use', id, name, input: {} });
     this.#json.set(index, '');
     this.#content = true;
+    this.#chars += name.length;
     return {
       type: 'tool.use_start',
       message_id: this.#id!,
@@ -171,6 +183,7 @@ export class StreamBuilder implements StreamProgress {
   }
   toolInput(index: number, partial: string): ToolUseInputDeltaEvent {
     this.#json.set(index, (this.#json.get(index) ?? '') + partial);
+    this.#chars += partial.length;
     const id = (this.#blocks[index] as ToolUseBlock).id;
     return {
       type: 'tool.use_input_delta',

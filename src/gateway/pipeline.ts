@@ -175,6 +175,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           requestedModel: req.model,
           signal,
           hold: costOnTurn(hold, turn, (cost) => deps.spendToday.add(budgetKeyIdOf(key), cost)),
+          inputTokensEstimate: turn.inputTokensEstimate,
           // a non-streaming body is read within the attempt: a connection lost while it arrives is retried
           ...(req.stream ? {} : { bodyMaxBytes: deps.upstreamLimits.maxBodyBytes }),
         });

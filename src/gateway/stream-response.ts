@@ -53,7 +53,7 @@ export function createStreamResponse(input: StreamResponseInput): Response {
   const cancel = () => {
     if (state.done) return;
     state.done = true;
-    if (!input.call.closed) input.call.cancel(source.progress.usage(), state.ttft);
+    if (!input.call.closed) input.call.cancel(input.call.unfinishedUsage(source.progress), state.ttft);
     input.turn.finish(499, 'cancelled');
   };
   input.signal.addEventListener('abort', cancel, { once: true });
@@ -143,7 +143,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
           } else if (error) {
             state.done = true;
             const failure = classifyReadFailure(adapter, error, input.signal);
-            await end.failed(failure, tapped.usage());
+            await end.failed(failure, input.call.unfinishedUsage(tapped));
             if (!isSvcError(error)) {
               // a frame the decoder could not read, not an error frame of the upstream's: send ours and stop
               yield chunk;
@@ -160,7 +160,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
       if (state.done || input.signal.aborted) return;
       state.done = true;
       const failure = classifyReadFailure(adapter, err, input.signal);
-      await end.failed(failure, tapped.usage());
+      await end.failed(failure, input.call.unfinishedUsage(tapped));
       yield errorFrames(failure);
       return;
     }
@@ -173,7 +173,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
     }
     const err = tapped.error() ?? new SvcError('upstream_error', { message: TRUNCATED });
     const failure = classifyReadFailure(adapter, err, input.signal);
-    await end.failed(failure, tapped.usage());
+    await end.failed(failure, input.call.unfinishedUsage(tapped));
     if (!forwardedError) yield errorFrames(failure);
   }
   return { chunks: chunks(), progress: tapped };
@@ -219,7 +219,7 @@ function translated(input: StreamResponseInput, state: State): Source {
           message: 'the gateway could not encode the stream',
           retryable: false,
         },
-        canonical.usage(),
+        input.call.unfinishedUsage(canonical),
       );
     }
   }

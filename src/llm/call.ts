@@ -16,6 +16,7 @@ import type { Clock } from '../lib/time.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
+import { resolvePartialUsage } from './partial-usage.ts';
 import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
 import { PEEK_MAX_WAIT_MS, peekFirstEvent } from './stream-start.ts';
 import { readUpstreamText, type Upstream, type UpstreamResponse } from './upstream.ts';
@@ -53,6 +54,8 @@ export interface LlmCallInput {
   signal: AbortSignal;
   /** Non-streaming: read the whole body (at most this many bytes) within the attempt, so it is retried too. */
   bodyMaxBytes?: number;
+  /** The request's input-token estimate, billed for a body lost after the provider answered (0: none). */
+  inputTokensEstimate?: number;
 }
 
 export interface CompleteInput {
@@ -80,11 +83,14 @@ export interface OpenLlmCall {
 export class LlmCallFailed extends Error {
   readonly failure: UpstreamFailure;
   readonly published: Published;
-  constructor(failure: UpstreamFailure, published: Published) {
+  /** What the provider billed although no answer arrived (bodies lost after a 2xx head), priced on the event. */
+  readonly spent: CanonicalUsage | undefined;
+  constructor(failure: UpstreamFailure, published: Published, spent?: CanonicalUsage) {
     super(failure.message);
     this.name = 'LlmCallFailed';
     this.failure = failure;
     this.published = published;
+    this.spent = spent;
   }
   /** The gateway's answer for this failure (DECISIONS §4 table). */
   toSvcError(): SvcError {
@@ -111,6 +117,11 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
   });
   let attempts = 0;
   let closed = false;
+  /**
+   * Attempts whose provider answered 2xx but whose body was lost on the way (reset, timeout, size cap): the
+   * provider billed them all the same, so their estimated usage is on the call's closing event.
+   */
+  let lost: CanonicalUsage | undefined;
 
   const fail = (failure: UpstreamFailure, spent?: CanonicalUsage): Published => {
     closed = true;
@@ -157,10 +168,15 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       }
       if (opened && early === null) {
         // a body lost on the way is a failure before the first byte reached the client: retried below
-        const text =
-          !input.stream && input.bodyMaxBytes !== undefined
-            ? await readUpstreamText(res, input.bodyMaxBytes, leftMs())
-            : undefined;
+        let text: string | undefined;
+        if (!input.stream && input.bodyMaxBytes !== undefined) {
+          try {
+            text = await readUpstreamText(res, input.bodyMaxBytes, leftMs());
+          } catch (err) {
+            lost = addUsage(lost, resolvePartialUsage(emptyUsage(), input.inputTokensEstimate ?? 0, 0));
+            throw err;
+          }
+        }
         // until its reader starts (the client's first pull), an upstream reset or the client's abort must
         // not surface as an unhandled 'error' of the body; the reader still sees the error itself
         res.body.on('error', ignore);
@@ -172,7 +188,8 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
           complete: (c) => {
             if (closed) throw new Error('llm call already closed');
             closed = true;
-            return completeCall(deps, input, base, started.event.id, attempts, elapsedMs(), c);
+            const usage = lost ? addUsage(lost, c.usage) : c.usage;
+            return completeCall(deps, input, base, started.event.id, attempts, elapsedMs(), { ...c, usage });
           },
           fail: (f, spent) => {
             if (closed) throw new Error('llm call already closed');
@@ -199,7 +216,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
           : input.adapter.classifyNetworkError(err);
     }
     if (failure.error_class === 'cancelled' || input.signal.aborted) {
-      throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer());
+      throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer(), lost);
     }
     const delay = failure.retryable
       ? resolveRetryDelay(deps.retryPolicy, attempts, failure.retry_after_ms)
@@ -208,7 +225,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     const outOfTime =
       delay !== undefined && deadlineMs !== undefined && performance.now() + delay >= deadlineMs;
     if (delay === undefined || outOfTime || !deps.retryBudget.tryAcquire()) {
-      throw new LlmCallFailed(withClientHint(deps.retryPolicy, failure, attempts), fail(failure));
+      throw new LlmCallFailed(withClientHint(deps.retryPolicy, failure, attempts), fail(failure, lost), lost);
     }
     deps.log.debug('retrying upstream call', {
       turn_id: input.turnId,
@@ -222,19 +239,20 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     try {
       await (deps.sleep ?? sleep)(delay, input.signal);
     } catch {
-      throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer());
+      throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer(), lost);
     }
   }
 
   /**
    * The caller left before any answer. A gateway client's cancel is a completed call with no usage (spec 1);
-   * an agent turn's is llm.call_failed `cancelled` (spec 2 cancellation table), priced at zero.
+   * an agent turn's is llm.call_failed `cancelled` (spec 2 cancellation table), priced at zero, unless bodies
+   * the provider answered were lost on the way (billed all the same).
    */
   function cancelledBeforeAnswer(): Published {
-    if (base.actor === 'agent') return fail(CANCELLED_BEFORE_ANSWER, emptyUsage());
+    if (base.actor === 'agent') return fail(CANCELLED_BEFORE_ANSWER, lost ?? emptyUsage());
     closed = true;
     return completeCall(deps, input, base, started.event.id, attempts, elapsedMs(), {
-      usage: emptyUsage(),
+      usage: lost ?? emptyUsage(),
       stopReason: null,
       cancelled: true,
     }).published;
@@ -242,6 +260,20 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
 }
 
 function ignore(): void {}
+
+/** Two usages of one call together (attempts billed apart); estimated when either is. */
+function addUsage(a: CanonicalUsage | undefined, b: CanonicalUsage): CanonicalUsage {
+  if (a === undefined) return b;
+  const sum: CanonicalUsage = {
+    ...b,
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
+    cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
+  };
+  if (a.estimated) sum.estimated = true;
+  return sum;
+}
 
 /** The error class of a failure thrown while reading a stream or body (transport, or an in-stream error). */
 export function classifyReadFailure(adapter: Adapter, err: unknown, signal: AbortSignal): UpstreamFailure {
@@ -333,6 +365,8 @@ function completeCall(
   if (c.usage.cache_creation_1h_input_tokens)
     payload.cache_creation_1h_input_tokens = c.usage.cache_creation_1h_input_tokens;
   if (c.usage.upstream_cost !== undefined) payload.upstream_cost_usd = c.usage.upstream_cost;
+  // the call ended before the upstream said what it bills: some counts are the gateway's estimate
+  if (c.usage.estimated) payload.usage_estimated = true;
   if (c.usage.missing) {
     // the upstream never said what it used (a server ignoring stream_options.include_usage): loud, not $0
     payload.usage_missing = true;
@@ -386,6 +420,7 @@ function spentFields(deps: LlmCallDeps, modelId: string, usage: CanonicalUsage):
     ...(usage.cache_creation_1h_input_tokens
       ? { cache_creation_1h_input_tokens: usage.cache_creation_1h_input_tokens }
       : {}),
+    ...(usage.estimated ? { usage_estimated: true } : {}),
   };
 }
 

@@ -27,6 +27,7 @@ import {
   LlmCallFailed,
   openLlmCall,
 } from './call.ts';
+import { resolvePartialUsage } from './partial-usage.ts';
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits, type UpstreamResponse } from './upstream.ts';
 
 export interface CallRunnerDeps {
@@ -90,6 +91,11 @@ export interface StartInput {
    * client yet). The text is then `RunningCall.text`.
    */
   bodyMaxBytes?: number;
+  /**
+   * The request's input-token estimate: the input billed for a call that ends before the upstream states
+   * its usage (a cancelled or broken stream, a body lost on the way; llm/partial-usage.ts). 0: none known.
+   */
+  inputTokensEstimate?: number;
 }
 
 /** A call whose upstream answered 2xx. Exactly one of complete / fail / cancel takes effect. */
@@ -105,6 +111,11 @@ export interface RunningCall {
   readonly closed: boolean;
   /** What the call cost once closed (zero while open and after a failure). */
   spent(): Decimal;
+  /**
+   * What the provider bills for this call's stream so far, when it ends unfinished (cancel, break): the
+   * usage it reported, with estimates for the input and output it has not reported yet (marked estimated).
+   */
+  unfinishedUsage(progress: StreamProgress): CanonicalUsage;
   /** Closes as llm.call_completed (priced), settles the hold; `published.committed` when durable. */
   complete(c: CompleteInput): { published: Published; cost: CallCost };
   /**
@@ -235,9 +246,13 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           actor: scope.actor,
           signal: input.signal,
           bodyMaxBytes: input.bodyMaxBytes,
+          inputTokensEstimate: input.inputTokensEstimate,
         });
       } catch (err) {
-        if (err instanceof LlmCallFailed && err.failure.error_class === 'cancelled') hold.settle(ZERO);
+        // a body the provider answered but that was lost on the way is billed, cancelled or not
+        if (err instanceof LlmCallFailed && err.spent)
+          hold.settle(priceCall(deps.registry, routed.model.id, err.spent).cost);
+        else if (err instanceof LlmCallFailed && err.failure.error_class === 'cancelled') hold.settle(ZERO);
         else hold.release();
         throw err;
       }
@@ -257,6 +272,8 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           return closed;
         },
         spent: () => spent,
+        unfinishedUsage: (p) =>
+          resolvePartialUsage(p.usage(), input.inputTokensEstimate ?? 0, p.generatedChars()),
         complete(c) {
           close();
           const out = open.complete(c);
@@ -364,7 +381,7 @@ function createEventStream(
   // agent order: the caller publishes its cancellation events (tool.use_end, message.complete) first and
   // then closes the call itself with `call.cancel`; the gateway's call is closed the moment its client leaves
   const cancel = () => {
-    if (!completeAfterYield && !call.closed) call.cancel(canonical.usage(), ttft);
+    if (!completeAfterYield && !call.closed) call.cancel(call.unfinishedUsage(canonical), ttft);
   };
   async function* events(): AsyncGenerator<CanonicalStreamEvent> {
     signal.addEventListener('abort', cancel, { once: true });
@@ -390,7 +407,7 @@ function createEventStream(
       }
       const failure = classifyReadFailure(adapter, err, signal);
       await Promise.all([
-        call.fail(failure, canonical.usage()).committed,
+        call.fail(failure, call.unfinishedUsage(canonical)).committed,
         alongside({ status: 200, code: failure.code }),
       ]);
       throw failureError(failure);
@@ -408,7 +425,7 @@ function createEventStream(
         signal,
       );
       await Promise.all([
-        call.fail(failure, canonical.usage()).committed,
+        call.fail(failure, call.unfinishedUsage(canonical)).committed,
         alongside({ status: 200, code: failure.code }),
       ]);
       throw failureError(failure);
@@ -421,6 +438,7 @@ function createEventStream(
     stopReason: () => canonical.stopReason(),
     messageId: () => canonical.messageId(),
     hasContent: () => canonical.hasContent(),
+    generatedChars: () => canonical.generatedChars(),
     ttftMs: () => ttft,
   };
 }

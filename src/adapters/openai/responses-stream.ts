@@ -33,6 +33,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     stopReason: () => b.stopReason(),
     messageId: () => b.messageId(),
     hasContent: () => b.hasContent(),
+    generatedChars: () => b.generatedChars(),
     push(e: SseEvent) {
       if (b.completed) return [];
       const ev = JSON.parse(e.data);

@@ -37,6 +37,7 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
     stopReason: () => b.stopReason(),
     messageId: () => b.messageId(),
     hasContent: () => b.hasContent(),
+    generatedChars: () => b.generatedChars(),
     push(e: SseEvent) {
       if (b.completed) return [];
       if (e.data === '[DONE]') {
