@@ -7,6 +7,7 @@ import { closeSync, openSync, readFileSync, statSync, writeFileSync, writeSync }
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
+import { SCHEMA_VERSION } from '#src/store/migrate.ts';
 import { startStoreWriter } from '../helpers/store-writer.ts';
 import { isolatedEnv, makeTempDir, runSvc, type SvcResult } from '../helpers/svc.ts';
 
@@ -85,7 +86,9 @@ test('restore refuses a backup whose schema version differs, naming both version
   assertRefused(
     r,
     1,
-    /schema version 99 but this svc binary uses schema version 5; restore it with an svc binary/,
+    new RegExp(
+      `schema version 99 but this svc binary uses schema version ${SCHEMA_VERSION}; restore it with an svc binary`,
+    ),
   );
 });
 

@@ -7,14 +7,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
+import { SCHEMA_VERSION } from '#src/store/migrate.ts';
 import { startStoreWriter } from '../helpers/store-writer.ts';
 import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
-
-/**
- * The schema version of this binary: 1 (initial), 0002 (the forget salt), 0003 (sticky session model),
- * 0004 (analytics read paths), 0005 (unused events indexes dropped).
- */
-const SCHEMA_VERSION = 5;
 
 const tmp = makeTempDir('svc-br-trip-');
 test.after(() => tmp.cleanup());

@@ -31,10 +31,10 @@ export async function queryReliability(db: Kysely<Database>, window: TimeWindow)
 // --- internal ---
 
 async function queryErrors(db: Kysely<Database>, window: TimeWindow, engine: EngineName) {
-  // failures are few; their rows are read through the type + time index of migration 0001
+  // failures are few; their rows are read through the partial index of migration 0006
   const errorClass =
     engine === 'sqlite' ? sql`json_extract(payload, '$.error_class')` : sql`payload_json ->> 'error_class'`;
-  const from = engine === 'sqlite' ? sql`events INDEXED BY events_type_time` : sql`events`;
+  const from = engine === 'sqlite' ? sql`events INDEXED BY events_failed_call` : sql`events`;
   const r = await sql<{
     model: string | null;
     provider: string | null;

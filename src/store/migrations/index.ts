@@ -4,6 +4,7 @@ import * as m0002 from './0002-forget-salt.ts';
 import * as m0003 from './0003-session-sticky-model.ts';
 import * as m0004 from './0004-analytics-read-paths.ts';
 import * as m0005 from './0005-lean-event-indexes.ts';
+import * as m0006 from './0006-time-leading-type-index.ts';
 
 export interface Migration {
   /** The schema version after this migration; equals its position (1-based). */
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: '0003-session-sticky-model', up: m0003.up },
   { version: 4, name: '0004-analytics-read-paths', up: m0004.up },
   { version: 5, name: '0005-lean-event-indexes', up: m0005.up },
+  { version: 6, name: '0006-time-leading-type-index', up: m0006.up },
 ];

@@ -144,9 +144,19 @@ test('the analytics read paths use the indexes (EXPLAIN QUERY PLAN)', async () =
       "SELECT id FROM events WHERE session_id = 'sess_1' ORDER BY id",
       /USING (COVERING )?INDEX events_session/,
     ],
+    // type + time: time first since migration 0006, so every new event lands on the index's last page
     [
-      "SELECT model, decimal_sum(cost_usd) FROM events WHERE type = 'llm.call_completed' AND timestamp_us >= 1 AND timestamp_us < 2 GROUP BY model",
-      /USING (COVERING )?INDEX events_type_time \(type=\? AND timestamp_us>\? AND timestamp_us<\?\)/,
+      "SELECT payload FROM events WHERE type = 'quota.alert' AND timestamp_us >= 1 AND timestamp_us < 2",
+      /USING (COVERING )?INDEX events_time_type \(timestamp_us>\? AND timestamp_us<\?\)/,
+    ],
+    // the reads by type without a time bound have partial indexes no gateway call writes
+    [
+      "SELECT session_id, turn_id FROM events WHERE type = 'turn.started' AND session_id IS NOT NULL AND turn_id IS NOT NULL",
+      /USING COVERING INDEX events_turn_started/,
+    ],
+    [
+      "SELECT count(*) FROM events INDEXED BY events_failed_call WHERE type = 'llm.call_failed' AND timestamp_us >= 1 AND timestamp_us < 2",
+      /USING COVERING INDEX events_failed_call \(timestamp_us>\? AND timestamp_us<\?\)/,
     ],
     // model, provider, gateway key and team within a window: the covering spend index (migration 0005
     // dropped their single-column indexes, which no read path used)
