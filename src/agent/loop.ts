@@ -127,7 +127,7 @@ async function runModelCall(
 ): Promise<CallOutcome> {
   const messageId = deps.newId();
   const { routed } = turn;
-  const publish = (e: CanonicalStreamEvent) => {
+  const publish = (e: CanonicalStreamEvent | FailedComplete) => {
     const { type, ...payload } = e;
     deps.bus.publish({
       type,
@@ -157,6 +157,14 @@ async function runModelCall(
     cancelledUnanswered = true;
     publishCancelled([], emptyUsage());
   };
+  // a broken stream closes its message like a cancelled one, with stop_reason `error` (before llm.call_failed)
+  let closedOnFailure = false;
+  const closeOnFailure = () => {
+    if (!started || closedOnFailure || complete) return;
+    closedOnFailure = true;
+    for (const end of partial.closeOpenToolUses(messageId)) publish(end);
+    publish(failedComplete(messageId, partial.content(), events?.usage() ?? emptyUsage()));
+  };
   turn.signal.addEventListener('abort', onUnansweredAbort, { once: true });
   try {
     running = await deps.runner.start({
@@ -174,7 +182,10 @@ async function runModelCall(
       signal: turn.signal,
     });
     turn.signal.removeEventListener('abort', onUnansweredAbort);
-    events = deps.runner.streamEvents(running, turn.signal, { completeAfterYield: true });
+    events = deps.runner.streamEvents(running, turn.signal, {
+      completeAfterYield: true,
+      beforeFail: closeOnFailure,
+    });
     for await (const e of events) {
       if (e.type === 'message.start') started = true;
       publish(e.type === 'message.start' ? { ...e, model: routed.model.id } : e);
@@ -207,7 +218,10 @@ async function runModelCall(
   }
   const cost = running?.spent() ?? ZERO;
   if (failure !== undefined || !complete) {
-    await persistAssistant(deps, turn, messageId, partial.content(), 'completed', routed);
+    closeOnFailure();
+    // kept for the reader, never sent to a model again (sessions/messages.ts): a cut answer may hold a
+    // tool_use that never ran
+    if (started) await persistAssistant(deps, turn, messageId, partial.content(), 'failed', routed);
     return {
       status: 'failed',
       messageId,
@@ -232,7 +246,7 @@ async function persistAssistant(
   turn: LoopTurn,
   id: string,
   content: ContentBlock[],
-  status: 'completed' | 'cancelled',
+  status: 'completed' | 'cancelled' | 'failed',
   routed: Routed,
 ): Promise<void> {
   if (content.length === 0 && status === 'completed') return;
@@ -262,6 +276,23 @@ function failureOf(err: unknown): { errorCode: string | null; errorClass: string
     return { errorCode: err.code, errorClass: typeof cls === 'string' ? cls : null };
   }
   return { errorCode: 'internal_error', errorClass: null };
+}
+
+/** message.complete of a message whose stream broke: beyond spec 2's stop reasons (README §Agent server). */
+type FailedComplete = Omit<MessageCompleteEvent, 'stop_reason'> & { stop_reason: 'error' };
+
+function failedComplete(
+  messageId: string,
+  content: ContentBlock[],
+  usage: MessageCompleteEvent['usage'],
+): FailedComplete {
+  return {
+    type: 'message.complete',
+    message_id: messageId,
+    stop_reason: 'error',
+    final_content: content,
+    usage,
+  };
 }
 
 function cancelledComplete(

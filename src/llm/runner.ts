@@ -141,6 +141,11 @@ export interface StreamOptions {
    * next event (spec 2 "Typical order"); on abort the stream just ends and the consumer calls `cancel`.
    */
   completeAfterYield?: boolean;
+  /**
+   * Runs just before a read failure closes the call as llm.call_failed: the agent closes its open message
+   * there (tool.use_end, message.complete with stop_reason `error`), so the stream keeps spec 2's order.
+   */
+  beforeFail?: () => void;
   /** Committed together with the call's closing event (the gateway's turn.completed: one group commit). */
   alongside?: (end: { status: number; code: string | null }) => Promise<void>;
 }
@@ -406,6 +411,7 @@ function createEventStream(
         throw err;
       }
       const failure = classifyReadFailure(adapter, err, signal);
+      options.beforeFail?.();
       await Promise.all([
         call.fail(failure, call.unfinishedUsage(canonical)).committed,
         alongside({ status: 200, code: failure.code }),
@@ -424,6 +430,7 @@ function createEventStream(
         }),
         signal,
       );
+      options.beforeFail?.();
       await Promise.all([
         call.fail(failure, call.unfinishedUsage(canonical)).committed,
         alongside({ status: 200, code: failure.code }),

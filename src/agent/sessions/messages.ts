@@ -6,8 +6,11 @@ import type { Kysely } from 'kysely';
 import type { CanonicalMessage, ContentBlock, Role } from '../../canonical/message.ts';
 import type { Database, MessageRow } from '../../store/schema.ts';
 
-/** `in_progress` while an assistant message streams; `cancelled` when its turn was cancelled (spec 2). */
-export const MESSAGE_STATUSES = ['completed', 'in_progress', 'cancelled'] as const;
+/**
+ * `in_progress` while an assistant message streams; `cancelled` when its turn was cancelled (spec 2);
+ * `failed` when its model stream broke (kept for the reader, never sent to a model).
+ */
+export const MESSAGE_STATUSES = ['completed', 'in_progress', 'cancelled', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 export interface NewMessage {
@@ -107,7 +110,8 @@ export const CANCELLED_NOTE =
 /**
  * The session's conversation in order, as sent to the model. A cancelled turn's unfinished answer (its
  * partial assistant message or its tool results) becomes CANCELLED_NOTE, so its request does not read as
- * one still to answer; a message refused at submission (a cancelled user prompt) is left out.
+ * one still to answer; a message refused at submission (a cancelled user prompt) and the cut answer of a
+ * broken model stream (`failed`) are left out.
  */
 export async function sessionHistory(db: Kysely<Database>, sessionId: string): Promise<CanonicalMessage[]> {
   const rows = await db
