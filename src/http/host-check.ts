@@ -1,6 +1,8 @@
 /**
  * @module DNS-rebinding protection for loopback servers (DECISIONS §4): the `Host` header must name a
- * loopback host (any port) or a name from SVC_ALLOWED_HOSTS, and a browser `Origin`, when sent, must too.
+ * loopback host (any port) or a name from SVC_ALLOWED_HOSTS, and a browser `Origin`, when sent, must be the
+ * server's own (the host and port the request was sent to) or a name from SVC_ALLOWED_HOSTS: a page served
+ * by another local program (another localhost port) is a foreign origin like any other site.
  * Shared by HTTP middleware and the WebSocket handshake.
  */
 import type { MiddlewareHandler } from 'hono';
@@ -35,8 +37,17 @@ export function isAllowedHost(host: string | undefined, allowed: readonly string
   return allowed.some((a) => a === name || a === value);
 }
 
-/** True when there is no `Origin` (not a browser) or it names an allowed host; `null` is foreign. */
-export function isAllowedOrigin(origin: string | undefined, allowed: readonly string[]): boolean {
+/**
+ * True when there is no `Origin` (not a browser), when it is the server's own origin (its host and port are
+ * those of the request's `Host`, whatever the scheme: a TLS terminator may sit in front), or when it names
+ * an SVC_ALLOWED_HOSTS entry (an entry with `:port` pins the port). `null` and other loopback ports are
+ * foreign: a browser on the same machine runs pages of any local program. Loopback names are one host here.
+ */
+export function isAllowedOrigin(
+  origin: string | undefined,
+  allowed: readonly string[],
+  host: string | undefined,
+): boolean {
   if (origin === undefined) return true;
   let url: URL;
   try {
@@ -45,7 +56,9 @@ export function isAllowedOrigin(origin: string | undefined, allowed: readonly st
     return false;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  return isAllowedHost(url.host, allowed);
+  const name = url.hostname.replace(/^\[|\]$/g, '');
+  if (allowed.some((a) => a === name || a === url.host)) return true;
+  return isSameOrigin(url, name, host);
 }
 
 /** Loopback literal or name: localhost (and *.localhost), 127.0.0.0/8, ::1. */
@@ -66,7 +79,7 @@ export function createHostCheck(options: { allowedHosts: readonly string[] }): M
           'The Host header does not name this loopback service; add the name to SVC_ALLOWED_HOSTS if it is a legitimate alias.',
       });
     }
-    if (!isAllowedOrigin(c.req.header('origin'), allowed)) {
+    if (!isAllowedOrigin(c.req.header('origin'), allowed, c.req.header('host'))) {
       throw new SvcError('origin_not_allowed', {
         message: 'Requests from a foreign browser Origin are refused (DNS-rebinding protection).',
       });
@@ -76,6 +89,21 @@ export function createHostCheck(options: { allowedHosts: readonly string[] }): M
 }
 
 // --- internal ---
+
+/**
+ * The origin names the host and port of the request's `Host` (a port left out is the scheme's default). Two
+ * loopback names with one port are one server: a page opened as http://localhost:8421 uses the ws_url the
+ * server gives out, ws://127.0.0.1:8421/….
+ */
+function isSameOrigin(url: URL, name: string, host: string | undefined): boolean {
+  if (!host) return false;
+  const value = host.trim().toLowerCase();
+  const hostName = hostname(value);
+  if (hostName === undefined) return false;
+  if (hostName !== name && !(isLoopbackName(hostName) && isLoopbackName(name))) return false;
+  const fallback = url.protocol === 'https:' ? '443' : '80';
+  return (portOf(value) || fallback) === (url.port || fallback);
+}
 
 /** Host without its port; handles `[::1]:8422`. Undefined when malformed. */
 function hostname(value: string): string | undefined {
@@ -90,6 +118,13 @@ function hostname(value: string): string | undefined {
   if (parts.length > 2) return value; // a bare IPv6 literal
   if (parts.length === 2 && !isPort(parts[1])) return undefined;
   return parts[0] || undefined;
+}
+
+/** The port of a Host value that `hostname` accepted; '' when it names none (a bare IPv6 literal has none). */
+function portOf(value: string): string {
+  if (value.startsWith('[')) return value.slice(value.indexOf(']') + 2);
+  const parts = value.split(':');
+  return parts.length === 2 ? parts[1] : '';
 }
 
 /** A DNS name (letters, digits, `-`, `_`, dots), an IPv4 address, or an IPv6 literal. */

@@ -97,7 +97,7 @@ test('a non-loopback host is rewritten to 127.0.0.1 with a warning; healthz answ
 
 test('a foreign Host or browser Origin is refused with 403; SVC_ALLOWED_HOSTS admits a Service name', async () => {
   const f = fresh({ SVC_ALLOWED_HOSTS: 'svc-gateway,svc-gateway.default.svc' });
-  await issueKey(f.env);
+  const { token } = await issueKey(f.env);
   const gw = await startSvc(['gateway', '--port', '{port}'], { env: f.env });
   running.push(gw);
   const foreign = await rawGet(gw.port, '/healthz', { host: 'rebind.attacker.example' });
@@ -163,4 +163,15 @@ test('a foreign Host or browser Origin is refused with 403; SVC_ALLOWED_HOSTS ad
   assert.equal(originOnHealth.headers.get('svc-api-versions-supported'), '1.0');
   const sameOrigin = await fetch(`${gw.url}/healthz`, { headers: { origin: gw.url } });
   assert.equal(sameOrigin.status, 200);
+  // a page of another local program (a dev server on another localhost port) is as foreign as any site:
+  // its form post (a simple request, no CORS preflight) with a token it got hold of never reaches a model
+  for (const other of ['http://localhost:3000', `http://127.0.0.1:${gw.port + 1}`]) {
+    const fromPage = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { origin: other, 'content-type': 'text/plain', 'x-api-key': token },
+      body: JSON.stringify({ model: 'anthropic:claude-haiku-4-5', max_tokens: 8, messages: [] }),
+    });
+    assert.equal(fromPage.status, 403, other);
+    assert.equal(((await fromPage.json()) as { error: { code: string } }).error.code, 'origin_not_allowed');
+  }
 });

@@ -44,14 +44,30 @@ test('SVC_ALLOWED_HOSTS adds names such as a cluster Service name', () => {
   assert.ok(!isAllowedHost('other:8422', allowed));
 });
 
-test('a browser Origin must name an allowed host; no Origin is fine, null is foreign', () => {
-  assert.ok(isAllowedOrigin(undefined, []));
-  assert.ok(isAllowedOrigin('http://localhost:3000', []));
-  assert.ok(isAllowedOrigin('http://127.0.0.1:8422', []));
-  assert.ok(!isAllowedOrigin('http://evil.com', []));
-  assert.ok(!isAllowedOrigin('null', []));
-  assert.ok(!isAllowedOrigin('file://x', []));
-  assert.ok(isAllowedOrigin('https://svc-gateway', ['svc-gateway']));
+test('a browser Origin must be the server own or an allowed name; no Origin is fine, null is foreign', () => {
+  const host = '127.0.0.1:8422';
+  assert.ok(isAllowedOrigin(undefined, [], host));
+  assert.ok(isAllowedOrigin('http://127.0.0.1:8422', [], host));
+  assert.ok(isAllowedOrigin('http://localhost:8421', [], 'localhost:8421'));
+  assert.ok(isAllowedOrigin('http://[::1]:8422', [], '[::1]:8422'));
+  assert.ok(isAllowedOrigin('http://localhost', [], 'localhost'), 'default ports on both sides');
+  assert.ok(isAllowedOrigin('https://svc.example.com', [], 'svc.example.com'), 'behind a TLS terminator');
+  assert.ok(!isAllowedOrigin('http://evil.com', [], host));
+  assert.ok(!isAllowedOrigin('null', [], host));
+  assert.ok(!isAllowedOrigin('file://x', [], host));
+  assert.ok(isAllowedOrigin('https://svc-gateway', ['svc-gateway'], host));
+});
+
+test('a page of another local program (another loopback port or name) is a foreign Origin', () => {
+  const host = '127.0.0.1:8422';
+  assert.ok(!isAllowedOrigin('http://localhost:3000', [], host));
+  assert.ok(!isAllowedOrigin('http://127.0.0.1:5173', [], host));
+  assert.ok(!isAllowedOrigin('http://127.0.0.1', [], host), 'port 80 is another port');
+  assert.ok(isAllowedOrigin('http://localhost:8422', [], host), 'loopback names on one port: one server');
+  assert.ok(!isAllowedOrigin('http://127.0.0.1:8422', [], undefined), 'no Host to be the same as');
+  // the operator can admit one, port pinned
+  assert.ok(isAllowedOrigin('http://localhost:5173', ['localhost:5173'], host));
+  assert.ok(!isAllowedOrigin('http://localhost:5174', ['localhost:5173'], host));
 });
 
 test('the middleware throws host_not_allowed / origin_not_allowed before the handler runs', async () => {
@@ -65,6 +81,14 @@ test('the middleware throws host_not_allowed / origin_not_allowed before the han
   assert.equal(await badHost.text(), 'host_not_allowed');
   const badOrigin = await app.request('/', { headers: { host: 'localhost', origin: 'http://evil.com' } });
   assert.equal(await badOrigin.text(), 'origin_not_allowed');
+  const otherPort = await app.request('/', {
+    headers: { host: 'localhost:8422', origin: 'http://localhost:3000' },
+  });
+  assert.equal(await otherPort.text(), 'origin_not_allowed');
+  const own = await app.request('/', {
+    headers: { host: 'localhost:8422', origin: 'http://localhost:8422' },
+  });
+  assert.equal(await own.text(), 'ok');
 });
 
 test('a non-loopback bind host is rewritten to 127.0.0.1 with a warning', () => {
