@@ -1,8 +1,9 @@
 /**
  * @module Startup recovery (issue 10, spec 2 item 5): an agent turn a dead process left open (turn.started
  * with no turn.completed/turn.cancelled, or a session still holding it) gets `bus.gap_detected` (as the
- * gateway's, naming its unclosed llm.call_started) and `turn.cancelled` with reason `server_restart`; its
- * partial messages and running tool calls are marked cancelled and its session is freed for a new turn,
+ * gateway's, naming its unclosed llm.call_started), `delegate.failed` / `tool.failed` for the delegations and
+ * tools it left open, and `turn.cancelled` with reason `server_restart`; its partial messages and running
+ * tool calls are marked cancelled and its session is freed for a new turn,
  * counting the turn and the stamped costs of its calls and its workers' calls as a live end would.
  * One `svc serve` per trace store: a second server's live turns would look dead.
  */
@@ -11,6 +12,13 @@ import type { Bus } from '../../events/bus.ts';
 import { LLM_CALL_TERMINATORS } from '../../events/catalog.ts';
 import { formatDecimal, sumDecimals } from '../../lib/decimal.ts';
 import type { Database } from '../../store/schema.ts';
+import {
+  findOpenDelegations,
+  findOpenTools,
+  type OpenDelegation,
+  type OpenTool,
+  publishOpenWorkClosed,
+} from './recover-open-work.ts';
 import { finishTurn } from './store.ts';
 
 export const RESTART_REASON = 'server_restart';
@@ -33,6 +41,10 @@ export interface UnfinishedTurn {
   model: string | null;
   /** Model calls it opened. */
   steps: number;
+  /** Delegations with no end event (closed as delegate.failed). */
+  open_delegations: OpenDelegation[];
+  /** Tools with no end event (closed as tool.failed cancelled). */
+  open_tools: OpenTool[];
 }
 
 /** Agent turns left open, oldest first (turn ids are time-ordered ULIDs). */
@@ -112,13 +124,17 @@ export async function freeUnfinishedTurns(
   return turns;
 }
 
-/** Publishes, per turn, `bus.gap_detected` (unless already reported) then `turn.cancelled`; resolves once committed. */
+/**
+ * Publishes, per turn, `bus.gap_detected` (unless already reported), the ends of its open delegations and
+ * tools, then `turn.cancelled`; resolves once committed. Newest turn first: a worker's turn (newer than its
+ * planner's) ends before the planner's delegate.failed, as a live cancel orders them.
+ */
 export async function publishRecoveredTurns(
   bus: Pick<Bus, 'publish'>,
   turns: readonly UnfinishedTurn[],
 ): Promise<void> {
   const committed: Promise<void>[] = [];
-  for (const t of turns) {
+  for (const t of [...turns].reverse()) {
     const scope = { actor: 'system', session_id: t.session_id, turn_id: t.turn_id } as const;
     if (!t.gap_reported) {
       const gap = bus.publish({
@@ -134,6 +150,8 @@ export async function publishRecoveredTurns(
       });
       committed.push(gap.committed);
     }
+    const work = { delegations: t.open_delegations, tools: t.open_tools };
+    committed.push(...publishOpenWorkClosed(bus, scope, work, RESTART_REASON));
     const cancelled = bus.publish({
       type: 'turn.cancelled',
       ...scope,
@@ -163,11 +181,12 @@ async function describeTurn(
     id: string;
     type: string;
     timestamp: string;
+    timestamp_us: number;
     closed: number;
     cost_usd: string | null;
     payload: string;
   }>`
-    SELECT s.id, s.type, s.timestamp, s.cost_usd, s.payload,
+    SELECT s.id, s.type, s.timestamp, s.timestamp_us, s.cost_usd, s.payload,
       EXISTS (SELECT 1 FROM events c WHERE c.turn_id = s.turn_id AND c.parent_event_id = s.id
               AND c.type IN (${sql.join([...LLM_CALL_TERMINATORS])})) AS closed
     FROM events s WHERE s.turn_id = ${turnId} ORDER BY s.id`.execute(db);
@@ -186,6 +205,8 @@ async function describeTurn(
     cost_usd: formatDecimal(sumDecimals([...callCosts(rows), ...(await workerCosts(db, rows))])),
     model: chosenModel(rows),
     steps: rows.filter((r) => r.type === 'llm.call_started').length,
+    open_delegations: await findOpenDelegations(db, rows),
+    open_tools: await findOpenTools(db, turnId, rows),
   };
 }
 
