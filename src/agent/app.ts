@@ -2,16 +2,17 @@
  * @module The agent server's Hono app (spec 2): version-header stamp (for the two refusals below) → Host/Origin
  * check → shutdown gate → request log → /metrics (no version headers) → versioning → session, history, turn,
  * meta, WebSocket-handshake, /analytics and /dashboard/ routes.
- * Errors use the service body; unknown paths are a JSON 404. No CORS headers: a foreign page must not drive
- * this server.
+ * Errors use the service body; unknown paths are a JSON 404, a wrong method on a known one a 405. No CORS
+ * headers: a foreign page must not drive this server.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { Kysely } from 'kysely';
 import { mountAnalyticsRoutes, mountDashboard } from '../analytics/index.ts';
 import type { Bus } from '../events/bus.ts';
 import { createHostCheck } from '../http/host-check.ts';
+import { createServiceNotFound } from '../http/method-not-allowed.ts';
 import { createRequestLog } from '../http/request-log.ts';
-import { createServiceErrorHandler, serviceNotFound } from '../http/service-errors.ts';
+import { createServiceErrorHandler } from '../http/service-errors.ts';
 import { createVersionHeaderStamp, createVersioning } from '../http/versioning.ts';
 import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
@@ -86,7 +87,8 @@ export function createAgentApp(deps: AgentAppDeps): Hono<AgentEnv> {
   deps.stream?.mount(app, deps);
   mountAnalyticsRoutes(app, deps);
   mountDashboard(app);
-  app.notFound(serviceNotFound);
+  // a known path with another method is 405 with Allow, an unknown one 404 (README §REST API)
+  app.notFound(createServiceNotFound(app));
   app.onError(createServiceErrorHandler({ log: deps.log }));
   return app;
 }

@@ -97,17 +97,46 @@ test('version headers on every service path, 410 for a pin below the minimum, no
   assert.match(await metrics.text(), /svc_session_count \d+/);
 });
 
-test('unknown paths and methods are JSON 404 not_found', async () => {
+test('unknown paths are JSON 404 not_found, whatever the method', async () => {
   for (const [method, path] of [
     ['GET', '/nope'],
     ['GET', '/v1/messages'],
     ['POST', '/sessions/x/y/z'],
-    ['PUT', '/sessions'],
+    ['PUT', '/nope'],
   ]) {
     const res = await api(method, path);
     assert.equal(res.status, 404, `${method} ${path}`);
     assert.equal(res.body.error.code, 'not_found');
     assert.equal(res.headers.get('content-type'), 'application/json');
+  }
+});
+
+test('a known path with a method it does not serve is 405 method_not_allowed with an Allow header', async () => {
+  const sid = session.id;
+  const turn = `/sessions/${sid}/turns/01ARZ3NDEKTSV4RRFFQ69G5FAV`;
+  for (const [method, path, allow] of [
+    ['PUT', '/sessions', 'GET, HEAD, POST'],
+    ['POST', `/sessions/${sid}`, 'GET, HEAD, PATCH, DELETE'],
+    ['DELETE', `/sessions/${sid}/messages`, 'GET, HEAD'],
+    ['PUT', `/sessions/${sid}/events`, 'GET, HEAD'],
+    ['GET', `/sessions/${sid}/turns`, 'POST'],
+    ['GET', `${turn}/cancel`, 'POST'],
+    ['DELETE', `${turn}/confirmations/R1`, 'POST'],
+    ['POST', `/sessions/${sid}/stream`, 'GET, HEAD'],
+    ['POST', '/health', 'GET, HEAD'],
+    ['DELETE', '/models', 'GET, HEAD'],
+    ['GET', '/routing/reload', 'POST'],
+    ['POST', '/analytics/sessions', 'GET, HEAD'],
+  ]) {
+    const res = await api(method, path);
+    assert.equal(res.status, 405, `${method} ${path}`);
+    assert.equal(res.headers.get('allow'), allow, `${method} ${path}`);
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    assert.equal(res.body.error.code, 'method_not_allowed');
+    assert.match(res.body.error.message, new RegExp(`^${method} is not allowed`));
+    assert.deepEqual(res.body.error.details.allow, allow.split(', '));
+    // a service answer like any other (spec 1 version headers)
+    assert.equal(res.headers.get('svc-api-version'), '1.0');
   }
 });
 
