@@ -5,6 +5,7 @@
  * `revoke` also sweep: lapsed grace periods are persisted as revocations, each announced exactly once.
  */
 import type { EventInput } from '../events/envelope.ts';
+import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Clock } from '../lib/time.ts';
 import type { KeystoreChange } from './keystore/file.ts';
@@ -32,6 +33,8 @@ export interface KeyAdminDeps {
   newId: NewId;
   clock: Clock;
   audit: AuditSink;
+  /** The keystore file, when the keys live in one (named when it does not exist); absent: the keys table. */
+  keystorePath?: string;
 }
 
 export type RevocationReason = 'operator' | 'grace_period_expired';
@@ -119,10 +122,17 @@ export async function runRotateKey(
 /** Every key with its on-disk and effective status, after sweeping lapsed grace periods. */
 export async function runListKeys(deps: KeyAdminDeps): Promise<ListedKey[]> {
   const nowUs = deps.clock.nowUs();
-  const { store, swept } = await deps.updateKeystore((current) => {
+  const { store, swept, missing } = await deps.updateKeystore((current) => {
     const sweep = sweepExpiredGrace(current ?? EMPTY, nowUs);
-    return { next: sweep.swept.length ? sweep.store : undefined, result: sweep };
+    return { next: sweep.swept.length ? sweep.store : undefined, result: { ...sweep, missing: !current } };
   });
+  // no file at the path is a wrong path or no key issued yet, never an empty list that hides which (exit 1)
+  if (missing && deps.keystorePath !== undefined) {
+    const path = deps.keystorePath;
+    throw new SvcError('not_found', {
+      message: `There is no keystore at ${path}; issue the first key with \`svc gateway issue-key --name <name> --workspace <dir> --keystore ${path}\` (it creates the file), or point --keystore / SVC_GATEWAY_KEYSTORE at the keys file.`,
+    });
+  }
   await deps.audit(swept.map((k) => revokedEvent(k, 'grace_period_expired')));
   return store.keys.map((record) => {
     const { secret_hash: _secret, ...rest } = record;

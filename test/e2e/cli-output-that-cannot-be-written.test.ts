@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ensureBuilt, isolatedEnv, makeTempDir, SVC_BIN } from '../helpers/svc.ts';
@@ -13,6 +13,8 @@ import { ensureBuilt, isolatedEnv, makeTempDir, SVC_BIN } from '../helpers/svc.t
 const tmp = makeTempDir('svc-stdout-');
 test.after(() => tmp.cleanup());
 const env = isolatedEnv(tmp.dir);
+// list-keys needs a keystore to list (a missing one is an error on stderr, not output)
+writeFileSync(join(tmp.dir, 'keys.json'), '{"keys":[]}\n', { mode: 0o600 });
 
 function run(command: string, stdout: 'pipe' | number): Promise<{ code: number | null; stderr: string }> {
   ensureBuilt();

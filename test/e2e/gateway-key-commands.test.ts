@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { editKeyRecord, gatewayFiles, issueKey, parseLines, readEvents } from '../helpers/gateway-keys.ts';
@@ -110,6 +110,25 @@ test('list-keys prints the table and, with --format json, status and effective_s
     'grace_period_until',
   ])
     assert.equal(keys[0][field], null, field);
+});
+
+test('list-keys on a keystore path with no file exits 1 with one sentence naming the path and the fix', async () => {
+  const f = fresh();
+  for (const format of [[], ['--format', 'json']]) {
+    const r = await runSvc(['gateway', 'list-keys', ...format], { env: f.env });
+    assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.stdout, '', 'no empty table that reads as "no keys here"');
+    const lines = r.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.ok(lines[0].includes(f.keystore), lines[0]);
+    assert.match(lines[0], /svc gateway issue-key/);
+    assert.equal(existsSync(f.keystore), false, 'listing creates no keystore');
+  }
+  // an existing keystore with no keys is an empty listing, exit 0
+  writeFileSync(f.keystore, '{"keys":[]}\n', { mode: 0o600 });
+  const empty = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
+  assert.equal(empty.code, 0, empty.stderr);
+  assert.deepEqual(JSON.parse(empty.stdout), { keys: [] });
 });
 
 test('revoke-key prints revoked and revoked_at; an unknown key id exits 1 naming it', async () => {
@@ -239,10 +258,10 @@ test('missing or malformed arguments exit 2', async () => {
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
-  // none of them issued a key
+  // none of them issued a key: there is not even a keystore to list
   const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
-  assert.equal(listed.code, 0, listed.stderr);
-  assert.deepEqual(JSON.parse(listed.stdout).keys ?? JSON.parse(listed.stdout), []);
+  assert.equal(listed.code, 1, listed.stdout);
+  assert.match(listed.stderr, /There is no keystore at/);
 });
 
 // spec 3's identity guard: a tag outside it could never be filtered, exported or forgotten

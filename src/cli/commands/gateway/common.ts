@@ -54,6 +54,7 @@ export async function withKeyAdmin<T>(
       ...base,
       updateKeystore: (c) => updateKeystoreFile(path, c),
       audit: createAuditSink(env, flags),
+      keystorePath: path,
     });
   }
   assertNoKeystoreFlag(args);
