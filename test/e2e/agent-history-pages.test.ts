@@ -76,6 +76,31 @@ test('messages: limits are 1..200 (default 50) and an unknown session is 404', a
   assert.equal(res.body.error.code, 'session_not_found');
 });
 
+test('messages: a before/after that is no message of the session is 400 validation_error naming it', async () => {
+  const s = await sessionWith(3, []);
+  const other = await sessionWith(1, []);
+  for (const [field, value] of [
+    ['before', 'zzz'],
+    ['after', 'zzz'],
+    ['before', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], // a well-formed id no message has
+    ['after', other.msgIds[0]], // another session's message
+    ['before', s.msgIds[0].toLowerCase()],
+  ]) {
+    const res = await api('GET', `/sessions/${s.id}/messages?${field}=${encodeURIComponent(value)}`);
+    assert.equal(res.status, 400, `${field}=${value}`);
+    assert.equal(res.body.error.code, 'validation_error');
+    assert.equal(res.body.error.details.field, field);
+    assert.match(res.body.error.message, new RegExp(`^${field}: `));
+  }
+  // the session is checked first: an unknown session stays 404
+  const res = await api('GET', '/sessions/sess_nope/messages?before=zzz');
+  assert.equal(res.status, 404);
+  // the cursors of the session's own messages still page
+  const page = await api('GET', `/sessions/${s.id}/messages?after=${s.msgIds[0]}&before=${s.msgIds[2]}`);
+  assert.equal(page.status, 200);
+  assert.deepEqual(ids(page.body.messages), [s.msgIds[1]]);
+});
+
 test('events: envelopes oldest first, filtered by types and turn_id, paged by the after cursor', async () => {
   const s = await sessionWith(0, [
     ['T1', 'turn.started'],

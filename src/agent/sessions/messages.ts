@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { CanonicalMessage, ContentBlock, Role } from '../../canonical/message.ts';
+import { SvcError } from '../../lib/errors.ts';
 import type { Database, MessageRow } from '../../store/schema.ts';
 
 /**
@@ -78,12 +79,21 @@ export interface ListMessagesQuery {
 /**
  * One page in chronological order. With `after` (and no `before`) the page starts right after it;
  * otherwise it is the newest `limit` messages of the range (with neither cursor: of the session).
+ * A cursor that is no message of the session throws validation_error naming it.
  */
 export async function listMessages(
   db: Kysely<Database>,
   sessionId: string,
   query: ListMessagesQuery,
 ): Promise<{ messages: SessionMessage[]; has_more_before: boolean; has_more_after: boolean }> {
+  for (const field of ['before', 'after'] as const) {
+    const id = query[field];
+    if (id !== undefined && !(await exists(db, sessionId, '=', id)))
+      throw new SvcError('validation_error', {
+        message: `${field}: ${JSON.stringify(id.slice(0, 64))} is no message id of session ${sessionId}.`,
+        details: { field },
+      });
+  }
   let q = db.selectFrom('messages').selectAll().where('session_id', '=', sessionId);
   if (query.before !== undefined) q = q.where('id', '<', query.before);
   if (query.after !== undefined) q = q.where('id', '>', query.after);
@@ -152,7 +162,7 @@ export function toSessionMessage(row: MessageRow): SessionMessage {
 async function exists(
   db: Kysely<Database>,
   sessionId: string,
-  op: '<=' | '>=',
+  op: '<=' | '>=' | '=',
   id: string,
 ): Promise<boolean> {
   const row = await db
