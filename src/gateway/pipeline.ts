@@ -23,7 +23,6 @@ import type { ModelEntry } from '../models/model-schema.ts';
 import { worstCaseCost } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
-import { isRequestBoundRefusal } from '../routing/chain.ts';
 import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import type { GatewayEnv } from './env.ts';
@@ -103,15 +102,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const facts = describeRequest(wholeReq, { workspacePath: key.workspace_path ?? null });
         turn.inputTokensEstimate = facts.estimatedInputTokens;
         // slot 4 never overrides a canonical id or alias the client named (routing/policies/pattern.ts)
-        const routed = routeOrRefuse(() =>
-          deps.runner.route({
-            facts,
-            scope,
-            allowedModels: allowedOf(key),
-            hooks: deps.routingHooks,
-            costTodayUsd: () => deps.spendToday.of(budgetKeyIdOf(key)),
-          }),
-        );
+        const routed = deps.runner.route({
+          facts,
+          scope,
+          allowedModels: allowedOf(key),
+          hooks: deps.routingHooks,
+          costTodayUsd: () => deps.spendToday.of(budgetKeyIdOf(key)),
+        });
         const { model, adapter, upstreamModel } = routed;
         turn.model = model.id;
         turn.provider = adapter.name;
@@ -261,24 +258,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 }
 
 // --- internal ---
-
-/**
- * Routes, and a routing_failed that no retry of this request can change (too large for every candidate,
- * images or tools none of them takes) says `x-should-retry: false`, so SDKs do not send it again
- * (wire-formats §4); other causes keep the 503's `x-should-retry: true` with `retry-after`.
- */
-function routeOrRefuse<T>(route: () => T): T {
-  try {
-    return route();
-  } catch (err) {
-    if (isSvcError(err) && err.code === 'routing_failed' && isRequestBoundRefusal(err.details?.tried))
-      throw new SvcError('routing_failed', {
-        message: err.message,
-        details: { ...err.details, should_retry: false },
-      });
-    throw err;
-  }
-}
 
 /** The adapter's wire that matches the client's shape (its bytes pass through), if it has one. */
 function sameWireOps(adapter: Adapter, shape: ShapeName): SameWireOps | undefined {

@@ -82,8 +82,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  * false: no retry can help (a spent cap, the operator's provider account) or the gateway already spent its
  * own retries (its 502/504), so an SDK retry would multiply upstream calls. true: a wait can help, and the
  * answer carries `retry-after`; issue 13 asks it of every 503, the gateway's own `routing_failed` included
- * (a provider whose circuit is open comes back), except one refused for what the request is, which the
- * gateway pipeline marks `should_retry: false`. Codes not listed follow their status (`shouldRetryFor`).
+ * (a provider whose circuit is open comes back). Codes not listed follow their status (`shouldRetryFor`).
  */
 export const SHOULD_RETRY: Partial<Record<ErrorCode, boolean>> = {
   quota_exceeded: false,

@@ -87,23 +87,6 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
   return decided(chain, -1, null, started, routeError(chain, facts), env, null);
 }
 
-/**
- * Whether a routing refusal (`details.tried` of routing_failed) belongs to the request itself, so that no
- * retry of the same request can be routed: every candidate was too small for it or lacks what it uses
- * (images, tools), or is a name the client sent that is no configured model. A refusal with any other cause
- * (a provider without its key, a model the policy names but the registry lacks) can change without the
- * request changing (the operator's reload or restart).
- */
-export function isRequestBoundRefusal(tried: unknown): boolean {
-  if (!Array.isArray(tried) || tried.length === 0) return false;
-  return tried.every(
-    (t: { policy?: unknown; reason?: unknown }) =>
-      t.reason === 'context_too_small' ||
-      t.reason === 'missing_capability' ||
-      (t.reason === 'model_not_configured' && t.policy === 'per_message_override'),
-  );
-}
-
 // --- internal ---
 
 function decided(
