@@ -2,7 +2,8 @@
  * Flow control of the WebSocket stream (spec 2 §WebSocket stream, §Limits) through the real `svc serve`:
  * heartbeats with a short SVC_WS_PING_INTERVAL_MS (answered pings keep a socket, three unanswered close
  * it), an inbound frame above 64 KiB closes with 1009, and a client that stops reading is closed with 1008
- * client_too_slow and a bus.handler_warning while the turn and another client go on unhindered.
+ * client_too_slow (a bus.handler_warning when events overflowed it) while the turn and another client go
+ * on unhindered, also when what piles up is the answers to its own pings and bad frames.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -80,6 +81,43 @@ test('an inbound frame above 64 KiB closes the socket with 1009; a smaller bad f
   const closed = await c.closed;
   assert.equal(closed.code, 1009);
   assert.equal(JSON.parse(closed.reason).code, 'frame_too_large'); // every close reason is JSON {code, message}
+});
+
+test('a client that sends pings and bad frames but never reads is closed with 1008 client_too_slow, not answered without end', async () => {
+  const sid = await session(server);
+  fake.script([{ hang: true }]);
+  const turn = await server.api('POST', `/sessions/${sid}/turns`, {
+    content: [{ type: 'text', text: 'wait' }],
+  });
+  assert.equal(turn.status, 202);
+  const watcher = await subscribed(server, sid);
+  const c = await subscribed(server, sid);
+  c.ws.pause(); // reads nothing: every pong and error frame stays with the server
+  const tooSlowLogs = () => server.svc.output().stderr.split('websocket client too slow').length;
+  const before = tooSlowLogs();
+  // ~13 MB of answers (200-character nonces): far more than the kernel buffers between the two ends hold;
+  // then a cancel of the turn, which the server reaches only if it kept answering everything before it
+  const pings = 60_000;
+  const nonce = 'n'.repeat(200);
+  for (let i = 0; i < pings; i++) c.send(i % 2 ? { type: 'ping', nonce } : { type: 'nonsense', nonce });
+  c.send({ type: 'cancel', turn_id: turn.body.turn_id });
+  const cancelled = () => watcher.events().some((e) => e.type === 'turn.cancelled');
+  for (let i = 0; i < 800 && tooSlowLogs() === before && !cancelled(); i++)
+    await new Promise((r) => setTimeout(r, 25));
+  assert.equal(cancelled(), false, 'every frame was answered: the queue grew with the flood');
+  assert.ok(tooSlowLogs() > before, 'the connection was not closed within 20 s');
+  c.ws.resume();
+  const closed = await c.closed;
+  assert.equal(closed.code, 1008);
+  assert.equal(JSON.parse(closed.reason).code, 'client_too_slow');
+  assert.ok(c.frames.length < pings, `${c.frames.length} frames`);
+  assert.equal(
+    (await server.api('POST', `/sessions/${sid}/turns/${turn.body.turn_id}/cancel`, {})).status,
+    202,
+  );
+  await watcher.next((f) => f.type === 'event' && f.event.type === 'turn.cancelled');
+  watcher.close();
+  await watcher.closed;
 });
 
 test('a client that stops reading is closed with 1008 client_too_slow and a bus.handler_warning; the turn and another client are not held up', async () => {

@@ -78,8 +78,23 @@ export function createConnection(deps: ConnectionDeps): Connection {
     sentSinceTick = true;
     outbox.push(encodeFrame(frame), false);
   };
-  const sendError = (e: FrameError) => send({ type: 'error', code: e.code, message: e.message });
   const backlog = () => pending.length + outbox.liveQueued;
+  /**
+   * A frame answering one of the client's (pong, error): it counts against the queue limit like an event,
+   * so a client that sends without reading (a ping flood) is closed as too slow instead of growing the queue.
+   */
+  const answer = (frame: ServerFrame) => {
+    if (backlog() >= deps.queueLimit) {
+      deps.log.warn('websocket client too slow; closing it', {
+        session_id: deps.sessionId,
+        queued: backlog(),
+      });
+      return self.close('tooSlow', `more than ${deps.queueLimit} frames queued; reconnect with since`, false);
+    }
+    sentSinceTick = true;
+    outbox.push(encodeFrame(frame), true);
+  };
+  const sendError = (e: FrameError) => answer({ type: 'error', code: e.code, message: e.message });
 
   // spec 2: a ping per interval when idle, i.e. nothing heard and nothing sent (a client that only reads a
   // busy stream is not pinged; one that stops reading is closed by the queue limit instead)
@@ -103,7 +118,8 @@ export function createConnection(deps: ConnectionDeps): Connection {
     sessionId: deps.sessionId,
     fence: deps.fence,
     settledFence: deps.settledFence,
-    send,
+    // a refused subscribe answers the client's frame (it may be sent again and again); the rest is bounded
+    send: (frame) => (frame.type === 'subscribe_error' ? answer(frame) : send(frame)),
     drained: () => outbox.drained(),
     isOpen: () => state === 'subscribing',
   };
@@ -178,7 +194,7 @@ export function createConnection(deps: ConnectionDeps): Connection {
       const frame = decoded.frame;
       switch (frame.type) {
         case 'ping':
-          return send({ type: 'pong', nonce: frame.nonce });
+          return answer({ type: 'pong', nonce: frame.nonce });
         case 'pong':
           return;
         case 'subscribe':
