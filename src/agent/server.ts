@@ -1,8 +1,8 @@
 /**
  * @module `svc serve`: startup in spec 2 item 5's order (policy and models, adapters, store, subscribers,
  * engine and its tools, HTTP on a loopback address, then the gap events of turns a dead process left open)
- * and shutdown as item 6 (new requests 503, turns cancelled, listener drained, trace flushed, store closed,
- * 30 s then a hard exit). Starts without provider keys: history and analytics still work.
+ * and shutdown as item 6 (new requests 503, turns cancelled, listener drained or cut off by a second signal,
+ * trace flushed, store closed; 30 s then a hard exit). Runs without provider keys.
  */
 import type { Adapter } from '../adapters/adapter.ts';
 import type { AdapterName } from '../adapters/registry.ts';
@@ -14,7 +14,7 @@ import { isLoopbackName, parseAllowedHosts } from '../http/host-check.ts';
 import { type Listening, LOOPBACK_HOST, listen, resolveLoopbackHost } from '../http/listen.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
-import { waitForStopSignal } from '../lib/stop-signal.ts';
+import { onRepeatedStopSignal, waitForStopSignal } from '../lib/stop-signal.ts';
 import { type Clock, formatUs } from '../lib/time.ts';
 import { loadCallConfig } from '../llm/load-call-config.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
@@ -198,7 +198,19 @@ export async function runAgentServer<R extends AgentRuntime>(
   const signal = await waitForStopSignal();
   shuttingDown = true;
   log.info('agent server stopping', { signal, active_turns: engine?.activeTurns() ?? 0 });
-  await stop(options, server, runtime, engine, stream);
+  // a second signal cuts the wait for requests in flight short; the trace is still flushed (DECISIONS §3)
+  const stopListening = onRepeatedStopSignal((again) => {
+    log.warn('second stop signal; cutting off the in-flight requests now', {
+      signal: again,
+      in_flight: server.inFlight,
+    });
+    server.cutOff();
+  });
+  try {
+    await stop(options, server, runtime, engine, stream);
+  } finally {
+    stopListening();
+  }
   log.info('agent server stopped');
 }
 
