@@ -253,6 +253,29 @@ test('subscribe_error: cursor_expired past retention, replay_too_large above 10,
   assert.equal((await gone.next((f) => f.type === 'subscribe_error')).code, 'session_not_found');
 });
 
+test('a since cursor this server never gave out (an id of the future) replays nothing and loses no live event', async () => {
+  const sid = await session();
+  const watcher = await connect(sid);
+  watcher.send({ type: 'subscribe', filter: 'preset:full' });
+  const future = await connect(sid);
+  const ahead = `${encodeTime(Date.now() + 365 * 24 * 3600 * 1000, 10)}0000000000000000`;
+  future.send({ type: 'subscribe', filter: 'preset:full', since: ahead });
+  const ack = await future.next((f) => f.type === 'subscribe_ack');
+  assert.equal(ack.replay_event_count, 0);
+  await watcher.next((f) => f.type === 'subscribe_ack');
+  fake.script([{ text: 'still here' }]);
+  const turnId = await runTurn(sid, watcher);
+  // frames of one connection keep their order: once the pong is in, every event queued before it is too
+  const from = future.frames.length;
+  future.send({ type: 'ping', nonce: 'after the turn' });
+  await future.next((f) => f.type === 'pong', from);
+  assert.deepEqual(
+    future.events().map((e) => e.id),
+    watcher.events().map((e) => e.id),
+  );
+  assert.ok(future.events().some((e) => e.type === 'turn.completed' && e.turn_id === turnId));
+});
+
 test('the actors filter passes only those actors; streaming-only events come live and are never replayed', async () => {
   const sid = await session();
   const live = await connect(sid);

@@ -110,7 +110,11 @@ export async function runSubscribe(ctx: SubscribeContext, frame: SubscribeFrame)
     );
   ack(since, false, count);
   const last = await replay(ctx, query);
-  return { ok: true, filter, lastSentId: last === undefined || last < since ? since : last };
+  // A `since` above the accept fence names no event this server had published (a cursor of the future, of
+  // another clock): skipping queued ids up to it would drop every live event below it, so the queue is
+  // skipped up to the fence only (none with no fence: the replay had no upper bound).
+  const floor = ctx.fence === null || since > ctx.fence ? ctx.fence : since;
+  return { ok: true, filter, lastSentId: last ?? floor };
 }
 
 // --- internal ---
