@@ -88,19 +88,17 @@ export function createPredicateEnv(facts: RouteFacts, ctx: RouteContext): Predic
   return env;
 }
 
-/** One test for a list of model-name globs: `*` any run, `?` one character, case ignored, whole name. */
+/**
+ * One test for a list of model-name globs: `*` any run, `?` one character, case ignored, whole name. Linear
+ * per glob (no regular expression: `*a*a*a*…c` against a long name the client chose would backtrack for
+ * minutes in a JS RegExp and hold every request of the process).
+ */
 export function compileModelGlobs(globs: string | readonly string[]): (name: string) => boolean {
-  const list = typeof globs === 'string' ? [globs] : globs;
-  const source = list
-    .map((g) =>
-      g
-        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-        .replaceAll('*', '.*')
-        .replaceAll('?', '.'),
-    )
-    .join('|');
-  const re = new RegExp(`^(?:${source})$`, 'i');
-  return (name) => re.test(name);
+  const list = (typeof globs === 'string' ? [globs] : globs).map((g) => g.toLowerCase());
+  return (name) => {
+    const lower = name.toLowerCase();
+    return list.some((g) => globMatches(g, lower));
+  };
 }
 
 // --- internal ---
@@ -120,4 +118,29 @@ function compileTextMatch(
     errors.push(`${path}: not a valid RE2 regular expression: ${errorMessage(err)}`);
     return () => false;
   }
+}
+
+/**
+ * Whole-name wildcard match, `*` and `?`, without backtracking beyond the last `*`: when a later part fails,
+ * the last `*` takes one more character. O(glob × name) at worst.
+ */
+function globMatches(glob: string, name: string): boolean {
+  let g = 0;
+  let n = 0;
+  let star = -1;
+  let resume = 0;
+  while (n < name.length) {
+    if (g < glob.length && (glob[g] === '?' || (glob[g] !== '*' && glob[g] === name[n]))) {
+      g++;
+      n++;
+    } else if (g < glob.length && glob[g] === '*') {
+      star = g++;
+      resume = n;
+    } else if (star >= 0) {
+      g = star + 1;
+      n = ++resume;
+    } else return false;
+  }
+  while (g < glob.length && glob[g] === '*') g++;
+  return g === glob.length;
 }

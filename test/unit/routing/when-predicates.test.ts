@@ -65,6 +65,30 @@ test('text_matches stays linear on a pattern that backtracking engines explode o
   assert.equal(holds({ text_matches: '(a+)+$' }, { text: `${'a'.repeat(5000)}!` }), false);
 });
 
+test('requested_model globs match whole names, * and ? as wildcards, case ignored', () => {
+  const m = (glob: string | string[], requestedModel: string | null) =>
+    holds({ requested_model: glob }, { requestedModel });
+  assert.equal(m('claude-opus-*', 'Claude-Opus-4-8'), true);
+  assert.equal(m('claude-opus-*', 'x-claude-opus-4'), false);
+  assert.equal(m('gpt-?o', 'gpt-4o'), true);
+  assert.equal(m('gpt-?o', 'gpt-44o'), false);
+  assert.equal(m('claude-3-*-sonnet*', 'claude-3-7-sonnet-latest'), true);
+  assert.equal(m('*mini*', 'o4-mini'), true);
+  assert.equal(m('a*b*c', 'abxbyc'), true);
+  assert.equal(m('a*b*c', 'abxbyd'), false);
+  assert.equal(m('gpt-4.1', 'gpt-401'), false); // `.` is a character, not a wildcard
+  assert.equal(m(['x*', 'gpt-(5)'], 'gpt-(5)'), true);
+  assert.equal(m('*', ''), true);
+  assert.equal(m('*', null), false);
+});
+
+test('requested_model stays linear on a glob that backtracking engines explode on', () => {
+  // as a RegExp (^.*a.*a…c$) this took 90 s for a 60-character name and holds the whole process
+  const glob = `${'*a'.repeat(12)}*c`;
+  assert.equal(holds({ requested_model: glob }, { requestedModel: 'a'.repeat(256) }), false);
+  assert.equal(holds({ requested_model: glob }, { requestedModel: `${'a'.repeat(255)}c` }), true);
+});
+
 test('backreferences, lookaround and malformed patterns are rejected at load with the field path', () => {
   assert.match(
     whenErrors('{ text_matches: "(a)\\\\1" }')[0],
