@@ -75,6 +75,12 @@ const NATIVE: ReadonlyArray<readonly [string, string]> = [
   ['gpt-4o-2024-08-06', 'openai:gpt-4o'],
   ['gpt-4o-mini', 'openai:gpt-4o-mini'],
   ['GPT-4o', 'openai:gpt-4o'],
+  // older names the README lists too: the nearest model of the same family
+  ['gpt-4.1-nano', 'openai:gpt-4.1-mini'],
+  ['chatgpt-4o-latest', 'openai:gpt-4o'],
+  ['claude-3-opus-20240229', 'anthropic:claude-opus-4-1'],
+  ['claude-3-5-sonnet-20241022', 'anthropic:claude-sonnet-4-5'],
+  ['claude-3-haiku-20240307', 'anthropic:claude-haiku-4-5'],
 ];
 
 const builtIn = () => policyOf(DEFAULT_POLICY_YAML);
