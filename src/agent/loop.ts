@@ -15,6 +15,7 @@ import type { Logger } from '../lib/log.ts';
 import { type Clock, formatUs } from '../lib/time.ts';
 import { LlmCallFailed } from '../llm/call.ts';
 import type { CallRunner, CallScope, CanonicalEventStream, Routed, RunningCall } from '../llm/runner.ts';
+import { describeRequest } from '../routing/request-facts.ts';
 import type { Database } from '../store/schema.ts';
 import { appendMessage, sessionHistory } from './sessions/messages.ts';
 import { runToolUses, type ToolDispatchDeps } from './tool-dispatch.ts';
@@ -167,19 +168,19 @@ async function runModelCall(
   };
   turn.signal.addEventListener('abort', onUnansweredAbort, { once: true });
   try {
+    const request = buildTurnRequest(partsOf(deps, turn), messages, {
+      ref: turn.requestedModel ?? routed.model.id,
+      entry: routed.model,
+    });
     running = await deps.runner.start({
       routed,
-      call: routed.adapter.encodeRequest(
-        buildTurnRequest(partsOf(deps, turn), messages, {
-          ref: turn.requestedModel ?? routed.model.id,
-          entry: routed.model,
-        }),
-        routed.upstreamModel,
-      ),
+      call: routed.adapter.encodeRequest(request, routed.upstreamModel),
       stream: true,
       scope: turn.scope,
       requestedModel: turn.requestedModel,
       signal: turn.signal,
+      // what a call cancelled or broken before the provider stated its usage is billed on (as the gateway's)
+      inputTokensEstimate: describeRequest(request, { workspacePath: null }).estimatedInputTokens,
     });
     turn.signal.removeEventListener('abort', onUnansweredAbort);
     events = deps.runner.streamEvents(running, turn.signal, {
@@ -206,7 +207,9 @@ async function runModelCall(
       for (const end of partial.closeOpenToolUses(messageId)) publish(end);
       publishCancelled(content, usage);
     }
-    if (running && !running.closed) running.cancel(usage, events?.ttftMs() ?? null);
+    // billed as the provider bills it: with the input estimate and the words generated when it stated less
+    if (running && !running.closed)
+      running.cancel(events ? running.unfinishedUsage(events) : usage, events?.ttftMs() ?? null);
     await persistAssistant(deps, turn, messageId, content, 'cancelled', routed);
     return {
       status: 'cancelled',
