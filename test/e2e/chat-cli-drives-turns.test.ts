@@ -145,6 +145,55 @@ test('piped stdin: the confirmation question is printed before its answer is rea
   assert.match(c.out(), /^\? allow write_file path=asked\.txt content=x \[y\/n\/a\] n$/m);
 });
 
+test('a confirmation of a turn another client started is asked at the prompt; answered here or elsewhere, the prompt then takes lines again', {
+  timeout: 60_000,
+}, async () => {
+  const write = (path: string) => ({ toolUses: [{ name: 'write_file', input: { path, content: path } }] });
+  fake.script([
+    { text: 'first' },
+    write('a.txt'),
+    { text: 'wrote a' },
+    write('b.txt'),
+    { text: 'wrote b' },
+    { text: 'third' },
+  ]);
+  const c = chat(['--workspace', server.workspace]);
+  c.child.stdin!.write('one\n');
+  await c.waitFor(/^first\n— done/m); // the chat's stream is live
+  const sid = sessionOf(c.out());
+  const elsewhere = async () => {
+    const res = await server.api('POST', `/sessions/${sid}/turns`, {
+      content: [{ type: 'text', text: 'from another client' }],
+    });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    return res.body.turn_id as string;
+  };
+  // answered here: the line after the question is its answer
+  await elsewhere();
+  await c.waitFor(/^\? allow write_file path=a\.txt content=a\.txt \[y\/n\/a\] $/m);
+  c.child.stdin!.write('y\n');
+  await c.waitFor(/^wrote a\n— done/m);
+  // answered elsewhere: the question is withdrawn, no line is taken for it
+  const turn = await elsewhere();
+  await c.waitFor(/^\? allow write_file path=b\.txt content=b\.txt \[y\/n\/a\] $/m);
+  const asked = await server.api(
+    'GET',
+    `/sessions/${sid}/events?turn_id=${turn}&types=tool.confirmation_requested`,
+  );
+  const requestId = asked.body.events[0].payload.request_id;
+  const answer = await server.api('POST', `/sessions/${sid}/turns/${turn}/confirmations/${requestId}`, {
+    decision: 'allow',
+  });
+  assert.equal(answer.status, 200);
+  await c.waitFor(/^wrote b\n— done/m);
+  assert.match(c.out(), /\[y\/n\/a\] \(answered elsewhere: allow\)$/m);
+  // the prompt still takes lines: this one is a turn of its own
+  c.child.stdin!.end('three\n');
+  assert.equal(await c.exit, 0, c.err());
+  assert.match(c.out(), /^› three\n(.*\n)*third\n— done/m);
+  assert.equal((await server.api('GET', `/sessions/${sid}`)).body.turn_count, 4);
+});
+
 test('Ctrl-C right after a line was sent, before the turn id is known, cancels that turn', async () => {
   fake.script([{ text: Array.from({ length: 300 }, (_, i) => `w${i}`).join(' '), dripMs: 20 }]);
   const c = chat(['--workspace', server.workspace]);

@@ -53,11 +53,17 @@ export async function runChat(o: ChatOptions): Promise<number> {
     lines.close();
   });
   const render = createRenderer(p);
+  const questions = createQuestions();
   const stream = openChatStream(api, sessionId, {
     onEvent(e) {
       render(e);
-      if (e.type === 'tool.confirmation_requested') void confirm(api, p, lines, sessionId, e);
-      if (e.type === 'turn.completed' || e.type === 'turn.cancelled') turns.end(e);
+      if (e.type === 'tool.confirmation_requested')
+        void confirm(api, p, lines, sessionId, e, questions.ask(e));
+      if (e.type === 'tool.confirmation_resolved') questions.resolved(e);
+      if (e.type === 'turn.completed' || e.type === 'turn.cancelled') {
+        questions.turnEnded(e);
+        turns.end(e);
+      }
     },
     onSnapshot(snap) {
       const s = snap.session as { turn_count: number; cost_so_far_usd: number };
@@ -154,20 +160,28 @@ async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<st
   return s.id;
 }
 
-/** y/yes: allow once; a/always: allow for the session; anything else (or no more input): deny. */
+/**
+ * y/yes: allow once; a/always: allow for the session; anything else (or no more input): deny. `withdrawn`
+ * aborts (its reason the sentence to show) when the request was resolved elsewhere or its turn ended.
+ */
 async function confirm(
   api: ChatApi,
   p: Printer,
   lines: LineSource,
   sessionId: string,
   e: EventEnvelope,
+  withdrawn: AbortSignal,
 ): Promise<void> {
   const pl = e.payload as { request_id: string; tool_name: string; input: unknown };
   const question = `? allow ${pl.tool_name} ${compactInput(pl.input)} [y/n/a] `;
   p.endLine();
   // from a pipe too, the question shows before its answer is read: a program driving svc chat waits for it
   if (!lines.interactive) p.text(question);
-  const answer = await lines.next(question);
+  const answer = await lines.next(question, withdrawn);
+  if (answer === null && withdrawn.aborted) {
+    const why = String(withdrawn.reason);
+    return lines.interactive ? p.line(`· ${why}`, true) : p.text(`(${why})\n`);
+  }
   if (!lines.interactive) p.text(`${answer ?? '(no more input: deny)'}\n`);
   const a = (answer ?? '').trim().toLowerCase();
   const decision = a === 'y' || a === 'yes' || a === 'a' || a === 'always' ? 'allow' : 'deny';
@@ -178,6 +192,41 @@ async function confirm(
   } catch (err) {
     p.line(`! ${message(err)}`);
   }
+}
+
+interface Questions {
+  /** A confirmation request is asked: the signal that withdraws its question. */
+  ask(e: EventEnvelope): AbortSignal;
+  /** tool.confirmation_resolved: a question still open was answered elsewhere (or timed out). */
+  resolved(e: EventEnvelope): void;
+  /** The turn ended: its open questions are moot. */
+  turnEnded(e: EventEnvelope): void;
+}
+
+/** Open confirmation questions by request id, so one answered elsewhere stops waiting for a line. */
+function createQuestions(): Questions {
+  const open = new Map<string, { turnId: string | null; ctrl: AbortController }>();
+  const withdraw = (requestId: string, why: string) => {
+    open.get(requestId)?.ctrl.abort(why);
+    open.delete(requestId);
+  };
+  return {
+    ask(e) {
+      const ctrl = new AbortController();
+      open.set((e.payload as { request_id: string }).request_id, { turnId: e.turn_id, ctrl });
+      return ctrl.signal;
+    },
+    resolved(e) {
+      const pl = e.payload as { request_id: string; decision?: string; timed_out?: boolean };
+      withdraw(
+        pl.request_id,
+        pl.timed_out ? 'not answered in time: denied' : `answered elsewhere: ${pl.decision}`,
+      );
+    },
+    turnEnded(e) {
+      for (const [id, q] of open) if (q.turnId === e.turn_id) withdraw(id, 'the turn ended before an answer');
+    },
+  };
 }
 
 interface TurnTracker {
