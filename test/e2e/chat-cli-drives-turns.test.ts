@@ -272,6 +272,65 @@ test('a cut socket is reconnected with since: the turn goes on and no event is s
   );
 });
 
+test('a line typed while the stream reconnects waits for it: the answer streams on the new socket, not to nobody', {
+  timeout: 60_000,
+}, async () => {
+  // a relay that can refuse WebSocket upgrades while REST goes through (a restarted server answers REST
+  // before the chat's next reconnect attempt), and that sees each turn submission go by
+  const sockets = new Set<Socket>();
+  let refuseUpgrades = false;
+  let refused = 0;
+  let submissions = 0;
+  const relay = createServer((client) => {
+    client.once('data', (first) => {
+      const head = first.toString('latin1');
+      if (refuseUpgrades && /^upgrade: websocket/im.test(head)) {
+        refused++;
+        client.destroy();
+        return;
+      }
+      const upstream = connect(server.svc.port, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+        s.on('error', () => s.destroy());
+      }
+      const count = (d: Buffer) => {
+        submissions += d.toString('latin1').match(/^POST \/sessions\/[^/ ]+\/turns /gm)?.length ?? 0;
+      };
+      count(first);
+      upstream.write(first);
+      client.on('data', count);
+      client.pipe(upstream).pipe(client);
+    });
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
+  after(() => relay.close());
+  const port = (relay.address() as { port: number }).port;
+  fake.script([{ text: 'before the cut' }, { text: 'streamed after the reconnect' }]);
+  const c = chat(['--workspace', server.workspace], undefined, `http://127.0.0.1:${port}`);
+  c.child.stdin!.write('one\n');
+  await c.waitFor(/^before the cut\n— done/m);
+  refuseUpgrades = true;
+  for (const s of sockets) s.destroy();
+  await c.waitFor(/connection lost/);
+  const before = submissions;
+  c.child.stdin!.write('two\n');
+  await c.waitFor(/^› two$/m);
+  // the old chat sent the turn at once; this one waits while its reconnects are refused
+  const refusedBefore = refused;
+  for (let i = 0; i < 800 && submissions === before && refused < refusedBefore + 2; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  refuseUpgrades = false;
+  await c.waitFor(/— done[^]*— done/);
+  c.child.stdin!.end();
+  assert.equal(await c.exit, 0, c.err());
+  const out = c.out();
+  assert.match(out, /^streamed after the reconnect\n— done/m);
+  assert.match(out, /^· waiting for the stream to reconnect$/m);
+  assert.ok(out.indexOf('· reconnected') < out.indexOf('streamed after the reconnect'), out);
+});
+
 test('an unknown session or an unreachable server is one sentence on stderr and exit 1', async () => {
   const unknown = chat(['--session', 'sess_01ARZ3NDEKTSV4RRFFQ69G5FAV'], '');
   assert.equal(await unknown.exit, 1);

@@ -51,6 +51,7 @@ export async function runChat(o: ChatOptions): Promise<number> {
     if (turn) cancelOnClose = api.cancelTurn(sessionId, turn, 'output closed (svc chat)').catch(() => {});
     turns.abort();
     lines.close();
+    stream.close();
   });
   const render = createRenderer(p);
   const questions = createQuestions();
@@ -95,6 +96,7 @@ export async function runChat(o: ChatOptions): Promise<number> {
     quit = current || submitting || cancelling ? INTERRUPTED : 0;
     turns.abort();
     lines.close();
+    stream.close(); // also ends a wait for the stream to reconnect
   });
 
   try {
@@ -107,6 +109,11 @@ export async function runChat(o: ChatOptions): Promise<number> {
       const text = line.trim();
       if (text === '') continue;
       if (text === '/exit' || text === '/quit') break;
+      // the answer streams on the socket: a line typed while it reconnects waits for it
+      const live = stream.live();
+      if (!(await Promise.race([live, Promise.resolve(undefined)])))
+        p.line('· waiting for the stream to reconnect', true);
+      if (!(await live) || quit !== undefined) break;
       let turnId: string;
       cancelling = false;
       submitting = true;

@@ -25,6 +25,11 @@ export interface ChatStreamHandlers {
 export interface ChatStream {
   /** Resolves once the first subscription is acknowledged. */
   readonly ready: Promise<void>;
+  /**
+   * Resolves true while (or once) a socket is subscribed, false once the stream is over: a turn submitted
+   * during a reconnect would stream its text to nobody (streaming events are never replayed).
+   */
+  live(): Promise<boolean>;
   close(): void;
 }
 
@@ -41,10 +46,17 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
     failReady = reject;
   });
   ready.catch(() => {});
+  let subscribed = false;
+  const liveWaiters: Array<(live: boolean) => void> = [];
+  const setLive = (live: boolean) => {
+    subscribed = live;
+    if (live || closing) for (const w of liveWaiters.splice(0)) w(live);
+  };
   const fatal = (err: SvcError) => {
     if (closing) return;
     closing = true;
     failReady(err);
+    setLive(false);
     handlers.onFatal(err);
   };
 
@@ -76,6 +88,7 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
       case 'subscribe_ack':
         attempts = 0;
         if (!first) handlers.onNotice('reconnected');
+        setLive(true);
         return;
       case 'subscribe_error':
         if (frame.code === 'cursor_expired' || frame.code === 'replay_too_large') {
@@ -134,6 +147,7 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
     socket.on('error', () => {}); // 'close' follows and decides
     socket.on('close', (code, reason) => {
       if (ws !== socket || closing) return;
+      setLive(false);
       const why = closeCode(reason.toString()) ?? `code ${code}`;
       if (why === 'session_ended')
         return fatal(new SvcError('io_error', { message: 'The session was ended on the server.' }));
@@ -144,8 +158,14 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
   void connect();
   return {
     ready,
+    live() {
+      if (closing) return Promise.resolve(false);
+      if (subscribed) return Promise.resolve(true);
+      return new Promise((resolve) => liveWaiters.push(resolve));
+    },
     close() {
       closing = true;
+      setLive(false);
       ws?.close(1000);
     },
   };
