@@ -27,8 +27,14 @@ export interface AttachTokens {
 export function createAttachTokens(deps: { newId: NewId; clock: Clock; ttlMs?: number }): AttachTokens {
   const ttlUs = (deps.ttlMs ?? ATTACH_TOKEN_TTL_MS) * 1000;
   const tokens = new Map<string, { sessionId: string; expiresUs: number }>();
+  // tokens are inserted in expiry order (one TTL for all), so the expired ones are a prefix of the map: the
+  // sweep stops at the first live one instead of reading every token on every GET /sessions/{id}
+  // (consume checks expiry itself, so a token a clock step left behind is never accepted late)
   const sweep = (nowUs: number) => {
-    for (const [token, entry] of tokens) if (entry.expiresUs <= nowUs) tokens.delete(token);
+    for (const [token, entry] of tokens) {
+      if (entry.expiresUs > nowUs) break;
+      tokens.delete(token);
+    }
   };
   return {
     issue(sessionId) {

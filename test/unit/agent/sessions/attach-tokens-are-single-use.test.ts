@@ -40,3 +40,15 @@ test('a token expires 60 seconds after it was issued', () => {
   assert.equal(store.consume(late, 'sess_a'), 'unknown');
   assert.equal(store.size, 0);
 });
+
+test('the sweep drops the expired tokens and keeps every live one issued after them', () => {
+  const { store, advance } = tokens();
+  const old = store.issue('sess_a').token;
+  advance(30_000);
+  const live = [store.issue('sess_a').token, store.issue('sess_b').token];
+  advance(ATTACH_TOKEN_TTL_MS - 30_000);
+  assert.equal(store.size, 2, 'the first token expired, the two later ones did not');
+  assert.equal(store.consume(old, 'sess_a'), 'unknown');
+  assert.equal(store.consume(live[0], 'sess_a'), 'ok');
+  assert.equal(store.consume(live[1], 'sess_b'), 'ok');
+});
