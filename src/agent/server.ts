@@ -11,10 +11,16 @@ import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
 import { isLoopbackName, parseAllowedHosts } from '../http/host-check.ts';
-import { type Listening, LOOPBACK_HOST, listen, resolveLoopbackHost } from '../http/listen.ts';
+import {
+  cutOffOnRepeatedStopSignal,
+  type Listening,
+  LOOPBACK_HOST,
+  listen,
+  resolveLoopbackHost,
+} from '../http/listen.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
-import { onRepeatedStopSignal, waitForStopSignal } from '../lib/stop-signal.ts';
+import { waitForStopSignal } from '../lib/stop-signal.ts';
 import { type Clock, formatUs } from '../lib/time.ts';
 import { loadCallConfig } from '../llm/load-call-config.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
@@ -199,13 +205,7 @@ export async function runAgentServer<R extends AgentRuntime>(
   shuttingDown = true;
   log.info('agent server stopping', { signal, active_turns: engine?.activeTurns() ?? 0 });
   // a second signal cuts the wait for requests in flight short; the trace is still flushed (DECISIONS §3)
-  const stopListening = onRepeatedStopSignal((again) => {
-    log.warn('second stop signal; cutting off the in-flight requests now', {
-      signal: again,
-      in_flight: server.inFlight,
-    });
-    server.cutOff();
-  });
+  const stopListening = cutOffOnRepeatedStopSignal(server, log);
   try {
     await stop(options, server, runtime, engine, stream);
   } finally {

@@ -10,6 +10,7 @@ import type { Bus } from '../events/bus.ts';
 import { parseAllowedHosts } from '../http/host-check.ts';
 import {
   type ClientTimeouts,
+  cutOffOnRepeatedStopSignal,
   DEFAULT_CLIENT_TIMEOUTS,
   type Listening,
   listen,
@@ -18,7 +19,7 @@ import {
 import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
-import { onRepeatedStopSignal, waitForStopSignal } from '../lib/stop-signal.ts';
+import { waitForStopSignal } from '../lib/stop-signal.ts';
 import type { Clock } from '../lib/time.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
@@ -122,13 +123,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
   const signal = await waitForStopSignal();
   log.info('gateway stopping', { signal, in_flight: server.inFlight });
   // a second signal cuts the drain short; the trace writer is still flushed (DECISIONS §3)
-  const stopListening = onRepeatedStopSignal((again) => {
-    log.warn('second stop signal; cutting off the in-flight requests now', {
-      signal: again,
-      in_flight: server.inFlight,
-    });
-    server.cutOff();
-  });
+  const stopListening = cutOffOnRepeatedStopSignal(server, log);
   try {
     const { forced } = await server.close(options.drainMs ?? DRAIN_MS);
     if (forced)

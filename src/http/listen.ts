@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import { createAdaptorServer } from '@hono/node-server';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
+import { onRepeatedStopSignal } from '../lib/stop-signal.ts';
 import { isLoopbackName } from './host-check.ts';
 
 export const LOOPBACK_HOST = '127.0.0.1';
@@ -67,6 +68,20 @@ export interface Listening {
   close(graceMs: number): Promise<{ forced: boolean }>;
   /** During close(): ends the wait now, so the requests still in flight are cut off (a second stop signal). */
   cutOff(): void;
+}
+
+/**
+ * While a graceful stop runs, a second SIGTERM/SIGINT cuts the requests still in flight off (logged); the
+ * stop goes on and flushes what it owes (DECISIONS §3), a third ends the process. Returns the unsubscribe.
+ */
+export function cutOffOnRepeatedStopSignal(server: Listening, log: Logger): () => void {
+  return onRepeatedStopSignal((again) => {
+    log.warn('second stop signal; cutting off the in-flight requests now', {
+      signal: again,
+      in_flight: server.inFlight,
+    });
+    server.cutOff();
+  });
 }
 
 export async function listen(
