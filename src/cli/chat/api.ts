@@ -1,9 +1,10 @@
 /**
  * @module The REST calls `svc chat` makes on the agent server (spec 2 §Endpoints), over ofetch: no retries
- * (a turn submission must not be sent twice), the service error body turned into one sentence.
+ * (a turn submission must not be sent twice), every failure turned into one sentence: the service error
+ * body, or a server that cannot be reached, does not answer in time, or does not answer as the agent server.
  */
-import { FetchError, ofetch } from 'ofetch';
-import { SvcError } from '../../lib/errors.ts';
+import { FetchError, type FetchResponse, ofetch } from 'ofetch';
+import { ERROR_STATUS, SvcError } from '../../lib/errors.ts';
 
 export interface SessionView {
   id: string;
@@ -34,47 +35,103 @@ export interface ChatApi {
 
 export function createChatApi(baseUrl: string): ChatApi {
   const api = ofetch.create({ baseURL: baseUrl.replace(/\/+$/, ''), retry: 0, timeout: 30_000 });
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+  /** `fields`: the string fields the answer must have (an answer without them is no agent server's). */
+  const call = async <T>(method: string, path: string, fields: string[], body?: unknown): Promise<T> => {
+    let res: FetchResponse<unknown>;
     try {
-      return await api<T>(path, { method, body: body as Record<string, unknown> | undefined });
+      res = await api.raw(path, { method, body: body as Record<string, unknown> | undefined });
     } catch (err) {
       throw toSvcError(err, baseUrl);
     }
+    if (!isAnswer(res._data, fields)) throw notAgentServer(baseUrl, `${method} ${path}`, res.status);
+    return res._data as T;
   };
   const enc = encodeURIComponent;
   return {
     createSession: (workspace, model) =>
-      call('POST', '/sessions', {
+      call('POST', '/sessions', ['id'], {
         workspace_path: workspace,
         ...(model ? { initial_active_model: model } : {}),
       }),
-    getSession: (id) => call('GET', `/sessions/${enc(id)}`),
-    setModel: (id, model) => call('PATCH', `/sessions/${enc(id)}`, { active_model: model }),
+    getSession: (id) => call('GET', `/sessions/${enc(id)}`, ['id', 'ws_url', 'workspace_path']),
+    setModel: (id, model) => call('PATCH', `/sessions/${enc(id)}`, ['active_model'], { active_model: model }),
     submitTurn: (sessionId, text) =>
-      call('POST', `/sessions/${enc(sessionId)}/turns`, { content: [{ type: 'text', text }] }),
+      call('POST', `/sessions/${enc(sessionId)}/turns`, ['turn_id'], { content: [{ type: 'text', text }] }),
     cancelTurn: (sessionId, turnId, reason) =>
-      call('POST', `/sessions/${enc(sessionId)}/turns/${enc(turnId)}/cancel`, { reason }),
+      call('POST', `/sessions/${enc(sessionId)}/turns/${enc(turnId)}/cancel`, [], { reason }),
     confirm: (sessionId, turnId, requestId, decision, scope) =>
-      call('POST', `/sessions/${enc(sessionId)}/turns/${enc(turnId)}/confirmations/${enc(requestId)}`, {
+      call('POST', `/sessions/${enc(sessionId)}/turns/${enc(turnId)}/confirmations/${enc(requestId)}`, [], {
         decision,
         scope,
       }),
   };
 }
 
-/** The server's `{error: {code, message}}` as an SvcError with that code when svc knows it. */
+/**
+ * Any failure of a call as one sentence: the agent server's `{error: {code, message}}` (a code of svc's
+ * closed set, spec 2 §Errors), or what the server at `baseUrl` failed to do.
+ */
 export function toSvcError(err: unknown, baseUrl: string): SvcError {
-  if (err instanceof FetchError && err.data && typeof err.data === 'object' && 'error' in err.data) {
-    const e = (err.data as { error: { code?: string; message?: string } }).error;
+  if (!(err instanceof FetchError))
     return new SvcError('io_error', {
-      message: `${e.message ?? 'request failed'} (${e.code ?? err.statusCode})`,
+      message: `The request to the agent server at ${baseUrl} failed (${oneLine(err)}).`,
+      cause: err,
+    });
+  const request = `${err.options?.method ?? 'GET'} ${requestPath(err.request, baseUrl)}`;
+  if (err.statusCode !== undefined) {
+    const e = serviceError(err.data);
+    if (!e) return notAgentServer(baseUrl, request, err.statusCode, err);
+    return new SvcError('io_error', {
+      message: `${e.message} (${e.code})`,
       details: { code: e.code, status: err.statusCode },
     });
   }
-  if (err instanceof FetchError && err.statusCode === undefined)
+  if ((err.cause as Error | undefined)?.name === 'TimeoutError')
     return new SvcError('io_error', {
-      message: `Cannot reach the agent server at ${baseUrl}; start it with \`svc serve\` or pass --server.`,
+      message: `The agent server at ${baseUrl} did not answer ${request} within 30 seconds; check that \`svc serve\` there is running and not stuck.`,
       cause: err,
     });
-  return new SvcError('io_error', { message: err instanceof Error ? err.message : String(err), cause: err });
+  return new SvcError('io_error', {
+    message: `Cannot reach the agent server at ${baseUrl}; start it with \`svc serve\` or pass --server.`,
+    cause: err,
+  });
+}
+
+// --- internal ---
+
+function notAgentServer(baseUrl: string, request: string, status: number, cause?: unknown): SvcError {
+  return new SvcError('io_error', {
+    message: `${baseUrl} does not answer as an svc agent server (${request}: HTTP ${status}, not the agent server's answer); check that \`svc serve\` is running there, or pass its URL with --server.`,
+    cause,
+  });
+}
+
+/** Codes of a route that is not there: every path svc chat calls is one of the agent server's. */
+const NO_SUCH_ROUTE = new Set(['not_found', 'method_not_allowed']);
+
+/** `{error: {code, message}}` with a code svc knows: the agent server's error body. */
+function serviceError(data: unknown): { code: string; message: string } | undefined {
+  if (!data || typeof data !== 'object' || !('error' in data)) return undefined;
+  const e = (data as { error: unknown }).error as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.code !== 'string' || !Object.hasOwn(ERROR_STATUS, e.code)) return undefined;
+  // another svc server (`svc gateway`) answers in the same body, with no such route
+  if (NO_SUCH_ROUTE.has(e.code)) return undefined;
+  return { code: e.code, message: typeof e.message === 'string' ? e.message : e.code.replaceAll('_', ' ') };
+}
+
+function isAnswer(data: unknown, fields: string[]): boolean {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return false;
+  return fields.every((f) => typeof (data as Record<string, unknown>)[f] === 'string');
+}
+
+/** The path of the request (the base URL is already in the sentence). */
+function requestPath(request: unknown, baseUrl: string): string {
+  const url = typeof request === 'string' ? request : (request as Request | undefined)?.url;
+  if (!url) return '';
+  const base = baseUrl.replace(/\/+$/, '');
+  return url.startsWith(base) ? url.slice(base.length) || '/' : url;
+}
+
+function oneLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').slice(0, 200);
 }
