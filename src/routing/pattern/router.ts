@@ -9,8 +9,15 @@ import type { Clock } from '../../lib/time.ts';
 import type { Store } from '../../store/open.ts';
 import type { SlotHooks } from '../facts.ts';
 import type { PolicyStore } from '../load-policy.ts';
+import type { PatternConfig } from './config.ts';
 import { createWorkerStatsReader, type StatsReader } from './stats-worker.ts';
-import { buildPatternTable, emptyPatternTable, lookupPattern, type PatternTable } from './table.ts';
+import {
+  buildPatternTable,
+  emptyPatternTable,
+  lookupPattern,
+  type PatternMatch,
+  type PatternTable,
+} from './table.ts';
 
 /** What a server on a PostgreSQL store logs once when routing.yaml enables slot 4. */
 export const UNSUPPORTED_STORE =
@@ -100,7 +107,12 @@ export function createPatternRouter(deps: PatternRouterDeps): PatternRouter {
   };
 
   return {
-    hooks: { pattern: (_facts, print) => lookupPattern(current, print) },
+    hooks: {
+      pattern(_facts, print) {
+        const match = lookupPattern(current, print);
+        return match && allowedNow(match, deps.policy.current().pattern) ? match : null;
+      },
+    },
     table: () => current,
     refresh,
     start() {
@@ -116,6 +128,21 @@ export function createPatternRouter(deps: PatternRouterDeps): PatternRouter {
       await running;
     },
   };
+}
+
+/**
+ * Whether the policy in force still lets slot 4 choose a match of the table in force: after a reload that
+ * drops a model from `candidates`, raises a threshold or switches the fingerprint, the table built under the
+ * old settings stays until the rebuild ends (seconds on a large store), and must not choose what the new
+ * settings forbid meanwhile.
+ */
+function allowedNow(match: PatternMatch, cfg: PatternConfig): boolean {
+  return (
+    match.fingerprint_version === cfg.fingerprint &&
+    match.samples >= cfg.minSamples &&
+    match.success_rate >= cfg.minSuccessRate &&
+    (cfg.candidates === null || cfg.candidates.has(match.model))
+  );
 }
 
 /** A server's slot 4 over its trace store (statistics read by a worker thread), started. */

@@ -263,6 +263,56 @@ test('the router rebuilds in the background, on reload, and serves lookups from 
   assert.equal(router.table().entries.size, 1);
 });
 
+test('after a reload, the old table never chooses what the new pattern settings forbid, even before its rebuild', async (t) => {
+  const store = await tempStore(t);
+  seedRequests(store.db, times(20, { print: printA, model: HAIKU }));
+  let yaml = ENABLED;
+  const policy = {
+    current: () => policyOf(yaml),
+    listeners: [] as Array<() => void>,
+    onReload(fn: () => void) {
+      this.listeners.push(fn);
+      return () => {};
+    },
+  };
+  // once `hold` is set, a rebuild waits here until the test lets it go on
+  let hold = false;
+  let release: () => void = () => {};
+  const router = createPatternRouter({
+    policy: policy as never,
+    readStats: async (p) => {
+      if (hold) await new Promise<void>((r) => (release = r));
+      return queryPatternStats(store.db, p);
+    },
+    clock: { nowUs: () => NOW_US },
+    log: silentLogger,
+    refreshMs: 3_600_000,
+  });
+  t.after(() => {
+    hold = false;
+    release();
+    return router.stop();
+  });
+  router.start();
+  await router.refresh();
+  assert.equal(router.hooks.pattern!(factsA, printA)?.model, HAIKU);
+
+  hold = true;
+  const settings = [
+    'pattern: { enabled: true, candidates: [balanced] }', // haiku is no candidate any more
+    'pattern: { enabled: true, min_samples: 50 }', // 20 samples are too few now
+    'pattern: { enabled: true, fingerprint: hybrid }', // the table holds structural keys
+  ];
+  for (const next of settings) {
+    yaml = next;
+    for (const fn of policy.listeners) fn();
+    assert.equal(router.table().entries.size, 1, 'the rebuild has not ended');
+    assert.equal(router.hooks.pattern!(factsA, printA), null, next);
+  }
+  yaml = ENABLED;
+  assert.equal(router.hooks.pattern!(factsA, printA)?.model, HAIKU, 'allowed again: the table answers');
+});
+
 test('the rebuild worker reads the same statistics as the statement run in process, and stops on abort', async (t) => {
   const store = await tempStore(t);
   seedRequests(store.db, [
