@@ -8,6 +8,7 @@ import { CANONICAL_MESSAGE_SCHEMA_VERSION } from '../canonical/message.ts';
 import { EVENTS_SCHEMA_VERSION } from '../events/catalog.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { validateInput } from '../http/validation.ts';
+import { errorMessage } from '../lib/errors.ts';
 import { formatUs } from '../lib/time.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { ROUTING_POLICY_SCHEMA_VERSION } from '../routing/policy-schema.ts';
@@ -23,13 +24,14 @@ const CheckSchema = v.object({
 });
 
 export function mountMetaRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
+  const activeSessions = lastGoodSessionCount(deps);
   app.get('/health', async (c) => {
     const nowUs = deps.clock.nowUs();
     return c.json({
       status: 'ok',
       started_at: formatUs(deps.startedAtUs),
       uptime_seconds: Math.max(0, Math.round((nowUs - deps.startedAtUs) / 1000) / 1000),
-      active_sessions: await countOpenSessions(deps.db),
+      active_sessions: await activeSessions(),
       active_turns: deps.engine?.activeTurns() ?? 0,
     });
   });
@@ -69,6 +71,44 @@ export function mountMetaRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
 }
 
 // --- internal ---
+
+/** How long GET /health waits for the store's session count before it answers with the last one. */
+const HEALTH_COUNT_WAIT_MS = 1000;
+
+/**
+ * The open-session count for GET /health, which is 200 whenever the server runs (spec 2: 503 only during
+ * shutdown): while the store cannot answer (PostgreSQL restarting or unreachable, a hung server) it gives
+ * the last count read, after at most HEALTH_COUNT_WAIT_MS, so a liveness probe does not restart a server
+ * that is only waiting for its database. The outage is logged once, and its end.
+ */
+function lastGoodSessionCount(deps: AgentAppDeps): () => Promise<number> {
+  let last = 0;
+  let away = false;
+  return async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), HEALTH_COUNT_WAIT_MS);
+    });
+    const count = countOpenSessions(deps.db);
+    try {
+      const n = await Promise.race([count, late]);
+      if (n === 'late') throw new Error(`no answer in ${HEALTH_COUNT_WAIT_MS} ms`);
+      if (away) deps.log.info('GET /health reads the session count from the store again');
+      away = false;
+      last = n;
+    } catch (err) {
+      count.catch(() => undefined); // a count that fails after the wait is not an unhandled rejection
+      if (!away)
+        deps.log.warn('GET /health cannot read the session count; it answers with the last one read', {
+          message: errorMessage(err),
+        });
+      away = true;
+    } finally {
+      clearTimeout(timer);
+    }
+    return last;
+  };
+}
 
 function availabilityOf(model: ModelEntry, deps: AgentAppDeps): ModelAvailability {
   return deps.availableAdapters.has(model.adapter) ? 'healthy' : 'provider_unavailable';
