@@ -78,12 +78,17 @@ function pathTarget(path: string, source: string): StoreTarget {
   return POSTGRES_URL.test(path) ? postgresTarget(path, source) : { engine: 'sqlite', path };
 }
 
+/**
+ * A flag's bad URL is a usage error (exit 2); a variable's refuses the start (exit 1) like every other
+ * bad SVC_* setting. The URL itself is never echoed: it may hold the database password.
+ */
 function postgresTarget(url: string, source: string): StoreTarget {
-  const unset = source.startsWith('--') ? 'leave it out' : 'unset it';
+  const flag = source.startsWith('--');
+  const code = flag ? 'usage_error' : 'config_invalid';
+  const unset = flag ? 'leave it out' : 'unset it';
   if (!POSTGRES_URL.test(url) || !URL.canParse(url)) {
-    // the URL itself is never echoed: it may hold the database password
-    throw new SvcError('usage_error', {
-      message: `${source} must be a valid postgres:// or postgresql:// URL (postgres://user:password@host:5432/database); ${unset} to use the SQLite file.`,
+    throw new SvcError(code, {
+      message: `${source} must be a valid postgres:// or postgresql:// URL (postgres://user:password@host:5432/database); fix it, or ${unset} to use the SQLite file.`,
     });
   }
   return { engine: 'postgres', url };

@@ -1,27 +1,34 @@
 /**
- * Which store a command opens (config/paths.ts): a PostgreSQL URL that is not one, or does not parse
- * (a port out of range), is a usage error (exit 2) in one sentence that never echoes the URL (it may hold
- * the password); both a URL and a path is one too.
+ * Which store a command opens (config/paths.ts): a PostgreSQL URL that is not one, or does not parse (a
+ * port out of range), is refused in one sentence that never echoes the URL (it may hold the password): from a flag a usage error (exit 2), from SVC_DATABASE_URL,
+ * SVC_DB_PATH or SVC_GATEWAY_DB_PATH a refused start (exit 1) like every other bad SVC_* setting. Both a
+ * URL and a path is a usage error too.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resolveStoreTarget } from '#src/config/paths.ts';
 import { isSvcError } from '#src/lib/errors.ts';
 
-const usage = (fn: () => unknown, pattern: RegExp) =>
+const refused = (exitCode: 1 | 2) => (fn: () => unknown, pattern: RegExp) =>
   assert.throws(
     fn,
     (err) =>
-      isSvcError(err) && err.exitCode === 2 && pattern.test(err.message) && !/s3cret/.test(err.message),
+      isSvcError(err) &&
+      err.exitCode === exitCode &&
+      pattern.test(err.message) &&
+      !/s3cret/.test(err.message) &&
+      !err.message.includes('\n'),
   );
+const usage = refused(2);
+const badVariable = refused(1);
 
-test('bad PostgreSQL URLs are usage errors that do not echo them', () => {
+test('bad PostgreSQL URLs: a flag is a usage error, a variable refuses the start; neither echoes the URL', () => {
   const env = (databaseUrl?: string) => ({ databaseUrl }) as never;
-  usage(
+  badVariable(
     () => resolveStoreTarget(env('postgres://u:s3cret@127.0.0.1:99999/db')),
-    /^SVC_DATABASE_URL must be a valid postgres/,
+    /^SVC_DATABASE_URL must be a valid postgres.*; fix it, or unset it to use the SQLite file\.$/,
   );
-  usage(() => resolveStoreTarget(env('mysql://u:s3cret@h/db')), /unset it to use the SQLite file/);
+  badVariable(() => resolveStoreTarget(env('mysql://u:s3cret@h/db')), /unset it to use the SQLite file/);
   usage(
     () => resolveStoreTarget(env(), { databaseUrl: 'not a url s3cret' }),
     /^--database-url .*leave it out/,
@@ -50,7 +57,10 @@ test('a PostgreSQL URL given where a SQLite path goes selects that database, nev
     () => resolveStoreTarget(env({}), { dbPath: 'postgres://u:s3cret@h:99999/db' }),
     /^--db-path must be/,
   );
-  usage(() => resolveStoreTarget(env({ dbPath: 'postgres://u:s3cret@h:99999/db' })), /^SVC_DB_PATH must be/);
+  badVariable(
+    () => resolveStoreTarget(env({ dbPath: 'postgres://u:s3cret@h:99999/db' })),
+    /^SVC_DB_PATH must be/,
+  );
   // the URL variable still wins over the path variables, a path flag over both
   assert.deepEqual(resolveStoreTarget(env({ dbPath: '/tmp/a.db', databaseUrl: url })), pg);
   assert.deepEqual(resolveStoreTarget(env({ databaseUrl: url }), { dbPath: '/tmp/a.db' }), {
