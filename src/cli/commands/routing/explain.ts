@@ -121,9 +121,12 @@ async function readTable(
   }
 }
 
+/** A count flag: digits only, and no larger than a number holds exactly (above 2^53 it printed rounded). */
 function wholeNumber(text: string | undefined, flag: string): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text))
-    throw new SvcError('usage_error', { message: `${flag} must be a whole number, not "${text}"` });
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
+    throw new SvcError('usage_error', {
+      message: `${flag} must be a whole number up to ${Number.MAX_SAFE_INTEGER}, not "${text}"`,
+    });
   return Number(text);
 }
