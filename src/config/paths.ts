@@ -79,6 +79,13 @@ function pathTarget(path: string, source: string): StoreTarget {
 }
 
 /**
+ * The `sslmode` values svc connects with as libpq does (README, PostgreSQL store); `no-verify` is
+ * node-postgres' name for `require`. Any other value would be taken as verify-full by node-postgres,
+ * where psql refuses it (a typo) or connects in plain text (`allow`).
+ */
+const SSL_MODES = new Set(['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify']);
+
+/**
  * A flag's bad URL is a usage error (exit 2); a variable's refuses the start (exit 1) like every other
  * bad SVC_* setting. The URL itself is never echoed: it may hold the database password.
  */
@@ -89,6 +96,13 @@ function postgresTarget(url: string, source: string): StoreTarget {
   if (!POSTGRES_URL.test(url) || !URL.canParse(url)) {
     throw new SvcError(code, {
       message: `${source} must be a valid postgres:// or postgresql:// URL (postgres://user:password@host:5432/database); fix it, or ${unset} to use the SQLite file.`,
+    });
+  }
+  const mode = new URL(url).searchParams.get('sslmode');
+  if (mode !== null && !SSL_MODES.has(mode)) {
+    const shown = /^[\w-]{1,40}$/.test(mode) ? `sslmode=${mode}` : 'its sslmode';
+    throw new SvcError(code, {
+      message: `${source} asks for ${shown}, which svc does not know; use sslmode=disable, require, verify-ca or verify-full.`,
     });
   }
   return { engine: 'postgres', url };

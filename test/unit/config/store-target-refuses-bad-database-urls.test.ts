@@ -1,6 +1,6 @@
 /**
- * Which store a command opens (config/paths.ts): a PostgreSQL URL that is not one, or does not parse (a
- * port out of range), is refused in one sentence that never echoes the URL (it may hold the password): from a flag a usage error (exit 2), from SVC_DATABASE_URL,
+ * Which store a command opens (config/paths.ts): a PostgreSQL URL that is not one, does not parse (a port
+ * out of range) or asks for an sslmode libpq does not have (a typo, `allow`) is refused in one sentence that never echoes the URL (it may hold the password): from a flag a usage error (exit 2), from SVC_DATABASE_URL,
  * SVC_DB_PATH or SVC_GATEWAY_DB_PATH a refused start (exit 1) like every other bad SVC_* setting. Both a
  * URL and a path is a usage error too.
  */
@@ -41,6 +41,24 @@ test('bad PostgreSQL URLs: a flag is a usage error, a variable refuses the start
   });
 });
 
+test('an sslmode libpq does not have is refused, naming it; the libpq modes are taken', () => {
+  const env = (databaseUrl?: string) => ({ databaseUrl }) as never;
+  // node-postgres would take these as verify-full: psql refuses a typo and connects `allow` in plain text
+  badVariable(
+    () => resolveStoreTarget(env('postgres://u:s3cret@h/db?sslmode=requre')),
+    /^SVC_DATABASE_URL asks for sslmode=requre, which svc does not know; use sslmode=disable, require, verify-ca or verify-full\.$/,
+  );
+  badVariable(() => resolveStoreTarget(env('postgres://u:s3cret@h/db?sslmode=allow')), /sslmode=allow/);
+  usage(
+    () => resolveStoreTarget(env(), { databaseUrl: 'postgres://u:s3cret@h/db?sslmode=%0Aevil' }),
+    /^--database-url asks for its sslmode, which svc does not know/,
+  );
+  for (const mode of ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify']) {
+    const url = `postgres://u:p@h/db?sslmode=${mode}`;
+    assert.deepEqual(resolveStoreTarget(env(url)), { engine: 'postgres', url });
+  }
+});
+
 test('a PostgreSQL URL given where a SQLite path goes selects that database, never a file named after it', () => {
   const env = (vars: Record<string, string>) => ({ home: '/home/u', ...vars }) as never;
   const url = 'postgres://u:s3cret@127.0.0.1:5432/db';
@@ -60,6 +78,10 @@ test('a PostgreSQL URL given where a SQLite path goes selects that database, nev
   badVariable(
     () => resolveStoreTarget(env({ dbPath: 'postgres://u:s3cret@h:99999/db' })),
     /^SVC_DB_PATH must be/,
+  );
+  badVariable(
+    () => resolveStoreTarget(env({ gatewayDbPath: 'postgres://u:s3cret@h/db?sslmode=bad' }), {}, 'gateway'),
+    /^SVC_GATEWAY_DB_PATH asks for sslmode=bad/,
   );
   // the URL variable still wins over the path variables, a path flag over both
   assert.deepEqual(resolveStoreTarget(env({ dbPath: '/tmp/a.db', databaseUrl: url })), pg);
