@@ -2,7 +2,7 @@
  * `svc chat` through the real executable with piped stdin, against the real `svc serve` and the fake
  * provider: a scripted turn with a tool call and a confirmation answered "y", Ctrl-C cancelling the running
  * turn (and a second Ctrl-C quitting), resuming a session with --session, and reconnecting with `since`
- * after its socket was cut.
+ * after its socket was cut (an answer streamed while it was away read back from the stored messages).
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -13,6 +13,7 @@ import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { ensureBuilt, SVC_BIN } from '../helpers/svc.ts';
+import { startUpgradeRefusingRelay } from '../helpers/upgrade-refusing-relay.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
@@ -277,58 +278,101 @@ test('a line typed while the stream reconnects waits for it: the answer streams 
 }, async () => {
   // a relay that can refuse WebSocket upgrades while REST goes through (a restarted server answers REST
   // before the chat's next reconnect attempt), and that sees each turn submission go by
-  const sockets = new Set<Socket>();
-  let refuseUpgrades = false;
-  let refused = 0;
-  let submissions = 0;
-  const relay = createServer((client) => {
-    client.once('data', (first) => {
-      const head = first.toString('latin1');
-      if (refuseUpgrades && /^upgrade: websocket/im.test(head)) {
-        refused++;
-        client.destroy();
-        return;
-      }
-      const upstream = connect(server.svc.port, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => s.destroy());
-      }
-      const count = (d: Buffer) => {
-        submissions += d.toString('latin1').match(/^POST \/sessions\/[^/ ]+\/turns /gm)?.length ?? 0;
-      };
-      count(first);
-      upstream.write(first);
-      client.on('data', count);
-      client.pipe(upstream).pipe(client);
-    });
-  });
-  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
-  after(() => relay.close());
-  const port = (relay.address() as { port: number }).port;
+  const relay = await startUpgradeRefusingRelay(server.svc.port, { after });
   fake.script([{ text: 'before the cut' }, { text: 'streamed after the reconnect' }]);
-  const c = chat(['--workspace', server.workspace], undefined, `http://127.0.0.1:${port}`);
+  const c = chat(['--workspace', server.workspace], undefined, relay.url);
   c.child.stdin!.write('one\n');
   await c.waitFor(/^before the cut\n— done/m);
-  refuseUpgrades = true;
-  for (const s of sockets) s.destroy();
+  relay.refuseUpgrades = true;
+  relay.cut();
   await c.waitFor(/connection lost/);
-  const before = submissions;
+  const before = relay.submissions;
   c.child.stdin!.write('two\n');
   await c.waitFor(/^› two$/m);
   // the old chat sent the turn at once; this one waits while its reconnects are refused
-  const refusedBefore = refused;
-  for (let i = 0; i < 800 && submissions === before && refused < refusedBefore + 2; i++)
+  const refusedBefore = relay.refused;
+  for (let i = 0; i < 800 && relay.submissions === before && relay.refused < refusedBefore + 2; i++)
     await new Promise((r) => setTimeout(r, 25));
-  refuseUpgrades = false;
-  await c.waitFor(/— done[^]*— done/);
+  relay.refuseUpgrades = false;
+  await c.waitFor(/— done[\s\S]*— done/);
   c.child.stdin!.end();
   assert.equal(await c.exit, 0, c.err());
   const out = c.out();
   assert.match(out, /^streamed after the reconnect\n— done/m);
   assert.match(out, /^· waiting for the stream to reconnect$/m);
   assert.ok(out.indexOf('· reconnected') < out.indexOf('streamed after the reconnect'), out);
+});
+
+/** Waits until the session's running turn (one another client started, or the chat's own) has ended. */
+async function turnEnded(sid: string): Promise<void> {
+  for (let i = 0; i < 800; i++) {
+    if ((await server.api('GET', `/sessions/${sid}`)).body.current_turn_id === null) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('an answer streamed while the socket was away is read back after the reconnect: in order, once', {
+  timeout: 60_000,
+}, async () => {
+  const relay = await startUpgradeRefusingRelay(server.svc.port, { after });
+  writeFileSync(join(server.workspace, 'app.txt'), 'version=1\n');
+  fake.script([
+    { text: 'first answer' },
+    { text: 'Reading the file.', toolUses: [{ name: 'read_file', input: { path: 'app.txt' } }] },
+    { text: 'The file says version=1.' },
+  ]);
+  const c = chat(['--workspace', server.workspace], undefined, relay.url);
+  c.child.stdin!.write('one\n');
+  await c.waitFor(/^first answer\n— done/m);
+  relay.refuseUpgrades = true;
+  relay.cut();
+  await c.waitFor(/connection lost/);
+  // the whole turn (deltas, message.complete, tool events, its end) goes by while the socket is away
+  const sid = sessionOf(c.out());
+  const turn = await server.api('POST', `/sessions/${sid}/turns`, {
+    content: [{ type: 'text', text: 'what does app.txt say?' }],
+  });
+  assert.equal(turn.status, 202);
+  await turnEnded(sid);
+  relay.refuseUpgrades = false;
+  await c.waitFor(/— done[\s\S]*— done/);
+  c.child.stdin!.end();
+  assert.equal(await c.exit, 0, c.err());
+  const out = c.out();
+  const resumed = out.slice(out.indexOf('· reconnected'));
+  assert.match(
+    resumed,
+    /^Reading the file\.\n⚙ read_file path=app\.txt\n {2}✓ read_file \(10 B, \d+ ms\)\nThe file says version=1\.\n— done · /m,
+  );
+  // the answer shown before the drop is in the store too: it is not printed again
+  assert.equal(out.match(/first answer/g)?.length, 1, out);
+  assert.equal(out.match(/Reading the file\./g)?.length, 1, out);
+  assert.equal(out.match(/The file says version=1\./g)?.length, 1, out);
+});
+
+test('a message cut by the drop whose end was sent while the socket was away is printed in full after it', {
+  timeout: 60_000,
+}, async () => {
+  const relay = await startUpgradeRefusingRelay(server.svc.port, { after });
+  const words = Array.from({ length: 100 }, (_, i) => `c${i}`).join(' ');
+  fake.script([{ text: words, dripMs: 15 }]);
+  const c = chat(['--workspace', server.workspace], undefined, relay.url);
+  c.child.stdin!.write('go\n');
+  await c.waitFor(/c5 /);
+  relay.refuseUpgrades = true;
+  relay.cut();
+  await c.waitFor(/connection lost/);
+  await turnEnded(sessionOf(c.out()));
+  relay.refuseUpgrades = false;
+  await c.waitFor(/^— done/m);
+  c.child.stdin!.end();
+  assert.equal(await c.exit, 0, c.err());
+  const out = c.out();
+  assert.ok(
+    out.includes(`part of this message was missed while reconnecting; in full:\n${words}\n— done`),
+    out,
+  );
+  assert.equal(out.split(words).length, 2, out);
 });
 
 test('an unknown session or an unreachable server is one sentence on stderr and exit 1', async () => {

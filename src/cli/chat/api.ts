@@ -17,6 +17,20 @@ export interface SessionView {
   ws_url: string;
 }
 
+/** A stored message (spec 2 Resources: Message); status beyond spec 2 as the server stores it. */
+export interface StoredMessage {
+  id: string;
+  role: string;
+  content: unknown;
+  status?: string;
+}
+
+export interface MessagesPage {
+  messages: StoredMessage[];
+  has_more_before: boolean;
+  has_more_after: boolean;
+}
+
 export interface ChatApi {
   createSession(workspace: string, model: string | undefined): Promise<{ id: string }>;
   /** The session with a fresh attach token in its ws_url. */
@@ -24,6 +38,11 @@ export interface ChatApi {
   setModel(id: string, model: string): Promise<{ active_model: string; swap_queued: boolean }>;
   submitTurn(sessionId: string, text: string): Promise<{ turn_id: string }>;
   cancelTurn(sessionId: string, turnId: string, reason: string): Promise<void>;
+  /** One page of GET …/messages, in id order (with neither cursor: the newest `limit`). */
+  listMessages(
+    sessionId: string,
+    query: { after?: string; before?: string; limit: number },
+  ): Promise<MessagesPage>;
   confirm(
     sessionId: string,
     turnId: string,
@@ -35,11 +54,17 @@ export interface ChatApi {
 
 export function createChatApi(baseUrl: string): ChatApi {
   const api = ofetch.create({ baseURL: baseUrl.replace(/\/+$/, ''), retry: 0, timeout: 30_000 });
-  /** `fields`: the string fields the answer must have (an answer without them is no agent server's). */
-  const call = async <T>(method: string, path: string, fields: string[], body?: unknown): Promise<T> => {
+  /** `fields`: the fields the answer must have, strings unless named `[]` (without them it is no agent server's). */
+  const call = async <T>(
+    method: string,
+    path: string,
+    fields: string[],
+    body?: unknown,
+    query?: Record<string, string | number | undefined>,
+  ): Promise<T> => {
     let res: FetchResponse<unknown>;
     try {
-      res = await api.raw(path, { method, body: body as Record<string, unknown> | undefined });
+      res = await api.raw(path, { method, query, body: body as Record<string, unknown> | undefined });
     } catch (err) {
       throw toSvcError(err, baseUrl);
     }
@@ -59,6 +84,8 @@ export function createChatApi(baseUrl: string): ChatApi {
       call('POST', `/sessions/${enc(sessionId)}/turns`, ['turn_id'], { content: [{ type: 'text', text }] }),
     cancelTurn: (sessionId, turnId, reason) =>
       call('POST', `/sessions/${enc(sessionId)}/turns/${enc(turnId)}/cancel`, [], { reason }),
+    listMessages: (sessionId, query) =>
+      call('GET', `/sessions/${enc(sessionId)}/messages`, ['messages[]'], undefined, query),
     confirm: (sessionId, turnId, requestId, decision, scope) =>
       call('POST', `/sessions/${enc(sessionId)}/turns/${enc(turnId)}/confirmations/${enc(requestId)}`, [], {
         decision,
@@ -121,7 +148,10 @@ function serviceError(data: unknown): { code: string; message: string } | undefi
 
 function isAnswer(data: unknown, fields: string[]): boolean {
   if (!data || typeof data !== 'object' || Array.isArray(data)) return false;
-  return fields.every((f) => typeof (data as Record<string, unknown>)[f] === 'string');
+  const d = data as Record<string, unknown>;
+  return fields.every((f) =>
+    f.endsWith('[]') ? Array.isArray(d[f.slice(0, -2)]) : typeof d[f] === 'string',
+  );
 }
 
 /** The path of the request (the base URL is already in the sentence). */

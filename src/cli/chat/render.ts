@@ -36,26 +36,48 @@ export function createPrinter(out: Writable & { isTTY?: boolean }): Printer {
   };
 }
 
+export interface Renderer {
+  /** Prints an event (confirmations are asked by the caller). */
+  event(e: EventEnvelope): void;
+  /**
+   * A stored assistant message read back after a reconnect (its stream events were missed): its text,
+   * unless the stream already showed it in full.
+   */
+  stored(m: { id: string; content: unknown }): void;
+}
+
 /**
- * Prints events (confirmations are asked by the caller). A message whose deltas were not all seen (a
- * reconnect in its middle: streaming events are never replayed) is printed again from its final_content.
+ * A message whose deltas were not all seen (a reconnect in its middle: streaming events are never
+ * replayed) is printed again from its final content; one whose every delta was missed, in full. A
+ * message is printed once: its later deltas and message.complete are skipped.
  */
-export function createRenderer(p: Printer): (e: EventEnvelope) => void {
+export function createRenderer(p: Printer): Renderer {
   const shown = new Map<string, string>();
-  return (e) => {
-    const pl = e.payload as Record<string, any>;
-    if (e.type === 'text.delta')
-      shown.set(pl.message_id, (shown.get(pl.message_id) ?? '') + String(pl.text ?? ''));
-    if (e.type === 'message.complete') {
-      const seen = shown.get(pl.message_id) ?? '';
-      shown.delete(pl.message_id);
-      const final = finalText(pl.final_content);
-      if (seen !== '' && seen !== final) {
-        p.line('· part of this message was missed while reconnecting; in full:', true);
-        p.line(final);
-      }
-    }
-    renderEvent(p, e);
+  const done = new Set<string>();
+  const finish = (id: string, final: string) => {
+    const seen = shown.get(id) ?? '';
+    shown.delete(id);
+    done.add(id);
+    if (seen === final || final === '') return p.endLine();
+    if (seen !== '') p.line('· part of this message was missed while reconnecting; in full:', true);
+    p.endLine();
+    p.text(final);
+    p.endLine();
+  };
+  return {
+    event(e) {
+      const pl = e.payload as Record<string, any>;
+      const id = typeof pl?.message_id === 'string' ? pl.message_id : undefined;
+      if (id !== undefined && done.has(id) && (e.type === 'text.delta' || e.type === 'message.complete'))
+        return;
+      if (e.type === 'text.delta')
+        shown.set(pl.message_id, (shown.get(pl.message_id) ?? '') + String(pl.text ?? ''));
+      if (e.type === 'message.complete') return finish(pl.message_id, finalText(pl.final_content));
+      renderEvent(p, e);
+    },
+    stored(m) {
+      if (!done.has(m.id)) finish(m.id, finalText(m.content));
+    },
   };
 }
 
@@ -69,9 +91,6 @@ function renderEvent(p: Printer, e: EventEnvelope): void {
       return;
     case 'text.delta':
       p.text(String(pl.text ?? ''));
-      return;
-    case 'message.complete':
-      p.endLine();
       return;
     case 'tool.called':
       p.line(`⚙ ${[pl.tool_name, compactInput(pl.input)].filter((x) => x !== '').join(' ')}`);

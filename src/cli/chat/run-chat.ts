@@ -9,6 +9,7 @@ import type { Writable } from 'node:stream';
 import type { EventEnvelope } from '../../events/envelope.ts';
 import { errorMessage, isSvcError, SvcError } from '../../lib/errors.ts';
 import { type ChatApi, createChatApi } from './api.ts';
+import { createCatchUp } from './catch-up.ts';
 import { createLineSource, type LineSource } from './input.ts';
 import { compactInput, createPrinter, createRenderer, type Printer } from './render.ts';
 import { openChatStream } from './stream.ts';
@@ -55,9 +56,14 @@ export async function runChat(o: ChatOptions): Promise<number> {
   });
   const render = createRenderer(p);
   const questions = createQuestions();
-  const stream = openChatStream(api, sessionId, {
-    onEvent(e) {
-      render(e);
+  const notice = (text: string) => p.line(`· ${text}`, true);
+  // an answer streamed while the socket was away is read back from the store before the replay goes on
+  const catchUp = createCatchUp({
+    api,
+    sessionId,
+    stored: (m) => render.stored(m),
+    deliver(e) {
+      render.event(e);
       if (e.type === 'tool.confirmation_requested')
         void confirm(api, p, lines, sessionId, e, questions.ask(e));
       if (e.type === 'tool.confirmation_resolved') questions.resolved(e);
@@ -66,12 +72,18 @@ export async function runChat(o: ChatOptions): Promise<number> {
         turns.end(e);
       }
     },
+    notice,
+  });
+  const stream = openChatStream(api, sessionId, {
+    onEvent: (e) => catchUp.event(e),
     onSnapshot(snap) {
+      catchUp.snapshot(snap.messages);
       const s = snap.session as { turn_count: number; cost_so_far_usd: number };
       const n = s.turn_count;
       if (o.session) p.line(`resumed · ${n} turn${n === 1 ? '' : 's'} so far · $${s.cost_so_far_usd}`, true);
     },
-    onNotice: (text) => p.line(`· ${text}`, true),
+    onResubscribed: () => catchUp.resubscribed(),
+    onNotice: notice,
     onFatal(err) {
       fatal = err;
       turns.abort();

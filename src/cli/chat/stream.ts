@@ -16,6 +16,11 @@ export interface ChatStreamHandlers {
   onEvent(event: EventEnvelope): void;
   /** The snapshot of the first subscription (session fields, recent messages). */
   onSnapshot(snapshot: { session: Record<string, unknown>; messages: unknown[] }): void;
+  /**
+   * A socket subscribed again after a drop: the replay (persisted events after the cursor) follows, but
+   * the streaming events sent meanwhile are gone (never stored).
+   */
+  onResubscribed(): void;
   /** Something the user should know (reconnecting, reconnected). */
   onNotice(text: string): void;
   /** The stream is over for good (session ended, server gone, refused). */
@@ -87,7 +92,10 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
         return;
       case 'subscribe_ack':
         attempts = 0;
-        if (!first) handlers.onNotice('reconnected');
+        if (!first) {
+          handlers.onNotice('reconnected');
+          handlers.onResubscribed();
+        }
         setLive(true);
         return;
       case 'subscribe_error':

@@ -11,7 +11,7 @@ function render(events: Array<{ type: string; payload: Record<string, unknown> }
   const lines: string[] = [];
   const p: Printer = { text: (s) => lines.push(s), line: (s) => lines.push(s), endLine() {} };
   const r = createRenderer(p);
-  for (const e of events) r({ ...e } as unknown as EventEnvelope);
+  for (const e of events) r.event({ ...e } as unknown as EventEnvelope);
   return lines;
 }
 
@@ -40,4 +40,28 @@ test('one step is "1 step", for the turn and for a worker', () => {
       '— done · $0.04 · 2 steps',
     ],
   );
+});
+
+test('a message is printed once: a stored copy after its deltas, or its deltas after a stored copy, add nothing', () => {
+  const out: string[] = [];
+  const p: Printer = { text: (s) => out.push(s), line: (s) => out.push(`${s}\n`), endLine() {} };
+  const r = createRenderer(p);
+  const ev = (type: string, payload: Record<string, unknown>) =>
+    r.event({ type, payload } as unknown as EventEnvelope);
+  const content = (text: string) => [{ type: 'text', text }];
+  ev('text.delta', { message_id: 'm1', text: 'seen live' });
+  ev('message.complete', { message_id: 'm1', final_content: content('seen live') });
+  r.stored({ id: 'm1', content: content('seen live') });
+  r.stored({ id: 'm2', content: content('missed') });
+  ev('text.delta', { message_id: 'm2', text: 'missed' });
+  ev('message.complete', { message_id: 'm2', final_content: content('missed') });
+  ev('text.delta', { message_id: 'm3', text: 'half' });
+  r.stored({ id: 'm3', content: content('half and the rest') });
+  assert.deepEqual(out, [
+    'seen live',
+    'missed',
+    'half',
+    '· part of this message was missed while reconnecting; in full:\n',
+    'half and the rest',
+  ]);
 });
