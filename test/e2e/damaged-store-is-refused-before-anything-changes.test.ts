@@ -23,9 +23,9 @@ let n = 0;
 const USERS = ['usr_alice', 'usr_bob', null, 'usr_alice', 'usr_carol'];
 
 /**
- * A store of `count` small events, two in five usr_alice's, with bytes 100–300 of pages 5 on set to
- * 0x5a: with small rows that is the middle of each page's cell pointer array, so SQLite finds rows out
- * of order (and integrity_check answers in several lines) rather than only bad JSON.
+ * A store of `count` small events, two in five usr_alice's, with bytes 100–300 of pages 5 on (but the
+ * schema's) set to 0x5a: with small rows that is the middle of each page's cell pointer array, so SQLite
+ * finds rows out of order (and integrity_check answers in several lines) rather than only bad JSON.
  */
 async function damagedStore(count = 2000): Promise<string> {
   const path = join(tmp.dir, `s${++n}`, 'svc.db');
@@ -39,13 +39,19 @@ async function damagedStore(count = 2000): Promise<string> {
   const db = new DatabaseSync(path);
   db.exec('PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE');
   const pageSize = Number((db.prepare('PRAGMA page_size').get() as { page_size: number }).page_size);
+  // the schema's own pages stay intact (a damaged schema is refused at open, by another test)
+  const schemaPages = new Set(
+    (db.prepare("SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'").all() as { pageno: number }[]).map(
+      (r) => r.pageno,
+    ),
+  );
   db.close();
   const pages = Math.floor(statSync(path).size / pageSize);
   assert.ok(pages >= 8, `the seeded store has only ${pages} pages`);
   const fd = openSync(path, 'r+');
   try {
     for (let page = 5; page <= pages; page++)
-      writeSync(fd, Buffer.alloc(201, 0x5a), 0, 201, (page - 1) * pageSize + 100);
+      if (!schemaPages.has(page)) writeSync(fd, Buffer.alloc(201, 0x5a), 0, 201, (page - 1) * pageSize + 100);
   } finally {
     closeSync(fd);
   }
