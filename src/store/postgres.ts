@@ -31,6 +31,20 @@ export function redactDatabaseUrl(url: string): string {
   }
 }
 
+/**
+ * What to do about a store that cannot be opened. The server answered with an SQL error (a table of
+ * that name that is not svc's, a role that may not create tables): the URL names the wrong database or
+ * the role lacks rights. Anything else (refused, unknown host, password, TLS, the server going away) is
+ * about reaching it.
+ */
+function storeAdvice(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const sqlError = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|28|3D|53|57)/.test(code);
+  return sqlError
+    ? 'check that SVC_DATABASE_URL (or --database-url) names a database of svc (an empty one before the first start) and that its role may create tables in it'
+    : 'check SVC_DATABASE_URL (or --database-url) and that the server accepts connections';
+}
+
 /** The sslmode values whose meaning node-postgres takes from libpq only when asked (uselibpqcompat). */
 const LIBPQ_SSL_MODES = new Set(['prefer', 'require', 'verify-ca']);
 
@@ -73,7 +87,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
     await kysely.destroy().catch(() => undefined);
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
-      message: `Cannot ${verb} the PostgreSQL store ${label}: ${errorMessage(err)}; check SVC_DATABASE_URL (or --database-url) and that the server accepts connections.`,
+      message: `Cannot ${verb} the PostgreSQL store ${label}: ${errorMessage(err)}; ${storeAdvice(err)}.`,
       cause: err,
     });
   };

@@ -3,6 +3,8 @@
  * PostgreSQL database that holds no svc store, as they refuse a missing SQLite file: exit 1, one
  * sentence, and nothing created. A URL naming the wrong database (the maintenance `postgres` one, a
  * typo of a database that exists) used to get svc's tables created in it and an audit row written.
+ * A database that holds another program's table of the same name is refused by the commands that create
+ * the store, with nothing changed, and the sentence says to name svc's database (not to check the server).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -40,4 +42,33 @@ test('read commands refuse a database without an svc store and create nothing in
   t.after(() => client.end());
   const tables = await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
   assert.deepEqual(tables.rows, []);
+});
+
+test("a database with another program's events table is refused before anything changes, naming the fix", {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  t.after(() => client.end());
+  await client.query('CREATE TABLE events (id integer PRIMARY KEY, note text)');
+  await client.query("INSERT INTO events VALUES (1, 'theirs')");
+  const home = makeTempDir('svc-pg-foreign-');
+  t.after(() => home.cleanup());
+  const env = isolatedEnv(home.dir, { SVC_DATABASE_URL: url });
+  const r = await runSvc(['gateway', 'issue-key', '--name', 'a', '--workspace', home.dir], { env });
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /^svc: Cannot migrate the PostgreSQL store postgres:\/\/svc_test@[^ ]+: relation "events" already exists; /,
+  );
+  // the server was reached: the advice is about which database, not about connecting
+  assert.match(r.stderr, /names a database of svc \(an empty one before the first start\)/);
+  assert.doesNotMatch(r.stderr, /accepts connections/);
+  assert.doesNotMatch(r.stderr, /svc-test-password/);
+  const tables = await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
+  assert.deepEqual(tables.rows, [{ tablename: 'events' }]);
+  assert.deepEqual((await client.query('SELECT note FROM events')).rows, [{ note: 'theirs' }]);
 });
