@@ -130,15 +130,23 @@ async function countMatches(db: Executor, dialect: SqlDialect, id: string): Prom
   return Number(r.rows[0]?.n ?? 0);
 }
 
-/** SQL condition for "this row holds `id` at `location`"; `$.user_id` goes through its indexed column. */
+/**
+ * SQL condition for "this row holds `id` at `location`"; `$.user_id` goes through its indexed column. On
+ * SQLite a typed location's path and types are written as literals, so the partial expression index of
+ * migration 0006 (`events_quota_identity`) matches them; they are constants of USER_ID_LOCATIONS.
+ */
 function matchLocation(dialect: SqlDialect, location: UserIdLocation, id: string): RawBuilder<unknown> {
   const payload = sql.ref('payload');
+  const literal = dialect.engine === 'sqlite' && location.types !== undefined;
   const parts: RawBuilder<unknown>[] = [
     location.path === '$.user_id'
       ? sql`user_id = ${id}`
-      : sql`${dialect.jsonText(payload, location.path)} = ${id}`,
+      : literal
+        ? sql`json_extract(payload, ${sql.lit(location.path)}) = ${id}`
+        : sql`${dialect.jsonText(payload, location.path)} = ${id}`,
   ];
-  if (location.types) parts.push(sql`type IN (${sql.join(location.types)})`);
+  if (location.types)
+    parts.push(sql`type IN (${sql.join(location.types.map((t) => (literal ? sql.lit(t) : sql`${t}`)))})`);
   if (location.when)
     parts.push(sql`${dialect.jsonText(payload, location.when.path)} = ${location.when.equals}`);
   return sql.join(parts, sql` AND `);
