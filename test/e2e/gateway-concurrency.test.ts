@@ -81,7 +81,14 @@ test(`${REQUESTS} concurrent requests each leave exactly one ordered trace`, {
   }
   const completed = readEvents(stack.files.db, 'llm.call_completed');
   assert.equal(completed.length, REQUESTS);
-  assert.ok(completed.every((e) => e.payload.error_class === null && e.payload.attempts === 1));
+  // an attempt may fail before it reaches the fake (a pooled keep-alive socket the fake closed as it was
+  // reused, on a loaded machine) and be retried: the fake's count above already proves one call each
+  const odd = completed.filter((e) => e.payload.error_class !== null || !(Number(e.payload.attempts) >= 1));
+  assert.deepEqual(
+    odd.map((e) => e.payload),
+    [],
+    'every call completed, with no error class',
+  );
   const turns = readEvents(stack.files.db, 'turn.completed');
   assert.ok(turns.every((e) => e.payload.status === 200 && e.payload.error_code === null));
 });
