@@ -276,6 +276,28 @@ test('a since cursor this server never gave out (an id of the future) replays no
   assert.ok(future.events().some((e) => e.type === 'turn.completed' && e.turn_id === turnId));
 });
 
+test('a reconnect opened before the old socket dropped: since = an event published after its accept is not sent again', async () => {
+  const sid = await session();
+  const old = await connect(sid);
+  old.send({ type: 'subscribe', filter: 'preset:full' });
+  await old.next((f) => f.type === 'subscribe_ack');
+  const fresh = await connect(sid); // accepted now: its queue holds every event that follows
+  fake.script([{ text: 'seen on the old socket' }]);
+  const turnId = await runTurn(sid, old);
+  const last = old.events().at(-1)!;
+  assert.equal(last.turn_id, turnId);
+  fresh.send({ type: 'subscribe', filter: 'preset:full', since: last.id });
+  await fresh.next((f) => f.type === 'subscribe_ack');
+  fake.script([{ text: 'only this one' }]);
+  const next = await runTurn(sid, fresh);
+  const ids = fresh.events().map((e) => e.id);
+  assert.ok(
+    ids.every((id) => id > last.id),
+    `events at or below since ${last.id} were sent again: ${fresh.events().filter((e) => e.id <= last.id).length}`,
+  );
+  assert.ok(fresh.events().some((e) => e.type === 'turn.completed' && e.turn_id === next));
+});
+
 test('the actors filter passes only those actors; streaming-only events come live and are never replayed', async () => {
   const sid = await session();
   const live = await connect(sid);

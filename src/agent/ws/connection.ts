@@ -41,6 +41,8 @@ export interface ConnectionDeps {
   fence: string | null;
   /** The hub's last event id now when the session has no turn in flight, else undefined. */
   settledFence(): string | null | undefined;
+  /** The hub's last event id now. */
+  lastPublished(): string | null;
   queueLimit: number;
   pingIntervalMs: number;
   store: Pick<SubscribeContext, 'db' | 'flush' | 'nowMs'>;
@@ -118,6 +120,7 @@ export function createConnection(deps: ConnectionDeps): Connection {
     sessionId: deps.sessionId,
     fence: deps.fence,
     settledFence: deps.settledFence,
+    lastPublished: deps.lastPublished,
     // a refused subscribe answers the client's frame (it may be sent again and again); the rest is bounded
     send: (frame) => (frame.type === 'subscribe_error' ? answer(frame) : send(frame)),
     drained: () => outbox.drained(),

@@ -117,6 +117,7 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
               socket: corkable(ws),
               fence: hub.lastEventId,
               settledFence: () => (hub.isIdle(sessionId) ? hub.lastEventId : undefined),
+              lastPublished: () => hub.lastEventId,
               queueLimit: deps.queueLimit,
               pingIntervalMs: deps.pingIntervalMs,
               store: { db: appDeps.db, flush: deps.flush, nowMs: () => deps.clock.nowUs() / 1000 },

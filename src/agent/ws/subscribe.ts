@@ -33,6 +33,8 @@ export interface SubscribeContext {
    * the engine writes a turn's rows before its end event, so the tables then reflect every event up to it.
    */
   settledFence(): string | null | undefined;
+  /** Id of the last event published so far (null: none yet). */
+  lastPublished(): string | null;
   /** Commits every event the trace writer has queued. */
   flush(): Promise<void>;
   nowMs(): number;
@@ -110,10 +112,12 @@ export async function runSubscribe(ctx: SubscribeContext, frame: SubscribeFrame)
     );
   ack(since, false, count);
   const last = await replay(ctx, query);
-  // A `since` above the accept fence names no event this server had published (a cursor of the future, of
-  // another clock): skipping queued ids up to it would drop every live event below it, so the queue is
-  // skipped up to the fence only (none with no fence: the replay had no upper bound).
-  const floor = ctx.fence === null || since > ctx.fence ? ctx.fence : since;
+  // The queue (events after the accept) is skipped up to `since`: a client that received events above the
+  // fence on another socket (a reconnect opened before the old one dropped) gets none of them twice. A
+  // `since` above every event published names none (a cursor of the future, of another clock): skipping up
+  // to it would drop every live event below it, so the queue is then skipped up to the fence only.
+  const published = ctx.lastPublished();
+  const floor = published === null || since > published ? ctx.fence : since;
   return { ok: true, filter, lastSentId: last ?? floor };
 }
 
