@@ -80,7 +80,8 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
     return { version: sha256Hex(read.bytes), check: compilePolicyText(read.bytes, opts.path, compileOpts) };
   };
 
-  const apply = (check: PolicyCheck): boolean => {
+  /** An invalid file is logged with what keeps serving: the policy before this reload, a saved copy or the built-in one. */
+  const apply = (check: PolicyCheck, kept = 'keeping the last known good policy'): boolean => {
     if (check.valid && check.policy) {
       active = check.policy;
       activeWarnings = check.warnings;
@@ -93,19 +94,27 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
       return true;
     }
     lastErrors = check.errors;
-    opts.log.error('routing policy invalid; keeping the last known good policy', {
+    opts.log.error(`routing policy invalid; ${kept}`, {
       file: opts.path,
       errors: check.errors,
+      in_force: active.source,
     });
     return false;
   };
 
   const listeners = new Set<() => void>();
   const first = attempt().check;
-  if (!apply(first)) {
+  if (first.valid) apply(first);
+  else {
+    // at the first load nothing was in force yet: the saved copy of the last valid file, else the built-in
     const fallback = restoreLastKnownGood(opts, compileOpts) ?? builtIn();
     active = fallback.policy!;
     activeWarnings = fallback.warnings;
+    const builtInServes = active.source === DEFAULT_POLICY_SOURCE;
+    apply(
+      first,
+      builtInServes ? 'serving the built-in policy' : 'serving the saved copy of the last valid file',
+    );
   }
 
   return {

@@ -86,7 +86,10 @@ test('an invalid file on reload keeps the last known good policy and reports err
   assert.equal(view.using_last_known_good, true);
   assert.equal(view.version, sha(GOOD));
   assert.match(view.errors[0], /^rules\[0\]\.use: unknown model "openai:gpt-nope"/);
-  assert.ok(lines.some((l) => JSON.parse(l).level === 'error'));
+  const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error');
+  assert.equal(logged.length, 1);
+  assert.equal(logged[0].msg, 'routing policy invalid; keeping the last known good policy');
+  assert.equal(logged[0].in_force, file);
   writeFileSync(file, GOOD.replace('haiku', 'mini'));
   assert.equal(store.reload().valid, true);
   assert.equal(store.view().valid, true);
@@ -97,7 +100,17 @@ test('an invalid or missing file at start falls back to the built-in defaults', 
   const dir = tempDir(t);
   const file = join(dir, 'routing.yaml');
   writeFileSync(file, 'rules: [ oops');
-  const store = loadRoutingPolicy({ path: file, registry, log: silent });
+  const lines: string[] = [];
+  const store = loadRoutingPolicy({
+    path: file,
+    registry,
+    log: createLogger({ write: (l) => lines.push(l) }),
+  });
+  // nothing was known good before this start: the log says the built-in policy serves
+  const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error');
+  assert.equal(logged.length, 1);
+  assert.equal(logged[0].msg, 'routing policy invalid; serving the built-in policy');
+  assert.equal(logged[0].in_force, 'built-in routing.yaml');
   const view = store.view();
   assert.equal(view.valid, false);
   assert.equal(view.using_last_known_good, true);
@@ -116,7 +129,14 @@ test('the last known good file survives a restart', (t) => {
   loadRoutingPolicy({ path: file, registry, log: silent, lastKnownGoodPath: lkg });
   assert.equal(readFileSync(lkg, 'utf8'), GOOD);
   writeFileSync(file, 'global_default: 42x');
-  const restarted = loadRoutingPolicy({ path: file, registry, log: silent, lastKnownGoodPath: lkg });
+  const lines: string[] = [];
+  const log = createLogger({ write: (l) => lines.push(l) });
+  const restarted = loadRoutingPolicy({ path: file, registry, log, lastKnownGoodPath: lkg });
+  const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error');
+  assert.deepEqual(
+    logged.map((l) => [l.msg, l.in_force]),
+    [['routing policy invalid; serving the saved copy of the last valid file', lkg]],
+  );
   assert.equal(restarted.view().valid, false);
   assert.equal(restarted.view().using_last_known_good, true);
   assert.equal(restarted.current().globalDefault, 'anthropic:claude-haiku-4-5');
