@@ -6,8 +6,9 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { Bus } from '../../events/bus.ts';
-import { LLM_CALL_TERMINATORS } from '../../events/catalog.ts';
+import { LLM_CALL_TERMINATORS, type ToolErrorClass } from '../../events/catalog.ts';
 import { formatDecimal, sumDecimals, ZERO } from '../../lib/decimal.ts';
+import { parseIsoUs } from '../../lib/time.ts';
 import type { Database } from '../../store/schema.ts';
 
 export interface OpenTool {
@@ -15,8 +16,13 @@ export interface OpenTool {
   tool_name: string;
   /** Its tool.called, null when it was scheduled and never started (spec 2 "At the seam"). */
   called_event_id: string | null;
-  /** From tool.called to the turn's last recorded event (how long it is known to have run). */
+  /** From tool.called to its row's completed_at, else to the turn's last recorded event. */
   latency_ms: number;
+  /**
+   * The outcome its tool_calls row already holds when the process died between closing the row and
+   * committing the end event: the end event then says what happened, not `cancelled`.
+   */
+  finished?: { status: 'completed' | 'failed'; output: string; error_class: string | null };
 }
 
 export interface OpenDelegation {
@@ -45,15 +51,34 @@ export async function findOpenTools(
     rows.filter((r) => r.type === 'tool.completed' || r.type === 'tool.failed').map((r) => useIdOf(r)),
   );
   const lastUs = Math.max(0, ...rows.map((r) => Number(r.timestamp_us)));
+  const finished = new Map(
+    (
+      await db
+        .selectFrom('tool_calls')
+        .select(['tool_use_id', 'status', 'output', 'error_class', 'completed_at'])
+        .where('turn_id', '=', turnId)
+        .where('status', 'in', ['completed', 'failed'])
+        .execute()
+    ).map((f) => [f.tool_use_id, f]),
+  );
   const open: OpenTool[] = [];
   for (const r of rows) {
     const p = JSON.parse(r.payload) as { tool_use_id?: unknown; tool_name?: unknown };
     if (r.type !== 'tool.called' || typeof p.tool_use_id !== 'string' || ended.has(p.tool_use_id)) continue;
+    const row = finished.get(p.tool_use_id);
+    const endUs = (row?.completed_at && parseIsoUs(row.completed_at)) || lastUs;
     open.push({
       tool_use_id: p.tool_use_id,
       tool_name: String(p.tool_name ?? ''),
       called_event_id: r.id,
-      latency_ms: Math.max(0, lastUs - Number(r.timestamp_us)) / 1000,
+      latency_ms: Math.max(0, endUs - Number(r.timestamp_us)) / 1000,
+      ...(row && {
+        finished: {
+          status: row.status as 'completed' | 'failed',
+          output: row.output ?? '',
+          error_class: row.error_class,
+        },
+      }),
     });
   }
   // a row is written before its tool.called: one the trace never saw, or never started, is open as well
@@ -123,7 +148,40 @@ export function publishOpenWorkClosed(
         },
       }).committed,
     );
-  for (const t of work.tools)
+  for (const t of work.tools) {
+    if (t.finished?.status === 'completed') {
+      committed.push(
+        bus.publish({
+          type: 'tool.completed',
+          ...scope,
+          parent_event_id: t.called_event_id,
+          payload: {
+            tool_use_id: t.tool_use_id,
+            tool_name: t.tool_name,
+            latency_ms: t.latency_ms,
+            output_bytes: Buffer.byteLength(t.finished.output),
+          },
+        }).committed,
+      );
+      continue;
+    }
+    if (t.finished?.status === 'failed') {
+      committed.push(
+        bus.publish({
+          type: 'tool.failed',
+          ...scope,
+          parent_event_id: t.called_event_id,
+          payload: {
+            tool_use_id: t.tool_use_id,
+            tool_name: t.tool_name,
+            latency_ms: t.latency_ms,
+            error_class: (t.finished.error_class ?? 'execution_error') as ToolErrorClass,
+            message: t.finished.output,
+          },
+        }).committed,
+      );
+      continue;
+    }
     committed.push(
       bus.publish({
         type: 'tool.failed',
@@ -138,6 +196,7 @@ export function publishOpenWorkClosed(
         },
       }).committed,
     );
+  }
   return committed;
 }
 

@@ -12,7 +12,7 @@ import {
   publishRecoveredTurns,
 } from '#src/agent/sessions/recover.ts';
 import { beginTurn, createSession, finishTurn, getSession } from '#src/agent/sessions/store.ts';
-import { insertToolCall, listToolCalls } from '#src/agent/sessions/tool-calls.ts';
+import { finishToolCall, insertToolCall, listToolCalls } from '#src/agent/sessions/tool-calls.ts';
 import { createBus } from '#src/events/bus.ts';
 import { createTraceWriter } from '#src/events/trace-writer.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
@@ -201,6 +201,68 @@ test('recovery frees the session, cancels leftovers and publishes the gap then t
   assert.equal(JSON.parse(rows[0].payload).reason, 'process_ended');
   assert.equal(JSON.parse(rows[1].payload).reason, 'server_restart');
   assert.deepEqual(await findUnfinishedTurns(db), []);
+});
+
+test('a tool whose row was closed before its end event was committed is closed in the trace with the row’s outcome, not as cancelled', async (t) => {
+  const store = await openFull(t);
+  const db = store.kysely;
+  const s = await newSession(db);
+  const turn = newId();
+  await beginTurn(db, s.id, turn, formatUs(tickUs()));
+  await event(db, s.id, turn, 'turn.started');
+  const closeRow = async (useId: string, name: string, outcome: 'completed' | 'failed', output: string) => {
+    const id = newId();
+    await insertToolCall(db, {
+      id,
+      session_id: s.id,
+      turn_id: turn,
+      message_id: null,
+      tool_use_id: useId,
+      tool_name: name,
+      input: {},
+      started_at: formatUs(tickUs()),
+    });
+    const called = await event(db, s.id, turn, 'tool.called', null, { tool_use_id: useId, tool_name: name });
+    // the process dies here: the row holds the outcome, the end event never reached the store
+    await finishToolCall(db, id, {
+      output,
+      status: outcome,
+      error_class: outcome === 'failed' ? 'not_found' : null,
+      completed_at: formatUs(tickUs() + 250_000),
+    });
+    return called;
+  };
+  const ran = await closeRow('toolu_ok', 'read_file', 'completed', 'héllo');
+  const missing = await closeRow('toolu_bad', 'read_file', 'failed', 'no such file: x.txt');
+  const turns = await freeUnfinishedTurns(db, formatUs(tickUs()), () => newId());
+  assert.deepEqual(
+    (await listToolCalls(db, s.id)).map((c) => c.status),
+    ['completed', 'failed'],
+  );
+  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
+  const writer = createTraceWriter({ store, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  await publishRecoveredTurns(bus, turns);
+  await writer.stop();
+  const ends = (
+    await db
+      .selectFrom('events')
+      .select(['type', 'parent_event_id', 'payload'])
+      .where('turn_id', '=', turn)
+      .where('type', 'in', ['tool.completed', 'tool.failed'])
+      .orderBy('id')
+      .execute()
+  ).map((r) => ({ type: r.type, parent: r.parent_event_id, ...JSON.parse(r.payload) }));
+  assert.equal(ends.length, 2);
+  assert.deepEqual(
+    [ends[0].type, ends[0].parent, ends[0].tool_use_id, ends[0].tool_name, ends[0].output_bytes],
+    ['tool.completed', ran, 'toolu_ok', 'read_file', 6],
+  );
+  assert.ok(ends[0].latency_ms >= 250, `latency_ms runs to the row's completed_at: ${ends[0].latency_ms}`);
+  assert.deepEqual(
+    [ends[1].type, ends[1].parent, ends[1].tool_use_id, ends[1].error_class, ends[1].message],
+    ['tool.failed', missing, 'toolu_bad', 'not_found', 'no such file: x.txt'],
+  );
 });
 
 test('recovery rolls the crashed turn’s stamped costs, its workers’ included, into the session exactly', async (t) => {
