@@ -1,8 +1,8 @@
 /**
  * @module POST /v1/messages/count_tokens (the Anthropic SDK's `countTokens`, Claude Code): routed like a
  * call but no call is made and no event is written. A model on the Anthropic wire gets the provider's own
- * count (the client body forwarded, only `model` replaced); any other model gets an estimate (characters /
- * 4, corrected for scripts that take more tokens a character: token-estimate.ts), marked
+ * count (the client body forwarded, only `model` replaced); any other model gets routing's script-aware
+ * estimate (request-facts.ts), marked
  * `svc-token-count: estimate` (issue 13).
  */
 import type { Handler } from 'hono';
@@ -19,7 +19,6 @@ import { budgetKeyIdOf } from './keystore/keystore.ts';
 import { ROUTED_MODEL_HEADER } from './pipeline.ts';
 import { decodeAnthropicRequest } from './shapes/anthropic/decode.ts';
 import type { SpendToday } from './spend-today.ts';
-import { scriptTokenCorrection } from './token-estimate.ts';
 
 export interface CountTokensDeps {
   runner: CallRunner;
@@ -58,7 +57,7 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
     const { adapter } = routed;
     if (!adapter.encodeCountTokens) {
       c.header(TOKEN_COUNT_HEADER, 'estimate');
-      return c.json({ input_tokens: facts.estimatedInputTokens + scriptTokenCorrection(req) });
+      return c.json({ input_tokens: facts.estimatedInputTokens });
     }
     const call = adapter.encodeCountTokens({
       bodyText,

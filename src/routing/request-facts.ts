@@ -1,8 +1,10 @@
 /**
  * @module RouteFacts of one CanonicalRequest: images, tools, an input-size estimate and the text that
- * `text_matches` reads. Cheap by design (one walk over the blocks, no tokenizer): the estimate is
- * characters / 4 for text and JSON, plus a flat allowance per image, which is what the context-window
- * check and the `input_tokens_above` predicate need, not a bill (the bill uses the upstream's counts).
+ * `text_matches` reads. Cheap by design (one walk over the blocks, no tokenizer): the estimate counts text
+ * and JSON at about 4 ASCII characters a token, 2 characters of other alphabets (accented Latin, Cyrillic,
+ * Greek, Arabic, Hebrew…) and 1 CJK, kana, Hangul or emoji character, plus a flat allowance per image:
+ * what the context-window check, history windowing and the `input_tokens_above` predicate need, not a bill
+ * (the bill uses the upstream's counts). Characters / 4 alone undercounts a Japanese prompt about fourfold.
  */
 import type { ContentBlock } from '../canonical/message.ts';
 import type { CanonicalRequest, CanonicalTool } from '../canonical/request.ts';
@@ -10,7 +12,27 @@ import type { RouteFacts } from './facts.ts';
 
 /** Tokens counted per image (a 1.15-megapixel image is ~1,600 tokens on either provider). */
 export const IMAGE_TOKEN_ESTIMATE = 1_600;
-const CHARS_PER_TOKEN = 4;
+/** Quarter tokens per ASCII character (the unit textWeight counts in). */
+const QUARTERS_PER_TOKEN = 4;
+
+/**
+ * A text's estimated tokens in quarter tokens: 1 per ASCII character, 2 per other character below U+2E80,
+ * 4 per character from there on (CJK, kana, Hangul) and per character outside the BMP (emoji, rare CJK).
+ */
+export function textWeight(text: string): number {
+  // ASCII text (its UTF-8 length is its length, measured natively) needs no character walk
+  if (Buffer.byteLength(text) === text.length) return text.length;
+  let weight = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) weight += 1;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      weight += 4; // a surrogate pair: one character
+      i++;
+    } else weight += c < 0x2e80 ? 2 : 4;
+  }
+  return weight;
+}
 
 export interface RequestFactsInput {
   /** The key's workspace_path (gateway) or the session's workspace (agent). */
@@ -18,46 +40,46 @@ export interface RequestFactsInput {
 }
 
 export function describeRequest(req: CanonicalRequest, input: RequestFactsInput): RouteFacts {
-  let chars = 0;
+  let quarters = 0;
   let images = 0;
   const count = (blocks: readonly ContentBlock[]) => {
     for (const b of blocks) {
       switch (b.type) {
         case 'text':
-          chars += b.text.length;
+          quarters += textWeight(b.text);
           break;
         case 'image':
           images++;
           break;
         case 'tool_use':
-          chars += b.name.length + JSON.stringify(b.input).length;
+          quarters += textWeight(b.name) + textWeight(JSON.stringify(b.input));
           break;
         case 'tool_result':
-          if (typeof b.content === 'string') chars += b.content.length;
+          if (typeof b.content === 'string') quarters += textWeight(b.content);
           else count(b.content);
           break;
         case 'thinking':
-          chars += b.thinking.length;
+          quarters += textWeight(b.thinking);
           break;
         case 'redacted_thinking':
-          chars += b.data.length;
+          quarters += b.data.length;
           break;
         case 'raw':
-          chars += JSON.stringify(b.value).length;
+          quarters += textWeight(JSON.stringify(b.value));
           break;
       }
     }
   };
   count(req.system);
   for (const m of req.messages) count(m.content);
-  for (const t of req.tools ?? []) chars += JSON.stringify(t).length;
+  for (const t of req.tools ?? []) quarters += textWeight(JSON.stringify(t));
   return {
     requestedModel: req.model,
     hasImages: images > 0,
     hasTools: (req.tools?.length ?? 0) > 0,
     toolNames: (req.tools ?? []).map(toolName),
     messageCount: req.messages.length,
-    estimatedInputTokens: Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKEN_ESTIMATE,
+    estimatedInputTokens: Math.ceil(quarters / QUARTERS_PER_TOKEN) + images * IMAGE_TOKEN_ESTIMATE,
     maxOutputTokens: req.max_tokens ?? null,
     text: () => lastUserText(req),
     workspacePath: input.workspacePath,

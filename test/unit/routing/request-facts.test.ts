@@ -42,6 +42,31 @@ test('the input estimate is characters / 4 over text, tool calls and system, rou
   assert.equal(facts.requestedModel, 'fast');
 });
 
+test('other scripts count more tokens a character: 2 per character of other alphabets, 1 per CJK or emoji character', () => {
+  const text = (t: string) =>
+    describeRequest(base({ messages: [{ role: 'user', content: [{ type: 'text', text: t }] }] }), {
+      workspacePath: null,
+    }).estimatedInputTokens;
+  assert.equal(text('a'.repeat(400)), 100);
+  assert.equal(text('é'.repeat(400)), 200); // accented Latin
+  assert.equal(text('Ж'.repeat(400)), 200); // Cyrillic
+  assert.equal(text('日'.repeat(400)), 400); // CJK
+  assert.equal(text('한'.repeat(400)), 400); // Hangul
+  assert.equal(text('😀'.repeat(400)), 400); // outside the BMP: one character, not two
+  assert.equal(text('ab日本'), Math.ceil((1 + 1 + 4 + 4) / 4));
+  // tool calls and tool results are weighed alike
+  const tool = describeRequest(
+    base({
+      messages: [
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'ab', input: { q: '東京' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: '東京'.repeat(100) }] },
+      ],
+    }),
+    { workspacePath: null },
+  ).estimatedInputTokens;
+  assert.equal(tool, Math.ceil((2 + '{"q":""}'.length + 8 + 800) / 4));
+});
+
 test('text_matches reads the last user message that has text', () => {
   const req = base({
     messages: [
