@@ -149,53 +149,31 @@ export function publishOpenWorkClosed(
       }).committed,
     );
   for (const t of work.tools) {
-    if (t.finished?.status === 'completed') {
-      committed.push(
-        bus.publish({
-          type: 'tool.completed',
-          ...scope,
-          parent_event_id: t.called_event_id,
-          payload: {
-            tool_use_id: t.tool_use_id,
-            tool_name: t.tool_name,
-            latency_ms: t.latency_ms,
-            output_bytes: Buffer.byteLength(t.finished.output),
-          },
-        }).committed,
-      );
-      continue;
-    }
-    if (t.finished?.status === 'failed') {
-      committed.push(
-        bus.publish({
-          type: 'tool.failed',
-          ...scope,
-          parent_event_id: t.called_event_id,
-          payload: {
-            tool_use_id: t.tool_use_id,
-            tool_name: t.tool_name,
-            latency_ms: t.latency_ms,
-            error_class: (t.finished.error_class ?? 'execution_error') as ToolErrorClass,
-            message: t.finished.output,
-          },
-        }).committed,
-      );
-      continue;
-    }
-    committed.push(
-      bus.publish({
-        type: 'tool.failed',
-        ...scope,
-        parent_event_id: t.called_event_id,
-        payload: {
-          tool_use_id: t.tool_use_id,
-          tool_name: t.tool_name,
-          latency_ms: t.latency_ms,
-          error_class: 'cancelled',
-          message: `the server stopped before this tool finished (${reason})`,
-        },
-      }).committed,
-    );
+    const ids = { tool_use_id: t.tool_use_id, tool_name: t.tool_name, latency_ms: t.latency_ms };
+    const event = { ...scope, parent_event_id: t.called_event_id };
+    const published =
+      t.finished?.status === 'completed'
+        ? bus.publish({
+            ...event,
+            type: 'tool.completed',
+            payload: { ...ids, output_bytes: Buffer.byteLength(t.finished.output) },
+          })
+        : bus.publish({
+            ...event,
+            type: 'tool.failed',
+            payload: t.finished
+              ? {
+                  ...ids,
+                  error_class: (t.finished.error_class ?? 'execution_error') as ToolErrorClass,
+                  message: t.finished.output,
+                }
+              : {
+                  ...ids,
+                  error_class: 'cancelled',
+                  message: `the server stopped before this tool finished (${reason})`,
+                },
+          });
+    committed.push(published.committed);
   }
   return committed;
 }
