@@ -100,3 +100,18 @@ test('window flags say how a time without a zone is read (UTC), since one is acc
     assert.doesNotMatch(r.stdout, /with a zone/, p.join(' '));
   }
 });
+
+// README Key commands: --user and --team take 1 to 200 letters, digits, "_" or "-" (usr_alice), no ULID
+test('issue-key help states the tag shape --user and --team accept', async () => {
+  const r = await help(['gateway', 'issue-key']);
+  for (const flag of ['user', 'team'])
+    assert.match(r.stdout, new RegExp(`--${flag}=<${flag}>.*1 to 200 letters, digits, _ or -`), flag);
+  assert.doesNotMatch(r.stdout, /<ulid>/);
+});
+
+// README Learned routing: the explained request is estimated like a real one (by script, tools included)
+test('routing explain help does not describe the input estimate as characters / 4', async () => {
+  const r = await help(['routing', 'explain']);
+  assert.match(r.stdout, /--input-tokens=<input_tokens>.*the routing estimate/);
+  assert.doesNotMatch(r.stdout, /\/ 4/);
+});

@@ -18,8 +18,8 @@ export default defineCommand({
     },
     'daily-cap-usd': { type: 'string', description: 'Daily spend cap in USD (decimal)' },
     'monthly-cap-usd': { type: 'string', description: 'Monthly spend cap in USD (decimal)' },
-    user: { type: 'string', description: 'User tag (usr_<ulid> or an alias)' },
-    team: { type: 'string', description: 'Team tag (team_<ulid> or an alias)' },
+    user: { type: 'string', description: 'User tag: 1 to 200 letters, digits, _ or - (usr_alice)' },
+    team: { type: 'string', description: 'Team tag: 1 to 200 letters, digits, _ or - (team_core)' },
     ...keystoreArgs,
   },
   async run({ args, rawArgs }) {

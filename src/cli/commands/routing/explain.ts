@@ -37,7 +37,10 @@ export default defineCommand({
     images: { type: 'boolean', description: 'The request carries an image' },
     workspace: { type: 'string', description: "The key's or session's workspace path" },
     messages: { type: 'string', description: 'Messages in the conversation (default 1)' },
-    'input-tokens': { type: 'string', description: 'Estimated input tokens (default: the text / 4)' },
+    'input-tokens': {
+      type: 'string',
+      description: 'Estimated input tokens (default: the routing estimate of the text and tools)',
+    },
     routing: {
       type: 'string',
       description: 'routing.yaml (default SVC_ROUTING_POLICY or the built-in policy)',
