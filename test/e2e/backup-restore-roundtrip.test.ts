@@ -119,17 +119,18 @@ test('restore round-trip gives identical rows, replacing a store that has moved 
   assert.equal(count(live), 312);
 });
 
-test('restore into a new path needs no --force; gateway backup honours SVC_GATEWAY_DB_PATH, svc backup the XDG default', async (t) => {
+test('backup into new folders and restore into a new path need no --force; gateway backup honours SVC_GATEWAY_DB_PATH, svc backup the XDG default', async (t) => {
   const xdgStore = join(tmp.dir, '.config/svc/svc.db');
   const w = startStoreWriter(['write', xdgStore, '5', '5'], t);
   assert.equal(await w.exited, 0);
   const gatewayStore = p('gw/svc.db');
-  const b = await runSvc(['backup', p('from-xdg.db')], { env });
+  // README: missing folders above the destination are created
+  const b = await runSvc(['backup', p('backups/2026/from-xdg.db')], { env });
   assert.equal(b.code, 0, b.stderr);
   assert.equal(parseReport(b.stdout).source, xdgStore);
   assert.equal(parseReport(b.stdout).events, '6');
 
-  const r = await runSvc(['gateway', 'restore', p('from-xdg.db')], {
+  const r = await runSvc(['gateway', 'restore', p('backups/2026/from-xdg.db')], {
     env: { ...env, SVC_GATEWAY_DB_PATH: gatewayStore, SVC_DB_PATH: p('not-this.db') },
   });
   assert.equal(r.code, 0, r.stderr);
