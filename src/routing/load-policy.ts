@@ -97,7 +97,9 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
     opts.log.error(`routing policy invalid; ${kept}`, {
       file: opts.path,
       errors: check.errors,
-      in_force: active.source,
+      // as the `routing policy reloaded` line: the version that serves, and where it was read from
+      in_force: active.version,
+      in_force_source: active.source,
     });
     return false;
   };

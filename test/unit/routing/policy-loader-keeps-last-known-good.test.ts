@@ -89,7 +89,8 @@ test('an invalid file on reload keeps the last known good policy and reports err
   const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error');
   assert.equal(logged.length, 1);
   assert.equal(logged[0].msg, 'routing policy invalid; keeping the last known good policy');
-  assert.equal(logged[0].in_force, file);
+  assert.equal(logged[0].in_force, sha(GOOD));
+  assert.equal(logged[0].in_force_source, file);
   writeFileSync(file, GOOD.replace('haiku', 'mini'));
   assert.equal(store.reload().valid, true);
   assert.equal(store.view().valid, true);
@@ -110,7 +111,8 @@ test('an invalid or missing file at start falls back to the built-in defaults', 
   const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error');
   assert.equal(logged.length, 1);
   assert.equal(logged[0].msg, 'routing policy invalid; serving the built-in policy');
-  assert.equal(logged[0].in_force, 'built-in routing.yaml');
+  assert.equal(logged[0].in_force, sha(DEFAULT_POLICY_YAML));
+  assert.equal(logged[0].in_force_source, 'built-in routing.yaml');
   const view = store.view();
   assert.equal(view.valid, false);
   assert.equal(view.using_last_known_good, true);
@@ -134,8 +136,8 @@ test('the last known good file survives a restart', (t) => {
   const restarted = loadRoutingPolicy({ path: file, registry, log, lastKnownGoodPath: lkg });
   const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error');
   assert.deepEqual(
-    logged.map((l) => [l.msg, l.in_force]),
-    [['routing policy invalid; serving the saved copy of the last valid file', lkg]],
+    logged.map((l) => [l.msg, l.in_force, l.in_force_source]),
+    [['routing policy invalid; serving the saved copy of the last valid file', sha(GOOD), lkg]],
   );
   assert.equal(restarted.view().valid, false);
   assert.equal(restarted.view().using_last_known_good, true);
