@@ -164,6 +164,8 @@ function report(err: unknown): number {
   const debug = readEnv().debug;
   if (isSvcError(err)) {
     process.stderr.write(`svc: ${err.message}\n`);
+    // the error's own stack says where svc refused; its cause's, what failed under it
+    if (debug) process.stderr.write(`${err.stack}\n`);
     if (debug && err.cause) process.stderr.write(`${String((err.cause as Error)?.stack ?? err.cause)}\n`);
     return err.exitCode;
   }

@@ -1,0 +1,31 @@
+/**
+ * README: "Errors are one sentence on stderr; set `SVC_DEBUG=1` for a stack trace". An error svc raises
+ * itself (a missing keystore, a refused restore…) printed its stack only when it wrapped another error,
+ * so SVC_DEBUG=1 showed nothing more for most of them.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
+
+const tmp = makeTempDir('svc-debug-');
+test.after(() => tmp.cleanup());
+
+test('SVC_DEBUG=1 adds the stack under the one sentence; without it the sentence stands alone', async () => {
+  const keystore = join(tmp.dir, 'none', 'keys.json');
+  const args = ['gateway', 'list-keys', '--keystore', keystore];
+  const plain = await runSvc(args, { env: { ...isolatedEnv(tmp.dir), SVC_DEBUG: '' } });
+  assert.equal(plain.code, 1);
+  const lines = plain.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, plain.stderr);
+  assert.match(lines[0], /^svc: There is no keystore at /);
+
+  const debug = await runSvc(args, { env: { ...isolatedEnv(tmp.dir), SVC_DEBUG: '1' } });
+  assert.equal(debug.code, 1);
+  const debugLines = debug.stderr.trimEnd().split('\n');
+  assert.equal(debugLines[0], lines[0]);
+  assert.ok(
+    debugLines.slice(1).some((l) => /^\s+at /.test(l)),
+    `a stack follows the sentence:\n${debug.stderr}`,
+  );
+});
