@@ -49,28 +49,34 @@ const PARAM_CODES: Readonly<Record<string, ErrorCode>> = {
   baseline: 'validation_error',
 };
 
+/** The parameters the endpoints read (the report commands take them as flags, `--group-by`). */
+export const QUERY_PARAMS: ReadonlySet<string> = new Set(Object.keys(PARAM_CODES));
+
+/** How a parameter is named where it came from (`group_by` on HTTP, `--group-by` on the CLI). */
+export type ParamNamer = (name: string) => string;
+const httpName: ParamNamer = (name) => name;
+
 /**
  * The query's parameters, each given once: a parameter of these endpoints given twice (`user=a&user=b`)
  * is refused with its own error code rather than answered for one of the two values. Parameters the
  * endpoints do not read are left alone.
  */
-export function singleValued(all: Readonly<Record<string, readonly string[]>>): RawParams {
+export function singleValued(
+  all: Readonly<Record<string, readonly string[]>>,
+  shown: ParamNamer = httpName,
+): RawParams {
   const raw: Record<string, string> = {};
   for (const [name, values] of Object.entries(all)) {
     const code = PARAM_CODES[name];
     if (values.length > 1 && code !== undefined)
       throw new SvcError(code, {
-        message: `${name} is given ${values.length} times; give it once.`,
+        message: `${shown(name)} is given ${values.length} times; give it once.`,
         details: { param: name },
       });
     if (values.length > 0) raw[name] = values[0];
   }
   return raw;
 }
-
-/** How a parameter is named where it came from (`group_by` on HTTP, `--group-by` on the CLI). */
-export type ParamNamer = (name: string) => string;
-const httpName: ParamNamer = (name) => name;
 
 export interface SpendFilters {
   gatewayKey: string | null;

@@ -132,6 +132,18 @@ async function checkArgs(cmd: CommandDef, rest: string[], chain: CommandDef[]): 
         message: `Unknown option "${arg}" for ${name}; run \`${name} --help\` for its options.`,
       });
     }
+    // citty reads any value but "false" as true, so `--confirm=no` would confirm a forget and
+    // `--force=0` replace a store: a switch takes no value, or exactly true / false
+    if (type === 'boolean' && eq >= 0) {
+      const value = body.slice(eq + 1);
+      const negated = !flags.has(flag);
+      if (negated || (value !== 'true' && value !== 'false')) {
+        const plainFlag = negated ? flag.slice(3) : flag;
+        throw new SvcError('usage_error', {
+          message: `Option --${plainFlag} of ${name} is a switch: give it alone (or --${plainFlag}=true / --${plainFlag}=false), not "${arg}".`,
+        });
+      }
+    }
     if (type !== 'boolean' && eq < 0) {
       const value = rest[i + 1];
       if (value === undefined || (value.startsWith('--') && value.length > 2)) {

@@ -153,6 +153,10 @@ test('bad flags exit 2 with one sentence; a missing store exits 1', async () => 
     [['savings', '--baseline', 'openai:nope'], /--baseline "openai:nope" is not a priced model/],
     [['cost', '--format', 'xml'], /--format must be table or json/],
     [['cost', '--include-workers', 'maybe'], /--include-workers "maybe" is not true or false/],
+    // a repeated flag is refused as the endpoint refuses user=a&user=b, never answered for the last one
+    [['cost', '--user', 'u1', '--user', 'u2'], /--user is given 2 times; give it once/],
+    [['cost', '--group-by=none', '--group-by', 'model'], /--group-by is given 2 times; give it once/],
+    [['sessions', '--limit', '5', '--limit', '6'], /--limit is given 2 times; give it once/],
   ];
   for (const [args, message] of cases) {
     const r = await runSvc(['analytics', ...args, '--db-path', db], { env });

@@ -99,6 +99,20 @@ test('restore refuses to replace an existing store without --force', async () =>
   assert.equal(countEvents(live), before);
 });
 
+// citty reads any value but "false" as true: `--force=no` must not replace the store
+test('restore --force=no (or any value but true / false) is a usage error that replaces nothing', async () => {
+  const inode = statSync(live).ino;
+  for (const flag of ['--force=no', '--force=0', '--no-force=yes']) {
+    const r = await runSvc(['restore', good, '--db-path', live, flag], { env });
+    assertRefused(
+      r,
+      2,
+      /Option --force of svc restore is a switch: give it alone \(or --force=true \/ --force=false\)/,
+    );
+  }
+  assert.equal(statSync(live).ino, inode, 'the store was replaced');
+});
+
 test('restore refuses while another process has the store open, even with --force', async (t) => {
   const held = p('held/svc.db');
   const holder = startStoreWriter(['hold', held], t);

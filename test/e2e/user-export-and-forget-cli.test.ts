@@ -221,6 +221,15 @@ test('bad ids, bad windows and missing arguments exit 2 with one sentence, touch
     [['user', 'forget', 'u1%', '--confirm'], /is not valid/],
     [['user', 'forget', "x';DROP TABLE events;--", '--confirm'], /is not valid/],
     [['user', 'forget', '--confirm'], /Missing required positional argument/],
+    // citty reads any value but "false" as true: a "no" must never confirm an irreversible rewrite
+    [['user', 'forget', 'u1', '--confirm=no'], /Option --confirm of svc user forget is a switch/],
+    [['user', 'forget', 'u1', '--confirm=0'], /Option --confirm of svc user forget is a switch/],
+    [['user', 'forget', 'u1', '--confirm=FALSE'], /Option --confirm of svc user forget is a switch/],
+    // citty keeps the last of a repeated flag: refused, as GET …/export?from=a&from=b is
+    [
+      ['analytics', 'user-export', 'u1', '--from', '2026-01-01', '--from=2020-01-01'],
+      /--from is given 2 times; give it once/,
+    ],
   ];
   for (const [args, pattern] of cases) {
     const r = await runSvc([...args, '--db-path', db], { env });

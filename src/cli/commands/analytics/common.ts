@@ -8,7 +8,9 @@ import {
   envelope,
   type ParamNamer,
   parseWindow,
+  QUERY_PARAMS,
   type RawParams,
+  singleValued,
   type TimeWindow,
 } from '../../../analytics/index.ts';
 import { readEnv } from '../../../config/env.ts';
@@ -76,7 +78,8 @@ export function defineReport<T>(spec: ReportSpec<T>) {
   return defineCommand({
     meta: { name: spec.name, description: spec.description },
     args: { ...(spec.windowed ? windowArgs : {}), ...spec.args, ...commonArgs },
-    async run({ args }) {
+    async run({ args, rawArgs }) {
+      refuseRepeatedParams(rawArgs);
       const format = (args as { format?: string }).format ?? 'table';
       if (format !== 'table' && format !== 'json')
         throw new SvcError('usage_error', { message: `--format must be table or json, not "${format}".` });
@@ -101,6 +104,26 @@ export function defineReport<T>(spec: ReportSpec<T>) {
       }
     },
   });
+}
+
+/**
+ * Refuses a query flag given twice (`--user a --user b`) with the error its endpoint answers to
+ * `user=a&user=b`: citty keeps only the last value, so the report would silently answer for one of them.
+ * Every query flag takes a value; other flags (`--format`, `--db-path`) are left to citty.
+ */
+export function refuseRepeatedParams(rawArgs: readonly string[]): void {
+  const all: Record<string, string[]> = {};
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i];
+    if (arg === '--') break;
+    if (!arg.startsWith('--')) continue;
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq < 0 ? undefined : eq).replaceAll('-', '_');
+    if (!QUERY_PARAMS.has(name)) continue;
+    const value = eq < 0 ? (rawArgs[++i] ?? '') : arg.slice(eq + 1);
+    all[name] = [...(all[name] ?? []), value];
+  }
+  singleValued(all, flagName);
 }
 
 /** A table of flat objects: their keys (of the first) as the header, in order. */

@@ -11,6 +11,7 @@ import { formatSummaryLines } from '../../../store/backup.ts';
 import { describeWriteFailure, removeQuietly, tempPathBeside } from '../../../store/files.ts';
 import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
 import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../../store-flags.ts';
+import { refuseRepeatedParams } from './common.ts';
 
 export default defineCommand({
   meta: { name: 'user-export', description: "Stream one user's events as JSON lines" },
@@ -34,8 +35,9 @@ export default defineCommand({
     },
     ...databaseUrlArg,
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const userId = assertUserId(args.user_id);
+    refuseRepeatedParams(rawArgs);
     const window = resolveWindow({ from: args.from, to: args.to }, { names: { from: '--from', to: '--to' } });
     const out =
       args.out === undefined
