@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -140,6 +140,31 @@ test('user-export --out writes a private file for the window and prints a summar
   const again = await runSvc(['analytics', 'user-export', 'u10', '--out', out, '--db-path', db], { env });
   assert.equal(again.code, 0, again.stderr);
   assert.equal(lines(readFileSync(out, 'utf8')).length, 8);
+});
+
+test('user-export --out naming the trace store, its WAL or a link to it is refused and the store stays whole', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  const before = allPayloads(db);
+  const link = join(tmp.dir, `link-${n}.db`);
+  symlinkSync(db, link);
+  const cases: Array<[string[], RegExp]> = [
+    [
+      ['--out', db],
+      /^svc: --out .*svc\.db is the trace store itself; the export would replace it, so choose another file\.$/,
+    ],
+    [['--out', link], /is the trace store itself/],
+    [['--out', `${db}-wal`], /is the trace store's file .*svc\.db-wal/],
+  ];
+  for (const [extra, pattern] of cases) {
+    const r = await runSvc(['analytics', 'user-export', 'u1', ...extra], {
+      env: { ...env, SVC_DB_PATH: db },
+    });
+    assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr.trimEnd(), pattern);
+  }
+  assert.deepEqual(allPayloads(db), before, 'the store is intact and no export was audited');
 });
 
 test('a reader that goes away before the last row gives exit 1, one sentence, and no audit event', async () => {

@@ -2,10 +2,13 @@
  * `svc analytics user-export <user_id>`: one user's events as JSON lines, streamed from the store page
  * by page to stdout, or to `--out` (written beside it as a private temp file, renamed when complete).
  */
+import { type Stats, statSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { assertUserId, type ExportSink, resolveWindow, runUserExport } from '../../../analytics/index.ts';
-import type { StoreFlags } from '../../../config/paths.ts';
+import { readEnv } from '../../../config/env.ts';
+import { resolveStoreTarget, type StoreFlags, type StoreTarget } from '../../../config/paths.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { describeWriteFailure, removeQuietly, tempPathBeside } from '../../../store/files.ts';
@@ -43,6 +46,7 @@ export default defineCommand({
       args.out === undefined
         ? undefined
         : requireFilePath(args.out, '--out', '; leave it out to write to stdout');
+    if (out !== undefined) refuseStoreFile(out, resolveStoreTarget(readEnv(), storeFlagsOf(args)));
     await withRuntime(storeFlagsOf(args), async (rt) => {
       if (out === undefined) {
         await runUserExport(rt, { userId, window }, stdoutSink());
@@ -63,6 +67,32 @@ export default defineCommand({
 });
 
 // --- internal ---
+
+/**
+ * `--out` naming the trace store (or its -wal, -shm or -journal, by path or by link) would rename the
+ * export over it once complete, leaving JSON lines where the store was: refused before anything is read.
+ */
+function refuseStoreFile(out: string, target: StoreTarget): void {
+  if (target.engine !== 'sqlite') return;
+  const dest = resolve(out);
+  const destStat = statQuietly(dest);
+  for (const file of ['', '-wal', '-shm', '-journal'].map((suffix) => resolve(`${target.path}${suffix}`))) {
+    const fileStat = destStat && statQuietly(file);
+    const sameFile = fileStat && fileStat.dev === destStat.dev && fileStat.ino === destStat.ino;
+    if (file === dest || sameFile)
+      throw new SvcError('usage_error', {
+        message: `--out ${out} is ${file === resolve(target.path) ? 'the trace store itself' : `the trace store's file ${file}`}; the export would replace it, so choose another file.`,
+      });
+  }
+}
+
+function statQuietly(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
 
 async function withRuntime(flags: StoreFlags, fn: (rt: CommandRuntime) => Promise<void>) {
   const rt = await openCommandRuntime({ dbPathFlag: flags.dbPath, databaseUrlFlag: flags.databaseUrl });
