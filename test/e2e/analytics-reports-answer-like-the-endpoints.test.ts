@@ -126,6 +126,10 @@ test('the table view names the window and shows the rows', async () => {
     { env },
   );
   assert.match(empty.stdout, /no data in this window/);
+  // the sessions list is not windowed, so its empty answer names no window
+  const noSessions = await runSvc(['analytics', 'sessions', '--db-path', db], { env });
+  assert.equal(noSessions.code, 0, noSessions.stderr);
+  assert.equal(noSessions.stdout, 'pricing builtin-2025-11-01\nnone yet\n');
 });
 
 test('the table writes small amounts as decimals (a call of a cheap model costs under $0.000001)', async () => {

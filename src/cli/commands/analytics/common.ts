@@ -158,7 +158,8 @@ function renderReport<T>(answer: ReturnType<typeof envelope<T>>, spec: ReportSpe
     w.start === null
       ? `pricing ${answer.current_pricing_version}`
       : `window ${w.start} .. ${w.end} (UTC, end excluded)  pricing ${answer.current_pricing_version}`;
-  if (rows.length === 0) return `${title}\nno data in this window\n`;
+  // the sessions list has no window: "in this window" would send the reader looking for one
+  if (rows.length === 0) return `${title}\n${spec.windowed ? 'no data in this window' : 'none yet'}\n`;
   const cells = [header, ...rows.map((r) => r.map(cell))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
   const numeric = header.map((_, i) => rows.every((r) => r[i] === null || typeof r[i] === 'number'));
