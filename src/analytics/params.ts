@@ -5,7 +5,7 @@
  */
 import { type ErrorCode, SvcError } from '../lib/errors.ts';
 import { assertIdentityId } from './identity.ts';
-import { resolveWindow, type TimeWindow } from './window.ts';
+import { MIN_WINDOW_US, resolveWindow, type TimeWindow } from './window.ts';
 
 /** spec 3 §GET /analytics/cost: the group_by whitelist, in the spec's order. */
 export const GROUP_BY = [
@@ -96,7 +96,14 @@ export function parseWindow(raw: RawParams, nowUs: number, name: ParamNamer = ht
   const end = endUs ?? nowUs;
   return resolveWindow(
     { from: raw.from, to: raw.to },
-    { defaults: { startUs: end - DEFAULT_WINDOW_DAYS * 86_400_000_000, endUs: end }, names },
+    {
+      defaults: {
+        // a `to` in the first week of year 0000 starts the default window at that year's first instant
+        startUs: Math.max(end - DEFAULT_WINDOW_DAYS * 86_400_000_000, MIN_WINDOW_US),
+        endUs: end,
+      },
+      names,
+    },
   );
 }
 

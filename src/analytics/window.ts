@@ -6,6 +6,14 @@ import type { WindowBounds } from '../events/catalog.ts';
 import { SvcError } from '../lib/errors.ts';
 import { formatUs, parseIsoUs } from '../lib/time.ts';
 
+/**
+ * Window bounds lie in the years 0000 to 9999 (UTC): from 0000-01-01T00:00:00Z, and before
+ * 10000-01-01T00:00:00Z (exclusive; a double holds both exactly, though not every microsecond between
+ * them beyond 2255).
+ */
+export const MIN_WINDOW_US = -62_167_219_200_000_000; // Date.UTC would read year 0 as 1900
+export const END_WINDOW_US = 253_402_300_800_000_000;
+
 export interface TimeWindow {
   /** Inclusive start, epoch microseconds; null = no lower bound. */
   readonly startUs: number | null;
@@ -59,5 +67,16 @@ function parseBound(text: string | undefined, name: string): number | undefined 
       message: `${name} ${JSON.stringify(text.slice(0, 60))} is not an ISO 8601 timestamp; use a form such as 2026-11-22T06:01:02Z (without a zone it is read as UTC).`,
     });
   }
-  return us;
+  // the window is echoed as YYYY-MM-DDTHH:MM:SS.ffffffZ, which has four digits for the year
+  if (us < MIN_WINDOW_US || us >= END_WINDOW_US) {
+    throw new SvcError('invalid_window', {
+      message: `${name} ${JSON.stringify(text.slice(0, 60))} falls outside the years 0000 to 9999 in UTC; pass a bound within them.`,
+    });
+  }
+  // the store keeps microseconds: a bound between two of them moves up to the next one, so an event
+  // before `from` never counts and one before `to` always does
+  return SUB_MICROSECOND.test(text) ? us + 1 : us;
 }
+
+/** A seventh or later fraction digit that is not zero (`…02.1234561Z`). */
+const SUB_MICROSECOND = /[.,]\d{6}\d*[1-9]/;

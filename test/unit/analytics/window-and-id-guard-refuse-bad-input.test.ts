@@ -9,6 +9,7 @@ import {
   formatWindow,
   IDENTITY_ID_RE,
   isIdentityId,
+  parseWindow,
   resolveWindow,
 } from '#src/analytics/index.ts';
 import { isSvcError } from '#src/lib/errors.ts';
@@ -94,4 +95,43 @@ test('a malformed bound or from after to is invalid_window (exit 2) naming the p
     /start --from 2026-11-22T06:01:02\.000000Z is after its end --to/,
   );
   assert.throws(() => resolveWindow({ from: 'x' }), /SvcError: from "x"/);
+});
+
+test('a bound outside the years 0000 to 9999 in UTC is invalid_window, so the echoed window stays ISO 8601', () => {
+  const refused = (input: { from?: string; to?: string }) =>
+    assert.throws(
+      () => resolveWindow(input),
+      (err) =>
+        isSvcError(err) &&
+        err.code === 'invalid_window' &&
+        err.exitCode === 2 &&
+        /falls outside the years 0000 to 9999 in UTC; pass a bound within them\.$/.test(err.message),
+    );
+  refused({ to: '9999-12-31T23:00:00-05:00' }); // 10000-01-01T04:00Z
+  refused({ from: '0000-01-01T00:00:00+05:00' }); // the last day of year -1
+  const edges = resolveWindow({ from: '0000-01-01T00:00:00Z', to: '9999-12-31T23:59:59Z' });
+  assert.deepEqual(formatWindow(edges), {
+    start: '0000-01-01T00:00:00.000000Z',
+    end: '9999-12-31T23:59:59.000000Z',
+  });
+  // the default start (7 days before `to`) never falls before year 0000 either
+  const early = parseWindow({ to: '0000-01-03T00:00:00Z' }, 0);
+  assert.deepEqual(formatWindow(early), {
+    start: '0000-01-01T00:00:00.000000Z',
+    end: '0000-01-03T00:00:00.000000Z',
+  });
+});
+
+test('a bound between two microseconds moves up to the next one: from keeps including, to keeps excluding', () => {
+  const w = resolveWindow({ from: '2026-11-22T06:01:02.1234561Z', to: '2026-11-22T06:01:02.123457001Z' });
+  // an event at .123456 is before from, one at .123457 is before to
+  assert.deepEqual(formatWindow(w), {
+    start: '2026-11-22T06:01:02.123457Z',
+    end: '2026-11-22T06:01:02.123458Z',
+  });
+  const exact = resolveWindow({ from: '2026-11-22T06:01:02.123456000Z', to: '2026-11-22T06:01:02.1234570Z' });
+  assert.deepEqual(formatWindow(exact), {
+    start: '2026-11-22T06:01:02.123456Z',
+    end: '2026-11-22T06:01:02.123457Z',
+  });
 });
