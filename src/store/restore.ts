@@ -48,6 +48,10 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
   const target = resolve(options.dbPath);
   if (backup === target) refuse(`The backup ${backup} is the trace store itself; pass a backup file.`);
   await verifyBackup(backup);
+  // a folder (or a device) there is no store to replace: say so, with or without --force, rather than
+  // "a store already exists" and then a failed write blamed on the parent folder
+  if (existsSync(target) && !statSync(target).isFile())
+    refuse(`The trace store path ${target} is not a regular file; point --db-path at a file.`);
   const exists = storeExists(target);
   if (exists && !options.force) {
     refuse(`A trace store already exists at ${target}; pass --force to replace it with ${backup}.`);

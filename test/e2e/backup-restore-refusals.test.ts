@@ -3,7 +3,16 @@
  * saying what to do, exit 1 (2 for usage), and the store left as it was.
  */
 import assert from 'node:assert/strict';
-import { closeSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -150,6 +159,20 @@ test('restore refuses a file that is not a SQLite database, and a missing backup
     1,
     /No backup file at .*nope\.db; pass a file written by svc backup/,
   );
+});
+
+test('a --db-path that is a folder is refused as no store file, with or without --force, and left alone', async () => {
+  const folder = p('a-folder');
+  mkdirSync(folder);
+  writeFileSync(join(folder, 'keep.txt'), 'x');
+  for (const extra of [[], ['--force']]) {
+    assertRefused(
+      await runSvc(['restore', good, '--db-path', folder, ...extra], { env }),
+      1,
+      /^svc: The trace store path .*a-folder is not a regular file; point --db-path at a file\.$/,
+    );
+  }
+  assert.deepEqual(readdirSync(folder), ['keep.txt']);
 });
 
 test('a backup argument that is a folder or a cut-off file is refused with advice about the backup, not about --db-path', async () => {
