@@ -20,7 +20,7 @@ export function createRequestLog(options: RequestLogOptions): MiddlewareHandler 
         time: new Date().toISOString(),
         msg: 'request',
         method: c.req.method,
-        path: c.req.path,
+        path: loggedPath(c.req.path),
         ...options.fields?.(c),
         status: c.res.status,
         latency_ms: Math.round((now() - started) * 1000) / 1000,
@@ -29,3 +29,14 @@ export function createRequestLog(options: RequestLogOptions): MiddlewareHandler 
     }
   };
 }
+
+/**
+ * The path as logged: a user id in a user-data path (spec 3 export and forget) is personal data that
+ * forget cannot reach in an operator's log files, so it is written `:user_id` (the audit events record the request).
+ */
+export function loggedPath(path: string): string {
+  return path.startsWith(USER_DATA_PREFIX) ? path.replace(USER_DATA_ID, `${USER_DATA_PREFIX}:user_id`) : path;
+}
+
+const USER_DATA_PREFIX = '/analytics/user/';
+const USER_DATA_ID = /^\/analytics\/user\/[^/]+/;

@@ -82,6 +82,21 @@ test('spend, export with its audit after the response finished, and forget over 
   const after = await fetch(`${server.url}/analytics/user/u_small/export`);
   assert.equal(after.headers.get('x-svc-row-count'), '0');
   assert.equal(await after.text(), '');
+  // the request log, which forget cannot rewrite, never names the user: its path says :user_id
+  const logged = () =>
+    server.svc
+      .output()
+      .stdout.split('\n')
+      .filter((l) => l.includes('"msg":"request"'))
+      .map((l) => JSON.parse(l).path as string)
+      .filter((p) => p.startsWith('/analytics/user/'));
+  await eventually(() => logged().length === 3);
+  assert.deepEqual(logged(), [
+    '/analytics/user/:user_id/export',
+    '/analytics/user/:user_id/forget',
+    '/analytics/user/:user_id/export',
+  ]);
+  assert.doesNotMatch(server.svc.output().stdout + server.svc.output().stderr, /u_small|u_big/);
 });
 
 test('the dashboard page and its bundled script (Chart.js inside) are served by svc serve', async (t) => {
