@@ -17,6 +17,7 @@ import {
   fsyncPath,
   removeQuietly,
   renameNoClobber,
+  storeFileAt,
   tempPathBeside,
   yieldToSignals,
 } from './files.ts';
@@ -58,9 +59,13 @@ export function sqliteFileOf(target: StoreTarget, command: 'backup' | 'restore')
 export async function backupStore(source: string, destination: string): Promise<BackupReport> {
   const src = resolve(source);
   const dest = resolve(destination);
-  if (src === dest) {
+  const storeFile = storeFileAt(dest, src);
+  if (storeFile !== undefined) {
     throw new SvcError('backup_refused', {
-      message: `The backup destination ${dest} is the trace store itself; choose another file.`,
+      message:
+        storeFile === src
+          ? `The backup destination ${dest} is the trace store itself; choose another file.`
+          : `The backup destination ${dest} is the trace store's file ${storeFile}, which SQLite rewrites; choose another file.`,
     });
   }
   assertFree(dest);

@@ -3,8 +3,18 @@
  * files and folders, and a rename that never overwrites.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import { SQLITE, sqliteCode } from './sqlite-errors.ts';
 
@@ -21,6 +31,29 @@ export function tempPathBeside(target: string, label: string): string {
   pending.add(path);
   if (pending.size === 1) for (const signal of SIGNALS) process.on(signal, removePendingAndExit);
   return path;
+}
+
+/**
+ * Which file of the SQLite store at `storePath` (the store itself, its -wal, -shm or -journal) `path`
+ * names, by path or through a link, or undefined: a file svc writes there would replace part of the store.
+ */
+export function storeFileAt(path: string, storePath: string): string | undefined {
+  const dest = resolve(path);
+  const destStat = statQuietly(dest);
+  for (const file of ['', '-wal', '-shm', '-journal'].map((suffix) => resolve(`${storePath}${suffix}`))) {
+    if (file === dest) return file;
+    const fileStat = destStat && statQuietly(file);
+    if (fileStat && fileStat.dev === destStat.dev && fileStat.ino === destStat.ino) return file;
+  }
+  return undefined;
+}
+
+function statQuietly(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -75,6 +75,19 @@ test('backup onto the store itself is refused', async () => {
   assertRefused(r, 1, /already exists|is the trace store itself/);
 });
 
+test('backup onto the name of the store’s -wal, -shm or -journal file is refused, whether or not it exists now', async () => {
+  // an idle store may have no -wal: a backup written there would be taken for the WAL at the next open
+  const events = countEvents(live);
+  const state = (f: string) => (readdirSync(p('live')).includes(f) ? readFileSync(p(`live/${f}`)) : null);
+  for (const suffix of ['-wal', '-shm', '-journal']) {
+    const before = state(`svc.db${suffix}`);
+    const r = await runSvc(['backup', `${live}${suffix}`, '--db-path', live], { env });
+    assertRefused(r, 1, new RegExp(`is the trace store's file .*svc\\.db${suffix}, which SQLite rewrites`));
+    assert.deepEqual(state(`svc.db${suffix}`), before, `svc.db${suffix} is as it was`);
+  }
+  assert.equal(countEvents(live), events);
+});
+
 test('backup and restore without their file argument are usage errors (exit 2)', async () => {
   assertRefused(await runSvc(['backup'], { env }), 2, /Missing required positional argument/);
   assertRefused(

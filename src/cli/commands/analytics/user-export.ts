@@ -2,7 +2,6 @@
  * `svc analytics user-export <user_id>`: one user's events as JSON lines, streamed from the store page
  * by page to stdout, or to `--out` (written beside it as a private temp file, renamed when complete).
  */
-import { type Stats, statSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
@@ -11,7 +10,7 @@ import { readEnv } from '../../../config/env.ts';
 import { resolveStoreTarget, type StoreFlags, type StoreTarget } from '../../../config/paths.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
-import { describeWriteFailure, removeQuietly, tempPathBeside } from '../../../store/files.ts';
+import { describeWriteFailure, removeQuietly, storeFileAt, tempPathBeside } from '../../../store/files.ts';
 import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
 import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../../store-flags.ts';
 import { refuseRepeatedParams } from './common.ts';
@@ -74,24 +73,11 @@ export default defineCommand({
  */
 function refuseStoreFile(out: string, target: StoreTarget): void {
   if (target.engine !== 'sqlite') return;
-  const dest = resolve(out);
-  const destStat = statQuietly(dest);
-  for (const file of ['', '-wal', '-shm', '-journal'].map((suffix) => resolve(`${target.path}${suffix}`))) {
-    const fileStat = destStat && statQuietly(file);
-    const sameFile = fileStat && fileStat.dev === destStat.dev && fileStat.ino === destStat.ino;
-    if (file === dest || sameFile)
-      throw new SvcError('usage_error', {
-        message: `--out ${out} is ${file === resolve(target.path) ? 'the trace store itself' : `the trace store's file ${file}`}; the export would replace it, so choose another file.`,
-      });
-  }
-}
-
-function statQuietly(path: string): Stats | undefined {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
-  }
+  const file = storeFileAt(out, target.path);
+  if (file !== undefined)
+    throw new SvcError('usage_error', {
+      message: `--out ${out} is ${file === resolve(target.path) ? 'the trace store itself' : `the trace store's file ${file}`}; the export would replace it, so choose another file.`,
+    });
 }
 
 async function withRuntime(flags: StoreFlags, fn: (rt: CommandRuntime) => Promise<void>) {
