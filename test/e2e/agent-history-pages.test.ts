@@ -28,7 +28,7 @@ async function sessionWith(messages: number, events: Array<[turn: string, type: 
       msgIds.push(mid);
     }
     events.forEach(([turn, type], i) => {
-      const eid = `01HIST${tag}E${String(i).padStart(3, '0')}`;
+      const eid = `01HJST${tag}E${String(i).padStart(11, '0')}`; // a ULID, as event ids are
       db.prepare(
         `INSERT INTO events (id, timestamp, timestamp_us, session_id, turn_id, type, actor, payload, parent_event_id, sensitivity)
          VALUES (?, '2026-01-01T00:00:00.000001Z', 1, ?, ?, ?, 'agent', '{"n":1}', NULL, 'private')`,
@@ -133,6 +133,25 @@ test('events: envelopes oldest first, filtered by types and turn_id, paged by th
   assert.deepEqual(ids(res.body.events), [s.eventIds[0], s.eventIds[3], s.eventIds[4]]);
   res = await api('GET', `/sessions/${s.id}/events?turn_id=T2`);
   assert.deepEqual(ids(res.body.events), s.eventIds.slice(3));
+});
+
+test('events: an after that is no event id, or an event of another session, is 400 validation_error naming it', async () => {
+  const s = await sessionWith(0, [
+    ['T1', 'turn.started'],
+    ['T1', 'turn.completed'],
+  ]);
+  const other = await sessionWith(0, [['T9', 'turn.started']]);
+  for (const cursor of ['zzz', '', s.eventIds[0].toLowerCase(), `${s.eventIds[0]}0`, other.eventIds[0]]) {
+    const res = await api('GET', `/sessions/${s.id}/events?after=${encodeURIComponent(cursor)}`);
+    assert.equal(res.status, 400, cursor);
+    assert.equal(res.body.error.code, 'validation_error');
+    assert.equal(res.body.error.details.field, 'after');
+  }
+  // an id that is stored nowhere (a streaming-only event's, received over the WebSocket) is a position
+  const streamed = s.eventIds[0].replace(/E0+$/, `D${'Z'.repeat(11)}`); // just below the first event
+  const res = await api('GET', `/sessions/${s.id}/events?after=${streamed}`);
+  assert.equal(res.status, 200);
+  assert.deepEqual(ids(res.body.events), s.eventIds);
 });
 
 test('events: unknown types and limits outside 1..1000 are validation errors naming the parameter', async () => {

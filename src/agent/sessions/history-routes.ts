@@ -14,6 +14,11 @@ import { requireSession } from './store.ts';
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
 const IdSchema = v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'is too long'));
+/** Event ids are ULIDs (spec 2 "Event"); a cursor of another shape names no position in their order. */
+const EventIdSchema = v.pipe(
+  v.string(),
+  v.regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an event id (a ULID, as next_cursor gives)'),
+);
 
 const ListMessagesSchema = v.object({
   before: v.optional(IdSchema),
@@ -39,7 +44,7 @@ const ListEventsSchema = v.object({
     ),
   ),
   turn_id: v.optional(IdSchema),
-  after: v.optional(IdSchema),
+  after: v.optional(EventIdSchema),
   limit: limitSchema(100, 1000),
 });
 
