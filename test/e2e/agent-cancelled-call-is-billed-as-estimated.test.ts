@@ -7,27 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
-import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
+import { startAgentServer } from '../helpers/agent-server.ts';
+import { attach, type Frame } from '../helpers/ws-client.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-
-async function waitFor<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const found = await read();
-    if (found !== undefined) return found;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function events(server: AgentServer, sid: string, types: string) {
-  return (await server.api('GET', `/sessions/${sid}/events?types=${types}`)).body.events as Array<{
-    type: string;
-    turn_id: string;
-    payload: Record<string, unknown>;
-  }>;
-}
 
 test('a turn cancelled mid-stream bills its OpenAI call on the input estimate and the words sent', async (t) => {
   const server = await startAgentServer(t, {
@@ -40,19 +24,25 @@ test('a turn cancelled mid-stream bills its OpenAI call on the input estimate an
     (await server.api('PATCH', `/sessions/${sid}`, { active_model: 'openai:gpt-5-mini' })).status,
     200,
   );
+  const stream = await attach(server, sid);
+  t.after(() => stream.close());
+  stream.send({ type: 'subscribe', filter: 'preset:full', since: null, snapshot: false });
+  await stream.next((f) => f.type === 'subscribe_ack');
   fake.script([{ text: 'one two three four five six seven eight nine ten eleven twelve', dripMs: 100 }]);
   const prompt = 'summarise the repository layout for me in a few words '.repeat(20);
   const turn = (
     await server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: prompt }] })
   ).body.turn_id as string;
-  await waitFor('the call to start', async () =>
-    (await events(server, sid, 'llm.call_started')).find((e) => e.turn_id === turn),
-  );
-  await new Promise((r) => setTimeout(r, 600)); // a few words drip out (one frame per 100 ms)
+  const ofTurn = (type: string) => (f: Frame) =>
+    f.type === 'event' && f.event.turn_id === turn && f.event.type === type;
+  // a word has streamed (one frame per 100 ms), the rest of the answer has not
+  await stream.next((f) => ofTurn('text.delta')(f) && f.event.payload.text.trim() !== '');
   assert.equal((await server.api('POST', `/sessions/${sid}/turns/${turn}/cancel`, {})).status, 202);
-  const closing = await waitFor('the call closing event', async () =>
-    (await events(server, sid, 'llm.call_completed,llm.call_failed')).find((e) => e.turn_id === turn),
-  );
+  const closing = (await stream.next((f) => ofTurn('llm.call_completed')(f) || ofTurn('llm.call_failed')(f)))
+    .event;
+  assert.equal(closing.type, 'llm.call_failed');
+  const cut = (await stream.next(ofTurn('message.complete'))).event.payload;
+  assert.equal(cut.stop_reason, 'cancelled', 'cancelled mid-answer');
   const p = closing.payload;
   assert.ok(Number(p.input_tokens) >= 200, `input from the request's estimate: ${p.input_tokens}`);
   assert.ok(Number(p.output_tokens) > 0, `output counted from the deltas: ${p.output_tokens}`);
