@@ -24,9 +24,21 @@ export interface AttachTokens {
   readonly size: number;
 }
 
-export function createAttachTokens(deps: { newId: NewId; clock: Clock; ttlMs?: number }): AttachTokens {
+/** One issued token's entry in the table. */
+export interface AttachEntry {
+  sessionId: string;
+  expiresUs: number;
+}
+
+export function createAttachTokens(deps: {
+  newId: NewId;
+  clock: Clock;
+  ttlMs?: number;
+  /** The token table, empty (default: a new Map); a test passes one that counts what the sweep reads. */
+  table?: Map<string, AttachEntry>;
+}): AttachTokens {
   const ttlUs = (deps.ttlMs ?? ATTACH_TOKEN_TTL_MS) * 1000;
-  const tokens = new Map<string, { sessionId: string; expiresUs: number }>();
+  const tokens = deps.table ?? new Map<string, AttachEntry>();
   // tokens are inserted in expiry order (one TTL for all), so the expired ones are a prefix of the map: the
   // sweep stops at the first live one instead of reading every token on every GET /sessions/{id}
   // (consume checks expiry itself, so a token a clock step left behind is never accepted late)

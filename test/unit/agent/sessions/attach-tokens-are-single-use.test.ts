@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ATTACH_TOKEN_TTL_MS, createAttachTokens } from '#src/agent/sessions/attach-tokens.ts';
+import {
+  ATTACH_TOKEN_TTL_MS,
+  type AttachEntry,
+  createAttachTokens,
+} from '#src/agent/sessions/attach-tokens.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
 
 function tokens() {
@@ -51,4 +55,32 @@ test('the sweep drops the expired tokens and keeps every live one issued after t
   assert.equal(store.consume(old, 'sess_a'), 'unknown');
   assert.equal(store.consume(live[0], 'sess_a'), 'ok');
   assert.equal(store.consume(live[1], 'sess_b'), 'ok');
+});
+
+test('a GET flood reads each live token once, not every live token on every GET', () => {
+  // the sweep runs on every issue (every GET /sessions/{id}); a table that counts the entries read shows
+  // whether it stops at the first live token or reads them all (n GETs: about n reads, not n²/2)
+  let reads = 0;
+  class CountingTable extends Map<string, AttachEntry> {
+    override *[Symbol.iterator](): MapIterator<[string, AttachEntry]> {
+      for (const pair of super[Symbol.iterator]()) {
+        reads++;
+        yield pair;
+      }
+    }
+  }
+  let nowUs = 1_000_000_000;
+  const store = createAttachTokens({
+    newId: createIdFactory(),
+    clock: { nowUs: () => nowUs },
+    table: new CountingTable(),
+  });
+  const flood = 2_000;
+  for (let i = 0; i < flood; i++) store.issue('sess_a');
+  assert.ok(reads < flood, `${reads} entries read for ${flood} GETs`);
+  reads = 0;
+  nowUs += ATTACH_TOKEN_TTL_MS * 1000; // all of them expired: the next GET drops them, reading each once
+  store.issue('sess_a');
+  assert.equal(reads, flood);
+  assert.equal(store.size, 1);
 });
