@@ -203,8 +203,9 @@ export interface SubscriberRegisteredPayload {
 
 export interface HandlerWarningPayload {
   subscriber: string;
-  event_id: string;
-  event_type: string;
+  /** The event being handled; null when no event was (a WebSocket client closed for the answers to its own frames). */
+  event_id: string | null;
+  event_type: string | null;
   message: string;
 }
 

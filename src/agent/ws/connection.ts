@@ -48,8 +48,11 @@ export interface ConnectionDeps {
   store: Pick<SubscribeContext, 'db' | 'flush' | 'nowMs'>;
   /** The REST cancel of this session's turn; throws its SvcError. */
   cancel(turnId: string, reason: string | null): Promise<void>;
-  /** The backlog overflowed at `event` (bus.handler_warning is published for it). */
-  overflowed(event: EventEnvelope, queued: number): void;
+  /**
+   * The backlog overflowed at `event`, or with answers to the client's own frames (null), and the connection
+   * was closed: bus.handler_warning is published for it (spec 2: a slow client triggers one).
+   */
+  overflowed(event: EventEnvelope | null, queued: number): void;
   newNonce(): string;
   log: Logger;
 }
@@ -87,11 +90,9 @@ export function createConnection(deps: ConnectionDeps): Connection {
    */
   const answer = (frame: ServerFrame) => {
     if (backlog() >= deps.queueLimit) {
-      deps.log.warn('websocket client too slow; closing it', {
-        session_id: deps.sessionId,
-        queued: backlog(),
-      });
-      return self.close('tooSlow', `more than ${deps.queueLimit} frames queued; reconnect with since`, false);
+      const queued = backlog();
+      self.close('tooSlow', `more than ${deps.queueLimit} frames queued; reconnect with since`, false);
+      return deps.overflowed(null, queued);
     }
     sentSinceTick = true;
     outbox.push(encodeFrame(frame), true);

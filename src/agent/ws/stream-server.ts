@@ -65,19 +65,22 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
   const accepted = new WeakSet<IncomingMessage>();
   let upgrade: UpgradeListener | undefined;
 
-  const overflowed = (sessionId: string) => (event: EventEnvelope, queued: number) => {
+  const overflowed = (sessionId: string) => (event: EventEnvelope | null, queued: number) => {
     deps.log.warn('websocket client too slow; closing it', { session_id: sessionId, queued });
     deps.bus.publish({
       type: 'bus.handler_warning',
       actor: 'bus',
       session_id: sessionId,
-      turn_id: event.turn_id,
-      parent_event_id: event.id,
+      turn_id: event?.turn_id ?? null,
+      parent_event_id: event?.id ?? null,
       payload: {
         subscriber: STREAM_SUBSCRIBER,
-        event_id: event.id,
-        event_type: event.type,
-        message: `client_too_slow: more than ${deps.queueLimit} events queued for one connection; closed with 1008`,
+        event_id: event?.id ?? null,
+        event_type: event?.type ?? null,
+        message:
+          event === null
+            ? `client_too_slow: more than ${deps.queueLimit} answers to its own frames (pongs, errors) queued for one connection; closed with 1008`
+            : `client_too_slow: more than ${deps.queueLimit} events queued for one connection; closed with 1008`,
       },
     });
   };
