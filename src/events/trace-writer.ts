@@ -44,6 +44,8 @@ export interface TraceWriterOptions {
   log: Logger;
   /** Attempts per batch on lock contention or a lost connection before its events are dropped and logged. */
   maxAttempts?: number;
+  /** How long a PostgreSQL outage is waited out, counted from its first failed commit (POSTGRES_OUTAGE_MS). */
+  outageMs?: number;
 }
 
 /**
@@ -78,6 +80,13 @@ interface Pending {
 export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   const { store, log } = options;
   const maxAttempts = options.maxAttempts ?? 8;
+  const outageMs = options.outageMs ?? POSTGRES_OUTAGE_MS;
+  /**
+   * When the commits started failing (undefined while they succeed). One clock for the whole outage, not
+   * one per batch: the batch queued behind one that waited the outage out would otherwise wait as long
+   * again, and every answer waiting for it with it (README: up to 60 s since the first failure).
+   */
+  let failingSinceMs: number | undefined;
   const stats = { commits: 0, rows: 0, dropped: 0 };
   const drops = {
     events: 0,
@@ -122,7 +131,6 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   async function drain(): Promise<void> {
     const batch = queue;
     queue = [];
-    const firstTryMs = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
         await commitBatch(batch);
@@ -130,10 +138,11 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         return;
       } catch (err) {
         if (!store.dialect.isRetryable(err)) return commitOneByOne(batch, err);
+        failingSinceMs ??= Date.now();
         // PostgreSQL unreachable: servers hold their final byte meanwhile, so an answer keeps its trace
         // (not once stopping: the answers still waiting were cut off, and the stop must end)
         const waitingOutOutage =
-          !stopping && store.engine === 'postgres' && Date.now() - firstTryMs < POSTGRES_OUTAGE_MS;
+          !stopping && store.engine === 'postgres' && Date.now() - failingSinceMs < outageMs;
         if (attempt >= maxAttempts && !waitingOutOutage) return drop(batch, err, attempt);
         if (attempt <= maxAttempts || attempt % 10 === 0)
           log.warn('trace writer commit failed; retrying', {
@@ -189,6 +198,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
 
   async function commitBatch(batch: Pending[]): Promise<void> {
     await store.appendEvents(batch.map((p) => p.row));
+    failingSinceMs = undefined;
     stats.commits += 1;
     stats.rows += batch.length;
   }
