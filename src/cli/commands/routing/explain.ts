@@ -20,6 +20,7 @@ import { DAY_US, UNSUPPORTED_STORE } from '../../../routing/pattern/router.ts';
 import { queryPatternStats } from '../../../routing/pattern/stats-query.ts';
 import { buildPatternTable, emptyPatternTable, type PatternTable } from '../../../routing/pattern/table.ts';
 import { openStore } from '../../../store/open.ts';
+import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
 export default defineCommand({
   meta: {
@@ -50,6 +51,7 @@ export default defineCommand({
       type: 'string',
       description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
     },
+    ...databaseUrlArg,
   },
   async run({ args }) {
     const env = readEnv();
@@ -66,7 +68,7 @@ export default defineCommand({
     });
     const view = policyStore.view();
     const policy = policyStore.current();
-    const target = resolveStoreTarget(env, { dbPath: args['db-path'] });
+    const target = resolveStoreTarget(env, storeFlagsOf(args));
     const { table, source } =
       target.engine === 'sqlite'
         ? await readTable(target.path, policy)
