@@ -26,11 +26,26 @@ export function validateInput<S extends v.GenericSchema>(
   });
 }
 
-/** The issue's message, except a missing key, which valibot words as "Invalid key: …": "is required". */
+/**
+ * The issue's message in the product's words where valibot's default would show: a missing key ("Invalid
+ * key: …") is "is required", a wrong type ("Invalid type: Expected Object but received null") says what
+ * it must be; a schema's own message is kept.
+ */
 export function issueMessage(issue: v.BaseIssue<unknown>): string {
   const missing = issue.kind === 'schema' && issue.type === 'object' && issue.received === 'undefined';
-  return missing && issue.path?.length ? 'is required' : issue.message;
+  if (missing && issue.path?.length) return 'is required';
+  if (issue.kind === 'schema' && issue.message.startsWith('Invalid type:') && issue.expected)
+    return `must be ${TYPE_WORDS[issue.expected] ?? issue.expected.replace(/^\((.*)\)$/, '$1').replaceAll(' | ', ' or ')}, not ${issue.received}`;
+  return issue.message;
 }
+
+const TYPE_WORDS: Record<string, string> = {
+  Object: 'a JSON object',
+  Array: 'an array',
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+};
 
 /** A query-string integer in [min, max] with a default (DECISIONS §5 page sizes). */
 export function limitSchema(defaultValue: number, max: number) {

@@ -34,3 +34,24 @@ test('a present key keeps its schema message', () => {
     'nested.decision: must be allow or deny',
   );
 });
+
+test('a wrong type without a schema message says what it must be, never valibot’s "Invalid type: Expected …"', () => {
+  assert.equal(refusal(null).message, 'body: must be a JSON object, not null');
+  assert.equal(refusal('x').message, 'body: must be a JSON object, not "x"');
+  const Plain = v.object({
+    n: v.optional(v.number()),
+    tags: v.optional(v.array(v.string())),
+    mode: v.optional(v.picklist(['a', 'b'])),
+  });
+  const message = (input: unknown) => {
+    try {
+      validateInput(Plain, input);
+    } catch (err) {
+      return (err as SvcError).message;
+    }
+    throw new Error('accepted');
+  };
+  assert.equal(message({ n: 'x' }), 'n: must be a number, not "x"');
+  assert.equal(message({ tags: {} }), 'tags: must be an array, not Object');
+  assert.equal(message({ mode: 'c' }), 'mode: must be "a" or "b", not "c"');
+});
