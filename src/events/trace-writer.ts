@@ -131,13 +131,16 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   async function drain(): Promise<void> {
     const batch = queue;
     queue = [];
+    // after a lost connection the batch may have been committed unheard: its retries skip stored ids
+    let outcomeUnknown = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await commitBatch(batch);
+        await commitBatch(batch, outcomeUnknown);
         for (const p of batch) p.resolve(true);
         return;
       } catch (err) {
-        if (!store.dialect.isRetryable(err)) return commitOneByOne(batch, err);
+        if (!store.dialect.isRetryable(err)) return commitOneByOne(batch, err, outcomeUnknown);
+        outcomeUnknown = true;
         failingSinceMs ??= Date.now();
         // PostgreSQL unreachable: servers hold their final byte meanwhile, so an answer keeps its trace
         // (not once stopping: the answers still waiting were cut off, and the stop must end)
@@ -156,11 +159,11 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   }
 
   /** A batch failed for a reason other than locking: keep every good row, drop only the bad ones. */
-  async function commitOneByOne(batch: Pending[], first: unknown): Promise<void> {
+  async function commitOneByOne(batch: Pending[], first: unknown, ifAbsent: boolean): Promise<void> {
     if (batch.length === 1) return drop(batch, first, 1);
     for (const p of batch) {
       try {
-        await commitBatch([p]);
+        await commitBatch([p], ifAbsent);
         p.resolve(true);
       } catch (err) {
         drop([p], err, 1);
@@ -196,8 +199,11 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     drops.ids = [];
   }
 
-  async function commitBatch(batch: Pending[]): Promise<void> {
-    await store.appendEvents(batch.map((p) => p.row));
+  async function commitBatch(batch: Pending[], ifAbsent = false): Promise<void> {
+    await store.appendEvents(
+      batch.map((p) => p.row),
+      ifAbsent ? { ifAbsent } : undefined,
+    );
     failingSinceMs = undefined;
     stats.commits += 1;
     stats.rows += batch.length;

@@ -24,6 +24,11 @@ export interface SqlDialect {
   isRetryable(err: unknown): boolean;
   /** One statement text that appends a batch of events, and its parameters. */
   readonly insertEvent: string;
+  /**
+   * The same, skipping rows whose id is already stored: the retry of an append whose outcome was never
+   * heard (the connection dropped after the commit), so its rows are neither refused nor written twice.
+   */
+  readonly insertEventIfAbsent: string;
 }
 
 /** `INSERT INTO events` column order shared by both engines' append statements. */
@@ -56,6 +61,8 @@ export function eventValues(r: NewEventRow): unknown[] {
   ];
 }
 
+const SQLITE_INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`;
+
 export const sqliteDialect: SqlDialect = {
   engine: 'sqlite',
   jsonText: (json, path) => sql<string | null>`json_extract(${json}, ${path})`,
@@ -67,7 +74,8 @@ export const sqliteDialect: SqlDialect = {
     if (code !== undefined) return code === SQLITE.BUSY || code === SQLITE.LOCKED;
     return /database is (locked|busy)/i.test(errorMessage(err));
   },
-  insertEvent: `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`,
+  insertEvent: SQLITE_INSERT_EVENT,
+  insertEventIfAbsent: `${SQLITE_INSERT_EVENT} ON CONFLICT (id) DO NOTHING`,
 };
 
 /**
@@ -76,6 +84,10 @@ export const sqliteDialect: SqlDialect = {
  * a restart or a failover loses none of them. Counted from the first failure.
  */
 export const POSTGRES_OUTAGE_MS = 60_000;
+
+const POSTGRES_INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) SELECT * FROM unnest(${EVENT_COLUMNS.map(
+  (c, i) => `$${i + 1}::${c === 'timestamp_us' ? 'int8' : 'text'}[]`,
+).join(', ')})`;
 
 export const postgresDialect: SqlDialect = {
   engine: 'postgres',
@@ -93,9 +105,8 @@ export const postgresDialect: SqlDialect = {
     );
   },
   // one statement for a whole batch whatever its size, so the server prepares it once per connection
-  insertEvent: `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) SELECT * FROM unnest(${EVENT_COLUMNS.map(
-    (c, i) => `$${i + 1}::${c === 'timestamp_us' ? 'int8' : 'text'}[]`,
-  ).join(', ')})`,
+  insertEvent: POSTGRES_INSERT_EVENT,
+  insertEventIfAbsent: `${POSTGRES_INSERT_EVENT} ON CONFLICT (id) DO NOTHING`,
 };
 
 export function dialectOf(engine: EngineName): SqlDialect {

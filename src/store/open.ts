@@ -31,8 +31,11 @@ interface StoreBase {
   /** The SQL fragments that differ between the engines. */
   readonly dialect: SqlDialect;
   readonly schemaVersion: number;
-  /** Appends events atomically: all rows or none (the trace writer's group commit). */
-  appendEvents(rows: readonly NewEventRow[]): Promise<void>;
+  /**
+   * Appends events atomically: all rows or none (the trace writer's group commit). `ifAbsent` skips rows
+   * whose id is stored already (the retry of an append whose outcome is unknown).
+   */
+  appendEvents(rows: readonly NewEventRow[], options?: { ifAbsent?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -118,7 +118,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
     kysely,
     schemaVersion,
     origin,
-    appendEvents: (rows) => appendEvents(connections, rows),
+    appendEvents: (rows, options) => appendEvents(connections, rows, options?.ifAbsent === true),
     listen: (channel, handlers) => session.listen(channel, handlers),
     announcePresence: () => session.announce(),
     async liveOrigins(origins) {
@@ -190,6 +190,7 @@ function stampedConnections(
 async function appendEvents(
   connections: { connect(): Promise<pg.PoolClient> },
   rows: readonly NewEventRow[],
+  ifAbsent: boolean,
 ): Promise<void> {
   const columns: unknown[][] = EVENT_COLUMNS.map(() => new Array(rows.length));
   rows.forEach((r, i) => {
@@ -198,7 +199,11 @@ async function appendEvents(
   });
   const client = await connections.connect();
   try {
-    await client.query({ name: 'svc_append_events', text: postgresDialect.insertEvent, values: columns });
+    await client.query(
+      ifAbsent
+        ? { name: 'svc_append_events_if_absent', text: postgresDialect.insertEventIfAbsent, values: columns }
+        : { name: 'svc_append_events', text: postgresDialect.insertEvent, values: columns },
+    );
   } catch (err) {
     client.release(isConnectionError(err) ? (err as Error) : undefined);
     throw err;

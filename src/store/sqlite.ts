@@ -204,17 +204,21 @@ function withAdvice(err: unknown): string {
  * than the rows themselves.
  */
 function createAppender(db: DatabaseSync, kysely: Kysely<Database>): SqliteStore['appendEvents'] {
-  let stmts: { begin: StatementSync; insert: StatementSync; commit: StatementSync } | undefined;
-  return (rows) =>
+  let stmts:
+    | { begin: StatementSync; insert: StatementSync; insertIfAbsent: StatementSync; commit: StatementSync }
+    | undefined;
+  return (rows, options) =>
     kysely.connection().execute(async () => {
       stmts ??= {
         begin: db.prepare('BEGIN IMMEDIATE'),
         insert: db.prepare(sqliteDialect.insertEvent),
+        insertIfAbsent: db.prepare(sqliteDialect.insertEventIfAbsent),
         commit: db.prepare('COMMIT'),
       };
+      const insert = options?.ifAbsent ? stmts.insertIfAbsent : stmts.insert;
       stmts.begin.run();
       try {
-        for (const r of rows) stmts.insert.run(...(eventValues(r) as SQLInputValue[]));
+        for (const r of rows) insert.run(...(eventValues(r) as SQLInputValue[]));
         stmts.commit.run();
       } catch (err) {
         try {

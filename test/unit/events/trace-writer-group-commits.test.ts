@@ -148,6 +148,22 @@ describeEachEngine('trace writer', postgres, (engine) => {
     assert.ok(lines.some((l) => JSON.parse(l).msg === 'trace writer dropped events'));
   });
 
+  test('an append retried with ifAbsent skips the rows stored already: a batch is never refused or doubled for an unheard commit', async (t) => {
+    const r = await rig(t);
+    const rows = [1, 2].map((i) => {
+      const e = r.bus.publish({ type: 'turn.completed', payload: { i } }).event;
+      return { ...e, payload: JSON.stringify(e.payload) };
+    });
+    await r.writer.flush();
+    assert.equal(await r.count('turn.completed'), 2);
+    // a plain append of a stored id is refused: the primary key holds
+    await assert.rejects(r.store.appendEvents(rows));
+    const third = { ...rows[0], id: createIdFactory()(), payload: '{"i":3}' };
+    await r.store.appendEvents([...rows, third], { ifAbsent: true });
+    assert.equal(await r.count('turn.completed'), 3);
+    assert.deepEqual(JSON.parse(String((await r.row(rows[0].id))?.payload)), { i: 1 });
+  });
+
   test('a store that refuses every write (disk full) is one error line per 30 s with the count, not one per event', async (t) => {
     const lines: string[] = [];
     const r = await rig(t, createLogger({ write: (l) => void lines.push(l) }));
