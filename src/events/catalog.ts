@@ -187,6 +187,8 @@ export interface RouteDecidedPayload {
   chosen_model: string | null;
   elapsed_ms: number;
   fingerprint?: RouteFingerprint;
+  /** The request's estimated input tokens (routing's script-aware estimate). */
+  input_tokens_estimate?: number;
   [extra: string]: unknown;
 }
 

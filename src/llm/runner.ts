@@ -219,6 +219,8 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           team_id: s.teamId,
           ...(s.sessionId ? { parent_session_id: s.parentSessionId } : {}),
           fingerprint: decision.fingerprint,
+          // the estimate the size predicates and the fingerprint's bucket read (svc routing explain --input-tokens)
+          input_tokens_estimate: input.facts.estimatedInputTokens,
         },
       });
       if (decision.pattern) publishPatternMatched(deps.bus, decision.pattern, s, routeEvent.event.id);

@@ -148,6 +148,37 @@ test('slot 4 learns from the gateway trace and routes `auto` to the model that w
     { env: stack.files.env },
   );
   assert.match(asNamed.stdout, /^slot 4 {7}not asked: slot 1 \(per_message_override\) won first$/m);
+
+  // a request with a tool schema: explain sizes its --tools with empty schemas, so only the estimate its
+  // route.decided recorded brings explain to the fingerprint that request met
+  const firstWeather = readEvents(stack.files.db, 'route.decided')[0].payload;
+  const estimate = firstWeather.input_tokens_estimate as number;
+  assert.equal(typeof estimate, 'number');
+  const explainWeather = (extra: string[]) =>
+    runSvc(
+      [
+        'routing',
+        'explain',
+        '--model',
+        'fast',
+        '--text',
+        'what is the weather in city 00',
+        '--tools',
+        'get_weather',
+        '--workspace',
+        '/tmp',
+        '--routing',
+        routing,
+        '--db-path',
+        stack.files.db,
+        ...extra,
+      ],
+      { env: stack.files.env },
+    );
+  const structural = (firstWeather.fingerprint as { structural: string }).structural;
+  const replayed = await explainWeather(['--input-tokens', String(estimate)]);
+  assert.equal(replayed.code, 0, replayed.stderr);
+  assert.match(replayed.stdout, new RegExp(`^structural   ${structural} `, 'm'));
 });
 
 // --- helpers ---
