@@ -36,11 +36,6 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
   return async (c) => {
     const key = c.get('gatewayKey');
     const { bodyText, body } = await readInboundBody(c, deps.maxBodyBytes);
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw new SvcError('invalid_request', {
-        message: 'body: must be a JSON object',
-        details: { param: 'body' },
-      });
     // the count body is a Messages body without the generation fields (wire-formats §1.1)
     const req = decodeAnthropicRequest({ ...body, max_tokens: 1 }, inboundAnthropicHeaders(c));
     c.set('model', req.model);

@@ -14,15 +14,25 @@ import { pickAnthropicHeaders } from './shapes/anthropic/version.ts';
 export interface InboundBody {
   /** The bytes as received (the same-wire path forwards them). */
   bodyText: string;
-  body: unknown;
+  /** Always a JSON object: an array, a string or null is refused here, naming the body (not a field). */
+  body: Record<string, unknown>;
 }
 
-/** The request body within `maxBodyBytes` (413 past it), as JSON (400 otherwise), depth-checked. */
+/**
+ * The request body within `maxBodyBytes` (413 past it), as a JSON object (400 otherwise), depth-checked. An
+ * array body was read by the shape schemas as an object without fields, so `[1]` was refused for a missing
+ * `model` rather than for not being an object.
+ */
 export async function readInboundBody(c: Context<GatewayEnv>, maxBodyBytes: number): Promise<InboundBody> {
   const bodyText = await readBodyText(c.req.raw, maxBodyBytes, c.env);
   const body = parseJsonBody(bodyText);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new SvcError('invalid_request', {
+      message: 'body: must be a JSON object',
+      details: { param: 'body' },
+    });
   assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
-  return { bodyText, body };
+  return { bodyText, body: body as Record<string, unknown> };
 }
 
 /** Aborts when the client disconnects. */

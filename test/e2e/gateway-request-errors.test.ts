@@ -69,6 +69,14 @@ test('requests refused before the upstream get their error in the path shape', {
       names: 'body',
     },
     {
+      // an array passed the shape schemas as an object without fields: it was refused for a missing model
+      name: 'a JSON array body is 400 invalid_request naming body',
+      body: () => JSON.stringify([{ model: 'anthropic:claude-haiku-4-5', max_tokens: 16, messages: user }]),
+      status: 400,
+      code: 'invalid_request',
+      names: 'body',
+    },
+    {
       name: 'a body without messages is 400 invalid_request naming messages',
       body: () => JSON.stringify({ model: 'anthropic:claude-haiku-4-5', max_tokens: 16 }),
       status: 400,
