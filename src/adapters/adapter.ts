@@ -111,7 +111,7 @@ export function runStreamDecoder(events: AsyncIterable<SseEvent>, decoder: Strea
     stopReason: () => decoder.stopReason(),
     messageId: () => decoder.messageId(),
     hasContent: () => decoder.hasContent(),
-    generatedChars: () => decoder.generatedChars(),
+    generatedQuarterTokens: () => decoder.generatedQuarterTokens(),
     async *[Symbol.asyncIterator]() {
       for await (const e of events) yield* decoder.push(e);
       yield* decoder.end();

@@ -56,7 +56,7 @@ export function tapSse(
     stopReason: () => decoder.stopReason(),
     messageId: () => decoder.messageId(),
     hasContent: () => decoder.hasContent(),
-    generatedChars: () => decoder.generatedChars(),
+    generatedQuarterTokens: () => decoder.generatedQuarterTokens(),
     completed: () => completed,
     error: () => error,
     async *[Symbol.asyncIterator]() {

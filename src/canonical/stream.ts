@@ -2,6 +2,7 @@
  * @module Canonical stream events (spec 2 §Events, streaming-only events) and the builder adapters use to
  * emit them while keeping the authoritative final content, stop reason and running usage.
  */
+import { textWeight } from '../lib/text-weight.ts';
 import type { ContentBlock, ThinkingBlock, ToolUseBlock } from './message.ts';
 import { type CanonicalUsage, emptyUsage, type StopReason, stopReasonWithTools } from './response.ts';
 
@@ -80,10 +81,11 @@ export interface StreamProgress {
   /** True once the first content delta arrived (time to first token). */
   hasContent(): boolean;
   /**
-   * Characters the model generated so far (text, thinking, tool names and arguments): what a stream that
-   * ended before the upstream stated its output tokens is billed on (llm/partial-usage.ts).
+   * What the model generated so far (text, thinking, tool names and arguments), weighed by script in quarter
+   * tokens (lib/text-weight.ts): what a stream that ended before the upstream stated its output tokens is
+   * billed on (llm/partial-usage.ts).
    */
-  generatedChars(): number;
+  generatedQuarterTokens(): number;
 }
 
 /** A decoded upstream stream: the events plus its progress accessors. */
@@ -115,7 +117,7 @@ export class StreamBuilder implements StreamProgress {
   #stop: StopReason | null = null;
   #stopSequence: string | null = null;
   #content = false;
-  #chars = 0;
+  #quarterTokens = 0;
   #done = false;
   #usageSeen = false;
 
@@ -131,8 +133,8 @@ export class StreamBuilder implements StreamProgress {
   hasContent(): boolean {
     return this.#content;
   }
-  generatedChars(): number {
-    return this.#chars;
+  generatedQuarterTokens(): number {
+    return this.#quarterTokens;
   }
   get started(): boolean {
     return this.#id !== null;
@@ -152,7 +154,7 @@ export class StreamBuilder implements StreamProgress {
   text(index: number, text: string): TextDeltaEvent {
     (this.#blocks[index] as { text: string }).text += text;
     this.#content = true;
-    this.#chars += text.length;
+    this.#quarterTokens += textWeight(text);
     return { type: 'text.delta', message_id: this.#id!, content_block_index: index, text };
   }
 
@@ -164,7 +166,7 @@ export class StreamBuilder implements StreamProgress {
     b.thinking += text;
     if (signature !== null) b.signature = (b.signature ?? '') + signature;
     this.#content = true;
-    this.#chars += text.length;
+    this.#quarterTokens += textWeight(text);
     return { type: 'thinking.delta', message_id: this.#id!, content_block_index: index, text, signature };
   }
 
@@ -172,7 +174,7 @@ export class StreamBuilder implements StreamProgress {
     const index = this.#push({ type: 'tool_use', id, name, input: {} });
     this.#json.set(index, '');
     this.#content = true;
-    this.#chars += name.length;
+    this.#quarterTokens += textWeight(name);
     return {
       type: 'tool.use_start',
       message_id: this.#id!,
@@ -183,7 +185,7 @@ export class StreamBuilder implements StreamProgress {
   }
   toolInput(index: number, partial: string): ToolUseInputDeltaEvent {
     this.#json.set(index, (this.#json.get(index) ?? '') + partial);
-    this.#chars += partial.length;
+    this.#quarterTokens += textWeight(partial);
     const id = (this.#blocks[index] as ToolUseBlock).id;
     return {
       type: 'tool.use_input_delta',

@@ -307,7 +307,7 @@ interface Turn {
   model: string | null;
   provider: string | null;
   cost: string;
-  /** The routing estimate (chars / 4), for clients that want an input count before the upstream's. */
+  /** The routing estimate (request-facts.ts), for clients that want an input count before the upstream's. */
   inputTokensEstimate: number;
   finished: boolean;
   /** Publishes turn.completed once (later calls return the first publication). */

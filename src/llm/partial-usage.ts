@@ -3,30 +3,30 @@
  * or that broke before its usage (OpenAI states usage only in its last chunk, Anthropic its output only in
  * message_delta), a non-streaming body lost on the way. The provider bills the prompt it read and every
  * token it generated, so such a call is never recorded at $0: counts the upstream stated stay, the input it
- * never stated is the request's estimate, and output is at least the generated characters / 4 (the same
- * rule as the routing estimate). Estimated counts mark the usage `estimated` (event field usage_estimated).
+ * never stated is the request's estimate, and output is at least the generated text weighed by script as the
+ * routing estimate weighs input (lib/text-weight.ts: 4 ASCII characters a token, 1 CJK character), so a
+ * Japanese answer is not billed at a quarter of its tokens. Estimated counts mark the usage `estimated`
+ * (event field usage_estimated).
  */
 import { type CanonicalUsage, totalInputTokens } from '../canonical/response.ts';
-
-/** Characters per token of the estimate (routing/request-facts.ts uses the same ratio for input). */
-const CHARS_PER_TOKEN = 4;
+import { QUARTERS_PER_TOKEN } from '../lib/text-weight.ts';
 
 /**
  * Reported usage of an unfinished call, with the gateway's estimates where the upstream stated less:
- * `inputTokensEstimate` when no input count arrived, and output from `generatedChars` when it is more than
- * the count stated so far (a cumulative count sent mid-stream is a lower bound).
+ * `inputTokensEstimate` when no input count arrived, and output from `generatedQuarterTokens` (the
+ * stream's generatedQuarterTokens()) when it is more than the count stated so far (a cumulative count sent mid-stream is a lower bound).
  */
 export function resolvePartialUsage(
   reported: CanonicalUsage,
   inputTokensEstimate: number,
-  generatedChars: number,
+  generatedQuarterTokens: number,
 ): CanonicalUsage {
   const usage: CanonicalUsage = { ...reported };
   if (totalInputTokens(usage) === 0 && inputTokensEstimate > 0) {
     usage.input_tokens = inputTokensEstimate;
     usage.estimated = true;
   }
-  const output = Math.ceil(generatedChars / CHARS_PER_TOKEN);
+  const output = Math.ceil(generatedQuarterTokens / QUARTERS_PER_TOKEN);
   if (output > usage.output_tokens) {
     usage.output_tokens = output;
     usage.estimated = true;

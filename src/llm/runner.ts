@@ -280,7 +280,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
         },
         spent: () => spent,
         unfinishedUsage: (p) =>
-          resolvePartialUsage(p.usage(), input.inputTokensEstimate ?? 0, p.generatedChars()),
+          resolvePartialUsage(p.usage(), input.inputTokensEstimate ?? 0, p.generatedQuarterTokens()),
         complete(c) {
           close();
           const out = open.complete(c);
@@ -447,7 +447,7 @@ function createEventStream(
     stopReason: () => canonical.stopReason(),
     messageId: () => canonical.messageId(),
     hasContent: () => canonical.hasContent(),
-    generatedChars: () => canonical.generatedChars(),
+    generatedQuarterTokens: () => canonical.generatedQuarterTokens(),
     ttftMs: () => ttft,
   };
 }

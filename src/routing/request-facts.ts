@@ -4,35 +4,15 @@
  * and JSON at about 4 ASCII characters a token, 2 characters of other alphabets (accented Latin, Cyrillic,
  * Greek, Arabic, Hebrew…) and 1 CJK, kana, Hangul or emoji character, plus a flat allowance per image:
  * what the context-window check, history windowing and the `input_tokens_above` predicate need, not a bill
- * (the bill uses the upstream's counts). Characters / 4 alone undercounts a Japanese prompt about fourfold.
+ * (the bill uses the upstream's counts). The weights are lib/text-weight.ts's.
  */
 import type { ContentBlock } from '../canonical/message.ts';
 import type { CanonicalRequest, CanonicalTool } from '../canonical/request.ts';
+import { QUARTERS_PER_TOKEN, textWeight } from '../lib/text-weight.ts';
 import type { RouteFacts } from './facts.ts';
 
 /** Tokens counted per image (a 1.15-megapixel image is ~1,600 tokens on either provider). */
 export const IMAGE_TOKEN_ESTIMATE = 1_600;
-/** Quarter tokens per ASCII character (the unit textWeight counts in). */
-const QUARTERS_PER_TOKEN = 4;
-
-/**
- * A text's estimated tokens in quarter tokens: 1 per ASCII character, 2 per other character below U+2E80,
- * 4 per character from there on (CJK, kana, Hangul) and per character outside the BMP (emoji, rare CJK).
- */
-export function textWeight(text: string): number {
-  // ASCII text (its UTF-8 length is its length, measured natively) needs no character walk
-  if (Buffer.byteLength(text) === text.length) return text.length;
-  let weight = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) weight += 1;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      weight += 4; // a surrogate pair: one character
-      i++;
-    } else weight += c < 0x2e80 ? 2 : 4;
-  }
-  return weight;
-}
 
 export interface RequestFactsInput {
   /** The key's workspace_path (gateway) or the session's workspace (agent). */

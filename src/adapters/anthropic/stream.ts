@@ -23,7 +23,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
     stopReason: () => b.stopReason(),
     messageId: () => b.messageId(),
     hasContent: () => b.hasContent(),
-    generatedChars: () => b.generatedChars(),
+    generatedQuarterTokens: () => b.generatedQuarterTokens(),
     push(e: SseEvent) {
       const type = e.event;
       if (type === 'ping' || b.completed) return [];

@@ -33,7 +33,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     stopReason: () => b.stopReason(),
     messageId: () => b.messageId(),
     hasContent: () => b.hasContent(),
-    generatedChars: () => b.generatedChars(),
+    generatedQuarterTokens: () => b.generatedQuarterTokens(),
     push(e: SseEvent) {
       if (b.completed) return [];
       const ev = JSON.parse(e.data);

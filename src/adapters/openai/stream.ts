@@ -37,7 +37,7 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
     stopReason: () => b.stopReason(),
     messageId: () => b.messageId(),
     hasContent: () => b.hasContent(),
-    generatedChars: () => b.generatedChars(),
+    generatedQuarterTokens: () => b.generatedQuarterTokens(),
     push(e: SseEvent) {
       if (b.completed) return [];
       if (e.data === '[DONE]') {
