@@ -6,6 +6,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
+import { loggedPath } from './request-log.ts';
 
 export interface ServiceErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };
@@ -24,12 +25,13 @@ export function serviceErrorResponse(c: Context, err: SvcError): Response {
 
 /**
  * `app.onError` for service apps: SvcError → its status and body; anything else → 500
- * internal_error with a generic message (the cause goes to the log, never to the client).
+ * internal_error with a generic message (the cause goes to the log, never to the client). The path is
+ * logged as the request log writes it, so a failed export or forget does not name the user (request-log.ts).
  */
 export function createServiceErrorHandler(deps: { log: Logger }): ErrorHandler {
   return function serviceErrorHandler(err, c) {
     if (isSvcError(err)) return serviceErrorResponse(c, err);
-    deps.log.error('unhandled error', { method: c.req.method, path: c.req.path, error: err });
+    deps.log.error('unhandled error', { method: c.req.method, path: loggedPath(c.req.path), error: err });
     return serviceErrorResponse(c, new SvcError('internal_error', { message: 'Internal error.' }));
   };
 }

@@ -51,3 +51,20 @@ test('unknown paths are 404 not_found in the service body', async () => {
     error: { code: 'not_found', message: 'No route for DELETE /nowhere.' },
   });
 });
+
+test('an unexpected error on a user-data path is logged without the user id (forget cannot reach a log file)', async () => {
+  const lines: string[] = [];
+  const app = new Hono();
+  app.post('/analytics/user/:user_id/forget', () => {
+    throw new Error('the store went away');
+  });
+  app.onError(createServiceErrorHandler({ log: createLogger({ write: (l) => lines.push(l) }) }));
+  const res = await app.request('/analytics/user/alice_smith-42/forget', { method: 'POST' });
+  assert.equal(res.status, 500);
+  const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'unhandled error');
+  assert.deepEqual(
+    logged.map((l) => l.path),
+    ['/analytics/user/:user_id/forget'],
+  );
+  assert.ok(!lines.join('').includes('alice_smith-42'), lines.join(''));
+});
