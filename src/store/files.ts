@@ -9,6 +9,7 @@ import {
   fsyncSync,
   linkSync,
   openSync,
+  realpathSync,
   renameSync,
   rmSync,
   type Stats,
@@ -35,17 +36,29 @@ export function tempPathBeside(target: string, label: string): string {
 
 /**
  * Which file of the SQLite store at `storePath` (the store itself, its -wal, -shm or -journal) `path`
- * names, by path or through a link, or undefined: a file svc writes there would replace part of the store.
+ * names, by path or through a link (to the file, or to a folder on the way), or undefined: a file svc
+ * writes there would replace part of the store. An idle store may have no -wal yet, so names are compared
+ * as well as files.
  */
 export function storeFileAt(path: string, storePath: string): string | undefined {
   const dest = resolve(path);
+  const destReal = withRealFolder(dest);
   const destStat = statQuietly(dest);
   for (const file of ['', '-wal', '-shm', '-journal'].map((suffix) => resolve(`${storePath}${suffix}`))) {
-    if (file === dest) return file;
+    if (file === dest || withRealFolder(file) === destReal) return file;
     const fileStat = destStat && statQuietly(file);
     if (fileStat && fileStat.dev === destStat.dev && fileStat.ino === destStat.ino) return file;
   }
   return undefined;
+}
+
+/** `path` with its folder's links resolved (its own name kept), or as given when the folder is missing. */
+function withRealFolder(path: string): string {
+  try {
+    return join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    return path;
+  }
 }
 
 function statQuietly(path: string): Stats | undefined {

@@ -10,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   statSync,
+  symlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -86,6 +87,20 @@ test('backup onto the name of the store’s -wal, -shm or -journal file is refus
     assert.deepEqual(state(`svc.db${suffix}`), before, `svc.db${suffix} is as it was`);
   }
   assert.equal(countEvents(live), events);
+});
+
+test('backup onto a store file’s name through a link to the store’s folder is refused while that file does not exist', async () => {
+  const linked = p('linked-live');
+  symlinkSync(p('live'), linked);
+  const before = readdirSync(p('live')).sort();
+  // the files SQLite may create beside an idle store; a backup there would be taken for one of them
+  const absent = ['-wal', '-shm', '-journal'].filter((suffix) => !before.includes(`svc.db${suffix}`));
+  assert.ok(absent.length > 0, `the store has every file already: ${before.join(' ')}`);
+  for (const suffix of absent) {
+    const r = await runSvc(['backup', join(linked, `svc.db${suffix}`), '--db-path', live], { env });
+    assertRefused(r, 1, new RegExp(`is the trace store's file .*svc\\.db${suffix}, which SQLite rewrites`));
+  }
+  assert.deepEqual(readdirSync(p('live')).sort(), before, 'no file was added beside the store');
 });
 
 test('backup and restore without their file argument are usage errors (exit 2)', async () => {
