@@ -12,6 +12,13 @@ export function validateInput<S extends v.GenericSchema>(
   input: unknown,
   where: 'body' | 'query' = 'body',
 ): v.InferOutput<S> {
+  // valibot's object schemas take an array for an object without keys: `[]` would cancel a turn or pass a
+  // check as `{}` does, and `[{…}]` be refused for a missing field. Every body these endpoints read is an object.
+  if (where === 'body' && Array.isArray(input))
+    throw new SvcError('validation_error', {
+      message: 'body: must be a JSON object, not an array',
+      details: { field: 'body', issues: [{ field: null, message: 'must be a JSON object, not an array' }] },
+    });
   const parsed = v.safeParse(schema, input);
   if (parsed.success) return parsed.output;
   const issues = parsed.issues.map((issue) => ({
@@ -35,9 +42,21 @@ export function issueMessage(issue: v.BaseIssue<unknown>): string {
   const missing = issue.kind === 'schema' && issue.type === 'object' && issue.received === 'undefined';
   if (missing && issue.path?.length) return 'is required';
   if (issue.kind === 'schema' && issue.message.startsWith('Invalid type:') && issue.expected)
-    return `must be ${TYPE_WORDS[issue.expected] ?? issue.expected.replace(/^\((.*)\)$/, '$1').replaceAll(' | ', ' or ')}, not ${issue.received}`;
+    return `must be ${TYPE_WORDS[issue.expected] ?? issue.expected.replace(/^\((.*)\)$/, '$1').replaceAll(' | ', ' or ')}, not ${receivedWords(issue.received)}`;
   return issue.message;
 }
+
+/**
+ * What arrived, in JSON's words: valibot names an object or array by its constructor (`Object`, `Array`),
+ * and quotes a string whole, which could be a whole prompt echoed back; a long one is cut.
+ */
+function receivedWords(received: string): string {
+  if (received === 'Object') return 'a JSON object';
+  if (received === 'Array') return 'an array';
+  return received.length > RECEIVED_MAX ? `${received.slice(0, RECEIVED_MAX - 2)}…"` : received;
+}
+
+const RECEIVED_MAX = 40;
 
 const TYPE_WORDS: Record<string, string> = {
   Object: 'a JSON object',

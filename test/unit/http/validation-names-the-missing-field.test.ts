@@ -52,6 +52,41 @@ test('a wrong type without a schema message says what it must be, never valibot�
     throw new Error('accepted');
   };
   assert.equal(message({ n: 'x' }), 'n: must be a number, not "x"');
-  assert.equal(message({ tags: {} }), 'tags: must be an array, not Object');
+  assert.equal(message({ tags: {} }), 'tags: must be an array, not a JSON object');
   assert.equal(message({ mode: 'c' }), 'mode: must be "a" or "b", not "c"');
+});
+
+test('a wrong type is named in JSON’s words, and a long string that arrived is not echoed whole', () => {
+  const Plain = v.object({ n: v.optional(v.number()) });
+  const message = (input: unknown) => {
+    try {
+      validateInput(Plain, input);
+    } catch (err) {
+      return (err as SvcError).message;
+    }
+    throw new Error('accepted');
+  };
+  assert.equal(message({ n: {} }), 'n: must be a number, not a JSON object');
+  assert.equal(message({ n: [1] }), 'n: must be a number, not an array');
+  const long = message({ n: `${'word '.repeat(2000)}` });
+  assert.ok(long.length < 100, long);
+  assert.match(long, /^n: must be a number, not "word word .*…"$/);
+});
+
+test('an array body is not a JSON object: refused as the body, never read as an object without keys', () => {
+  const Optional = v.object({ reason: v.optional(v.string()) });
+  for (const [schema, body] of [
+    [Optional, []],
+    [Schema, [{ workspace_path: '/w' }]],
+  ] as const) {
+    let err: SvcError | undefined;
+    try {
+      validateInput(schema, body);
+    } catch (e) {
+      err = e as SvcError;
+    }
+    assert.equal(err?.code, 'validation_error', JSON.stringify(body));
+    assert.equal(err?.message, 'body: must be a JSON object, not an array');
+    assert.equal(err?.details?.field, 'body');
+  }
 });
