@@ -34,7 +34,9 @@ export function createUpgradeListener(deps: UpgradeDeps): UpgradeListener {
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());
     void answer(deps, extra, req, socket, head).catch((err) => {
-      deps.log.error('websocket handshake failed', { path: req.url, message: errorMessage(err) });
+      // the path only: its query carries the attach token, a credential that never goes to a log
+      const path = (req.url ?? '').split('?')[0];
+      deps.log.error('websocket handshake failed', { path, message: errorMessage(err) });
       socket.destroy();
     });
   };
