@@ -26,12 +26,12 @@ export interface InboundBody {
 export async function readInboundBody(c: Context<GatewayEnv>, maxBodyBytes: number): Promise<InboundBody> {
   const bodyText = await readBodyText(c.req.raw, maxBodyBytes, c.env);
   const body = parseJsonBody(bodyText);
+  assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new SvcError('invalid_request', {
       message: 'body: must be a JSON object',
       details: { param: 'body' },
     });
-  assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
   return { bodyText, body: body as Record<string, unknown> };
 }
 
