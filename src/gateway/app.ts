@@ -133,7 +133,7 @@ function shapeMiddleware(fixed?: InboundShape): MiddlewareHandler<GatewayEnv> {
 }
 
 function respond(c: Context<GatewayEnv>, err: SvcError): Response {
-  const { status, body, headers } = encodeGatewayError(shapeOf(c), err);
+  const { status, body, headers } = encodeGatewayError(shapeOf(c), err, c.get('requestId'));
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
   return c.json(body, status as 401);
 }

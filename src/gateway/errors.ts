@@ -15,9 +15,16 @@ export interface EncodedError {
   body: unknown;
 }
 
-/** The response for `err` on a path of `shape` (undefined: a service-owned or unknown path). */
-export function encodeGatewayError(shape: InboundShape | undefined, err: SvcError): EncodedError {
-  if (shape === 'anthropic') return encodeAnthropicError(err);
+/**
+ * The response for `err` on a path of `shape` (undefined: a service-owned or unknown path); `requestId`
+ * goes where the provider's own body carries one (Anthropic's top-level `request_id`).
+ */
+export function encodeGatewayError(
+  shape: InboundShape | undefined,
+  err: SvcError,
+  requestId?: string,
+): EncodedError {
+  if (shape === 'anthropic') return encodeAnthropicError(err, requestId);
   if (shape === 'openai' || shape === 'openai_responses') return encodeOpenAIError(err);
   return { status: err.status, headers: {}, body: encodeServiceError(err) };
 }

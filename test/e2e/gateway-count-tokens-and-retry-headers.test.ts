@@ -54,7 +54,9 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
     const headers = { 'x-api-key': token, 'anthropic-version': '2023-06-01' };
     const notFound = await fetch(`${gw.url}/v1/messages/batches`, { method: 'POST', headers, body: '{}' });
     assert.equal(notFound.status, 404);
-    assert.deepEqual(Object.keys((await notFound.json()) as object).sort(), ['error', 'type']);
+    const notFoundBody = (await notFound.json()) as { request_id?: string };
+    assert.deepEqual(Object.keys(notFoundBody), ['type', 'error', 'request_id']);
+    assert.equal(notFoundBody.request_id, notFound.headers.get('request-id'));
     assert.equal(notFound.headers.get('x-should-retry'), 'false');
     const wrongMethod = await fetch(`${gw.url}/v1/messages`, { headers });
     assert.equal(wrongMethod.status, 405);

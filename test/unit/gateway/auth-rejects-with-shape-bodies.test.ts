@@ -16,6 +16,7 @@ import { makeTempDir } from '../../helpers/svc.ts';
 interface ErrorBody {
   type?: string;
   error: { [field: string]: unknown };
+  request_id?: string;
 }
 const body = async (res: Response | Promise<Response>) => (await (await res).json()) as ErrorBody;
 
@@ -113,10 +114,15 @@ test('a missing token is 401 missing_token in each shape, with an auth_failed ev
   assert.equal(mb.type, 'error');
   assert.equal(mb.error.code, 'missing_token');
   assert.equal(mb.error.type, 'authentication_error');
+  // the Anthropic body names its request at the top level, as the API's does (wire-formats §1.11)
+  assert.deepEqual(Object.keys(mb), ['type', 'error', 'request_id']);
+  assert.equal(mb.request_id, m.headers.get('request-id'));
+  assert.match(String(mb.request_id), /^[0-9A-Z]{26}$/);
   const c = await s.call('chat', {});
   const cb = await body(c);
   assert.equal(cb.error.code, 'missing_token');
   assert.equal(cb.error.param, null);
+  assert.deepEqual(Object.keys(cb), ['error'], 'the OpenAI body has no top-level request id');
   assert.deepEqual(s.failures(), [
     { reason: 'missing_token', inbound_shape: 'anthropic' },
     { reason: 'missing_token', inbound_shape: 'openai' },

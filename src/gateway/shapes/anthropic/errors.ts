@@ -41,7 +41,11 @@ export function anthropicErrorType(status: number): string {
   }
 }
 
-export function encodeAnthropicError(value: unknown): ShapeErrorResponse {
+/**
+ * The error body, with the API's top-level `request_id` when the request has one (wire-formats §1.11): the
+ * gateway's request id, the one its `request-id` header carries and the trace records.
+ */
+export function encodeAnthropicError(value: unknown, requestId?: string): ShapeErrorResponse {
   const { err, status, extra, headers } = errorParts(value);
   return {
     status,
@@ -54,6 +58,7 @@ export function encodeAnthropicError(value: unknown): ShapeErrorResponse {
         code: err.code,
         ...extra,
       },
+      ...(requestId === undefined ? {} : { request_id: requestId }),
     },
   };
 }
