@@ -36,19 +36,22 @@ export function sketchText(text: string): string[] {
   const head = text.length > SKETCH_TEXT_LIMIT ? text.slice(0, SKETCH_TEXT_LIMIT) : text;
   // the hashes of the words, not the words: MinHash reads nothing else, and equal words hash alike
   const ascii = Buffer.byteLength(head) === head.length; // every character below U+0080
-  const hashes = ascii ? asciiWordHashes(head) : new Set([...sketchWords(head)].map(fnv1a));
-  if (hashes.size === 0) return [EMPTY_SKETCH];
-  const mins = new Uint32Array(BANDS * ROWS).fill(0xffffffff);
-  for (const h of hashes) {
+  const hashes = ascii ? asciiWordHashes(head) : Int32Array.from(sketchWords(head), fnv1a);
+  if (hashes.length === 0) return [EMPTY_SKETCH];
+  // Everything stays a 32-bit integer (a hash above 2^31 as a double costs a heap number): each minimum
+  // is kept with its top bit flipped, so a signed comparison orders the unsigned values.
+  const mins = new Int32Array(BANDS * ROWS).fill(0x7fffffff);
+  for (let w = 0; w < hashes.length; w++) {
+    const h = hashes[w];
     for (let i = 0; i < mins.length; i++) {
-      const v = fmix32(h ^ SEEDS[i]);
+      const v = fmix32(h ^ SEEDS[i]) ^ SIGN_BIT;
       if (v < mins[i]) mins[i] = v;
     }
   }
   const out: string[] = [];
   for (let b = 0; b < BANDS; b++) {
     let h = FNV_OFFSET ^ b;
-    for (let r = 0; r < ROWS; r++) h = Math.imul(h ^ mins[b * ROWS + r], FNV_PRIME);
+    for (let r = 0; r < ROWS; r++) h = Math.imul(h ^ mins[b * ROWS + r] ^ SIGN_BIT, FNV_PRIME);
     out.push(`${SKETCH_REVISION}:${b}:${(fmix32(h) >>> 0).toString(16).padStart(8, '0')}`);
   }
   return out;
@@ -62,8 +65,9 @@ export function sketchText(text: string): string[] {
  * without a string per word: what a request's fingerprint costs on the gateway's hot path (sketchWords, the
  * general path, serves every other text). Only a word whose hash is a function word's is spelled out.
  */
-function asciiWordHashes(text: string): Set<number> {
-  const hashes = new Set<number>();
+function asciiWordHashes(text: string): Int32Array {
+  const seen = nextSeenMark();
+  let count = 0;
   let start = -1;
   let h = 0;
   let length = 0;
@@ -71,11 +75,12 @@ function asciiWordHashes(text: string): Set<number> {
   let prev = 0; // 0 other, 1 lower, 2 upper, 3 digit
   const cut = (end: number) => {
     if (start < 0) return;
-    const word = h >>> 0;
+    const word = h | 0;
     // a single character is kept only when it is a digit run ('#')
     if (length >= 2 || (length === 1 && inDigits)) {
-      if (!STOPWORD_HASHES.has(word) || !STOPWORDS.has(text.slice(start, end).toLowerCase()))
-        hashes.add(word);
+      if (!STOPWORD_HASHES.has(word) || !STOPWORDS.has(text.slice(start, end).toLowerCase())) {
+        if (firstSighting(word, seen)) WORD_HASHES[count++] = word;
+      }
     }
     start = -1;
   };
@@ -103,7 +108,41 @@ function asciiWordHashes(text: string): Set<number> {
     prev = kind;
   }
   cut(text.length);
-  return hashes;
+  return WORD_HASHES.subarray(0, count);
+}
+
+/**
+ * The ASCII path's distinct word hashes, in buffers reused by every call (sketchText runs to its end
+ * without yielding): a word takes two characters and a separator, a digit run ('#') one and a separator, so
+ * SKETCH_TEXT_LIMIT characters hold fewer distinct words than WORD_HASHES has room for; SEEN_SLOTS is an
+ * open-addressing set at most a quarter full, whose slots count as taken only under the current mark.
+ */
+const WORD_HASHES = new Int32Array(SKETCH_TEXT_LIMIT);
+const SEEN_BITS = 11;
+const SEEN_SLOTS = new Int32Array(1 << SEEN_BITS);
+const SEEN_MARKS = new Uint32Array(1 << SEEN_BITS);
+let seenMark = 0;
+
+function nextSeenMark(): number {
+  seenMark = (seenMark + 1) >>> 0;
+  if (seenMark === 0) {
+    SEEN_MARKS.fill(0); // after 2^32 - 1 sketches: no slot may keep an old mark that reads as the new one
+    seenMark = 1;
+  }
+  return seenMark;
+}
+
+/** True the first time `hash` is offered under `mark`, and then remembers it. */
+function firstSighting(hash: number, mark: number): boolean {
+  const mask = SEEN_SLOTS.length - 1;
+  for (let i = (hash ^ (hash >>> SEEN_BITS)) & mask; ; i = (i + 1) & mask) {
+    if (SEEN_MARKS[i] !== mark) {
+      SEEN_MARKS[i] = mark;
+      SEEN_SLOTS[i] = hash;
+      return true;
+    }
+    if (SEEN_SLOTS[i] === hash) return false;
+  }
 }
 
 function unicodeWords(text: string, add: (w: string) => void, words: Set<string>): void {
@@ -136,20 +175,26 @@ const STOPWORDS = new Set([
 
 const HASH_SIGN = '#'.charCodeAt(0);
 const STOPWORD_HASHES: ReadonlySet<number> = new Set([...STOPWORDS].map(fnv1a));
+/** XORed into a 32-bit value, it maps unsigned order onto signed order. */
+const SIGN_BIT = 0x80000000 | 0;
 
 /** One seed per MinHash function, fixed forever for revision h1. */
-const SEEDS = Uint32Array.from({ length: BANDS * ROWS }, (_, i) => fmix32(Math.imul(i + 1, 0x9e3779b9)));
+const SEEDS = Int32Array.from({ length: BANDS * ROWS }, (_, i) => fmix32(Math.imul(i + 1, 0x9e3779b9)));
 
+/** FNV-1a of a string's UTF-16 code units, as a signed 32-bit integer (the bits are the hash). */
 function fnv1a(s: string): number {
   let h = FNV_OFFSET;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
-  return h >>> 0;
+  return h | 0;
 }
 
-/** MurmurHash3's 32-bit finaliser: a bijection that mixes every input bit into every output bit. */
+/**
+ * MurmurHash3's 32-bit finaliser: a bijection that mixes every input bit into every output bit. Signed
+ * 32-bit in and out (the bits are the hash; `>>> 0` reads it unsigned).
+ */
 function fmix32(x: number): number {
-  let h = x >>> 0;
+  let h = x | 0;
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
+  return h ^ (h >>> 16);
 }

@@ -7,7 +7,14 @@ import {
   powerOfTwoBucket,
   structuralParts,
 } from '#src/routing/pattern/fingerprint.ts';
-import { BANDS, EMPTY_SKETCH, ROWS, sketchText, sketchWords } from '#src/routing/pattern/sketch.ts';
+import {
+  BANDS,
+  EMPTY_SKETCH,
+  ROWS,
+  SKETCH_TEXT_LIMIT,
+  sketchText,
+  sketchWords,
+} from '#src/routing/pattern/sketch.ts';
 import { facts } from './routing-fixture.ts';
 
 const base = (over: Partial<RouteFacts> = {}) =>
@@ -104,6 +111,21 @@ test('the ASCII fast path sketches exactly as the general path does (random text
           : alphabet[Math.floor(rnd() * alphabet.length)];
     assert.deepEqual(sketchText(text), sketchText(`${text} é`), JSON.stringify(text));
   }
+});
+
+test('the ASCII fast path agrees with the general path on texts full of distinct words, one after another', () => {
+  // as many distinct words as SKETCH_TEXT_LIMIT characters hold, and texts sharing words sketched in turn
+  const word = (n: number) => String.fromCharCode(97 + (n % 26), 97 + (Math.floor(n / 26) % 26));
+  const dense = Array.from({ length: 400 }, (_, n) => word(n)).join(' ');
+  assert.ok(dense.length > SKETCH_TEXT_LIMIT);
+  const texts = [dense, `${dense.slice(600)} zz`, 'fix the failing test in auth', dense, 'aa ab ac'];
+  const fast = texts.map((t) => sketchText(t));
+  const general = texts.map((t) => sketchText(`${t.slice(0, SKETCH_TEXT_LIMIT - 2)} é`));
+  assert.deepEqual(fast[0], general[0]);
+  assert.deepEqual(fast[3], fast[0], 'a text sketched again gets the same bands');
+  for (let i = 1; i < texts.length; i++)
+    if (texts[i].length <= SKETCH_TEXT_LIMIT - 2)
+      assert.deepEqual(fast[i], sketchText(`${texts[i]} é`), texts[i]);
 });
 
 test('sketch words: identifiers split, numbers abstracted, function words dropped, CJK as pairs', () => {
