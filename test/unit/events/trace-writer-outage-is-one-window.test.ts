@@ -7,14 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EventEnvelope } from '#src/events/envelope.ts';
 import { createTraceWriter } from '#src/events/trace-writer.ts';
-import { createIdFactory } from '#src/lib/ids.ts';
 import { silentLogger } from '#src/lib/log.ts';
-import { systemClock } from '#src/lib/time.ts';
 import { postgresDialect } from '#src/store/dialect.ts';
 import type { Store } from '#src/store/open.ts';
 import type { NewEventRow } from '#src/store/schema.ts';
+import { numberedEvent } from '../../helpers/envelopes.ts';
 
 const MAX_ATTEMPTS = 2;
 
@@ -42,22 +40,6 @@ function flakyStore() {
 }
 
 /** A `turn.completed` envelope written straight to the writer (no bus: its failure notices are events too). */
-const newId = createIdFactory();
-function event(n: number): EventEnvelope {
-  const us = systemClock.nowUs();
-  return {
-    id: newId(),
-    timestamp: new Date(us / 1000).toISOString(),
-    timestamp_us: us,
-    session_id: null,
-    turn_id: null,
-    type: 'turn.completed',
-    actor: 'gateway',
-    payload: { n } as never,
-    parent_event_id: null,
-    sensitivity: 'pseudonymous',
-  };
-}
 
 test('a batch queued during an outage gets the time left of the window, not a window of its own', async (t) => {
   const db = flakyStore();
@@ -70,10 +52,10 @@ test('a batch queued during an outage gets the time left of the window, not a wi
   t.after(() => writer.stop());
 
   const tried = db.nextAttempt();
-  const first = event(1);
+  const first = numberedEvent(1);
   const firstWritten = writer.write(first);
   await tried; // the outage has begun: the next event waits behind the first batch
-  const second = event(2);
+  const second = numberedEvent(2);
   const secondWritten = writer.write(second);
   assert.equal(await firstWritten, false);
   assert.ok(
@@ -89,9 +71,9 @@ test('a batch queued during an outage gets the time left of the window, not a wi
 
   // the store is back: a commit ends the outage, and the next one is waited out from its own start
   db.down = false;
-  assert.equal(await writer.write(event(3)), true);
+  assert.equal(await writer.write(numberedEvent(3)), true);
   db.down = true;
-  const fourth = event(4);
+  const fourth = numberedEvent(4);
   assert.equal(await writer.write(fourth), false);
   assert.ok((db.attempts.get(fourth.id) ?? 0) > MAX_ATTEMPTS, 'a new outage is waited out again');
 });

@@ -6,14 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EventEnvelope } from '#src/events/envelope.ts';
 import { createTraceWriter } from '#src/events/trace-writer.ts';
-import { createIdFactory } from '#src/lib/ids.ts';
 import { createLogger } from '#src/lib/log.ts';
-import { systemClock } from '#src/lib/time.ts';
 import { postgresDialect } from '#src/store/dialect.ts';
 import type { Store } from '#src/store/open.ts';
 import type { NewEventRow } from '#src/store/schema.ts';
+import { numberedEvent } from '../../helpers/envelopes.ts';
 
 /** A table keyed by id: a stored id is refused unless the append skips it; the first answer is lost. */
 function unheardCommitStore() {
@@ -36,23 +34,6 @@ function unheardCommitStore() {
   return { store, table, appends: () => appends };
 }
 
-const newId = createIdFactory();
-function event(n: number): EventEnvelope {
-  const us = systemClock.nowUs();
-  return {
-    id: newId(),
-    timestamp: new Date(us / 1000).toISOString(),
-    timestamp_us: us,
-    session_id: null,
-    turn_id: null,
-    type: 'turn.completed',
-    actor: 'gateway',
-    payload: { n } as never,
-    parent_event_id: null,
-    sensitivity: 'pseudonymous',
-  };
-}
-
 test('a batch committed before its connection dropped is written once and reported as written', async (t) => {
   const db = unheardCommitStore();
   const lines: string[] = [];
@@ -61,7 +42,7 @@ test('a batch committed before its connection dropped is written once and report
     log: createLogger({ write: (l) => void lines.push(l) }),
   });
   t.after(() => writer.stop());
-  const events = [event(1), event(2)];
+  const events = [numberedEvent(1), numberedEvent(2)];
   const written = await Promise.all(events.map((e) => writer.write(e)));
   assert.deepEqual(written, [true, true]);
   assert.ok(db.appends() >= 2, 'the lost answer was retried');
