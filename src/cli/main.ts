@@ -111,10 +111,16 @@ async function checkArgs(cmd: CommandDef, rest: string[], chain: CommandDef[]): 
     }
   }
   let seenPositionals = 0;
+  let afterDashes = false;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    if (arg === '--') break;
-    if (!arg.startsWith('-') || arg === '-') {
+    // after `--` every word is a positional (an id that starts with "-"): citty ignores the surplus ones,
+    // so `forget -- -x --confirm --db-path b.db` would run without the flags it was given
+    if (arg === '--' && !afterDashes) {
+      afterDashes = true;
+      continue;
+    }
+    if (afterDashes || !arg.startsWith('-') || arg === '-') {
       seenPositionals++;
       if (seenPositionals > positionals) {
         throw new SvcError('usage_error', {
@@ -128,8 +134,13 @@ async function checkArgs(cmd: CommandDef, rest: string[], chain: CommandDef[]): 
     const flag = eq >= 0 ? body.slice(0, eq) : body;
     const type = flags.get(flag) ?? (flag.startsWith('no-') ? flags.get(flag.slice(3)) : undefined);
     if (!type) {
+      // an id such as "-_-x" is a valid user id: say how to pass it as one
+      const asValue =
+        positionals > 0 && !arg.startsWith('--')
+          ? `, or put a value that starts with "-" after "--" (\`${name} -- ${arg}\`)`
+          : '';
       throw new SvcError('usage_error', {
-        message: `Unknown option "${arg}" for ${name}; run \`${name} --help\` for its options.`,
+        message: `Unknown option "${arg}" for ${name}; run \`${name} --help\` for its options${asValue}.`,
       });
     }
     // citty reads any value but "false" as true, so `--confirm=no` would confirm a forget and

@@ -266,6 +266,58 @@ test('bad ids, bad windows and missing arguments exit 2 with one sentence, touch
   assert.deepEqual(allPayloads(db), before);
 });
 
+test('an id that starts with "-" goes after --, and words after it are refused, never silently dropped', async () => {
+  // "-_-x" matches the id shape; as a first word it reads as an option, so the sentence says to use --
+  const db = freshPath();
+  const id = '-_-x';
+  await seedStore(db, 6, (i) => ({
+    id: seqId(i),
+    timestamp_us: BASE_US + i * 1_000_000,
+    type: 'llm.call_completed',
+    turn_id: `turn_${i}`,
+    payload: callPayload(i % 2 === 0 ? id : 'u1', { seq: i, cost_usd: '0.000001' }),
+  }));
+  const before = allPayloads(db);
+  const out = join(tmp.dir, 'dash-id.jsonl');
+  const refused: Array<[string[], RegExp]> = [
+    [
+      ['analytics', 'user-export', id, '--db-path', db],
+      /^svc: Unknown option "-_-x" for svc analytics user-export; .* put a value that starts with "-" after "--" \(`svc analytics user-export -- -_-x`\)\.$/,
+    ],
+    [
+      ['user', 'forget', id, '--confirm', '--db-path', db],
+      /^svc: Unknown option "-_-x" for svc user forget; .*`svc user forget -- -_-x`\)\.$/,
+    ],
+    // after --, "--confirm" and "--out" are words, not flags: running without them would report on
+    // (or stream) something the operator did not ask for
+    [
+      ['user', 'forget', '--db-path', db, '--', id, '--confirm'],
+      /^svc: Unexpected argument "--confirm" for svc user forget; /,
+    ],
+    [
+      ['analytics', 'user-export', '--db-path', db, '--', id, '--out', out],
+      /^svc: Unexpected argument "--out" for svc analytics user-export; /,
+    ],
+  ];
+  for (const [args, pattern] of refused) {
+    const r = await runSvc(args, { env });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr.trimEnd(), pattern);
+  }
+  assert.equal(existsSync(out), false);
+  assert.deepEqual(allPayloads(db), before);
+
+  const exported = await runSvc(['analytics', 'user-export', '--db-path', db, '--', id], { env });
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.equal(lines(exported.stdout).length, 3);
+  const forgot = await runSvc(['user', 'forget', '--confirm', '--db-path', db, '--', id], { env });
+  assert.equal(forgot.code, 0, forgot.stderr);
+  assert.equal(report(forgot.stdout).user_id, id);
+  assert.equal(report(forgot.stdout).pseudonymized_rows, '4', 'three calls and the audit row of the export');
+});
+
 test('a missing store is a failure (exit 1) for both commands, and no store is created', async () => {
   const db = join(tmp.dir, 'absent', 'svc.db');
   for (const args of [
