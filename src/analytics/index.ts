@@ -6,6 +6,7 @@
 export { type DashboardOptions, mountDashboard } from './dashboard/routes.ts';
 export { type AnalyticsEnvelope, envelope } from './envelope.ts';
 export { assertIdentityId, assertUserId, IDENTITY_ID_RE, isIdentityId } from './identity.ts';
+export { exactMoneyText, stringifyAnswer } from './money.ts';
 export * from './params.ts';
 export { type ByKeyRow, queryByKey } from './queries/by-key.ts';
 export { type ByTeamRow, queryByTeam } from './queries/by-team.ts';

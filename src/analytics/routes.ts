@@ -13,6 +13,7 @@ import type { ModelRegistry } from '../models/registry.ts';
 import type { Store } from '../store/open.ts';
 import { envelope } from './envelope.ts';
 import { assertUserId } from './identity.ts';
+import { stringifyAnswer as answerJson } from './money.ts';
 import {
   parseGatewayKey,
   parseGroupBy,
@@ -47,6 +48,9 @@ export interface AnalyticsDeps {
   flushEvents?: () => Promise<void>;
 }
 
+/** The envelopes are written by answerJson, so that money fields are exact (money.ts). */
+const JSON_TYPE = { 'content-type': 'application/json' };
+
 export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: AnalyticsDeps): void {
   const db = deps.store.kysely;
   const pricing = () => deps.registry.pricingVersion;
@@ -58,7 +62,7 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
     app.get(`/analytics/${path}`, async (c) => {
       const raw = singleValued(c.req.queries());
       const window = parseWindow(raw, deps.clock.nowUs());
-      return c.json(envelope(window, pricing(), await read(raw, window)));
+      return c.body(answerJson(envelope(window, pricing(), await read(raw, window))), 200, JSON_TYPE);
     });
 
   windowed('cost', (raw, window) =>
@@ -74,12 +78,12 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
   app.get('/analytics/sessions', async (c) => {
     const raw = singleValued(c.req.queries());
     const q = { order: parseSessionOrder(raw), limit: parseSessionsLimit(raw) };
-    return c.json(envelope(null, pricing(), await querySessions(db, q)));
+    return c.body(answerJson(envelope(null, pricing(), await querySessions(db, q))), 200, JSON_TYPE);
   });
 
   app.get('/analytics/turns/:turn_id', async (c) => {
     const data = await queryTurn(db, c.req.param('turn_id'), deps.clock.nowUs());
-    return c.json(envelope(null, pricing(), data));
+    return c.body(answerJson(envelope(null, pricing(), data)), 200, JSON_TYPE);
   });
 
   // an empty id matches no `:user_id`: it fails the shape guard like any other bad id (400, not a 404)

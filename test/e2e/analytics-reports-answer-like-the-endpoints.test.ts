@@ -147,6 +147,33 @@ test('the table writes small amounts as decimals (a call of a cheap model costs 
   }
 });
 
+test('json and tables write money to the last digit of its decimal sum, as the endpoints do', async () => {
+  // 26 significant digits: a double would print 1234567.891234567 in both views
+  const exact = join(tmp.dir, 'exact.db');
+  const store = await openStore(exact);
+  const costs = ['1234567.891234567', '0.000000000000000042'];
+  insertEvents(store.db, 2, (i) =>
+    callEvent(seqId(i), { at: i * 1_000_000, cost: costs[i], key: 'gk_x', user: 'u1', team: 't1' }),
+  );
+  await store.close();
+  const SUM = '1234567.891234567000000042';
+  for (const [report, field] of [
+    [['cost', '--group-by', 'none'], 'cost_usd'],
+    [['cost', '--group-by', 'user'], 'cost_usd'],
+    [['by-key'], 'cost_usd'],
+    [['by-team'], 'cost_usd'],
+    [['savings'], 'actual_stamped_usd'],
+  ] as const) {
+    const args = ['analytics', ...report, ...WINDOW, '--db-path', exact];
+    const json = await runSvc([...args, '--format', 'json'], { env });
+    assert.equal(json.code, 0, json.stderr);
+    assert.match(json.stdout, new RegExp(`"${field}": ${SUM.replace('.', '\\.')}[,\\n]`), report.join(' '));
+    const table = await runSvc(args, { env });
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, new RegExp(`\\s${SUM.replace('.', '\\.')}(\\s|$)`, 'm'), table.stdout);
+  }
+});
+
 test('bad flags exit 2 with one sentence; a missing store exits 1', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['cost', '--group-by', 'week'], /--group-by "week" is not one of model, provider/],

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import { toNumber } from '../../lib/decimal.ts';
 import type { Database } from '../../store/schema.ts';
+import { withExactMoney } from '../money.ts';
 import { encodeSpendFields } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 import { querySpendTree } from './spend-tree.ts';
@@ -26,14 +27,20 @@ export async function queryByKey(
     outer: 'gateway_key_id',
     inner: 'inbound_shape',
   });
-  return keys.map((k) => ({
-    gateway_key_id: k.id,
-    ...encodeSpendFields(k.totals),
-    call_count: k.totals.callCount,
-    by_inbound_shape: k.leaves.map((s) => ({
-      inbound_shape: s.id,
-      call_count: s.totals.callCount,
-      cost_usd: toNumber(s.totals.cost),
-    })),
-  }));
+  return keys.map((k) =>
+    withExactMoney(
+      {
+        gateway_key_id: k.id,
+        ...encodeSpendFields(k.totals),
+        call_count: k.totals.callCount,
+        by_inbound_shape: k.leaves.map((s) =>
+          withExactMoney(
+            { inbound_shape: s.id, call_count: s.totals.callCount, cost_usd: toNumber(s.totals.cost) },
+            { cost_usd: s.totals.cost },
+          ),
+        ),
+      },
+      { cost_usd: k.totals.cost },
+    ),
+  );
 }

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import { toNumber } from '../../lib/decimal.ts';
 import type { Database } from '../../store/schema.ts';
+import { withExactMoney } from '../money.ts';
 import { encodeSpendFields } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 import { querySpendTree } from './spend-tree.ts';
@@ -22,15 +23,21 @@ export async function queryByTeam(
 ): Promise<ByTeamRow[]> {
   const where = q.team === null ? sql`TRUE` : sql`team_id = ${q.team}`;
   const teams = await querySpendTree(db, { window: q.window, where, outer: 'team_id', inner: 'user_id' });
-  return teams.map((t) => ({
-    team_id: t.id,
-    ...encodeSpendFields(t.totals),
-    call_count: t.totals.callCount,
-    user_count: t.leaves.filter((u) => u.id !== null).length,
-    by_user: t.leaves.map((u) => ({
-      user_id: u.id,
-      cost_usd: toNumber(u.totals.cost),
-      call_count: u.totals.callCount,
-    })),
-  }));
+  return teams.map((t) =>
+    withExactMoney(
+      {
+        team_id: t.id,
+        ...encodeSpendFields(t.totals),
+        call_count: t.totals.callCount,
+        user_count: t.leaves.filter((u) => u.id !== null).length,
+        by_user: t.leaves.map((u) =>
+          withExactMoney(
+            { user_id: u.id, cost_usd: toNumber(u.totals.cost), call_count: u.totals.callCount },
+            { cost_usd: u.totals.cost },
+          ),
+        ),
+      },
+      { cost_usd: t.totals.cost },
+    ),
+  );
 }

@@ -7,6 +7,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { formatUs } from '../../lib/time.ts';
 import { type EngineName, engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
+import { withExactMoney } from '../money.ts';
 import type { GroupBy, SpendFilters } from '../params.ts';
 import { expr, fromSpend, hourStartUs, type SpendColumn } from '../read-paths.ts';
 import {
@@ -192,5 +193,8 @@ async function byTime(
 }
 
 function encodeCostRow(keys: Record<string, unknown>, t: SpendTotals): CostRow {
-  return { ...keys, ...encodeSpendFields(t), avg_latency_ms: averageLatencyMs(t), call_count: t.callCount };
+  return withExactMoney(
+    { ...keys, ...encodeSpendFields(t), avg_latency_ms: averageLatencyMs(t), call_count: t.callCount },
+    { cost_usd: t.cost },
+  );
 }

@@ -10,6 +10,7 @@ import { priceCall } from '../../models/pricing.ts';
 import type { ModelRegistry } from '../../models/registry.ts';
 import { type EngineName, engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
+import { withExactMoney } from '../money.ts';
 import type { ParamNamer } from '../params.ts';
 import { expr, fromSpend } from '../read-paths.ts';
 import { decodeSpend, runSpendQuery, type SpendColumns, type SpendTotals, spendSource } from '../spend.ts';
@@ -68,7 +69,7 @@ export async function querySavings(
     else missing += t.callCount;
   }
   const savings = sub(baselineCost, actual);
-  return {
+  const data = {
     baseline_model: baseline,
     actual_repriced_usd: toNumber(actual),
     baseline_repriced_usd: toNumber(baselineCost),
@@ -80,6 +81,12 @@ export async function querySavings(
     rows_total: total,
     rows_missing_from_price_table: missing,
   };
+  return withExactMoney(data, {
+    actual_repriced_usd: actual,
+    baseline_repriced_usd: baselineCost,
+    savings_usd: savings,
+    actual_stamped_usd: stamped,
+  });
 }
 
 // --- internal ---

@@ -5,6 +5,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { parseDecimal, toNumber } from '../../lib/decimal.ts';
 import type { Database } from '../../store/schema.ts';
+import { withExactMoney } from '../money.ts';
 import type { SessionOrder } from '../params.ts';
 
 export interface SessionSummary {
@@ -31,15 +32,19 @@ export async function querySessions(
     updated_at: string;
   }>`SELECT id, workspace_path, active_model, cost_so_far_usd, turn_count, created_at, updated_at
     FROM sessions ORDER BY ${ORDER_BY[q.order]} LIMIT ${q.limit}`.execute(db);
-  return r.rows.map((s) => ({
-    id: s.id,
-    workspace_path: s.workspace_path,
-    active_model: s.active_model,
-    cost_usd: toNumber(parseDecimal(s.cost_so_far_usd)),
-    turn_count: Number(s.turn_count),
-    created_at: s.created_at,
-    updated_at: s.updated_at,
-  }));
+  return r.rows.map((s) => {
+    const cost = parseDecimal(s.cost_so_far_usd);
+    const row = {
+      id: s.id,
+      workspace_path: s.workspace_path,
+      active_model: s.active_model,
+      cost_usd: toNumber(cost),
+      turn_count: Number(s.turn_count),
+      created_at: s.created_at,
+      updated_at: s.updated_at,
+    };
+    return withExactMoney(row, { cost_usd: cost });
+  });
 }
 
 // --- internal ---

@@ -89,6 +89,42 @@ test('every endpoint answers the envelope with version headers; the default wind
   assert.equal(toOnly.body.window.start, '2026-03-01T00:00:00.000000Z');
 });
 
+test('money is written to the last digit of its decimal sum, beyond what a double holds', async (t) => {
+  // 1234567.891234567 (the nano-dollar path) + 0.000000000000000042 (decimal_sum): 26 significant
+  // digits, which JSON.stringify of a double would cut to 1234567.891234567
+  const { fx } = await setup(t);
+  const now = Date.now() * 1000;
+  const call = (cost: string, key: string) => (id: string) => ({
+    ...callEvent(id, { at: 0, cost, user: 'u1', key, team: 't1' }),
+    timestamp_us: now - DAY_US,
+  });
+  seed(fx.store, [call('1234567.891234567', 'gk_a'), call('0.000000000000000042', 'gk_b')]);
+  const SUM = '1234567.891234567000000042';
+  const text = async (path: string) => {
+    const res = await fx.call('GET', path);
+    assert.equal(res.status, 200, path);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/, path);
+    return res.text();
+  };
+  const money = (body: string, field: string) =>
+    [...body.matchAll(new RegExp(`"${field}":(-?[0-9.]+)[,}]`, 'g'))].map((m) => m[1]);
+  assert.deepEqual(money(await text('/analytics/cost?group_by=none'), 'cost_usd'), [SUM]);
+  assert.deepEqual(money(await text('/analytics/cost?group_by=user'), 'cost_usd'), [SUM]);
+  assert.deepEqual(money(await text('/analytics/cost?group_by=day'), 'cost_usd'), [SUM]);
+  // team and its one user carry the sum; the keys each carry their own call, at both levels
+  assert.deepEqual(money(await text('/analytics/by_team'), 'cost_usd'), [SUM, SUM]);
+  assert.deepEqual(money(await text('/analytics/by_key'), 'cost_usd'), [
+    '1234567.891234567',
+    '1234567.891234567',
+    '0.000000000000000042',
+    '0.000000000000000042',
+  ]);
+  assert.deepEqual(money(await text('/analytics/savings'), 'actual_stamped_usd'), [SUM]);
+  // a client reading doubles gets the same number as before
+  const parsed = JSON.parse(await text('/analytics/cost?group_by=none'));
+  assert.equal(parsed.data.cost_usd, 1234567.891234567);
+});
+
 test('every error code is answered at its status in the service error body', async (t) => {
   const { fx, get } = await setup(t);
   const cases: Array<[string, number, string]> = [

@@ -1,6 +1,6 @@
 /** `svc analytics by-key`: spend per gateway key and inbound shape (GET /analytics/by_key). */
 import { parseGatewayKey, queryByKey } from '../../../analytics/index.ts';
-import { defineReport, flagName } from './common.ts';
+import { defineReport, fieldCell, flagName } from './common.ts';
 
 export default defineReport({
   name: 'by-key',
@@ -15,7 +15,7 @@ export default defineReport({
       [
         k.gateway_key_id ?? '(in-process)',
         '(all)',
-        k.cost_usd,
+        fieldCell(k, 'cost_usd'),
         k.call_count,
         k.input_tokens,
         k.output_tokens,
@@ -23,7 +23,7 @@ export default defineReport({
       ...k.by_inbound_shape.map((s) => [
         k.gateway_key_id ?? '(in-process)',
         s.inbound_shape,
-        s.cost_usd,
+        fieldCell(s, 'cost_usd'),
         s.call_count,
         null,
         null,

@@ -1,6 +1,6 @@
 /** `svc analytics by-team`: spend per team and user (GET /analytics/by_team). */
 import { parseTeam, queryByTeam } from '../../../analytics/index.ts';
-import { defineReport, flagName } from './common.ts';
+import { defineReport, fieldCell, flagName } from './common.ts';
 
 export default defineReport({
   name: 'by-team',
@@ -11,11 +11,11 @@ export default defineReport({
   table: (rows) => ({
     header: ['TEAM_ID', 'USER_ID', 'COST_USD', 'CALL_COUNT', 'USER_COUNT'],
     rows: rows.flatMap((t) => [
-      [t.team_id ?? '(untagged)', '(all)', t.cost_usd, t.call_count, t.user_count],
+      [t.team_id ?? '(untagged)', '(all)', fieldCell(t, 'cost_usd'), t.call_count, t.user_count],
       ...t.by_user.map((u) => [
         t.team_id ?? '(untagged)',
         u.user_id ?? '(untagged)',
-        u.cost_usd,
+        fieldCell(u, 'cost_usd'),
         u.call_count,
         null,
       ]),

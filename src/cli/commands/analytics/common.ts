@@ -6,11 +6,13 @@
 import { defineCommand } from 'citty';
 import {
   envelope,
+  exactMoneyText,
   type ParamNamer,
   parseWindow,
   QUERY_PARAMS,
   type RawParams,
   singleValued,
+  stringifyAnswer,
   type TimeWindow,
 } from '../../../analytics/index.ts';
 import { readEnv } from '../../../config/env.ts';
@@ -55,7 +57,11 @@ export interface ReportContext {
   nowUs: number;
 }
 
-export type Cell = string | number | null;
+/** A money field's exact decimal text (analytics/money.ts), shown and aligned as a number. */
+export interface ExactNumber {
+  readonly exact: string;
+}
+export type Cell = string | number | null | ExactNumber;
 export interface Table {
   header: string[];
   rows: Cell[][];
@@ -97,7 +103,7 @@ export function defineReport<T>(spec: ReportSpec<T>) {
         const data = await spec.read({ store, registry, raw, window, nowUs });
         const answer = envelope(spec.windowed ? window : null, registry.pricingVersion, data);
         process.stdout.write(
-          format === 'json' ? `${JSON.stringify(answer, null, 2)}\n` : renderReport(answer, spec),
+          format === 'json' ? `${stringifyAnswer(answer, 2)}\n` : renderReport(answer, spec),
         );
       } finally {
         await store.close();
@@ -132,8 +138,14 @@ export function objectsTable<T extends object>(rows: readonly T[]): Table {
   const keys = Object.keys(rows[0]);
   return {
     header: keys.map((k) => k.toUpperCase()),
-    rows: rows.map((r) => keys.map((k) => toCell((r as Record<string, unknown>)[k]))),
+    rows: rows.map((r) => keys.map((k) => fieldCell(r, k))),
   };
+}
+
+/** `row[key]` as a cell: a money field as its exact text, so the table shows what the JSON answers. */
+export function fieldCell(row: object, key: string): Cell {
+  const exact = exactMoneyText(row, key);
+  return exact === undefined ? toCell((row as Record<string, unknown>)[key]) : { exact };
 }
 
 export function toCell(value: unknown): Cell {
@@ -162,7 +174,7 @@ function renderReport<T>(answer: ReturnType<typeof envelope<T>>, spec: ReportSpe
   if (rows.length === 0) return `${title}\n${spec.windowed ? 'no data in this window' : 'none yet'}\n`;
   const cells = [header, ...rows.map((r) => r.map(cell))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
-  const numeric = header.map((_, i) => rows.every((r) => r[i] === null || typeof r[i] === 'number'));
+  const numeric = header.map((_, i) => rows.every((r) => r[i] === null || typeof r[i] !== 'string'));
   const lines = cells.map((r) =>
     r
       .map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
@@ -174,6 +186,7 @@ function renderReport<T>(answer: ReturnType<typeof envelope<T>>, spec: ReportSpe
 
 function cell(value: Cell): string {
   if (value === null) return '-';
+  if (typeof value === 'object') return value.exact;
   // String(5e-7) is '5e-7': a person reads amounts under a millionth as decimals too
   return typeof value === 'number' ? PLAIN_NUMBER.format(value) : value;
 }

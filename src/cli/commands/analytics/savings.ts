@@ -1,6 +1,6 @@
 /** `svc analytics savings`: the window's calls re-priced against one baseline model (GET /analytics/savings). */
 import { querySavings } from '../../../analytics/index.ts';
-import { defineReport, flagName } from './common.ts';
+import { defineReport, fieldCell, flagName } from './common.ts';
 
 export default defineReport({
   name: 'savings',
@@ -14,5 +14,5 @@ export default defineReport({
   },
   read: ({ store, registry, raw, window }) =>
     querySavings(store.kysely, registry, { window, baseline: raw.baseline, name: flagName }),
-  table: (d) => ({ header: ['FIELD', 'VALUE'], rows: Object.entries(d).map(([k, v]) => [k, v]) }),
+  table: (d) => ({ header: ['FIELD', 'VALUE'], rows: Object.keys(d).map((k) => [k, fieldCell(d, k)]) }),
 });
