@@ -174,6 +174,38 @@ test('json and tables write money to the last digit of its decimal sum, as the e
   }
 });
 
+test('the cost table names the null bucket, so it never reads as the id "-"', async () => {
+  // "-" is a valid user, team and key id (^[A-Za-z0-9_-]{1,200}$); untagged traffic is another row
+  const dash = join(tmp.dir, 'dash.db');
+  const store = await openStore(dash);
+  insertEvents(store.db, 2, (i) =>
+    callEvent(seqId(i), {
+      at: i * 1_000_000,
+      cost: i === 0 ? '0.2' : '0.1',
+      user: i === 0 ? '-' : null,
+      team: i === 0 ? '-' : null,
+      key: i === 0 ? '-' : null,
+    }),
+  );
+  await store.close();
+  for (const [groupBy, nullLabel] of [
+    ['user', '(untagged)'],
+    ['team', '(untagged)'],
+    ['gateway_key', '(in-process)'],
+  ]) {
+    const r = await runSvc(['analytics', 'cost', ...WINDOW, '--group-by', groupBy, '--db-path', dash], {
+      env,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const keys = r.stdout
+      .trimEnd()
+      .split('\n')
+      .slice(2)
+      .map((l) => l.split(/\s+/)[0]);
+    assert.deepEqual(keys, ['-', nullLabel], r.stdout);
+  }
+});
+
 test('bad flags exit 2 with one sentence; a missing store exits 1', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['cost', '--group-by', 'week'], /--group-by "week" is not one of model, provider/],

@@ -22,5 +22,21 @@ export default defineReport({
       groupBy: parseGroupBy(raw, flagName),
       filters: parseSpendFilters(raw, flagName),
     }),
-  table: (data) => objectsTable(Array.isArray(data) ? data : [data]),
+  table: (data) => {
+    const t = objectsTable(Array.isArray(data) ? data : [data]);
+    // a null key is a bucket, not a missing value: "-" would read as the id "-", which the id shape allows
+    const labels = t.header.map((h) => NULL_KEY_LABEL[h]);
+    return { ...t, rows: t.rows.map((r) => r.map((c, i) => (c === null ? (labels[i] ?? c) : c))) };
+  },
 });
+
+/** How the table names a null key column, as by-key and by-team do. */
+const NULL_KEY_LABEL: Readonly<Record<string, string>> = {
+  GATEWAY_KEY_ID: '(in-process)',
+  USER_ID: '(untagged)',
+  TEAM_ID: '(untagged)',
+  SESSION_ID: '(no session)',
+  PARENT_SESSION_ID: '(no session)',
+  MODEL: '(none)',
+  PROVIDER: '(none)',
+};
