@@ -221,7 +221,7 @@ test('the Cost tab shows the API figures for the 7-day window and a custom windo
   assert.equal(await page.locator('.tile.negative [data-field="savings-usd"]').count(), 1, 'shown as a loss');
   assert.match(
     await text(page, '[data-field="savings-warning"]'),
-    /1 calls used models missing from the price table/,
+    /1 call used models missing from the price table/,
   );
   // the chart is drawn from the hourly buckets of that UTC day
   const hours = await sameAnswer('cost', 'hour');
@@ -282,7 +282,7 @@ test('Spend by identity calls out the top team, developer and key only above hal
     await values(page, '[data-field="key-cost"]'),
     keys.data.map((r: any) => r.cost_usd),
   );
-  assert.match(await text(page, '.tile[data-kind="team"][data-id="t1"]'), /60\.0% of spend · 1 calls/);
+  assert.match(await text(page, '.tile[data-kind="team"][data-id="t1"]'), /60\.0% of spend · 1 call$/);
   // ids are case-sensitive: a tile shows the id as the API and the filters spell it, inside its tile
   for (const kind of ['team', 'user', 'key']) {
     for (const tile of await page.locator(`.tile[data-kind="${kind}"][data-id]:not([data-id=""])`).all()) {

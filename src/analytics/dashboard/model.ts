@@ -63,6 +63,11 @@ export function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }
 
+/** `1 call`, `2 calls`. */
+export function formatCalls(n: number): string {
+  return `${formatCount(n)} ${n === 1 ? 'call' : 'calls'}`;
+}
+
 export type IdentityKind = 'team' | 'user' | 'key';
 
 export interface IdentityShare {
@@ -119,7 +124,7 @@ export function savingsView(s: {
     baseline: s.baseline_model,
     warning:
       s.rows_missing_from_price_table > 0
-        ? `${formatCount(s.rows_missing_from_price_table)} calls used models missing from the price table: the percentage is overstated.`
+        ? `${formatCalls(s.rows_missing_from_price_table)} used models missing from the price table: the percentage is overstated.`
         : null,
   };
 }

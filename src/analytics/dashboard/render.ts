@@ -13,6 +13,7 @@ import type { SessionSummary } from '../queries/sessions.ts';
 import type { TurnDrillDown } from '../queries/turn.ts';
 import {
   concentrationCallouts,
+  formatCalls,
   formatCount,
   formatPercent,
   formatUsd,
@@ -214,7 +215,7 @@ export function renderIdentityTab(d: IdentityTabData): string {
         (
           s,
         ) => `<div class="tile identity" data-kind="${kind}" data-id="${esc(s.id ?? '')}"><h3>${esc(s.id ?? untagged)}</h3>
-      ${money(s.cost_usd, `${kind}-cost`)}<p class="sub">${d.total > 0 ? formatPercent(s.cost_usd / d.total) : '–'} of spend · ${formatCount(s.call_count)} calls</p></div>`,
+      ${money(s.cost_usd, `${kind}-cost`)}<p class="sub">${d.total > 0 ? formatPercent(s.cost_usd / d.total) : '–'} of spend · ${formatCalls(s.call_count)}</p></div>`,
       )
       .join('')}</div></section>`;
   };

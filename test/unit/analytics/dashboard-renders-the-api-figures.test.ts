@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { costSeries } from '#src/analytics/dashboard/charts.ts';
+import { savingsView } from '#src/analytics/dashboard/model.ts';
 import {
   renderActivityTab,
   renderCostTab,
@@ -128,6 +129,25 @@ test('the identity tab calls out the team, developer and key above half the spen
       keys.map((x: any) => x.cost_usd),
     );
   }
+});
+
+test('a tile or warning about one call says "1 call", not "1 calls"', () => {
+  const spend = { input_tokens: 1, output_tokens: 1, cached_input_tokens: 0, cache_creation_input_tokens: 0 };
+  const html = renderIdentityTab({
+    total: 3,
+    teams: [{ team_id: 't1', cost_usd: 1, call_count: 1, user_count: 1, by_user: [], ...spend }],
+    users: [{ user_id: 'u1', cost_usd: 3, call_count: 2, avg_latency_ms: 1, ...spend }],
+    keys: [{ gateway_key_id: 'gk_a', cost_usd: 1, call_count: 1, by_inbound_shape: [], ...spend }],
+  });
+  const subs = [...html.matchAll(/of spend · ([^<]+)<\/p>/g)].map((m) => m[1]);
+  assert.deepEqual(subs, ['1 call', '2 calls', '1 call']);
+  const one = savingsView({
+    savings_usd: 1,
+    savings_pct: 0.5,
+    baseline_model: 'anthropic:claude-sonnet-4-5',
+    rows_missing_from_price_table: 1,
+  });
+  assert.match(one.warning ?? '', /^1 call used models missing from the price table/);
 });
 
 test('an empty window says how to get data in; Activity renders sessions, routing and a turn', async (t) => {
