@@ -63,9 +63,13 @@ export function classifyErrorType(type: string | undefined): ErrorClass | undefi
   switch (type) {
     case 'overloaded_error':
     case 'slow_down':
+    // the Responses API's in-stream overload (`error.type` / `error.code`, then response.failed's code)
+    case 'server_is_overloaded':
+    case 'service_unavailable_error':
       return 'overloaded';
     case 'rate_limit_error':
     case 'rate_limit_exceeded':
+    case 'too_many_requests':
     case 'tokens':
     case 'requests':
       return 'rate_limit';

@@ -16,7 +16,7 @@ const MAX_RETRIES = 2;
 const OPENAI_MODEL = 'openai:gpt-5-mini';
 const ANTHROPIC_MODEL = 'anthropic:claude-haiku-4-5';
 
-type Shape = 'anthropic' | 'openai';
+type Shape = 'anthropic' | 'openai' | 'responses';
 
 interface Outcome {
   status: number | undefined;
@@ -33,7 +33,9 @@ async function call(stack: GatewayStack, shape: Shape, model: string, stream = f
     const { response } =
       shape === 'anthropic'
         ? await stack.anthropic.messages.create({ model, max_tokens: 64, messages, stream }).withResponse()
-        : await stack.openai.chat.completions.create({ model, messages, stream }).withResponse();
+        : shape === 'responses'
+          ? await stack.openai.responses.create({ model, input: 'hi', stream }).withResponse()
+          : await stack.openai.chat.completions.create({ model, messages, stream }).withResponse();
     return {
       status: response.status,
       error: undefined,
@@ -287,6 +289,18 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
       attempts: 1 + MAX_RETRIES,
     },
     {
+      name: "a Responses stream that opens with the API's own overload error is retried, then 503 upstream_overloaded",
+      shape: 'responses',
+      model: OPENAI_MODEL,
+      // error {type: service_unavailable_error, code: server_is_overloaded}, then response.failed
+      fault: 'stream-error=529;stream-error-after=0',
+      stream: true,
+      status: 503,
+      code: 'upstream_overloaded',
+      errorClass: 'overloaded',
+      attempts: 1 + MAX_RETRIES,
+    },
+    {
       name: "an upstream that never answers is 504 upstream_timeout once the call's total time is spent, with no retry after it",
       shape: 'anthropic',
       model: ANTHROPIC_MODEL,
@@ -431,6 +445,71 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
         'sequence numbers go on from the upstream frames',
       );
       assertOneFailure(stack, res.headers.get('svc-request-id')!, 'connection_error');
+    },
+  );
+
+  await t.test(
+    "the Responses API's in-stream overload and rate limit reach the SDK as raised and the trace by their class",
+    async () => {
+      for (const [fault, code, errorClass] of [
+        ['stream-error=529', 'upstream_overloaded', 'overloaded'],
+        ['stream-error=429', 'upstream_rate_limited', 'rate_limit'],
+      ] as const) {
+        fake.reset();
+        fake.script([fault]);
+        const { data: stream, response } = await stack.openai.responses
+          .create({ model: OPENAI_MODEL, input: 'hi', stream: true })
+          .withResponse();
+        const seen: string[] = [];
+        const err = await (async () => {
+          try {
+            for await (const e of stream) seen.push(e.type);
+          } catch (e) {
+            return e;
+          }
+          return undefined;
+        })();
+        assert.ok(seen.includes('response.created'), `${fault}: the stream had started`);
+        // the provider's own error event passes through as it sent it: the SDK raises it
+        assert.ok(err instanceof OpenAI.APIError, `${fault}: not an APIError: ${err}`);
+        assert.equal(fake.requests.length, 1, 'no retry after the first byte');
+        const turnId = response.headers.get('svc-request-id')!;
+        const failed = assertOneFailure(stack, turnId, errorClass);
+        assert.equal(failed.payload.code, code, fault);
+        assert.equal(turnEvents(stack, turnId).get('turn.completed')![0].payload.error_code, code);
+      }
+    },
+  );
+
+  await t.test(
+    'a stream that falls silent mid-answer ends at the idle timeout: upstream_timeout, then response.failed',
+    async () => {
+      // Anthropic upstream, Responses client: message_start, the text block, a ping and one delta, then nothing
+      fake.script(['stall-after=4']);
+      const res = await fetch(`${stack.gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: ANTHROPIC_MODEL, stream: true, input: 'hi' }),
+      });
+      assert.equal(res.status, 200);
+      const events = (await res.text())
+        .trim()
+        .split('\n\n')
+        .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as Record<string, any>);
+      assert.ok(
+        events.some((e) => e.type === 'response.output_text.delta'),
+        'the delta before the silence',
+      );
+      const [error, failed] = events.slice(-2);
+      assert.equal(error.type, 'error');
+      assert.equal(error.error.code, 'upstream_timeout');
+      assert.equal(failed.type, 'response.failed');
+      assert.equal(failed.response.error.code, 'server_error');
+      assert.equal(fake.requests.length, 1, 'no retry after the first byte');
+      const call = assertOneFailure(stack, res.headers.get('svc-request-id')!, 'timeout');
+      assert.equal(call.payload.code, 'upstream_timeout');
+      // message_start stated the input: the broken call is billed for it and for the delta sent
+      assert.ok(Number(call.payload.output_tokens) > 0, 'the delta sent is billed');
     },
   );
 

@@ -31,23 +31,36 @@ export const responsesCodec: Codec = {
   openTextFrame(ctx) {
     return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"${ctx.id}","output_index":0,"content_index":0,"delta":"`;
   },
-  errorFrame(status) {
-    // the documented ResponseErrorEvent: code, message and param at the top level
-    const server = status >= 500;
-    return sseFrame(
-      {
-        type: 'error',
-        sequence_number: 2,
-        code: server ? 'server_error' : status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error',
-        message: server ? 'The server had an error while processing your request.' : 'Request failed.',
-        param: null,
-      },
+  errorFrame(status, ctx, sequence = 2) {
+    // as the API sends it inside a 200 (what Codex users captured, openai/codex#43337, openai-dotnet#881):
+    // an `error` event whose fields sit in a nested `error` object, then `response.failed`
+    const [type, code, message] = RESPONSES_STREAM_ERRORS[status] ?? RESPONSES_STREAM_ERRORS[500];
+    const error = sseFrame(
+      { type: 'error', error: { type, code, message, param: null }, sequence_number: sequence },
       'error',
     );
+    const failed = { ...response(ctx, 'failed', []), error: { code, message } };
+    return `${error}${sseFrame({ type: 'response.failed', sequence_number: sequence + 1, response: failed }, 'response.failed')}`;
   },
 };
 
 // --- internal ---
+
+/** In-stream failures by status: the nested error's type and code, and its message. */
+const RESPONSES_STREAM_ERRORS: Record<number, [string, string, string]> = {
+  429: ['too_many_requests', 'too_many_requests', 'Too Many Requests'],
+  500: ['server_error', 'server_error', 'The server had an error while processing your request.'],
+  503: [
+    'service_unavailable_error',
+    'server_is_overloaded',
+    'Our servers are currently overloaded. Please try again later.',
+  ],
+  529: [
+    'service_unavailable_error',
+    'server_is_overloaded',
+    'Our servers are currently overloaded. Please try again later.',
+  ],
+};
 
 type Obj = Record<string, unknown>;
 

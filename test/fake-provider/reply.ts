@@ -76,10 +76,10 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   if (turn.stream) {
     const frames = scriptFrames(codec.encodeFrames(reply, ctx), plan, {
       malformed: codec.malformedFrame(ctx),
-      error: (s) => codec.errorFrame(s, ctx),
+      error: (s, after) => codec.errorFrame(s, ctx, after),
       openText: codec.openTextFrame(ctx),
     });
-    const stream = chunkStream(frames, { ...body, resetAfter: plan.resetAfter });
+    const stream = chunkStream(frames, { ...body, resetAfter: plan.resetAfter, stallAfter: plan.stallAfter });
     return new Response(stream, {
       status: 200,
       headers: {

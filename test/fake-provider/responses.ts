@@ -217,6 +217,7 @@ export type Codec = {
   malformedFrame(ctx: ReplyContext): string;
   /** The start of a text-delta frame up to the opening quote of its text (the `oversize` fault continues it). */
   openTextFrame(ctx: ReplyContext): string;
-  errorFrame(status: number, ctx: ReplyContext): string;
+  /** The in-stream error event for `status`; `sequence`: the frames sent before it (Responses numbers them). */
+  errorFrame(status: number, ctx: ReplyContext, sequence?: number): string;
   modelsList(models: string[]): unknown;
 };

@@ -45,6 +45,8 @@
  *                          (an OpenAI-compatible server that ignores stream: true, a proxy's own page)
  *     oversize=BYTES       streaming: after 2 frames, a data line of BYTES bytes that never ends, then the stream
  *                          ends; non-streaming: a valid 200 whose reply text is BYTES long
+ *     stall-after=N        streaming: N SSE frames, then silence with the connection open (an idle stream; ends
+ *                          when the client disconnects or the fake closes)
  *     drip=MS              delay every SSE frame (non-streaming: every body chunk) by MS
  *     slow-headers=MS      delay MS before the status line
  *     ok                   no-op (a queued "ok" step succeeds even if the text carries fault directives)
@@ -86,6 +88,7 @@ export type FakeStep = {
   noTerminal?: boolean;
   notSse?: boolean;
   oversize?: number;
+  stallAfter?: number;
   dripMs?: number;
   slowHeadersMs?: number;
 };
@@ -106,6 +109,7 @@ export const FAULT_KEYS = [
   'noTerminal',
   'notSse',
   'oversize',
+  'stallAfter',
   'dripMs',
   'slowHeadersMs',
 ] as const satisfies readonly (keyof FakeStep)[];
@@ -239,6 +243,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'oversize':
       step.oversize = int(key, required(key, value));
+      return;
+    case 'stall-after':
+      step.stallAfter = int(key, required(key, value));
       return;
     case 'drip':
       step.dripMs = int(key, required(key, value));

@@ -13,6 +13,8 @@ export type BodyOptions = {
   dripMs?: number;
   /** Frames (or chunks) sent before the connection is reset; undefined: end normally. */
   resetAfter?: number;
+  /** Frames sent before the body falls silent with the connection open (until the client leaves). */
+  stallAfter?: number;
   signal: AbortSignal;
   tracker: Tracker;
   /** Destroys the connection (node server); without it the body stream errors instead (in-process). */
@@ -26,11 +28,14 @@ export type BodyOptions = {
 export function scriptFrames(
   frames: string[],
   plan: FakeStep,
-  faultFrames: { malformed: string; error: (status: number) => string; openText: string },
+  faultFrames: { malformed: string; error: (status: number, after: number) => string; openText: string },
 ): string[] {
   if (plan.malformed !== undefined) return [...frames.slice(0, plan.malformed), faultFrames.malformed];
   if (plan.streamError !== undefined)
-    return [...frames.slice(0, plan.streamErrorAfter ?? 2), faultFrames.error(plan.streamError)];
+    return [
+      ...frames.slice(0, plan.streamErrorAfter ?? 2),
+      faultFrames.error(plan.streamError, plan.streamErrorAfter ?? 2),
+    ];
   if (plan.oversize !== undefined)
     return [...frames.slice(0, 2), ...endlessLine(faultFrames.openText, plan.oversize)];
   if (plan.noTerminal) return frames.slice(0, -1);
@@ -74,6 +79,10 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
           untrack();
           fail(controller, options, 'fake provider: connection reset');
           return;
+        }
+        if (options.stallAfter !== undefined && sent >= options.stallAfter) {
+          // an idle stream: nothing more, the connection open, until the client leaves or the fake closes
+          await new Promise((_, reject) => signal.addEventListener('abort', reject, { once: true }));
         }
         if (sent >= chunks.length) {
           untrack();
