@@ -96,6 +96,11 @@ export interface Adapter {
    * failed before its first byte, and is retried like an HTTP error); null for a stream that started.
    */
   classifyStreamStart(first: SseEvent): UpstreamFailure | null;
+  /**
+   * An opening event that states nothing yet (the Responses API's `response.created`): the stream's first
+   * event for classifyStreamStart is the one after these, and none is sent on before it is seen.
+   */
+  isStreamPreamble?(e: SseEvent): boolean;
   /** Non-2xx upstream response → failure class, gateway code and retry hint. */
   classifyResponse(status: number, headers: HeaderGetter, bodyText: string): UpstreamFailure;
   /** Thrown transport error (undici, abort) → failure. */

@@ -13,7 +13,11 @@ import {
 import { decodeAnthropicResponse } from './anthropic/response.ts';
 import { createAnthropicStreamDecoder, rewriteAnthropicFrame } from './anthropic/stream.ts';
 import type { AdapterName } from './names.ts';
-import { classifyOpenAIResponse, classifyOpenAIStreamStart } from './openai/errors.ts';
+import {
+  classifyOpenAIResponse,
+  classifyOpenAIStreamStart,
+  isOpenAIStreamPreamble,
+} from './openai/errors.ts';
 import { encodeOpenAIPassthrough, encodeOpenAIRequest } from './openai/request.ts';
 import { decodeOpenAIResponse } from './openai/response.ts';
 import {
@@ -123,6 +127,7 @@ function openaiWire(
       return tapSse(body, createOpenAIStreamDecoder(), rewrite, opts);
     },
     classifyStreamStart: classifyOpenAIStreamStart,
+    isStreamPreamble: isOpenAIStreamPreamble,
     classifyNetworkError: classifyTransportError,
   };
 }

@@ -157,6 +157,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
           res.body,
           undefined,
           Math.min(PEEK_MAX_WAIT_MS, leftMs() ?? PEEK_MAX_WAIT_MS),
+          input.adapter.isStreamPreamble,
         );
         res = { ...res, body: peeked.body };
         early =

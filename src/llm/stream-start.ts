@@ -23,7 +23,8 @@ export interface Peeked {
 }
 
 /**
- * Looks for the first SSE event with data in `body`. Gives up (first: null) past `maxBytes`, after
+ * Looks for the first SSE event with data in `body`, past the events `preamble` names (the Responses API's
+ * `response.created` / `response.in_progress`, which state nothing yet: its overload error comes after them). Gives up (first: null) past `maxBytes`, after
  * `maxWaitMs`, or when the body opens with a comment line: an upstream that keeps the connection alive
  * that way while it works (OpenRouter's `: OPENROUTER PROCESSING`) has started, and its client should get
  * the answer's head now rather than after the wait. A body that ends first yields its last event even
@@ -34,12 +35,18 @@ export async function peekFirstEvent(
   body: Readable,
   maxBytes = PEEK_MAX_BYTES,
   maxWaitMs = PEEK_MAX_WAIT_MS,
+  preamble: (e: SseEvent) => boolean = () => false,
 ): Promise<Peeked> {
   const decoder = createSseDecoder();
   const read: Buffer[] = [];
   let size = 0;
   let first: SseEvent | null = null;
+  let events = 0;
   let ended = false;
+  const firstOf = (decoded: SseEvent[]) => {
+    events += decoded.length;
+    return decoded.find((e) => !preamble(e)) ?? null;
+  };
   const deadline = Date.now() + maxWaitMs;
   try {
     for (;;) {
@@ -47,7 +54,7 @@ export async function peekFirstEvent(
       if (chunk === null) {
         if (body.readableEnded || body.destroyed) {
           ended = true;
-          first = decoder.end()[0] ?? null;
+          first = firstOf(decoder.end());
           break;
         }
         if (!(await readableOrEnd(body, deadline - Date.now()))) break; // waited long enough
@@ -56,14 +63,14 @@ export async function peekFirstEvent(
       read.push(chunk);
       size += chunk.length;
       if (size === chunk.length && startsWithComment(chunk)) break;
-      first = decoder.push(chunk)[0] ?? null;
+      first = firstOf(decoder.push(chunk));
       if (first !== null || size >= maxBytes) break;
     }
   } catch (err) {
     if (read.length > 0 && !body.readableEnded && !body.destroyed) body.unshift(Buffer.concat(read, size));
     throw err;
   }
-  const noEvents = ended && first === null;
+  const noEvents = ended && events === 0;
   const bytes = read.length === 1 ? read[0]! : Buffer.concat(read, size);
   if (size === 0) return { first, noEvents, body };
   // an ended stream takes no bytes back: the reader gets a copy of them instead

@@ -289,15 +289,27 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
       attempts: 1 + MAX_RETRIES,
     },
     {
-      name: "a Responses stream that opens with the API's own overload error is retried, then 503 upstream_overloaded",
+      name: "a Responses stream whose first events are the API's overload error is retried, then 503 upstream_overloaded",
       shape: 'responses',
       model: OPENAI_MODEL,
-      // error {type: service_unavailable_error, code: server_is_overloaded}, then response.failed
-      fault: 'stream-error=529;stream-error-after=0',
+      // as the API fails: response.created, response.in_progress, then error {type: service_unavailable_error,
+      // code: server_is_overloaded} and response.failed, before any output
+      fault: 'stream-error=529',
       stream: true,
       status: 503,
       code: 'upstream_overloaded',
       errorClass: 'overloaded',
+      attempts: 1 + MAX_RETRIES,
+    },
+    {
+      name: "a Responses stream whose first events are the API's rate-limit error is 429 upstream_rate_limited after the retries",
+      shape: 'responses',
+      model: OPENAI_MODEL,
+      fault: 'stream-error=429',
+      stream: true,
+      status: 429,
+      code: 'upstream_rate_limited',
+      errorClass: 'rate_limit',
       attempts: 1 + MAX_RETRIES,
     },
     {
@@ -329,7 +341,11 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
       if (row.code === 'upstream_invalid_request') {
         assert.match(String(o.error?.message), /max_tokens: 999999 is too large for this model/);
       }
-      if (row.code === 'upstream_rate_limited') {
+      if (row.code === 'upstream_rate_limited' || row.code === 'upstream_overloaded') {
+        assert.equal(o.headers?.get('x-should-retry'), 'true', 'a wait can help');
+        assert.match(o.headers?.get('retry-after') ?? '', /^\d+$/);
+      }
+      if (row.fault.includes('retry-after=60')) {
         assert.equal(o.headers?.get('retry-after'), '60', 'the hint is forwarded');
       }
       if (row.code === 'upstream_auth_failed') {
@@ -452,8 +468,9 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     "the Responses API's in-stream overload and rate limit reach the SDK as raised and the trace by their class",
     async () => {
       for (const [fault, code, errorClass] of [
-        ['stream-error=529', 'upstream_overloaded', 'overloaded'],
-        ['stream-error=429', 'upstream_rate_limited', 'rate_limit'],
+        // after the first text delta: the answer had begun
+        ['stream-error=529;stream-error-after=5', 'upstream_overloaded', 'overloaded'],
+        ['stream-error=429;stream-error-after=5', 'upstream_rate_limited', 'rate_limit'],
       ] as const) {
         fake.reset();
         fake.script([fault]);
@@ -469,7 +486,7 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
           }
           return undefined;
         })();
-        assert.ok(seen.includes('response.created'), `${fault}: the stream had started`);
+        assert.ok(seen.includes('response.output_text.delta'), `${fault}: the answer had begun`);
         // the provider's own error event passes through as it sent it: the SDK raises it
         assert.ok(err instanceof OpenAI.APIError, `${fault}: not an APIError: ${err}`);
         assert.equal(fake.requests.length, 1, 'no retry after the first byte');

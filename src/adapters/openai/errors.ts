@@ -61,4 +61,14 @@ export function classifyOpenAIStreamStart(first: SseEvent): UpstreamFailure | nu
   return data?.error && typeof data.error === 'object' ? classifyOpenAIStreamError(data.error) : null;
 }
 
+/**
+ * The Responses API's lifecycle events before any output: an overload or rate limit arrives after them, as
+ * `error` then `response.failed` (sequence 2), still before anything was generated.
+ */
+export function isOpenAIStreamPreamble(e: SseEvent): boolean {
+  return (
+    e.event === 'response.created' || e.event === 'response.in_progress' || e.event === 'response.queued'
+  );
+}
+
 export const classifyOpenAINetworkError = classifyTransportError;
