@@ -117,6 +117,7 @@ export function runStreamDecoder(events: AsyncIterable<SseEvent>, decoder: Strea
     messageId: () => decoder.messageId(),
     hasContent: () => decoder.hasContent(),
     generatedQuarterTokens: () => decoder.generatedQuarterTokens(),
+    usageFinal: () => decoder.usageFinal(),
     async *[Symbol.asyncIterator]() {
       for await (const e of events) yield* decoder.push(e);
       yield* decoder.end();

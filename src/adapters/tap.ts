@@ -57,6 +57,7 @@ export function tapSse(
     messageId: () => decoder.messageId(),
     hasContent: () => decoder.hasContent(),
     generatedQuarterTokens: () => decoder.generatedQuarterTokens(),
+    usageFinal: () => decoder.usageFinal(),
     completed: () => completed,
     error: () => error,
     async *[Symbol.asyncIterator]() {

@@ -86,6 +86,12 @@ export interface StreamProgress {
    * billed on (llm/partial-usage.ts).
    */
   generatedQuarterTokens(): number;
+  /**
+   * True once the upstream stated its final counts (Anthropic's message_delta, OpenAI's usage chunk after
+   * the finish reason, the Responses API's terminal response): a stream that breaks after that (its last
+   * event lost) is billed on them as stated, not on an estimate.
+   */
+  usageFinal(): boolean;
 }
 
 /** A decoded upstream stream: the events plus its progress accessors. */
@@ -120,6 +126,7 @@ export class StreamBuilder implements StreamProgress {
   #quarterTokens = 0;
   #done = false;
   #usageSeen = false;
+  #usageFinal = false;
 
   usage(): CanonicalUsage {
     return { ...this.#usage };
@@ -135,6 +142,13 @@ export class StreamBuilder implements StreamProgress {
   }
   generatedQuarterTokens(): number {
     return this.#quarterTokens;
+  }
+  usageFinal(): boolean {
+    return this.#usageFinal;
+  }
+  /** The usage merged so far is the upstream's final statement (see StreamProgress.usageFinal). */
+  markUsageFinal(): void {
+    this.#usageFinal = true;
   }
   get started(): boolean {
     return this.#id !== null;

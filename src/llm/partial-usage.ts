@@ -6,7 +6,8 @@
  * never stated is the request's estimate, and output is at least the generated text weighed by script as the
  * routing estimate weighs input (lib/text-weight.ts: 4 ASCII characters a token, 1 CJK character), so a
  * Japanese answer is not billed at a quarter of its tokens. Estimated counts mark the usage `estimated`
- * (event field usage_estimated).
+ * (event field usage_estimated). A stream that broke after the upstream's final statement of usage (only
+ * its terminal event lost) is billed on that statement.
  */
 import { type CanonicalUsage, totalInputTokens } from '../canonical/response.ts';
 import { QUARTERS_PER_TOKEN } from '../lib/text-weight.ts';
@@ -20,8 +21,11 @@ export function resolvePartialUsage(
   reported: CanonicalUsage,
   inputTokensEstimate: number,
   generatedQuarterTokens: number,
+  /** The upstream already stated its final counts (StreamProgress.usageFinal): they are billed as stated. */
+  final = false,
 ): CanonicalUsage {
   const usage: CanonicalUsage = { ...reported };
+  if (final) return usage;
   if (totalInputTokens(usage) === 0 && inputTokensEstimate > 0) {
     usage.input_tokens = inputTokensEstimate;
     usage.estimated = true;

@@ -280,7 +280,12 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
         },
         spent: () => spent,
         unfinishedUsage: (p) =>
-          resolvePartialUsage(p.usage(), input.inputTokensEstimate ?? 0, p.generatedQuarterTokens()),
+          resolvePartialUsage(
+            p.usage(),
+            input.inputTokensEstimate ?? 0,
+            p.generatedQuarterTokens(),
+            p.usageFinal(),
+          ),
         complete(c) {
           close();
           const out = open.complete(c);
@@ -448,6 +453,7 @@ function createEventStream(
     messageId: () => canonical.messageId(),
     hasContent: () => canonical.hasContent(),
     generatedQuarterTokens: () => canonical.generatedQuarterTokens(),
+    usageFinal: () => canonical.usageFinal(),
     ttftMs: () => ttft,
   };
 }

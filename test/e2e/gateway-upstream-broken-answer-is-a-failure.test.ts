@@ -89,6 +89,13 @@ test('a stream that ends without its terminal event ends with an error frame and
   const stack = await gatewayWithoutRetries();
   for (const { shape, model } of CASES) {
     await t.test(`${shape} client, ${model} upstream`, async () => {
+      // the same call answered whole: what the provider states for it
+      stack.fake.reset();
+      const whole = await post(stack, shape, { model, stream: true });
+      await whole.text();
+      const [stated] = readEvents(stack.files.db).filter(
+        (e) => e.turn_id === whole.headers.get('svc-request-id') && e.type === 'llm.call_completed',
+      );
       stack.fake.reset();
       stack.fake.script(['no-terminal']);
       const res = await post(stack, shape, { model, stream: true });
@@ -105,6 +112,13 @@ test('a stream that ends without its terminal event ends with an error frame and
       }
       assert.equal(data.error.code, 'upstream_error', `last frame: ${last}`);
       assertFailedOnce(stack, res.headers.get('svc-request-id'));
+      // only the terminal event was lost: the provider had stated its final counts, and those are recorded
+      const [failed] = readEvents(stack.files.db).filter(
+        (e) => e.turn_id === res.headers.get('svc-request-id') && e.type === 'llm.call_failed',
+      );
+      for (const field of ['input_tokens', 'output_tokens', 'cost_usd'])
+        assert.equal(failed.payload[field], stated.payload[field], field);
+      assert.equal(failed.payload.usage_estimated, undefined, 'stated counts are not an estimate');
     });
   }
 });

@@ -24,6 +24,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
     messageId: () => b.messageId(),
     hasContent: () => b.hasContent(),
     generatedQuarterTokens: () => b.generatedQuarterTokens(),
+    usageFinal: () => b.usageFinal(),
     push(e: SseEvent) {
       const type = e.event;
       if (type === 'ping' || b.completed) return [];
@@ -53,6 +54,8 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         }
         case 'message_delta':
           b.mergeUsage(decodeAnthropicUsage(d.usage));
+          // sent once, at the end: its output count is the one billed
+          if (d.usage) b.markUsageFinal();
           if (d.delta?.stop_reason)
             b.setStop(decodeAnthropicStopReason(d.delta.stop_reason), d.delta.stop_sequence ?? null);
           return [];

@@ -34,6 +34,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     messageId: () => b.messageId(),
     hasContent: () => b.hasContent(),
     generatedQuarterTokens: () => b.generatedQuarterTokens(),
+    usageFinal: () => b.usageFinal(),
     push(e: SseEvent) {
       if (b.completed) return [];
       const ev = JSON.parse(e.data);
@@ -92,6 +93,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         case 'response.completed':
         case 'response.incomplete': {
           b.mergeUsage(decodeResponsesUsage(ev.response?.usage));
+          if (ev.response?.usage) b.markUsageFinal();
           const reason = ev.response?.incomplete_details?.reason;
           b.setStop(
             reason === 'max_output_tokens'

@@ -38,6 +38,7 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
     messageId: () => b.messageId(),
     hasContent: () => b.hasContent(),
     generatedQuarterTokens: () => b.generatedQuarterTokens(),
+    usageFinal: () => b.usageFinal(),
     push(e: SseEvent) {
       if (b.completed) return [];
       if (e.data === '[DONE]') {
@@ -56,6 +57,8 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
       if (chunk?.usage) b.mergeUsage(decodeOpenAIUsage(chunk.usage));
       const choice = chunk?.choices?.[0];
       if (choice) decodeChoice(s, choice, out);
+      // usage comes once, in the last chunk, after (or with) the finish reason
+      if (chunk?.usage && b.stopReason() !== null) b.markUsageFinal();
       return out;
     },
     end() {
