@@ -12,6 +12,12 @@ import { createSseDecoder, type SseEvent } from '../lib/sse-decode.ts';
 export const PEEK_MAX_BYTES = 64 * 1024;
 /** How long to wait for it: an upstream still silent after this has its answer's head sent on. */
 export const PEEK_MAX_WAIT_MS = 10_000;
+/**
+ * How far to look on a wire that opens with preamble events: the Responses API's `response.created` and
+ * `response.in_progress` each repeat the request's instructions and tools (Codex sends tens of KiB of
+ * them), and an overload error after them must still be seen before the client's 200.
+ */
+export const PEEK_PREAMBLE_MAX_BYTES = 8 * 1024 * 1024;
 
 export interface Peeked {
   /** The first SSE event with data, or null (none within the limits, or the body opened with a comment). */
@@ -24,7 +30,7 @@ export interface Peeked {
 
 /**
  * Looks for the first SSE event with data in `body`, past the events `preamble` names (the Responses API's
- * `response.created` / `response.in_progress`, which state nothing yet: its overload error comes after them). Gives up (first: null) past `maxBytes`, after
+ * `response.created` / `response.in_progress`, which state nothing yet: its overload error comes after them). Gives up (first: null) past `maxBytes` (`preambleMaxBytes` on a wire with a preamble), after
  * `maxWaitMs`, or when the body opens with a comment line: an upstream that keeps the connection alive
  * that way while it works (OpenRouter's `: OPENROUTER PROCESSING`) has started, and its client should get
  * the answer's head now rather than after the wait. A body that ends first yields its last event even
@@ -35,8 +41,11 @@ export async function peekFirstEvent(
   body: Readable,
   maxBytes = PEEK_MAX_BYTES,
   maxWaitMs = PEEK_MAX_WAIT_MS,
-  preamble: (e: SseEvent) => boolean = () => false,
+  preamble?: (e: SseEvent) => boolean,
+  preambleMaxBytes = PEEK_PREAMBLE_MAX_BYTES,
 ): Promise<Peeked> {
+  // until the first event past the preamble, which is all such a wire sends first
+  const cap = preamble ? Math.max(maxBytes, preambleMaxBytes) : maxBytes;
   const decoder = createSseDecoder();
   const read: Buffer[] = [];
   let size = 0;
@@ -45,7 +54,7 @@ export async function peekFirstEvent(
   let ended = false;
   const firstOf = (decoded: SseEvent[]) => {
     events += decoded.length;
-    return decoded.find((e) => !preamble(e)) ?? null;
+    return decoded.find((e) => !preamble?.(e)) ?? null;
   };
   const deadline = Date.now() + maxWaitMs;
   try {
@@ -64,7 +73,7 @@ export async function peekFirstEvent(
       size += chunk.length;
       if (size === chunk.length && startsWithComment(chunk)) break;
       first = firstOf(decoder.push(chunk));
-      if (first !== null || size >= maxBytes) break;
+      if (first !== null || size >= cap) break;
     }
   } catch (err) {
     if (read.length > 0 && !body.readableEnded && !body.destroyed) body.unshift(Buffer.concat(read, size));

@@ -74,3 +74,27 @@ test('past the byte limit or the wait it gives up and leaves the bytes in place'
   silent.end('1}\n\n');
   assert.equal(await rest(waited.body), 'data: {"partial":1}\n\n');
 });
+
+test('past preamble events larger than the byte limit it still finds the first event after them', async () => {
+  // response.created and response.in_progress repeat the request's instructions and tools, each well past
+  // PEEK_MAX_BYTES here; the overload error after them decides the call before the client's 200
+  const echo = 'x'.repeat(PEEK_MAX_BYTES);
+  const preambleEvent = (type: string) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, response: { instructions: echo } })}\n\n`;
+  const error = 'event: error\ndata: {"type":"error","error":{"code":"server_is_overloaded"}}\n\n';
+  const body = new PassThrough();
+  const text = preambleEvent('response.created') + preambleEvent('response.in_progress') + error;
+  for (let i = 0; i < text.length; i += 16 * 1024) body.write(text.slice(i, i + 16 * 1024));
+  const isPreamble = (e: { event?: string }) =>
+    e.event === 'response.created' || e.event === 'response.in_progress';
+  const peeked = await peekFirstEvent(body, PEEK_MAX_BYTES, 5_000, isPreamble);
+  assert.equal(peeked.first?.event, 'error');
+  body.end();
+  assert.equal(await rest(peeked.body), text, 'every byte read is handed back');
+  // a preamble past its own limit gives up as before
+  const huge = new PassThrough();
+  huge.write(preambleEvent('response.created'));
+  const gaveUp = await peekFirstEvent(huge, PEEK_MAX_BYTES, 5_000, isPreamble, PEEK_MAX_BYTES);
+  assert.equal(gaveUp.first, null);
+  huge.end();
+});
