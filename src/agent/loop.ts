@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { CanonicalMessage, ContentBlock, ToolUseBlock } from '../canonical/message.ts';
-import { emptyUsage } from '../canonical/response.ts';
+import { emptyUsage, type StopReason } from '../canonical/response.ts';
 import type { CanonicalStreamEvent, MessageCompleteEvent } from '../canonical/stream.ts';
 import type { Bus } from '../events/bus.ts';
 import { add, type Decimal, ZERO } from '../lib/decimal.ts';
@@ -189,7 +189,13 @@ async function runModelCall(
     });
     for await (const e of events) {
       if (e.type === 'message.start') started = true;
-      publish(e.type === 'message.start' ? { ...e, model: routed.model.id } : e);
+      publish(
+        e.type === 'message.start'
+          ? { ...e, model: routed.model.id }
+          : e.type === 'message.complete'
+            ? { ...e, stop_reason: streamStopReason(e.stop_reason) }
+            : e,
+      );
       partial.push(e);
       if (e.type === 'message.complete') complete = e;
     }
@@ -279,6 +285,17 @@ function failureOf(err: unknown): { errorCode: string | null; errorClass: string
     return { errorCode: err.code, errorClass: typeof cls === 'string' ? cls : null };
   }
   return { errorCode: 'internal_error', errorClass: null };
+}
+
+/**
+ * spec 2 §Events: message.complete's stop_reason is end_turn, max_tokens, stop_sequence or tool_use. A
+ * provider's other reasons are said in those words (a context-window stop is a token limit, a refusal or a
+ * pause an end of the answer); llm.call_completed and turn.completed keep the provider's own.
+ */
+function streamStopReason(stop: StopReason): StopReason {
+  if (stop === 'model_context_window_exceeded') return 'max_tokens';
+  if (stop === 'refusal' || stop === 'pause_turn') return 'end_turn';
+  return stop;
 }
 
 /** message.complete of a message whose stream broke: beyond spec 2's stop reasons (README §Agent server). */

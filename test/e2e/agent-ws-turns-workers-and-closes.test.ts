@@ -64,6 +64,25 @@ test('the cancel frame cancels like REST: message.complete cancelled, llm.call_f
   await done(c);
 });
 
+test("message.complete names a provider's refusal, pause or context-window stop in spec 2's stop reasons; turn.completed keeps the provider's", async () => {
+  const sid = await session(server);
+  const c = await subscribed(server, sid);
+  const cases = [
+    ['refusal', 'end_turn'],
+    ['pause_turn', 'end_turn'],
+    ['model_context_window_exceeded', 'max_tokens'],
+  ];
+  for (const [provider, spec] of cases) {
+    fake.script([`stop=${provider}`]);
+    const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('answer') })).body;
+    const ended = await c.next(isEvent('turn.completed', turn.turn_id));
+    const complete = c.events().find((e) => e.type === 'message.complete' && e.turn_id === turn.turn_id)!;
+    assert.equal(complete.payload.stop_reason, spec, provider);
+    assert.equal(ended.event.payload.stop_reason, provider);
+  }
+  await done(c);
+});
+
 test('worker sessions: hidden by default, interleaved with include_worker_sessions live and in replay, attachable directly', async () => {
   const sid = await session(server);
   const plain = await subscribed(server, sid);
