@@ -53,7 +53,10 @@ const SubscribeSchema = v.object({
   type: v.literal('subscribe'),
   // its shape is checked by filter.ts: a bad filter is the subscribe_error invalid_filter, not a frame error
   filter: v.optional(v.unknown(), 'preset:full'),
-  since: v.optional(v.nullable(v.pipe(v.string(), v.regex(EVENT_ID_RE, 'must be an event id'))), null),
+  since: v.optional(
+    v.nullable(v.pipe(v.string('must be an event id or null'), v.regex(EVENT_ID_RE, 'must be an event id'))),
+    null,
+  ),
   snapshot: v.optional(v.boolean('must be a boolean'), false),
 });
 

@@ -26,6 +26,10 @@ test('a field of the wrong type, an unknown type and a non-object say what is ex
     code: 'invalid_frame',
     message: 'ping.nonce: must be a string',
   });
+  assert.deepEqual(errorOf('{"type":"subscribe","since":5}'), {
+    code: 'invalid_frame',
+    message: 'subscribe.since: must be an event id or null',
+  });
   assert.equal(errorOf('{"type":"hello"}').code, 'unknown_frame_type');
   assert.equal(errorOf('[1]').code, 'invalid_frame');
   assert.equal(errorOf('{not json').code, 'invalid_frame');
