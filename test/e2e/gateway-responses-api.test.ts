@@ -120,6 +120,27 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   });
 
   await t.test(
+    'cache writes: the client reads them as cache_write_tokens and the trace records them, on every model',
+    async () => {
+      fake.setDefault('usage=in:40,out:12,cache_read:1200,cache_write:100');
+      for (const m of MODELS) {
+        const { data, response } = await client.responses
+          .create({ model: m.model, input: 'hello' })
+          .withResponse();
+        assert.deepEqual(data.usage?.input_tokens_details, { cached_tokens: 1200, cache_write_tokens: 100 });
+        assert.equal(data.usage?.input_tokens, 1340);
+        const call = readEvents(stack.files.db, 'llm.call_completed').find(
+          (e) => e.turn_id === response.headers.get('svc-request-id'),
+        );
+        assert.ok(call, `llm.call_completed of ${m.model}`);
+        assert.equal(call.payload.input_tokens, 40, m.model);
+        assert.equal(call.payload.cached_input_tokens, 1200, m.model);
+        assert.equal(call.payload.cache_creation_input_tokens, 100, m.model);
+      }
+    },
+  );
+
+  await t.test(
     'a follow-up on a Claude model names the earlier answer: previous_response_id and item_reference both work',
     async () => {
       const first = await client.responses.create({

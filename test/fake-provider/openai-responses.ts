@@ -195,7 +195,7 @@ function response(ctx: ReplyContext, status: string, output: Obj[], reply?: Repl
     usage: usage
       ? {
           input_tokens: usage.input + usage.cacheRead + usage.cacheWrite,
-          input_tokens_details: { cached_tokens: usage.cacheRead },
+          input_tokens_details: { cached_tokens: usage.cacheRead, cache_write_tokens: usage.cacheWrite },
           output_tokens: usage.output,
           output_tokens_details: { reasoning_tokens: usage.reasoning },
           total_tokens: usage.input + usage.cacheRead + usage.cacheWrite + usage.output,

@@ -1,8 +1,8 @@
 /**
  * @module The OpenAI adapter's second wire, the Responses API (`POST {base}/responses`), for Responses
  * clients routed to an OpenAI model: the client's bytes forwarded with only `model` replaced, the
- * `response` object read for usage and content (input_tokens − cached_tokens is the uncached input,
- * DECISIONS §3), and stream frames echoing the requested model.
+ * `response` object read for usage and content (input_tokens − cached_tokens − cache_write_tokens is the
+ * uncached input, DECISIONS §3), and stream frames echoing the requested model.
  */
 import * as v from 'valibot';
 import type { ContentBlock } from '../../canonical/message.ts';
@@ -53,14 +53,18 @@ export function decodeResponsesObject(raw: unknown): CanonicalResponse {
   };
 }
 
-/** `usage` of a response: `input_tokens` includes the cached ones. */
+/**
+ * `usage` of a response: `input_tokens` includes the cache reads (`cached_tokens`) and the cache writes
+ * (`cache_write_tokens`, sent by newer models), as Chat Completions' `prompt_tokens` does.
+ */
 export function decodeResponsesUsage(u: any): CanonicalUsage {
   const cached = Number(u?.input_tokens_details?.cached_tokens ?? 0) || 0;
+  const written = Number(u?.input_tokens_details?.cache_write_tokens ?? 0) || 0;
   const usage: CanonicalUsage = {
-    input_tokens: Math.max(0, (Number(u?.input_tokens) || 0) - cached),
+    input_tokens: Math.max(0, (Number(u?.input_tokens) || 0) - cached - written),
     output_tokens: Number(u?.output_tokens) || 0,
     cached_input_tokens: cached,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
   };
   const reasoning = u?.output_tokens_details?.reasoning_tokens;
   if (typeof reasoning === 'number') usage.reasoning_tokens = reasoning;

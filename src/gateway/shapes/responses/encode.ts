@@ -147,12 +147,18 @@ export function statusOf(stop: StopReason): Record<string, unknown> {
   return { status: 'completed', incomplete_details: null };
 }
 
-/** Responses usage: `input_tokens` counts all three input classes, cache reads again as `cached_tokens`. */
+/**
+ * Responses usage: `input_tokens` counts all three input classes, cache reads again as `cached_tokens` and
+ * cache writes as `cache_write_tokens` (both required fields of openai-node's `ResponseUsage`).
+ */
 export function encodeResponsesUsage(u: CanonicalUsage): Record<string, unknown> {
   const input = u.input_tokens + u.cached_input_tokens + u.cache_creation_input_tokens;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u.cached_input_tokens },
+    input_tokens_details: {
+      cached_tokens: u.cached_input_tokens,
+      cache_write_tokens: u.cache_creation_input_tokens,
+    },
     output_tokens: u.output_tokens,
     output_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0 },
     total_tokens: input + u.output_tokens,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { decodeResponsesUsage } from '#src/adapters/openai/responses.ts';
 import { emptyUsage } from '#src/canonical/response.ts';
 import { type CanonicalStreamEvent, StreamBuilder } from '#src/canonical/stream.ts';
 import { decodeResponsesRequest, findOpenAIOnlyPart } from '#src/gateway/shapes/responses/decode.ts';
@@ -301,4 +302,35 @@ test('responses: a redacted thinking block survives the round trip as redacted_t
     input: [{ role: 'user', content: 'q' }, thought],
   });
   assert.deepEqual(again.messages[1]!.content, [{ type: 'thinking', thinking: 'hm', signature: 'sig' }]);
+});
+
+test('responses: usage states cache writes as input_tokens_details.cache_write_tokens, and an upstream response is read back the same', () => {
+  const usage = {
+    input_tokens: 40,
+    output_tokens: 12,
+    cached_input_tokens: 1200,
+    cache_creation_input_tokens: 100,
+  };
+  const body = responsesShape.encode(
+    { id: 'msg_5', model: 'claude-x', content: [], stop_reason: 'end_turn', stop_sequence: null, usage },
+    { model: 'm' },
+  ) as { usage: Record<string, unknown> };
+  // openai-node 6.49 ResponseUsage: both details are required; input_tokens counts every input class
+  assert.deepEqual(body.usage, {
+    input_tokens: 1340,
+    input_tokens_details: { cached_tokens: 1200, cache_write_tokens: 100 },
+    output_tokens: 12,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 1352,
+  });
+  assert.deepEqual(decodeResponsesUsage(body.usage), { ...usage, reasoning_tokens: 0 });
+  // an older model's usage without the field: all of the uncached rest is plain input
+  assert.deepEqual(
+    decodeResponsesUsage({
+      input_tokens: 1240,
+      input_tokens_details: { cached_tokens: 1200 },
+      output_tokens: 5,
+    }),
+    { input_tokens: 40, output_tokens: 5, cached_input_tokens: 1200, cache_creation_input_tokens: 0 },
+  );
 });
