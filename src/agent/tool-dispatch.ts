@@ -1,6 +1,7 @@
 /**
  * @module Runs the tool_use blocks of one assistant message in order: tool.called, the confirmation when
- * the tool needs one (first answer wins, timeout = deny, scope `session` remembered), the run, then
+ * the tool needs one (first answer wins, timeout = deny, scope `session` remembered: an allow runs the tool
+ * and a deny refuses it for the rest of the session without asking), the run, then
  * tool.completed or tool.failed; every outcome goes back to the model as a tool_result. Workers may use
  * the read-only tools and the tools their planner approved for the session, nothing else.
  */
@@ -27,6 +28,8 @@ export interface ToolDispatchDeps {
   childEnv: NodeJS.ProcessEnv;
   /** Tools the user approved with scope `session`, per session (mutable). */
   approvals(sessionId: string): Set<string>;
+  /** Tools the user denied with scope `session`, per session (mutable). */
+  denials(sessionId: string): Set<string>;
   /** Runs a `delegate` tool_use in a worker session; the planner's loop only waits for it. */
   delegate(input: DelegateInput): Promise<{ result: ToolResult; cost: Decimal }>;
 }
@@ -173,6 +176,12 @@ async function runOne(
         error_class: 'permission_denied',
         message: `a worker may use ${tool.name} only after the planner's session approved it for the session`,
       };
+  } else if (tool.needsConfirmation && deps.denials(turn.sessionId).has(tool.name)) {
+    return {
+      kind: 'failed',
+      error_class: 'denied_by_user',
+      message: `the user denied ${tool.name} for the rest of this session`,
+    };
   } else if (tool.needsConfirmation && !deps.approvals(turn.sessionId).has(tool.name)) {
     const denied = await confirm(deps, turn, use);
     onAnswered();
@@ -246,7 +255,8 @@ async function confirm(
       timed_out: outcome.timedOut,
     },
   });
-  if (outcome.decision === 'deny')
+  if (outcome.decision === 'deny') {
+    if (outcome.scope === 'session' && !outcome.timedOut) deps.denials(turn.sessionId).add(use.name);
     return {
       kind: 'failed',
       error_class: 'denied_by_user',
@@ -254,6 +264,7 @@ async function confirm(
         ? 'nobody confirmed this tool call in time'
         : 'the user denied this tool call',
     };
+  }
   if (outcome.scope === 'session') deps.approvals(turn.sessionId).add(use.name);
   return undefined;
 }

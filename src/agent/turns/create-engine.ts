@@ -1,6 +1,6 @@
 /**
  * @module The TurnEngine behind the REST routes: turns in flight by id, cancellation (REST, timeout,
- * shutdown), confirmations, model swaps queued to the turn boundary, scope-`session` approvals, and
+ * shutdown), confirmations, model swaps queued to the turn boundary, scope-`session` answers, and
  * delegation to worker sessions. Every model call goes through the shared call runner (llm/runner.ts).
  */
 
@@ -19,7 +19,8 @@ import type { TurnEngine } from './engine.ts';
 import { answerFromTrace } from './late-answers.ts';
 import { type StartTurnDeps, startTurn, type TurnHandle } from './start-turn.ts';
 
-export interface TurnEngineDeps extends Omit<StartTurnDeps, 'confirmations' | 'approvals' | 'delegate'> {
+export interface TurnEngineDeps
+  extends Omit<StartTurnDeps, 'confirmations' | 'approvals' | 'denials' | 'delegate'> {
   policy: PolicyStore;
   registry: ModelRegistry;
 }
@@ -27,20 +28,15 @@ export interface TurnEngineDeps extends Omit<StartTurnDeps, 'confirmations' | 'a
 export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
   const turns = new Map<string, TurnHandle>();
   const approvals = new Map<string, Set<string>>();
+  const denials = new Map<string, Set<string>>();
   const queuedSwaps = new Map<string, string | null>();
   const confirmations = createConfirmations();
-  const approvalsOf = (sessionId: string) => {
-    let set = approvals.get(sessionId);
-    if (!set) {
-      set = new Set();
-      approvals.set(sessionId, set);
-    }
-    return set;
-  };
+  const approvalsOf = (sessionId: string) => setOf(approvals, sessionId);
   const full: StartTurnDeps = {
     ...deps,
     confirmations,
     approvals: approvalsOf,
+    denials: (sessionId: string) => setOf(denials, sessionId),
     delegate: (input: DelegateInput) => runDelegation(delegationDeps, input),
   };
   const hooks = {
@@ -201,6 +197,16 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
 }
 
 // --- internal ---
+
+/** The session's set in `sets`, created empty on first use. */
+function setOf(sets: Map<string, Set<string>>, sessionId: string): Set<string> {
+  let set = sets.get(sessionId);
+  if (!set) {
+    set = new Set();
+    sets.set(sessionId, set);
+  }
+  return set;
+}
 
 /**
  * An `@alias ` prefix on the first text block picks the model for this turn (slot 1) and is removed before

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { endSession } from '#src/agent/sessions/store.ts';
@@ -182,7 +182,7 @@ test('a confirmed tool’s latency_ms is its own run time, not the time the user
   );
 });
 
-test('scope session approves the tool for the rest of the session without asking', async () => {
+test('scope session holds for the rest of the session: an allowed tool runs, a denied one is refused, unasked', async () => {
   const slow = await startAgentHarness({ confirmationTimeoutMs: 60_000 });
   try {
     const s = await slow.newSession();
@@ -211,6 +211,27 @@ test('scope session approves the tool for the rest of the session without asking
       0,
     );
     assert.equal(existsSync(join(slow.workspace, 'two.txt')), true);
+
+    // a deny with scope session: the next call of that tool fails denied_by_user without a question
+    const editOne = { name: 'edit_file', input: { path: 'one.txt', old_string: '1', new_string: 'x' } };
+    slow.fake.script([{ toolUses: [editOne] }, { text: 'ok' }]);
+    const t3 = await slow.engine.submit({ sessionId: s.id, content: text('edit one') });
+    const editAsked = await slow.waitFor('tool.confirmation_requested', t3.turn_id);
+    await slow.engine.confirm({
+      sessionId: s.id,
+      turnId: t3.turn_id,
+      requestId: editAsked.payload.request_id as string,
+      decision: 'deny',
+      scope: 'session',
+    });
+    await slow.turnEnd(t3.turn_id);
+    slow.fake.script([{ toolUses: [editOne] }, { text: 'ok' }]);
+    const t4 = await slow.engine.submit({ sessionId: s.id, content: text('edit one again') });
+    await slow.turnEnd(t4.turn_id);
+    const ofT4 = (type: string) => slow.events.filter((e) => e.turn_id === t4.turn_id && e.type === type);
+    assert.equal(ofT4('tool.confirmation_requested').length, 0);
+    assert.equal(ofT4('tool.failed')[0]?.payload.error_class, 'denied_by_user');
+    assert.equal(readFileSync(join(slow.workspace, 'one.txt'), 'utf8'), '1');
   } finally {
     await slow.close();
   }
