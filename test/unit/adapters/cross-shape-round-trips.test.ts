@@ -475,3 +475,25 @@ test('OpenAI request → Claude: audio output and web_search_options are a 400 n
   ]);
   assert.deepEqual(droppedChatParams(knobs, 'openrouter'), []);
 });
+
+test('Anthropic request → OpenAI or Claude: the deprecated top-level output_format asks for the JSON schema as output_config.format does', () => {
+  const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] };
+  const base = { model: 'x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
+  for (const form of [
+    { output_format: { type: 'json_schema', schema } },
+    { output_config: { format: { type: 'json_schema', schema } } },
+  ]) {
+    const req = decodeAnthropicRequest({ ...base, ...form });
+    for (const adapter of [openai, openrouter]) {
+      const body = JSON.parse(String(adapter.encodeRequest(req, 'gpt-4o').body));
+      assert.deepEqual(body.response_format, {
+        type: 'json_schema',
+        json_schema: { name: 'response', schema },
+      });
+    }
+    // to Claude in the current form only: the API takes one of the two
+    const claude = JSON.parse(String(anthropic.encodeRequest(req, 'claude-sonnet-4-5').body));
+    assert.deepEqual(claude.output_config, { format: { type: 'json_schema', schema } });
+    assert.equal('output_format' in claude, false);
+  }
+});

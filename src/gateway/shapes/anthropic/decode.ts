@@ -66,8 +66,10 @@ export function decodeAnthropicRequest(
   }
   const oc = req.output_config;
   if (oc?.effort) out.reasoning_effort = oc.effort;
-  if (oc?.format?.type === 'json_schema' && oc.format.schema) {
-    out.response_format = { type: 'json_schema', schema: oc.format.schema };
+  // the deprecated top-level `output_format` asks the same as `output_config.format`
+  const format = oc?.format ?? req.output_format;
+  if (format?.type === 'json_schema' && format.schema) {
+    out.response_format = { type: 'json_schema', schema: format.schema };
   }
   return out;
 }

@@ -88,11 +88,15 @@ export const ThinkingSchema = v.looseObject({
   display: v.optional(v.string()),
 });
 
+/** A structured-output format (`{type: "json_schema", schema}`). */
+export const OutputFormatSchema = v.looseObject({
+  type: v.string(),
+  schema: v.optional(v.record(v.string(), v.unknown())),
+});
+
 export const OutputConfigSchema = v.looseObject({
   effort: v.optional(v.picklist(['low', 'medium', 'high', 'xhigh', 'max'])),
-  format: v.optional(
-    v.looseObject({ type: v.string(), schema: v.optional(v.record(v.string(), v.unknown())) }),
-  ),
+  format: v.optional(OutputFormatSchema),
 });
 
 /** Top level: what `validate` checks on the fast path too. */
@@ -111,6 +115,8 @@ export const AnthropicRequestSchema = v.looseObject({
   thinking: v.optional(ThinkingSchema),
   metadata: v.optional(v.looseObject({ user_id: v.nullish(v.string()) })),
   output_config: v.optional(OutputConfigSchema),
+  // the beta's top-level form, deprecated for output_config.format but still sent by the SDK's beta API
+  output_format: v.nullish(OutputFormatSchema),
 });
 export type AnthropicRequest = v.InferOutput<typeof AnthropicRequestSchema>;
 
@@ -130,4 +136,5 @@ export const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'thinking',
   'metadata',
   'output_config',
+  'output_format',
 ]);
