@@ -137,13 +137,14 @@ test('GET /sessions lists most recent first, filters by workspace and worker fla
   assert.ok(all.body.sessions.length >= 6 && all.body.sessions.length <= 50);
 });
 
-test('GET /sessions refuses a bad limit, worker flag or cursor with validation_error naming it', async () => {
+test('GET /sessions refuses a bad limit, worker flag, cursor or relative workspace with validation_error naming it', async () => {
   for (const [query, field] of [
     ['limit=0', 'limit'],
     ['limit=201', 'limit'],
     ['limit=ten', 'limit'],
     ['is_worker=yes', 'is_worker'],
     ['cursor=not-a-cursor', 'cursor'],
+    ['workspace=workspace', 'workspace'],
   ]) {
     const res = await api('GET', `/sessions?${query}`);
     assert.equal(res.status, 400, query);

@@ -35,7 +35,15 @@ const CreateSessionSchema = v.object({
 });
 
 const ListSessionsSchema = v.object({
-  workspace: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+  // matched against the absolute workspace_path of each session: a relative one would be read against the
+  // server's own working directory, a folder the client never named
+  workspace: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1, 'must not be empty'),
+      v.check(isAbsolute, "must be an absolute path, as a session's workspace_path is"),
+    ),
+  ),
   is_worker: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
   cursor: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   limit: limitSchema(50, 200),
