@@ -141,6 +141,38 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    'a refusal from an OpenAI model reaches the client as its refusal part and is traced as a refusal',
+    async () => {
+      const input = 'something bad [[fake:text=I cannot help with that;stop=refusal]]';
+      const { data: whole, response } = await client.responses
+        .create({ model: 'openai:gpt-5-mini', input })
+        .withResponse();
+      const stream = client.responses.stream({ model: 'openai:gpt-5-mini', input });
+      let refusal = '';
+      for await (const e of stream) if (e.type === 'response.refusal.delta') refusal += e.delta;
+      const streamed = await stream.finalResponse();
+      for (const r of [whole, streamed]) {
+        assert.equal(r.status, 'completed');
+        const message = r.output.find((o) => o.type === 'message');
+        // (the stream helper's final response adds `parsed: null` to each part)
+        assert.deepEqual(
+          message?.type === 'message' &&
+            message.content.map((p) => ({ type: p.type, refusal: 'refusal' in p ? p.refusal : undefined })),
+          [{ type: 'refusal', refusal: 'I cannot help with that' }],
+        );
+      }
+      assert.equal(refusal, 'I cannot help with that');
+      // the two calls just made, in order: the whole answer, then the stream
+      const traced = readEvents(stack.files.db, 'llm.call_completed').slice(-2);
+      assert.equal(traced[0].turn_id, response.headers.get('svc-request-id'));
+      assert.deepEqual(
+        traced.map((e) => e.payload.stop_reason),
+        ['refusal', 'refusal'],
+      );
+    },
+  );
+
+  await t.test(
     'a follow-up on a Claude model names the earlier answer: previous_response_id and item_reference both work',
     async () => {
       const first = await client.responses.create({

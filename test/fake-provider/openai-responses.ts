@@ -135,7 +135,22 @@ function itemId(prefix: string, ctx: ReplyContext, index: number): string {
   return `${prefix}_${ctx.id.slice('resp_'.length)}${index}`;
 }
 
-function itemOf(block: ReplyBlock, ctx: ReplyContext, index: number, status: string, args?: string): Obj {
+/**
+ * A message's content part: `output_text`, or for a refusal (stop=refusal) the API's `refusal` part, which
+ * it sends in a completed response (a content filter is `incomplete` instead).
+ */
+function textPart(text: string, refusal: boolean): Obj {
+  return refusal ? { type: 'refusal', refusal: text } : { type: 'output_text', text, annotations: [] };
+}
+
+function itemOf(
+  block: ReplyBlock,
+  ctx: ReplyContext,
+  index: number,
+  status: string,
+  args?: string,
+  refusal = false,
+): Obj {
   if (block.type === 'thinking') {
     // reasoning text stays on OpenAI's side; a summary only when `reasoning.summary` asks for one
     const item: Obj = { id: itemId('rs', ctx, index), type: 'reasoning', summary: [] };
@@ -150,7 +165,7 @@ function itemOf(block: ReplyBlock, ctx: ReplyContext, index: number, status: str
       type: 'message',
       status,
       role: 'assistant',
-      content: status === 'completed' ? [{ type: 'output_text', text: block.text, annotations: [] }] : [],
+      content: status === 'completed' ? [textPart(block.text, refusal)] : [],
     };
   return {
     id: itemId('fc', ctx, index),
@@ -163,7 +178,9 @@ function itemOf(block: ReplyBlock, ctx: ReplyContext, index: number, status: str
 }
 
 function outputOf(reply: Reply, ctx: ReplyContext): Obj[] {
-  return reply.blocks.map((b, i) => itemOf(b, ctx, i, 'completed'));
+  return reply.blocks.map((b, i) =>
+    itemOf(b, ctx, i, 'completed', undefined, reply.stopReason === 'refusal'),
+  );
 }
 
 function response(ctx: ReplyContext, status: string, output: Obj[], reply?: Reply): Obj {
@@ -225,8 +242,14 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       output_index: index,
       item: itemOf(block, ctx, index, 'in_progress', ''),
     });
-    if (block.type === 'text') {
-      const part = (text: string) => ({ type: 'output_text', text, annotations: [] });
+    if (block.type === 'text' && reply.stopReason === 'refusal') {
+      event('response.content_part.added', { ...at, content_index: 0, part: textPart('', true) });
+      for (const piece of splitWords(block.text))
+        event('response.refusal.delta', { ...at, content_index: 0, delta: piece });
+      event('response.refusal.done', { ...at, content_index: 0, refusal: block.text });
+      event('response.content_part.done', { ...at, content_index: 0, part: textPart(block.text, true) });
+    } else if (block.type === 'text') {
+      const part = (text: string) => textPart(text, false);
       event('response.content_part.added', { ...at, content_index: 0, part: part('') });
       for (const piece of splitWords(block.text))
         event('response.output_text.delta', { ...at, content_index: 0, delta: piece, logprobs: [] });
@@ -238,7 +261,10 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
         event('response.function_call_arguments.delta', { ...at, delta: piece });
       event('response.function_call_arguments.done', { ...at, name: block.name, arguments: args });
     }
-    event('response.output_item.done', { output_index: index, item: itemOf(block, ctx, index, 'completed') });
+    event('response.output_item.done', {
+      output_index: index,
+      item: itemOf(block, ctx, index, 'completed', undefined, reply.stopReason === 'refusal'),
+    });
   });
   const done = response(ctx, 'completed', outputOf(reply, ctx), reply);
   event(done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: done });

@@ -71,11 +71,25 @@ export function decodeResponsesUsage(u: any): CanonicalUsage {
   return usage;
 }
 
-/** Stop reason from `status` / `incomplete_details.reason`; tool calls make a plain end `tool_use`. */
+/**
+ * Stop reason from `status` / `incomplete_details.reason`, and a `refusal` content part (the model declined,
+ * in a completed response) as the stream decoder reads `response.refusal.delta`; tool calls make a plain end
+ * `tool_use`.
+ */
 export function decodeResponsesStop(body: any, content: readonly ContentBlock[]): StopReason {
   const reason = body?.incomplete_details?.reason;
+  const refused = (body?.output ?? []).some(
+    (item: any) =>
+      item?.type === 'message' &&
+      Array.isArray(item.content) &&
+      item.content.some((p: any) => p?.type === 'refusal'),
+  );
   const stop: StopReason =
-    reason === 'max_output_tokens' ? 'max_tokens' : reason === 'content_filter' ? 'refusal' : 'end_turn';
+    reason === 'max_output_tokens'
+      ? 'max_tokens'
+      : reason === 'content_filter' || refused
+        ? 'refusal'
+        : 'end_turn';
   return stopReasonWithTools(
     stop,
     content.some((b) => b.type === 'tool_use'),
