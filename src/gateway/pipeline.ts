@@ -127,9 +127,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           c.set('droppedTools', dropped);
           c.header(DROPPED_TOOLS_HEADER, dropped);
         }
-        // Chat Completions knobs Claude has no equivalent for are left out, and the answer says which
+        // OpenAI knobs Claude has no equivalent for are left out, and the answer says which (the Responses
+        // API shares `service_tier` with Chat Completions)
         const params =
-          shapeName === 'openai' && !sameWire ? droppedChatParams(received, adapter.name).join(', ') : '';
+          (shapeName === 'openai' || shapeName === 'openai_responses') && !sameWire
+            ? droppedChatParams(received, adapter.name).join(', ')
+            : '';
         if (params) {
           droppedHeader[DROPPED_PARAMS_HEADER] = params;
           c.set('droppedParams', params);

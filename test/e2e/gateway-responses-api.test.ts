@@ -398,6 +398,22 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    'service_tier, which Claude has no form of, is left out on a Claude model and named in svc-dropped-params, as on the Chat path',
+    async () => {
+      const claude = await client.responses
+        .create({ model: 'haiku', input: 'hi', service_tier: 'flex' })
+        .withResponse();
+      assert.equal(claude.response.headers.get('svc-dropped-params'), 'service_tier');
+      assert.equal((fake.requests.at(-1)!.body as Record<string, unknown>).service_tier, undefined);
+      const openai = await client.responses
+        .create({ model: 'mini', input: 'hi', service_tier: 'flex' })
+        .withResponse();
+      assert.equal(openai.response.headers.get('svc-dropped-params'), null);
+      assert.equal((fake.requests.at(-1)!.body as Record<string, unknown>).service_tier, 'flex');
+    },
+  );
+
+  await t.test(
     'previous_response_id on a model that is not OpenAI is a 400 that says what works',
     async () => {
       await assert.rejects(
