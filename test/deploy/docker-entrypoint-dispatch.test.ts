@@ -152,6 +152,29 @@ test('with no arguments the gateway starts as the exec-ed node process, passes t
   assert.match(down.stderr, new RegExp(`127\\.0\\.0\\.1:${port}/healthz unreachable`));
 });
 
+test('the health check asks the address SVC_GATEWAY_HOST binds: ::1 and 127.x.y.z are kept, other hosts are 127.0.0.1', async () => {
+  const port = await freePort();
+  const f = imageEnv({
+    SVC_GATEWAY_PORT: String(port),
+    SVC_GATEWAY_HOST: '::1',
+    ANTHROPIC_API_KEY: 'test-provider-key',
+  });
+  assert.equal((await entry(['issue-key', '--name', 'a', '--workspace', '/w'], f.env)).code, 0);
+  const gw = await startEntrypoint([], f.env, port, '[::1]');
+
+  const healthy = await run(NODE, [HEALTHCHECK], f.env);
+  assert.equal(healthy.code, 0, healthy.stderr);
+  // the same gateway is not on 127.0.0.1, and a non-loopback SVC_GATEWAY_HOST means 127.0.0.1 (its warned rewrite)
+  const rewritten = await run(NODE, [HEALTHCHECK], { ...f.env, SVC_GATEWAY_HOST: '0.0.0.0' });
+  assert.equal(rewritten.code, 1);
+  assert.match(rewritten.stderr, new RegExp(`http://127\\.0\\.0\\.1:${port}/healthz unreachable`));
+  const other = await run(NODE, [HEALTHCHECK], { ...f.env, SVC_GATEWAY_HOST: '127.0.0.9' });
+  assert.match(other.stderr, new RegExp(`http://127\\.0\\.0\\.9:${port}/healthz unreachable`));
+
+  gw.child.kill('SIGTERM');
+  assert.equal(await gw.exited, 0, gw.stderr());
+});
+
 test('a leading flag is a gateway option: --port picks the port; without a provider key the start is refused', async () => {
   const f = imageEnv({ ANTHROPIC_API_KEY: 'test-provider-key' });
   assert.equal((await entry(['issue-key', '--name', 'a', '--workspace', '/w'], f.env)).code, 0);
@@ -171,7 +194,7 @@ test('a leading flag is a gateway option: --port picks the port; without a provi
 // --- internal ---
 
 /** Starts the entrypoint as a long-running process and waits until /healthz answers on `port`. */
-async function startEntrypoint(args: string[], env: NodeJS.ProcessEnv, port: number) {
+async function startEntrypoint(args: string[], env: NodeJS.ProcessEnv, port: number, host = '127.0.0.1') {
   ensureBuilt();
   const child = spawn(ENTRYPOINT, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
@@ -181,16 +204,16 @@ async function startEntrypoint(args: string[], env: NodeJS.ProcessEnv, port: num
   });
   child.stdout.resume();
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  await waitForHealthz(port, child, () => stderr);
+  await waitForHealthz(`${host}:${port}`, child, () => stderr);
   return { child, exited, stderr: () => stderr };
 }
 
-async function waitForHealthz(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+async function waitForHealthz(address: string, child: ChildProcess, stderr: () => string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null)
       throw new Error(`the entrypoint exited with ${child.exitCode}:\n${stderr()}`);
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
+      if ((await fetch(`http://${address}/healthz`)).ok) return;
     } catch {}
     await new Promise((r) => setTimeout(r, 50));
   }
