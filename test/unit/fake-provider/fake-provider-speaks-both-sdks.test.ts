@@ -390,3 +390,77 @@ async function rawText(url: string, headers: Record<string, string>, body: unkno
   });
   return response.text();
 }
+
+test('anthropic refuses, as the API does, the bodies that bite translators (wire-formats §1.4–1.6)', async () => {
+  const user = (content: unknown) => ({ role: 'user' as const, content });
+  const call = { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } };
+  const result = { type: 'tool_result', tool_use_id: 'toolu_1', content: 'Sunny' };
+  const thinking = { type: 'thinking', thinking: 'hm', signature: 'sig' };
+  const loop = (assistant: unknown[]) => [
+    user('q'),
+    { role: 'assistant', content: assistant },
+    user([result]),
+  ];
+  const on = { type: 'enabled', budget_tokens: 1024 };
+  const refused: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['an empty text block', { messages: [user([{ type: 'text', text: '' }])] }, /must be non-empty/],
+    ['an empty system block', { system: [{ type: 'text', text: '' }], messages: [user('q')] }, /non-empty/],
+    [
+      'a tool_use answered by no tool_result',
+      { messages: [user('q'), { role: 'assistant', content: [call] }, user('and?')] },
+      /without `tool_result` blocks immediately after: toolu_1/,
+    ],
+    ['a tool_result with no tool_use before it', { messages: [user([result])] }, /unexpected `tool_use_id`/],
+    [
+      'a tool_use id outside the pattern',
+      { messages: loop([{ ...call, id: 'functions.Bash:0' }]).slice(0, 2) },
+      /tool_use\.id: String should match pattern/,
+    ],
+    [
+      'a tool name outside the pattern',
+      { tools: [{ ...WEATHER_TOOL, name: 'get weather' }], messages: [user('q')] },
+      /name: String should match pattern/,
+    ],
+    [
+      'a thinking budget under 1024',
+      { thinking: { type: 'enabled', budget_tokens: 500 }, messages: [user('q')] },
+      /1024/,
+    ],
+    [
+      'a thinking budget not under max_tokens',
+      { max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages: [user('q')] },
+      /`max_tokens` must be greater than `thinking.budget_tokens`/,
+    ],
+    [
+      'thinking with a forced tool',
+      { thinking: on, tools: [WEATHER_TOOL], tool_choice: { type: 'any' }, messages: [user('q')] },
+      /forces tool use/,
+    ],
+    [
+      'thinking with temperature 0.5',
+      { thinking: on, temperature: 0.5, messages: [user('q')] },
+      /temperature/,
+    ],
+    [
+      'thinking in a tool loop whose assistant turn lost its thinking block',
+      { thinking: on, tools: [WEATHER_TOOL], messages: loop([call]) },
+      /Expected `thinking` or `redacted_thinking`, but found `tool_use`/,
+    ],
+  ];
+  for (const [what, body, message] of refused) {
+    await assert.rejects(
+      anthropic.messages.create({ model: 'claude-x', max_tokens: 4096, ...body } as never),
+      (err) => err instanceof Anthropic.BadRequestError && message.test(err.message),
+      what,
+    );
+  }
+  // the same loop with its thinking block replayed first is served
+  const served = await anthropic.messages.create({
+    model: 'claude-x',
+    max_tokens: 4096,
+    thinking: { type: 'enabled', budget_tokens: 1024 },
+    tools: [WEATHER_TOOL],
+    messages: loop([thinking, call]) as never,
+  });
+  assert.equal(served.stop_reason, 'end_turn');
+});
