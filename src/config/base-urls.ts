@@ -18,12 +18,23 @@ export function assertBaseUrls(env: SvcEnv): void {
     const value = env[field];
     if (value === undefined || isHttpUrl(value)) continue;
     throw new SvcError('startup_refused', {
-      message: `${name} must be an http:// or https:// URL such as ${example}, not "${value}"; fix or unset it and start svc again.`,
+      message: `${name} must be an http:// or https:// URL such as ${example}, not "${withoutUserinfo(value)}"; fix or unset it and start svc again.`,
     });
   }
 }
 
 // --- internal ---
+
+/**
+ * The value with everything before its last `@` (after a `scheme://`) shown as `***`: a proxy URL's
+ * `user:password@` must not reach stderr or a container log (STYLE rule 5), even in a malformed value.
+ */
+function withoutUserinfo(value: string): string {
+  return value.replace(
+    /^([^@]*?\/\/)?[\s\S]*@/,
+    (_match, scheme: string | undefined) => `${scheme ?? ''}***@`,
+  );
+}
 
 function isHttpUrl(value: string): boolean {
   try {

@@ -34,3 +34,22 @@ test('a base URL that is no http(s) URL refuses the start with one sentence', as
     }
   }
 });
+
+test('the refusal never repeats the password of a proxy URL given as the base URL', async () => {
+  const files = gatewayFiles(tmp.dir);
+  await issueKey(files.env);
+  const secret = 'Pr0xyPassw0rd';
+  for (const [value, shown] of [
+    [`proxyuser:${secret}@proxy.corp:3128`, '***@proxy.corp:3128'],
+    [`ftp://proxyuser:${secret}@proxy.corp/v1`, 'ftp://***@proxy.corp/v1'],
+    [`http//proxyuser:p@ss${secret}@proxy.corp/v1`, 'http//***@proxy.corp/v1'],
+  ] as const) {
+    const r = await runSvc(['gateway', '--port', String(await freePort())], {
+      env: { ...files.env, OPENAI_BASE_URL: value },
+      timeoutMs: 15_000,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(!r.stderr.includes(secret), r.stderr);
+    assert.ok(r.stderr.includes(`not "${shown}"; fix or unset it`), r.stderr);
+  }
+});
