@@ -160,7 +160,16 @@ async function verifyBackup(path: string): Promise<void> {
 /** Whether the file starts with SQLite's 16-byte magic string (a cut-off copy still does). */
 function hasSqliteHeader(path: string): boolean {
   const head = Buffer.alloc(SQLITE_MAGIC.length);
-  const fd = openSync(path, 'r');
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    // a backup copied in as another user (a container's uid 1000) was "unexpected error: EACCES"
+    const code = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
+    refuse(
+      `The backup ${path} cannot be read (${code}); make it readable by the user svc runs as, then run restore again.`,
+    );
+  }
   try {
     readSync(fd, head, 0, head.length, 0);
   } finally {

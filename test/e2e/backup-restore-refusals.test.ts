@@ -4,7 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import {
+  chmodSync,
+  chownSync,
   closeSync,
+  copyFileSync,
+  existsSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -19,7 +23,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { SCHEMA_VERSION } from '#src/store/migrate.ts';
 import { startStoreWriter } from '../helpers/store-writer.ts';
-import { isolatedEnv, makeTempDir, runSvc, type SvcResult } from '../helpers/svc.ts';
+import { isolatedEnv, makeTempDir, NOBODY, RUNS_AS_ROOT, runSvc, type SvcResult } from '../helpers/svc.ts';
 
 const tmp = makeTempDir('svc-br-refuse-');
 test.after(() => tmp.cleanup());
@@ -214,6 +218,28 @@ test('a backup argument that is a folder or a cut-off file is refused with advic
   const cut = await runSvc(['restore', p('cut.db'), '--db-path', p('fresh3/svc.db')], { env });
   assertRefused(cut, 1, /backup .*cut\.db cannot be read \(.*\); restore an intact backup instead\.$/);
   for (const r of [cut]) assert.doesNotMatch(r.stderr, /--db-path|SVC_DB_PATH|trace store/);
+});
+
+test('a backup this user may not read is refused with one sentence about the backup, not as an unexpected error', async (t) => {
+  // root reads any file, so as root the restore runs as uid 65534 in a folder of its own
+  const own = makeTempDir('svc-br-unreadable-');
+  t.after(() => own.cleanup());
+  if (RUNS_AS_ROOT) chownSync(own.dir, NOBODY, NOBODY);
+  const backup = join(own.dir, 'backup.db');
+  copyFileSync(good, backup);
+  chmodSync(backup, 0o000);
+  if (RUNS_AS_ROOT) chownSync(backup, 0, 0);
+  const target = join(own.dir, 'fresh/svc.db');
+  const r = await runSvc(['restore', backup, '--db-path', target], {
+    env: isolatedEnv(own.dir),
+    unprivileged: true,
+  });
+  assertRefused(
+    r,
+    1,
+    /^svc: The backup .*backup\.db cannot be read \(EACCES\); make it readable by the user svc runs as, then run restore again\.$/,
+  );
+  assert.equal(existsSync(target), false);
 });
 
 test('an empty file argument (an unset shell variable) is a usage error naming it, not a path to the current folder', async () => {
