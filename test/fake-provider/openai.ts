@@ -72,7 +72,7 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
     checkBody(body) {
       if (typeof body.model !== 'string') return 'you must provide a model parameter';
       if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
-      if (!openrouter) return userTooLong(body);
+      if (!openrouter) return userTooLong(body) ?? translatorRefusal(body);
       return undefined;
     },
     readTurn: (body) => readTurn(body, openrouter),
@@ -192,6 +192,40 @@ function imageOf(part: Part): string[] {
   const url = part.image_url?.url ?? '';
   const dataUrl = /^data:([^;,]+)[;,]/.exec(url);
   return [dataUrl ? dataUrl[1] : 'url'];
+}
+
+/**
+ * OpenAI's 400s that bite translators (wire-formats §2.2–2.4, §6 #15/#16): a `tool` message that answers no
+ * `tool_calls` of the assistant message before its run of tool messages, an assistant's tool call left
+ * unanswered before the next other message, an image in a `tool` message (text only), more than 4 `stop`
+ * sequences.
+ */
+function translatorRefusal(body: Record<string, unknown>): string | undefined {
+  const messages = body.messages as {
+    role?: string;
+    content?: unknown;
+    tool_calls?: { id?: string }[];
+    tool_call_id?: string;
+  }[];
+  let open = new Set<string>();
+  let inRun = false;
+  for (const [i, m] of messages.entries()) {
+    if (m.role === 'tool') {
+      if (!inRun || !open.has(String(m.tool_call_id)))
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      open.delete(String(m.tool_call_id));
+      if (partsOf(m.content).some((p) => p.type === 'image_url'))
+        return `Invalid 'messages[${i}]'. Image URLs are only allowed for messages with role 'user', but this message with role 'tool' contains an image URL.`;
+      continue;
+    }
+    if (open.size > 0)
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
+    inRun = m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
+    open = new Set(inRun ? m.tool_calls!.map((c) => String(c.id)) : []);
+  }
+  if (Array.isArray(body.stop) && body.stop.length > 4)
+    return `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${body.stop.length} instead.`;
+  return undefined;
 }
 
 /**

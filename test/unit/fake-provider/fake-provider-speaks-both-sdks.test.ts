@@ -464,3 +464,53 @@ test('anthropic refuses, as the API does, the bodies that bite translators (wire
   });
   assert.equal(served.stop_reason, 'end_turn');
 });
+
+test('openai refuses, as the API does, tool messages out of order, images in tool results and over 4 stop sequences', async () => {
+  const call = {
+    id: 'call_1',
+    type: 'function' as const,
+    function: { name: 'get_weather', arguments: '{}' },
+  };
+  const assistant = { role: 'assistant' as const, content: null, tool_calls: [call] };
+  const answer = { role: 'tool' as const, tool_call_id: 'call_1', content: 'Sunny' };
+  const refused: Array<[string, Record<string, unknown>, RegExp]> = [
+    [
+      'user text between the call and its result (wire-formats §6 #16)',
+      { messages: [{ role: 'user', content: 'q' }, assistant, { role: 'user', content: 'x' }, answer] },
+      /must be followed by tool messages responding to each 'tool_call_id'.*call_1/,
+    ],
+    [
+      'a tool message answering no call',
+      { messages: [{ role: 'user', content: 'q' }, answer] },
+      /messages with role 'tool' must be a response to a preceeding message with 'tool_calls'/,
+    ],
+    [
+      'an image in a tool message',
+      {
+        messages: [
+          { role: 'user', content: 'q' },
+          assistant,
+          { ...answer, content: [{ type: 'image_url', image_url: { url: 'https://x.test/a.png' } }] },
+        ],
+      },
+      /Image URLs are only allowed for messages with role 'user'/,
+    ],
+    [
+      'five stop sequences',
+      { stop: ['a', 'b', 'c', 'd', 'e'], messages: [{ role: 'user', content: 'q' }] },
+      /stop/,
+    ],
+  ];
+  for (const [what, body, message] of refused) {
+    await assert.rejects(
+      openai.chat.completions.create({ model: 'gpt-x', ...body } as never),
+      (err) => err instanceof OpenAI.BadRequestError && message.test(err.message),
+      what,
+    );
+  }
+  const served = await openai.chat.completions.create({
+    model: 'gpt-x',
+    messages: [{ role: 'user', content: 'q' }, assistant, answer],
+  });
+  assert.equal(served.choices[0].message.content, 'Tool result received: Sunny');
+});
