@@ -165,7 +165,7 @@ function itemOf(
       type: 'message',
       status,
       role: 'assistant',
-      content: status === 'completed' ? [textPart(block.text, refusal)] : [],
+      content: status === 'in_progress' ? [] : [textPart(block.text, refusal)],
     };
   return {
     id: itemId('fc', ctx, index),
@@ -179,8 +179,13 @@ function itemOf(
 
 function outputOf(reply: Reply, ctx: ReplyContext): Obj[] {
   return reply.blocks.map((b, i) =>
-    itemOf(b, ctx, i, 'completed', undefined, reply.stopReason === 'refusal'),
+    itemOf(b, ctx, i, doneStatus(reply, i), undefined, reply.stopReason === 'refusal'),
   );
+}
+
+/** A finished item's status: the one the token limit cut off (the last) is `incomplete`, as the API marks it. */
+function doneStatus(reply: Reply, index: number): string {
+  return reply.stopReason === 'max_tokens' && index === reply.blocks.length - 1 ? 'incomplete' : 'completed';
 }
 
 function response(ctx: ReplyContext, status: string, output: Obj[], reply?: Reply): Obj {
@@ -263,7 +268,7 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
     }
     event('response.output_item.done', {
       output_index: index,
-      item: itemOf(block, ctx, index, 'completed', undefined, reply.stopReason === 'refusal'),
+      item: itemOf(block, ctx, index, doneStatus(reply, index), undefined, reply.stopReason === 'refusal'),
     });
   });
   const done = response(ctx, 'completed', outputOf(reply, ctx), reply);

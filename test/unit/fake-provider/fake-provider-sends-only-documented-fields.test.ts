@@ -110,3 +110,29 @@ test("the fake's Responses stream accumulates, in the OpenAI SDK's helper, to it
   assert.equal(types.at(-1), 'response.completed');
   assert.ok(types.includes('response.function_call_arguments.delta'));
 });
+
+test("the fake's Responses answer cut by the token limit is incomplete, and so is the item it cut, streamed or not", async () => {
+  const fake = createFakeProvider();
+  const client = new OpenAI({ apiKey: 'k', baseURL: 'http://fake/v1', fetch: fake.fetch, maxRetries: 0 });
+  const params = {
+    model: 'gpt-x',
+    max_output_tokens: 16,
+    input: 'hi [[fake:text=Once upon;stop=max_tokens]]',
+  };
+  const plain = await client.responses.create(params);
+  fake.reset();
+  const stream = client.responses.stream(params);
+  const done: string[] = [];
+  for await (const e of stream) if (e.type === 'response.output_item.done') done.push(String(e.item.status));
+  const streamed = await stream.finalResponse();
+  for (const r of [plain, streamed]) {
+    assert.equal(r.status, 'incomplete');
+    assert.deepEqual(r.incomplete_details, { reason: 'max_output_tokens' });
+    assert.deepEqual(
+      r.output.map((o) => [o.type, o.type === 'message' ? o.status : undefined]),
+      [['message', 'incomplete']],
+    );
+    assert.equal(r.output_text, 'Once upon');
+  }
+  assert.deepEqual(done, ['incomplete']);
+});
