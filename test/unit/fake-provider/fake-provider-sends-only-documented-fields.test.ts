@@ -123,7 +123,8 @@ test("the fake's Responses answer cut by the token limit is incomplete, and so i
   fake.reset();
   const stream = client.responses.stream(params);
   const done: string[] = [];
-  for await (const e of stream) if (e.type === 'response.output_item.done') done.push(String(e.item.status));
+  for await (const e of stream)
+    if (e.type === 'response.output_item.done' && e.item.type === 'message') done.push(e.item.status);
   const streamed = await stream.finalResponse();
   for (const r of [plain, streamed]) {
     assert.equal(r.status, 'incomplete');
