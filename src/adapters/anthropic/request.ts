@@ -189,8 +189,10 @@ function encodeBlock(b: ContentBlock): unknown {
       return out;
     }
     case 'thinking':
-      // replayed unchanged, also signature-only blocks; unsigned reasoning from other models cannot be (§6 #18)
-      return b.signature === null
+      // replayed unchanged, also signature-only blocks; unsigned reasoning from other models cannot be (§6 #18),
+      // nor can OpenAI's sealed reasoning (a Codex conversation moving to Claude): Claude refuses a foreign
+      // signature with a 400, and a tool turn left without its thinking then goes without thinking
+      return b.signature === null || isOpenAISealedReasoning(b.signature)
         ? undefined
         : { type: 'thinking', thinking: b.thinking, signature: b.signature };
     case 'redacted_thinking':
@@ -265,6 +267,15 @@ function encodeSampling(req: CanonicalRequest, body: Record<string, unknown>): v
   if (temperature !== undefined && (!thinkingOn || temperature === 1)) body.temperature = temperature;
   else if (req.top_p !== undefined && (!thinkingOn || req.top_p >= 0.95)) body.top_p = req.top_p;
   if (req.top_k !== undefined && !thinkingOn) body.top_k = req.top_k;
+}
+
+/**
+ * OpenAI's `encrypted_content` of a reasoning item is a Fernet token: version byte 0x80 and a 64-bit
+ * timestamp whose first four bytes are zero until 2106, base64url `gAAAAA…`. A Claude thinking signature is
+ * standard base64 of a protobuf message and never starts so (its first byte is a field tag, not 0x80).
+ */
+export function isOpenAISealedReasoning(signature: string): boolean {
+  return signature.startsWith('gAAAAA');
 }
 
 /**

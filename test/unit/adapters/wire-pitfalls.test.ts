@@ -16,6 +16,7 @@ import { encodeAnthropicStream } from '#src/gateway/shapes/anthropic/encode-stre
 import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
 import { encodeOpenAIResponse } from '#src/gateway/shapes/openai/encode.ts';
 import { encodeOpenAIStream } from '#src/gateway/shapes/openai/encode-stream.ts';
+import { decodeResponsesRequest } from '#src/gateway/shapes/responses/decode.ts';
 import { encodeResponsesResponse } from '#src/gateway/shapes/responses/encode.ts';
 import { SvcError } from '#src/lib/errors.ts';
 import { decodeSse } from '#src/lib/sse-decode.ts';
@@ -806,6 +807,57 @@ test('#18 a tool loop whose history lost its thinking block goes without thinkin
     toAnthropic({ messages: kept, tools, reasoning_effort: 'high', max_tokens: 4000 }).thinking?.type,
     'adaptive',
   );
+});
+
+test('#18 OpenAI sealed reasoning replayed to Claude is left out, and the tool loop goes without thinking', () => {
+  // a Codex conversation served by an OpenAI model, then routed to Claude: its reasoning item carries
+  // OpenAI's encrypted_content, which Claude would refuse as a thinking signature
+  const sealed = `gAAAAABo${'x'.repeat(40)}`;
+  const input: Record<string, unknown>[] = [
+    { role: 'user', content: 'weather?' },
+    { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: sealed },
+    { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+    { type: 'function_call_output', call_id: 'c1', output: 'sunny' },
+  ];
+  const tools = [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }];
+  const body = JSON.parse(
+    anthropic.encodeRequest(
+      decodeResponsesRequest({
+        model: 'm',
+        input,
+        tools,
+        reasoning: { effort: 'high' },
+        max_output_tokens: 4000,
+      }),
+      'claude-sonnet-4-5',
+    ).body,
+  );
+  assert.deepEqual(
+    body.messages[1].content.map((b: { type: string }) => b.type),
+    ['tool_use'],
+  );
+  assert.ok(!JSON.stringify(body).includes(sealed));
+  assert.equal(body.thinking, undefined);
+  // a Claude signature on the same item is replayed, and thinking stays on
+  input[1] = { ...input[1], encrypted_content: 'EqQBCkgIARABGAIiQL' };
+  const claude = JSON.parse(
+    anthropic.encodeRequest(
+      decodeResponsesRequest({
+        model: 'm',
+        input,
+        tools,
+        reasoning: { effort: 'high' },
+        max_output_tokens: 4000,
+      }),
+      'claude-sonnet-4-5',
+    ).body,
+  );
+  assert.deepEqual(claude.messages[1].content[0], {
+    type: 'thinking',
+    thinking: '',
+    signature: 'EqQBCkgIARABGAIiQL',
+  });
+  assert.equal(claude.thinking?.type, 'enabled');
 });
 
 test('reasoning_effort reaches Claude in the form the model takes: a budget before 4.6, adaptive with effort after', () => {
