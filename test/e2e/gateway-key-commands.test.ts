@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { editKeyRecord, gatewayFiles, issueKey, parseLines, readEvents } from '../helpers/gateway-keys.ts';
-import { makeTempDir, runSvc } from '../helpers/svc.ts';
+import { makeTempDir, NOBODY, RUNS_AS_ROOT, runSvc } from '../helpers/svc.ts';
 
 const tmp = makeTempDir();
 test.after(() => tmp.cleanup());
@@ -129,6 +129,47 @@ test('list-keys on a keystore path with no file exits 1 with one sentence naming
   const empty = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
   assert.equal(empty.code, 0, empty.stderr);
   assert.deepEqual(JSON.parse(empty.stdout), { keys: [] });
+});
+
+test('list-keys and revoke-key write nothing when they change nothing: no folder for a mistyped path, no lock in a read-only keystore folder', async (t) => {
+  const f = fresh();
+  const typo = join(tmp.dir, 'typo-folder');
+  for (const args of [['list-keys'], ['revoke-key', 'gk_01M829G9KYF6DAJFE8TTGME1Z3']]) {
+    const r = await runSvc(['gateway', ...args, '--keystore', join(typo, 'deeper/keys.json')], {
+      env: f.env,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(existsSync(typo), false, `${args[0]} created ${typo}`);
+  }
+
+  // the chart mounts the keystore folder read-only (a Secret): listing it must still work. Root writes past
+  // any mode, so as root the listing runs as uid 65534 in a folder of its own.
+  const own = makeTempDir('svc-ro-keystore-');
+  t.after(() => own.cleanup());
+  const etc = join(own.dir, 'etc');
+  mkdirSync(etc);
+  const g = gatewayFiles(own.dir, { SVC_GATEWAY_KEYSTORE: join(etc, 'keys.json') });
+  const { keyId } = await issueKey(g.env);
+  if (RUNS_AS_ROOT) {
+    for (const path of [own.dir, etc, join(etc, 'keys.json'), g.db]) chownSync(path, NOBODY, NOBODY);
+  }
+  chmodSync(etc, 0o555);
+  const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], {
+    env: g.env,
+    unprivileged: true,
+  });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.deepEqual(
+    JSON.parse(listed.stdout).keys.map((k: { key_id: string }) => k.key_id),
+    [keyId],
+  );
+  const again = await runSvc(['gateway', 'revoke-key', 'gk_01M829G9KYF6DAJFE8TTGME1Z3'], {
+    env: g.env,
+    unprivileged: true,
+  });
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /No gateway key with id gk_01M829G9KYF6DAJFE8TTGME1Z3 exists/);
+  chmodSync(etc, 0o755);
 });
 
 test('revoke-key prints revoked and revoked_at; an unknown key id exits 1 naming it', async () => {

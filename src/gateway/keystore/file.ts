@@ -67,6 +67,12 @@ export async function updateKeystoreFile<T>(
   path: string,
   change: (current: Keystore | undefined) => KeystoreChange<T>,
 ): Promise<T> {
+  // A change that writes nothing (a listing with no lapsed grace period, an unknown key id, revoking a
+  // revoked key) is answered from the file as it is, which writers only ever rename into place: it
+  // creates no folder at a mistyped path and needs no lock file where the folder is read-only (the
+  // chart's Secret mount). Only a change that writes is redone under the lock.
+  const planned = change(readKeystoreFile(path));
+  if (!planned.next) return planned.result;
   createFolders(
     dirname(path),
     'the keystore',
