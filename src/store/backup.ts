@@ -69,7 +69,6 @@ export async function backupStore(source: string, destination: string): Promise<
     });
   }
   assertFree(dest);
-  createFolders(dirname(dest), 'the backup', 'choose a writable destination');
   const tmp = tempPathBeside(dest, 'backup');
   const asWriteFailure = (err: unknown) =>
     describeWriteFailure('the backup', dest, err, 'choose a destination in a writable folder') ?? err;
@@ -85,6 +84,8 @@ export async function backupStore(source: string, destination: string): Promise<
     try {
       // a damaged store would give a backup that restore refuses
       await assertStoreIntact(store, 'no backup was written');
+      // only now: a missing, unreadable or damaged store leaves no folder behind
+      createFolders(dirname(dest), 'the backup', 'choose a writable destination');
       writing(() => createPrivateFile(tmp)); // 0600 like the store; VACUUM INTO fills an empty file
       await sql`VACUUM INTO ${tmp}`.execute(store.kysely).catch((err) => Promise.reject(asWriteFailure(err)));
     } finally {

@@ -70,9 +70,12 @@ test('backup refuses to overwrite an existing destination', async () => {
   assert.equal(statSync(p('taken.db')).size, 'precious'.length);
 });
 
-test('backup of a missing store says where it looked and how to point elsewhere', async () => {
+test('backup of a missing store says where it looked and how to point elsewhere, and makes no folder for the backup', async () => {
   const r = await runSvc(['backup', p('x.db'), '--db-path', p('missing/svc.db')], { env });
   assertRefused(r, 1, /No trace store at .*missing\/svc\.db; pass --db-path or set SVC_DB_PATH/);
+  const nested = await runSvc(['backup', p('new-folder/x.db'), '--db-path', p('missing/svc.db')], { env });
+  assertRefused(nested, 1, /No trace store at .*missing\/svc\.db/);
+  assert.equal(existsSync(p('new-folder')), false);
 });
 
 test('backup onto the store itself is refused', async () => {
