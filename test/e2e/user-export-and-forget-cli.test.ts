@@ -5,7 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -165,6 +174,28 @@ test('user-export --out naming the trace store, its WAL or a link to it is refus
     assert.match(r.stderr.trimEnd(), pattern);
   }
   assert.deepEqual(allPayloads(db), before, 'the store is intact and no export was audited');
+});
+
+test('user-export --out naming a folder is refused before anything is read, and no export is audited', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  const folder = join(tmp.dir, `out-folder-${n}`);
+  mkdirSync(folder);
+  const r = await runSvc(['analytics', 'user-export', 'u1', '--out', folder], {
+    env: { ...env, SVC_DB_PATH: db },
+  });
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stdout, '');
+  assert.equal(
+    r.stderr.trimEnd(),
+    `svc: --out ${folder} is a folder; name a file in it, such as ${join(folder, 'u1.jsonl')}.`,
+  );
+  assert.deepEqual(auditPayloads(db, 'analytics.user_exported'), []);
+  assert.deepEqual(
+    readdirSync(tmp.dir).filter((f) => f.includes('.export-')),
+    [],
+    'no temp file left',
+  );
 });
 
 test('a reader that goes away before the last row gives exit 1, one sentence, and no audit event', async () => {

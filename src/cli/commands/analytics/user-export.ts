@@ -2,8 +2,10 @@
  * `svc analytics user-export <user_id>`: one user's events as JSON lines, streamed from the store page
  * by page to stdout, or to `--out` (written beside it as a private temp file, renamed when complete).
  */
+
+import { statSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { assertUserId, type ExportSink, resolveWindow, runUserExport } from '../../../analytics/index.ts';
 import { readEnv } from '../../../config/env.ts';
@@ -45,13 +47,18 @@ export default defineCommand({
       args.out === undefined
         ? undefined
         : requireFilePath(args.out, '--out', '; leave it out to write to stdout');
-    if (out !== undefined) refuseStoreFile(out, resolveStoreTarget(readEnv(), storeFlagsOf(args)));
+    if (out !== undefined) {
+      refuseFolder(out, userId);
+      refuseStoreFile(out, resolveStoreTarget(readEnv(), storeFlagsOf(args)));
+    }
     await withRuntime(storeFlagsOf(args), async (rt) => {
       if (out === undefined) {
         await runUserExport(rt, { userId, window }, stdoutSink());
         return;
       }
-      const s = await writeFileAtomically(out, (sink) => runUserExport(rt, { userId, window }, sink));
+      const s = await writeFileAtomically(out, (sink, commit) =>
+        runUserExport(rt, { userId, window }, sink, { drained: commit }),
+      );
       const lines = formatSummaryLines([
         ['user_id', s.userId],
         ['out', out],
@@ -77,6 +84,14 @@ function refuseStoreFile(out: string, target: StoreTarget): void {
   if (file !== undefined)
     throw new SvcError('usage_error', {
       message: `--out ${out} is ${file === resolve(target.path) ? 'the trace store itself' : `the trace store's file ${file}`}; the export would replace it, so choose another file.`,
+    });
+}
+
+/** `--out` naming a folder could never take the file: refused before anything is read or audited. */
+function refuseFolder(out: string, userId: string): void {
+  if (statSync(out, { throwIfNoEntry: false })?.isDirectory())
+    throw new SvcError('usage_error', {
+      message: `--out ${out} is a folder; name a file in it, such as ${join(out, `${userId}.jsonl`)}.`,
     });
 }
 
@@ -116,7 +131,14 @@ function stdoutFailed(cause: unknown): SvcError {
   });
 }
 
-async function writeFileAtomically<T>(path: string, fn: (sink: ExportSink) => Promise<T>): Promise<T> {
+/**
+ * Streams into a private temp file beside `path`; `commit` (fsync, rename over `path`) is run by the export
+ * before it records its audit event, so a file that cannot be put in place is never audited as exported.
+ */
+async function writeFileAtomically<T>(
+  path: string,
+  fn: (sink: ExportSink, commit: () => Promise<void>) => Promise<T>,
+): Promise<T> {
   const tmp = tempPathBeside(path, 'export');
   // a read-only, unwritable or full disk says which (store/files.ts, as backup and restore do)
   const ioError = (cause: unknown) =>
@@ -127,15 +149,24 @@ async function writeFileAtomically<T>(path: string, fn: (sink: ExportSink) => Pr
     });
   try {
     const fh = await open(tmp, 'wx', 0o600).catch((err) => Promise.reject(ioError(err)));
-    let result: T;
-    try {
-      result = await fn((chunk) => fh.appendFile(chunk, 'utf8').catch((err) => Promise.reject(ioError(err))));
-      await fh.sync();
-    } finally {
+    let closed = false;
+    const close = async () => {
+      if (closed) return;
+      closed = true;
       await fh.close();
+    };
+    try {
+      return await fn(
+        (chunk) => fh.appendFile(chunk, 'utf8').catch((err) => Promise.reject(ioError(err))),
+        async () => {
+          await fh.sync().catch((err) => Promise.reject(ioError(err)));
+          await close();
+          await rename(tmp, path).catch((err) => Promise.reject(ioError(err)));
+        },
+      );
+    } finally {
+      await close();
     }
-    await rename(tmp, path).catch((err) => Promise.reject(ioError(err)));
-    return result;
   } finally {
     removeQuietly(tmp);
   }
