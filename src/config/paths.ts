@@ -1,15 +1,19 @@
 /**
  * @module Where files live: flag > environment > XDG default (DECISIONS §2).
  */
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { homedir, userInfo } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { SvcError } from '../lib/errors.ts';
 import type { SvcEnv } from './env.ts';
 
-/** `$XDG_CONFIG_HOME/svc`, default `~/.config/svc`. */
+/**
+ * `$XDG_CONFIG_HOME/svc`, default `~/.config/svc`. A relative XDG_CONFIG_HOME is ignored, as the XDG Base
+ * Directory spec says, so the store never lands in whatever folder a command was started from.
+ */
 export function configDir(env: SvcEnv): string {
-  const base = env.xdgConfigHome ?? join(env.home ?? homedir(), '.config');
-  return join(base, 'svc');
+  const xdg =
+    env.xdgConfigHome !== undefined && isAbsolute(env.xdgConfigHome) ? env.xdgConfigHome : undefined;
+  return join(xdg ?? join(homeDir(env), '.config'), 'svc');
 }
 
 /** Trace store path; gateway commands also honour SVC_GATEWAY_DB_PATH, which wins over SVC_DB_PATH. */
@@ -28,7 +32,7 @@ export function resolveDbPath(
  * the home folder here, not XDG_CONFIG_HOME as for the trace store).
  */
 export function resolveKeystorePath(env: SvcEnv, flag: string | undefined): string {
-  return flag ?? env.gatewayKeystore ?? join(env.home ?? homedir(), '.config', 'svc', 'keys.json');
+  return flag ?? env.gatewayKeystore ?? join(homeDir(env), '.config', 'svc', 'keys.json');
 }
 
 /** Where the store lives: a SQLite file (the embedded default) or a PostgreSQL database. */
@@ -67,6 +71,17 @@ export function resolveStoreTarget(
 }
 
 // --- internal ---
+
+/**
+ * HOME when it is an absolute path, else the account's home folder from the user database: os.homedir()
+ * returns an empty or relative HOME as it is, which made the default paths relative to the current folder.
+ */
+function homeDir(env: SvcEnv): string {
+  if (env.home !== undefined && isAbsolute(env.home)) return env.home;
+  const fromOs = homedir();
+  if (isAbsolute(fromOs)) return fromOs;
+  return userInfo().homedir;
+}
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 

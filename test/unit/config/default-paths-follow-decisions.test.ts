@@ -4,6 +4,8 @@
  * a flag beats the variable, which beats the default.
  */
 import assert from 'node:assert/strict';
+import { userInfo } from 'node:os';
+import { isAbsolute } from 'node:path';
 import { test } from 'node:test';
 import type { SvcEnv } from '#src/config/env.ts';
 import { resolveDbPath, resolveKeystorePath } from '#src/config/paths.ts';
@@ -31,4 +33,22 @@ test('the trace store follows XDG_CONFIG_HOME, else ~/.config', () => {
     '/g.db',
   );
   assert.equal(resolveDbPath(env({ dbPath: '/d.db' }), '/f.db'), '/f.db');
+});
+
+test('a relative XDG_CONFIG_HOME or HOME is ignored, so no default path is relative to the current folder', () => {
+  assert.equal(resolveDbPath(env({ xdgConfigHome: 'relcfg' }), undefined), '/home/u/.config/svc/svc.db');
+  const account = userInfo().homedir;
+  for (const home of ['relative-home', '.']) {
+    assert.equal(resolveDbPath(env({ home }), undefined), `${account}/.config/svc/svc.db`);
+    assert.equal(resolveKeystorePath(env({ home }), undefined), `${account}/.config/svc/keys.json`);
+  }
+  // readEnv turns an empty HOME into undefined; os.homedir() then still reads HOME='' as it is
+  const saved = process.env.HOME;
+  process.env.HOME = '';
+  try {
+    assert.ok(isAbsolute(resolveDbPath(env({ home: undefined }), undefined)));
+    assert.ok(isAbsolute(resolveKeystorePath(env({ home: undefined }), undefined)));
+  } finally {
+    process.env.HOME = saved;
+  }
 });
