@@ -142,10 +142,11 @@ export async function listen(
     },
     async close(graceMs) {
       drain.start(graceMs);
-      if (options.answerWhileDraining) {
-        draining = true;
-        await settled([...open], drain);
-      }
+      draining = true;
+      // an answer not yet begun says Connection: close, so a keep-alive client opens a new connection
+      // rather than sending its next request on a socket the stop is about to close (ECONNRESET)
+      for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
+      if (options.answerWhileDraining) await settled([...open], drain);
       return closeGracefully(server, () => open.size, drain);
     },
     cutOff() {

@@ -1,7 +1,8 @@
 /**
  * Graceful stop of the real `svc gateway` (spec 1 §Deployment contract, DECISIONS §3): on SIGTERM or
  * SIGINT it stops accepting connections, lets a request already in flight finish with its answer, flushes
- * that call's events to the trace store and exits 0.
+ * that call's events to the trace store and exits 0. An answer that starts during the stop says
+ * `Connection: close`, so a keep-alive client opens a new connection instead of reusing one the stop closes.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -59,6 +60,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const { data, response } = await answer;
     assert.equal(response.status, 200);
     assert.equal(data.choices[0].finish_reason, 'stop');
+    // the stop closes the socket after this answer: the client must not send its next request on it
+    assert.equal(response.headers.get('connection'), 'close');
     assert.equal(await exit, 0, gw.output().stderr);
     assert.match(gw.output().stderr, /gateway stopped/);
 
