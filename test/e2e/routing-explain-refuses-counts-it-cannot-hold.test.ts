@@ -20,7 +20,7 @@ test('explain refuses a count above 2^53 with exit 2 naming the flag; the larges
     assert.equal(run.stdout, '');
     assert.equal(
       run.stderr.trim(),
-      `svc: ${flag} must be a whole number up to 9007199254740991, not "99999999999999999999"`,
+      `svc: ${flag} must be a whole number up to 9007199254740991, not "99999999999999999999".`,
     );
   }
   const largest = await explain('--input-tokens', '9007199254740991');

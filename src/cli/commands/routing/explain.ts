@@ -131,7 +131,7 @@ function wholeNumber(text: string | undefined, flag: string): number | undefined
   if (text === undefined) return undefined;
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
     throw new SvcError('usage_error', {
-      message: `${flag} must be a whole number up to ${Number.MAX_SAFE_INTEGER}, not "${text}"`,
+      message: `${flag} must be a whole number up to ${Number.MAX_SAFE_INTEGER}, not "${text}".`,
     });
   return Number(text);
 }
