@@ -8,6 +8,7 @@ import type { Bus } from '../events/bus.ts';
 import type { InboundShape } from '../events/catalog.ts';
 import { createHealthHandler } from '../http/health.ts';
 import { createHostCheck } from '../http/host-check.ts';
+import { wasCutOffByStop } from '../http/listen.ts';
 import { createRequestLog } from '../http/request-log.ts';
 import { createVersionHeaderStamp, createVersioning } from '../http/versioning.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
@@ -85,11 +86,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   );
   app.onError((err, c) => {
     if (isSvcError(err) && err.code === 'cancelled') {
-      // the client left: not a gateway failure, and nobody reads the answer
-      deps.log.info('client disconnected before the answer', {
-        request_id: c.get('requestId'),
-        message: err.message,
-      });
+      // the client left, or the stop cut the request off: not a gateway failure, and nobody reads the answer
+      if (wasCutOffByStop(c.env?.outgoing)) {
+        deps.log.info('request cut off by the stop before its answer', { request_id: c.get('requestId') });
+      } else {
+        deps.log.info('client disconnected before the answer', {
+          request_id: c.get('requestId'),
+          message: err.message,
+        });
+      }
     }
     return respond(c, isSvcError(err) ? err : internal(err, deps.log, c));
   });

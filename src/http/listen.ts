@@ -13,6 +13,14 @@ import { isLoopbackName } from './host-check.ts';
 
 export const LOOPBACK_HOST = '127.0.0.1';
 
+/** Responses whose connections a stop closed before they finished (its deadline or a second signal). */
+const cutOffByStop = new WeakSet<object>();
+
+/** Whether a stop, not the client, closed this response's connection (`c.env.outgoing`) before it finished. */
+export function wasCutOffByStop(res: object | undefined): boolean {
+  return res !== undefined && cutOffByStop.has(res);
+}
+
 /** A loopback address is kept; `localhost` and every other value become 127.0.0.1 (non-loopback: warned). */
 export function resolveLoopbackHost(requested: string | undefined, log: Logger): string {
   if (!requested) return LOOPBACK_HOST;
@@ -147,7 +155,14 @@ export async function listen(
       // rather than sending its next request on a socket the stop is about to close (ECONNRESET)
       for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
       if (options.answerWhileDraining) await settled([...open], drain);
-      return closeGracefully(server, () => open.size, drain);
+      return closeGracefully(
+        server,
+        () => open.size,
+        drain,
+        () => {
+          for (const res of open) cutOffByStop.add(res);
+        },
+      );
     },
     cutOff() {
       drain.cutOff();
@@ -245,6 +260,7 @@ async function closeGracefully(
   server: Server,
   inFlight: () => number,
   drain: DrainDeadline,
+  beforeCutOff: () => void,
 ): Promise<{ forced: boolean }> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   let forced = false;
@@ -253,6 +269,7 @@ async function closeGracefully(
     server.closeIdleConnections();
     if (drain.passed()) {
       forced ||= inFlight() > 0;
+      beforeCutOff();
       server.closeAllConnections();
     }
   }, 50);

@@ -46,6 +46,9 @@ for (const [first, second] of [
     assert.equal(exit, 0, `exit ${exit}, signal ${gw.child.signalCode}\n${gw.output().stderr}`);
     assert.match(gw.output().stderr, /second stop signal; cutting off the in-flight requests now/);
     assert.match(gw.output().stderr, /gateway stopped/);
+    // the log says who ended the request: the stop, not the client
+    assert.match(gw.output().stderr, /"msg":"request cut off by the stop before its answer"/);
+    assert.doesNotMatch(gw.output().stderr, /client disconnected/);
     assert.equal(await answer, 'connection closed');
     await waitFor('the upstream call to be cut', () => fake.requests[0].closedEarlyAt !== undefined);
 
