@@ -175,6 +175,41 @@ test('the health check asks the address SVC_GATEWAY_HOST binds: ::1 and 127.x.y.
   assert.equal(await gw.exited, 0, gw.stderr());
 });
 
+test('the health check follows what the container runs: --port given as a flag, and serve with its /health', async () => {
+  const f = imageEnv({ ANTHROPIC_API_KEY: 'test-provider-key' });
+  assert.equal((await entry(['issue-key', '--name', 'a', '--workspace', '/w'], f.env)).code, 0);
+  // a gateway moved by --port alone (no SVC_GATEWAY_PORT): its main process says where it listens
+  const port = await freePort();
+  const gw = await startEntrypoint(['--port', String(port)], f.env, port);
+  const gwHealth = await run(NODE, [HEALTHCHECK], { ...f.env, SVC_HEALTHCHECK_PID: String(gw.child.pid) });
+  assert.equal(gwHealth.code, 0, gwHealth.stderr);
+  gw.child.kill('SIGTERM');
+  assert.equal(await gw.exited, 0, gw.stderr());
+
+  // `serve` in the image: the agent server's /health, on its --port
+  const servePort = await freePort();
+  const serve = spawn(ENTRYPOINT, ['serve', '--port', String(servePort)], {
+    env: f.env,
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(serve);
+  let serveErr = '';
+  serve.stderr.setEncoding('utf8').on('data', (d) => {
+    serveErr += d;
+  });
+  const serveExited = new Promise<number | null>((r) => serve.on('exit', (code) => r(code)));
+  await waitForPath(`127.0.0.1:${servePort}`, '/health', serve, () => serveErr);
+  const pid = { SVC_HEALTHCHECK_PID: String(serve.pid) };
+  const healthy = await run(NODE, [HEALTHCHECK], { ...f.env, ...pid });
+  assert.equal(healthy.code, 0, healthy.stderr);
+  serve.kill('SIGTERM');
+  assert.equal(await serveExited, 0, serveErr);
+  const down = await run(NODE, [HEALTHCHECK], { ...f.env, ...pid, SVC_HEALTHCHECK_PID: String(process.pid) });
+  // a process that is no svc (this test) reads as the gateway on its default address
+  assert.match(down.stderr, /http:\/\/127\.0\.0\.1:8422\/healthz/);
+});
+
 test('a leading flag is a gateway option: --port picks the port; without a provider key the start is refused', async () => {
   const f = imageEnv({ ANTHROPIC_API_KEY: 'test-provider-key' });
   assert.equal((await entry(['issue-key', '--name', 'a', '--workspace', '/w'], f.env)).code, 0);
@@ -208,14 +243,23 @@ async function startEntrypoint(args: string[], env: NodeJS.ProcessEnv, port: num
   return { child, exited, stderr: () => stderr };
 }
 
-async function waitForHealthz(address: string, child: ChildProcess, stderr: () => string): Promise<void> {
+function waitForHealthz(address: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  return waitForPath(address, '/healthz', child, stderr);
+}
+
+async function waitForPath(
+  address: string,
+  path: string,
+  child: ChildProcess,
+  stderr: () => string,
+): Promise<void> {
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null)
       throw new Error(`the entrypoint exited with ${child.exitCode}:\n${stderr()}`);
     try {
-      if ((await fetch(`http://${address}/healthz`)).ok) return;
+      if ((await fetch(`http://${address}${path}`)).ok) return;
     } catch {}
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`the gateway did not answer /healthz:\n${stderr()}`);
+  throw new Error(`no answer on ${path}:\n${stderr()}`);
 }
