@@ -820,18 +820,20 @@ test('#18 OpenAI sealed reasoning replayed to Claude is left out, and the tool l
     { type: 'function_call_output', call_id: 'c1', output: 'sunny' },
   ];
   const tools = [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }];
-  const body = JSON.parse(
-    anthropic.encodeRequest(
-      decodeResponsesRequest({
-        model: 'm',
-        input,
-        tools,
-        reasoning: { effort: 'high' },
-        max_output_tokens: 4000,
-      }),
-      'claude-sonnet-4-5',
-    ).body,
-  );
+  const toClaude = () =>
+    JSON.parse(
+      anthropic.encodeRequest(
+        decodeResponsesRequest({
+          model: 'm',
+          input,
+          tools,
+          reasoning: { effort: 'high' },
+          max_output_tokens: 4000,
+        }),
+        'claude-sonnet-4-5',
+      ).body,
+    );
+  const body = toClaude();
   assert.deepEqual(
     body.messages[1].content.map((b: { type: string }) => b.type),
     ['tool_use'],
@@ -840,18 +842,7 @@ test('#18 OpenAI sealed reasoning replayed to Claude is left out, and the tool l
   assert.equal(body.thinking, undefined);
   // a Claude signature on the same item is replayed, and thinking stays on
   input[1] = { ...input[1], encrypted_content: 'EqQBCkgIARABGAIiQL' };
-  const claude = JSON.parse(
-    anthropic.encodeRequest(
-      decodeResponsesRequest({
-        model: 'm',
-        input,
-        tools,
-        reasoning: { effort: 'high' },
-        max_output_tokens: 4000,
-      }),
-      'claude-sonnet-4-5',
-    ).body,
-  );
+  const claude = toClaude();
   assert.deepEqual(claude.messages[1].content[0], {
     type: 'thinking',
     thinking: '',
