@@ -90,6 +90,21 @@ function assertOneFailure(stack: GatewayStack, turnId: string, errorClass: strin
   return failed[0];
 }
 
+/** A streamed Responses call of `model` with plain fetch: the answer (200 checked) and its events' data. */
+async function streamResponses(stack: GatewayStack, model: string) {
+  const res = await fetch(`${stack.gw.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, stream: true, input: 'hi' }),
+  });
+  assert.equal(res.status, 200);
+  const events = (await res.text())
+    .trim()
+    .split('\n\n')
+    .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as Record<string, any>);
+  return { res, events };
+}
+
 async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -433,16 +448,7 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     'a reset mid-stream ends a same-wire Responses stream as a translated one ends: error, then response.failed',
     async () => {
       fake.script(['reset-after=4']);
-      const res = await fetch(`${stack.gw.url}/v1/responses`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: OPENAI_MODEL, stream: true, input: 'hi' }),
-      });
-      assert.equal(res.status, 200);
-      const events = (await res.text())
-        .trim()
-        .split('\n\n')
-        .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as Record<string, any>);
+      const { res, events } = await streamResponses(stack, OPENAI_MODEL);
       const created = events[0];
       assert.equal(created.type, 'response.created');
       const [error, failed] = events.slice(-2);
@@ -503,16 +509,7 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     async () => {
       // Anthropic upstream, Responses client: message_start, the text block, a ping and one delta, then nothing
       fake.script(['stall-after=4']);
-      const res = await fetch(`${stack.gw.url}/v1/responses`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: ANTHROPIC_MODEL, stream: true, input: 'hi' }),
-      });
-      assert.equal(res.status, 200);
-      const events = (await res.text())
-        .trim()
-        .split('\n\n')
-        .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as Record<string, any>);
+      const { res, events } = await streamResponses(stack, ANTHROPIC_MODEL);
       assert.ok(
         events.some((e) => e.type === 'response.output_text.delta'),
         'the delta before the silence',
