@@ -30,7 +30,8 @@ export interface Peeked {
 
 /**
  * Looks for the first SSE event with data in `body`, past the events `preamble` names (the Responses API's
- * `response.created` / `response.in_progress`, which state nothing yet: its overload error comes after them). Gives up (first: null) past `maxBytes` (`preambleMaxBytes` on a wire with a preamble), after
+ * `response.created` / `response.in_progress`, which state nothing yet: its overload error comes after
+ * them). Gives up (first: null) past `maxBytes` (`preambleMaxBytes` on a wire with a preamble), after
  * `maxWaitMs`, or when the body opens with a comment line: an upstream that keeps the connection alive
  * that way while it works (OpenRouter's `: OPENROUTER PROCESSING`) has started, and its client should get
  * the answer's head now rather than after the wait. A body that ends first yields its last event even
