@@ -52,5 +52,8 @@ export async function querySessions(
 const ORDER_BY: Record<SessionOrder, RawBuilder<unknown>> = {
   // updated_at is fixed-width ISO 8601 UTC, so text order is time order (index sessions_updated)
   recency: sql`updated_at DESC, id DESC`,
-  cost: sql`CAST(cost_so_far_usd AS REAL) DESC, id DESC`,
+  // exact on both engines: a stored cost is a plain decimal (no sign, exponent or leading zero), so more
+  // integer digits rank higher and equal counts rank as text; a cast to REAL (a double on SQLite, a float4
+  // on PostgreSQL) tied costs that differ past its precision
+  cost: sql`length(cost_so_far_usd) - length(ltrim(cost_so_far_usd, '0123456789')) DESC, cost_so_far_usd DESC, id DESC`,
 };

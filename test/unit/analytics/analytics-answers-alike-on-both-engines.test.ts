@@ -91,6 +91,36 @@ describeEachEngine('analytics reads', postgres, (engine) => {
     );
   });
 
+  engine.test('order=cost ranks stored costs exactly, past what a float can tell apart', async (t) => {
+    const store = await openStore(await engine.target());
+    t.after(() => store.close());
+    // 10.25 + 1e-17 is the same double as 10.25 (and the same float4, PostgreSQL's REAL); a cast ranks the
+    // two as a tie, which id DESC would break the wrong way; 9.99… has fewer integer digits than 10.25
+    for (const [id, cost] of [
+      ['sess_a', '10.25000000000000001'],
+      ['sess_b', '10.25'],
+      ['sess_c', '9.99999999999999999999'],
+      ['sess_d', '100'],
+    ] as const) {
+      await store.kysely
+        .insertInto('sessions')
+        .values({
+          id,
+          workspace_path: '/w',
+          active_model: 'anthropic:claude-sonnet-4-5',
+          created_at: at(0),
+          updated_at: at(0),
+          routing_policy_version: 'v1',
+          cost_so_far_usd: cost,
+        })
+        .execute();
+    }
+    assert.deepEqual(
+      (await querySessions(store.kysely, { order: 'cost', limit: 25 })).map((s) => s.id),
+      ['sess_d', 'sess_a', 'sess_b', 'sess_c'],
+    );
+  });
+
   engine.test('every spend endpoint answers as on SQLite over the same events', async (t) => {
     const store = await openStore(await engine.target());
     const sqlite = await openStore(await reference.target());
