@@ -152,6 +152,7 @@ test('every manifest template is valid YAML with apiVersion, kind and a name onc
   }
   assert.deepEqual(kinds.sort(), [
     'ConfigMap',
+    'ConfigMap',
     'Deployment',
     'HorizontalPodAutoscaler',
     'Ingress',
@@ -372,4 +373,49 @@ test('database.url switches to PostgreSQL: SVC_DATABASE_URL from a Secret, no tr
   const notes = read('NOTES.txt');
   assert.match(notes, /if include "svc\.database" \. \}\}\n\nThe store is PostgreSQL/);
   assert.match(notes, /issue-key --name first/);
+});
+
+test('config.routingPolicy / config.models: a ConfigMap mounted at /etc/svc-config, SVC_ROUTING_POLICY and SVC_MODELS, a rolling checksum', () => {
+  assert.deepEqual(values.config, { routingPolicy: '', models: '' }, 'the built-in defaults unless given');
+  assert.deepEqual([values.gateway.extraVolumes, values.gateway.extraVolumeMounts], [[], []]);
+  const text = read('config.yaml');
+  assert.match(text, /^\{\{- if include "svc\.config" \. \}\}/, 'only when a text is given');
+  assert.match(
+    read('_helpers.tpl'),
+    /define "svc\.config"[\s\S]*or \.Values\.config\.routingPolicy \.Values\.config\.models/,
+  );
+  const map = one('config.yaml');
+  assert.equal(map.kind, 'ConfigMap');
+  assert.deepEqual(Object.keys(map.data).sort(), ['models.yaml', 'routing.yaml']);
+  assert.match(
+    text,
+    /with \.Values\.config\.routingPolicy \}\}\n\s+routing\.yaml: \|\n\s+\{\{- \. \| nindent 4 \}\}/,
+  );
+  assert.match(
+    text,
+    /with \.Values\.config\.models \}\}\n\s+models\.yaml: \|\n\s+\{\{- \. \| nindent 4 \}\}/,
+  );
+
+  const deployment = read('deployment.yaml');
+  const d = one('deployment.yaml');
+  const gateway = d.spec.template.spec.containers[0];
+  const env = Object.fromEntries(gateway.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+  assert.equal(env.SVC_ROUTING_POLICY, '/etc/svc-config/routing.yaml');
+  assert.equal(env.SVC_MODELS, '/etc/svc-config/models.yaml');
+  assert.match(deployment, /if \.Values\.config\.routingPolicy \}\}\n\s+- name: SVC_ROUTING_POLICY/);
+  assert.match(deployment, /if \.Values\.config\.models \}\}\n\s+- name: SVC_MODELS/);
+  const mount = gateway.volumeMounts.find((m: { name: string }) => m.name === 'config');
+  assert.deepEqual(mount, { name: 'config', mountPath: '/etc/svc-config', readOnly: true });
+  const volume = d.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'config');
+  assert.ok(volume.configMap, 'the chart’s ConfigMap');
+  assert.match(deployment, /name: \{\{ include "svc\.fullname" \. \}\}-config/);
+  assert.match(
+    deployment,
+    /checksum\/config: \{\{ include \(print \$\.Template\.BasePath "\/config\.yaml"\) \. \| sha256sum \}\}/,
+  );
+  assert.match(
+    deployment,
+    /with \.Values\.gateway\.extraVolumeMounts \}\}\n\s+\{\{- toYaml \. \| nindent 12 \}\}/,
+  );
+  assert.match(deployment, /with \.Values\.gateway\.extraVolumes \}\}\n\s+\{\{- toYaml \. \| nindent 8 \}\}/);
 });

@@ -91,3 +91,8 @@ SVC_ALLOWED_HOSTS: the Service's in-cluster names, the ingress host when enabled
 {{- $hosts = concat $hosts .Values.gateway.extraAllowedHosts }}
 {{- printf "%s,$(POD_IP)" (join "," $hosts) }}
 {{- end }}
+
+{{/* Whether the chart creates the routing/models ConfigMap (config.routingPolicy or config.models set). */}}
+{{- define "svc.config" -}}
+{{- if or .Values.config.routingPolicy .Values.config.models }}true{{ end }}
+{{- end }}
