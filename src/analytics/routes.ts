@@ -100,7 +100,9 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
     const window = resolveWindow({ from: raw.from, to: raw.to }); // default: all time
     await deps.flushEvents?.();
     const exportDeps = { store: deps.store, bus: deps.bus, log: deps.log, actor: 'user' as const };
-    return createExportResponse(exportDeps, { userId, window }, c.env as NodeBindings | undefined);
+    return createExportResponse(exportDeps, { userId, window }, c.env as NodeBindings | undefined, {
+      headersOnly: c.req.method === 'HEAD',
+    });
   });
 
   app.post('/analytics/user/:user_id/forget', async (c) => {

@@ -112,6 +112,27 @@ test('the dashboard page and its bundled script (Chart.js inside) are served by 
   assert.ok(js.includes('Spend (USD)') && js.includes('/analytics/'), 'the dashboard code itself');
 });
 
+test('a HEAD of an export answers its headers and exports nothing: no rows read, no audit event', async (t) => {
+  const server = await serve(t);
+  for (const [user, rows] of [
+    ['u_nobody', '0'],
+    ['u_big', '1000'],
+  ]) {
+    const head = await fetch(`${server.url}/analytics/user/${user}/export`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('x-svc-row-count'), rows);
+    assert.equal(head.headers.get('content-disposition'), `attachment; filename=${user}.jsonl`);
+    assert.equal(await head.text(), '');
+  }
+  // a full export afterwards is the only one audited: nobody received an export from the HEADs
+  await (await fetch(`${server.url}/analytics/user/u_small/export`)).text();
+  await eventually(() => audits(server.db).length >= 1);
+  assert.deepEqual(
+    audits(server.db).map((a) => a.user_id),
+    ['u_small'],
+  );
+});
+
 test('a client that disconnects mid-body leaves no analytics.user_exported behind', async (t) => {
   const server = await serve(t);
   const port = Number(new URL(server.url).port);

@@ -14,13 +14,25 @@ export interface ExportResponseDeps extends UserExportDeps {
   log: Logger;
 }
 
-/** 200 with the streamed body; `X-Svc-Row-Count` is the count at request arrival. */
+/**
+ * 200 with the streamed body; `X-Svc-Row-Count` is the count at request arrival. `headersOnly` (a HEAD
+ * request) answers the same headers and runs no export: nothing is read, sent or audited.
+ */
 export async function createExportResponse(
   deps: ExportResponseDeps,
   request: UserExportRequest,
   node?: NodeBindings,
+  options: { headersOnly?: boolean } = {},
 ): Promise<Response> {
   const rowCount = await countUserEvents(deps.store, request);
+  const headers = {
+    'content-type': 'application/jsonl',
+    'content-disposition': `attachment; filename=${request.userId}.jsonl`,
+    'x-svc-row-count': String(rowCount),
+  };
+  // Hono answers HEAD with the GET route and drops its body unread: an export started here would audit
+  // an empty one nobody received, or wait forever for a reader that never comes
+  if (options.headersOnly) return new Response(null, { status: 200, headers });
   const pipe = createDemandPipe();
   const finished = node?.outgoing ? responseFinished(node.outgoing) : undefined;
   finished?.catch(() => undefined); // handled where awaited; a client that left early must not crash us
@@ -33,14 +45,7 @@ export async function createExportResponse(
     // no user id in the log: forget could not reach it there
     if (!isGone(err)) deps.log.error('user export failed mid-stream', { error: err });
   });
-  return new Response(pipe.stream, {
-    status: 200,
-    headers: {
-      'content-type': 'application/jsonl',
-      'content-disposition': `attachment; filename=${request.userId}.jsonl`,
-      'x-svc-row-count': String(rowCount),
-    },
-  });
+  return new Response(pipe.stream, { status: 200, headers });
 }
 
 // --- internal ---
