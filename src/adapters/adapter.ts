@@ -118,6 +118,7 @@ export function runStreamDecoder(events: AsyncIterable<SseEvent>, decoder: Strea
     hasContent: () => decoder.hasContent(),
     generatedQuarterTokens: () => decoder.generatedQuarterTokens(),
     usageFinal: () => decoder.usageFinal(),
+    blockEnded: (index) => decoder.blockEnded(index),
     async *[Symbol.asyncIterator]() {
       for await (const e of events) yield* decoder.push(e);
       yield* decoder.end();

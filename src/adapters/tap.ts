@@ -58,6 +58,7 @@ export function tapSse(
     hasContent: () => decoder.hasContent(),
     generatedQuarterTokens: () => decoder.generatedQuarterTokens(),
     usageFinal: () => decoder.usageFinal(),
+    blockEnded: (index) => decoder.blockEnded(index),
     completed: () => completed,
     error: () => error,
     async *[Symbol.asyncIterator]() {

@@ -92,6 +92,12 @@ export interface StreamProgress {
    * event lost) is billed on them as stated, not on an estimate.
    */
   usageFinal(): boolean;
+  /**
+   * True once the upstream ended the block at this canonical index (Anthropic's content_block_stop, a
+   * Responses output item's done): a stream that fails after it still has that block whole, which a
+   * Responses client's `response.failed` carries with the items it finished.
+   */
+  blockEnded(index: number): boolean;
 }
 
 /** A decoded upstream stream: the events plus its progress accessors. */
@@ -145,6 +151,9 @@ export class StreamBuilder implements StreamProgress {
   }
   usageFinal(): boolean {
     return this.#usageFinal;
+  }
+  blockEnded(index: number): boolean {
+    return index >= 0 && index < this.#blocks.length && !this.#open.has(index);
   }
   /** The usage merged so far is the upstream's final statement (see StreamProgress.usageFinal). */
   markUsageFinal(): void {

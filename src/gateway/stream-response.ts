@@ -206,6 +206,7 @@ function translated(input: StreamResponseInput, state: State): Source {
       request: input.request,
       idBase: input.idBase,
       onResponse: input.onResponse,
+      blockEnded: (index) => canonical.blockEnded(index),
     });
     for await (const text of frames) yield utf8.encode(text);
     if (!state.done && !input.signal.aborted && !input.call.closed) {

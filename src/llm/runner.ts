@@ -454,6 +454,7 @@ function createEventStream(
     hasContent: () => canonical.hasContent(),
     generatedQuarterTokens: () => canonical.generatedQuarterTokens(),
     usageFinal: () => canonical.usageFinal(),
+    blockEnded: (index) => canonical.blockEnded(index),
     ttftMs: () => ttft,
   };
 }

@@ -25,6 +25,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
     hasContent: () => b.hasContent(),
     generatedQuarterTokens: () => b.generatedQuarterTokens(),
     usageFinal: () => b.usageFinal(),
+    blockEnded: (index) => b.blockEnded(index),
     push(e: SseEvent) {
       const type = e.event;
       if (type === 'ping' || b.completed) return [];

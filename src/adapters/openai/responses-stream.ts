@@ -35,6 +35,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     hasContent: () => b.hasContent(),
     generatedQuarterTokens: () => b.generatedQuarterTokens(),
     usageFinal: () => b.usageFinal(),
+    blockEnded: (index) => b.blockEnded(index),
     push(e: SseEvent) {
       if (b.completed) return [];
       const ev = JSON.parse(e.data);

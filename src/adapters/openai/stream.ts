@@ -39,6 +39,7 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
     hasContent: () => b.hasContent(),
     generatedQuarterTokens: () => b.generatedQuarterTokens(),
     usageFinal: () => b.usageFinal(),
+    blockEnded: (index) => b.blockEnded(index),
     push(e: SseEvent) {
       if (b.completed) return [];
       if (e.data === '[DONE]') {

@@ -39,6 +39,11 @@ export interface StreamEncodeOptions extends EncodeOptions {
   input_tokens_estimate?: number;
   /** Responses: receives the final response object (the one `response.completed` carries). */
   onResponse?: (response: Record<string, unknown>) => void;
+  /**
+   * Responses: whether the upstream ended the block at this canonical index (StreamProgress.blockEnded), so
+   * a failure after it keeps that item among the finished ones.
+   */
+  blockEnded?: (index: number) => boolean;
 }
 
 /** An error as an HTTP response in a shape. */

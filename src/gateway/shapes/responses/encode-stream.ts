@@ -295,13 +295,15 @@ function summaryText(text: string): Record<string, unknown> {
 /**
  * The end of a stream that failed after its first event: an `error` event (the OpenAI SDK throws an
  * APIError on it, the Vercel AI SDK reports it), then `response.failed` with `error:{code, message}`, the
- * items finished so far (not the one cut off) and no usage (Codex reads this one, and tells a rate limit or an overload from
- * other failures by its code). A cut stream never reads as a success.
+ * items finished so far (those the upstream ended, not the one cut off) and no usage (Codex reads this one,
+ * and tells a rate limit or an overload from other failures by its code). A cut stream never reads as a
+ * success.
  */
 function failed(s: State, err: unknown): string {
   let out = s.base ? '' : start(s, randomBytes(12).toString('hex'));
-  // a call that had ended is finished, and goes with the failed response's items
-  if (s.open?.ended) out += close(s);
+  // an item the upstream had ended (a call, a text or thinking block whose stop came) is finished, and goes
+  // with the failed response's items; one the failure cut off mid-way does not
+  if (s.open?.ended || (s.open && s.opts.blockEnded?.(s.open.block))) out += close(s);
   const fields = responsesErrorFields(err);
   const { code, message } = fields.error as { code: string; message: string };
   out += frame(s, 'error', fields);
