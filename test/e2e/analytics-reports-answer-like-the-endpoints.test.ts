@@ -206,6 +206,38 @@ test('the cost table names the null bucket, so it never reads as the id "-"', as
   }
 });
 
+test('the by-key table names the in-process inbound shape, so it never reads as an empty figure', async () => {
+  // "-" is the tables' empty figure (the token cells of a shape row); an agent call's shape is null
+  const shapes = join(tmp.dir, 'shapes.db');
+  const store = await openStore(shapes);
+  insertEvents(store.db, 2, (i) =>
+    callEvent(seqId(i), {
+      at: i * 1_000_000,
+      cost: i === 0 ? '0.2' : '0.1',
+      key: i === 0 ? 'gk_a' : null,
+      shape: i === 0 ? 'openai' : null,
+    }),
+  );
+  await store.close();
+  const r = await runSvc(['analytics', 'by-key', ...WINDOW, '--db-path', shapes], { env });
+  assert.equal(r.code, 0, r.stderr);
+  const cells = r.stdout
+    .trimEnd()
+    .split('\n')
+    .slice(2)
+    .map((l) => l.split(/\s+/).slice(0, 2));
+  assert.deepEqual(
+    cells,
+    [
+      ['gk_a', '(all)'],
+      ['gk_a', 'openai'],
+      ['(in-process)', '(all)'],
+      ['(in-process)', '(in-process)'],
+    ],
+    r.stdout,
+  );
+});
+
 test('bad flags exit 2 with one sentence; a missing store exits 1', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['cost', '--group-by', 'week'], /--group-by "week" is not one of model, provider/],

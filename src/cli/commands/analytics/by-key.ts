@@ -22,7 +22,7 @@ export default defineReport({
       ],
       ...k.by_inbound_shape.map((s) => [
         k.gateway_key_id ?? '(in-process)',
-        s.inbound_shape,
+        s.inbound_shape ?? '(in-process)',
         fieldCell(s, 'cost_usd'),
         s.call_count,
         null,
