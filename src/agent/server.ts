@@ -20,7 +20,7 @@ import {
 } from '../http/listen.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
-import { waitForStopSignal } from '../lib/stop-signal.ts';
+import { assertNoStopSignal, heldStopSignal, StopRequested, waitForStopSignal } from '../lib/stop-signal.ts';
 import { type Clock, formatUs } from '../lib/time.ts';
 import { loadCallConfig } from '../llm/load-call-config.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
@@ -116,6 +116,10 @@ export async function runAgentServer<R extends AgentRuntime>(
     log.warn(
       'no provider key set (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY): history and analytics work, turns fail with 503 routing_failed',
     );
+  // a stop signal during the start (held since the process began, lib/stop-signal.ts) ends it between
+  // two slow steps: what was opened is closed and the process exits 0, as a stop after the start does
+  const early = await heldStopSignal();
+  if (early !== undefined) return stoppedDuringStart(log, early);
   const runtime = await options.openRuntime();
   let engine: AgentEngine | undefined;
   let server: Listening;
@@ -123,6 +127,7 @@ export async function runAgentServer<R extends AgentRuntime>(
   let shuttingDown = false;
   let recovered: Awaited<ReturnType<typeof freeUnfinishedTurns>>;
   try {
+    await assertNoStopSignal();
     const metrics = createMetricsCollector({
       role: 'agent',
       bus: runtime.bus,
@@ -144,6 +149,8 @@ export async function runAgentServer<R extends AgentRuntime>(
     runtime.bus.subscribe(stream.subscriber);
     const services: AgentServices = { env, log, ...pick(runtime), registry, policy, adapters };
     engine = await options.createEngine?.(services);
+    // the last check: once turns left open are freed, their events are owed, so the start goes on to them
+    await assertNoStopSignal();
     recovered = await freeUnfinishedTurns(runtime.store.kysely, formatUs(runtime.clock.nowUs()), () =>
       runtime.newId(),
     );
@@ -185,7 +192,8 @@ export async function runAgentServer<R extends AgentRuntime>(
   } catch (err) {
     await engine?.close?.();
     await runtime.close();
-    throw err;
+    if (!(err instanceof StopRequested)) throw err;
+    return stoppedDuringStart(log, err.signal);
   }
   // item 5, last step: the gaps found at startup
   await publishRecoveredTurns(runtime.bus, recovered);
@@ -231,6 +239,10 @@ export function resolveServeHost(requested: string | undefined, log: Logger): st
 }
 
 // --- internal ---
+
+function stoppedDuringStart(log: Logger, signal: NodeJS.Signals): void {
+  log.info('agent server stopped during its start', { signal });
+}
 
 function pick(runtime: AgentRuntime) {
   return {

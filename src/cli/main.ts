@@ -5,6 +5,7 @@
 import { type ArgsDef, type CommandDef, renderUsage, runCommand } from 'citty';
 import { readEnv } from '../config/env.ts';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
+import { holdStopSignals, releaseStopSignals } from '../lib/stop-signal.ts';
 import { describeSqliteFailure } from '../store/sqlite-errors.ts';
 import { rootCommand, VERSION } from './root.ts';
 
@@ -15,6 +16,9 @@ async function main(rawArgs: string[]): Promise<void> {
     stdoutError ??= err;
   });
   process.stderr.on('error', () => {}); // nowhere left to say it
+  // loading a server's code takes a few hundred ms, and a SIGTERM then killed it (exit 143, no log line):
+  // hold stop signals until the command is known; a server takes the held one over and stops cleanly
+  holdStopSignals();
   try {
     if (rawArgs.length === 1 && (rawArgs[0] === '--version' || rawArgs[0] === '-v')) {
       process.stdout.write(`${VERSION}\n`);
@@ -22,7 +26,10 @@ async function main(rawArgs: string[]): Promise<void> {
     }
     const { chain, rest } = await resolveChain(rootCommand as CommandDef, rawArgs);
     const leaf = chain[chain.length - 1];
-    if (rest.includes('--help') || rest.includes('-h') || (chain.length === 1 && rest.length === 0)) {
+    const help = rest.includes('--help') || rest.includes('-h') || (chain.length === 1 && rest.length === 0);
+    // any other command keeps Node's default action: a held signal ends it now, as it would have then
+    if (help || !SERVER_COMMANDS.has(commandName(chain))) await releaseStopSignals({ reraise: true });
+    if (help) {
       process.stdout.write(`${plain(await renderUsage(leaf, withFullName(chain)))}\n`);
       return;
     }
@@ -40,11 +47,15 @@ async function main(rawArgs: string[]): Promise<void> {
   } catch (err) {
     process.exitCode = report(err);
   } finally {
+    await releaseStopSignals({ reraise: false }); // a server's refusal keeps its own exit code
     await reportStdoutError();
   }
 }
 
 // --- internal ---
+
+/** Commands that stop gracefully on SIGTERM/SIGINT, from the first moment (lib/stop-signal.ts). */
+const SERVER_COMMANDS: ReadonlySet<string> = new Set(['svc gateway', 'svc serve', 'svc forward']);
 
 let stdoutError: NodeJS.ErrnoException | undefined;
 

@@ -19,7 +19,7 @@ import {
 import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
-import { waitForStopSignal } from '../lib/stop-signal.ts';
+import { assertNoStopSignal, heldStopSignal, StopRequested, waitForStopSignal } from '../lib/stop-signal.ts';
 import type { Clock } from '../lib/time.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
@@ -81,11 +81,19 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
   const clientTimeouts = resolveClientTimeouts(env);
   const allowedHosts = parseAllowedHosts(env.allowedHosts);
   const host = resolveLoopbackHost(options.host, log);
+  // a stop signal during the start (held since the process began, lib/stop-signal.ts) ends it between
+  // two slow steps: what was opened is closed and the process exits 0, as a stop after the start does
+  const early = await heldStopSignal();
+  if (early !== undefined) {
+    await fileKeys?.close();
+    return stoppedDuringStart(log, early);
+  }
   const runtime = await options.openRuntime();
   let server: Listening;
   let extensions: GatewayExtensions = {};
   let keys: GatewayKeys | undefined = fileKeys;
   try {
+    await assertNoStopSignal();
     keys ??= await openTableKeys(runtime.store, log);
     // spec 1 §GET /metrics: fed by the bus; key gauges polled from the keystore at scrape time
     const keyCounts = createKeyCounts(keys.records, runtime.clock);
@@ -96,6 +104,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       gauges: { keysActive: keyCounts.active, keysRevoked: keyCounts.revoked },
     });
     extensions = (await options.extend?.(runtime, keys.records())) ?? {};
+    await assertNoStopSignal();
     const app = createGatewayApp({
       handleMessages: extensions.handleMessages,
       handleChatCompletions: extensions.handleChatCompletions,
@@ -117,7 +126,8 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
     await extensions.close?.();
     await keys?.close();
     await runtime.close();
-    throw err;
+    if (!(err instanceof StopRequested)) throw err;
+    return stoppedDuringStart(log, err.signal);
   }
   log.info('gateway listening', { url: server.url, keystore: keys.location, keys: keys.cache.size });
   const signal = await waitForStopSignal();
@@ -140,6 +150,10 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
 }
 
 // --- internal ---
+
+function stoppedDuringStart(log: Logger, signal: NodeJS.Signals): void {
+  log.info('gateway stopped during its start', { signal });
+}
 
 function assertProviderKey(env: SvcEnv): void {
   if (env.anthropicApiKey || env.openaiApiKey || env.openrouterApiKey) return;
