@@ -192,6 +192,9 @@ test('the Cost tab shows the API figures for the 7-day window and a custom windo
   assert.deepEqual([savings.data.savings_usd, savings.data.savings_pct], [2, 2 / 3]);
   assert.equal(await text(page, '[data-field="savings-usd"]'), '$2.00');
   assert.equal(await text(page, '[data-field="savings-pct"]'), '66.7% of the baseline');
+  // the baseline is a case-sensitive model id (?baseline= takes it as written): the heading style keeps it
+  const heading = await text(page, '.tile:has([data-field="savings-usd"]) h3');
+  assert.ok(heading.endsWith(` ${savings.data.baseline_model}`), heading);
   assert.equal(await page.locator('.tile.negative').count(), 0, 'positive savings are not shown as a loss');
   assert.equal(await page.locator('[data-field="savings-warning"]').count(), 0);
 

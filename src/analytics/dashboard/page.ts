@@ -27,7 +27,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin: 14px 0; }
   h2 { font-size: 15px; margin: 0 0 10px; }
   h3 { font-size: 12px; margin: 0 0 4px; color: var(--muted); font-weight: 600; text-transform: uppercase; letter-spacing: .03em; }
-  .identity h3 { text-transform: none; letter-spacing: 0; overflow-wrap: anywhere; } /* ids are case-sensitive */
+  .identity h3, h3 .id { text-transform: none; letter-spacing: 0; overflow-wrap: anywhere; } /* ids are case-sensitive */
   .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 12px; margin: 14px 0; }
   .tile { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
   .figure { font-size: 22px; font-weight: 650; margin: 2px 0; display: block; }

@@ -62,7 +62,7 @@ function savingsTile(savings: CostTabData['savings']): string {
   if ('error' in savings)
     return `<div class="tile"><h3>Savings</h3><p class="warning" data-field="savings-error">Unavailable: ${esc(savings.error)}</p></div>`;
   const s = savingsView(savings);
-  return `<div class="tile${s.negative ? ' negative' : ''}"><h3>Savings vs ${esc(s.baseline)}</h3>
+  return `<div class="tile${s.negative ? ' negative' : ''}"><h3>Savings vs <span class="id" data-field="savings-baseline">${esc(s.baseline)}</span></h3>
     <p class="figure" data-field="savings-usd" data-value="${savings.savings_usd}">${esc(s.amount)}</p>
     ${s.percent === null ? '' : `<p class="sub" data-field="savings-pct" data-value="${savings.savings_pct}">${esc(s.percent)} of the baseline</p>`}
     ${s.warning === null ? '' : `<p class="warning" data-field="savings-warning">⚠ ${esc(s.warning)}</p>`}
