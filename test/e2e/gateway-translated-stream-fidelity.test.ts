@@ -7,6 +7,16 @@ import { test } from 'node:test';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 
 const ANTHROPIC_MODEL = 'anthropic:claude-haiku-4-5';
+const OPENAI_MODEL = 'openai:gpt-5-mini';
+const OPENROUTER_MODEL = 'openrouter:google/gemini-2.5-flash';
+
+const schema = { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] };
+const TOOLS = [
+  { name: 'get_weather', input_schema: schema },
+  { name: 'get_time', input_schema: schema },
+];
+/** Two calls asked of the fake: a model that honours "no parallel calls" makes one. */
+const TWO_CALLS = 'weather and time in Oslo? [[fake:tool_calls=2]]';
 
 /** A streamed Responses call with plain fetch (the SDK throws at the error event): its events' data. */
 async function streamResponses(stack: GatewayStack, body: Record<string, unknown>) {
@@ -27,6 +37,8 @@ test('translated streams', { timeout: 60_000 }, async (t) => {
   t.after(() => stack.stop());
   const { fake } = stack;
   t.beforeEach(() => fake.reset());
+  /** The body the fake received. */
+  const sent = () => fake.requests[0].body as Record<string, any>;
 
   await t.test(
     'a Claude stream that fails after its text block ended: response.failed carries that message item',
@@ -63,4 +75,102 @@ test('translated streams', { timeout: 60_000 }, async (t) => {
     assert.deepEqual(failed.response.output, []);
     assert.equal(events.filter((e) => e.type === 'response.output_item.done').length, 0);
   });
+
+  await t.test('Chat parallel_tool_calls: false reaches Claude as disable_parallel_tool_use', async () => {
+    const functions = TOOLS.map((f) => ({
+      type: 'function' as const,
+      function: { name: f.name, parameters: f.input_schema },
+    }));
+    for (const [toolChoice, expected] of [
+      [undefined, { type: 'auto', disable_parallel_tool_use: true }],
+      ['required', { type: 'any', disable_parallel_tool_use: true }],
+      [
+        { type: 'function', function: { name: 'get_time' } },
+        { type: 'tool', name: 'get_time', disable_parallel_tool_use: true },
+      ],
+    ] as const) {
+      fake.reset();
+      const completion = await stack.openai.chat.completions
+        .stream({
+          model: ANTHROPIC_MODEL,
+          tools: functions,
+          ...(toolChoice ? { tool_choice: toolChoice } : {}),
+          parallel_tool_calls: false,
+          messages: [{ role: 'user', content: TWO_CALLS }],
+        })
+        .finalChatCompletion();
+      assert.deepEqual(sent().tool_choice, expected);
+      assert.equal(completion.choices[0].message.tool_calls?.length, 1, 'one call, as Claude made');
+      assert.equal(completion.choices[0].finish_reason, 'tool_calls');
+    }
+    // without the switch Claude may call both
+    fake.reset();
+    const parallel = await stack.openai.chat.completions.create({
+      model: ANTHROPIC_MODEL,
+      tools: functions,
+      messages: [{ role: 'user', content: TWO_CALLS }],
+    });
+    assert.equal(sent().tool_choice, undefined);
+    assert.equal(parallel.choices[0].message.tool_calls?.length, 2);
+  });
+
+  await t.test(
+    'Responses parallel_tool_calls: false reaches Claude as disable_parallel_tool_use',
+    async () => {
+      const tools = TOOLS.map((f) => ({
+        type: 'function' as const,
+        name: f.name,
+        parameters: f.input_schema,
+        strict: false,
+      }));
+      const response = await stack.openai.responses
+        .stream({ model: ANTHROPIC_MODEL, tools, parallel_tool_calls: false, input: TWO_CALLS })
+        .finalResponse();
+      assert.deepEqual(sent().tool_choice, { type: 'auto', disable_parallel_tool_use: true });
+      assert.equal(response.output.filter((i) => i.type === 'function_call').length, 1);
+      assert.equal(response.parallel_tool_calls, false, 'the answer echoes the request');
+    },
+  );
+
+  await t.test(
+    'Messages disable_parallel_tool_use reaches OpenAI models as parallel_tool_calls: false',
+    async () => {
+      for (const model of [OPENAI_MODEL, OPENROUTER_MODEL]) {
+        for (const [toolChoice, expected] of [
+          [{ type: 'auto', disable_parallel_tool_use: true }, 'auto'],
+          [{ type: 'any', disable_parallel_tool_use: true }, 'required'],
+        ] as const) {
+          fake.reset();
+          const message = await stack.anthropic.messages
+            .stream({
+              model,
+              max_tokens: 256,
+              tools: TOOLS,
+              tool_choice: toolChoice,
+              messages: [{ role: 'user', content: TWO_CALLS }],
+            })
+            .finalMessage();
+          const body = sent();
+          assert.equal(body.parallel_tool_calls, false, model);
+          assert.equal(body.tool_choice, expected, model);
+          assert.deepEqual(
+            message.content.map((b) => b.type),
+            ['tool_use'],
+            `${model}: one call, as the model made`,
+          );
+          assert.equal(message.stop_reason, 'tool_use');
+        }
+      }
+      // without it the request leaves the switch at the API's default
+      fake.reset();
+      await stack.anthropic.messages.create({
+        model: OPENAI_MODEL,
+        max_tokens: 256,
+        tools: TOOLS,
+        tool_choice: { type: 'auto' },
+        messages: [{ role: 'user', content: TWO_CALLS }],
+      });
+      assert.equal(sent().parallel_tool_calls, undefined);
+    },
+  );
 });

@@ -196,7 +196,11 @@ function readTurn(body: Record<string, unknown>): Turn {
       }
     }
   }
-  const choice = (body.tool_choice ?? {}) as { type?: string; name?: string };
+  const choice = (body.tool_choice ?? {}) as {
+    type?: string;
+    name?: string;
+    disable_parallel_tool_use?: boolean;
+  };
   const thinking = (body.thinking ?? {}) as { type?: string; display?: string };
   const tools = Array.isArray(body.tools) ? (body.tools as { name?: string; input_schema?: unknown }[]) : [];
   return {
@@ -211,6 +215,8 @@ function readTurn(body: Record<string, unknown>): Turn {
     images: messages.flatMap((m) => imagesIn(m.content)),
     forcedTool: choice.type === 'any' ? true : choice.type === 'tool' ? choice.name : undefined,
     toolChoiceNone: choice.type === 'none',
+    singleToolCall: choice.disable_parallel_tool_use === true,
+    noTextBeforeForcedCall: true,
     thinkingRequested: thinking.type === 'enabled' || thinking.type === 'adaptive',
     thinkingOmitted: thinking.display === 'omitted',
     inputTokens: billedInputTokens('anthropic', body),

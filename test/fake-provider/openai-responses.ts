@@ -107,6 +107,7 @@ function readTurn(body: Obj): Turn {
           ? String(choice.name)
           : undefined,
     toolChoiceNone: choice === 'none',
+    singleToolCall: body.parallel_tool_calls === false,
     thinkingRequested: reasoning?.effort !== undefined && reasoning.effort !== 'none',
     inputTokens: billedInputTokens('openai_responses', body),
   };

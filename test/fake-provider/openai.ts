@@ -175,6 +175,7 @@ function readTurn(body: Record<string, unknown>, openrouter: boolean): Turn {
           ? choice.function?.name
           : undefined,
     toolChoiceNone: choice === 'none',
+    singleToolCall: body.parallel_tool_calls === false,
     thinkingRequested:
       (reasoning !== undefined && reasoning.enabled !== false) ||
       (typeof effort === 'string' && effort !== 'none'),

@@ -21,6 +21,16 @@ export type Turn = {
   /** A tool the request forces (`true`: any tool); undefined when the choice is free. */
   forcedTool: string | true | undefined;
   toolChoiceNone: boolean;
+  /**
+   * Parallel tool calls are off (Anthropic `tool_choice.disable_parallel_tool_use: true`, OpenAI
+   * `parallel_tool_calls: false`): the reply has one tool call at most, whatever the script asks.
+   */
+  singleToolCall?: boolean;
+  /**
+   * The API prefills a forced tool choice, so no text precedes the call (Anthropic `any` / `tool`,
+   * wire-formats §1.5): a scripted text is left out when the reply calls a tool.
+   */
+  noTextBeforeForcedCall?: boolean;
   /** The request itself asks for thinking/reasoning. */
   thinkingRequested: boolean;
   /** Anthropic `thinking.display: "omitted"`: empty thinking text, signature only. */
@@ -65,15 +75,21 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
     const text = turn.thinkingOmitted ? '' : typeof thinking === 'string' ? thinking : DEFAULT_THINKING;
     blocks.push({ type: 'thinking', text, signature: signatureFor(text) });
   }
-  const calls = toolCallCount(turn, plan);
+  let calls = toolCallCount(turn, plan);
+  let uses = plan.toolUses ?? [];
+  if (turn.singleToolCall) {
+    calls = Math.min(calls, 1);
+    uses = uses.slice(0, 1 - calls);
+  }
+  const used = calls + uses.length;
   const text = replyText(turn, plan);
-  if (text !== undefined) blocks.push({ type: 'text', text });
+  const prefilled = turn.noTextBeforeForcedCall && turn.forcedTool !== undefined && used > 0;
+  if (text !== undefined && !prefilled) blocks.push({ type: 'text', text });
   for (let i = 0; i < calls; i++) {
     const tool = pickTool(turn, i);
     blocks.push({ type: 'tool_call', id: newToolId(), name: tool.name, input: inputFromSchema(tool.schema) });
   }
-  for (const use of plan.toolUses ?? []) blocks.push({ type: 'tool_call', id: newToolId(), ...use });
-  const used = calls + (plan.toolUses?.length ?? 0);
+  for (const use of uses) blocks.push({ type: 'tool_call', id: newToolId(), ...use });
   const stopReason = plan.stopReason ?? (used > 0 ? 'tool_use' : 'end_turn');
   const stopSequence = stopReason === 'stop_sequence' ? (plan.stopSequence ?? 'END') : null;
   return { blocks, stopReason, stopSequence, usage: usageFor(turn, plan, blocks) };

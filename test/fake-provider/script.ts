@@ -8,9 +8,11 @@
  *   item      := key | key "=" value                   keys are case-insensitive; "_" and "-" are the same
  *
  *   reply shape
- *     text=STRING          reply text (STRING may contain spaces, not ";" or "]]")
+ *     text=STRING          reply text (STRING may contain spaces, not ";" or "]]"); before any tool call, but
+ *                          left out on Anthropic when tool_choice forces the call (the API prefills the turn)
  *     tool_call            call the first request tool (input built from its schema's required properties)
- *     tool_calls=N         N parallel calls (cycling through the request tools)
+ *     tool_calls=N         N parallel calls (cycling through the request tools); one at most when the request
+ *                          turns parallel calls off (disable_parallel_tool_use, parallel_tool_calls: false)
  *     thinking[=STRING]    a thinking block (Anthropic), reasoning (OpenRouter), reasoning_tokens (OpenAI)
  *     usage=in:N,out:N,cache_read:N,cache_write:N,cache_write_1h:N,reasoning:N,cost:X   any subset; in =
  *                          uncached input; cache_write_1h = the part of cache_write with a one-hour lifetime
