@@ -21,9 +21,12 @@ export interface InboundBody {
 /**
  * The request body within `maxBodyBytes` (413 past it), as a JSON object (400 otherwise), depth-checked. An
  * array body was read by the shape schemas as an object without fields, so `[1]` was refused for a missing
- * `model` rather than for not being an object.
+ * `model` rather than for not being an object. A body sent with a content coding (gzip, br…) is 415 before
+ * it is read: the gateway takes bodies uncompressed only (RFC 9110 §15.5.16), and reading gzip bytes as
+ * text refused them as "not valid JSON", which sent the client after its JSON.
  */
 export async function readInboundBody(c: Context<GatewayEnv>, maxBodyBytes: number): Promise<InboundBody> {
+  assertNoContentCoding(c.req.raw.headers.get('content-encoding'));
   const bodyText = await readBodyText(c.req.raw, maxBodyBytes, c.env);
   const body = parseJsonBody(bodyText);
   assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
@@ -63,6 +66,20 @@ export function createAllowedModels(): (key: KeyRecord) => ReadonlySet<string> |
 }
 
 // --- internal ---
+
+/** `identity` (or no header) is the only coding taken; anything else is 415 unsupported_media_type. */
+function assertNoContentCoding(header: string | null): void {
+  if (header === null) return;
+  const codings = header
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return;
+  throw new SvcError('unsupported_media_type', {
+    message: `Content-Encoding ${codings.join(', ')} is not supported; send the request body uncompressed.`,
+    details: { param: 'content-encoding' },
+  });
+}
 
 function parseJsonBody(text: string): unknown {
   try {
