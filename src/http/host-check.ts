@@ -10,18 +10,19 @@ import { SvcError } from '../lib/errors.ts';
 
 /**
  * Names added by SVC_ALLOWED_HOSTS (comma-separated; an entry may carry `:port` to pin the port). An entry
- * no Host header can ever equal (a URL such as `https://svc.example.com`, a path, `*`, a space) refuses the
- * start: taken silently, it left the name it meant refused with 403 and no hint why.
+ * no Host header can ever equal (a URL such as `https://svc.example.com`, a path, `*`, a space, an empty
+ * name or label, port 0 or a port written with leading zeros) refuses the start: taken silently, it left
+ * the name it meant refused with 403 and no hint why.
  */
 export function parseAllowedHosts(value: string | undefined): string[] {
   const entries = (value ?? '')
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
-  const bad = entries.find((entry) => !HOST_NAME.test(hostname(entry) ?? ''));
+  const bad = entries.find((entry) => !isAllowedHostEntry(entry));
   if (bad !== undefined) {
     throw new SvcError('startup_refused', {
-      message: `SVC_ALLOWED_HOSTS entry "${bad}" is not a host name or address with an optional :port (such as svc.example.com or svc:8422); fix or unset it and start svc again.`,
+      message: `SVC_ALLOWED_HOSTS entry "${bad}" is not a host name or address with an optional :port from 1 to 65535 (such as svc.example.com or svc:8422); fix or unset it and start svc again.`,
     });
   }
   return entries;
@@ -129,6 +130,17 @@ function portOf(value: string): string {
 
 /** A DNS name (letters, digits, `-`, `_`, dots), an IPv4 address, or an IPv6 literal. */
 const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_.])?|[0-9a-f:.]*:[0-9a-f:.]*)$/;
+
+/**
+ * An SVC_ALLOWED_HOSTS entry a Host header can equal: a name (no empty label) or address, and a port, when
+ * given, as a client writes it (1–65535, no leading zero; nobody connects to port 0).
+ */
+function isAllowedHostEntry(entry: string): boolean {
+  const name = hostname(entry);
+  if (name === undefined || !HOST_NAME.test(name) || name.includes('..')) return false;
+  const port = portOf(entry);
+  return port === '' || (/^[1-9]\d{0,4}$/.test(port) && Number(port) <= 65_535);
+}
 
 /** A port as a Host header may carry it: 0–65535 in decimal. */
 function isPort(text: string): boolean {

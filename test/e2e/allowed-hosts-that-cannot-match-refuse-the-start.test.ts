@@ -1,8 +1,9 @@
 /**
- * An SVC_ALLOWED_HOSTS entry that no Host header can equal (a URL, `*`, a path, a bad port) refuses the
- * start of `svc gateway` and `svc serve` with exit 1 and one sentence naming it; it used to be taken
- * silently, and the name the operator meant was refused with 403 host_not_allowed. Valid entries (names,
- * name:port, IPv4 and IPv6 addresses, as the chart writes them) still start and still admit their Host.
+ * An SVC_ALLOWED_HOSTS entry that no Host header can equal (a URL, `*`, a path, a bad port such as 0, an
+ * empty label) refuses the start of `svc gateway` and `svc serve` with exit 1 and one sentence naming it;
+ * it used to be taken silently, and the name the operator meant was refused with 403 host_not_allowed.
+ * Valid entries (names, name:port, IPv4 and IPv6 addresses, as the chart writes them) still start and still
+ * admit their Host.
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -27,7 +28,7 @@ function statusWithHost(port: number, host: string): Promise<number> {
 test('an entry that can never match refuses the start with one sentence', async () => {
   const files = gatewayFiles(tmp.dir);
   await issueKey(files.env);
-  for (const entry of ['https://svc.example.com', '*', 'svc/v1', 'svc:99999']) {
+  for (const entry of ['https://svc.example.com', '*', 'svc/v1', 'svc:99999', 'svc:0', 'svc..ns']) {
     for (const command of ['gateway', 'serve']) {
       const r = await runSvc([command, '--port', String(await freePort())], {
         env: { ...files.env, SVC_ALLOWED_HOSTS: `svc.ns,${entry}` },

@@ -44,6 +44,36 @@ test('SVC_ALLOWED_HOSTS adds names such as a cluster Service name', () => {
   assert.ok(!isAllowedHost('other:8422', allowed));
 });
 
+test('SVC_ALLOWED_HOSTS refuses an entry no Host can equal: port 0, a port with leading zeros, an empty name or label', () => {
+  for (const entry of [
+    'svc:0',
+    'svc:00080',
+    '[fd00::1]:0',
+    'svc:65536',
+    ':8422',
+    '[]:8422',
+    'svc..ns',
+    'svc:',
+  ]) {
+    assert.throws(
+      () => parseAllowedHosts(`svc.ns,${entry}`),
+      (err: unknown) =>
+        isSvcError(err) &&
+        err.code === 'startup_refused' &&
+        err.exitCode === 1 &&
+        err.message.startsWith(`SVC_ALLOWED_HOSTS entry "${entry}" is not a host name or address`),
+      entry,
+    );
+  }
+  assert.deepEqual(parseAllowedHosts('svc:1,svc:65535,[fd00::1]:8423,fd00::1,10.0.0.1:80'), [
+    'svc:1',
+    'svc:65535',
+    '[fd00::1]:8423',
+    'fd00::1',
+    '10.0.0.1:80',
+  ]);
+});
+
 test('a browser Origin must be the server own or an allowed name; no Origin is fine, null is foreign', () => {
   const host = '127.0.0.1:8422';
   assert.ok(isAllowedOrigin(undefined, [], host));
