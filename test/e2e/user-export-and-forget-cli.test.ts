@@ -198,6 +198,30 @@ test('user-export --out naming a folder is refused before anything is read, and 
   );
 });
 
+test('user-export --out into missing folders makes them (as backup does); under a file it names that path, never the temp file', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  const out = join(tmp.dir, `made-${n}`, 'nov', 'u1.jsonl');
+  const made = await runSvc(['analytics', 'user-export', 'u1', '--out', out], {
+    env: { ...env, SVC_DB_PATH: db },
+  });
+  assert.equal(made.code, 0, made.stderr);
+  assert.equal(report(made.stdout).rows, String(readFileSync(out, 'utf8').trimEnd().split('\n').length));
+
+  const file = join(tmp.dir, `plain-${n}`);
+  closeSync(openSync(file, 'w'));
+  const under = join(file, 'u1.jsonl');
+  const r = await runSvc(['analytics', 'user-export', 'u1', '--out', under], {
+    env: { ...env, SVC_DB_PATH: db },
+  });
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(r.stdout, '');
+  assert.equal(lines(r.stderr).length, 1, r.stderr);
+  assert.match(r.stderr, new RegExp(`^svc: Cannot create the folder ${file} for the export \\(ENOTDIR\\); `));
+  assert.doesNotMatch(r.stderr, /\.export-/, 'the hidden temp file is not the user’s business');
+  assert.equal(auditPayloads(db, 'analytics.user_exported').length, 1, 'only the export that was written');
+});
+
 test('a reader that goes away before the last row gives exit 1, one sentence, and no audit event', async () => {
   const db = freshPath();
   await seedStore(db, 5000, (i) => ({ id: seqId(i), timestamp_us: BASE_US + i, payload: callPayload('u1') }));

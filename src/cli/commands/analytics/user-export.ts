@@ -1,16 +1,18 @@
 /**
  * `svc analytics user-export <user_id>`: one user's events as JSON lines, streamed from the store page
- * by page to stdout, or to `--out` (written beside it as a private temp file, renamed when complete).
+ * by page to stdout, or to `--out` (its missing folders made; written beside it as a private temp file,
+ * renamed when complete).
  */
 
 import { statSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { assertUserId, type ExportSink, resolveWindow, runUserExport } from '../../../analytics/index.ts';
 import { readEnv } from '../../../config/env.ts';
 import { resolveStoreTarget, type StoreFlags, type StoreTarget } from '../../../config/paths.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
+import { createFolders } from '../../../lib/folders.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { describeWriteFailure, removeQuietly, storeFileAt, tempPathBeside } from '../../../store/files.ts';
 import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
@@ -139,12 +141,14 @@ async function writeFileAtomically<T>(
   path: string,
   fn: (sink: ExportSink, commit: () => Promise<void>) => Promise<T>,
 ): Promise<T> {
+  // missing folders are made, as backup and restore make theirs (after the store opened and the id passed)
+  createFolders(dirname(path), 'the export', 'choose an --out in a writable folder');
   const tmp = tempPathBeside(path, 'export');
   // a read-only, unwritable or full disk says which (store/files.ts, as backup and restore do)
   const ioError = (cause: unknown) =>
     describeWriteFailure('the export', path, cause, 'choose an --out in a writable folder') ??
     new SvcError('io_error', {
-      message: `Cannot write the export to ${path} (${errorMessage(cause)}); check the folder exists and is writable.`,
+      message: `Cannot write the export to ${path} (${errorMessage(cause).replaceAll(tmp, path)}); check the folder is writable.`,
       cause,
     });
   try {
