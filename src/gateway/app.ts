@@ -139,6 +139,7 @@ function shapeMiddleware(fixed?: InboundShape): MiddlewareHandler<GatewayEnv> {
 
 function respond(c: Context<GatewayEnv>, err: SvcError): Response {
   const { status, body, headers } = encodeGatewayError(shapeOf(c), err, c.get('requestId'));
+  c.set('errorCode', err.code);
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
   return c.json(body, status as 401);
 }
@@ -191,6 +192,8 @@ function logFields(c: Context): Record<string, unknown> {
     model: g.get('model') ?? null,
     routed_model: g.get('routedModel') ?? null,
     routed_by: g.get('routedBy') ?? null,
+    // the failed answer's code (quota_exceeded, upstream_rate_limited…): what went wrong, without the body
+    error_code: g.get('errorCode') ?? null,
     ...(g.get('droppedTools') ? { dropped_tools: g.get('droppedTools') } : {}),
     ...(g.get('droppedParams') ? { dropped_params: g.get('droppedParams') } : {}),
   };

@@ -1,5 +1,6 @@
 import type { InboundShape } from '../events/catalog.ts';
 import type { NodeBindings } from '../http/incoming.ts';
+import type { ErrorCode } from '../lib/errors.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
 
 /** Hono variables of the gateway app (STYLE: typed per app, no global augmentation). */
@@ -20,6 +21,8 @@ export interface GatewayVariables {
   droppedTools: string;
   /** Chat Completions parameters a translated call was sent without (svc-dropped-params). */
   droppedParams: string;
+  /** The error code of a failed answer (its body's `code`), for the request log. */
+  errorCode: ErrorCode;
   /** Resolved `Svc-API-Version` on the service-owned path /healthz (http/versioning.ts). */
   apiVersion: string;
 }
