@@ -18,8 +18,13 @@ import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { resolvePartialUsage } from './partial-usage.ts';
 import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
-import { PEEK_MAX_WAIT_MS, peekFirstEvent } from './stream-start.ts';
-import { readUpstreamText, type Upstream, type UpstreamResponse } from './upstream.ts';
+import { PEEK_MAX_WAIT_MS, peekFirstEvent, preamblePeekBytes } from './stream-start.ts';
+import {
+  DEFAULT_UPSTREAM_LIMITS,
+  readUpstreamText,
+  type Upstream,
+  type UpstreamResponse,
+} from './upstream.ts';
 
 export interface LlmCallDeps {
   bus: Bus;
@@ -56,6 +61,8 @@ export interface LlmCallInput {
   bodyMaxBytes?: number;
   /** The request's input-token estimate, billed for a body lost after the provider answered (0: none). */
   inputTokensEstimate?: number;
+  /** The SSE event limit (SVC_GATEWAY_MAX_SSE_LINE_BYTES), which bounds the stream-start peek's preamble. */
+  sseEventMaxBytes?: number;
 }
 
 export interface CompleteInput {
@@ -153,11 +160,19 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       // a stream whose first event is an error failed before its first byte: retried like an HTTP error
       let early: UpstreamFailure | null = null;
       if (opened && input.stream) {
+        const preamble = input.adapter.isStreamPreamble;
         const peeked = await peekFirstEvent(
           res.body,
           undefined,
           Math.min(PEEK_MAX_WAIT_MS, leftMs() ?? PEEK_MAX_WAIT_MS),
-          input.adapter.isStreamPreamble,
+          preamble,
+          // the preamble repeats the request's instructions and tools: its bound follows the request's size
+          preamble
+            ? preamblePeekBytes(
+                Buffer.byteLength(input.call.body),
+                input.sseEventMaxBytes ?? DEFAULT_UPSTREAM_LIMITS.maxSseLineBytes,
+              )
+            : undefined,
         );
         res = { ...res, body: peeked.body };
         early =

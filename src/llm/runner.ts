@@ -254,6 +254,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           signal: input.signal,
           bodyMaxBytes: input.bodyMaxBytes,
           inputTokensEstimate: input.inputTokensEstimate,
+          sseEventMaxBytes: (deps.limits ?? DEFAULT_UPSTREAM_LIMITS).maxSseLineBytes,
         });
       } catch (err) {
         // a body the provider answered but that was lost on the way is billed, cancelled or not

@@ -13,11 +13,31 @@ export const PEEK_MAX_BYTES = 64 * 1024;
 /** How long to wait for it: an upstream still silent after this has its answer's head sent on. */
 export const PEEK_MAX_WAIT_MS = 10_000;
 /**
- * How far to look on a wire that opens with preamble events: the Responses API's `response.created` and
- * `response.in_progress` each repeat the request's instructions and tools (Codex sends tens of KiB of
- * them), and an overload error after them must still be seen before the client's 200.
+ * How far to look, at least, on a wire that opens with preamble events: the Responses API's
+ * `response.created` and `response.in_progress` each repeat the request's instructions and tools (Codex
+ * sends tens of KiB of them), and an overload error after them must still be seen before the client's 200.
+ * A larger request looks further (preamblePeekBytes).
  */
 export const PEEK_PREAMBLE_MAX_BYTES = 8 * 1024 * 1024;
+/**
+ * How many times the request's size the preamble can take: two events repeating what it sent, each echoed
+ * text up to three times its request bytes once the upstream writes non-ASCII characters as \u escapes.
+ */
+const PREAMBLE_REQUEST_FACTOR = 6;
+
+/**
+ * How far to look past the preamble for a request of `requestBytes`: the preamble repeats the request, so
+ * it is bounded by its size (PREAMBLE_REQUEST_FACTOR times it, PEEK_PREAMBLE_MAX_BYTES at least), and each
+ * of its two events by the SSE event limit `maxEventBytes` (SVC_GATEWAY_MAX_SSE_LINE_BYTES: a larger one
+ * fails the stream anyway), so what the look holds is never more than two such events and the first event
+ * after them.
+ */
+export function preamblePeekBytes(requestBytes: number, maxEventBytes: number): number {
+  const scaled = Math.max(PEEK_PREAMBLE_MAX_BYTES, PREAMBLE_REQUEST_FACTOR * requestBytes + PEEK_MAX_BYTES);
+  // an event's data plus its `event:` line and framing
+  const events = 2 * (maxEventBytes + 1024) + PEEK_MAX_BYTES;
+  return Math.min(scaled, events);
+}
 
 export interface Peeked {
   /** The first SSE event with data, or null (none within the limits, or the body opened with a comment). */

@@ -6,7 +6,12 @@
 import assert from 'node:assert/strict';
 import { PassThrough, type Readable } from 'node:stream';
 import { test } from 'node:test';
-import { PEEK_MAX_BYTES, peekFirstEvent } from '#src/llm/stream-start.ts';
+import {
+  PEEK_MAX_BYTES,
+  PEEK_PREAMBLE_MAX_BYTES,
+  peekFirstEvent,
+  preamblePeekBytes,
+} from '#src/llm/stream-start.ts';
 
 async function rest(body: Readable): Promise<string> {
   let text = '';
@@ -97,4 +102,16 @@ test('past preamble events larger than the byte limit it still finds the first e
   const gaveUp = await peekFirstEvent(huge, PEEK_MAX_BYTES, 5_000, isPreamble, PEEK_MAX_BYTES);
   assert.equal(gaveUp.first, null);
   huge.end();
+});
+
+test('the preamble bound follows the request size, between 8 MiB and two events at the SSE limit', () => {
+  const MiB = 1024 * 1024;
+  // a small request: the fixed floor
+  assert.equal(preamblePeekBytes(10 * 1024, 8 * MiB), PEEK_PREAMBLE_MAX_BYTES);
+  // a 2 MiB request: its two echoes (escaped up to threefold), past the floor
+  assert.equal(preamblePeekBytes(2 * MiB, 8 * MiB), 12 * MiB + PEEK_MAX_BYTES);
+  // a 30 MiB request: never more than two events at the SSE event limit, which refuses larger ones anyway
+  assert.equal(preamblePeekBytes(30 * MiB, 8 * MiB), 2 * (8 * MiB + 1024) + PEEK_MAX_BYTES);
+  // a lowered SSE limit lowers the bound below the floor
+  assert.ok(preamblePeekBytes(10 * 1024, MiB) < PEEK_PREAMBLE_MAX_BYTES);
 });
