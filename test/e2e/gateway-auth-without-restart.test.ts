@@ -263,6 +263,7 @@ test('keys issued, revoked and rotated while the gateway runs take effect on the
     assert.ok(requestLines.some((l) => l.key_id === first.keyId && l.shape === 'anthropic'));
     // every line has the same fields, and a routed request adds where it went: never a token or a prompt
     const always = [
+      'error_code',
       'key_id',
       'latency_ms',
       'method',
