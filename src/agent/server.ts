@@ -12,6 +12,7 @@ import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
 import { isLoopbackName, parseAllowedHosts } from '../http/host-check.ts';
 import {
+  assertPortBindable,
   cutOffOnRepeatedStopSignal,
   type Listening,
   LOOPBACK_HOST,
@@ -120,6 +121,7 @@ export async function runAgentServer<R extends AgentRuntime>(
   // two slow steps: what was opened is closed and the process exits 0, as a stop after the start does
   const early = await heldStopSignal();
   if (early !== undefined) return stoppedDuringStart(log, early);
+  await assertPortBindable(host, options.port); // a port in use refuses the start before the store is touched
   const runtime = await options.openRuntime();
   let engine: AgentEngine | undefined;
   let server: Listening;
@@ -195,6 +197,7 @@ export async function runAgentServer<R extends AgentRuntime>(
     if (!(err instanceof StopRequested)) throw err;
     return stoppedDuringStart(log, err.signal);
   }
+  runtime.bus.announceSubscribers(); // the start succeeded: its bus.subscriber_registered events are due
   // item 5, last step: the gaps found at startup
   await publishRecoveredTurns(runtime.bus, recovered);
   if (recovered.length > 0)

@@ -48,7 +48,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const store = await openStore(target, { log });
   const newId = createIdFactory();
   const clock = systemClock;
-  const bus = createBus({ newId, clock, log });
+  // a refused start must leave no events behind: the server announces its subscribers once it listens
+  const bus = createBus({ newId, clock, log, holdAnnouncements: true });
   const writer = createTraceWriter({ store, log });
   bus.subscribe(writer.subscriber);
   const checkpointer =

@@ -45,6 +45,12 @@ export interface Bus {
    * returns a function that unregisters it and emits `bus.subscriber_unregistered`.
    */
   subscribe(subscriber: Subscriber): () => void;
+  /**
+   * With `holdAnnouncements`: publishes the `bus.subscriber_registered` events of the subscriptions made so
+   * far (stamped now, so ids keep the order of the rows) and announces later ones at once. A server calls it once its start
+   * succeeded, so a refused start leaves no bookkeeping events in the trace. A no-op otherwise.
+   */
+  announceSubscribers(): void;
   readonly subscriberNames: readonly string[];
 }
 
@@ -52,6 +58,8 @@ export interface BusDeps {
   newId: NewId;
   clock: Clock;
   log: Logger;
+  /** Keep `bus.subscriber_registered` events until announceSubscribers() (a server's start). */
+  holdAnnouncements?: boolean;
 }
 
 const SETTLED: Promise<void> = Promise.resolve();
@@ -59,6 +67,10 @@ const SETTLED: Promise<void> = Promise.resolve();
 export function createBus(deps: BusDeps): Bus {
   // Copy-on-write: a handler that (un)subscribes during delivery does not disturb the loop in progress.
   let subscribers: readonly Subscriber[] = [];
+  /** Registrations not announced yet (holdAnnouncements), in order. */
+  let held:
+    | Array<{ subscriber: Subscriber; registered: EventInput<'bus.subscriber_registered'> }>
+    | undefined = deps.holdAnnouncements ? [] : undefined;
 
   const warn = (sub: Subscriber, event: EventEnvelope, err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
@@ -114,16 +126,32 @@ export function createBus(deps: BusDeps): Bus {
     },
     subscribe(subscriber) {
       subscribers = [...subscribers, subscriber];
-      publish({ type: 'bus.subscriber_registered', actor: 'bus', payload: { subscriber: subscriber.name } });
+      const registered: EventInput<'bus.subscriber_registered'> = {
+        type: 'bus.subscriber_registered',
+        actor: 'bus',
+        payload: { subscriber: subscriber.name },
+      };
+      if (held) held.push({ subscriber, registered });
+      else publish(registered);
       return () => {
         if (!subscribers.includes(subscriber)) return;
         subscribers = subscribers.filter((s) => s !== subscriber);
+        // unsubscribed before it was announced: neither event is told
+        if (held?.some((h) => h.subscriber === subscriber)) {
+          held = held.filter((h) => h.subscriber !== subscriber);
+          return;
+        }
         publish({
           type: 'bus.subscriber_unregistered',
           actor: 'bus',
           payload: { subscriber: subscriber.name },
         });
       };
+    },
+    announceSubscribers() {
+      const announced = held ?? [];
+      held = undefined;
+      for (const h of announced) publish(h.registered);
     },
     get subscriberNames() {
       return subscribers.map((s) => s.name);

@@ -9,6 +9,7 @@ import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
 import { parseAllowedHosts } from '../http/host-check.ts';
 import {
+  assertPortBindable,
   type ClientTimeouts,
   cutOffOnRepeatedStopSignal,
   DEFAULT_CLIENT_TIMEOUTS,
@@ -88,6 +89,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
     await fileKeys?.close();
     return stoppedDuringStart(log, early);
   }
+  await assertPortBindable(host, options.port); // a port in use refuses the start before the store is touched
   const runtime = await options.openRuntime();
   let server: Listening;
   let extensions: GatewayExtensions = {};
@@ -129,6 +131,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
     if (!(err instanceof StopRequested)) throw err;
     return stoppedDuringStart(log, err.signal);
   }
+  runtime.bus.announceSubscribers(); // the start succeeded: its bus.subscriber_registered events are due
   log.info('gateway listening', { url: server.url, keystore: keys.location, keys: keys.cache.size });
   const signal = await waitForStopSignal();
   log.info('gateway stopping', { signal, in_flight: server.inFlight });

@@ -4,6 +4,7 @@
  * deadline, close idle keep-alive sockets, then force the rest.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createAdaptorServer } from '@hono/node-server';
 import { errorMessage, SvcError } from '../lib/errors.ts';
@@ -92,6 +93,21 @@ export function cutOffOnRepeatedStopSignal(server: Listening, log: Logger): () =
   });
 }
 
+/**
+ * Refuses the start, as listen() would, when `port` cannot be bound (in use, a privileged port): checked
+ * before the server opens its store, so a refused start writes nothing there (no events, no recovered
+ * turns). Port 0 (any free port) always binds. The probe is closed at once; listen() binds for real.
+ */
+export async function assertPortBindable(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (err) => reject(cannotListen(host, port, err)));
+    probe.listen({ host, port, exclusive: true }, () => resolve());
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 export async function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   options: {
@@ -127,14 +143,7 @@ export async function listen(
     if (draining) res.shouldKeepAlive = false; // each answer while draining ends its connection
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) =>
-      reject(
-        new SvcError('startup_refused', {
-          message: `Cannot listen on ${options.host}:${options.port}: ${errorMessage(err)}; choose another --port.`,
-          cause: err,
-        }),
-      ),
-    );
+    server.once('error', (err) => reject(cannotListen(options.host, options.port, err)));
     server.listen(options.port, options.host, () => resolve());
   });
   const address = server.address();
@@ -280,4 +289,11 @@ async function closeGracefully(
     clearInterval(timer);
   }
   return { forced };
+}
+
+function cannotListen(host: string, port: number, err: unknown): SvcError {
+  return new SvcError('startup_refused', {
+    message: `Cannot listen on ${host}:${port}: ${errorMessage(err)}; choose another --port.`,
+    cause: err,
+  });
 }
