@@ -71,6 +71,8 @@ export const anthropicCodec: Codec = {
       stop_sequence: reply.stopSequence,
       stop_details: stopDetails(reply),
       usage: fullUsage(reply.usage),
+      // wire-formats §1.7: always there, null without a code execution container (SDK 1.x Message.container)
+      container: null,
     };
   },
   encodeFrames,
@@ -289,6 +291,7 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       stop_details: null,
       // the whole usage object, with a small output count (wire-formats §1.10)
       usage: startUsage(usage),
+      container: null,
     },
   });
   reply.blocks.forEach((block, index) => {

@@ -51,11 +51,18 @@ export function encodeChatJson(reply: Reply, ctx: ReplyContext, openrouter: bool
 export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: boolean): string[] {
   const frames: string[] = openrouter ? [': OPENROUTER PROCESSING\n\n'] : [];
   const usageNull = ctx.includeUsage && !openrouter ? { usage: null } : {};
+  const obfuscated = !openrouter && obfuscates(ctx);
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => {
     const choice: Record<string, unknown> = { index: 0, delta, logprobs: null, finish_reason: finish };
     if (openrouter) choice.native_finish_reason = finish === null ? null : reply.stopReason;
+    const padding = obfuscated ? { obfuscation: obfuscationFor(JSON.stringify(delta)) } : {};
     frames.push(
-      sseFrame({ ...head(ctx, openrouter, 'chat.completion.chunk'), choices: [choice], ...usageNull }),
+      sseFrame({
+        ...head(ctx, openrouter, 'chat.completion.chunk'),
+        choices: [choice],
+        ...usageNull,
+        ...padding,
+      }),
     );
   };
   chunk({ role: 'assistant', content: '', refusal: null });
@@ -105,6 +112,20 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
   }
   frames.push('data: [DONE]\n\n');
   return frames;
+}
+
+/**
+ * OpenAI pads every streamed delta with an `obfuscation` string of random characters unless the request's
+ * `stream_options.include_obfuscation` is false (wire-formats §2.7; the Responses API's delta events alike).
+ */
+export function obfuscates(ctx: ReplyContext): boolean {
+  const options = (ctx.body?.stream_options ?? {}) as { include_obfuscation?: unknown };
+  return options.include_obfuscation !== false;
+}
+
+/** The padding for a delta: characters that even out the payload's length (deterministic here). */
+export function obfuscationFor(payload: string): string {
+  return 'Xq7fZk2PmA9wLr4T'.slice(0, 1 + (payload.length % 16));
 }
 
 // --- internal ---

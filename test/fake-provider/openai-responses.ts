@@ -7,6 +7,7 @@
 
 import { billedInputTokens } from './billing.ts';
 import { openaiCodec, userTooLong } from './openai.ts';
+import { obfuscates, obfuscationFor } from './openai-reply.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, Turn } from './responses.ts';
 import { splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
@@ -234,6 +235,8 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
   let seq = 0;
   const event = (type: string, fields: Obj) =>
     frames.push(sseFrame({ type, sequence_number: seq++, ...fields }, type));
+  // delta events carry OpenAI's obfuscation padding unless the request turned it off
+  const pad = (piece: string) => (obfuscates(ctx) ? { obfuscation: obfuscationFor(piece) } : {});
   const started = response(ctx, 'in_progress', []);
   event('response.created', { response: started });
   event('response.in_progress', { response: started });
@@ -251,20 +254,26 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
     if (block.type === 'text' && reply.stopReason === 'refusal') {
       event('response.content_part.added', { ...at, content_index: 0, part: textPart('', true) });
       for (const piece of splitWords(block.text))
-        event('response.refusal.delta', { ...at, content_index: 0, delta: piece });
+        event('response.refusal.delta', { ...at, content_index: 0, delta: piece, ...pad(piece) });
       event('response.refusal.done', { ...at, content_index: 0, refusal: block.text });
       event('response.content_part.done', { ...at, content_index: 0, part: textPart(block.text, true) });
     } else if (block.type === 'text') {
       const part = (text: string) => textPart(text, false);
       event('response.content_part.added', { ...at, content_index: 0, part: part('') });
       for (const piece of splitWords(block.text))
-        event('response.output_text.delta', { ...at, content_index: 0, delta: piece, logprobs: [] });
+        event('response.output_text.delta', {
+          ...at,
+          content_index: 0,
+          delta: piece,
+          logprobs: [],
+          ...pad(piece),
+        });
       event('response.output_text.done', { ...at, content_index: 0, text: block.text, logprobs: [] });
       event('response.content_part.done', { ...at, content_index: 0, part: part(block.text) });
     } else if (block.type === 'tool_call') {
       const args = JSON.stringify(block.input);
       for (const piece of splitFragments(args))
-        event('response.function_call_arguments.delta', { ...at, delta: piece });
+        event('response.function_call_arguments.delta', { ...at, delta: piece, ...pad(piece) });
       event('response.function_call_arguments.done', { ...at, name: block.name, arguments: args });
     }
     event('response.output_item.done', {
