@@ -236,12 +236,29 @@ async function confirm(
     timeoutMs: deps.confirmationTimeoutMs,
     signal: turn.signal,
   });
-  if (outcome.decision === 'cancelled')
+  if (outcome.decision === 'cancelled') {
+    // the request is closed in the trace too (spec 2: requested → resolved), as a deny nobody answered: a
+    // cancel (REST, socket, timeout, the server's stop) leaves no confirmation dangling
+    deps.bus.publish({
+      ...base,
+      actor: 'system',
+      type: 'tool.confirmation_resolved',
+      payload: {
+        request_id: requestId,
+        tool_use_id: use.id,
+        tool_name: use.name,
+        decision: 'deny',
+        scope: 'once',
+        timed_out: false,
+        cancelled: true,
+      },
+    });
     return {
       kind: 'failed',
       error_class: 'cancelled',
       message: 'the turn was cancelled while waiting for confirmation',
     };
+  }
   deps.bus.publish({
     ...base,
     actor: outcome.timedOut ? 'system' : 'user',
