@@ -142,6 +142,7 @@ export async function runToolUses(
       status: 'completed',
       error_class: null,
       completed_at: now(deps),
+      truncated: r.truncated ?? false,
     });
     results.push({ type: 'tool_result', tool_use_id: use.id, content: r.output });
   }

@@ -42,6 +42,9 @@ export interface SessionsTable {
   disposition: string | null;
   /** 1 when active_model is the user's pinned choice (routing slot 2); migration 0003. */
   sticky: ColumnType<number, number | undefined, number>;
+  /** 1 while a PATCH waits for the running turn to end; queued_model is its model (null: routed). 0007. */
+  queued_swap: ColumnType<number, number | undefined, number>;
+  queued_model: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MessagesTable {
@@ -68,6 +71,8 @@ export interface ToolCallsTable {
   error_class: string | null;
   started_at: string;
   completed_at: string | null;
+  /** 1 when the tool's output was cut (tool.completed `truncated`); null before migration 0007. */
+  truncated: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Small key/value table for store-level facts (e.g. the forget salt, which travels with backups). */

@@ -22,7 +22,12 @@ export interface OpenTool {
    * The outcome its tool_calls row already holds when the process died between closing the row and
    * committing the end event: the end event then says what happened, not `cancelled`.
    */
-  finished?: { status: 'completed' | 'failed'; output: string; error_class: string | null };
+  finished?: {
+    status: 'completed' | 'failed';
+    output: string;
+    error_class: string | null;
+    truncated: boolean;
+  };
 }
 
 export interface OpenDelegation {
@@ -55,7 +60,7 @@ export async function findOpenTools(
     (
       await db
         .selectFrom('tool_calls')
-        .select(['tool_use_id', 'status', 'output', 'error_class', 'completed_at'])
+        .select(['tool_use_id', 'status', 'output', 'error_class', 'completed_at', 'truncated'])
         .where('turn_id', '=', turnId)
         .where('status', 'in', ['completed', 'failed'])
         .execute()
@@ -77,6 +82,7 @@ export async function findOpenTools(
           status: row.status as 'completed' | 'failed',
           output: row.output ?? '',
           error_class: row.error_class,
+          truncated: row.truncated === 1,
         },
       }),
     });
@@ -156,7 +162,11 @@ export function publishOpenWorkClosed(
         ? bus.publish({
             ...event,
             type: 'tool.completed',
-            payload: { ...ids, output_bytes: Buffer.byteLength(t.finished.output) },
+            payload: {
+              ...ids,
+              output_bytes: Buffer.byteLength(t.finished.output),
+              truncated: t.finished.truncated,
+            },
           })
         : bus.publish({
             ...event,

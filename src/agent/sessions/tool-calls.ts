@@ -26,6 +26,8 @@ export interface ToolCallOutcome {
   status: ToolCallStatus;
   error_class: string | null;
   completed_at: string;
+  /** Whether the output was cut (completed tools); recovery's tool.completed reads it back. */
+  truncated?: boolean;
 }
 
 export async function insertToolCall(db: Kysely<Database>, call: NewToolCall): Promise<ToolCallRow> {
@@ -61,6 +63,7 @@ export async function finishToolCall(
       status: outcome.status,
       error_class: outcome.error_class,
       completed_at: outcome.completed_at,
+      ...(outcome.truncated === undefined ? {} : { truncated: outcome.truncated ? 1 : 0 }),
     })
     .where('id', '=', id)
     .execute();

@@ -339,3 +339,59 @@ test('recovery rolls the crashed turn’s stamped costs, its workers’ included
     steps: 2,
   });
 });
+
+test('recovery’s tool.completed carries truncated from the row, as the live path writes it', async (t) => {
+  const store = await openFull(t);
+  const db = store.kysely;
+  const s = await newSession(db);
+  const turn = newId();
+  await beginTurn(db, s.id, turn, formatUs(tickUs()));
+  await event(db, s.id, turn, 'turn.started');
+  for (const [useId, truncated] of [
+    ['toolu_cut', true],
+    ['toolu_whole', false],
+  ] as const) {
+    const id = newId();
+    await insertToolCall(db, {
+      id,
+      session_id: s.id,
+      turn_id: turn,
+      message_id: null,
+      tool_use_id: useId,
+      tool_name: 'read_file',
+      input: {},
+      started_at: formatUs(tickUs()),
+    });
+    await event(db, s.id, turn, 'tool.called', null, { tool_use_id: useId, tool_name: 'read_file' });
+    // the process dies after closing the row, before tool.completed is committed
+    await finishToolCall(db, id, {
+      output: 'x',
+      status: 'completed',
+      error_class: null,
+      completed_at: formatUs(tickUs()),
+      truncated,
+    });
+  }
+  const turns = await freeUnfinishedTurns(db, formatUs(tickUs()), () => newId());
+  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
+  const writer = createTraceWriter({ store, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  await publishRecoveredTurns(bus, turns);
+  await writer.stop();
+  const ends = (
+    await db
+      .selectFrom('events')
+      .select(['payload'])
+      .where('turn_id', '=', turn)
+      .where('type', '=', 'tool.completed')
+      .orderBy('id')
+      .execute()
+  ).map((r) => JSON.parse(r.payload) as { tool_use_id: string; truncated?: boolean });
+  assert.deepEqual(
+    ends.map((e) => [e.tool_use_id, e.truncated]),
+    [
+      ['toolu_cut', true],
+      ['toolu_whole', false],
+    ],
+  );
+});
