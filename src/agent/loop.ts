@@ -18,6 +18,7 @@ import type { CallRunner, CallScope, CanonicalEventStream, Routed, RunningCall }
 import { describeRequest } from '../routing/request-facts.ts';
 import type { Database } from '../store/schema.ts';
 import { appendMessage, sessionHistory } from './sessions/messages.ts';
+import { whileStoreAway } from './store-wait.ts';
 import { runToolUses, type ToolDispatchDeps } from './tool-dispatch.ts';
 import { buildTurnRequest, historyForModel, type TurnRequestParts } from './turn-request.ts';
 import { createPartialMessage } from './turns/partial-message.ts';
@@ -76,7 +77,9 @@ export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<Loop
   });
   for (let step = 1; step <= deps.maxSteps; step++) {
     if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
-    const messages = await sessionHistory(deps.db, turn.sessionId);
+    const messages = (await whileStoreAway(deps.log, 'history', () =>
+      sessionHistory(deps.db, turn.sessionId),
+    ))!;
     // cancelled while the history was read: no call is opened (the seam between steps)
     if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
     // the whole history, or the newest part that fits the routed model's context (the rest noted as left out)
@@ -93,16 +96,17 @@ export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<Loop
       return out('completed', call.stopReason, step);
     const dispatched = await runToolUses(deps, turn, call.messageId, toolUses);
     cost = add(cost, dispatched.cost);
-    await appendMessage(deps.db, {
+    const results = {
       id: deps.newId(),
       session_id: turn.sessionId,
       turn_id: turn.turnId,
-      role: 'user',
+      role: 'user' as const,
       content: dispatched.results,
       metadata: { kind: 'tool_results' },
-      status: dispatched.cancelled ? 'cancelled' : 'completed',
+      status: dispatched.cancelled ? ('cancelled' as const) : ('completed' as const),
       created_at: formatUs(deps.clock.nowUs()),
-    });
+    };
+    await whileStoreAway(deps.log, 'tool results', () => appendMessage(deps.db, results));
     if (dispatched.cancelled) return out('cancelled', 'cancelled', step);
   }
   deps.log.warn('agent turn reached the step limit', { turn_id: turn.turnId, max_steps: deps.maxSteps });
@@ -259,16 +263,17 @@ async function persistAssistant(
   routed: Routed,
 ): Promise<void> {
   if (content.length === 0 && status === 'completed') return;
-  await appendMessage(deps.db, {
+  const message = {
     id,
     session_id: turn.sessionId,
     turn_id: turn.turnId,
-    role: 'assistant',
+    role: 'assistant' as const,
     content,
     metadata: { model: routed.model.id },
     status,
     created_at: formatUs(deps.clock.nowUs()),
-  });
+  };
+  await whileStoreAway(deps.log, 'assistant message', () => appendMessage(deps.db, message));
 }
 
 function partsOf(deps: LoopDeps, turn: LoopTurn): TurnRequestParts {

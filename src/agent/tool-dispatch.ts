@@ -11,15 +11,18 @@ import type { Bus } from '../events/bus.ts';
 import type { ToolErrorClass } from '../events/catalog.ts';
 import { add, type Decimal, ZERO } from '../lib/decimal.ts';
 import type { NewId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
 import { type Clock, formatUs } from '../lib/time.ts';
 import type { Database } from '../store/schema.ts';
 import { finishToolCall, insertToolCall } from './sessions/tool-calls.ts';
+import { whileStoreAway } from './store-wait.ts';
 import type { ToolResult, WorkspaceTool } from './tools/tool.ts';
 import type { Confirmations } from './turns/confirmations.ts';
 
 export interface ToolDispatchDeps {
   db: Kysely<Database>;
   bus: Bus;
+  log: Logger;
   newId: NewId;
   clock: Clock;
   tools: readonly WorkspaceTool[];
@@ -79,12 +82,15 @@ export async function runToolUses(
         type: 'tool.failed',
         payload: { tool_use_id: use.id, tool_name: use.name, latency_ms: ms(started), error_class, message },
       });
-      await finishToolCall(deps.db, callId, {
-        output: message,
-        status: error_class === 'cancelled' ? 'cancelled' : 'failed',
-        error_class,
-        completed_at: now(deps),
-      });
+      const completed_at = now(deps);
+      await whileStoreAway(deps.log, 'tool call end', () =>
+        finishToolCall(deps.db, callId, {
+          output: message,
+          status: error_class === 'cancelled' ? 'cancelled' : 'failed',
+          error_class,
+          completed_at,
+        }),
+      );
       results.push({
         type: 'tool_result',
         tool_use_id: use.id,
@@ -92,7 +98,7 @@ export async function runToolUses(
         is_error: true,
       });
     };
-    await insertToolCall(deps.db, {
+    const toolCall = {
       id: callId,
       session_id: turn.sessionId,
       turn_id: turn.turnId,
@@ -100,9 +106,10 @@ export async function runToolUses(
       tool_use_id: use.id,
       tool_name: use.name,
       input: use.input,
-      status: turn.signal.aborted ? 'pending' : 'running',
+      status: turn.signal.aborted ? ('pending' as const) : ('running' as const),
       started_at: now(deps),
-    });
+    };
+    await whileStoreAway(deps.log, 'tool call', () => insertToolCall(deps.db, toolCall));
     if (turn.signal.aborted) {
       // spec 2 "At the seam": scheduled, never started
       await failed('cancelled', 'the turn was cancelled before this tool started');
@@ -137,13 +144,16 @@ export async function runToolUses(
         truncated: r.truncated ?? false,
       },
     });
-    await finishToolCall(deps.db, callId, {
-      output: r.output,
-      status: 'completed',
-      error_class: null,
-      completed_at: now(deps),
-      truncated: r.truncated ?? false,
-    });
+    const completed_at = now(deps);
+    await whileStoreAway(deps.log, 'tool call end', () =>
+      finishToolCall(deps.db, callId, {
+        output: r.output,
+        status: 'completed',
+        error_class: null,
+        completed_at,
+        truncated: r.truncated ?? false,
+      }),
+    );
     results.push({ type: 'tool_result', tool_use_id: use.id, content: r.output });
   }
   return { results, cancelled: turn.signal.aborted, cost };

@@ -4,6 +4,7 @@
  * the Host/Origin check, versioning headers and the service error body.
  */
 import type { Env, Hono } from 'hono';
+import { sql } from 'kysely';
 import type { Bus } from '../events/bus.ts';
 import type { NodeBindings } from '../http/incoming.ts';
 import { readJsonBody } from '../http/json-body.ts';
@@ -98,7 +99,7 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
     const userId = assertUserId(c.req.param('user_id'));
     const raw = singleValued(c.req.queries());
     const window = resolveWindow({ from: raw.from, to: raw.to }); // default: all time
-    await deps.flushEvents?.();
+    await flushReachable(deps);
     const exportDeps = { store: deps.store, bus: deps.bus, log: deps.log, actor: 'user' as const };
     return createExportResponse(exportDeps, { userId, window }, c.env as NodeBindings | undefined, {
       headersOnly: c.req.method === 'HEAD',
@@ -108,7 +109,7 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
   app.post('/analytics/user/:user_id/forget', async (c) => {
     const userId = assertUserId(c.req.param('user_id'));
     await readJsonBody(c, { optional: true }); // no body is read, but a form post must not forget anyone: 415
-    await deps.flushEvents?.();
+    await flushReachable(deps);
     const r = await runForgetUser({ ...deps, actor: 'user' }, userId);
     if (r.walTruncated === false)
       deps.log.warn(
@@ -124,4 +125,17 @@ export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: Analytic
       completed_at: r.completed_at,
     });
   });
+}
+
+// --- internal ---
+
+/**
+ * The trace flushed before an export or a forget reads it, once the store answered a first statement: while
+ * PostgreSQL is away the flush would wait out the trace writer's retry window (up to 60 s) before the
+ * request failed anyway; the statement's failure is 503 store_unavailable at once instead.
+ */
+async function flushReachable(deps: Pick<AnalyticsDeps, 'store' | 'flushEvents'>): Promise<void> {
+  if (!deps.flushEvents) return;
+  await sql`SELECT 1`.execute(deps.store.kysely);
+  await deps.flushEvents();
 }

@@ -4,8 +4,9 @@
  * their provider's own body instead (gateway/shapes).
  */
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
-import { isSvcError, SvcError } from '../lib/errors.ts';
+import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
+import { isStoreUnreachable } from '../store/dialect.ts';
 import { loggedPath } from './request-log.ts';
 
 export interface ServiceErrorBody {
@@ -18,9 +19,28 @@ export function encodeServiceError(err: SvcError): ServiceErrorBody {
   return { error: { code: err.code, message: err.message, ...(details ? { details } : {}) } };
 }
 
-/** Writes `err` as the service error response. */
+/** Seconds a client waits before sending again a request refused with 503 store_unavailable. */
+export const STORE_RETRY_AFTER_S = 1;
+
+/** Writes `err` as the service error response; store_unavailable says when and that a retry may help. */
 export function serviceErrorResponse(c: Context, err: SvcError): Response {
+  if (err.code === 'store_unavailable') {
+    c.header('retry-after', String(STORE_RETRY_AFTER_S));
+    c.header('x-should-retry', 'true');
+  }
   return c.json(encodeServiceError(err), err.status as 400);
+}
+
+/**
+ * 503 store_unavailable for a request that met a store it could not reach (PostgreSQL restarting or
+ * away): nothing the request asked for was done, and the same request may be sent again.
+ */
+export function storeUnavailable(cause?: unknown): SvcError {
+  return new SvcError('store_unavailable', {
+    message:
+      'The trace store cannot be reached (PostgreSQL is restarting or away); nothing was changed, send the request again shortly.',
+    cause,
+  });
 }
 
 /**
@@ -31,6 +51,14 @@ export function serviceErrorResponse(c: Context, err: SvcError): Response {
 export function createServiceErrorHandler(deps: { log: Logger }): ErrorHandler {
   return function serviceErrorHandler(err, c) {
     if (isSvcError(err)) return serviceErrorResponse(c, err);
+    if (isStoreUnreachable(err)) {
+      deps.log.warn('request refused: the trace store cannot be reached', {
+        method: c.req.method,
+        path: loggedPath(c.req.path),
+        message: errorMessage(err),
+      });
+      return serviceErrorResponse(c, storeUnavailable(err));
+    }
     deps.log.error('unhandled error', { method: c.req.method, path: loggedPath(c.req.path), error: err });
     return serviceErrorResponse(c, new SvcError('internal_error', { message: 'Internal error.' }));
   };

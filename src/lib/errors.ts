@@ -44,6 +44,9 @@ export const ERROR_STATUS = {
   service_shutting_down: 503,
   // the shared budget store (PostgreSQL) cannot be reached, so a capped key's spend cannot be checked
   budget_store_unavailable: 503,
+  // the agent server's store (PostgreSQL) cannot be reached: nothing was done, the same request may be sent
+  // again once it is back (retry-after, x-should-retry: true)
+  store_unavailable: 503,
   // WebSocket handshake (spec 2 §WebSocket stream): refused before the upgrade, with this body
   invalid_attach_token: 401,
   attach_token_wrong_session: 403,

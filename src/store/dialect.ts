@@ -113,6 +113,25 @@ export function dialectOf(engine: EngineName): SqlDialect {
   return engine === 'sqlite' ? sqliteDialect : postgresDialect;
 }
 
+/**
+ * The store could not be reached at all (PostgreSQL restarting, failed over, refusing connections, or the
+ * connection lost mid-statement), as opposed to a statement it refused or lock contention: a request that
+ * met it is answered 503 store_unavailable, and work already accepted waits for the store to come back.
+ * Connection exceptions (08…), a server shutting down or starting (57P01–57P03), too many connections
+ * (53300), the socket's own errors and node-postgres' lost-connection messages. SQLite is a local file: never.
+ */
+export function isStoreUnreachable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return UNREACHABLE_PG_CODES.test(code) || NODE_NET_CODES.has(code);
+  // node-postgres' own errors: a lost socket, a connect that timed out, a client that lost its connection
+  return (
+    err instanceof Error &&
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable|Client has encountered a connection error/i.test(
+      err.message,
+    )
+  );
+}
+
 /** The engine a store's Kysely talks to (for query modules handed only the Kysely). */
 export function engineOfKysely(db: Pick<Kysely<never>, 'getExecutor'>): EngineName {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
@@ -139,6 +158,7 @@ export function eventOrigin(dialect: SqlDialect, alias: string): RawBuilder<stri
 // serialization failure, deadlock, lock not available, connection exceptions, too many connections,
 // admin/crash shutdown and cannot connect now (a restarting server)
 const RETRYABLE_PG_CODES = /^(40001|40P01|55P03|08...|53300|57P0[1-3])$/;
+const UNREACHABLE_PG_CODES = /^(08...|53300|57P0[1-3])$/;
 const NODE_NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
 
 function pgJson(json: RawBuilder<unknown>): RawBuilder<unknown> {

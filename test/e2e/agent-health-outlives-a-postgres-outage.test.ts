@@ -48,8 +48,10 @@ test('GET /health stays 200 while PostgreSQL is away', { timeout: 90_000 }, asyn
   assert.equal(down.status, 200, JSON.stringify(down.body));
   assert.equal(down.body.status, 'ok');
   assert.equal(down.body.active_sessions, 1, 'the last count read');
-  // the other endpoints still say the store failed
-  assert.equal((await get('/sessions')).status, 500);
+  // the other endpoints say the store cannot be reached (503 store_unavailable)
+  const sessions = await get('/sessions');
+  assert.equal(sessions.status, 503);
+  assert.equal((sessions.body.error as { code: string }).code, 'store_unavailable');
 
   await relay.up();
   relay.freeze(); // a server that hangs: connections open, nothing answered

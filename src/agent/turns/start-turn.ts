@@ -16,10 +16,12 @@ import { type Clock, formatUs } from '../../lib/time.ts';
 import type { CallRunner, CallScope, Routed } from '../../llm/runner.ts';
 import type { SlotHooks } from '../../routing/facts.ts';
 import { describeRequest } from '../../routing/request-facts.ts';
+import { isStoreUnreachable } from '../../store/dialect.ts';
 import type { Database, SessionRow } from '../../store/schema.ts';
 import { type LoopDeps, type LoopOutcome, runAgentLoop } from '../loop.ts';
 import { appendMessage, sessionHistory, setMessageStatus } from '../sessions/messages.ts';
-import { beginTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
+import { beginTurn, clearTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
+import { whileStoreAway } from '../store-wait.ts';
 import { buildSystemPrompt } from '../system-prompt.ts';
 import { buildTurnRequest, offeredToolNames, smallestInputTokens } from '../turn-request.ts';
 
@@ -75,7 +77,7 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
   const userMessageId = deps.newId();
   // the claim and the user message commit together: a message the store refuses (a full disk) must not
   // leave the session held by a turn that never started (409 turn_in_flight until a restart)
-  await deps.db.transaction().execute(async (trx) => {
+  const claim = deps.db.transaction().execute(async (trx) => {
     if (!(await beginTurn(trx, session.id, turnId, submittedAt))) {
       throw new SvcError('turn_in_flight', {
         message: `session ${session.id} already has a turn in flight; wait for it to end or cancel it`,
@@ -92,6 +94,21 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
       created_at: submittedAt,
     });
   });
+  try {
+    await claim;
+  } catch (err) {
+    if (!isStoreUnreachable(err)) throw err;
+    // the connection was lost at the commit, which may have happened unheard: once the store is back a claim
+    // that did commit is undone (session released, message removed), so no half turn holds the session
+    undoClaim(deps, session.id, turnId, userMessageId).catch((e: unknown) =>
+      deps.log.error('an unheard turn claim could not be undone', {
+        turn_id: turnId,
+        session_id: session.id,
+        error: e,
+      }),
+    );
+    throw err;
+  }
   const scope: CallScope = {
     actor: 'agent',
     turnId,
@@ -120,26 +137,51 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     system = await buildSystemPrompt(session.workspace_path, deps.tools, input.worker !== null);
     routed = await route(deps, input, scope, system);
   } catch (err) {
-    const code = isSvcError(err) ? err.code : 'internal_error';
+    const unreachable = isStoreUnreachable(err);
+    const code = unreachable ? 'store_unavailable' : isSvcError(err) ? err.code : 'internal_error';
     // the client is told the turn was refused: its message stays readable but is never sent to a model again
     // (kept in the history, a message too large for every model refused every later turn as well)
-    await setMessageStatus(deps.db, userMessageId, 'cancelled');
-    // released before the end event, as endTurn does; the payload has every field of a turn.completed
-    await finishTurn(deps.db, session.id, { turnId, costDelta: '0', now: formatUs(deps.clock.nowUs()) });
-    await deps.bus.publish({
-      ...base,
-      type: 'turn.completed',
-      payload: {
-        status: 'failed',
-        stop_reason: null,
-        error_code: code,
-        error_class: null,
-        cost_usd: formatDecimal(ZERO),
-        model: null,
-        steps: 0,
-      },
-    }).committed;
-    throw err;
+    const refused = async () => {
+      await whileStoreAway(deps.log, 'refused turn', () =>
+        setMessageStatus(deps.db, userMessageId, 'cancelled'),
+      );
+      // released before the end event, as endTurn does; the payload has every field of a turn.completed
+      const now = formatUs(deps.clock.nowUs());
+      await whileStoreAway(deps.log, 'refused turn', () =>
+        finishTurn(deps.db, session.id, { turnId, costDelta: '0', now }),
+      );
+      await deps.bus.publish({
+        ...base,
+        type: 'turn.completed',
+        payload: {
+          status: 'failed',
+          stop_reason: null,
+          error_code: code,
+          error_class: null,
+          cost_usd: formatDecimal(ZERO),
+          model: null,
+          steps: 0,
+        },
+      }).committed;
+    };
+    if (!unreachable) {
+      await refused();
+      throw err;
+    }
+    // the store went away between the claim and the routing: the client hears 503 now, and the turn is
+    // closed (message cancelled, session released, turn.completed) as soon as the store is back
+    refused().catch((e: unknown) =>
+      deps.log.error('a refused turn could not be closed', {
+        turn_id: turnId,
+        session_id: session.id,
+        error: e,
+      }),
+    );
+    throw new SvcError('store_unavailable', {
+      message:
+        'The trace store cannot be reached (PostgreSQL is restarting or away), so the turn was not started; its message is kept as cancelled once the store is back, send it again shortly.',
+      cause: err,
+    });
   }
 
   const controller = new AbortController();
@@ -185,7 +227,7 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
         stopReason: null,
         finalText: '',
         steps: 0,
-        errorCode: 'internal_error',
+        errorCode: isStoreUnreachable(err) ? 'store_unavailable' : 'internal_error',
         errorClass: null,
       };
     } finally {
@@ -195,7 +237,9 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     // the provider refused the prompt itself (400 on the turn's first call, nothing answered): it is kept
     // readable but not sent again, or every later turn of the session would fail the same way
     if (outcome.status === 'failed' && outcome.steps === 1 && outcome.errorClass === 'invalid_request')
-      await setMessageStatus(deps.db, userMessageId, 'cancelled');
+      await whileStoreAway(deps.log, 'refused message', () =>
+        setMessageStatus(deps.db, userMessageId, 'cancelled'),
+      );
     await endTurn(deps, input, handle, routed, outcome);
     return outcome;
   };
@@ -204,6 +248,15 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
 }
 
 // --- internal ---
+
+async function undoClaim(deps: StartTurnDeps, sessionId: string, turnId: string, messageId: string) {
+  await whileStoreAway(deps.log, 'unheard turn claim', () =>
+    deps.db.transaction().execute(async (trx) => {
+      if (await clearTurn(trx, sessionId, turnId))
+        await trx.deleteFrom('messages').where('id', '=', messageId).execute();
+    }),
+  );
+}
 
 async function route(
   deps: StartTurnDeps,
@@ -242,11 +295,16 @@ async function endTurn(
   const cost: Decimal = outcome.cost;
   const now = formatUs(deps.clock.nowUs());
   // the session follows the model its turns run on, unless the user pinned one or this turn overrode it
+  // each write waits out a store that cannot be reached: the turn ends once it is back, exactly once
   if (input.session.sticky !== 1 && input.override === null && input.worker === null)
-    await setActiveModel(deps.db, handle.sessionId, routed.model.id, now);
+    await whileStoreAway(deps.log, 'turn end', () =>
+      setActiveModel(deps.db, handle.sessionId, routed.model.id, now),
+    );
   await input.beforeRelease(handle);
   // released before the end event, so a client that answers turn.completed with a new turn is not refused
-  await finishTurn(deps.db, handle.sessionId, { turnId: handle.turnId, costDelta: formatDecimal(cost), now });
+  await whileStoreAway(deps.log, 'turn end', () =>
+    finishTurn(deps.db, handle.sessionId, { turnId: handle.turnId, costDelta: formatDecimal(cost), now }),
+  );
   input.onEnd(handle, outcome);
   const common = { cost_usd: formatDecimal(cost), model: routed.model.id, steps: outcome.steps };
   const published =

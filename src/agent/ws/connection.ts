@@ -8,6 +8,7 @@
 import type { EventEnvelope } from '../../events/envelope.ts';
 import { errorMessage, isSvcError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
+import { isStoreUnreachable } from '../../store/dialect.ts';
 import { getSession } from '../sessions/store.ts';
 import type { CompiledFilter } from './filter.ts';
 import {
@@ -136,7 +137,7 @@ export function createConnection(deps: ConnectionDeps): Connection {
     } catch (err) {
       deps.log.error('subscribe failed', { session_id: deps.sessionId, message: errorMessage(err) });
       outcome = { ok: false };
-      if (state === 'subscribing') sendError({ code: 'internal_error', message: 'the subscription failed' });
+      if (state === 'subscribing') sendError(failureFrame(err, 'the subscription failed'));
     }
     if (state !== 'subscribing') return;
     if (!outcome.ok) {
@@ -169,7 +170,7 @@ export function createConnection(deps: ConnectionDeps): Connection {
       if (isSvcError(err)) sendError({ code: err.code, message: err.message });
       else {
         deps.log.error('cancel frame failed', { session_id: deps.sessionId, message: errorMessage(err) });
-        sendError({ code: 'internal_error', message: 'the cancel failed' });
+        sendError(failureFrame(err, 'the cancel failed'));
       }
     });
   }
@@ -237,4 +238,16 @@ export function createConnection(deps: ConnectionDeps): Connection {
     },
   };
   return self;
+}
+
+// --- internal ---
+
+/** The error frame for a subscribe or cancel that failed: store_unavailable while the store is away. */
+function failureFrame(err: unknown, message: string): FrameError {
+  return isStoreUnreachable(err)
+    ? {
+        code: 'store_unavailable',
+        message: `${message}: the trace store cannot be reached; try again shortly`,
+      }
+    : { code: 'internal_error', message };
 }

@@ -1,0 +1,48 @@
+/**
+ * @module A turn's own store writes and reads wait out a store that cannot be reached (PostgreSQL
+ * restarting or failed over), as the gateway's answers wait for their events: a turn accepted before an
+ * outage ends once the store is back, with its messages, its counters and exactly one closing event,
+ * instead of failing half-written and holding its session (409 turn_in_flight until a restart).
+ */
+
+import { errorMessage } from '../lib/errors.ts';
+import type { Logger } from '../lib/log.ts';
+import { isStoreUnreachable } from '../store/dialect.ts';
+
+/** Between two attempts while the store is away (the trace writer's own pace after its quick attempts). */
+export const STORE_WAIT_INTERVAL_MS = 1000;
+
+/**
+ * Runs `work` until it ends other than on an unreachable store. An attempt that failed on a lost
+ * connection may have committed unheard: a retry meeting its own row (a unique violation) counts as done
+ * and gives undefined, so `work` must be an insert of fixed ids, an update, or a read.
+ */
+export async function whileStoreAway<T>(
+  log: Logger,
+  what: string,
+  work: () => Promise<T>,
+): Promise<T | undefined> {
+  let failures = 0;
+  for (;;) {
+    try {
+      return await work();
+    } catch (err) {
+      if (failures > 0 && isUniqueViolation(err)) return undefined;
+      if (!isStoreUnreachable(err)) throw err;
+      if (failures === 0)
+        log.warn('the trace store cannot be reached; the turn waits for it', {
+          what,
+          message: errorMessage(err),
+        });
+      failures++;
+    }
+    await new Promise((resolve) => setTimeout(resolve, STORE_WAIT_INTERVAL_MS));
+  }
+}
+
+// --- internal ---
+
+/** PostgreSQL 23505; SQLite's constraint codes never follow an unreachable store. */
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '23505';
+}

@@ -1,0 +1,163 @@
+/**
+ * `svc serve` on PostgreSQL while the database is away (README REST API: 503 `store_unavailable`): every
+ * REST call that needs the store (create, list, read a session, post a turn, analytics) and the WebSocket
+ * handshake are refused with 503 `store_unavailable`, `retry-after` and `x-should-retry: true` in the
+ * agent server's error body, instead of 500 internal_error; the refused calls leave nothing behind (no
+ * session, no half turn). A turn accepted before the outage, whose tool ends while the store is away,
+ * waits for the store and ends once it is back with all its messages and exactly one closing event,
+ * instead of failing half-written, never closing and holding its session (409 turn_in_flight) until a
+ * restart. The outage is a TCP relay between the server and PostgreSQL; the tool is a command reading a
+ * FIFO, held until the outage began.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { startFakeProvider } from '../fake-provider/server.ts';
+import { startAgentServer } from '../helpers/agent-server.ts';
+import { useTestPostgres } from '../helpers/postgres.ts';
+import { startTcpRelay } from '../helpers/tcp-relay.ts';
+import { attach, refusal } from '../helpers/ws-client.ts';
+
+const postgres = useTestPostgres();
+
+const text = (t: string) => [{ type: 'text', text: t }];
+
+test('503 store_unavailable while PostgreSQL is away; a turn accepted before it ends once, after it', {
+  timeout: 90_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const fake = await startFakeProvider();
+  t.after(() => fake.close());
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+  const server = await startAgentServer(t, {
+    env: {
+      SVC_DATABASE_URL: viaRelay.toString(),
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    },
+  });
+  t.after(() => relay.down()); // after the server's stop (cleanups run in order): its flush needs the store
+  const fifo = join(server.workspace, 'gate.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const newSession = async () => {
+    const r = await server.api('POST', '/sessions', { workspace_path: server.workspace });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    return r.body.id as string;
+  };
+  const running = await newSession();
+  const idle = await newSession();
+  const stream = await attach(server, running);
+  t.after(() => stream.close());
+  stream.send({ type: 'subscribe', filter: 'preset:full', since: null, snapshot: false });
+  await stream.next((f) => f.type === 'subscribe_ack');
+  const idleWsUrl = (await server.api('GET', `/sessions/${idle}`)).body.ws_url as string;
+
+  fake.script([
+    { toolUses: [{ name: 'run_command', input: { command: 'cat gate.fifo' } }] },
+    { text: 'Done.' },
+  ]);
+  const accepted = await server.api('POST', `/sessions/${running}/turns`, { content: text('hello') });
+  assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+  const turnId = accepted.body.turn_id as string;
+  const asked = await stream.next(
+    (f) => f.type === 'event' && f.event.type === 'tool.confirmation_requested',
+  );
+  const allowed = await server.api(
+    'POST',
+    `/sessions/${running}/turns/${turnId}/confirmations/${asked.event.payload.request_id}`,
+    { decision: 'allow' },
+  );
+  assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+  await stream.next((f) => f.type === 'event' && f.event.type === 'tool.called'); // the command waits on the FIFO
+
+  relay.down(); // PostgreSQL restarting: every connection cut, new ones refused
+  const calls: Array<[string, string, unknown?]> = [
+    ['POST', '/sessions', { workspace_path: server.workspace }],
+    ['GET', '/sessions'],
+    ['GET', `/sessions/${idle}`],
+    ['POST', `/sessions/${idle}/turns`, { content: text('refused') }],
+    ['PATCH', `/sessions/${idle}`, { active_model: null }],
+    ['GET', `/sessions/${idle}/messages`],
+    ['GET', '/analytics/sessions'],
+    ['GET', '/analytics/user/u1/export'],
+    ['POST', '/analytics/user/u1/forget'],
+  ];
+  for (const [method, path, body] of calls) {
+    const r = await server.api(method, path, body);
+    const what = `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`;
+    assert.equal(r.status, 503, what);
+    assert.equal(r.body.error.code, 'store_unavailable', what);
+    assert.equal(typeof r.body.error.message, 'string', what);
+    assert.equal(r.headers.get('retry-after'), '1', what);
+    assert.equal(r.headers.get('x-should-retry'), 'true', what);
+  }
+  const handshake = await refusal(idleWsUrl);
+  assert.equal(handshake.status, 503, JSON.stringify(handshake.body));
+  assert.equal(handshake.body.error.code, 'store_unavailable');
+
+  // the tool ends while the store is away: the turn waits for the store rather than failing half-written
+  const waiting = stderrMatches(server.svc.child, /the turn waits for it/);
+  writeFileSync(fifo, 'ok\n');
+  await waiting;
+  await relay.up();
+  const closing = await stream.next(
+    (f) => f.type === 'event' && ['turn.completed', 'turn.cancelled'].includes(f.event.type),
+  );
+  assert.equal(closing.event.type, 'turn.completed');
+  assert.equal(closing.event.turn_id, turnId);
+  assert.equal(closing.event.payload.status, 'completed', JSON.stringify(closing.event.payload));
+
+  const events = await server.api('GET', `/sessions/${running}/events?turn_id=${turnId}&limit=1000`);
+  assert.equal(events.status, 200, JSON.stringify(events.body));
+  const ends = (events.body.events as Array<{ type: string }>).filter((e) =>
+    ['turn.completed', 'turn.cancelled'].includes(e.type),
+  );
+  assert.equal(ends.length, 1, 'exactly one closing event is stored');
+  const session = await server.api('GET', `/sessions/${running}`);
+  assert.equal(session.body.current_turn_id, null, 'the turn released its session');
+  assert.equal(session.body.turn_count, 1);
+  const messages = await server.api('GET', `/sessions/${running}/messages`);
+  assert.deepEqual(
+    (messages.body.messages as Array<{ role: string; status: string }>).map((m) => [m.role, m.status]),
+    [
+      ['user', 'completed'],
+      ['assistant', 'completed'],
+      ['user', 'completed'],
+      ['assistant', 'completed'],
+    ],
+  );
+
+  // the refused calls left nothing: no third session, the idle one has no turn and no message
+  const list = await server.api('GET', '/sessions');
+  assert.deepEqual(
+    (list.body.sessions as Array<{ id: string }>).map((s) => s.id).sort(),
+    [idle, running].sort(),
+  );
+  const untouched = await server.api('GET', `/sessions/${idle}`);
+  assert.equal(untouched.body.turn_count, 0);
+  assert.equal(untouched.body.current_turn_id, null);
+  assert.deepEqual((await server.api('GET', `/sessions/${idle}/messages`)).body.messages, []);
+  const next = await server.api('POST', `/sessions/${idle}/turns`, { content: text('now') });
+  assert.equal(next.status, 202, JSON.stringify(next.body));
+});
+
+// --- helpers ---
+
+/** Resolves once the process's stderr (from now on) matches `re`. */
+function stderrMatches(child: { stderr: NodeJS.ReadableStream | null }, re: RegExp): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = '';
+    const onData = (d: Buffer | string) => {
+      seen += d.toString();
+      if (!re.test(seen)) return;
+      child.stderr?.off('data', onData);
+      resolve();
+    };
+    child.stderr?.on('data', onData);
+  });
+}
