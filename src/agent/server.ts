@@ -156,6 +156,8 @@ export async function runAgentServer<R extends AgentRuntime>(
     recovered = await freeUnfinishedTurns(runtime.store.kysely, formatUs(runtime.clock.nowUs()), () =>
       runtime.newId(),
     );
+    // a swap queued for a turn the dead process never ended applies at that turn's (recovered) boundary
+    await engine?.applyQueuedSwaps?.();
     const startedAtUs = runtime.clock.nowUs();
     let authority = `${host}:${options.port}`;
     const app = createAgentApp({

@@ -13,6 +13,7 @@ import type { PolicyStore } from '../../routing/load-policy.ts';
 import type { SessionRow } from '../../store/schema.ts';
 import { type DelegationDeps, runDelegation } from '../delegate.ts';
 import { getSession, setActiveModel } from '../sessions/store.ts';
+import { whileStoreAway } from '../store-wait.ts';
 import type { DelegateInput } from '../tool-dispatch.ts';
 import { createConfirmations } from './confirmations.ts';
 import type { TurnEngine } from './engine.ts';
@@ -29,7 +30,8 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
   const turns = new Map<string, TurnHandle>();
   const approvals = new Map<string, Set<string>>();
   const denials = new Map<string, Set<string>>();
-  const queuedSwaps = new Map<string, string | null>();
+  /** Sessions whose scope-`session` answers were read back from the trace since this process started. */
+  const answersLoaded = new Set<string>();
   const confirmations = createConfirmations();
   const approvalsOf = (sessionId: string) => setOf(approvals, sessionId);
   const full: StartTurnDeps = {
@@ -41,10 +43,7 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
   };
   const hooks = {
     async beforeRelease(h: TurnHandle) {
-      if (!queuedSwaps.has(h.sessionId)) return;
-      const model = queuedSwaps.get(h.sessionId)!;
-      queuedSwaps.delete(h.sessionId);
-      await applySwap(h.sessionId, model);
+      await whileStoreAway(deps.log, 'model swap', () => applyQueuedSwap(h.sessionId));
     },
     onEnd(h: TurnHandle) {
       turns.delete(h.turnId);
@@ -78,6 +77,55 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
       throw new SvcError('turn_not_found', { message: `no turn ${turnId} in session ${sessionId}` });
   }
 
+  /** The swap a PATCH queued (kept in the session row, so a restart keeps it too), applied and cleared. */
+  async function applyQueuedSwap(sessionId: string): Promise<void> {
+    const row = await deps.db
+      .selectFrom('sessions')
+      .select(['queued_swap', 'queued_model'])
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    if (row?.queued_swap !== 1) return;
+    await applySwap(sessionId, row.queued_model);
+    await deps.db
+      .updateTable('sessions')
+      .set({ queued_swap: 0, queued_model: null })
+      .where('id', '=', sessionId)
+      .execute();
+  }
+
+  /**
+   * The scope-`session` answers a session was given before this process started, read back from its
+   * tool.confirmation_resolved events (the last answer per tool wins, as live), once per session.
+   */
+  async function loadSessionAnswers(sessionId: string): Promise<void> {
+    if (answersLoaded.has(sessionId)) return;
+    const rows = await deps.db
+      .selectFrom('events')
+      .select('payload')
+      .where('session_id', '=', sessionId)
+      .where('type', '=', 'tool.confirmation_resolved')
+      .orderBy('id')
+      .execute();
+    if (answersLoaded.has(sessionId)) return;
+    answersLoaded.add(sessionId);
+    for (const r of rows) {
+      const p = JSON.parse(r.payload) as {
+        tool_name?: unknown;
+        decision?: unknown;
+        scope?: unknown;
+        timed_out?: unknown;
+      };
+      if (p.scope !== 'session' || p.timed_out === true || typeof p.tool_name !== 'string') continue;
+      if (p.decision === 'allow') {
+        setOf(approvals, sessionId).add(p.tool_name);
+        setOf(denials, sessionId).delete(p.tool_name);
+      } else if (p.decision === 'deny') {
+        setOf(denials, sessionId).add(p.tool_name);
+        setOf(approvals, sessionId).delete(p.tool_name);
+      }
+    }
+  }
+
   /** `null` returns the session to routed models: workspace default, else the global default. */
   async function applySwap(sessionId: string, model: string | null): Promise<string> {
     const session = await getSession(deps.db, sessionId);
@@ -106,6 +154,7 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
           details: { field: 'content' },
         });
       const override = input.perMessageOverride ?? alias;
+      await loadSessionAnswers(session.id);
       const started = await startTurn(full, {
         session,
         content,
@@ -169,7 +218,11 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     async setActiveModel(sessionId, model) {
       const session = await openSession(sessionId);
       if (session.current_turn_id !== null) {
-        queuedSwaps.set(sessionId, model);
+        await deps.db
+          .updateTable('sessions')
+          .set({ queued_swap: 1, queued_model: model })
+          .where('id', '=', sessionId)
+          .execute();
         const shown =
           model === null ? session.active_model : (deps.policy.current().resolveRef(model) ?? model);
         return {
@@ -179,11 +232,27 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
           swap_queued_until_turn: session.current_turn_id,
         };
       }
+      // a PATCH between turns overrides a swap queued before (applied at a restart's recovery otherwise)
+      await deps.db
+        .updateTable('sessions')
+        .set({ queued_swap: 0, queued_model: null })
+        .where('id', '=', sessionId)
+        .execute();
       const active = await applySwap(sessionId, model);
       return { id: sessionId, active_model: active, swap_queued: false };
     },
 
     activeTurns: () => turns.size,
+
+    async applyQueuedSwaps() {
+      const queued = await deps.db
+        .selectFrom('sessions')
+        .select('id')
+        .where('queued_swap', '=', 1)
+        .where('current_turn_id', 'is', null)
+        .execute();
+      for (const q of queued) await applyQueuedSwap(q.id);
+    },
 
     async cancelAll(reason) {
       const running = [...turns.values()];

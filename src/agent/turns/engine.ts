@@ -48,6 +48,11 @@ export interface TurnEngine {
   ): Promise<{ id: string; active_model: string; swap_queued: boolean; swap_queued_until_turn?: string }>;
   /** Turns running now (GET /health active_turns). */
   activeTurns(): number;
+  /**
+   * Start, after the turns a dead process left open were freed: applies the model swaps PATCH queued for
+   * their boundary (kept in the session row).
+   */
+  applyQueuedSwaps?(): Promise<void>;
   /** Shutdown: cancel every running turn and wait until each has published its end (bounded by the caller). */
   cancelAll(reason: string): Promise<void>;
 }
