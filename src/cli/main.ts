@@ -6,6 +6,7 @@ import { type ArgsDef, type CommandDef, renderUsage, runCommand } from 'citty';
 import { readEnv } from '../config/env.ts';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
 import { holdStopSignals, releaseStopSignals } from '../lib/stop-signal.ts';
+import { describeUnreachableStore } from '../store/dialect.ts';
 import { describeSqliteFailure } from '../store/sqlite-errors.ts';
 import { rootCommand, VERSION } from './root.ts';
 
@@ -207,7 +208,7 @@ function report(err: unknown): number {
     process.stderr.write(`svc: ${err.message.replace(ANSI_RE, '')}; see --help.\n`);
     return 2;
   }
-  const sqlite = describeSqliteFailure(err);
+  const sqlite = describeSqliteFailure(err) ?? describeUnreachableStore(err);
   if (sqlite !== undefined) {
     process.stderr.write(`svc: ${sqlite}\n`);
     if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);

@@ -33,12 +33,12 @@ export function serviceErrorResponse(c: Context, err: SvcError): Response {
 
 /**
  * 503 store_unavailable for a request that met a store it could not reach (PostgreSQL restarting or
- * away): nothing the request asked for was done, and the same request may be sent again.
+ * away): each write of the agent server is one statement or transaction, so the same request may be sent again.
  */
 export function storeUnavailable(cause?: unknown): SvcError {
   return new SvcError('store_unavailable', {
     message:
-      'The trace store cannot be reached (PostgreSQL is restarting or away); nothing was changed, send the request again shortly.',
+      'The trace store cannot be reached (PostgreSQL is restarting or away); send the request again shortly.',
     cause,
   });
 }

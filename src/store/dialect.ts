@@ -132,6 +132,18 @@ export function isStoreUnreachable(err: unknown): boolean {
   );
 }
 
+/**
+ * The command line's sentence for a store that stopped answering mid-command (the start's own connection
+ * failure is said by openStore): what failed and that running the command again is safe once it is back (a
+ * report only reads; forget rewrites and audits in one transaction, and a repeat of one whose commit went
+ * unheard rewrites nothing more).
+ * Undefined when `err` is not such a failure.
+ */
+export function describeUnreachableStore(err: unknown): string | undefined {
+  if (!isStoreUnreachable(err)) return undefined;
+  return `The PostgreSQL store stopped answering (${errorMessage(err)}); run the command again once the database is back (reports and exports only read, and forget changes all or nothing, so a repeat is safe).`;
+}
+
 /** The engine a store's Kysely talks to (for query modules handed only the Kysely). */
 export function engineOfKysely(db: Pick<Kysely<never>, 'getExecutor'>): EngineName {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
