@@ -39,7 +39,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
   assert.ok(check(), `${what}: not reached within 10 s`);
 }
 
-test('a tool waiting for its confirmation when the server was killed gets tool.failed cancelled before turn.cancelled', async (t) => {
+test('a tool waiting for its confirmation when the server was killed gets its request resolved, then tool.failed cancelled before turn.cancelled', async (t) => {
   const first = await startAgentServer(t, { env });
   const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;
   fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'x.txt', content: 'x' } }] }]);
@@ -61,9 +61,21 @@ test('a tool waiting for its confirmation when the server was killed gets tool.f
   const tail = events.slice(events.findIndex((e) => e.type === 'bus.gap_detected'));
   assert.deepEqual(
     tail.map((e) => e.type),
-    ['bus.gap_detected', 'tool.failed', 'turn.cancelled'],
+    ['bus.gap_detected', 'tool.confirmation_resolved', 'tool.failed', 'turn.cancelled'],
   );
-  const failed = tail[1];
+  // the request nobody answered is resolved as a live cancel resolves it (no dangling confirmation)
+  const asked = events.find((e) => e.type === 'tool.confirmation_requested')!;
+  assert.equal(tail[1].parent_event_id, asked.id);
+  assert.deepEqual(tail[1].payload, {
+    request_id: asked.payload.request_id,
+    tool_use_id: called.payload.tool_use_id,
+    tool_name: 'write_file',
+    decision: 'deny',
+    scope: 'once',
+    timed_out: false,
+    cancelled: true,
+  });
+  const failed = tail[2];
   assert.equal(failed.parent_event_id, called.id);
   assert.equal(failed.payload.tool_use_id, called.payload.tool_use_id);
   assert.equal(failed.payload.tool_name, 'write_file');

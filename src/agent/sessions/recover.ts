@@ -45,6 +45,15 @@ export interface UnfinishedTurn {
   open_delegations: OpenDelegation[];
   /** Tools with no end event (closed as tool.failed cancelled). */
   open_tools: OpenTool[];
+  /** tool.confirmation_requested events with no tool.confirmation_resolved (resolved as cancelled). */
+  open_confirmations: OpenConfirmation[];
+}
+
+export interface OpenConfirmation {
+  requested_event_id: string;
+  request_id: string;
+  tool_use_id: string;
+  tool_name: string;
 }
 
 /** Agent turns left open, oldest first (turn ids are time-ordered ULIDs). */
@@ -150,6 +159,24 @@ export async function publishRecoveredTurns(
       });
       committed.push(gap.committed);
     }
+    // a request nobody answered is resolved as a live cancel resolves it, before its tool's tool.failed
+    for (const c of t.open_confirmations)
+      committed.push(
+        bus.publish({
+          type: 'tool.confirmation_resolved',
+          ...scope,
+          parent_event_id: c.requested_event_id,
+          payload: {
+            request_id: c.request_id,
+            tool_use_id: c.tool_use_id,
+            tool_name: c.tool_name,
+            decision: 'deny',
+            scope: 'once',
+            timed_out: false,
+            cancelled: true,
+          },
+        }).committed,
+      );
     const work = { delegations: t.open_delegations, tools: t.open_tools };
     committed.push(...publishOpenWorkClosed(bus, scope, work, RESTART_REASON));
     const cancelled = bus.publish({
@@ -207,6 +234,7 @@ async function describeTurn(
     steps: rows.filter((r) => r.type === 'llm.call_started').length,
     open_delegations: await findOpenDelegations(db, rows),
     open_tools: await findOpenTools(db, turnId, rows),
+    open_confirmations: openConfirmations(rows),
   };
 }
 
@@ -230,6 +258,27 @@ async function workerCosts(db: Kysely<Database>, rows: readonly TurnEventRow[]):
     WHERE session_id IN (${sql.join(workers)}) AND type IN (${sql.join([...LLM_CALL_TERMINATORS])})
       AND cost_usd IS NOT NULL`.execute(db);
   return costs.map((r) => String(r.cost_usd));
+}
+
+function openConfirmations(rows: readonly (TurnEventRow & { id: string })[]): OpenConfirmation[] {
+  const requestOf = (r: TurnEventRow) =>
+    JSON.parse(r.payload) as { request_id?: unknown; tool_use_id?: unknown; tool_name?: unknown };
+  const resolved = new Set(
+    rows.filter((r) => r.type === 'tool.confirmation_resolved').map((r) => requestOf(r).request_id),
+  );
+  const open: OpenConfirmation[] = [];
+  for (const r of rows) {
+    if (r.type !== 'tool.confirmation_requested') continue;
+    const p = requestOf(r);
+    if (typeof p.request_id !== 'string' || resolved.has(p.request_id)) continue;
+    open.push({
+      requested_event_id: r.id,
+      request_id: p.request_id,
+      tool_use_id: String(p.tool_use_id ?? ''),
+      tool_name: String(p.tool_name ?? ''),
+    });
+  }
+  return open;
 }
 
 function chosenModel(rows: readonly TurnEventRow[]): string | null {
