@@ -135,7 +135,12 @@ function compilePolicy(
   }));
   const globalDefault = resolveGlobalDefault(file, opts, ref, tierOverrides, warnings);
   warnings.push(...shadowingWarnings(file));
-  const pattern = compilePatternConfig(file.pattern, ref, warnings);
+  const pattern = compilePatternConfig(
+    file.pattern,
+    ref,
+    registry.list().map((m) => m.id),
+    warnings,
+  );
   return {
     version: opts.version,
     source: opts.source,

@@ -13,15 +13,24 @@ export interface PatternConfig {
   lookbackDays: number;
   /** Canonical ids slot 4 may choose; null means every model in models.yaml. */
   candidates: ReadonlySet<string> | null;
+  /**
+   * The canonical ids of models.yaml. The trace store remembers models that have left it since (for the whole
+   * lookback window): slot 4 never chooses one of those, so the cheapest registered model that worked wins.
+   */
+  registered: ReadonlySet<string>;
 }
 
 /** Below this many samples a success rate says little; /routing/check warns. */
 export const FEW_SAMPLES = 10;
 
-/** `ref` resolves a model or tier name (reporting unknown ones as errors); warnings are appended. */
+/**
+ * `ref` resolves a model or tier name (reporting unknown ones as errors); `registered` lists the canonical ids
+ * of models.yaml; warnings are appended.
+ */
 export function compilePatternConfig(
   file: PatternFile,
   ref: (value: string, path: string) => string,
+  registered: readonly string[],
   warnings: string[],
 ): PatternConfig {
   const candidates = file.candidates.map((c, i) => ref(c, `pattern.candidates[${i}]`));
@@ -40,5 +49,6 @@ export function compilePatternConfig(
     minSuccessRate: file.min_success_rate,
     lookbackDays: file.lookback_days,
     candidates: candidates.length > 0 ? new Set(candidates) : null,
+    registered: new Set(registered),
   };
 }

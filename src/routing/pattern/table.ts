@@ -1,7 +1,8 @@
 /**
  * @module The learned table slot 4 reads: per fingerprint key, the models seen and the one to choose (the
- * lowest median cost among candidates with at least min_samples requests and a success rate of at least
- * min_success_rate). Built off the request path from stats-query.ts rows; a lookup is one Map read per key.
+ * lowest median cost among the candidates still in models.yaml with at least min_samples requests and a success
+ * rate of at least min_success_rate). Built off the request path from stats-query.ts rows; a lookup is one Map
+ * read per key.
  */
 import { add, compare, div, formatDecimal, parseDecimal } from '../../lib/decimal.ts';
 import type { PatternConfig } from './config.ts';
@@ -117,7 +118,8 @@ export function describeModelStat(stat: ModelStat, config: PatternConfig): strin
   const rate = `${(stat.successRate * 100).toFixed(1)} % success over ${stat.samples} requests`;
   const cost = stat.medianCostUsd === null ? 'no successful request' : `median $${stat.medianCostUsd}`;
   const why: string[] = [];
-  if (config.candidates && !config.candidates.has(stat.model)) why.push('not a candidate');
+  if (!config.registered.has(stat.model)) why.push('not in models.yaml');
+  else if (config.candidates && !config.candidates.has(stat.model)) why.push('not a candidate');
   if (stat.samples < config.minSamples) why.push(`below min_samples ${config.minSamples}`);
   if (stat.successRate < config.minSuccessRate) why.push(`below min_success_rate ${config.minSuccessRate}`);
   return `${stat.model}: ${rate}, ${cost}${why.length ? ` (${why.join(', ')})` : ''}`;
@@ -145,6 +147,7 @@ function qualifies(stat: ModelStat, config: PatternConfig): boolean {
     stat.medianCostUsd !== null &&
     stat.samples >= config.minSamples &&
     stat.successRate >= config.minSuccessRate &&
+    config.registered.has(stat.model) &&
     (config.candidates === null || config.candidates.has(stat.model))
   );
 }

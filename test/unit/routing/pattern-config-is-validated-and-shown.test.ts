@@ -18,6 +18,7 @@ test('an absent pattern block is slot 4 off with the documented defaults', () =>
     minSuccessRate: 0.95,
     lookbackDays: 14,
     candidates: null,
+    registered: new Set(registry.list().map((m) => m.id)),
   });
   assert.deepEqual(p.file.pattern, {
     enabled: false,
@@ -49,6 +50,7 @@ pattern:
     minSuccessRate: 0.9,
     lookbackDays: 7,
     candidates: new Set(['openai:gpt-5-nano', 'anthropic:claude-haiku-4-5', 'openai:gpt-5-mini']),
+    registered: new Set(registry.list().map((m) => m.id)),
   });
 });
 
