@@ -3,6 +3,7 @@ import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer } from '../../a
 import { readEnv } from '../../config/env.ts';
 import { parsePort } from '../../http/listen.ts';
 import { createLogger } from '../../lib/log.ts';
+import { configFileFlagsOf } from '../config-flags.ts';
 import { VERSION } from '../root.ts';
 import { createRuntime } from '../runtime.ts';
 import { databaseUrlArg } from '../store-flags.ts';
@@ -35,13 +36,14 @@ export default defineCommand({
         : env.servePort !== undefined
           ? parsePort(env.servePort, 'SVC_SERVE_PORT')
           : DEFAULT_SERVE_PORT;
+    const { modelsPath, routingPath } = configFileFlagsOf(args);
     await runAgentServer({
       env,
       log,
       port,
       host: args.host ?? env.serveHost,
-      modelsPath: args.models,
-      routingPath: args.routing,
+      modelsPath,
+      routingPath,
       serverVersion: VERSION,
       createEngine: assembleAgentEngine,
       openRuntime: () =>

@@ -4,6 +4,7 @@ import { resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.t
 import { assembleGateway, runGateway } from '../../../gateway/index.ts';
 import { parsePort } from '../../../http/listen.ts';
 import { createLogger } from '../../../lib/log.ts';
+import { configFileFlagsOf } from '../../config-flags.ts';
 import { createRuntime } from '../../runtime.ts';
 import { storeFlagsOf } from '../../store-flags.ts';
 import { assertNoKeystoreFlag, keystoreArgs } from './common.ts';
@@ -40,6 +41,7 @@ export default defineCommand({
         : env.gatewayPort !== undefined
           ? parsePort(env.gatewayPort, 'SVC_GATEWAY_PORT')
           : DEFAULT_PORT;
+    const { modelsPath, routingPath } = configFileFlagsOf(args);
     const target = resolveStoreTarget(env, storeFlagsOf(args), 'gateway');
     if (target.engine === 'postgres') assertNoKeystoreFlag(args);
     await runGateway({
@@ -69,8 +71,8 @@ export default defineCommand({
           clock: runtime.clock,
           newId: runtime.newId,
           store: runtime.store,
-          modelsPath: args.models,
-          routingPath: args.routing,
+          modelsPath,
+          routingPath,
         }),
       writeRequestLog: (line) => process.stdout.write(line),
     });

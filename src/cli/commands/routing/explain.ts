@@ -20,6 +20,7 @@ import { DAY_US, UNSUPPORTED_STORE } from '../../../routing/pattern/router.ts';
 import { queryPatternStats } from '../../../routing/pattern/stats-query.ts';
 import { buildPatternTable, emptyPatternTable, type PatternTable } from '../../../routing/pattern/table.ts';
 import { openStore } from '../../../store/open.ts';
+import { configFileFlagsOf } from '../../config-flags.ts';
 import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
 export default defineCommand({
@@ -55,8 +56,9 @@ export default defineCommand({
   },
   async run({ args }) {
     const env = readEnv();
-    const registry = loadModelRegistry(args.models ?? env.models);
-    const routingPath = args.routing ?? env.routingPolicy;
+    const flags = configFileFlagsOf(args);
+    const registry = loadModelRegistry(flags.modelsPath ?? env.models);
+    const routingPath = flags.routingPath ?? env.routingPolicy;
     // the policy a server would route with now: an invalid file falls back on its last known good copy
     const policyStore = loadRoutingPolicy({
       path: routingPath,
