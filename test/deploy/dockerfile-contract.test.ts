@@ -205,6 +205,19 @@ test('compose.postgres.yaml: two host-networked gateways on their own ports shar
   assert.ok('svc-postgres' in doc.volumes);
 });
 
+test('the pg_dump examples redirect a binary dump, so their docker compose exec allocates no TTY (-T)', () => {
+  // `docker compose exec` allocates a pseudo-TTY by default, which rewrites the custom-format dump's bytes
+  // (LF to CRLF) on its way to the file: pg_restore then refuses the archive
+  const examples = ['README.md', 'docker/compose.postgres.yaml'].flatMap((file) =>
+    readFileSync(join(ROOT, file), 'utf8')
+      .split('\n')
+      .filter((line) => /docker compose .*\bexec\b.*\bpg_dump\b.*>/.test(line))
+      .map((line) => ({ file, line })),
+  );
+  assert.ok(examples.length >= 2, 'the README and the compose file each show one');
+  for (const { file, line } of examples) assert.match(line, /\bexec -T\b/, `${file}: ${line.trim()}`);
+});
+
 // --- internal ---
 
 function copiesTo(dest: string): boolean {
