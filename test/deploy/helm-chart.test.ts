@@ -419,3 +419,28 @@ test('config.routingPolicy / config.models: a ConfigMap mounted at /etc/svc-conf
   );
   assert.match(deployment, /with \.Values\.gateway\.extraVolumes \}\}\n\s+\{\{- toYaml \. \| nindent 8 \}\}/);
 });
+
+test('the routing policy’s last valid copy ($XDG_CONFIG_HOME/svc) goes to a writable mount: the trace volume, else /tmp', () => {
+  // HOME is on the read-only root filesystem: under it every start with a routing policy logged 'cannot save
+  // the last known good routing policy', and a refused routing.yaml had no earlier copy to fall back on
+  assert.equal(values.securityContext.readOnlyRootFilesystem, true);
+  const text = read('deployment.yaml');
+  assert.match(
+    text,
+    /if include "svc\.database" \. \}\}\n[\s\S]*?- name: XDG_CONFIG_HOME\n\s+value: \/tmp\n\s+\{\{- else \}\}/,
+    'PostgreSQL (no trace volume): the /tmp emptyDir',
+  );
+  assert.match(
+    text,
+    /\{\{- else \}\}\n\s+- name: SVC_GATEWAY_KEYSTORE[\s\S]*?- name: XDG_CONFIG_HOME\n\s+value: \/var\/lib\/svc\n\s+\{\{- end \}\}/,
+    'SQLite: the trace volume, kept across pods',
+  );
+  const gateway = one('deployment.yaml').spec.template.spec.containers[0];
+  const writable = new Set(
+    gateway.volumeMounts
+      .filter((m: { readOnly?: boolean }) => m.readOnly !== true)
+      .map((m: { mountPath: string }) => m.mountPath),
+  );
+  for (const e of gateway.env.filter((v: { name: string }) => v.name === 'XDG_CONFIG_HOME'))
+    assert.ok(writable.has(e.value), `${e.value} is a writable mount`);
+});
