@@ -444,3 +444,21 @@ test('the routing policy’s last valid copy ($XDG_CONFIG_HOME/svc) goes to a wr
   for (const e of gateway.env.filter((v: { name: string }) => v.name === 'XDG_CONFIG_HOME'))
     assert.ok(writable.has(e.value), `${e.value} is a writable mount`);
 });
+
+test('the README’s helm commands run as pasted: every --set names a values key, no -f of a file nobody made', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const block = /### Kubernetes \(helm\/svc\)[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const helm = block.split('\n').filter((line) => /^helm /.test(line));
+  assert.ok(helm.length >= 3, 'lint, template and install');
+  for (const line of helm) {
+    assert.doesNotMatch(line, /\s(-f|--values)[\s=]/, `${line}: a values file the walkthrough never writes`);
+    for (const m of line.matchAll(/--set(?:-file)? ([\w.]+)=/g))
+      assert.ok(lookup(m[1]).found, `${line}: ${m[1]} is a values.yaml key`);
+  }
+  const template = helm.find((line) => line.startsWith('helm template'));
+  assert.match(
+    template ?? '',
+    /providers\.(existingSecret|anthropicApiKey)=/,
+    'renders: install fails with no key',
+  );
+});
