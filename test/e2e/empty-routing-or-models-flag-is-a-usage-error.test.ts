@@ -29,6 +29,10 @@ test('an empty --routing or --models is exit 2 with one sentence, and nothing st
       ['routing', 'explain', '--model', 'auto', '--text', 'hi', '--models', ''],
       /^svc: --models needs a file path; leave it out to use/,
     ],
+    [
+      ['routing', 'explain', '--model', 'auto', '--text', 'hi', '--workspace', ''],
+      /^svc: --workspace must not be empty: give the key's or session's workspace folder, or leave it out\.$/m,
+    ],
   ];
   for (const [args, message] of cases) {
     // a server that did start would only stop at the timeout: the refusal must come first

@@ -2,6 +2,7 @@
  * @module `svc routing explain`: the routing chain as it would run now for a described request, with its
  * fingerprint, what slot 4 learned for it and why slot 4 matched or not. Reads; never publishes.
  */
+import { resolve } from 'node:path';
 import type { ContentBlock } from '../../canonical/message.ts';
 import { resolveRequestedRef } from '../candidate.ts';
 import { type RouteDecision, resolveRoute } from '../chain.ts';
@@ -32,7 +33,11 @@ export interface ExplainRequest {
   inputTokens?: number;
 }
 
-/** RouteFacts of a one-message request with these tools (empty schemas) and, optionally, an image. */
+/**
+ * RouteFacts of a one-message request with these tools (empty schemas) and, optionally, an image. The
+ * workspace is resolved as issue-key and POST /sessions store it (`/srv/app/` is `/srv/app`; a relative path
+ * is read against the current folder), so it hashes into the fingerprint the server saw.
+ */
 export function describeExplainRequest(r: ExplainRequest): RouteFacts {
   const content: ContentBlock[] = [{ type: 'text', text: r.text }];
   if (r.images)
@@ -50,7 +55,7 @@ export function describeExplainRequest(r: ExplainRequest): RouteFacts {
       stream: false,
       include_usage: false,
     },
-    { workspacePath: r.workspace },
+    { workspacePath: r.workspace === null ? null : resolve(r.workspace) },
   );
   if (r.messages !== undefined) facts.messageCount = r.messages;
   if (r.inputTokens !== undefined) facts.estimatedInputTokens = r.inputTokens;

@@ -83,7 +83,7 @@ export default defineCommand({
         .map((t) => t.trim())
         .filter(Boolean),
       images: args.images === true,
-      workspace: args.workspace ?? null,
+      workspace: args.workspace === undefined ? null : workspaceFlag(args.workspace),
       messages: wholeNumber(args.messages, '--messages'),
       inputTokens: wholeNumber(args['input-tokens'], '--input-tokens'),
     });
@@ -126,6 +126,16 @@ async function readTable(
   } finally {
     await store.close();
   }
+}
+
+/** A blank --workspace names no folder (an unset shell variable): a usage error, as on issue-key. */
+function workspaceFlag(text: string): string {
+  if (text.trim() === '')
+    throw new SvcError('usage_error', {
+      message:
+        "--workspace must not be empty: give the key's or session's workspace folder, or leave it out.",
+    });
+  return text;
 }
 
 /** A count flag: digits only, and no larger than a number holds exactly (above 2^53 it printed rounded). */
