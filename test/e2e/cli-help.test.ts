@@ -90,6 +90,13 @@ test('backup and restore help names both store variables, as svc gateway backup 
   }
 });
 
+test('svc gateway help calls --db-path its trace store, not a store for audit events only', async () => {
+  const r = await help(['gateway']);
+  const line = r.stdout.split('\n').find((l) => l.includes('--db-path=')) ?? '';
+  assert.match(line, /Trace store \(default SVC_GATEWAY_DB_PATH, then SVC_DB_PATH/);
+  assert.doesNotMatch(line, /audit/);
+});
+
 test('window flags say how a time without a zone is read (UTC), since one is accepted', async () => {
   for (const p of [
     ['analytics', 'cost'],

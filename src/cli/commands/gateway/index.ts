@@ -23,6 +23,11 @@ export default defineCommand({
       description: 'routing.yaml (default SVC_ROUTING_POLICY, else the built-in policy)',
     },
     ...keystoreArgs,
+    // the key commands' --db-path takes only their audit events; the gateway's is its whole trace store
+    'db-path': {
+      type: 'string',
+      description: 'Trace store (default SVC_GATEWAY_DB_PATH, then SVC_DB_PATH, else ~/.config/svc/svc.db)',
+    },
   },
   subCommands: {
     'issue-key': () => load(import('./issue-key.ts')),
