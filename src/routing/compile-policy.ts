@@ -172,8 +172,12 @@ function resolveGlobalDefault(
   const id = tierOverrides.get(fallback) ?? opts.registry.resolve(fallback)?.id;
   if (id === undefined) {
     const guess = suggestModel(fallback, opts.registry);
+    // the policy has no global_default: name where the model came from, so the warning says what to change
+    const named = opts.envGlobalDefault
+      ? `SVC_GATEWAY_GLOBAL_DEFAULT=${fallback}`
+      : `the built-in default ${fallback}`;
     warnings.push(
-      `global_default: ${fallback} is not in ${opts.registry.source}; slot 7 will be rejected with model_not_configured${guess ? `; did you mean ${guess}?` : ''}`,
+      `global_default: ${named} is not in ${opts.registry.source}; slot 7 will be rejected with model_not_configured${guess ? `; did you mean ${guess}?` : ''}`,
     );
   }
   return id ?? fallback;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isSvcError } from '#src/lib/errors.ts';
-import { loadModelRegistry } from '#src/models/registry.ts';
+import { loadModelRegistry, parseModelRegistry } from '#src/models/registry.ts';
 import { compilePolicyText } from '#src/routing/compile-policy.ts';
 import { registry } from './routing-fixture.ts';
 
@@ -139,7 +139,18 @@ test('SVC_GATEWAY_GLOBAL_DEFAULT naming no model is warned with the id it most l
   });
   assert.equal(check.valid, true);
   assert.deepEqual(check.warnings, [
-    'global_default: claude-sonnet-4-5 is not in built-in models.yaml; slot 7 will be rejected with model_not_configured; did you mean anthropic:claude-sonnet-4-5?',
+    'global_default: SVC_GATEWAY_GLOBAL_DEFAULT=claude-sonnet-4-5 is not in built-in models.yaml; slot 7 will be rejected with model_not_configured; did you mean anthropic:claude-sonnet-4-5?',
+  ]);
+});
+
+test('a models.yaml without the built-in global default says the default is the built-in one', () => {
+  const custom = parseModelRegistry(
+    'pricing_version: t\nmodels:\n  - id: openai:gpt-5-mini\n    tier: fast\n    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }\n',
+    'models.yaml',
+  );
+  const check = compilePolicyText('rules: []\n', 'routing.yaml', { registry: custom });
+  assert.deepEqual(check.warnings, [
+    'global_default: the built-in default anthropic:claude-sonnet-4-5 is not in models.yaml; slot 7 will be rejected with model_not_configured',
   ]);
 });
 
