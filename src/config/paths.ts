@@ -32,6 +32,11 @@ export function resolveDbPath(
  * the home folder here, not XDG_CONFIG_HOME as for the trace store).
  */
 export function resolveKeystorePath(env: SvcEnv, flag: string | undefined): string {
+  if (flag !== undefined && flag.trim() === '')
+    throw new SvcError('usage_error', {
+      message:
+        '--keystore needs a file path; leave it out to use SVC_GATEWAY_KEYSTORE or ~/.config/svc/keys.json.',
+    });
   return flag ?? env.gatewayKeystore ?? join(homeDir(env), '.config', 'svc', 'keys.json');
 }
 

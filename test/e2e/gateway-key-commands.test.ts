@@ -131,6 +131,24 @@ test('list-keys on a keystore path with no file exits 1 with one sentence naming
   assert.deepEqual(JSON.parse(empty.stdout), { keys: [] });
 });
 
+test('an empty --keystore (an unset shell variable) is a usage error for the gateway and every key command, never a path', async () => {
+  const f = fresh();
+  for (const args of [
+    ['gateway', '--keystore', ''],
+    ['gateway', 'list-keys', '--keystore', ' '],
+    ['gateway', 'issue-key', '--name', 'a', '--workspace', tmp.dir, '--keystore', ''],
+    ['gateway', 'revoke-key', 'gk_01M829G9KYF6DAJFE8TTGME1Z3', '--keystore', ''],
+  ]) {
+    const r = await runSvc(args, { env: f.env });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(
+      r.stderr,
+      'svc: --keystore needs a file path; leave it out to use SVC_GATEWAY_KEYSTORE or ~/.config/svc/keys.json.\n',
+    );
+  }
+  assert.equal(existsSync(f.db), false, 'nothing was opened');
+});
+
 test('list-keys and revoke-key write nothing when they change nothing: no folder for a mistyped path, no lock in a read-only keystore folder', async (t) => {
   const f = fresh();
   const typo = join(tmp.dir, 'typo-folder');
