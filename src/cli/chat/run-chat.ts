@@ -222,6 +222,8 @@ interface Questions {
   turnEnded(e: EventEnvelope): void;
 }
 
+const TURN_ENDED = 'the turn ended before an answer';
+
 /** Open confirmation questions by request id, so one answered elsewhere stops waiting for a line. */
 function createQuestions(): Questions {
   const open = new Map<string, { turnId: string | null; ctrl: AbortController }>();
@@ -236,14 +238,22 @@ function createQuestions(): Questions {
       return ctrl.signal;
     },
     resolved(e) {
-      const pl = e.payload as { request_id: string; decision?: string; timed_out?: boolean };
-      withdraw(
-        pl.request_id,
-        pl.timed_out ? 'not answered in time: denied' : `answered elsewhere: ${pl.decision}`,
-      );
+      const pl = e.payload as {
+        request_id: string;
+        decision?: string;
+        timed_out?: boolean;
+        cancelled?: boolean;
+      };
+      // a cancelled turn resolves its open request as a deny nobody gave (cancelled: true): not an answer
+      const why = pl.cancelled
+        ? TURN_ENDED
+        : pl.timed_out
+          ? 'not answered in time: denied'
+          : `answered elsewhere: ${pl.decision}`;
+      withdraw(pl.request_id, why);
     },
     turnEnded(e) {
-      for (const [id, q] of open) if (q.turnId === e.turn_id) withdraw(id, 'the turn ended before an answer');
+      for (const [id, q] of open) if (q.turnId === e.turn_id) withdraw(id, TURN_ENDED);
     },
   };
 }
