@@ -5,14 +5,15 @@
  * after its socket was cut (an answer streamed while it was away read back from the stored messages).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
-import { ensureBuilt, SVC_BIN } from '../helpers/svc.ts';
+import { type Chat, sessionOf, startChat } from '../helpers/chat-cli.ts';
+import { SVC_BIN } from '../helpers/svc.ts';
 import { startUpgradeRefusingRelay } from '../helpers/upgrade-refusing-relay.ts';
 
 const fake = await startFakeProvider();
@@ -22,55 +23,9 @@ const server = await startAgentServer(
   { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
 );
 
-interface Chat {
-  child: ChildProcess;
-  /** Everything printed on stdout so far. */
-  out(): string;
-  err(): string;
-  /** Resolves once stdout matches. */
-  waitFor(re: RegExp): Promise<void>;
-  exit: Promise<number | null>;
-}
-
 function chat(args: string[], input?: string, url = server.url): Chat {
-  ensureBuilt();
-  const child = spawn(process.execPath, [SVC_BIN, 'chat', '--server', url, ...args], {
-    env: server.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  const waiters: Array<() => void> = [];
-  child.stdout!.setEncoding('utf8').on('data', (d) => {
-    out += d;
-    for (const w of waiters.splice(0)) w();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (d) => {
-    err += d;
-  });
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  after(() => child.kill('SIGKILL'));
-  if (input !== undefined) child.stdin!.end(input);
-  return {
-    child,
-    out: () => out,
-    err: () => err,
-    exit,
-    waitFor(re) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (re.test(out)) return resolve();
-          if (child.exitCode !== null) return reject(new Error(`chat exited first:\n${out}\n${err}`));
-          waiters.push(check);
-        };
-        child.once('exit', () => check());
-        check();
-      });
-    },
-  };
+  return startChat(url, server.env, args, input);
 }
-
-const sessionOf = (out: string) => /session (sess_[0-9A-Z]{26})/.exec(out)![1];
 
 test('piped stdin: a turn streams its text, shows the tool calls, asks to confirm, takes "y" and prints the cost', async () => {
   writeFileSync(join(server.workspace, 'app.txt'), 'version=1\n');

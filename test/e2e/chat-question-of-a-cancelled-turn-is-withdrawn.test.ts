@@ -5,11 +5,10 @@
  * svc chat showed that as `(answered elsewhere: deny)`: an answer nobody gave.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
-import { ensureBuilt, SVC_BIN } from '../helpers/svc.ts';
+import { sessionOf, startChat } from '../helpers/chat-cli.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
@@ -19,56 +18,25 @@ const server = await startAgentServer(
 );
 
 test('the question of a turn cancelled elsewhere is withdrawn as ended, not as answered', async () => {
-  ensureBuilt();
   fake.script([
     { text: 'first' },
     { toolUses: [{ name: 'write_file', input: { path: 'a.txt', content: 'a' } }] },
   ]);
-  const child = spawn(
-    process.execPath,
-    [SVC_BIN, 'chat', '--server', server.url, '--workspace', server.workspace],
-    {
-      env: server.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
-  after(() => child.kill('SIGKILL'));
-  let out = '';
-  let err = '';
-  const waiters: Array<() => void> = [];
-  child.stdout.setEncoding('utf8').on('data', (d) => {
-    out += d;
-    for (const w of waiters.splice(0)) w();
-  });
-  child.stderr.setEncoding('utf8').on('data', (d) => {
-    err += d;
-  });
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const waitFor = (re: RegExp) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (re.test(out)) return resolve();
-        if (child.exitCode !== null) return reject(new Error(`chat exited first:\n${out}\n${err}`));
-        waiters.push(check);
-      };
-      child.once('exit', () => check());
-      check();
-    });
-
-  child.stdin.write('one\n');
-  await waitFor(/^first\n— done/m); // the chat's stream is live
-  const sid = /session (sess_[0-9A-Z]{26})/.exec(out)![1];
+  const c = startChat(server.url, server.env, ['--workspace', server.workspace]);
+  c.child.stdin!.write('one\n');
+  await c.waitFor(/^first\n— done/m); // the chat's stream is live
+  const sid = sessionOf(c.out());
   const started = await server.api('POST', `/sessions/${sid}/turns`, {
     content: [{ type: 'text', text: 'from another client' }],
   });
   assert.equal(started.status, 202, JSON.stringify(started.body));
   const turnId = started.body.turn_id as string;
-  await waitFor(/^\? allow write_file path=a\.txt content=a \[y\/n\/a\] $/m);
+  await c.waitFor(/^\? allow write_file path=a\.txt content=a \[y\/n\/a\] $/m);
   const cancel = await server.api('POST', `/sessions/${sid}/turns/${turnId}/cancel`, { reason: 'elsewhere' });
   assert.equal(cancel.status < 300, true, JSON.stringify(cancel.body));
-  await waitFor(/^— cancelled \(elsewhere\)/m);
-  child.stdin.end();
-  assert.equal(await exit, 0, err);
-  assert.match(out, /\(the turn ended before an answer\)$/m);
-  assert.doesNotMatch(out, /answered elsewhere/);
+  await c.waitFor(/^— cancelled \(elsewhere\)/m);
+  c.child.stdin!.end();
+  assert.equal(await c.exit, 0, c.err());
+  assert.match(c.out(), /\(the turn ended before an answer\)$/m);
+  assert.doesNotMatch(c.out(), /answered elsewhere/);
 });
