@@ -3,18 +3,13 @@ import { after, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { fakeSdkClients } from '../../fake-provider/sdk-clients.ts';
 import { createFakeProvider, type FakeProvider, startFakeProvider } from '../../fake-provider/server.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
 
-const anthropic = new Anthropic({
-  apiKey: 'sk-ant-test',
-  baseURL: fake.anthropicBaseUrl,
-  maxRetries: 0,
-  logLevel: 'off',
-});
-const openai = new OpenAI({ apiKey: 'sk-test', baseURL: fake.openaiBaseUrl, maxRetries: 0, logLevel: 'off' });
+const { anthropic, openai } = fakeSdkClients(fake);
 
 type ErrorClass = abstract new (...args: any[]) => Error;
 

@@ -5,20 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { fakeSdkClients } from '../../fake-provider/sdk-clients.ts';
 import { startFakeProvider } from '../../fake-provider/server.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
 
-const anthropic = new Anthropic({
-  apiKey: 'sk-ant-test',
-  baseURL: fake.anthropicBaseUrl,
-  maxRetries: 0,
-  logLevel: 'off',
-});
-const openai = new OpenAI({ apiKey: 'sk-test', baseURL: fake.openaiBaseUrl, maxRetries: 0, logLevel: 'off' });
+const { anthropic, openai } = fakeSdkClients(fake);
 
 const schema = { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] };
 const TOOLS = [
