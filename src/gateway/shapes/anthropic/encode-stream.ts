@@ -85,6 +85,7 @@ function ensureStarted(s: State, id: string): string {
     stop_reason: null,
     stop_sequence: null,
     stop_details: null,
+    container: null, // SDK 1.x Message.container: the real API sends null without a code execution container
     // An OpenAI-wire upstream counts tokens only at its end: the gateway's estimate here (LangChain and SDK
     // 0.39 read input tokens only from message_start), the exact counts in message_delta (SDK ≥0.137 and
     // 1.x overwrite with them; wire-formats §5.4). output_tokens stays 0, not the real API's small running

@@ -1,6 +1,7 @@
 /**
  * @module CanonicalResponse → Anthropic Messages response (wire-formats §1.7) with `model` = the requested
- * name and the fields the real API always sends (`stop_details`; usage `cache_creation` and `service_tier`).
+ * name and the fields the real API always sends (`stop_details`, `container`: null, as no translated call runs a
+ * code execution container; usage `cache_creation` and `service_tier`).
  * Usage splits input into uncached, cache-read and cache-write counts (wire-formats §1.8).
  */
 import type { ContentBlock } from '../../../canonical/message.ts';
@@ -21,6 +22,7 @@ export function encodeAnthropicResponse(
     stop_sequence: res.stop_sequence,
     stop_details: anthropicStopDetails(res.stop_reason),
     usage: { ...encodeAnthropicUsage(res.usage), ...usageExtras(res.usage) },
+    container: null,
   };
 }
 
