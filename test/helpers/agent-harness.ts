@@ -6,6 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { KyselyPlugin } from 'kysely';
 import { createAdapters } from '#src/adapters/registry.ts';
 import { createSession } from '#src/agent/sessions/store.ts';
 import { childEnvFrom } from '#src/agent/tools/child-env.ts';
@@ -49,6 +50,8 @@ export interface HarnessOptions {
   turnTimeoutMs?: number;
   maxSteps?: number;
   env?: NodeJS.ProcessEnv;
+  /** Sees every query the turn engine makes (to hold one at a chosen moment). */
+  enginePlugin?: KyselyPlugin;
 }
 
 export async function startAgentHarness(options: HarnessOptions = {}): Promise<AgentHarness> {
@@ -89,7 +92,7 @@ export async function startAgentHarness(options: HarnessOptions = {}): Promise<A
   };
   const runner = createCallRunner({ bus, registry, policy, adapters, llm });
   const engine = createTurnEngine({
-    db: store.kysely,
+    db: options.enginePlugin ? store.kysely.withPlugin(options.enginePlugin) : store.kysely,
     bus,
     log: silentLogger,
     newId,

@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import type { ContentBlock } from '../../canonical/message.ts';
 import { SvcError } from '../../lib/errors.ts';
+import { createKeyedLock } from '../../lib/keyed-lock.ts';
 import { formatUs } from '../../lib/time.ts';
 import type { ModelRegistry } from '../../models/registry.ts';
 import type { PolicyStore } from '../../routing/load-policy.ts';
@@ -33,6 +34,8 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
   /** Sessions whose scope-`session` answers were read back from the trace since this process started. */
   const answersLoaded = new Set<string>();
   const confirmations = createConfirmations();
+  /** Per session: a model swap's check-and-queue against the turn end's apply-and-free. */
+  const swapLock = createKeyedLock();
   const approvalsOf = (sessionId: string) => setOf(approvals, sessionId);
   const full: StartTurnDeps = {
     ...deps,
@@ -42,9 +45,13 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     delegate: (input: DelegateInput) => runDelegation(delegationDeps, input),
   };
   const hooks = {
-    async beforeRelease(h: TurnHandle) {
-      await whileStoreAway(deps.log, 'model swap', () => applyQueuedSwap(h.sessionId));
-    },
+    // under the session's lock: a PATCH that saw the turn running either queued its swap before this
+    // reads it, or waits and finds the session free (applied at once); never queued behind a freed session
+    release: (h: TurnHandle, free: () => Promise<void>) =>
+      swapLock.run(h.sessionId, async () => {
+        await whileStoreAway(deps.log, 'model swap', () => applyQueuedSwap(h.sessionId));
+        await free();
+      }),
     onEnd(h: TurnHandle) {
       turns.delete(h.turnId);
     },
@@ -124,6 +131,34 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         setOf(approvals, sessionId).delete(p.tool_name);
       }
     }
+  }
+
+  /** The PATCH under the session's lock: queued while a turn holds the session, else applied at once. */
+  async function swapOrQueue(sessionId: string, model: string | null) {
+    const session = await openSession(sessionId);
+    if (session.current_turn_id !== null) {
+      await deps.db
+        .updateTable('sessions')
+        .set({ queued_swap: 1, queued_model: model })
+        .where('id', '=', sessionId)
+        .execute();
+      const shown =
+        model === null ? session.active_model : (deps.policy.current().resolveRef(model) ?? model);
+      return {
+        id: sessionId,
+        active_model: shown,
+        swap_queued: true,
+        swap_queued_until_turn: session.current_turn_id,
+      };
+    }
+    // a PATCH between turns overrides a swap queued before (applied at a restart's recovery otherwise)
+    await deps.db
+      .updateTable('sessions')
+      .set({ queued_swap: 0, queued_model: null })
+      .where('id', '=', sessionId)
+      .execute();
+    const active = await applySwap(sessionId, model);
+    return { id: sessionId, active_model: active, swap_queued: false };
   }
 
   /** `null` returns the session to routed models: workspace default, else the global default. */
@@ -216,30 +251,8 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     },
 
     async setActiveModel(sessionId, model) {
-      const session = await openSession(sessionId);
-      if (session.current_turn_id !== null) {
-        await deps.db
-          .updateTable('sessions')
-          .set({ queued_swap: 1, queued_model: model })
-          .where('id', '=', sessionId)
-          .execute();
-        const shown =
-          model === null ? session.active_model : (deps.policy.current().resolveRef(model) ?? model);
-        return {
-          id: sessionId,
-          active_model: shown,
-          swap_queued: true,
-          swap_queued_until_turn: session.current_turn_id,
-        };
-      }
-      // a PATCH between turns overrides a swap queued before (applied at a restart's recovery otherwise)
-      await deps.db
-        .updateTable('sessions')
-        .set({ queued_swap: 0, queued_model: null })
-        .where('id', '=', sessionId)
-        .execute();
-      const active = await applySwap(sessionId, model);
-      return { id: sessionId, active_model: active, swap_queued: false };
+      await openSession(sessionId); // an unknown or ended session is refused at once, lock or not
+      return swapLock.run(sessionId, () => swapOrQueue(sessionId, model));
     },
 
     activeTurns: () => turns.size,
@@ -251,7 +264,7 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         .where('queued_swap', '=', 1)
         .where('current_turn_id', 'is', null)
         .execute();
-      for (const q of queued) await applyQueuedSwap(q.id);
+      for (const q of queued) await swapLock.run(q.id, () => applyQueuedSwap(q.id));
     },
 
     async cancelAll(reason) {

@@ -57,8 +57,11 @@ export interface StartTurnInput {
     plannerApprovals: ReadonlySet<string>;
     parentSignal: AbortSignal;
   } | null;
-  /** Runs while the session is still held by the ended turn (a queued model swap applies here). */
-  beforeRelease(handle: TurnHandle): Promise<void>;
+  /**
+   * Frees the session of the ended turn: applies what waits for the turn boundary (a queued model swap),
+   * then runs `free`, one step that no model swap on the session may interleave with.
+   */
+  release(handle: TurnHandle, free: () => Promise<void>): Promise<void>;
   /** Called once the turn has ended (the session released), just before its end event is published. */
   onEnd(handle: TurnHandle, outcome: LoopOutcome): void;
 }
@@ -300,11 +303,12 @@ async function endTurn(
     await whileStoreAway(deps.log, 'turn end', () =>
       setActiveModel(deps.db, handle.sessionId, routed.model.id, now),
     );
-  await input.beforeRelease(handle);
   // released before the end event, so a client that answers turn.completed with a new turn is not refused
-  await whileStoreAway(deps.log, 'turn end', () =>
-    finishTurn(deps.db, handle.sessionId, { turnId: handle.turnId, costDelta: formatDecimal(cost), now }),
-  );
+  await input.release(handle, async () => {
+    await whileStoreAway(deps.log, 'turn end', () =>
+      finishTurn(deps.db, handle.sessionId, { turnId: handle.turnId, costDelta: formatDecimal(cost), now }),
+    );
+  });
   input.onEnd(handle, outcome);
   const common = { cost_usd: formatDecimal(cost), model: routed.model.id, steps: outcome.steps };
   const published =
