@@ -18,25 +18,26 @@ const postgres = useTestPostgres();
 const reference = sqliteEngine();
 const at = (us: number) => formatUs(BASE_US + us);
 
+/** A session row with this stored cost, last updated `updated` µs after BASE_US. */
+async function addSession(store: Store, id: string, cost: string, updated = 0) {
+  await store.kysely
+    .insertInto('sessions')
+    .values({
+      id,
+      workspace_path: '/w',
+      active_model: 'anthropic:claude-sonnet-4-5',
+      created_at: at(0),
+      updated_at: at(updated),
+      routing_policy_version: 'v1',
+      cost_so_far_usd: cost,
+    })
+    .execute();
+}
+
 async function seeded(store: Store) {
   const db = store.kysely;
-  for (const [id, cost, updated] of [
-    ['sess_a', '0.9', 30],
-    ['sess_b', '10.25', 10],
-  ] as const) {
-    await db
-      .insertInto('sessions')
-      .values({
-        id,
-        workspace_path: '/w',
-        active_model: 'anthropic:claude-sonnet-4-5',
-        created_at: at(0),
-        updated_at: at(updated),
-        routing_policy_version: 'v1',
-        cost_so_far_usd: cost,
-      })
-      .execute();
-  }
+  await addSession(store, 'sess_a', '0.9', 30);
+  await addSession(store, 'sess_b', '10.25', 10);
   await db
     .insertInto('messages')
     .values({
@@ -96,25 +97,10 @@ describeEachEngine('analytics reads', postgres, (engine) => {
     t.after(() => store.close());
     // 10.25 + 1e-17 is the same double as 10.25 (and the same float4, PostgreSQL's REAL); a cast ranks the
     // two as a tie, which id DESC would break the wrong way; 9.99… has fewer integer digits than 10.25
-    for (const [id, cost] of [
-      ['sess_a', '10.25000000000000001'],
-      ['sess_b', '10.25'],
-      ['sess_c', '9.99999999999999999999'],
-      ['sess_d', '100'],
-    ] as const) {
-      await store.kysely
-        .insertInto('sessions')
-        .values({
-          id,
-          workspace_path: '/w',
-          active_model: 'anthropic:claude-sonnet-4-5',
-          created_at: at(0),
-          updated_at: at(0),
-          routing_policy_version: 'v1',
-          cost_so_far_usd: cost,
-        })
-        .execute();
-    }
+    await addSession(store, 'sess_a', '10.25000000000000001');
+    await addSession(store, 'sess_b', '10.25');
+    await addSession(store, 'sess_c', '9.99999999999999999999');
+    await addSession(store, 'sess_d', '100');
     assert.deepEqual(
       (await querySessions(store.kysely, { order: 'cost', limit: 25 })).map((s) => s.id),
       ['sess_d', 'sess_a', 'sess_b', 'sess_c'],
