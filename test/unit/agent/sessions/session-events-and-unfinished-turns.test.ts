@@ -18,7 +18,7 @@ import { createTraceWriter } from '#src/events/trace-writer.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
 import { silentLogger } from '#src/lib/log.ts';
 import { formatUs } from '#src/lib/time.ts';
-import { openStore } from '#src/store/open.ts';
+import { openStore, type Store } from '#src/store/open.ts';
 import type { Database } from '#src/store/schema.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'svc-sevents-'));
@@ -39,6 +39,15 @@ async function openFull(t: { after: (fn: () => Promise<void>) => void }) {
 
 async function open(t: { after: (fn: () => Promise<void>) => void }) {
   return (await openFull(t)).kysely;
+}
+
+/** What a restart publishes for the turns recovery freed, written to `store` through the trace writer. */
+async function publishRecovery(store: Store, turns: Parameters<typeof publishRecoveredTurns>[1]) {
+  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
+  const writer = createTraceWriter({ store, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  await publishRecoveredTurns(bus, turns);
+  await writer.stop();
 }
 
 async function newSession(db: Kysely<Database>) {
@@ -178,11 +187,7 @@ test('recovery frees the session, cancels leftovers and publishes the gap then t
   const [tool] = await listToolCalls(db, s.id);
   assert.deepEqual([tool.status, tool.error_class], ['cancelled', 'cancelled']);
 
-  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
-  const writer = createTraceWriter({ store, log: silentLogger });
-  bus.subscribe(writer.subscriber);
-  await publishRecoveredTurns(bus, turns);
-  await writer.stop();
+  await publishRecovery(store, turns);
   const rows = await db
     .selectFrom('events')
     .select(['type', 'parent_event_id', 'payload', 'session_id'])
@@ -239,11 +244,7 @@ test('a tool whose row was closed before its end event was committed is closed i
     (await listToolCalls(db, s.id)).map((c) => c.status),
     ['completed', 'failed'],
   );
-  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
-  const writer = createTraceWriter({ store, log: silentLogger });
-  bus.subscribe(writer.subscriber);
-  await publishRecoveredTurns(bus, turns);
-  await writer.stop();
+  await publishRecovery(store, turns);
   const ends = (
     await db
       .selectFrom('events')
@@ -319,11 +320,7 @@ test('recovery rolls the crashed turn’s stamped costs, its workers’ included
     'a second start adds nothing',
   );
 
-  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
-  const writer = createTraceWriter({ store, log: silentLogger });
-  bus.subscribe(writer.subscriber);
-  await publishRecoveredTurns(bus, turns);
-  await writer.stop();
+  await publishRecovery(store, turns);
   const row = await db
     .selectFrom('events')
     .select('payload')
@@ -373,11 +370,7 @@ test('recovery’s tool.completed carries truncated from the row, as the live pa
     });
   }
   const turns = await freeUnfinishedTurns(db, formatUs(tickUs()), () => newId());
-  const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
-  const writer = createTraceWriter({ store, log: silentLogger });
-  bus.subscribe(writer.subscriber);
-  await publishRecoveredTurns(bus, turns);
-  await writer.stop();
+  await publishRecovery(store, turns);
   const ends = (
     await db
       .selectFrom('events')
