@@ -96,11 +96,14 @@ export const SHOULD_RETRY: Partial<Record<ErrorCode, boolean>> = {
   upstream_overloaded: true,
 };
 
-/** Statuses a retry of the same request cannot fix (issue 13: Claude Code retried a 401 for minutes). */
-const NEVER_RETRIED: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 413, 422]);
+/**
+ * Statuses a retry of the same request cannot fix (issue 13: Claude Code retried a 401 for minutes); 415: the
+ * same compressed body is refused again.
+ */
+const NEVER_RETRIED: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 413, 415, 422]);
 
 /**
- * `x-should-retry` for `code`: the table above, else false on 400/401/403/404/405/413/422 and true on
+ * `x-should-retry` for `code`: the table above, else false on 400/401/403/404/405/413/415/422 and true on
  * 429/503 (those answers carry `retry-after`); undefined leaves the SDK's own status rule.
  */
 export function shouldRetryFor(code: ErrorCode): boolean | undefined {
