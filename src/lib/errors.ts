@@ -94,6 +94,10 @@ export const SHOULD_RETRY: Partial<Record<ErrorCode, boolean>> = {
   upstream_timeout: false,
   upstream_rate_limited: true,
   upstream_overloaded: true,
+  // the gateway's own fault: a repeat of the same body meets it again, and one after the upstream answered
+  // would multiply upstream calls
+  internal_error: false,
+  not_implemented: false,
 };
 
 /**
