@@ -41,6 +41,17 @@ async function open(t: { after: (fn: () => Promise<void>) => void }) {
   return (await openFull(t)).kysely;
 }
 
+/** A full store with one session whose turn has begun (the row claims it, turn.started is stored). */
+async function startedTurn(t: { after: (fn: () => Promise<void>) => void }) {
+  const store = await openFull(t);
+  const db = store.kysely;
+  const s = await newSession(db);
+  const turn = newId();
+  await beginTurn(db, s.id, turn, formatUs(tickUs()));
+  await event(db, s.id, turn, 'turn.started');
+  return { store, db, s, turn };
+}
+
 /** What a restart publishes for the turns recovery freed, written to `store` through the trace writer. */
 async function publishRecovery(store: Store, turns: Parameters<typeof publishRecoveredTurns>[1]) {
   const bus = createBus({ newId, clock: { nowUs: tickUs }, log: silentLogger });
@@ -209,12 +220,7 @@ test('recovery frees the session, cancels leftovers and publishes the gap then t
 });
 
 test('a tool whose row was closed before its end event was committed is closed in the trace with the row’s outcome, not as cancelled', async (t) => {
-  const store = await openFull(t);
-  const db = store.kysely;
-  const s = await newSession(db);
-  const turn = newId();
-  await beginTurn(db, s.id, turn, formatUs(tickUs()));
-  await event(db, s.id, turn, 'turn.started');
+  const { store, db, s, turn } = await startedTurn(t);
   const closeRow = async (useId: string, name: string, outcome: 'completed' | 'failed', output: string) => {
     const id = newId();
     await insertToolCall(db, {
@@ -338,12 +344,7 @@ test('recovery rolls the crashed turn’s stamped costs, its workers’ included
 });
 
 test('recovery’s tool.completed carries truncated from the row, as the live path writes it', async (t) => {
-  const store = await openFull(t);
-  const db = store.kysely;
-  const s = await newSession(db);
-  const turn = newId();
-  await beginTurn(db, s.id, turn, formatUs(tickUs()));
-  await event(db, s.id, turn, 'turn.started');
+  const { store, db, s, turn } = await startedTurn(t);
   for (const [useId, truncated] of [
     ['toolu_cut', true],
     ['toolu_whole', false],
