@@ -105,6 +105,17 @@ async function streamResponses(stack: GatewayStack, model: string) {
   return { res, events };
 }
 
+/** An SDK stream's event types up to its end, and the error it threw instead of ending, if any. */
+async function readUntilError(stream: AsyncIterable<{ type: string }>) {
+  const seen: string[] = [];
+  try {
+    for await (const e of stream) seen.push(e.type);
+  } catch (err) {
+    return { seen, err };
+  }
+  return { seen, err: undefined as unknown };
+}
+
 async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -402,15 +413,7 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
         messages: [{ role: 'user', content: 'hi' }],
       })
       .withResponse();
-    const seen: string[] = [];
-    const err = await (async () => {
-      try {
-        for await (const e of stream) seen.push(e.type);
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
+    const { seen, err } = await readUntilError(stream);
     assert.ok(seen.includes('message_start'), 'frames before the reset reached the client');
     const o = apiErrorOutcome('anthropic', err);
     assert.equal(o.error?.code, 'upstream_error');
@@ -483,15 +486,7 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
         const { data: stream, response } = await stack.openai.responses
           .create({ model: OPENAI_MODEL, input: 'hi', stream: true })
           .withResponse();
-        const seen: string[] = [];
-        const err = await (async () => {
-          try {
-            for await (const e of stream) seen.push(e.type);
-          } catch (e) {
-            return e;
-          }
-          return undefined;
-        })();
+        const { seen, err } = await readUntilError(stream);
         assert.ok(seen.includes('response.output_text.delta'), `${fault}: the answer had begun`);
         // the provider's own error event passes through as it sent it: the SDK raises it
         assert.ok(err instanceof OpenAI.APIError, `${fault}: not an APIError: ${err}`);
