@@ -141,10 +141,27 @@ if (process.env.NODE_TEST_CONTEXT) {
   });
 }
 
-/** Starts a long-running `svc` command (args should include `--port` placeholders via `{port}`). */
+/**
+ * Starts a long-running `svc` command (args should include `--port` placeholders via `{port}`). Ready means
+ * the path answers and this process has logged that it listens: a free port picked here can be taken by
+ * another test's server before svc binds it, and that server's answer must not pass for svc's. A start
+ * refused for such a taken port is retried on a fresh one (only when the port was picked here).
+ */
 export async function startSvc(args: string[], options: StartOptions = {}): Promise<RunningSvc> {
   ensureBuilt();
-  const port = options.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await freePort());
+    try {
+      return await startOn(port, args, options);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || options.port !== undefined || attempt >= 5) throw err;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOn(port: number, args: string[], options: StartOptions): Promise<RunningSvc> {
   const child = spawn(NODE, [SVC_BIN, ...args.map((a) => a.replaceAll('{port}', String(port)))], {
     cwd: options.cwd ?? ROOT,
     env: options.env as NodeJS.ProcessEnv,
@@ -169,20 +186,24 @@ export async function startSvc(args: string[], options: StartOptions = {}): Prom
   const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000);
   for (;;) {
     if (child.exitCode !== null) {
-      throw new Error(
-        `svc ${args.join(' ')} exited with ${child.exitCode} before ready:\n${stderr}\n${stdout}`,
-      );
+      const message = `svc ${args.join(' ')} exited with ${child.exitCode} before ready:\n${stderr}\n${stdout}`;
+      throw stderr.includes(`Cannot listen on 127.0.0.1:${port}`)
+        ? new PortTaken(message)
+        : new Error(message);
     }
-    try {
-      await fetch(`${url}${options.readyPath ?? '/healthz'}`);
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`svc ${args.join(' ')} did not become ready:\n${stderr}\n${stdout}`);
+    if (LISTENING.test(stdout + stderr)) {
+      try {
+        await fetch(`${url}${options.readyPath ?? '/healthz'}`);
+        break;
+      } catch {
+        // listening was logged a moment before the first connection is taken
       }
-      await new Promise((r) => setTimeout(r, 50));
     }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`svc ${args.join(' ')} did not become ready:\n${stderr}\n${stdout}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
   }
   return {
     child,
@@ -199,6 +220,9 @@ export async function startSvc(args: string[], options: StartOptions = {}): Prom
     },
   };
 }
+
+/** The log line both servers write once bound (`gateway listening`, `agent server listening`). */
+const LISTENING = /"msg":"[a-z ]*listening"/;
 
 /** A port that was free a moment ago on 127.0.0.1. */
 export function freePort(): Promise<number> {
