@@ -111,6 +111,9 @@ export function resolveShape(path: string, headers: Headers): InboundShape | und
   // one model (`GET /v1/models/{id}`, the SDKs' models.retrieve) is not served, but its 404 is in the SDK's shape
   if (path === '/v1/models' || path.startsWith('/v1/models/'))
     return headers.has('anthropic-version') ? 'anthropic' : 'openai';
+  // any other provider-style path (`/v1/embeddings`, `/v1/files`…) is not served: its 404 is in the OpenAI
+  // shape, the API those paths belong to, with `x-should-retry: false` like every provider-path 404
+  if (path.startsWith('/v1/')) return 'openai';
   return undefined;
 }
 

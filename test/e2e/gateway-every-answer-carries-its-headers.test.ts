@@ -278,6 +278,8 @@ const CASES: Case[] = [
       ['POST', '/v1/messages/batches', 'anthropic', 404, 'not_found'],
       ['POST', '/v1/chat/completions/x', 'openai', 404, 'not_found'],
       ['GET', '/v1/responses/resp_1', 'openai', 404, 'not_found'],
+      ['POST', '/v1/embeddings', 'openai', 404, 'not_found'],
+      ['GET', '/v1/files', 'openai', 404, 'not_found'],
       ['GET', '/v1/messages', 'anthropic', 405, 'method_not_allowed'],
       ['GET', '/v1/chat/completions', 'openai', 405, 'method_not_allowed'],
       ['POST', '/v1/models', 'openai', 405, 'method_not_allowed'],
