@@ -64,15 +64,34 @@ export function isolatedEnv(home: string, extra: Record<string, string | undefin
 }
 
 let built = false;
-/** Builds dist/ when it is missing or stale. */
+/**
+ * Builds dist/ when it is missing or stale. tsup empties dist/ first, so a build under way must not overlap
+ * another test file's build or its running svc: the build holds the same lock file `npm run build` is run
+ * under by hand here (`flock /tmp/svc-build.lock npm run build`), and checks staleness again once it has it.
+ */
 export function ensureBuilt(): void {
   if (built) return;
   const bundle = join(ROOT, 'dist/main.js');
-  if (!existsSync(bundle) || newestMtime(join(ROOT, 'src')) > statSync(bundle).mtimeMs) {
-    execFileSync(NODE, [join(ROOT, 'node_modules/tsup/dist/cli-default.js')], { cwd: ROOT, stdio: 'ignore' });
+  const stale = () => !existsSync(bundle) || newestMtime(join(ROOT, 'src')) > statSync(bundle).mtimeMs;
+  if (stale()) {
+    const tsup = [NODE, join(ROOT, 'node_modules/tsup/dist/cli-default.js')];
+    const script = `if ${STALE_CHECK}; then exec "$@"; fi`;
+    try {
+      execFileSync('flock', [BUILD_LOCK, 'sh', '-c', script, 'build', ...tsup], {
+        cwd: ROOT,
+        stdio: 'ignore',
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      execFileSync(tsup[0]!, tsup.slice(1), { cwd: ROOT, stdio: 'ignore' }); // no flock(1) on this machine
+    }
   }
   built = true;
 }
+
+const BUILD_LOCK = join(tmpdir(), 'svc-build.lock');
+/** Shell test, run under the lock: dist/main.js is missing or a file under src/ is newer than it. */
+const STALE_CHECK = '[ ! -f dist/main.js ] || [ -n "$(find src -newer dist/main.js -print -quit)" ]';
 
 /** Runs `svc <args>` to completion. */
 export function runSvc(args: string[], options: RunOptions = {}): Promise<SvcResult> {
