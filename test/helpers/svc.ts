@@ -240,8 +240,8 @@ async function startOn(port: number, args: string[], options: StartOptions): Pro
   };
 }
 
-/** The log line both servers write once bound (`gateway listening`, `agent server listening`). */
-const LISTENING = /"msg":"[a-z ]*listening"/;
+/** The log line each server writes once bound (`gateway listening`, `agent server listening`, `forwarding`). */
+const LISTENING = /"msg":"(?:[a-z ]*listening|forwarding)"/;
 
 /** A port that was free a moment ago on 127.0.0.1. */
 export function freePort(): Promise<number> {
