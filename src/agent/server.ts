@@ -191,6 +191,8 @@ export async function runAgentServer<R extends AgentRuntime>(
       port: options.port,
       onUpgrade: stream.upgrade,
       answerWhileDraining: true,
+      // Node's own refusals (malformed HTTP, headers too large) get the service error body and a log line
+      ...(options.writeRequestLog ? { refusals: { writeRequestLog: options.writeRequestLog } } : {}),
     });
     authority = new URL(server.url).host;
   } catch (err) {

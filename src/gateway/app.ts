@@ -8,10 +8,10 @@ import type { Bus } from '../events/bus.ts';
 import type { InboundShape } from '../events/catalog.ts';
 import { createHealthHandler } from '../http/health.ts';
 import { createHostCheck } from '../http/host-check.ts';
-import { wasCutOffByStop } from '../http/listen.ts';
+import { type RefusalOptions, wasCutOffByStop } from '../http/listen.ts';
 import { createRequestLog } from '../http/request-log.ts';
 import { createVersionHeaderStamp, createVersioning } from '../http/versioning.ts';
-import { isSvcError, SvcError } from '../lib/errors.ts';
+import { isSvcError, SvcError, shouldRetryFor } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
@@ -99,6 +99,22 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     return respond(c, isSvcError(err) ? err : internal(err, deps.log, c));
   });
   return app;
+}
+
+/**
+ * The answers to requests Node refuses before the app sees them (listen.ts): each has a request id under
+ * the three names the app's answers use, says `x-should-retry` (true on 408: nothing went upstream; false
+ * on 400/431), and is logged in the request log.
+ */
+export function gatewayRefusals(newId: NewId, writeRequestLog?: (line: string) => void): RefusalOptions {
+  return {
+    newRequestId: () => newId(),
+    headers: (err, id) => ({
+      ...(id ? requestIdHeaders(id) : {}),
+      'x-should-retry': String(shouldRetryFor(err.code) ?? false),
+    }),
+    ...(writeRequestLog ? { writeRequestLog } : {}),
+  };
 }
 
 /** The shape of a path: from the route, or under /v1/models from the `anthropic-version` header. */

@@ -25,7 +25,7 @@ import type { Clock } from '../lib/time.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createMetricsApp } from '../metrics/route.ts';
 import type { Store } from '../store/open.ts';
-import { createGatewayApp, type GatewayAppDeps } from './app.ts';
+import { createGatewayApp, type GatewayAppDeps, gatewayRefusals } from './app.ts';
 import { createKeyCounts } from './key-counts.ts';
 import { type GatewayKeys, type KeysLocation, openFileKeys, openTableKeys } from './keystore/gateway-keys.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
@@ -123,7 +123,12 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       writeRequestLog: options.writeRequestLog,
       startedAtMs: Date.now(),
     });
-    server = await listen(app.fetch, { host, port: options.port, clientTimeouts });
+    server = await listen(app.fetch, {
+      host,
+      port: options.port,
+      clientTimeouts,
+      refusals: gatewayRefusals(runtime.newId, options.writeRequestLog),
+    });
   } catch (err) {
     await extensions.close?.();
     await keys?.close();

@@ -43,14 +43,34 @@ export function clientGoneSignal(request: Request, node?: NodeBindings): AbortSi
   return controller.signal;
 }
 
+/**
+ * Node refused the rest of this request's body (the request timeout, a malformed chunked body): the body
+ * read in progress, or the next one, fails with `err`, which the app answers like any refusal (its error
+ * body, request id and request-log line). See listen.ts, `clientError`.
+ */
+export function refuseBody(incoming: IncomingMessage, err: SvcError): void {
+  refusedBodies.set(incoming, err);
+  pendingReads.get(incoming)?.(err);
+}
+
 // --- internal ---
 
+const refusedBodies = new WeakMap<IncomingMessage, SvcError>();
+const pendingReads = new WeakMap<IncomingMessage, (err: SvcError) => void>();
+
 function readIncoming(incoming: IncomingMessage, limit: number): Promise<string> {
+  const refused = refusedBodies.get(incoming);
+  if (refused) return Promise.reject(refused);
   if (incoming.readableEnded) return Promise.resolve('');
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    pendingReads.set(incoming, (err) => {
+      cleanup();
+      reject(err);
+    });
     const cleanup = () => {
+      pendingReads.delete(incoming);
       incoming.off('data', onData);
       incoming.off('end', onEnd);
       incoming.off('error', onError);

@@ -15,6 +15,10 @@ export const ERROR_STATUS = {
   quota_exceeded: 429,
   invalid_request: 400,
   request_too_large: 413,
+  // refused by the HTTP server before the app could read the request (listen.ts, `clientError`): too slow
+  // to send it (SVC_GATEWAY_HEADERS_TIMEOUT_MS / SVC_GATEWAY_REQUEST_TIMEOUT_MS), or headers over Node's limit
+  request_timeout: 408,
+  request_headers_too_large: 431,
   routing_failed: 503,
   not_found: 404,
   method_not_allowed: 405,
@@ -98,16 +102,18 @@ export const SHOULD_RETRY: Partial<Record<ErrorCode, boolean>> = {
   // would multiply upstream calls
   internal_error: false,
   not_implemented: false,
+  // a client too slow to send its request: nothing went upstream, so sending it again at once is safe
+  request_timeout: true,
 };
 
 /**
  * Statuses a retry of the same request cannot fix (issue 13: Claude Code retried a 401 for minutes); 415: the
  * same compressed body is refused again.
  */
-const NEVER_RETRIED: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 413, 415, 422]);
+const NEVER_RETRIED: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 413, 415, 422, 431]);
 
 /**
- * `x-should-retry` for `code`: the table above, else false on 400/401/403/404/405/413/415/422 and true on
+ * `x-should-retry` for `code`: the table above, else false on 400/401/403/404/405/413/415/422/431 and true on
  * 429/503 (those answers carry `retry-after`); undefined leaves the SDK's own status rule.
  */
 export function shouldRetryFor(code: ErrorCode): boolean | undefined {

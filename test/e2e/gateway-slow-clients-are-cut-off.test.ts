@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
-import { freePort, makeTempDir, runSvc } from '../helpers/svc.ts';
+import { freePort, makeTempDir, type RunningSvc, runSvc } from '../helpers/svc.ts';
 
 const HEADERS_TIMEOUT_MS = 1000;
 const REQUEST_TIMEOUT_MS = 2000;
@@ -58,6 +58,73 @@ function trickle(port: number, head: string, slow: string, tail: string): Promis
   });
 }
 
+interface RawAnswer {
+  status: number;
+  headers: Map<string, string>;
+  body: Record<string, unknown>;
+}
+
+/** Sends `bytes` and then nothing (the socket stays open); parses what comes back before the gateway closes. */
+function sendAndWait(port: number, bytes: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => {
+      received += d;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = received.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = new Map(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
+      try {
+        resolve({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) });
+      } catch {
+        reject(new Error(`not an answer with a JSON body: ${received}`));
+      }
+    });
+  });
+}
+
+/** The request log line (stdout) of `requestId`, once the gateway has written it. */
+function requestLine(gw: RunningSvc, requestId: string): Promise<Record<string, unknown>> {
+  const find = () =>
+    gw
+      .output()
+      .stdout.split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'request' && l.request_id === requestId);
+  return new Promise((resolve) => {
+    const check = () => {
+      const line = find();
+      if (!line) return;
+      gw.child.stdout?.off('data', check);
+      resolve(line);
+    };
+    gw.child.stdout?.on('data', check);
+    check();
+  });
+}
+
+/** The answer names its request under the three headers, says whether to retry and closes the connection. */
+async function assertNamedAnswer(gw: RunningSvc, a: RawAnswer, status: number, code: string, retry: string) {
+  assert.equal(a.status, status, JSON.stringify(a.body));
+  const id = a.headers.get('svc-request-id');
+  assert.ok(id, 'a request id');
+  assert.equal(a.headers.get('request-id'), id);
+  assert.equal(a.headers.get('x-request-id'), id);
+  assert.equal(a.headers.get('x-should-retry'), retry);
+  assert.equal(a.headers.get('connection'), 'close');
+  assert.match(a.headers.get('content-type') ?? '', /^application\/json/);
+  const line = await requestLine(gw, id);
+  assert.equal(line.status, status, JSON.stringify(line));
+  assert.equal(line.error_code, code, JSON.stringify(line));
+}
+
 function assertCutOff(result: Trickled): void {
   const status = /^HTTP\/1\.1 (\d{3})/.exec(result.received)?.[1];
   assert.ok(result.closedEarly, `the gateway closed the connection early; it answered: ${result.received}`);
@@ -102,6 +169,50 @@ test('slow clients are cut off after the header and request timeouts; slow answe
     const early = await Promise.race([closed, gaveUp]);
     socket.destroy();
     assert.ok(early, 'the idle connection was closed by the gateway within 15 s');
+  });
+
+  await t.test(
+    'a request that stops arriving gets 408 request_timeout with a body, an id and a log line',
+    async () => {
+      // both wait for their timeout at once: the headers' (1 s), and the whole request's (2 s)
+      const [headers, bodyCut] = await Promise.all([
+        sendAndWait(gw.port, head(body.length)),
+        sendAndWait(gw.port, `${head(body.length)}\r\n${body.slice(0, 20)}`),
+      ]);
+      // the headers never ended: no path is known, so the service error body
+      await assertNamedAnswer(gw, headers, 408, 'request_timeout', 'true');
+      assert.equal((headers.body.error as { code: string }).code, 'request_timeout');
+      assert.match((headers.body.error as { message: string }).message, /within 1000 ms/);
+      // the body never ended: the messages path answers in its own shape, as every error there
+      await assertNamedAnswer(gw, bodyCut, 408, 'request_timeout', 'true');
+      assert.equal(bodyCut.body.type, 'error');
+      assert.equal((bodyCut.body.error as { code: string }).code, 'request_timeout');
+      assert.equal(bodyCut.body.request_id, bodyCut.headers.get('request-id'));
+      assert.equal(fake.requests.length, 0, 'no upstream request');
+    },
+  );
+
+  await t.test('malformed HTTP gets 400 / 431 with a body, an id and a log line', async () => {
+    const [badHeader, tooLarge, badChunk] = await Promise.all([
+      sendAndWait(gw.port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n'),
+      sendAndWait(
+        gw.port,
+        `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nx-pad: ${'a'.repeat(20_000)}\r\n\r\n`,
+      ),
+      sendAndWait(
+        gw.port,
+        `${head(0).replace('content-length: 0\r\n', 'transfer-encoding: chunked\r\n')}\r\nzz\r\n{}\r\n`,
+      ),
+    ]);
+    await assertNamedAnswer(gw, badHeader, 400, 'invalid_request', 'false');
+    assert.equal((badHeader.body.error as { code: string }).code, 'invalid_request');
+    await assertNamedAnswer(gw, tooLarge, 431, 'request_headers_too_large', 'false');
+    assert.equal((tooLarge.body.error as { code: string }).code, 'request_headers_too_large');
+    // a bad chunk size once the request reached the messages path: its own shape
+    await assertNamedAnswer(gw, badChunk, 400, 'invalid_request', 'false');
+    assert.equal(badChunk.body.type, 'error');
+    assert.equal(fake.requests.length, 0, 'no upstream request');
+    assert.doesNotMatch(gw.output().stdout, /aaaaaaaa|no colon here/, 'the bytes sent are not logged');
   });
 
   await t.test('a body sent one byte at a time gets 408 or a close', async () => {

@@ -204,11 +204,11 @@ function wireCases(wire: Wire, token: string, maxBodyBytes: number): HostileCase
     ),
     c('token of 4 KiB', text, ['401 invalid_token'], auth(`Bearer gw_${'x'.repeat(4 * 1024)}`)),
     {
-      // Node refuses a header block over 16 KiB before the gateway sees it: HTTP's own answer, no body
+      // Node refuses a header block over 16 KiB before the app sees it: the service error body (listen.ts)
       ...c(
         'token of 16 KiB',
         text,
-        ['401 invalid_token', '431 (no code)'],
+        ['401 invalid_token', '431 request_headers_too_large'],
         auth(`Bearer gw_${'x'.repeat(16 * 1024)}`),
       ),
       shape: 'http' as const,
