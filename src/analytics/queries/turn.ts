@@ -1,8 +1,9 @@
 /**
  * @module GET /analytics/turns/{turn_id} (spec 3): every event of one turn in id order, whether it is
  * still in flight (no terminator yet: turn.completed, turn.cancelled, or the gap a restart records for a
- * turn its crashed process left open), and the session's messages from the turn's start to its end (or
- * to now while in flight). No events: 404 turn_not_found (DECISIONS §5).
+ * turn its crashed process left open; a gateway request refused at authentication ends with its
+ * gateway.auth_failed, the only event it has), and the session's messages from the turn's start to its
+ * end (or to now while in flight). No events: 404 turn_not_found (DECISIONS §5).
  */
 import { type Kysely, sql } from 'kysely';
 import { TURN_TERMINATORS } from '../../events/catalog.ts';
@@ -30,8 +31,7 @@ export async function queryTurn(db: Kysely<Database>, turnId: string, nowUs: num
       message: `No events for turn ${JSON.stringify(turnId.slice(0, 60))}; check the id (the svc-request-id header of a gateway call, or a turn id of a session).`,
     });
   }
-  const terminators: readonly string[] = TURN_TERMINATORS;
-  const end = events.find((e) => terminators.includes(e.type));
+  const end = events.find((e) => ENDS_A_TURN.has(e.type));
   const start = events.find((e) => e.type === 'turn.started') ?? events[0];
   const sessionId = events[0].session_id;
   return {
@@ -53,6 +53,12 @@ export async function queryTurn(db: Kysely<Database>, turnId: string, nowUs: num
 }
 
 // --- internal ---
+
+/**
+ * The events after which nothing of the turn runs: the turn terminators, and the 401 of a gateway
+ * request refused at authentication (it answered the client; no turn.completed follows it).
+ */
+const ENDS_A_TURN: ReadonlySet<string> = new Set<string>([...TURN_TERMINATORS, 'gateway.auth_failed']);
 
 /**
  * The session's messages created within [from, to], plus those stamped with the turn (its user message is
