@@ -17,6 +17,11 @@ export interface UpstreamFailure {
   retry_after_ms?: number;
   /** The provider's own error type/code string, when it sent one. */
   upstream_type?: string;
+  /**
+   * The provider's `error.details` (Anthropic's stable `error_code` and its fields, wire-formats §1.11),
+   * when it sent them.
+   */
+  upstream_details?: Record<string, unknown>;
 }
 
 const CLASS_CODE: Record<ErrorClass, ErrorCode> = {
@@ -100,6 +105,7 @@ export function failure(
     status?: number | null;
     retry_after_ms?: number;
     upstream_type?: string;
+    upstream_details?: Record<string, unknown>;
     retryable?: boolean;
   } = {},
 ): UpstreamFailure {
@@ -112,6 +118,7 @@ export function failure(
   };
   if (extra.retry_after_ms !== undefined) f.retry_after_ms = extra.retry_after_ms;
   if (extra.upstream_type !== undefined) f.upstream_type = extra.upstream_type;
+  if (extra.upstream_details !== undefined) f.upstream_details = extra.upstream_details;
   return f;
 }
 
@@ -121,6 +128,7 @@ export function classifyHttpFailure(
   header: (name: string) => string | undefined,
   message: string,
   upstreamType?: string,
+  upstreamDetails?: Record<string, unknown>,
 ): UpstreamFailure {
   let cls = classifyStatus(status);
   const byType = classifyErrorType(upstreamType);
@@ -142,6 +150,7 @@ export function classifyHttpFailure(
     status,
     retry_after_ms: parseRetryAfterMs(header) ?? (status === 429 ? parseRateLimitResetMs(header) : undefined),
     upstream_type: upstreamType,
+    upstream_details: upstreamDetails,
     retryable,
   });
   // too large for the provider: the client's 413 (wire-formats §5.5), not a generic bad request
@@ -194,6 +203,11 @@ export function toSvcError(f: UpstreamFailure): SvcError {
   // a class that is retried by default but that the provider said not to retry (x-should-retry: false)
   if (!f.retryable && RETRYABLE.has(f.error_class)) details.should_retry = false;
   if (f.upstream_type !== undefined) details.upstream_type = f.upstream_type;
+  // A refusal of the client's own request keeps the provider's details (its `error_code`): the SDKs act on
+  // them, e.g. a message thread the provider no longer holds (`thread_not_found`) is replayed whole. The
+  // gateway's own fields win. Other classes concern the gateway's account or a passing fault, not the request.
+  if (f.error_class === 'invalid_request' && f.upstream_details !== undefined)
+    return new SvcError(f.code, { message: f.message, details: { ...f.upstream_details, ...details } });
   return new SvcError(f.code, { message: f.message, details });
 }
 

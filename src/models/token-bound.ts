@@ -39,7 +39,8 @@ export const IMAGE_TOKEN_MAXIMA: ReadonlyArray<{ pattern: RegExp; tokens: number
 
 /**
  * Request fields (passed through on the same wire) that make the provider add input the body does not
- * show: remote MCP tool lists, skills in a container, OpenRouter's web plugin, OpenAI web search.
+ * show: remote MCP tool lists, skills in a container, OpenRouter's web plugin, OpenAI web search (and an
+ * Anthropic `thread` that continues a held conversation, below).
  */
 const OPAQUE_FIELDS = ['mcp_servers', 'container', 'plugins', 'web_search_options'] as const;
 
@@ -77,6 +78,8 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   countTools(tally, req, measure);
   const fields = req.passthrough?.fields ?? {};
   if (OPAQUE_FIELDS.some((f) => fields[f] !== undefined)) tally.opaque = true;
+  // an Anthropic message thread continued: the provider bills the conversation it holds, which the body lacks
+  if ((fields.thread as { type?: unknown } | null | undefined)?.type === 'continue') tally.opaque = true;
 
   const content = measure ? tally.bytes : Buffer.byteLength(bodyText) - tally.imageData;
   const perImage = IMAGE_TOKEN_MAXIMA.find((m) => m.pattern.test(model.id))!.tokens + IMAGE_OVERHEAD;

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type Anthropic from '@anthropic-ai/sdk';
+import { APIError } from '@anthropic-ai/sdk';
+import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 import {
   checkTrace,
@@ -45,6 +47,96 @@ for (const p of PROVIDERS) {
     }
   }
 }
+
+// Message threads (beta message-threads-2026-08-12): the SDK's tool runner threads by default, so its
+// second turn sends only the tool result and names the reply it continues. A Claude model continues the
+// thread the Anthropic API holds; any other model is refused the way the API refuses a request it cannot
+// thread (error_code thread_unsupported_request), on which the runner sends the whole conversation again.
+for (const p of PROVIDERS) {
+  test(`Anthropic SDK tool runner (a message thread) → ${p.model}: the tool's result reaches the model`, async () => {
+    stack.fake.reset();
+    const weather = betaTool({
+      name: 'get_weather',
+      description: 'Weather of a city',
+      inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      run: async ({ city }) => `sunny in ${city}`,
+    });
+    const answer = await stack.anthropic.beta.messages.toolRunner({
+      model: p.model,
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'weather? [[fake:tool_call]]' }],
+      tools: [weather],
+    });
+    assert.deepEqual(
+      answer.content.map((b) => pick(b, ['type', 'text'])),
+      [{ type: 'text', text: 'Tool result received: sunny in city-value' }],
+    );
+    const sent = stack.fake.requests.map((r) => r.body as Record<string, unknown>);
+    assert.equal(sent.length, 2, 'one upstream call per turn, none refused');
+    if (p.wire === 'anthropic') {
+      assert.deepEqual(sent[0].thread, { type: 'create' });
+      assert.equal((sent[1].thread as { type: string }).type, 'continue');
+      assert.equal((sent[1].messages as unknown[]).length, 1, 'a continued thread sends only the new turn');
+    } else {
+      assert.ok(sent.every((b) => !('thread' in b)));
+      assert.deepEqual(
+        (sent[1].messages as Array<{ role: string }>).map((m) => m.role),
+        ['user', 'assistant', 'tool'],
+        'the whole conversation, sent again without the thread',
+      );
+    }
+  });
+}
+
+test('Anthropic SDK: a thread the provider no longer holds comes back with its error_code, on which the SDK replays it', async () => {
+  stack.fake.reset();
+  const err = await stack.anthropic.beta.messages
+    .create({
+      model: 'anthropic:claude-sonnet-4-5',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+      thread: { type: 'continue', previous_message_id: 'msg_01Gone' },
+      betas: ['message-threads-2026-08-12'],
+    } as Anthropic.Beta.MessageCreateParamsNonStreaming)
+    .then(
+      () => assert.fail('a continue of an unknown thread is refused'),
+      (e: unknown) => e,
+    );
+  assert.ok(err instanceof APIError);
+  assert.equal(err.status, 400);
+  assert.equal(err.errorCode, 'thread_not_found');
+  const body = err.error as { error: { code: string; details: Record<string, unknown> } };
+  assert.equal(body.error.code, 'upstream_invalid_request');
+  assert.equal(body.error.details.upstream_status, 404);
+});
+
+test('Anthropic SDK: a continued thread reserves the whole context on a capped key, since the provider bills what it holds', async () => {
+  stack.fake.reset();
+  const { token } = await stack.issue(['--daily-cap-usd', '0.05']);
+  const headers = {
+    'x-api-key': token,
+    'anthropic-version': CLIENT_VERSION,
+    'content-type': 'application/json',
+  };
+  const request = (thread?: Record<string, unknown>) =>
+    fetch(`${stack.gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { ...headers, 'anthropic-beta': 'message-threads-2026-08-12' },
+      body: JSON.stringify({
+        model: 'anthropic:claude-sonnet-4-5',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'hi' }],
+        ...(thread ? { thread } : {}),
+      }),
+    });
+  const created = await request({ type: 'create' });
+  assert.equal(created.status, 200, await created.clone().text());
+  const { id } = (await created.json()) as { id: string };
+  const continued = await request({ type: 'continue', previous_message_id: id });
+  assert.equal(continued.status, 429);
+  const refusal = (await continued.json()) as { error: { code: string } };
+  assert.equal(refusal.error.code, 'quota_exceeded');
+});
 
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {

@@ -76,10 +76,12 @@ export const anthropicCodec: Codec = {
     };
   },
   encodeFrames,
-  errorBody(status, message, ctx) {
+  errorBody(status, message, ctx, details) {
     const [type, fallback] = ERRORS[status] ?? ['api_error', 'Error'];
     const text = message ?? (status === 404 ? `model: ${ctx.model}` : fallback);
-    return { type: 'error', error: { type, message: text }, request_id: ctx.requestId };
+    // wire-formats §1.11: newer refusals add error.details with a stable error_code
+    const error = details ? { type, message: text, details } : { type, message: text };
+    return { type: 'error', error, request_id: ctx.requestId };
   },
   // wire-formats §1.11: an exhausted credit balance is 402 billing_error, never a 429
   spendLimit: (message, ctx) => ({ status: 402, body: anthropicCodec.errorBody(402, message, ctx) }),

@@ -11,6 +11,7 @@ import type { FakeStep } from './script.ts';
 import { DirectiveError, parseDirectives, resolvePlan } from './script.ts';
 import type { Tracker } from './sse.ts';
 import { chunkStream, scriptFrames, sleep, splitBody } from './sse.ts';
+import type { FakeThreads } from './threads.ts';
 
 /** What a reply needs from the fake instance. */
 export type ReplyDeps = {
@@ -18,6 +19,8 @@ export type ReplyDeps = {
   nextStep(): FakeStep | undefined;
   newId(prefix: string): string;
   now(): number;
+  /** Anthropic message threads held by this instance. */
+  threads: FakeThreads;
 };
 
 /** Thrown (in-process use only) to make the caller's fetch fail like a reset connection. */
@@ -30,8 +33,8 @@ export class ConnectionResetError extends Error {
 export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDeps): Promise<Response> {
   const signal = c.req.raw.signal;
   const text = await c.req.text();
-  const parsed = parseJson(text);
-  const model = typeof parsed?.model === 'string' ? parsed.model : 'unknown';
+  const sent = parseJson(text);
+  const model = typeof sent?.model === 'string' ? sent.model : 'unknown';
   const ctx: ReplyContext = {
     id: deps.newId(codec.messageIdPrefix),
     requestId: deps.newId('req_01Fake'),
@@ -41,8 +44,15 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   };
   const refused = codec.checkHeaders(c.req.raw.headers, ctx);
   if (refused) return json(refused.status, refused.body, codec.headers(ctx));
-  if (parsed === undefined)
+  if (sent === undefined)
     return errorReply(codec, ctx, 400, 'fake provider: the request body is not valid JSON');
+  // a thread continued: checked and answered as the whole conversation it holds (threads.ts)
+  const opened = codec.provider === 'anthropic' ? deps.threads.open(sent) : { body: sent };
+  if ('refusal' in opened) {
+    const { status, message, details } = opened.refusal;
+    return json(status, codec.errorBody(status, message, ctx, details), codec.headers(ctx));
+  }
+  const parsed = opened.body;
   const invalid = codec.checkBody(parsed);
   if (invalid) return errorReply(codec, ctx, 400, invalid);
   const turn = codec.readTurn(parsed);
@@ -65,6 +75,8 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   const status = plan.error ?? (turn.stream ? undefined : plan.streamError);
   if (status !== undefined) return errorReply(codec, ctx, status, plan.message, faultHeaders(plan));
   const reply = buildReply(turn, plan, () => deps.newId(codec.toolIdPrefix));
+  if (codec.provider === 'anthropic')
+    deps.threads.hold(parsed, ctx.id, (codec.encodeJson(reply, ctx) as { content: unknown }).content);
   const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
   const body = {
     dripMs: plan.dripMs,

@@ -227,7 +227,13 @@ export type Codec = {
   readTurn(body: Record<string, unknown>): Turn;
   encodeJson(reply: Reply, ctx: ReplyContext): unknown;
   encodeFrames(reply: Reply, ctx: ReplyContext): string[];
-  errorBody(status: number, message: string | undefined, ctx: ReplyContext): unknown;
+  /** `details`: the API's `error.details` (Anthropic's stable `error_code`), where it sends one. */
+  errorBody(
+    status: number,
+    message: string | undefined,
+    ctx: ReplyContext,
+    details?: Record<string, unknown>,
+  ): unknown;
   /** The provider's answer when the account's credit or spend limit is exhausted (not a rate limit). */
   spendLimit(message: string | undefined, ctx: ReplyContext): { status: number; body: unknown };
   malformedFrame(ctx: ReplyContext): string;

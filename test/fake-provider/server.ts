@@ -17,6 +17,7 @@ import type { Codec, Provider } from './responses.ts';
 import type { FakeStep } from './script.ts';
 import { toStep } from './script.ts';
 import type { Tracker } from './sse.ts';
+import { FakeThreads } from './threads.ts';
 
 /** One request as the fake received it. */
 export type RecordedRequest = {
@@ -92,7 +93,9 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     },
   };
   const now = options.now ?? Date.now;
+  const threads = new FakeThreads();
   const deps = {
+    threads,
     tracker,
     nextStep: () => queue.shift() ?? defaultStep,
     newId: (prefix: string) => `${prefix}${String(++counter).padStart(14, '0')}`,
@@ -154,6 +157,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       requests.length = 0;
       queue.length = 0;
       counter = 0;
+      threads.clear();
       defaultStep = initialDefault;
     },
     shutdown() {

@@ -18,8 +18,17 @@ export function classifyAnthropicResponse(
   header: HeaderGetter,
   bodyText: string,
 ): UpstreamFailure {
-  const { message, type } = readErrorBody(bodyText);
-  return classifyHttpFailure(status, header, message, type);
+  const { message, type, raw } = readErrorBody(bodyText);
+  // newer refusals add error.details with a stable error_code (wire-formats §1.11)
+  const details = (raw as { details?: unknown } | undefined)?.details;
+  const known = typeof details === 'object' && details !== null && !Array.isArray(details);
+  return classifyHttpFailure(
+    status,
+    header,
+    message,
+    type,
+    known ? (details as Record<string, unknown>) : undefined,
+  );
 }
 
 /** The data of an `event: error` frame. */

@@ -40,6 +40,7 @@ export function encodeOpenAIRequest(
   const anthropic = req.passthrough?.wire === 'anthropic' ? req.passthrough.fields : undefined;
   for (const field of ANTHROPIC_ONLY_FIELDS)
     if (anthropic?.[field] != null) reject(field, `${ANTHROPIC_ONLY_FIELDS_WHY[field]}; use a Claude model`);
+  if (anthropic?.thread != null) refuseThread();
   if (!router && (req.stop_sequences?.length ?? 0) > MAX_OPENAI_STOP)
     reject(
       'stop_sequences',
@@ -155,6 +156,20 @@ const ANTHROPIC_ONLY_FIELDS_WHY: Record<(typeof ANTHROPIC_ONLY_FIELDS)[number], 
     'MCP servers are connected by the Anthropic API itself; this model would answer without their tools',
   container: 'a code-execution container exists only on the Anthropic API',
 };
+
+/**
+ * An Anthropic message thread (`thread`, beta `message-threads-2026-08-12`) is conversation state the
+ * Anthropic API holds; this model would answer a `continue` without the earlier turns. Refused as the API
+ * refuses a request it cannot thread (`error.details.error_code: thread_unsupported_request`), on which the
+ * SDK's tool runner sends the whole conversation again without `thread`.
+ */
+function refuseThread(): never {
+  throw new SvcError('invalid_request', {
+    message:
+      'thread: message threads are held by the Anthropic API, so this model can neither start nor continue one; send the full conversation without `thread`, or use a Claude model',
+    details: { param: 'thread', error_code: 'thread_unsupported_request' },
+  });
+}
 
 function reject(field: string, message: string): never {
   throw new SvcError('invalid_request', { message: `${field}: ${message}`, details: { param: field } });
