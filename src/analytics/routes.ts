@@ -12,6 +12,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import type { Store } from '../store/open.ts';
+import { runLongStatements } from '../store/statement-bounds.ts';
 import { envelope } from './envelope.ts';
 import { assertUserId } from './identity.ts';
 import { stringifyAnswer as answerJson } from './money.ts';
@@ -55,6 +56,9 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 export function mountAnalyticsRoutes<E extends Env>(app: Hono<E>, deps: AnalyticsDeps): void {
   const db = deps.store.kysely;
   const pricing = () => deps.registry.pricingVersion;
+  // a report over a long window of a large store may take minutes on PostgreSQL: not cut off at the
+  // request path's bound (a hung server still answers 503 store_unavailable, after LONG_STATEMENT_MS)
+  app.use('/analytics/*', (_c, next) => runLongStatements(next));
   /** Parses the window, runs `read`, and answers the envelope. */
   const windowed = <T>(
     path: string,

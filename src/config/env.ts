@@ -9,6 +9,8 @@ export interface SvcEnv {
   readonly dbPath: string | undefined;
   /** SVC_DATABASE_URL: a postgres:// URL selects PostgreSQL as the store for every command. */
   readonly databaseUrl: string | undefined;
+  /** SVC_DATABASE_TIMEOUT_MS: how long a PostgreSQL connection attempt or statement may go unanswered. */
+  readonly databaseTimeoutMs: string | undefined;
   readonly gatewayDbPath: string | undefined;
   readonly gatewayKeystore: string | undefined;
   readonly gatewayHost: string | undefined;
@@ -53,6 +55,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     debug: get('SVC_DEBUG') === '1',
     dbPath: get('SVC_DB_PATH'),
     databaseUrl: get('SVC_DATABASE_URL'),
+    databaseTimeoutMs: get('SVC_DATABASE_TIMEOUT_MS'),
     gatewayDbPath: get('SVC_GATEWAY_DB_PATH'),
     gatewayKeystore: get('SVC_GATEWAY_KEYSTORE'),
     gatewayHost: get('SVC_GATEWAY_HOST'),

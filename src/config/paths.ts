@@ -5,6 +5,7 @@ import { homedir, userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { SvcError } from '../lib/errors.ts';
 import type { SvcEnv } from './env.ts';
+import { positiveInt } from './env-numbers.ts';
 
 /**
  * `$XDG_CONFIG_HOME/svc`, default `~/.config/svc`. A relative XDG_CONFIG_HOME is ignored, as the XDG Base
@@ -41,7 +42,10 @@ export function resolveKeystorePath(env: SvcEnv, flag: string | undefined): stri
 }
 
 /** Where the store lives: a SQLite file (the embedded default) or a PostgreSQL database. */
-export type StoreTarget = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+export type StoreTarget =
+  | { engine: 'sqlite'; path: string }
+  /** timeoutMs: SVC_DATABASE_TIMEOUT_MS, how long a connection attempt or a statement may go unanswered. */
+  | { engine: 'postgres'; url: string; timeoutMs?: number };
 
 export interface StoreFlags {
   dbPath?: string;
@@ -58,6 +62,15 @@ export function resolveStoreTarget(
   flags: StoreFlags = {},
   scope: 'gateway' | 'any' = 'any',
 ): StoreTarget {
+  const target = resolveTarget(env, flags, scope);
+  if (target.engine !== 'postgres') return target;
+  const timeoutMs = positiveInt(env.databaseTimeoutMs, 'SVC_DATABASE_TIMEOUT_MS');
+  return timeoutMs === undefined ? target : { ...target, timeoutMs };
+}
+
+// --- internal ---
+
+function resolveTarget(env: SvcEnv, flags: StoreFlags, scope: 'gateway' | 'any'): StoreTarget {
   if (flags.databaseUrl !== undefined && flags.dbPath !== undefined) {
     throw new SvcError('usage_error', {
       message: 'Pass either --database-url or --db-path, not both: they name two different stores.',
@@ -74,8 +87,6 @@ export function resolveStoreTarget(
   const source = scope === 'gateway' && env.gatewayDbPath ? 'SVC_GATEWAY_DB_PATH' : 'SVC_DB_PATH';
   return pathTarget(path, source);
 }
-
-// --- internal ---
 
 /**
  * HOME when it is an absolute path, else the account's home folder from the user database: os.homedir()

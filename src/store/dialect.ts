@@ -99,8 +99,9 @@ export const postgresDialect: SqlDialect = {
   isRetryable(err) {
     const code = (err as { code?: unknown } | null)?.code;
     if (typeof code === 'string') return RETRYABLE_PG_CODES.test(code) || NODE_NET_CODES.has(code);
-    // node-postgres' own errors: a lost socket, and a statement sent on a client that lost it (checked out)
-    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable/i.test(
+    // node-postgres' own errors: a lost socket, a statement sent on a client that lost it (checked out),
+    // and a statement not answered within its bound (a paused server, a black-holed network)
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable|Query read timeout/i.test(
       errorMessage(err),
     );
   },
@@ -118,15 +119,17 @@ export function dialectOf(engine: EngineName): SqlDialect {
  * connection lost mid-statement), as opposed to a statement it refused or lock contention: a request that
  * met it is answered 503 store_unavailable, and work already accepted waits for the store to come back.
  * Connection exceptions (08…), a server shutting down or starting (57P01–57P03), too many connections
- * (53300), the socket's own errors and node-postgres' lost-connection messages. SQLite is a local file: never.
+ * (53300), the socket's own errors, node-postgres' lost-connection messages and a statement or connection
+ * attempt that went unanswered past its bound (a server that hangs). SQLite is a local file: never.
  */
 export function isStoreUnreachable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return UNREACHABLE_PG_CODES.test(code) || NODE_NET_CODES.has(code);
-  // node-postgres' own errors: a lost socket, a connect that timed out, a client that lost its connection
+  // node-postgres' own errors: a lost socket, a connect that timed out, a client that lost its connection,
+  // a statement not answered within its bound (statement-bounds.ts: a paused server, a black-holed network)
   return (
     err instanceof Error &&
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable|Client has encountered a connection error/i.test(
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable|Client has encountered a connection error|Query read timeout/i.test(
       err.message,
     )
   );

@@ -105,7 +105,9 @@ export async function openStore(
     entry.refs++;
   } else {
     const opening =
-      t.engine === 'sqlite' ? openSqliteStore(t.path, options) : openPostgresStore(t.url, options);
+      t.engine === 'sqlite'
+        ? openSqliteStore(t.path, options)
+        : openPostgresStore(t.url, { ...options, timeoutMs: t.timeoutMs });
     entry = { opening, refs: 1 };
     shared.set(key, entry);
   }

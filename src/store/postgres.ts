@@ -14,10 +14,17 @@ import { migratePostgres, readPostgresSchemaVersion } from './migrate.ts';
 import type { OpenStoreOptions, PostgresStore } from './open.ts';
 import { createSessionConnection, presenceLockArgs } from './postgres-session.ts';
 import type { Database, NewEventRow } from './schema.ts';
+import {
+  boundStatements,
+  DATABASE_TIMEOUT_MS,
+  markIfHung,
+  releaseHung,
+  runUnboundedStatements,
+  statementBoundMs,
+} from './statement-bounds.ts';
 
 /** Connections per process: the trace writer, request-path budget updates and reads share them. */
 export const POOL_SIZE = 10;
-const CONNECT_TIMEOUT_MS = 10_000;
 
 /** The URL without its password, for messages and logs. */
 export function redactDatabaseUrl(url: string): string {
@@ -62,12 +69,17 @@ export function withLibpqSslModes(url: string): string {
   return u.toString();
 }
 
-export async function openPostgresStore(url: string, options: OpenStoreOptions): Promise<PostgresStore> {
+export async function openPostgresStore(
+  url: string,
+  options: OpenStoreOptions & { timeoutMs?: number },
+): Promise<PostgresStore> {
   const label = redactDatabaseUrl(url);
+  // a connection attempt, a wait for a pooled connection and a statement: each bounded (statement-bounds.ts)
+  const timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT_MS;
   const config: pg.PoolConfig = {
     connectionString: withLibpqSslModes(url),
     max: POOL_SIZE,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: timeoutMs,
     types: { getTypeParser },
     application_name: 'svc',
   };
@@ -81,7 +93,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
   // restart's FATAL 57P01, a reset) would be an unhandled 'error' that kills the process. The client
   // is left unqueryable instead, its next statement fails and the pool drops it on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const connections = stampedConnections(pool, origin);
+  const connections = stampedConnections(pool, origin, timeoutMs);
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: connections }) });
   const fail = async (verb: string, err: unknown): Promise<never> => {
     await kysely.destroy().catch(() => undefined);
@@ -103,9 +115,10 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
       throw new SvcError('store_error', {
         message: `No svc trace store in the PostgreSQL database ${label}; check that SVC_DATABASE_URL (or --database-url) names the database the gateway uses.`,
       });
+    // a migration may build an index over a large table: it is not cut off
     schemaVersion = options.readOnly
       ? await readPostgresSchemaVersion(kysely)
-      : await migratePostgres(kysely, label);
+      : await runUnboundedStatements(() => migratePostgres(kysely, label));
   } catch (err) {
     return fail('migrate', err);
   }
@@ -118,7 +131,8 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions):
     kysely,
     schemaVersion,
     origin,
-    appendEvents: (rows, options) => appendEvents(connections, rows, options?.ifAbsent === true),
+    appendEvents: (rows, options) =>
+      appendEvents(connections, rows, options?.ifAbsent === true, statementBoundMs(timeoutMs)),
     listen: (channel, handlers) => session.listen(channel, handlers),
     announcePresence: () => session.announce(),
     async liveOrigins(origins) {
@@ -163,17 +177,21 @@ function getTypeParser(oid: number, format?: string): (value: string) => unknown
 
 /**
  * The pool as Kysely and appendEvents use it: a connection is handed out only once it has run
- * set_config('svc.origin', …), which events.origin and budget_holds.origin default to.
+ * set_config('svc.origin', …), which events.origin and budget_holds.origin default to. Its statements
+ * are bounded, and a connection whose statement timed out is dropped at its release.
  */
 function stampedConnections(
   pool: pg.Pool,
   origin: string,
+  timeoutMs: number,
 ): { connect(): Promise<pg.PoolClient>; end(): Promise<void> } {
   const stamped = new WeakSet<pg.PoolClient>();
   return {
     async connect() {
       const client = await pool.connect();
+      releaseHung(client);
       if (stamped.has(client)) return client;
+      boundStatements(client, timeoutMs);
       try {
         await client.query("SELECT set_config('svc.origin', $1, false)", [origin]);
       } catch (err) {
@@ -191,20 +209,26 @@ async function appendEvents(
   connections: { connect(): Promise<pg.PoolClient> },
   rows: readonly NewEventRow[],
   ifAbsent: boolean,
+  boundMs: number | undefined,
 ): Promise<void> {
   const columns: unknown[][] = EVENT_COLUMNS.map(() => new Array(rows.length));
   rows.forEach((r, i) => {
     const values = eventValues(r);
     for (let c = 0; c < values.length; c++) columns[c][i] = values[c];
   });
+  // node-postgres reads query_timeout from a query's config, which its types leave out
+  const query: pg.QueryConfig & { query_timeout?: number } = {
+    ...(ifAbsent
+      ? { name: 'svc_append_events_if_absent', text: postgresDialect.insertEventIfAbsent }
+      : { name: 'svc_append_events', text: postgresDialect.insertEvent }),
+    values: columns,
+    query_timeout: boundMs,
+  };
   const client = await connections.connect();
   try {
-    await client.query(
-      ifAbsent
-        ? { name: 'svc_append_events_if_absent', text: postgresDialect.insertEventIfAbsent, values: columns }
-        : { name: 'svc_append_events', text: postgresDialect.insertEvent, values: columns },
-    );
+    await client.query(query);
   } catch (err) {
+    markIfHung(client, err);
     client.release(isConnectionError(err) ? (err as Error) : undefined);
     throw err;
   }

@@ -90,3 +90,17 @@ test('a PostgreSQL URL given where a SQLite path goes selects that database, nev
     path: '/tmp/a.db',
   });
 });
+
+test('SVC_DATABASE_TIMEOUT_MS bounds a PostgreSQL store; a value that is not a whole number of ms refuses the start', () => {
+  const url = 'postgres://svc@127.0.0.1:5432/svc';
+  const env = (databaseTimeoutMs?: string) => ({ databaseUrl: url, databaseTimeoutMs }) as never;
+  assert.deepEqual(resolveStoreTarget(env('2500')), { engine: 'postgres', url, timeoutMs: 2500 });
+  assert.deepEqual(resolveStoreTarget(env()), { engine: 'postgres', url }, 'unset: the store default');
+  badVariable(() => resolveStoreTarget(env('10s')), /^SVC_DATABASE_TIMEOUT_MS must be a whole number/);
+  badVariable(() => resolveStoreTarget(env('0')), /^SVC_DATABASE_TIMEOUT_MS must be a whole number above 0/);
+  // a SQLite store has nothing to bound
+  assert.equal(
+    'timeoutMs' in resolveStoreTarget({ dbPath: '/tmp/s.db', databaseTimeoutMs: '5' } as never),
+    false,
+  );
+});

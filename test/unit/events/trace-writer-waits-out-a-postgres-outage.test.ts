@@ -88,3 +88,49 @@ test('a stop during the outage gives up after the quick attempts instead of wait
   await published.committed;
   assert.ok(writer.stats.dropped >= 1, 'the event was neither written nor dropped'); // (and the subscriber notice)
 });
+
+test('a commit PostgreSQL leaves unanswered (paused, black-holed) fails at its bound and is retried, not waited on forever', {
+  timeout: 30_000, // without a bound the commit waits for the server, and this test with it
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  t.after(() => relay.down());
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+  const warnings: string[] = [];
+  const log: Logger = {
+    ...silentLogger,
+    warn: (msg: string, fields?: Record<string, unknown>) =>
+      void warnings.push(`${msg}: ${String(fields?.message)}`),
+  };
+  // SVC_DATABASE_TIMEOUT_MS=300: a connection attempt or statement unanswered for 300 ms is an outage
+  const store = await openStore({ engine: 'postgres', url: viaRelay.toString(), timeoutMs: 300 }, { log });
+  const writer = createTraceWriter({ store, log });
+  const bus = createBus({ newId: createIdFactory(), clock: systemClock, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  t.after(async () => {
+    await writer.stop();
+    await store.close();
+  });
+  await bus.publish({ type: 'turn.completed', payload: { before: true } }).committed; // a pooled connection
+
+  relay.freeze(); // the server hangs: connections stay open, nothing is answered
+  const published = bus.publish({ type: 'turn.completed', payload: { during: true } });
+  const timedOut = () => warnings.some((w) => /trace writer commit failed; retrying: .*timeout/i.test(w));
+  while (!timedOut()) await new Promise((r) => setTimeout(r, 50));
+  relay.thaw();
+  await published.committed;
+  assert.equal(writer.stats.dropped, 0, 'the event was dropped');
+
+  const reader = await openStore({ engine: 'postgres', url: direct.toString() }, { readOnly: true });
+  t.after(() => reader.close());
+  const rows = await reader.kysely
+    .selectFrom('events')
+    .select('id')
+    .where('id', '=', published.event.id)
+    .execute();
+  assert.equal(rows.length, 1);
+  // the connection that waited was dropped: the store goes on answering at once
+  await bus.publish({ type: 'turn.completed', payload: { after: true } }).committed;
+});

@@ -17,6 +17,7 @@ test('lost or refused connections are an unreachable store, said in one sentence
     new Error('Connection terminated unexpectedly'),
     new Error('Client has encountered a connection error and is not queryable'),
     new Error('timeout exceeded when trying to connect'),
+    new Error('Query read timeout'), // a statement unanswered past its bound: a paused server
     withCode('terminating connection due to administrator command', '57P01'),
     withCode('the database system is starting up', '57P03'),
     withCode('connection failure', '08006'),

@@ -21,6 +21,7 @@ import { SvcError } from '../../../lib/errors.ts';
 import { systemClock } from '../../../lib/time.ts';
 import { loadModelRegistry, type ModelRegistry } from '../../../models/registry.ts';
 import { openStore, type Store } from '../../../store/open.ts';
+import { runLongStatements } from '../../../store/statement-bounds.ts';
 import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
 /** `--group-by` for `group_by`: how the report commands name a parameter in messages. */
@@ -100,7 +101,8 @@ export function defineReport<T>(spec: ReportSpec<T>) {
         currentSchema: true,
       });
       try {
-        const data = await spec.read({ store, registry, raw, window, nowUs });
+        // a report may take minutes on a large PostgreSQL store (statement-bounds.ts)
+        const data = await runLongStatements(() => spec.read({ store, registry, raw, window, nowUs }));
         const answer = envelope(spec.windowed ? window : null, registry.pricingVersion, data);
         process.stdout.write(
           format === 'json' ? `${stringifyAnswer(answer, 2)}\n` : renderReport(answer, spec),

@@ -15,6 +15,7 @@ import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { createFolders } from '../../../lib/folders.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { describeWriteFailure, removeQuietly, storeFileAt, tempPathBeside } from '../../../store/files.ts';
+import { runLongStatements } from '../../../store/statement-bounds.ts';
 import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
 import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../../store-flags.ts';
 import { refuseRepeatedParams } from './common.ts';
@@ -53,24 +54,27 @@ export default defineCommand({
       refuseFolder(out, userId);
       refuseStoreFile(out, resolveStoreTarget(readEnv(), storeFlagsOf(args)));
     }
-    await withRuntime(storeFlagsOf(args), async (rt) => {
-      if (out === undefined) {
-        await runUserExport(rt, { userId, window }, stdoutSink());
-        return;
-      }
-      const s = await writeFileAtomically(out, (sink, commit) =>
-        runUserExport(rt, { userId, window }, sink, { drained: commit }),
-      );
-      const lines = formatSummaryLines([
-        ['user_id', s.userId],
-        ['out', out],
-        ['rows', s.rowCount],
-        ['bytes', s.byteCount],
-        ['window_start', s.window.start],
-        ['window_end', s.window.end],
-      ]);
-      process.stdout.write(`${lines}\n`);
-    });
+    // an export reads every event of the window: it may take minutes on a large PostgreSQL store
+    await withRuntime(storeFlagsOf(args), (rt) =>
+      runLongStatements(async () => {
+        if (out === undefined) {
+          await runUserExport(rt, { userId, window }, stdoutSink());
+          return;
+        }
+        const s = await writeFileAtomically(out, (sink, commit) =>
+          runUserExport(rt, { userId, window }, sink, { drained: commit }),
+        );
+        const lines = formatSummaryLines([
+          ['user_id', s.userId],
+          ['out', out],
+          ['rows', s.rowCount],
+          ['bytes', s.byteCount],
+          ['window_start', s.window.start],
+          ['window_end', s.window.end],
+        ]);
+        process.stdout.write(`${lines}\n`);
+      }),
+    );
   },
 });
 

@@ -9,6 +9,7 @@ import { resolveStoreTarget, type StoreFlags } from '../../../config/paths.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { openStore } from '../../../store/open.ts';
+import { runLongStatements } from '../../../store/statement-bounds.ts';
 import { openCommandRuntime } from '../../runtime.ts';
 import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
@@ -30,7 +31,8 @@ export default defineCommand({
     const rt = await openCommandRuntime({ dbPathFlag: flags.dbPath, databaseUrlFlag: flags.databaseUrl });
     let result: Awaited<ReturnType<typeof runForgetUser>>;
     try {
-      result = await runForgetUser(rt, userId);
+      // the rewrite and its VACUUM may take minutes on a large PostgreSQL store (statement-bounds.ts)
+      result = await runLongStatements(() => runForgetUser(rt, userId));
     } catch (err) {
       await rt.close().catch(() => undefined);
       throw err;

@@ -1,0 +1,70 @@
+/**
+ * @module How long svc waits for PostgreSQL to answer. A paused server or a black-holed network errs
+ * nothing: without a bound a statement waits forever, and the request behind it with it. Each pooled
+ * statement gets a client-side bound (node-postgres' query_timeout); one not answered in time fails as an
+ * unreachable store (dialect.ts), and its connection is dropped instead of being handed out again.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type pg from 'pg';
+
+/** The default bound on a connection attempt and on a statement of the request path (SVC_DATABASE_TIMEOUT_MS). */
+export const DATABASE_TIMEOUT_MS = 10_000;
+
+/**
+ * The bound on a statement of a report, an export or a forget (analytics endpoints and commands): a
+ * report over a long window of a large store may take minutes, and cutting it off would say "unreachable"
+ * of a store that is only busy. Never below the request-path bound.
+ */
+export const LONG_STATEMENT_MS = 300_000;
+
+/** The message of node-postgres' own error for a statement not answered within its query_timeout. */
+export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/** Statements run inside `fn` wait up to LONG_STATEMENT_MS (reports, exports, forget). */
+export function runLongStatements<T>(fn: () => Promise<T>): Promise<T> {
+  return bounds.run('long', fn);
+}
+
+/** Statements run inside `fn` wait as long as they take (migrations: an index build on a large table). */
+export function runUnboundedStatements<T>(fn: () => Promise<T>): Promise<T> {
+  return bounds.run('none', fn);
+}
+
+/** The query_timeout of a statement issued now, given the request-path bound; undefined: none. */
+export function statementBoundMs(timeoutMs: number): number | undefined {
+  const kind = bounds.getStore();
+  if (kind === 'none') return undefined;
+  return kind === 'long' ? Math.max(LONG_STATEMENT_MS, timeoutMs) : timeoutMs;
+}
+
+/**
+ * Makes every text statement of `client` (Kysely's, set_config's) carry the bound of its caller, and
+ * records a statement that timed out: its connection still waits for that answer, so it must not be
+ * reused (see releaseHung).
+ */
+export function boundStatements(client: pg.PoolClient, timeoutMs: number): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof config !== 'string') return query(config, values, callback);
+    const promise = query({ text: config, query_timeout: statementBoundMs(timeoutMs) }, values, callback);
+    if (promise instanceof Promise) promise.catch((err: unknown) => markIfHung(client, err));
+    return promise;
+  };
+}
+
+/** Records that `err` (from a statement of `client`) is its timeout: the connection is then dropped. */
+export function markIfHung(client: pg.PoolClient, err: unknown): void {
+  if (err instanceof Error && err.message === QUERY_TIMEOUT_MESSAGE) hung.add(client);
+}
+
+/** Makes the release of this checkout drop the connection when one of its statements timed out. */
+export function releaseHung(client: pg.PoolClient): void {
+  const release = client.release;
+  client.release = (err?: Error | boolean) =>
+    release(err ?? (hung.has(client) ? new Error('a statement timed out on this connection') : undefined));
+}
+
+// --- internal ---
+
+const bounds = new AsyncLocalStorage<'long' | 'none'>();
+const hung = new WeakSet<pg.PoolClient>();
