@@ -34,6 +34,8 @@ export interface RuntimeOptions {
   log?: Logger;
   /** Long-running servers: WAL checkpoints in a worker thread instead of inside a request's COMMIT. */
   backgroundCheckpoints?: boolean;
+  /** The trace writer's lazyOpeningCommits (default true). */
+  lazyOpeningCommits?: boolean;
 }
 
 /** Opens the trace store and wires the bus to the trace writer (the first subscriber). */
@@ -50,7 +52,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const clock = systemClock;
   // a refused start must leave no events behind: the server announces its subscribers once it listens
   const bus = createBus({ newId, clock, log, holdAnnouncements: true });
-  const writer = createTraceWriter({ store, log });
+  const writer = createTraceWriter({ store, log, lazyOpeningCommits: options.lazyOpeningCommits });
   bus.subscribe(writer.subscriber);
   const checkpointer =
     options.backgroundCheckpoints && store.engine === 'sqlite'

@@ -46,6 +46,12 @@ export interface TraceWriterOptions {
   maxAttempts?: number;
   /** How long a PostgreSQL outage is waited out, counted from its first failed commit (POSTGRES_OUTAGE_MS). */
   outageMs?: number;
+  /**
+   * Opening events wait for company (LAZY_COMMIT_MS, the gateway's default); false commits them at the next
+   * event-loop turn like closing events. `svc serve` sends every event to its WebSocket clients as it is
+   * published: one held back for 250 ms was lost by a kill -9 in that window although a client had it.
+   */
+  lazyOpeningCommits?: boolean;
 }
 
 /**
@@ -81,6 +87,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   const { store, log } = options;
   const maxAttempts = options.maxAttempts ?? 8;
   const outageMs = options.outageMs ?? POSTGRES_OUTAGE_MS;
+  const lazyOpening = options.lazyOpeningCommits ?? true;
   /**
    * When the commits started failing (undefined while they succeed). One clock for the whole outage, not
    * one per batch: the batch queued behind one that waited the outage out would otherwise wait as long
@@ -218,7 +225,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     const row = toRow(event); // throws on an unserialisable payload: the bus reports it
     return new Promise<boolean>((resolve) => {
       queue.push({ row, resolve });
-      if (OPENING_EVENTS.has(event.type)) scheduleLazy();
+      if (lazyOpening && OPENING_EVENTS.has(event.type)) scheduleLazy();
       else schedule();
     });
   };

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
+import { attach } from '../helpers/ws-client.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
@@ -38,6 +39,36 @@ async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
   assert.ok(check(), `${what}: not reached within 10 s`);
 }
+
+test('a kill -9 right after a client was sent the opening events loses none of them: they are stored, and the gap names the call', async (t) => {
+  // the opening events (turn.started, route.decided, llm.call_started) were committed up to 250 ms late, while
+  // the socket had them at once: a kill in that window left the client with events the store never had
+  const first = await startAgentServer(t, { env });
+  const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;
+  const stream = await attach(first, sid);
+  stream.send({ type: 'subscribe', filter: 'preset:full', since: null, snapshot: false });
+  await stream.next((f) => f.type === 'subscribe_ack');
+  fake.script([{ hang: true }]);
+  const turn = (
+    await first.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'hang' }] })
+  ).body.turn_id;
+  const call = (await stream.next((f) => f.type === 'event' && f.event.type === 'llm.call_started')).event;
+  assert.equal(await first.svc.stop('SIGKILL'), null);
+  const second = await startAgentServer(t, { env, home: first.home });
+  await until(
+    () => rows(second, "turn_id = ? AND type = 'turn.cancelled'", turn).length > 0,
+    'turn.cancelled',
+  );
+  const sent = stream.events().map((e) => `${e.type} ${e.id}`);
+  const stored = rows(second, 'turn_id = ?', turn);
+  assert.deepEqual(
+    stored.filter((e) => e.id <= call.id).map((e) => `${e.type} ${e.id}`),
+    sent.filter((e) => !e.startsWith('message.')),
+  );
+  const gap = stored.find((e) => e.type === 'bus.gap_detected')!;
+  assert.deepEqual(gap.payload.llm_call_started_ids, [call.id]);
+  assert.equal(await second.svc.stop(), 0);
+});
 
 test('a tool waiting for its confirmation when the server was killed gets its request resolved, then tool.failed cancelled before turn.cancelled', async (t) => {
   const first = await startAgentServer(t, { env });

@@ -54,6 +54,9 @@ export default defineCommand({
           databaseUrlFlag: args['database-url'],
           scope: 'any',
           backgroundCheckpoints: true,
+          // its WebSocket clients get each event as it is published: an opening event held back for company
+          // was gone after a kill -9 although a client had it (and its call missing from the restart's gap)
+          lazyOpeningCommits: false,
         }),
       writeRequestLog: (line) => process.stdout.write(line),
     });
