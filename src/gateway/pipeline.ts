@@ -13,7 +13,7 @@ import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
 import { type Decimal, formatDecimal, ZERO } from '../lib/decimal.ts';
-import { isSvcError, SvcError } from '../lib/errors.ts';
+import { type ErrorCode, isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
 import { classifyReadFailure, LlmCallFailed } from '../llm/call.ts';
@@ -198,7 +198,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             signal,
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
             headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id, ...droppedHeader },
-            turn,
+            turn: {
+              // a stream that fails after its 200 (or whose client leaves): the request log, written when
+              // the stream ends, names the code its turn.completed records
+              finish: (status, code) => {
+                if (code !== null && !turn.finished) c.set('errorCode', code as ErrorCode);
+                return turn.finish(status, code);
+              },
+            },
             ...(stored ? { onResponse: remember } : {}),
           });
         }

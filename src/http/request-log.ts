@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import type { NodeBindings } from './incoming.ts';
 
 export interface RequestLogOptions {
   /** Receives one JSON line (with its newline) per finished request: stdout for the gateway. */
@@ -8,7 +9,11 @@ export interface RequestLogOptions {
   now?: () => number;
 }
 
-/** One JSON line per request: time, method, path, status, latency_ms plus the app's fields. */
+/**
+ * One JSON line per request: time, method, path, status, latency_ms (to the response headers) plus the app's
+ * fields. An event stream's line is written when the stream ends, so the fields say how it ended (the
+ * gateway's `error_code` of a stream that failed after its 200).
+ */
 export function createRequestLog(options: RequestLogOptions): MiddlewareHandler {
   const now = options.now ?? (() => performance.now());
   return async function requestLog(c, next) {
@@ -16,16 +21,23 @@ export function createRequestLog(options: RequestLogOptions): MiddlewareHandler 
     try {
       await next();
     } finally {
-      const line = {
-        time: new Date().toISOString(),
-        msg: 'request',
-        method: c.req.method,
-        path: loggedPath(c.req.path),
-        ...options.fields?.(c),
-        status: c.res.status,
-        latency_ms: Math.round((now() - started) * 1000) / 1000,
+      const status = c.res.status;
+      const latencyMs = Math.round((now() - started) * 1000) / 1000;
+      const write = () => {
+        const line = {
+          time: new Date().toISOString(),
+          msg: 'request',
+          method: c.req.method,
+          path: loggedPath(c.req.path),
+          ...options.fields?.(c),
+          status,
+          latency_ms: latencyMs,
+        };
+        options.write(`${JSON.stringify(line)}\n`);
       };
-      options.write(`${JSON.stringify(line)}\n`);
+      const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
+      if (outgoing && !outgoing.closed && isEventStream(c.res)) outgoing.once('close', write);
+      else write();
     }
   };
 }
@@ -36,6 +48,10 @@ export function createRequestLog(options: RequestLogOptions): MiddlewareHandler 
  */
 export function loggedPath(path: string): string {
   return path.startsWith(USER_DATA_PREFIX) ? path.replace(USER_DATA_ID, `${USER_DATA_PREFIX}:user_id`) : path;
+}
+
+function isEventStream(res: Response): boolean {
+  return res.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
 }
 
 const USER_DATA_PREFIX = '/analytics/user/';

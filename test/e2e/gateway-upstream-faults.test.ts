@@ -632,6 +632,17 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
         // the Anthropic stream states the input usage in message_start; an OpenAI stream only at its end
         if (shape === 'anthropic') assert.equal(p.input_tokens, 123);
         assert.equal(completed.get('turn.completed')![0].payload.error_code, 'cancelled');
+        // the request log line, written when the stream ended: its 200 was sent, and it says how it ended
+        const line = await waitFor('the request log line', () =>
+          stack.gw
+            .output()
+            .stdout.split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as Record<string, unknown>)
+            .find((l) => l.msg === 'request' && l.request_id === turnId),
+        );
+        assert.equal(line.status, 200, JSON.stringify(line));
+        assert.equal(line.error_code, 'cancelled', JSON.stringify(line));
       },
     );
   }
