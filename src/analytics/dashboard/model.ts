@@ -45,12 +45,18 @@ export function bucketFor(window: UtcWindow): 'hour' | 'day' {
   return Date.parse(window.to) - Date.parse(window.from) <= 2 * 86_400_000 ? 'hour' : 'day';
 }
 
-/** Dollars with the sign kept: `$1,234.56`, `-$0.0042`; at least 2 and at most 6 decimals. */
+/**
+ * Dollars with the sign kept: `$1,234.56`, `-$0.0042`, `$0.0000005`. Two decimals from a cent up; below
+ * it the amount's own digits (up to 6 significant ones), so a call of a cheap model that cost less than
+ * $0.000001 never reads as $0.00 nor is rounded up to a multiple of itself.
+ */
 export function formatUsd(value: number): string {
   const sign = value < 0 ? '-' : '';
   const abs = Math.abs(value);
-  const digits = abs !== 0 && abs < 0.01 ? 6 : 2;
-  const text = abs.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: digits });
+  const text =
+    abs !== 0 && abs < 0.01
+      ? abs.toLocaleString('en-US', { maximumSignificantDigits: 6 })
+      : abs.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
   return `${sign}$${text}`;
 }
 

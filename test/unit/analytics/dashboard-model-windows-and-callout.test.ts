@@ -101,6 +101,13 @@ test('money keeps its sign; the savings tile warns when rows lack prices', () =>
   assert.equal(formatUsd(1234.5), '$1,234.50');
   assert.equal(formatUsd(-0.0042), '-$0.0042');
   assert.equal(formatUsd(0.000123), '$0.000123');
+  // a call of a cheap model (gpt-5-nano: 2 input and 1 output token cost $0.0000005) is shown as spent, to
+  // its own digits: never $0.00, and never rounded up to twice itself ($0.000001)
+  assert.equal(formatUsd(0.0000005), '$0.0000005');
+  assert.equal(formatUsd(0.00000005), '$0.00000005');
+  assert.equal(formatUsd(-0.00000025), '-$0.00000025');
+  assert.equal(formatUsd(0.0000305), '$0.0000305');
+  assert.equal(formatUsd(0), '$0.00');
   assert.equal(formatPercent(-0.005008), '-0.5%');
   const v = savingsView({
     savings_usd: -3.45,
