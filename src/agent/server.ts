@@ -19,6 +19,7 @@ import {
   listen,
   resolveLoopbackHost,
 } from '../http/listen.ts';
+import { defaultVersionHeaders } from '../http/versioning.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import { assertNoStopSignal, heldStopSignal, StopRequested, waitForStopSignal } from '../lib/stop-signal.ts';
@@ -191,8 +192,12 @@ export async function runAgentServer<R extends AgentRuntime>(
       port: options.port,
       onUpgrade: stream.upgrade,
       answerWhileDraining: true,
-      // Node's own refusals (malformed HTTP, headers too large) get the service error body and a log line
-      ...(options.writeRequestLog ? { refusals: { writeRequestLog: options.writeRequestLog } } : {}),
+      // Node's own refusals (too slow, malformed HTTP, headers too large): the service error body with the
+      // version headers every service answer carries, and a request-log line
+      refusals: {
+        headers: () => defaultVersionHeaders(),
+        ...(options.writeRequestLog ? { writeRequestLog: options.writeRequestLog } : {}),
+      },
     });
     authority = new URL(server.url).host;
   } catch (err) {

@@ -112,6 +112,16 @@ export function createVersionHeaderStamp(
   };
 }
 
+/**
+ * The version headers of an answer to a request that names no version: what an answer the app never saw
+ * carries (a request Node refused before it, listen.ts).
+ */
+export function defaultVersionHeaders(options: Omit<VersioningOptions, 'log'> = {}): Record<string, string> {
+  const { table, now } = settingsOf(options);
+  const today = now().toISOString().slice(0, 10);
+  return versionHeaders(resolveApiVersion(undefined, table, today), supportedVersions(table, today));
+}
+
 /** Default exemption: provider-shape paths keep the provider's contract; /metrics carries no headers. */
 export function isProviderOrMetricsPath(path: string): boolean {
   return path.startsWith('/v1/') || path === '/metrics' || path.startsWith('/metrics/');

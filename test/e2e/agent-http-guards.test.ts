@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, test } from 'node:test';
 import { rawRequest, startAgentServer } from '../helpers/agent-server.ts';
 
@@ -160,4 +161,50 @@ test('turn submissions are validated before anything runs: invalid_content, vali
   assert.equal(res.body.error.details.field, 'decision');
   res = await api('POST', `${path}/T1/cancel`, { reason: 5 });
   assert.equal(res.body.error.details.field, 'reason');
+});
+
+test('HTTP that Node refuses before the app (a malformed header, headers over 16 KiB) gets the error body, version headers and a log line', async () => {
+  const send = (bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d) => {
+        received += d;
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(received));
+    });
+  for (const [bytes, status, code] of [
+    ['GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n', 400, 'invalid_request'],
+    [
+      `GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nx-pad: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'request_headers_too_large',
+    ],
+  ] as const) {
+    const answer = await send(bytes);
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} `), answer);
+    assert.match(head, /\r\nsvc-api-version: 1\.0\r\n/i);
+    assert.match(head, /\r\nconnection: close(\r\n|$)/i);
+    assert.equal(JSON.parse(body).error.code, code);
+    const logged = () =>
+      server.svc
+        .output()
+        .stdout.split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .some((l) => l.msg === 'request' && l.status === status && l.error_code === code);
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (!logged()) return;
+        server.svc.child.stdout?.off('data', check);
+        resolve();
+      };
+      server.svc.child.stdout?.on('data', check);
+      check();
+    });
+  }
+  assert.doesNotMatch(server.svc.output().stdout, /aaaaaaaa|no colon here/, 'the bytes sent are not logged');
 });
