@@ -41,19 +41,17 @@ test('the upstream timeout bounds a call with all its attempts', { timeout: 60_0
     'a provider that never answers: one attempt, 504 upstream_timeout when the time is spent',
     async () => {
       fake.setDefault('hang');
-      const started = performance.now();
       const err = await stack.openai.chat.completions
         .create({ model: OPENAI_MODEL, messages: [{ role: 'user', content: 'hi' }] })
         .then(() => assert.fail('the call succeeded'))
         .catch((e: unknown) => e);
-      const elapsed = performance.now() - started;
       assert.ok(err instanceof OpenAI.APIError, `not an APIError: ${err}`);
       assert.equal(err.status, 504);
       assert.equal(err.code, 'upstream_timeout');
       assert.equal(err.headers?.get('x-should-retry'), 'false');
+      // a timeout per attempt would have retried the hang twice: one attempt is what shows the total bound
+      // (no wall-clock bound here: a loaded machine answers late, and tests assert no timings)
       assert.equal(fake.requests.length, 1, 'no attempt after the total time was spent');
-      // three attempts of the whole time each would take three times as long
-      assert.ok(elapsed < 2.5 * TOTAL_MS, `answered after ${Math.round(elapsed)} ms`);
       const failed = failedCallOf(err.headers!.get('svc-request-id')!);
       assert.equal(failed.error_class, 'timeout');
       assert.equal(failed.attempts, 1);
