@@ -4,10 +4,11 @@
  * leaves the original id nowhere in the store's bytes.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   closeSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -196,6 +197,26 @@ test('user-export --out naming a folder is refused before anything is read, and 
     [],
     'no temp file left',
   );
+});
+
+test('user-export --out naming a FIFO or a device is refused before anything is read: it is never replaced by a file', async () => {
+  const db = freshPath();
+  await seedNeighbours(db);
+  // a named pipe stands for every file that is not a regular one (/dev/null, /dev/stdout, >(gzip)):
+  // the temp file's rename would put a regular file in its place (as root even in /dev)
+  const fifo = join(tmp.dir, `out-fifo-${n}`);
+  execFileSync('mkfifo', [fifo]);
+  const r = await runSvc(['analytics', 'user-export', 'u1', '--out', fifo], {
+    env: { ...env, SVC_DB_PATH: db },
+  });
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stdout, '');
+  assert.equal(
+    r.stderr.trimEnd(),
+    `svc: --out ${fifo} is not a regular file but a named pipe, which the export would replace with a file; name a regular file, or leave --out out and redirect standard output.`,
+  );
+  assert.ok(lstatSync(fifo).isFIFO(), 'the named pipe is still there');
+  assert.deepEqual(auditPayloads(db, 'analytics.user_exported'), []);
 });
 
 test('user-export --out into missing folders makes them (as backup does); under a file it names that path, never the temp file', async () => {

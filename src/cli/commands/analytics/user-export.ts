@@ -51,7 +51,7 @@ export default defineCommand({
         ? undefined
         : requireFilePath(args.out, '--out', '; leave it out to write to stdout');
     if (out !== undefined) {
-      refuseFolder(out, userId);
+      refuseNonRegularFile(out, userId);
       refuseStoreFile(out, resolveStoreTarget(readEnv(), storeFlagsOf(args)));
     }
     // an export reads every event of the window: it may take minutes on a large PostgreSQL store
@@ -93,12 +93,28 @@ function refuseStoreFile(out: string, target: StoreTarget): void {
     });
 }
 
-/** `--out` naming a folder could never take the file: refused before anything is read or audited. */
-function refuseFolder(out: string, userId: string): void {
-  if (statSync(out, { throwIfNoEntry: false })?.isDirectory())
+/**
+ * `--out` naming a folder could never take the file, and one naming any other file that is not a regular
+ * one (a named pipe, a device such as /dev/null or /dev/stdout, a socket; through a link too) would be
+ * replaced by the temp file's rename: both refused before anything is read or audited.
+ */
+function refuseNonRegularFile(out: string, userId: string): void {
+  const stat = statSync(out, { throwIfNoEntry: false });
+  if (stat === undefined || stat.isFile()) return;
+  if (stat.isDirectory())
     throw new SvcError('usage_error', {
       message: `--out ${out} is a folder; name a file in it, such as ${join(out, `${userId}.jsonl`)}.`,
     });
+  const kind = stat.isFIFO()
+    ? 'a named pipe'
+    : stat.isCharacterDevice() || stat.isBlockDevice()
+      ? 'a device'
+      : stat.isSocket()
+        ? 'a socket'
+        : 'a special file';
+  throw new SvcError('usage_error', {
+    message: `--out ${out} is not a regular file but ${kind}, which the export would replace with a file; name a regular file, or leave --out out and redirect standard output.`,
+  });
 }
 
 async function withRuntime(flags: StoreFlags, fn: (rt: CommandRuntime) => Promise<void>) {
