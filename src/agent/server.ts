@@ -286,6 +286,9 @@ async function stop(
     const { forced } = await server.close(Math.max(0, deadline - Date.now()));
     if (forced)
       options.log.warn('in-flight requests were cut off at the shutdown deadline', { grace_ms: graceMs });
+    // a turn submission begun before the signal may have started its turn after the first sweep (the engine
+    // cancels it at once): its end is awaited before the store closes
+    if (engine) await engine.cancelAll('server_shutdown');
     await engine?.close?.();
     await runtime.close();
   } finally {

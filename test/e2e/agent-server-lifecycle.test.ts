@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
 import { freePort, isolatedEnv, makeTempDir, runSvc, startSvc } from '../helpers/svc.ts';
 
@@ -151,6 +152,42 @@ test('a turn a killed server left open gets bus.gap_detected and turn.cancelled 
       ).n,
   );
   assert.equal(count, 1);
+});
+
+test('a turn submission still arriving when SIGTERM comes is refused with 503, and the stop ends at once with exit 0', async (t) => {
+  // its turn used to start after the stop had cancelled the running ones: it ran on against a provider that
+  // hangs, the stop waited for it until the 30 s deadline (exit 1) and the next start found it open
+  const fake = await startFakeProvider({ defaultStep: 'hang' });
+  t.after(() => fake.close());
+  const server = await startAgentServer(t, {
+    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+  });
+  const { id } = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body;
+  const { hostname, port } = new URL(server.url);
+  const body = JSON.stringify({ content: [{ type: 'text', text: 'hello' }] });
+  const slow = connect(Number(port), hostname);
+  let answer = '';
+  slow.setEncoding('utf8').on('data', (d: string) => {
+    answer += d;
+  });
+  await once(slow, 'connect');
+  slow.write(
+    `POST /sessions/${id}/turns HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const exit = server.svc.stop('SIGTERM');
+  await waitFor(() => /agent server stopping/.test(server.svc.output().stderr));
+  slow.end(body.slice(5));
+  await once(slow, 'close');
+  assert.match(answer, /^HTTP\/1\.1 503 /);
+  assert.match(answer, /"code":"service_shutting_down"/);
+  assert.equal(await exit, 0);
+  assert.equal(fake.requests.length, 0);
+  const open = withStore(server.db, (db) =>
+    db.prepare('SELECT current_turn_id FROM sessions WHERE id = ?').get(id),
+  );
+  assert.deepEqual({ ...open }, { current_turn_id: null });
 });
 
 async function waitFor(check: () => boolean): Promise<void> {

@@ -29,6 +29,8 @@ export interface TurnEngineDeps
 
 export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
   const turns = new Map<string, TurnHandle>();
+  /** The stop's cancel reason once cancelAll ran: a submission still in flight then gets no running turn. */
+  let stopping: string | null = null;
   const approvals = new Map<string, Set<string>>();
   const denials = new Map<string, Set<string>>();
   /** Sessions whose scope-`session` answers were read back from the trace since this process started. */
@@ -179,6 +181,7 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
 
   return {
     async submit(input) {
+      refuseWhileStopping(stopping);
       const session = await openSession(input.sessionId);
       const { content, alias } = stripAliasPrefix(input.content, (ref) =>
         deps.policy.current().resolveRef(ref),
@@ -198,6 +201,12 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         ...hooks,
       });
       turns.set(started.handle.turnId, started.handle);
+      // the stop began while this submission was on its way (a request begun before the signal is let
+      // finish): its turn is cancelled like the ones running then, not left to run on a closing server
+      if (stopping !== null) {
+        started.handle.cancelReason ??= stopping;
+        started.handle.controller.abort();
+      }
       return {
         turn_id: started.handle.turnId,
         session_id: session.id,
@@ -268,6 +277,7 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     },
 
     async cancelAll(reason) {
+      stopping ??= reason;
       const running = [...turns.values()];
       for (const h of running) {
         h.cancelReason ??= reason;
@@ -279,6 +289,14 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
 }
 
 // --- internal ---
+
+/** A submission that arrives once the stop has cancelled the running turns is refused (503). */
+function refuseWhileStopping(stopping: string | null): void {
+  if (stopping !== null)
+    throw new SvcError('service_shutting_down', {
+      message: 'The agent server is shutting down; send the turn again once it is back.',
+    });
+}
 
 /** The session's set in `sets`, created empty on first use. */
 function setOf(sets: Map<string, Set<string>>, sessionId: string): Set<string> {
