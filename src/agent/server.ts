@@ -123,7 +123,14 @@ export async function runAgentServer<R extends AgentRuntime>(
   const early = await heldStopSignal();
   if (early !== undefined) return stoppedDuringStart(log, early);
   await assertPortBindable(host, options.port); // a port in use refuses the start before the store is touched
-  const runtime = await options.openRuntime();
+  let runtime: R;
+  try {
+    runtime = await options.openRuntime();
+  } catch (err) {
+    // a stop while the store was opening (a PostgreSQL connection attempt that hangs) cut it short
+    if (!(err instanceof StopRequested)) throw err;
+    return stoppedDuringStart(log, err.signal);
+  }
   let engine: AgentEngine | undefined;
   let server: Listening;
   let stream: StreamServer;

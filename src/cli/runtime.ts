@@ -34,6 +34,8 @@ export interface RuntimeOptions {
   log?: Logger;
   /** Long-running servers: WAL checkpoints in a worker thread instead of inside a request's COMMIT. */
   backgroundCheckpoints?: boolean;
+  /** A stop during the start: cuts the store's open short (a PostgreSQL connection attempt that hangs). */
+  signal?: AbortSignal;
   /** The trace writer's lazyOpeningCommits (default true). */
   lazyOpeningCommits?: boolean;
 }
@@ -47,7 +49,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     { dbPath: options.dbPathFlag, databaseUrl: options.databaseUrlFlag },
     options.scope ?? 'any',
   );
-  const store = await openStore(target, { log });
+  const store = await openStore(target, { log, ...(options.signal ? { signal: options.signal } : {}) });
   const newId = createIdFactory();
   const clock = systemClock;
   // a refused start must leave no events behind: the server announces its subscribers once it listens

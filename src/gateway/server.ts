@@ -90,7 +90,15 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
     return stoppedDuringStart(log, early);
   }
   await assertPortBindable(host, options.port); // a port in use refuses the start before the store is touched
-  const runtime = await options.openRuntime();
+  let runtime: R;
+  try {
+    runtime = await options.openRuntime();
+  } catch (err) {
+    // a stop while the store was opening (a PostgreSQL connection attempt that hangs) cut it short
+    await fileKeys?.close();
+    if (!(err instanceof StopRequested)) throw err;
+    return stoppedDuringStart(log, err.signal);
+  }
   let server: Listening;
   let extensions: GatewayExtensions = {};
   let keys: GatewayKeys | undefined = fileKeys;

@@ -25,9 +25,11 @@ export function holdStopSignals(): void {
   const state: Held = {
     received: 0,
     first: undefined,
+    stop: new AbortController(),
     on: (signal) => {
       state.received += 1;
       state.first ??= signal;
+      if (!state.stop.signal.aborted) state.stop.abort(new StopRequested(signal));
       if (state.received >= 3) process.exit(exitCodeOf(signal));
     },
   };
@@ -51,6 +53,15 @@ export async function releaseStopSignals(options: { reraise: boolean }): Promise
 export async function heldStopSignal(): Promise<NodeJS.Signals | undefined> {
   await turnTheLoop();
   return held?.first;
+}
+
+/**
+ * Aborted, with StopRequested as its reason, once a stop signal is held: a start step that may wait long
+ * (a PostgreSQL connection attempt that hangs) is cut short by it instead of being waited out.
+ * Undefined when signals are not held.
+ */
+export function heldStopAbortSignal(): AbortSignal | undefined {
+  return held?.stop.signal;
 }
 
 /** Throws StopRequested once a stop signal was held: a start checks between its slow steps. */
@@ -102,6 +113,7 @@ export function onRepeatedStopSignal(hurry: (signal: NodeJS.Signals) => void): (
 interface Held {
   received: number;
   first: NodeJS.Signals | undefined;
+  stop: AbortController;
   on: (signal: NodeJS.Signals) => void;
 }
 

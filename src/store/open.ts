@@ -73,6 +73,11 @@ export interface OpenStoreOptions {
   currentSchema?: boolean;
   /** Told when the modes of an existing store had to be tightened to 0600 (a writable open does that). */
   log?: Logger;
+  /**
+   * A stop during a server's start: aborting it ends a PostgreSQL open at once (its connections closed,
+   * rejecting with the signal's reason) rather than after its connection attempt's timeout.
+   */
+  signal?: AbortSignal;
 }
 
 interface Shared {

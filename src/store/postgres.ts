@@ -6,6 +6,7 @@
  * (postgres-session.ts) LISTENs and holds the presence lock that says the origin is alive.
  */
 import { randomUUID } from 'node:crypto';
+import { Socket } from 'node:net';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { errorMessage, SvcError } from '../lib/errors.ts';
@@ -84,7 +85,25 @@ export async function openPostgresStore(
     application_name: 'svc',
   };
   const origin = randomUUID();
-  const pool = new pg.Pool(config);
+  // a stop during the start (options.signal) closes the connections being opened, instead of waiting out
+  // a connection attempt or a migration that the server leaves unanswered
+  const opening = new Set<Socket>();
+  const stopOpening = () => {
+    for (const socket of opening) socket.destroy();
+  };
+  options.signal?.throwIfAborted();
+  options.signal?.addEventListener('abort', stopOpening, { once: true });
+  const pool = new pg.Pool({
+    ...config,
+    stream: () => {
+      const socket = new Socket();
+      if (options.signal && !options.signal.aborted) {
+        opening.add(socket);
+        socket.once('close', () => opening.delete(socket));
+      }
+      return socket;
+    },
+  });
   // an idle client that loses its server must not crash the process; the next query reconnects
   pool.on('error', (err) =>
     options.log?.warn('a PostgreSQL connection failed', { message: errorMessage(err) }),
@@ -96,7 +115,9 @@ export async function openPostgresStore(
   const connections = stampedConnections(pool, origin, timeoutMs);
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: connections }) });
   const fail = async (verb: string, err: unknown): Promise<never> => {
+    options.signal?.removeEventListener('abort', stopOpening);
     await kysely.destroy().catch(() => undefined);
+    if (options.signal?.aborted) throw options.signal.reason;
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
       message: `Cannot ${verb} the PostgreSQL store ${label}: ${errorMessage(err)}; ${storeAdvice(err)}.`,
@@ -122,6 +143,8 @@ export async function openPostgresStore(
   } catch (err) {
     return fail('migrate', err);
   }
+  options.signal?.removeEventListener('abort', stopOpening);
+  opening.clear(); // opened: from here on the server's own stop closes them
   const session = createSessionConnection(config, origin, options.log);
   let closed = false;
   return {

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
@@ -30,19 +31,49 @@ const home = () => {
   return dir;
 };
 
-/** Starts `svc <args>` and sends `signal` when its first output arrives; resolves once it has exited. */
+/**
+ * Starts `svc <args>` and sends `signal` when its first output arrives (or when `when` resolves);
+ * resolves once it has exited.
+ */
 async function signalDuringStart(
   args: string[],
   env: NodeJS.ProcessEnv,
   signal: NodeJS.Signals,
+  when?: Promise<unknown>,
 ): Promise<SvcResult> {
   ensureBuilt();
   const child = spawn(process.execPath, [SVC_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const result = collectOutput(child, 30_000);
   const first = () => child.kill(signal);
-  child.stdout?.once('data', first);
-  child.stderr?.once('data', first);
+  if (when) void when.then(first);
+  else {
+    child.stdout?.once('data', first);
+    child.stderr?.once('data', first);
+  }
   return result;
+}
+
+/** A PostgreSQL that hangs (paused, black-holed): connections are accepted and never answered. */
+async function hungPostgres(): Promise<{ url: string; connected: Promise<void>; close(): void }> {
+  const sockets = new Set<Socket>();
+  let connected!: () => void;
+  const first = new Promise<void>((resolve) => {
+    connected = resolve;
+  });
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    connected();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `postgres://svc@127.0.0.1:${port}/svc`,
+    connected: first,
+    close() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
 }
 
 function assertStoppedCleanly(r: SvcResult, signal: NodeJS.Signals): void {
@@ -74,4 +105,24 @@ test('svc serve sent SIGINT during its start exits 0 with a log line', async () 
   const files = gatewayFiles(dir, { SVC_DB_PATH: join(dir, 'svc.db'), ANTHROPIC_API_KEY: undefined });
   const r = await signalDuringStart(['serve', '--port', String(await freePort())], files.env, 'SIGINT');
   assertStoppedCleanly(r, 'SIGINT');
+});
+
+test('a stop while the PostgreSQL connection attempt hangs is acted on at once, not after its timeout', async (t) => {
+  for (const [command, line] of [
+    ['serve', /agent server stopped during its start/],
+    ['gateway', /gateway stopped during its start/],
+  ] as const) {
+    const pg = await hungPostgres();
+    t.after(() => pg.close());
+    // the connection attempt would wait SVC_DATABASE_TIMEOUT_MS and then fail the start (exit 1)
+    const env = { ...gatewayFiles(home()).env, SVC_DATABASE_URL: pg.url, SVC_DATABASE_TIMEOUT_MS: '60000' };
+    const r = await signalDuringStart(
+      [command, '--port', String(await freePort())],
+      env,
+      'SIGTERM',
+      pg.connected,
+    );
+    assertStoppedCleanly(r, 'SIGTERM');
+    assert.match(r.stderr, line);
+  }
 });

@@ -3,6 +3,7 @@ import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer } from '../../a
 import { readEnv } from '../../config/env.ts';
 import { parsePort } from '../../http/listen.ts';
 import { createLogger } from '../../lib/log.ts';
+import { heldStopAbortSignal } from '../../lib/stop-signal.ts';
 import { configFileFlagsOf } from '../config-flags.ts';
 import { VERSION } from '../root.ts';
 import { createRuntime } from '../runtime.ts';
@@ -54,6 +55,7 @@ export default defineCommand({
           databaseUrlFlag: args['database-url'],
           scope: 'any',
           backgroundCheckpoints: true,
+          signal: heldStopAbortSignal(), // a SIGTERM while PostgreSQL hangs ends the start at once
           // its WebSocket clients get each event as it is published: an opening event held back for company
           // was gone after a kill -9 although a client had it (and its call missing from the restart's gap)
           lazyOpeningCommits: false,

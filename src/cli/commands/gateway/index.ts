@@ -4,6 +4,7 @@ import { resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.t
 import { assembleGateway, runGateway } from '../../../gateway/index.ts';
 import { parsePort } from '../../../http/listen.ts';
 import { createLogger } from '../../../lib/log.ts';
+import { heldStopAbortSignal } from '../../../lib/stop-signal.ts';
 import { configFileFlagsOf } from '../../config-flags.ts';
 import { createRuntime } from '../../runtime.ts';
 import { storeFlagsOf } from '../../store-flags.ts';
@@ -66,6 +67,7 @@ export default defineCommand({
           databaseUrlFlag: args['database-url'],
           scope: 'gateway',
           backgroundCheckpoints: true,
+          signal: heldStopAbortSignal(), // a SIGTERM while PostgreSQL hangs ends the start at once
         }),
       extend: (runtime, keys) =>
         assembleGateway({
