@@ -105,3 +105,18 @@ test('a block the gateway cannot measure (a PDF document) reserves the whole con
   const bound = boundCallTokens(decode('anthropic', body), model, JSON.stringify(body));
   assert.ok(bound.inputTokens >= model.capabilities.max_context_tokens);
 });
+
+test('a message thread continued reserves the whole context window (the provider bills what it holds); a new one its body', () => {
+  const model = registry.get('anthropic:claude-haiku-4-5')!;
+  const turn = (thread: Record<string, unknown>) => ({
+    model: 'm',
+    max_tokens: 10,
+    messages: [{ role: 'user', content: 'and then?' }],
+    thread,
+  });
+  const continued = turn({ type: 'continue', previous_message_id: 'msg_01' });
+  const created = turn({ type: 'create' });
+  const bound = (body: object) => boundCallTokens(decode('anthropic', body), model, JSON.stringify(body));
+  assert.ok(bound(continued).inputTokens >= model.capabilities.max_context_tokens);
+  assert.ok(bound(created).inputTokens < 1_000);
+});
