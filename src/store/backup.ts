@@ -5,7 +5,7 @@
  * without ever overwriting an existing file. A store that fails PRAGMA integrity_check is refused (its
  * backup would not restore), and a destination folder that cannot take the file is one sentence.
  */
-import { statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { sql } from 'kysely';
 import type { StoreTarget } from '../config/paths.ts';
@@ -94,7 +94,8 @@ export async function backupStore(source: string, destination: string): Promise<
     await yieldToSignals(); // a Ctrl-C during the copy stops here, without a backup
     writing(() => fsyncPath(tmp));
     const summary = await summarizeFile(tmp);
-    if (!writing(() => renameNoClobber(tmp, dest))) assertFree(dest);
+    // the name was taken meanwhile (by anything): never a success without the file in place
+    if (!writing(() => renameNoClobber(tmp, dest))) throw takenError(dest);
     return { source: src, destination: dest, ...summary };
   } finally {
     removeQuietly(tmp);
@@ -135,16 +136,16 @@ export function formatSummaryLines(fields: Array<[string, string | number | null
 
 // --- internal ---
 
+/**
+ * Refuses a destination name that is taken by anything, a link included: a link to a missing file would
+ * pass a check that follows it, and then the link could not be replaced (EEXIST).
+ */
 function assertFree(dest: string): void {
-  let exists = true;
-  try {
-    statSync(dest);
-  } catch {
-    exists = false;
-  }
-  if (exists) {
-    throw new SvcError('backup_refused', {
-      message: `The backup destination ${dest} already exists; backups never overwrite, so choose a new file name or remove it first.`,
-    });
-  }
+  if (lstatSync(dest, { throwIfNoEntry: false }) !== undefined) throw takenError(dest);
+}
+
+function takenError(dest: string): SvcError {
+  return new SvcError('backup_refused', {
+    message: `The backup destination ${dest} already exists; backups never overwrite, so choose a new file name or remove it first.`,
+  });
 }

@@ -70,6 +70,18 @@ test('backup refuses to overwrite an existing destination', async () => {
   assert.equal(statSync(p('taken.db')).size, 'precious'.length);
 });
 
+test('backup onto a link to a missing file is refused as taken, never reported done with no backup anywhere', async () => {
+  symlinkSync(p('gone/old-backup.db'), p('dangling.db'));
+  const r = await runSvc(['backup', p('dangling.db'), '--db-path', live], { env });
+  assertRefused(r, 1, /backup destination .*dangling\.db already exists; .*choose a new file name/);
+  assert.equal(existsSync(p('gone/old-backup.db')), false);
+  assert.deepEqual(
+    readdirSync(tmp.dir).filter((f) => f.includes('.backup-')),
+    [],
+    'no temp file left',
+  );
+});
+
 test('backup of a missing store says where it looked and how to point elsewhere, and makes no folder for the backup', async () => {
   const r = await runSvc(['backup', p('x.db'), '--db-path', p('missing/svc.db')], { env });
   assertRefused(r, 1, /No trace store at .*missing\/svc\.db; pass --db-path or set SVC_DB_PATH/);
