@@ -6,7 +6,16 @@
  * fold the old WAL into the old file, then rename over it. A failure before the rename leaves the old
  * store as it was; after it, the new one is complete.
  */
-import { closeSync, existsSync, openSync, readSync, renameSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  renameSync,
+  statSync,
+} from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { sql } from 'kysely';
@@ -52,6 +61,12 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
   // "a store already exists" and then a failed write blamed on the parent folder
   if (existsSync(target) && !statSync(target).isFile())
     refuse(`The trace store path ${target} is not a regular file; point --db-path at a file.`);
+  // a link to a missing file holds the name (the no-clobber rename fails) but is no store: name it,
+  // rather than "a store appeared during the restore" and a --force that meets the same link
+  if (!existsSync(target) && lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink())
+    refuse(
+      `The trace store path ${target} is a link to ${resolve(dirname(target), readlinkSync(target))}, which does not exist; point --db-path at a file, or remove the link, then run restore again.`,
+    );
   const exists = storeExists(target);
   if (exists && !options.force) {
     refuse(`A trace store already exists at ${target}; pass --force to replace it with ${backup}.`);

@@ -9,6 +9,7 @@ import {
   closeSync,
   copyFileSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -220,6 +221,20 @@ test('a --db-path that is a folder is refused as no store file, with or without 
     );
   }
   assert.deepEqual(readdirSync(folder), ['keep.txt']);
+});
+
+test('a --db-path that is a link to a missing file is refused naming the link, with or without --force, and left alone', async () => {
+  const missing = p('moved-away/svc.db');
+  symlinkSync(missing, p('store-link.db'));
+  for (const extra of [[], ['--force']]) {
+    assertRefused(
+      await runSvc(['restore', good, '--db-path', p('store-link.db'), ...extra], { env }),
+      1,
+      /^svc: The trace store path .*store-link\.db is a link to .*moved-away\/svc\.db, which does not exist; point --db-path at a file, or remove the link, then run restore again\.$/,
+    );
+  }
+  assert.equal(lstatSync(p('store-link.db')).isSymbolicLink(), true);
+  assert.equal(existsSync(missing), false);
 });
 
 test('a backup argument that is a folder or a cut-off file is refused with advice about the backup, not about --db-path', async () => {
