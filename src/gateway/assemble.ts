@@ -16,6 +16,7 @@ import { loadCallConfig } from '../llm/load-call-config.ts';
 import { startPatternRouter } from '../routing/pattern/router.ts';
 import { reloadPolicyOnSignal } from '../routing/reload-signal.ts';
 import type { Store } from '../store/open.ts';
+import { runLongStatements } from '../store/statement-bounds.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
 import { type KeyRecord, resolveBudgetOf } from './keystore/keystore.ts';
 import { createModelsHandler } from './models-route.ts';
@@ -62,10 +63,14 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES;
   const budgetOf = resolveBudgetOf(opts.keys);
   const quota = await createQuota(opts, budgetOf);
-  const spendToday = await loadSpendToday(opts.store, opts.clock, budgetOf);
+  // the start's scans are no request: the first one over a large PostgreSQL store (no gap watermark yet)
+  // may take longer than a request's bound (statement-bounds.ts)
+  const spendToday = await runLongStatements(() => loadSpendToday(opts.store, opts.clock, budgetOf));
   // replicas sharing a PostgreSQL store: tell them this process is alive before naming anyone's gaps
   if (opts.store.engine === 'postgres') await opts.store.announcePresence();
-  await runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log });
+  await runLongStatements(() =>
+    runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log }),
+  );
   // slot 4 learns from this store in the background (README §Learned routing)
   const pattern = startPatternRouter({
     store: opts.store,
