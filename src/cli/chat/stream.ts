@@ -43,6 +43,8 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
   let ws: WebSocket | undefined;
   let closing = false;
   let attempts = 0;
+  /** Why the last reconnect found no server (the API's sentence: its URL and what to check). */
+  let unreachable: SvcError | undefined;
   let first = true;
   let markReady: () => void = () => {};
   let failReady: (err: SvcError) => void = () => {};
@@ -118,10 +120,14 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
 
   const reconnect = (why: string) => {
     if (closing) return;
-    if (attempts >= MAX_RECONNECTS)
+    if (attempts >= MAX_RECONNECTS) {
+      const detail = unreachable ? unreachable.message.replace(/\.$/, '') : why;
       return fatal(
-        new SvcError('io_error', { message: `Lost the connection to the agent server (${why}).` }),
+        new SvcError('io_error', {
+          message: `Lost the connection to the agent server for a minute (${detail}); once it answers again, resume with \`svc chat --session ${sessionId}\`.`,
+        }),
       );
+    }
     const delay = Math.min(4000, 250 * 2 ** attempts);
     attempts++;
     if (attempts === 1) handlers.onNotice(`connection lost (${why}); reconnecting`);
@@ -132,9 +138,11 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
     let url: string;
     try {
       url = (await api.getSession(sessionId)).ws_url;
+      unreachable = undefined;
     } catch (err) {
       const code = (err as SvcError).details?.code;
       if (code === 'session_not_found' || first) return fatal(err as SvcError);
+      unreachable = err as SvcError;
       return reconnect('the server does not answer');
     }
     if (closing) return;
