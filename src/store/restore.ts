@@ -13,6 +13,7 @@ import {
   openSync,
   readlinkSync,
   readSync,
+  realpathSync,
   renameSync,
   statSync,
 } from 'node:fs';
@@ -54,7 +55,9 @@ export interface RestoreReport extends StoreSummary {
 
 export async function restoreStore(options: RestoreOptions): Promise<RestoreReport> {
   const backup = resolve(options.backup);
-  const target = resolve(options.dbPath);
+  // a link to the store names the store: restore that file (renaming over the link would leave the store
+  // it names as it was and put the restored one where the link was)
+  const target = throughLink(resolve(options.dbPath));
   if (backup === target) refuse(`The backup ${backup} is the trace store itself; pass a backup file.`);
   await verifyBackup(backup);
   // a folder (or a device) there is no store to replace: say so, with or without --force, rather than
@@ -131,6 +134,12 @@ export function lockStore(path: string): DatabaseSync {
 }
 
 // --- internal ---
+
+/** The file a link at `path` points to when that file exists (links of links too); else `path` itself. */
+function throughLink(path: string): string {
+  if (!lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() || !existsSync(path)) return path;
+  return realpathSync(path);
+}
 
 function refuse(message: string): never {
   throw new SvcError('restore_refused', { message });

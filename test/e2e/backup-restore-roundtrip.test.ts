@@ -3,7 +3,7 @@
  * exactly the rows that were backed up. Through the real executable.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -117,6 +117,17 @@ test('restore round-trip gives identical rows, replacing a store that has moved 
   const w3 = startStoreWriter(['write', live, '10', '10'], t);
   assert.equal(await w3.exited, 0);
   assert.equal(count(live), 312);
+
+  // a --db-path that is a link to the store restores the store it names: the link stays a link
+  symlinkSync(live, p('trip-link.db'));
+  const viaLink = await runSvc(['restore', p('trip-backup.db'), '--db-path', p('trip-link.db'), '--force'], {
+    env,
+  });
+  assert.equal(viaLink.code, 0, viaLink.stderr);
+  assert.equal(parseReport(viaLink.stdout).destination, live);
+  assert.equal(parseReport(viaLink.stdout).replaced_existing, 'yes');
+  assert.equal(lstatSync(p('trip-link.db')).isSymbolicLink(), true, 'the link is still a link');
+  assert.deepEqual(dump(live), snapshot);
 });
 
 test('backup into new folders and restore into a new path need no --force; gateway backup honours SVC_GATEWAY_DB_PATH, svc backup the XDG default', async (t) => {
