@@ -53,6 +53,9 @@ test('a kill -9 right after a client was sent the opening events loses none of t
     await first.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'hang' }] })
   ).body.turn_id;
   const call = (await stream.next((f) => f.type === 'event' && f.event.type === 'llm.call_started')).event;
+  // one request answered after it: the server has finished the event-loop turn it published the call in
+  // (the commit the README promises), while the old 250 ms wait had not run out
+  assert.equal((await first.api('GET', '/health')).status, 200);
   assert.equal(await first.svc.stop('SIGKILL'), null);
   const second = await startAgentServer(t, { env, home: first.home });
   await until(
