@@ -116,7 +116,8 @@ test('a message thread continued reserves the whole context window (the provider
   });
   const continued = turn({ type: 'continue', previous_message_id: 'msg_01' });
   const created = turn({ type: 'create' });
-  const bound = (body: object) => boundCallTokens(decode('anthropic', body), model, JSON.stringify(body));
+  const bound = (body: Record<string, unknown>) =>
+    boundCallTokens(decode('anthropic', body), model, JSON.stringify(body));
   assert.ok(bound(continued).inputTokens >= model.capabilities.max_context_tokens);
   assert.ok(bound(created).inputTokens < 1_000);
 });
