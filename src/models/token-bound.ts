@@ -44,6 +44,13 @@ export const IMAGE_TOKEN_MAXIMA: ReadonlyArray<{ pattern: RegExp; tokens: number
  */
 const OPAQUE_FIELDS = ['mcp_servers', 'container', 'plugins', 'web_search_options'] as const;
 
+/**
+ * Responses API fields (same wire, OpenAI models) naming input OpenAI stored and bills again: the response a
+ * follow-up continues (`previous_response_id`), a stored `conversation`, a `prompt` template. An
+ * `item_reference` input item is opaque already (a raw block).
+ */
+const HELD_BY_OPENAI = ['previous_response_id', 'conversation', 'prompt'] as const;
+
 export interface TokenBound {
   /** Input tokens, cached or not, the provider can bill at most. */
   inputTokens: number;
@@ -80,6 +87,9 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   if (OPAQUE_FIELDS.some((f) => fields[f] !== undefined)) tally.opaque = true;
   // an Anthropic message thread continued: the provider bills the conversation it holds, which the body lacks
   if ((fields.thread as { type?: unknown } | null | undefined)?.type === 'continue') tally.opaque = true;
+  // likewise a Responses request on what OpenAI stored: an earlier response, a conversation, a prompt template
+  if (req.passthrough?.wire === 'openai_responses' && HELD_BY_OPENAI.some((f) => isSet(fields[f])))
+    tally.opaque = true;
 
   const content = measure ? tally.bytes : Buffer.byteLength(bodyText) - tally.imageData;
   const perImage = IMAGE_TOKEN_MAXIMA.find((m) => m.pattern.test(model.id))!.tokens + IMAGE_OVERHEAD;
@@ -167,4 +177,8 @@ function countTools(t: Tally, req: CanonicalRequest, measure: boolean): void {
 
 function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '');
+}
+
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '';
 }

@@ -93,4 +93,36 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
       });
     }
   }
+
+  // A Responses follow-up on an OpenAI model names state OpenAI holds and bills as input (an earlier
+  // response, a stored conversation or prompt template), which the body does not show: each call here is
+  // billed 150,000 input tokens for a body of a few words.
+  for (const held of [
+    { previous_response_id: 'resp_held' },
+    { conversation: 'conv_held' },
+    { prompt: { id: 'pmpt_held' } },
+  ]) {
+    await t.test(`a Responses request on ${Object.keys(held)[0]} never spends past the cap`, async () => {
+      const model = 'openai:gpt-5-mini';
+      stack.fake.setDefault('slow-headers=300;usage=in:150000,out:16');
+      const oneCall = priceCall(registry, model, { input_tokens: 150_000, output_tokens: 16 });
+      const cap = formatDecimal(mul(oneCall.cost, parseDecimal('4')));
+      const key = await stack.issue(['--daily-cap-usd', cap]);
+      const body = JSON.stringify({ model, input: 'and then?', max_output_tokens: 16, ...held });
+      const statuses = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const res = await fetch(`${stack.gw.url}/v1/responses`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key.token}`, 'content-type': 'application/json' },
+            body,
+          });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      const spent = sumDecimals(spentBy(stack.files.db, key.keyId).costs);
+      assert.ok(compare(spent, parseDecimal(cap)) <= 0, `spent ${formatDecimal(spent)} > cap ${cap}`);
+      assert.ok(statuses.includes(200) && statuses.includes(429), String(statuses));
+    });
+  }
 });

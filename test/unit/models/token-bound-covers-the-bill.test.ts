@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { decodeResponsesRequest } from '#src/gateway/shapes/responses/decode.ts';
 import { boundCallTokens, IMAGE_TOKEN_MAXIMA } from '#src/models/token-bound.ts';
 import { billedInputTokens } from '../../fake-provider/billing.ts';
 import { BIG_PNG, CASES, decode, MODELS, registry, upstreamBody } from '../../helpers/budget-probes.ts';
@@ -120,4 +121,22 @@ test('a message thread continued reserves the whole context window (the provider
     boundCallTokens(decode('anthropic', body), model, JSON.stringify(body));
   assert.ok(bound(continued).inputTokens >= model.capabilities.max_context_tokens);
   assert.ok(bound(created).inputTokens < 1_000);
+});
+
+test('a Responses request on state OpenAI holds (previous_response_id, conversation, prompt) reserves the whole context window', () => {
+  const model = registry.get('openai:gpt-5-mini')!;
+  const bound = (fields: Record<string, unknown>) => {
+    const body = { model: 'm', input: 'and then?', max_output_tokens: 16, ...fields };
+    return boundCallTokens(decodeResponsesRequest(body), model, JSON.stringify(body)).inputTokens;
+  };
+  // OpenAI bills the conversation or prompt it stored as input, which the body does not show
+  for (const fields of [
+    { previous_response_id: 'resp_01' },
+    { conversation: 'conv_01' },
+    { conversation: { id: 'conv_01' } },
+    { prompt: { id: 'pmpt_01', version: '2' } },
+  ])
+    assert.ok(bound(fields) >= model.capabilities.max_context_tokens, JSON.stringify(fields));
+  assert.ok(bound({}) < 1_000, 'a request that is all in its body reserves its body');
+  assert.ok(bound({ previous_response_id: null }) < 1_000);
 });

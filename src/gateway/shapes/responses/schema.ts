@@ -120,7 +120,10 @@ export const ResponsesRequestSchema = v.looseObject({
 });
 export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;
 
-/** Fields decode maps into the canonical request; all others travel as passthrough. */
+/**
+ * Fields decode maps into the canonical request; all others travel as passthrough (`previous_response_id`
+ * among them: the budget's token bound reads it there, since OpenAI bills the response it names as input).
+ */
 export const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'model',
   'input',
@@ -130,7 +133,6 @@ export const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'top_p',
   'stream',
   'store',
-  'previous_response_id',
   'tools',
   'tool_choice',
   'parallel_tool_calls',
