@@ -66,7 +66,7 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
     refuse(`The trace store path ${target} is not a regular file; point --db-path at a file.`);
   // a link to a missing file holds the name (the no-clobber rename fails) but is no store: name it,
   // rather than "a store appeared during the restore" and a --force that meets the same link
-  if (!existsSync(target) && lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink())
+  if (isDanglingLink(target))
     refuse(
       `The trace store path ${target} is a link to ${resolve(dirname(target), readlinkSync(target))}, which does not exist; point --db-path at a file, or remove the link, then run restore again.`,
     );
@@ -135,10 +135,21 @@ export function lockStore(path: string): DatabaseSync {
 
 // --- internal ---
 
+function isDanglingLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink() && !existsSync(path);
+  } catch {
+    return false;
+  }
+}
+
 /** The file a link at `path` points to when that file exists (links of links too); else `path` itself. */
 function throughLink(path: string): string {
-  if (!lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() || !existsSync(path)) return path;
-  return realpathSync(path);
+  try {
+    return lstatSync(path).isSymbolicLink() && existsSync(path) ? realpathSync(path) : path;
+  } catch {
+    return path; // no such name, or a file where a folder should be: the checks after this one say so
+  }
 }
 
 function refuse(message: string): never {

@@ -150,6 +150,15 @@ test('user-export --out writes a private file for the window and prints a summar
   const again = await runSvc(['analytics', 'user-export', 'u10', '--out', out, '--db-path', db], { env });
   assert.equal(again.code, 0, again.stderr);
   assert.equal(lines(readFileSync(out, 'utf8')).length, 8);
+  // an --out that is a link to the file writes that file, as a shell's > would: the link stays a link
+  const link = join(tmp.dir, `latest-${n}.jsonl`);
+  symlinkSync(out, link);
+  const viaLink = await runSvc(['analytics', 'user-export', 'u1', '--out', link, '--db-path', db], { env });
+  assert.equal(viaLink.code, 0, viaLink.stderr);
+  assert.equal(lstatSync(link).isSymbolicLink(), true, 'the link is still a link');
+  const u1 = lines(readFileSync(out, 'utf8')).map((l) => JSON.parse(l).payload.user_id);
+  assert.ok(u1.length > 8 && u1.every((u) => u === 'u1'), `${u1}`);
+  assert.equal(report(viaLink.stdout).out, out);
 });
 
 test('user-export --out naming the trace store, its WAL or a link to it is refused and the store stays whole', async () => {

@@ -4,7 +4,7 @@
  * renamed when complete).
  */
 
-import { statSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { defineCommand } from 'citty';
@@ -46,10 +46,11 @@ export default defineCommand({
     const userId = assertUserId(args.user_id);
     refuseRepeatedParams(rawArgs);
     const window = resolveWindow({ from: args.from, to: args.to }, { names: { from: '--from', to: '--to' } });
+    // a link to an existing file names that file: it is written (as a shell's > would), the link stays
     const out =
       args.out === undefined
         ? undefined
-        : requireFilePath(args.out, '--out', '; leave it out to write to stdout');
+        : throughLink(requireFilePath(args.out, '--out', '; leave it out to write to stdout'));
     if (out !== undefined) {
       refuseNonRegularFile(out, userId);
       refuseStoreFile(out, resolveStoreTarget(readEnv(), storeFlagsOf(args)));
@@ -79,6 +80,15 @@ export default defineCommand({
 });
 
 // --- internal ---
+
+/** The file a link at `path` points to when that file exists (links of links too); else `path` itself. */
+function throughLink(path: string): string {
+  try {
+    return lstatSync(path).isSymbolicLink() && existsSync(path) ? realpathSync(path) : path;
+  } catch {
+    return path; // no such name, or a file where a folder should be: the checks after this one say so
+  }
+}
 
 /**
  * `--out` naming the trace store (or its -wal, -shm or -journal, by path or by link) would rename the
