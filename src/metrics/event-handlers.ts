@@ -63,7 +63,8 @@ export const EVENT_HANDLERS = {
     m.llmErrors.inc({ ...call, error_class: errorClass });
     observe(m.llmLatency, call, p.latency_ms);
     // a stream that broke after the provider reported usage carries that usage priced: the provider bills it,
-    // and the budget, turn.completed and the analytics spend count it, so the cost counters do too
+    // and the budget and turn.completed count it, so the cost counters do too (the analytics spend reads
+    // llm.call_completed only, spec 3)
     addCost(m, call, p);
   },
   'route.decided'(p, m) {
