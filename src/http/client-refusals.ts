@@ -1,0 +1,107 @@
+/**
+ * @module The answers to requests Node's HTTP server refuses before the app sees them (listen.ts attaches
+ * them as the server's `clientError` listener): a client too slow to send its request, malformed HTTP,
+ * headers over Node's limit. Without them Node writes a bare status line, with no body, id or log line.
+ */
+import { maxHeaderSize, ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { SvcError } from '../lib/errors.ts';
+import { refuseBody } from './incoming.ts';
+import type { ClientTimeouts } from './listen.ts';
+import { encodeServiceError } from './service-errors.ts';
+
+/** How the requests Node refuses are answered and logged (each server says for itself). */
+export interface RefusalOptions {
+  /** A fresh request id for each refusal (the gateway's; the agent server has none). */
+  newRequestId?: () => string;
+  /** Headers a refusal carries besides `content-type` and `connection: close` (the request id's, x-should-retry). */
+  headers?: (err: SvcError, requestId: string | undefined) => Record<string, string>;
+  /** Receives the refusal's request-log line (the app's request log never sees these requests). */
+  writeRequestLog?: (line: string) => void;
+}
+
+/**
+ * Node's `clientError`: the client is too slow (headers / request timeout), or sent what is not HTTP/1.1
+ * (a bad request line or header, a bad chunk size, headers over `--max-http-header-size`). A request the
+ * app is already answering (its headers arrived, its body did not) has its body read fail with the refusal,
+ * so the app answers it as its own (error body in the path's shape, request id, request-log line, the
+ * gateway's turn.completed). Otherwise this writes the answer: the service error body, the request id,
+ * `connection: close`, and one request-log line (none for a connection that never sent a byte). A reset
+ * or broken socket, or a client that ended its side mid-request, is only destroyed (the app, if it was
+ * answering, logs a 499).
+ */
+export function answerClientError(
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+  timeouts: ClientTimeouts,
+  options: RefusalOptions,
+): void {
+  if (answeredSockets.has(socket)) return;
+  answeredSockets.add(socket);
+  const inFlight = (socket as { _httpMessage?: unknown })._httpMessage;
+  const res = inFlight instanceof ServerResponse ? inFlight : undefined;
+  if (CLIENT_GONE.has(err.code ?? '') || !socket.writable || res?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const refusal = refusalOf(err, timeouts);
+  if (res && !res.writableFinished) {
+    res.shouldKeepAlive = false;
+    refuseBody(res.req, refusal);
+    return;
+  }
+  const requestId = options.newRequestId?.();
+  const body = JSON.stringify(encodeServiceError(refusal));
+  const headers: Record<string, string> = {
+    ...options.headers?.(refusal, requestId),
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  };
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n${body}`);
+  socket.once('finish', () => socket.destroy());
+  // a connection that never sent a byte made no request: it is answered, but not logged as one
+  if (socket.bytesRead === 0) return;
+  options.writeRequestLog?.(
+    `${JSON.stringify({
+      time: new Date().toISOString(),
+      msg: 'request',
+      method: null,
+      path: null,
+      request_id: requestId ?? null,
+      status: refusal.status,
+      error_code: refusal.code,
+      ...(refusal.code === 'invalid_request' && err.code ? { reason: err.code } : {}),
+    })}\n`,
+  );
+}
+
+const answeredSockets = new WeakSet<Socket>();
+
+/** A reset or broken socket, or a client that ended its side in the middle of its request: nobody reads. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'HPE_INVALID_EOF_STATE']);
+
+/** What Node's refusal means, as the error the client is told (never the bytes it sent). */
+function refusalOf(err: NodeJS.ErrnoException, timeouts: ClientTimeouts): SvcError {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new SvcError('request_timeout', {
+        message: `The request was not received in time: its headers must arrive within ${timeouts.headersMs} ms and the whole request within ${timeouts.requestMs} ms; send it again.`,
+      });
+    case 'HPE_HEADER_OVERFLOW':
+      return new SvcError('request_headers_too_large', {
+        message: `The request headers are larger than the ${maxHeaderSize} bytes the server reads; send fewer or shorter headers.`,
+      });
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new SvcError('request_too_large', {
+        message: 'The chunk extensions of the request body are too large; send the body without them.',
+      });
+    default:
+      return new SvcError('invalid_request', {
+        message: `The request is not valid HTTP/1.1 (${err.code ?? 'unreadable'}); check the request line, headers and body framing.`,
+      });
+  }
+}
