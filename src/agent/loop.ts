@@ -185,6 +185,7 @@ async function runModelCall(
       signal: turn.signal,
       // what a call cancelled or broken before the provider stated its usage is billed on (as the gateway's)
       inputTokensEstimate: describeRequest(request, { workspacePath: null }).estimatedInputTokens,
+      outputTokensBound: request.max_tokens ?? routed.model.capabilities.max_output_tokens,
     });
     turn.signal.removeEventListener('abort', onUnansweredAbort);
     events = deps.runner.streamEvents(running, turn.signal, {

@@ -152,7 +152,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
         // translated: never more output asked of the model than it can give (the bound holds that much)
         if (!sameWire) req = withinOutputLimit(req, model);
-        const worst = worstCaseCost(deps.registry, model.id, boundCallTokens(req, model, bodyText));
+        const bound = boundCallTokens(req, model, bodyText);
+        const worst = worstCaseCost(deps.registry, model.id, bound);
         hold = onceHold(
           await deps.quota.admit(key, worst.cost, {
             requested_model: req.model,
@@ -179,6 +180,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           signal,
           hold: costOnTurn(hold, turn, (cost) => deps.spendToday.add(budgetKeyIdOf(key), cost)),
           inputTokensEstimate: turn.inputTokensEstimate,
+          outputTokensBound: bound.outputTokens,
           // a non-streaming body is read within the attempt: a connection lost while it arrives is retried
           ...(req.stream ? {} : { bodyMaxBytes: deps.upstreamLimits.maxBodyBytes }),
         });

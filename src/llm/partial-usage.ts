@@ -23,6 +23,12 @@ export function resolvePartialUsage(
   generatedQuarterTokens: number,
   /** The upstream already stated its final counts (StreamProgress.usageFinal): they are billed as stated. */
   final = false,
+  /**
+   * The most output the request allows (max_tokens × n, token-bound.ts): a provider never bills more, so
+   * neither does the estimate, which weighs text by script and can read several characters of one token as
+   * several tokens.
+   */
+  outputTokensMax = Number.POSITIVE_INFINITY,
 ): CanonicalUsage {
   const usage: CanonicalUsage = { ...reported };
   if (final) return usage;
@@ -30,7 +36,7 @@ export function resolvePartialUsage(
     usage.input_tokens = inputTokensEstimate;
     usage.estimated = true;
   }
-  const output = Math.ceil(generatedQuarterTokens / QUARTERS_PER_TOKEN);
+  const output = Math.min(Math.ceil(generatedQuarterTokens / QUARTERS_PER_TOKEN), outputTokensMax);
   if (output > usage.output_tokens) {
     usage.output_tokens = output;
     usage.estimated = true;

@@ -96,6 +96,8 @@ export interface StartInput {
    * its usage (a cancelled or broken stream, a body lost on the way; llm/partial-usage.ts). 0: none known.
    */
   inputTokensEstimate?: number;
+  /** The most output the request allows (token-bound.ts): what an estimate of that output never passes. */
+  outputTokensBound?: number;
 }
 
 /** A call whose upstream answered 2xx. Exactly one of complete / fail / cancel takes effect. */
@@ -286,6 +288,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
             input.inputTokensEstimate ?? 0,
             p.generatedQuarterTokens(),
             p.usageFinal(),
+            input.outputTokensBound,
           ),
         complete(c) {
           close();

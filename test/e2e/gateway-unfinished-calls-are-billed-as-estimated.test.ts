@@ -59,6 +59,27 @@ test('calls that end before the provider states its usage are billed on estimate
     assertEstimated(e, 'the broken OpenAI stream');
   });
 
+  await t.test('an estimate never bills more output than the request allowed (max_tokens)', async () => {
+    // four tokens of three CJK characters each (o200k and Claude's tokenizer have such tokens): weighed by
+    // script they read as 12, but the provider can bill no more than the max_tokens of 4
+    const { data, response } = await stack.openai.chat.completions
+      .create({
+        model: OPENAI_MODEL,
+        stream: true,
+        max_tokens: 4,
+        messages: [{ role: 'user', content: 'hi [[fake:text=日本語 日本語 日本語 日本語;reset-after=5]]' }],
+      })
+      .withResponse();
+    let text = '';
+    await assert.rejects(async () => {
+      for await (const chunk of data) text += chunk.choices[0]?.delta?.content ?? '';
+    });
+    assert.ok(text.length >= 12, `the four words arrived before the break: ${text}`);
+    const e = await closingEvent(stack, 'llm.call_failed', response.headers.get('svc-request-id')!);
+    assert.equal(e.payload.usage_estimated, true);
+    assert.equal(e.payload.output_tokens, 4);
+  });
+
   await t.test('a non-streaming answer whose body is lost on the way', async () => {
     for (const model of [OPENAI_MODEL, CLAUDE_MODEL]) {
       const { response, error } = await stack.openai.chat.completions

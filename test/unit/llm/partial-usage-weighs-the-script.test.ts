@@ -38,3 +38,15 @@ test('the output of an unfinished stream counts its deltas by script, as the inp
     Math.ceil((2 + 8 + 2 * 4) / 4),
   );
 });
+
+test('the output estimate never passes the most output the request allows, a stated count does', () => {
+  const b = new StreamBuilder();
+  b.start('msg_1', 'm');
+  b.text(b.openText(), '日本語'.repeat(100));
+  assert.equal(
+    resolvePartialUsage(emptyUsage(), 10, b.generatedQuarterTokens(), false, 64).output_tokens,
+    64,
+  );
+  const stated = { ...emptyUsage(), output_tokens: 80 };
+  assert.equal(resolvePartialUsage(stated, 10, b.generatedQuarterTokens(), false, 64).output_tokens, 80);
+});
