@@ -1,7 +1,8 @@
 /**
  * @module What slot 4 learns, read from the trace store alone in one SQL statement (run by the rebuild
  * worker, and in process by `svc routing explain` and tests). A sample is one routed request (a gateway
- * request, or an agent turn) whose route.decided carries a fingerprint and that made at least one call.
+ * request, or an agent turn) whose route.decided carries a fingerprint, that made at least one call and has
+ * ended (turn.completed, turn.cancelled, or the bus.gap_detected of a restart after a kill).
  * It succeeded when its turn completed without an error code, no llm.call_failed, no cancelled call or
  * turn, no call on another model, and was not retried on another model: the next request of the same
  * session (agent), or of the same gateway key with the same message count (gateway), with the same sketch
@@ -80,6 +81,9 @@ samples AS MATERIALIZED (
   WHERE r.structural LIKE :revision
     AND EXISTS (SELECT 1 FROM events c
       WHERE c.turn_id = r.turn_id AND c.type IN ('llm.call_completed', 'llm.call_failed'))
+    -- a turn still running (an agent's tools between two calls) is no sample yet, not a failure
+    AND EXISTS (SELECT 1 FROM events e
+      WHERE e.turn_id = r.turn_id AND e.type IN ('turn.completed', 'turn.cancelled', 'bus.gap_detected'))
 ),
 keyed AS MATERIALIZED (
   SELECT structural AS key, model, ok, cost FROM samples WHERE :version = 'structural'

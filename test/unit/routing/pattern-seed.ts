@@ -20,7 +20,9 @@ export type Outcome =
   | 'turn_cancelled' // turn.cancelled (agent)
   | 'error_code' // turn.completed with an error code
   | 'other_model' // a call in the turn ran on another model
-  | 'no_call'; // refused before any call (a quota refusal): not a sample
+  | 'no_call' // refused before any call (a quota refusal): not a sample
+  | 'in_flight' // an agent turn still running: its first call completed, no turn end yet
+  | 'gap'; // a killed process left it open: bus.gap_detected at the restart, no turn end
 
 export interface SeedRequest {
   print: RouteFingerprint;
@@ -87,7 +89,9 @@ export function seedRequests(db: DatabaseSync, requests: readonly SeedRequest[])
         { ...call, cost_usd: cost, error_class: outcome === 'call_cancelled' ? 'cancelled' : null },
         2,
       );
-    if (outcome === 'turn_cancelled') ev('turn.cancelled', { reason: 'user', cost_usd: cost }, 3);
+    if (outcome === 'in_flight') return;
+    if (outcome === 'gap') ev('bus.gap_detected', { reason: 'process_ended' }, 3);
+    else if (outcome === 'turn_cancelled') ev('turn.cancelled', { reason: 'user', cost_usd: cost }, 3);
     else
       ev(
         'turn.completed',

@@ -133,6 +133,22 @@ test('each failure signal of the issue makes a request a failure; a request with
   );
 });
 
+test('a turn still running is no sample yet; one a killed process left open is a failure', async (t) => {
+  // a rebuild while an agent turn ran its tools (first call completed, no turn end) counted the turn as
+  // failed, so a model that worked every time dropped below min_success_rate while sessions were busy
+  const store = await tempStore(t);
+  seedRequests(store.db, [
+    ...times(3, { print: printA, model: HAIKU, sessionId: 'sess_busy' }),
+    ...times(2, { print: printA, model: HAIKU, sessionId: 'sess_busy', outcome: 'in_flight' }),
+    { print: printA, model: HAIKU, sessionId: 'sess_killed', outcome: 'gap' },
+  ]);
+  const rows = queryPatternStats(store.db, { sinceUs: 0, version: 'structural', minSamples: 1 });
+  assert.deepEqual(
+    rows.map((r) => [r.model, r.samples, r.successes]),
+    [[HAIKU, 4, 3]],
+  );
+});
+
 test('a retry of the same request on another model fails the first; other follow-ups do not', async (t) => {
   const store = await tempStore(t);
   const at = NOW_US - DAY_US;
