@@ -100,7 +100,9 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
       const caps = capsOf(key);
       if (caps.length === 0) return NO_RESERVATION;
       const nowUs = deps.clock.nowUs();
-      const holdId = deps.newId();
+      // named by the request's turn id (one hold per request), so a window first seeded while the call is
+      // in flight leaves its events out of the seed: its settlement adds its cost (seedFromTrace)
+      const holdId = typeof context.turn_id === 'string' ? context.turn_id : deps.newId();
       const budget = budgetKeyIdOf(key);
       const deciding = retry(
         () =>
@@ -217,7 +219,7 @@ async function lockWindow(
       .executeTakeFirst();
   let row = await read();
   if (!row) {
-    const seed = await seedFromTrace(trx, store, budgetKeyId, kind, startUs);
+    const seed = await seedFromTrace(trx, store, budgetKeyId, kind, startUs, nowUs);
     await trx
       .insertInto('budget_windows')
       .values({ key_id: budgetKeyId, cap_kind: kind, window_start_us: startUs, ...seed })
@@ -231,7 +233,9 @@ async function lockWindow(
 
 /**
  * Settled spend of every key sharing the budget and whether its alert went out, as the trace tells it
- * (a window's first use).
+ * (a window's first use). The events of a call whose hold is still live are left out: the trace may
+ * already hold its llm.call_completed (a call admitted before midnight that ends after it), and its
+ * settlement adds its cost to this window, so counting it here too would count it twice.
  */
 async function seedFromTrace(
   db: Kysely<Database>,
@@ -239,6 +243,7 @@ async function seedFromTrace(
   budgetKeyId: string,
   kind: CapKind,
   startUs: number,
+  nowUs: number,
 ): Promise<{ spent_usd: string; alerted: number }> {
   const keyIds = await budgetMembers(db, store, budgetKeyId);
   const spent = await db
@@ -247,6 +252,17 @@ async function seedFromTrace(
     .where('type', 'in', SPEND_EVENT_TYPES)
     .where('gateway_key_id', 'in', keyIds)
     .where('timestamp_us', '>=', startUs)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('budget_holds')
+            .select('budget_holds.id')
+            .whereRef('budget_holds.id', '=', 'events.turn_id')
+            .where('budget_holds.key_id', '=', budgetKeyId)
+            .where('budget_holds.expires_us', '>', nowUs),
+        ),
+      ),
+    )
     .executeTakeFirstOrThrow();
   const alert = await db
     .selectFrom('events')
@@ -294,10 +310,13 @@ async function settle(
 ): Promise<Alert[]> {
   const budget = budgetKeyIdOf(key);
   return store.kysely.transaction().execute(async (trx) => {
+    // the windows first, while this call's hold still keeps its events out of a window seeded now
+    const windows = [];
+    for (const c of capsOf(key))
+      windows.push({ ...c, w: await lockWindow(trx, store, budget, c.kind, nowUs) });
     await trx.deleteFrom('budget_holds').where('id', '=', holdId).execute();
     const alerts: Alert[] = [];
-    for (const { kind, cap } of capsOf(key)) {
-      const w = await lockWindow(trx, store, budget, kind, nowUs);
+    for (const { kind, cap, w } of windows) {
       const spent = add(w.spent, cost);
       const crossed = !w.alerted && reachesAlert(spent, cap);
       if (compare(cost, ZERO) === 0 && !crossed) continue;

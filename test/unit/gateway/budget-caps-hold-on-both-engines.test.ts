@@ -129,6 +129,37 @@ describeEachEngine('budget caps', postgres, (engine) => {
     await r.managers[0].admit(key, d('0.05'));
   });
 
+  test('a call admitted before UTC midnight and settled after it counts once in the new day', async (t) => {
+    // the gateway publishes llm.call_completed, then settles; the trace may commit the event first, so the
+    // new day's spend, first needed by this very settlement, must not count it from the trace and again
+    const beforeMidnight = Date.UTC(2026, 10, 22, 23, 59, 59) * 1000;
+    const afterMidnight = Date.UTC(2026, 10, 23, 0, 0, 1) * 1000;
+    let now = beforeMidnight;
+    const r = await replicas(engine, t, undefined, { nowUs: () => now });
+    const [a, b = a] = r.managers;
+    const hold = await a.admit(key, d('0.5'), { turn_id: 'turn_midnight' });
+    now = afterMidnight;
+    await r.store.appendEvents([
+      {
+        id: '01JZ0000000000000000000009',
+        timestamp: formatUs(afterMidnight - 10),
+        timestamp_us: afterMidnight - 10,
+        session_id: null,
+        turn_id: 'turn_midnight',
+        type: 'llm.call_completed',
+        actor: 'gateway',
+        payload: JSON.stringify({ gateway_key_id: 'gk_1', cost_usd: '0.3' }),
+        parent_event_id: null,
+        sensitivity: 'pseudonymous',
+      },
+    ]);
+    await settled(a, () => hold.settle(d('0.3')));
+    await assert.rejects(
+      async () => b.admit(key, d('0.8')),
+      (err: unknown) => isSvcError(err) && err.details?.spent_usd === '0.300000',
+    );
+  });
+
   test('the priced usage of a stream that broke counts after a restart as it did before', async (t) => {
     // a running gateway settles a broken stream's hold to the usage the provider reported (and billed),
     // stamped on llm.call_failed; the spend seeded at the next start must be the same
@@ -206,31 +237,27 @@ async function replicas(
   engine: EngineUnderTest,
   t: TestContext,
   given?: Awaited<ReturnType<EngineUnderTest['target']>>,
+  clock = { nowUs: () => T0 },
 ): Promise<Replicas> {
   const target = given ?? (await engine.target());
   const events: EventEnvelope[] = [];
   if (target.engine === 'sqlite') {
     const store = await openStore(target);
     t.after(() => store.close());
-    const bus = createBus({ newId: createIdFactory(), clock: { nowUs: () => T0 }, log: silentLogger });
+    const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
     bus.subscribe({ name: 'recorder', handle: (e) => void events.push(e) });
-    const manager = createQuotaManager({
-      bus,
-      clock: { nowUs: () => T0 },
-      seed: await loadQuotaSeed(store, T0),
-    });
+    const manager = createQuotaManager({ bus, clock, seed: await loadQuotaSeed(store, clock.nowUs()) });
     return { managers: [manager], events, store };
   }
   const list = await Promise.all(
-    [1, 2, 3].map((i) => tableReplica(`${target.url}?application_name=replica${i}`, events)),
+    [1, 2, 3].map((i) => tableReplica(`${target.url}?application_name=replica${i}`, events, clock)),
   );
   t.after(() => Promise.all(list.map((l) => l.close())));
   return { managers: list.map((l) => l.manager), events, store: list[0].store };
 }
 
-async function tableReplica(url: string, events: EventEnvelope[]) {
+async function tableReplica(url: string, events: EventEnvelope[], clock = { nowUs: () => T0 }) {
   const store = (await openStore({ engine: 'postgres', url })) as PostgresStore;
-  const clock = { nowUs: () => T0 };
   const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
   bus.subscribe({ name: 'recorder', handle: (e) => void events.push(e) });
   const writer = createTraceWriter({ store, log: silentLogger });
