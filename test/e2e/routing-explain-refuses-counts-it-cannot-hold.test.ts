@@ -4,6 +4,8 @@
  * carry. They are now a usage error (exit 2, one sentence naming the flag), like the other malformed counts.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
 
@@ -26,4 +28,39 @@ test('explain refuses a count above 2^53 with exit 2 naming the flag; the larges
   const largest = await explain('--input-tokens', '9007199254740991');
   assert.equal(largest.code, 0, largest.stderr);
   assert.match(largest.stdout, /^request .* input_tokens≈9007199254740991 messages=1$/m);
+});
+
+test('explain refuses a blank --model as the gateway does, and routes cost_today_above with --cost-today', async (t) => {
+  // a blank --model explained a request the gateway answers 400 (model must not be empty), and a
+  // cost_today_above rule never held in explain (today's spend was taken as 0 and not shown)
+  const tmp = makeTempDir('svc-explain-cost-');
+  t.after(tmp.cleanup);
+  const env = isolatedEnv(tmp.dir, { ANTHROPIC_API_KEY: 'sk-ant-test' });
+  const routing = join(tmp.dir, 'routing.yaml');
+  writeFileSync(routing, 'rules:\n  - { name: over-budget, when: { cost_today_above: 25 }, use: fast }\n');
+  const explain = (...flags: string[]) =>
+    runSvc(['routing', 'explain', '--text', 'hi', '--routing', routing, ...flags], { env });
+
+  for (const [flags, sentence] of [
+    [
+      ['--model', ' '],
+      'svc: --model must not be empty: give the model a request names, such as auto or fast.',
+    ],
+    [
+      ['--model', 'auto', '--cost-today', '-1'],
+      'svc: --cost-today must be a non-negative amount of USD such as 25 or 2.50, not "-1".',
+    ],
+  ] as const) {
+    const run = await explain(...flags);
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(run.stdout, '');
+    assert.equal(run.stderr.trim(), sentence);
+  }
+  const under = await explain('--model', 'auto', '--cost-today', '25');
+  assert.equal(under.code, 0, under.stderr);
+  assert.match(under.stdout, /^request .* cost_today=\$25 /m);
+  assert.match(under.stdout, /^ {2}3 rule {18}no_match$/m);
+  const over = await explain('--model', 'auto', '--cost-today', '25.01');
+  assert.equal(over.code, 0, over.stderr);
+  assert.match(over.stdout, /^ {2}3 rule {18}accepted {2}anthropic:claude-haiku-4-5 \(rule over-budget\)$/m);
 });

@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import type { ContentBlock } from '../../canonical/message.ts';
+import { type Decimal, formatDecimal } from '../../lib/decimal.ts';
 import { resolveRequestedRef } from '../candidate.ts';
 import { type RouteDecision, resolveRoute } from '../chain.ts';
 import type { RouteContext, RouteFacts } from '../facts.ts';
@@ -78,7 +79,7 @@ export function explainRoute(input: ExplainInput): Explained {
   const parts = structuralParts(facts);
   const print = decision.fingerprint;
   const lines = [
-    `request      model=${facts.requestedModel ?? '(none)'} images=${yesNo(facts.hasImages)} tools=${list(parts.tools)} workspace=${parts.workspace ?? '(none)'} input_tokens≈${facts.estimatedInputTokens} messages=${facts.messageCount ?? 0}`,
+    `request      model=${facts.requestedModel ?? '(none)'} images=${yesNo(facts.hasImages)} tools=${list(parts.tools)} workspace=${parts.workspace ?? '(none)'} cost_today=$${usd(ctx.costTodayUsd?.() ?? '0')} input_tokens≈${facts.estimatedInputTokens} messages=${facts.messageCount ?? 0}`,
     `structural   ${print.structural}  (workspace=${parts.workspace ?? '(none)'}, images=${yesNo(parts.images)}, tools=${list(parts.tools)}, input_tokens≤${parts.input_tokens_bucket}, messages≤${parts.messages_bucket})`,
     `hybrid       ${print.sketch.length} bands: ${print.sketch.join(' ')}`,
     `pattern      ${cfg.enabled ? 'enabled' : 'disabled'} in ${ctx.policy.source}; fingerprint ${cfg.fingerprint}, min_samples ${cfg.minSamples}, min_success_rate ${cfg.minSuccessRate}, lookback_days ${cfg.lookbackDays}, candidates ${cfg.candidates ? list([...cfg.candidates]) : 'every model'}`,
@@ -137,6 +138,11 @@ function slotFourLines(input: ExplainInput, ctx: RouteContext, d: RouteDecision)
   return say(
     'no_match: no model seen for this fingerprint passes min_samples, min_success_rate and candidates',
   );
+}
+
+/** Today's spend as given (`25`, `2.50`), or a decimal's own digits. */
+function usd(value: Decimal | string): string {
+  return typeof value === 'string' ? value : formatDecimal(value);
 }
 
 function yesNo(b: boolean): string {

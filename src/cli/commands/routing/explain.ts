@@ -43,6 +43,10 @@ export default defineCommand({
       type: 'string',
       description: 'Estimated input tokens (default: the routing estimate of the text and tools)',
     },
+    'cost-today': {
+      type: 'string',
+      description: 'USD the key (or agent server) spent since 00:00 UTC, for cost_today_above (default 0)',
+    },
     routing: {
       type: 'string',
       description: 'routing.yaml (default SVC_ROUTING_POLICY or the built-in policy)',
@@ -75,8 +79,10 @@ export default defineCommand({
       target.engine === 'sqlite'
         ? await readTable(target.path, policy)
         : { table: emptyPatternTable(policy.pattern.fingerprint), source: UNSUPPORTED_STORE };
+    const model = modelFlag(args.model);
+    const costToday = usdFlag(args['cost-today'], '--cost-today');
     const facts = describeExplainRequest({
-      model: args.model,
+      model,
       text: args.text,
       tools: (args.tools ?? '')
         .split(',')
@@ -89,7 +95,12 @@ export default defineCommand({
     });
     const { lines } = explainRoute({
       facts,
-      ctx: { policy, registry, availableAdapters: new Set(Object.keys(adapterConfigs(env))) },
+      ctx: {
+        policy,
+        registry,
+        availableAdapters: new Set(Object.keys(adapterConfigs(env))),
+        costTodayUsd: () => costToday,
+      },
       table,
       tableSource: source,
     });
@@ -134,6 +145,25 @@ function workspaceFlag(text: string): string {
     throw new SvcError('usage_error', {
       message:
         "--workspace must not be empty: give the key's or session's workspace folder, or leave it out.",
+    });
+  return text;
+}
+
+/** A blank --model names no model: the gateway answers such a request 400, so there is nothing to explain. */
+function modelFlag(text: string): string {
+  if (text.trim() === '')
+    throw new SvcError('usage_error', {
+      message: '--model must not be empty: give the model a request names, such as auto or fast.',
+    });
+  return text;
+}
+
+/** An amount of USD as routing.yaml writes one (`25`, `2.50`); absent is 0. */
+function usdFlag(text: string | undefined, flag: string): string {
+  if (text === undefined) return '0';
+  if (!/^\d+(\.\d+)?$/.test(text))
+    throw new SvcError('usage_error', {
+      message: `${flag} must be a non-negative amount of USD such as 25 or 2.50, not "${text}".`,
     });
   return text;
 }
