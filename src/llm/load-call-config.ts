@@ -53,6 +53,8 @@ export function loadCallConfig(opts: LoadCallConfigOptions): CallConfig {
   });
   const adapters = createAdapters(adapterConfigs(env));
   warnUnservedGlobalDefault(policy, registry, adapters, opts.log);
+  // a reload (SIGHUP, POST /routing/reload) can bring such a default as well: it is said then too
+  policy.onReload(() => warnUnservedGlobalDefault(policy, registry, adapters, opts.log));
   return { registry, policy, adapters };
 }
 
@@ -65,8 +67,8 @@ const KEY_VARIABLES: Record<AdapterName, string> = {
 
 /**
  * Slot 7 is the answer for every request nothing else claims: a global default on a provider without a key
- * makes them all 503 routing_failed, so the start says which key to set (a start with no key at all is
- * warned elsewhere).
+ * makes them all 503 routing_failed, so the start and each reload say which key to set (a start with no key
+ * at all is warned elsewhere).
  */
 function warnUnservedGlobalDefault(
   policy: PolicyStore,

@@ -30,7 +30,10 @@ test('SIGHUP reloads routing.yaml; a bad file keeps the old policy and the gatew
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const routing = join(dir, 'routing.yaml');
   writeFileSync(routing, 'rules:\n  - { name: cheap, use: fast }\n');
-  const stack = await startGatewayStack({ env: { SVC_ROUTING_POLICY: routing } });
+  const stack = await startGatewayStack({
+    env: { SVC_ROUTING_POLICY: routing },
+    providers: ['anthropic', 'openai'],
+  });
   t.after(() => stack.stop());
   const { gw, openai } = stack;
   const routed = async () => {
@@ -57,6 +60,20 @@ test('SIGHUP reloads routing.yaml; a bad file keeps the old policy and the gatew
   gw.child.kill('SIGHUP');
   await until('the reload line', () => reloads().some((l) => l.msg === 'routing policy reloaded' && l.valid));
   assert.equal(await routed(), 'anthropic:claude-opus-4-1');
+
+  // a reload to a global default whose provider has no key warns as a start does (it was silent, and every
+  // request nothing else claimed became 503 routing_failed)
+  const unserved = () =>
+    linesOf(gw.output().stderr).filter(
+      (l) => l.msg === 'the global default cannot be served: its provider has no key',
+    );
+  assert.equal(unserved().length, 0);
+  writeFileSync(routing, 'global_default: llama\nrules:\n  - { name: strong, use: deep }\n');
+  gw.child.kill('SIGHUP');
+  await until('the warning', () => unserved().length > 0);
+  assert.equal(unserved()[0].global_default, 'openrouter:meta-llama/llama-3.3-70b-instruct');
+  assert.equal(unserved()[0].set, 'OPENROUTER_API_KEY');
+  assert.equal(gw.child.exitCode, null, 'still running');
   assert.equal(await gw.stop(), 0, 'SIGTERM still stops it cleanly');
   const last = readEvents(stack.files.db, 'route.decided').at(-1)!;
   assert.deepEqual((last.payload.chain as unknown[]).at(-1), {
