@@ -87,8 +87,13 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   if (OPAQUE_FIELDS.some((f) => fields[f] !== undefined)) tally.opaque = true;
   // an Anthropic message thread continued: the provider bills the conversation it holds, which the body lacks
   if ((fields.thread as { type?: unknown } | null | undefined)?.type === 'continue') tally.opaque = true;
-  // likewise a Responses request on what OpenAI stored: an earlier response, a conversation, a prompt template
-  if (req.passthrough?.wire === 'openai_responses' && HELD_BY_OPENAI.some((f) => isSet(fields[f])))
+  // likewise a Responses request on what OpenAI stored (an earlier response, a conversation, a prompt
+  // template), which only an OpenAI model serves: any other model refuses it with a 400 that says why
+  if (
+    req.passthrough?.wire === 'openai_responses' &&
+    model.adapter === 'openai' &&
+    HELD_BY_OPENAI.some((f) => isSet(fields[f]))
+  )
     tally.opaque = true;
 
   const content = measure ? tally.bytes : Buffer.byteLength(bodyText) - tally.imageData;

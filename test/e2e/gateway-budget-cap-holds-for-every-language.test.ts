@@ -125,4 +125,25 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
       assert.ok(statuses.includes(200) && statuses.includes(429), String(statuses));
     });
   }
+
+  await t.test(
+    'on another model such a follow-up is the 400 that says why, not a quota refusal',
+    async () => {
+      const key = await stack.issue(['--daily-cap-usd', '0.01']);
+      const res = await fetch(`${stack.gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'anthropic:claude-haiku-4-5',
+          input: 'and then?',
+          max_output_tokens: 16,
+          previous_response_id: 'resp_held',
+        }),
+      });
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      assert.equal(res.status, 400, body.error.message);
+      assert.equal(body.error.code, 'invalid_request');
+      assert.match(body.error.message, /^previous_response_id:/);
+    },
+  );
 });

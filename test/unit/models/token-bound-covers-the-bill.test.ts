@@ -139,4 +139,8 @@ test('a Responses request on state OpenAI holds (previous_response_id, conversat
     assert.ok(bound(fields) >= model.capabilities.max_context_tokens, JSON.stringify(fields));
   assert.ok(bound({}) < 1_000, 'a request that is all in its body reserves its body');
   assert.ok(bound({ previous_response_id: null }) < 1_000);
+  // another model refuses such a request with a 400 naming the field; the reservation must not refuse it first
+  const claude = registry.get('anthropic:claude-haiku-4-5')!;
+  const body = { model: 'm', input: 'and then?', max_output_tokens: 16, previous_response_id: 'resp_01' };
+  assert.ok(boundCallTokens(decodeResponsesRequest(body), claude, JSON.stringify(body)).inputTokens < 1_000);
 });
