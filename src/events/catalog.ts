@@ -186,6 +186,8 @@ export interface RouteDecidedPayload {
   winner_index: number;
   chosen_model: string | null;
   elapsed_ms: number;
+  /** SHA-256 of the routing policy that decided. */
+  routing_policy_version?: string;
   fingerprint?: RouteFingerprint;
   /** The request's estimated input tokens (routing's script-aware estimate). */
   input_tokens_estimate?: number;

@@ -214,6 +214,8 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           winner_index: decision.winner_index,
           chosen_model: decision.chosen?.id ?? null,
           elapsed_ms: decision.elapsed_ms,
+          // which routing.yaml decided (its SHA-256, as GET /routing/policy shows it): a reload is visible here
+          routing_policy_version: decision.policy_version,
           requested_model: input.facts.requestedModel,
           gateway_key_id: s.gatewayKeyId,
           inbound_shape: s.inboundShape,

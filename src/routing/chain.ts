@@ -58,6 +58,8 @@ export interface RouteDecision {
   fingerprint: RequestFingerprint;
   /** Set when slot 4 won: what pattern.matched reports. */
   pattern: PatternMatch | null;
+  /** The version (SHA-256) of the routing policy that decided: route.decided and the session record it. */
+  policy_version: string;
 }
 
 /**
@@ -79,12 +81,12 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
     const { entry, failure } = validateCandidate(model, facts, ctx);
     if (failure === null && entry) {
       chain.push({ ...named, model, verdict: 'accepted' });
-      return decided(chain, chain.length - 1, entry, started, null, env, match ?? null);
+      return decided(chain, chain.length - 1, entry, started, null, env, match ?? null, ctx);
     }
     chain.push({ ...named, model, verdict: 'rejected', validation_failure: failure ?? undefined });
     if (failure === 'model_not_allowed' && slot.explicit) break;
   }
-  return decided(chain, -1, null, started, routeError(chain, facts), env, null);
+  return decided(chain, -1, null, started, routeError(chain, facts), env, null, ctx);
 }
 
 // --- internal ---
@@ -97,10 +99,20 @@ function decided(
   error: SvcError | null,
   env: PredicateEnv,
   pattern: PatternMatch | null,
+  ctx: RouteContext,
 ): RouteDecision {
   const fingerprint = env.fingerprint(); // part of routing's cost: counted in elapsed_ms
   const elapsed = Math.round((performance.now() - started) * 1000) / 1000;
-  return { chain, winner_index: winnerIndex, chosen, elapsed_ms: elapsed, error, fingerprint, pattern };
+  return {
+    chain,
+    winner_index: winnerIndex,
+    chosen,
+    elapsed_ms: elapsed,
+    error,
+    fingerprint,
+    pattern,
+    policy_version: ctx.policy.version,
+  };
 }
 
 /** 403 when any candidate was refused by allowed_models (no silent fallback), else 503. */

@@ -20,11 +20,14 @@ before(async () => {
 });
 after(() => fake.close());
 
-/** Starts a fresh session's one turn and waits for its end; returns the turn id. */
-async function oneTurn(server: AgentServer, text: string, override: string | null): Promise<string> {
-  const session = await server.api('POST', '/sessions', { workspace_path: server.workspace });
-  assert.equal(session.status, 201, JSON.stringify(session.body));
-  const sid = session.body.id as string;
+/** Runs one turn, in a fresh session unless `sid` names one, and waits for its end; returns the turn id. */
+async function oneTurn(
+  server: AgentServer,
+  text: string,
+  override: string | null,
+  session?: string,
+): Promise<string> {
+  const sid = session ?? (await newSession(server));
   const turn = await server.api('POST', `/sessions/${sid}/turns`, {
     content: [{ type: 'text', text }],
     per_message_override: override,
@@ -42,6 +45,12 @@ async function oneTurn(server: AgentServer, text: string, override: string | nul
   throw new Error(`turn ${turnId} never completed`);
 }
 
+async function newSession(server: AgentServer): Promise<string> {
+  const session = await server.api('POST', '/sessions', { workspace_path: server.workspace });
+  assert.equal(session.status, 201, JSON.stringify(session.body));
+  return session.body.id as string;
+}
+
 test('after /routing/reload enables slot 4, a turn like those that worked on haiku runs on haiku', async (t) => {
   const policyDir = makeTempDir('svc-agent-pattern-');
   t.after(() => policyDir.cleanup());
@@ -55,6 +64,8 @@ test('after /routing/reload enables slot 4, a turn like those that worked on hai
       SVC_PATTERN_REFRESH_MS: '3600000',
     },
   });
+  const older = await newSession(server);
+  const firstVersion = (await server.api('GET', '/routing/policy')).body.version;
   for (let i = 0; i < 20; i++) await oneTurn(server, 'summarize the release notes', 'fast');
   assert.equal(
     server.svc.output().stderr.includes('"pattern table rebuilt"'),
@@ -84,6 +95,14 @@ test('after /routing/reload enables slot 4, a turn like those that worked on hai
   );
   const route = events.find((e) => e.type === 'route.decided')!;
   assert.deepEqual(route.payload.chain[3], { policy: 'pattern', model: HAIKU, verdict: 'accepted' });
+  // route.decided names the policy that decided; a session follows the policy that routed its last turn
+  // (it kept the version of its creation, so a reloaded policy looked as if it never reached the session)
+  assert.notEqual(reload.body.version, firstVersion);
+  assert.equal(route.payload.routing_policy_version, reload.body.version);
+  const olderSession = async () => (await server.api('GET', `/sessions/${older}`)).body;
+  assert.equal((await olderSession()).routing_policy_version, firstVersion);
+  await oneTurn(server, 'hello', 'fast', older);
+  assert.equal((await olderSession()).routing_policy_version, reload.body.version);
   const matched = events.find((e) => e.type === 'pattern.matched')!;
   assert.equal(matched.parent_event_id, route.id);
   assert.equal(matched.payload.chose_model, HAIKU);

@@ -76,6 +76,8 @@ test('SIGHUP reloads routing.yaml; a bad file keeps the old policy and the gatew
   assert.equal(gw.child.exitCode, null, 'still running');
   assert.equal(await gw.stop(), 0, 'SIGTERM still stops it cleanly');
   const last = readEvents(stack.files.db, 'route.decided').at(-1)!;
+  const strong = reloads().find((l) => l.msg === 'routing policy reloaded' && l.valid)!;
+  assert.equal(last.payload.routing_policy_version, strong.version, 'the policy that decided');
   assert.deepEqual((last.payload.chain as unknown[]).at(-1), {
     policy: 'rule',
     rule: 'strong',

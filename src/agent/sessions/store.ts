@@ -223,6 +223,8 @@ export interface FinishTurn {
   /** Decimal string, added exactly to cost_so_far_usd. */
   costDelta: string;
   now: string;
+  /** The routing policy that routed the turn: the session's routing_policy_version follows it. */
+  routingPolicyVersion?: string;
 }
 
 /**
@@ -246,6 +248,7 @@ export async function finishTurn(db: Kysely<Database>, id: string, finish: Finis
         turn_count: row.turn_count + 1,
         cost_so_far_usd: addCost(row.cost_so_far_usd, finish.costDelta),
         updated_at: finish.now,
+        ...(finish.routingPolicyVersion ? { routing_policy_version: finish.routingPolicyVersion } : {}),
       })
       .where('id', '=', id)
       .execute();

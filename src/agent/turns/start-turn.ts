@@ -306,7 +306,12 @@ async function endTurn(
   // released before the end event, so a client that answers turn.completed with a new turn is not refused
   await input.release(handle, async () => {
     await whileStoreAway(deps.log, 'turn end', () =>
-      finishTurn(deps.db, handle.sessionId, { turnId: handle.turnId, costDelta: formatDecimal(cost), now }),
+      finishTurn(deps.db, handle.sessionId, {
+        turnId: handle.turnId,
+        costDelta: formatDecimal(cost),
+        now,
+        routingPolicyVersion: routed.decision.policy_version,
+      }),
     );
   });
   input.onEnd(handle, outcome);
