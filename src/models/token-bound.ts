@@ -3,6 +3,7 @@
  * §4, issue 17 #1). A bound, not an estimate (routing's `estimatedInputTokens` is the estimate): input from
  * UTF-8 bytes plus framing, images at a stated per-image maximum, output from max_tokens.
  */
+import type { AdapterName } from '../adapters/names.ts';
 import type { ContentBlock } from '../canonical/message.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
 import type { ModelEntry } from './model-schema.ts';
@@ -40,9 +41,16 @@ export const IMAGE_TOKEN_MAXIMA: ReadonlyArray<{ pattern: RegExp; tokens: number
 /**
  * Request fields (passed through on the same wire) that make the provider add input the body does not
  * show: remote MCP tool lists, skills in a container, OpenRouter's web plugin, OpenAI web search (and an
- * Anthropic `thread` that continues a held conversation, below).
+ * Anthropic `thread` that continues a held conversation, below), each with the adapters that serve it. A
+ * model of another provider refuses such a field with a 400 naming it (the Anthropic SDK's tool runner
+ * replays a thread on that answer), so a reservation for it must not refuse the request with a 429 first.
  */
-const OPAQUE_FIELDS = ['mcp_servers', 'container', 'plugins', 'web_search_options'] as const;
+const OPAQUE_FIELDS: Readonly<Record<string, (adapter: AdapterName) => boolean>> = {
+  mcp_servers: (a) => a === 'anthropic',
+  container: (a) => a === 'anthropic',
+  plugins: () => true,
+  web_search_options: (a) => a !== 'anthropic',
+};
 
 /**
  * Responses API fields (same wire, OpenAI models) naming input OpenAI stored and bills again: the response a
@@ -84,9 +92,11 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   }
   countTools(tally, req, measure);
   const fields = req.passthrough?.fields ?? {};
-  if (OPAQUE_FIELDS.some((f) => fields[f] !== undefined)) tally.opaque = true;
+  for (const [field, served] of Object.entries(OPAQUE_FIELDS))
+    if (fields[field] !== undefined && served(model.adapter)) tally.opaque = true;
   // an Anthropic message thread continued: the provider bills the conversation it holds, which the body lacks
-  if ((fields.thread as { type?: unknown } | null | undefined)?.type === 'continue') tally.opaque = true;
+  const thread = fields.thread as { type?: unknown } | null | undefined;
+  if (thread?.type === 'continue' && model.adapter === 'anthropic') tally.opaque = true;
   // likewise a Responses request on what OpenAI stored (an earlier response, a conversation, a prompt
   // template), which only an OpenAI model serves: any other model refuses it with a 400 that says why
   if (

@@ -126,24 +126,69 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
     });
   }
 
-  await t.test(
-    'on another model such a follow-up is the 400 that says why, not a quota refusal',
-    async () => {
-      const key = await stack.issue(['--daily-cap-usd', '0.01']);
-      const res = await fetch(`${stack.gw.url}/v1/responses`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          model: 'anthropic:claude-haiku-4-5',
-          input: 'and then?',
-          max_output_tokens: 16,
-          previous_response_id: 'resp_held',
-        }),
-      });
-      const body = (await res.json()) as { error: { code: string; message: string } };
-      assert.equal(res.status, 400, body.error.message);
-      assert.equal(body.error.code, 'invalid_request');
-      assert.match(body.error.message, /^previous_response_id:/);
+  // A field only the other provider serves (conversation state it holds, its MCP connector, web search) is
+  // refused by a model of another provider with a 400 naming it, which the Anthropic SDK's tool runner needs
+  // to replay a thread: the reservation for it must not refuse the request with a 429 first.
+  const refusals = [
+    {
+      path: '/v1/responses',
+      body: {
+        model: 'anthropic:claude-haiku-4-5',
+        input: 'and then?',
+        max_output_tokens: 16,
+        previous_response_id: 'resp_held',
+      },
+      param: 'previous_response_id',
     },
-  );
+    {
+      path: '/v1/messages',
+      body: {
+        model: 'openai:gpt-5-mini',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'and then?' }],
+        thread: { type: 'continue', previous_message_id: 'msg_held' },
+      },
+      param: 'thread',
+    },
+    {
+      path: '/v1/messages',
+      body: {
+        model: 'openai:gpt-5-mini',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+        mcp_servers: [{ type: 'url', url: 'https://mcp.example/sse', name: 'x' }],
+      },
+      param: 'mcp_servers',
+    },
+    {
+      path: '/v1/chat/completions',
+      body: {
+        model: 'anthropic:claude-haiku-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+        web_search_options: {},
+      },
+      param: 'web_search_options',
+    },
+  ];
+  for (const r of refusals) {
+    await t.test(
+      `${r.param} to a model of another provider is the 400 that says why, not a 429`,
+      async () => {
+        const key = await stack.issue(['--daily-cap-usd', '0.01']);
+        const res = await fetch(`${stack.gw.url}${r.path}`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key.token}`,
+            'anthropic-version': '2023-06-01',
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify(r.body),
+        });
+        const body = (await res.json()) as { error: { message: string; details?: { param?: string } } };
+        assert.equal(res.status, 400, body.error.message);
+        assert.equal(body.error.details?.param, r.param);
+      },
+    );
+  }
 });

@@ -144,3 +144,23 @@ test('a Responses request on state OpenAI holds (previous_response_id, conversat
   const body = { model: 'm', input: 'and then?', max_output_tokens: 16, previous_response_id: 'resp_01' };
   assert.ok(boundCallTokens(decodeResponsesRequest(body), claude, JSON.stringify(body)).inputTokens < 1_000);
 });
+
+test("a field only another provider serves reserves nothing for it: that provider's model alone bills it", () => {
+  const claude = registry.get('anthropic:claude-haiku-4-5')!;
+  const gpt = registry.get('openai:gpt-5-mini')!;
+  const inputOf = (shape: 'anthropic' | 'openai', fields: Record<string, unknown>, model = claude) => {
+    const body = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], ...fields };
+    return boundCallTokens(decode(shape, body), model, JSON.stringify(body)).inputTokens;
+  };
+  const thread = { thread: { type: 'continue', previous_message_id: 'msg_01' } };
+  const mcp = { mcp_servers: [{ type: 'url', url: 'https://mcp.example/sse', name: 'x' }] };
+  const search = { web_search_options: {} };
+  // the provider that runs them bills what they add
+  assert.ok(inputOf('anthropic', thread) >= claude.capabilities.max_context_tokens);
+  assert.ok(inputOf('anthropic', mcp) >= claude.capabilities.max_context_tokens);
+  assert.ok(inputOf('openai', search, gpt) >= gpt.capabilities.max_context_tokens);
+  // another provider's model refuses them with a 400 naming the field
+  assert.ok(inputOf('anthropic', thread, gpt) < 1_000);
+  assert.ok(inputOf('anthropic', mcp, gpt) < 1_000);
+  assert.ok(inputOf('openai', search) < 1_000);
+});
