@@ -63,4 +63,15 @@ test('explain refuses a blank --model as the gateway does, and routes cost_today
   const over = await explain('--model', 'auto', '--cost-today', '25.01');
   assert.equal(over.code, 0, over.stderr);
   assert.match(over.stdout, /^ {2}3 rule {18}accepted {2}anthropic:claude-haiku-4-5 \(rule over-budget\)$/m);
+  // the provider keys explain assumes are those of its own shell, which a server's may not share: it says
+  // which (a shell with none showed every model provider_unavailable with no word why)
+  assert.match(over.stdout, /^providers {4}anthropic \(the \*_API_KEY variables set here\)$/m);
+  const none = await runSvc(['routing', 'explain', '--model', 'auto', '--text', 'hi'], {
+    env: isolatedEnv(tmp.dir),
+  });
+  assert.equal(none.code, 0, none.stderr);
+  assert.match(
+    none.stdout,
+    /^providers {4}none: ANTHROPIC_API_KEY, OPENAI_API_KEY and OPENROUTER_API_KEY are unset here, so every model is provider_unavailable \(a server refuses to start without one\)$/m,
+  );
 });

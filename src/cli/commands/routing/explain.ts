@@ -93,17 +93,19 @@ export default defineCommand({
       messages: wholeNumber(args.messages, '--messages'),
       inputTokens: wholeNumber(args['input-tokens'], '--input-tokens'),
     });
+    const available = Object.keys(adapterConfigs(env));
     const { lines } = explainRoute({
       facts,
       ctx: {
         policy,
         registry,
-        availableAdapters: new Set(Object.keys(adapterConfigs(env))),
+        availableAdapters: new Set(available),
         costTodayUsd: () => costToday,
       },
       table,
       tableSource: source,
     });
+    lines.splice(1, 0, providersLine(available));
     if (!view.valid) {
       const fallback =
         view.source === DEFAULT_POLICY_SOURCE ? 'the built-in policy' : 'its last known good copy';
@@ -147,6 +149,15 @@ function workspaceFlag(text: string): string {
         "--workspace must not be empty: give the key's or session's workspace folder, or leave it out.",
     });
   return text;
+}
+
+/**
+ * The providers explain takes as keyed: those of this shell, which a server's environment may not share, so
+ * the line says which (with none, every model reads provider_unavailable).
+ */
+function providersLine(available: readonly string[]): string {
+  if (available.length > 0) return `providers    ${available.join(', ')} (the *_API_KEY variables set here)`;
+  return 'providers    none: ANTHROPIC_API_KEY, OPENAI_API_KEY and OPENROUTER_API_KEY are unset here, so every model is provider_unavailable (a server refuses to start without one)';
 }
 
 /** A blank --model names no model: the gateway answers such a request 400, so there is nothing to explain. */
