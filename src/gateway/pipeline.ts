@@ -152,16 +152,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
         // translated: never more output asked of the model than it can give (the bound holds that much)
         if (!sameWire) req = withinOutputLimit(req, model);
-        const bound = boundCallTokens(req, model, bodyText);
-        const worst = worstCaseCost(deps.registry, model.id, bound);
-        hold = onceHold(
-          await deps.quota.admit(key, worst.cost, {
-            requested_model: req.model,
-            model: model.id,
-            turn_id: turn.id,
-          }),
-        );
-
+        // encoded before the budget is asked: a request the routed model refuses (a field only another
+        // provider serves) is the 400 that names it, never a 429 for a reservation it would not bill
         const call = wire
           ? wire.encodePassthrough({
               bodyText,
@@ -171,6 +163,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
               headers: req.passthrough?.headers,
             })
           : encodeTranslated(adapter, req, upstreamModel, shapeName, body, model.id);
+        const bound = boundCallTokens(req, model, bodyText);
+        const worst = worstCaseCost(deps.registry, model.id, bound);
+        hold = onceHold(
+          await deps.quota.admit(key, worst.cost, {
+            requested_model: req.model,
+            model: model.id,
+            turn_id: turn.id,
+          }),
+        );
         const running = await deps.runner.start({
           routed,
           call,

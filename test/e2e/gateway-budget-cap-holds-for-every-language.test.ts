@@ -170,6 +170,16 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
       },
       param: 'web_search_options',
     },
+    {
+      // no max_tokens: Claude's whole output limit would be held, past this cap
+      path: '/v1/chat/completions',
+      body: {
+        model: 'anthropic:claude-haiku-4-5',
+        messages: [{ role: 'user', content: 'hi' }],
+        logprobs: true,
+      },
+      param: 'logprobs',
+    },
   ];
   for (const r of refusals) {
     await t.test(
