@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
@@ -126,6 +126,14 @@ test('routing: view, check (errors, shadowing warnings) and an atomic reload tha
   assert.match(kept.errors[0], /unknown model/);
   assert.equal(kept.version, reloaded.body.version);
   assert.equal(kept.rules[0].name, 'images');
+  // a file that cannot be read has no SHA-256: version is empty, and the policy in force stays
+  rmSync(routing);
+  const missing = (await api('POST', '/routing/reload')).body;
+  assert.equal(missing.version, '');
+  assert.equal(missing.valid, false);
+  assert.equal(missing.using_last_known_good, true);
+  assert.match(missing.errors[0], /^cannot read the routing policy .*ENOENT/);
+  assert.equal((await api('GET', '/routing/policy')).body.version, reloaded.body.version);
   writeFileSync(routing, POLICY_V1);
   assert.equal((await api('POST', '/routing/reload')).body.valid, true);
 });
