@@ -97,17 +97,21 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
   // A Responses follow-up on an OpenAI model names state OpenAI holds and bills as input (an earlier
   // response, a stored conversation or prompt template), which the body does not show: each call here is
   // billed 150,000 input tokens for a body of a few words.
-  for (const held of [
+  const model = 'openai:gpt-5-mini';
+  const oneCall = priceCall(registry, model, { input_tokens: 150_000, output_tokens: 16 });
+  const cap = formatDecimal(mul(oneCall.cost, parseDecimal('4')));
+  // a key per case, each with its own budget, and one whose small cap the refusals below must not reach
+  const [refusalKey, ...keys] = await Promise.all(
+    ['0.01', cap, cap, cap].map((c) => stack.issue(['--daily-cap-usd', c])),
+  );
+  for (const [i, held] of [
     { previous_response_id: 'resp_held' },
     { conversation: 'conv_held' },
     { prompt: { id: 'pmpt_held' } },
-  ]) {
+  ].entries()) {
     await t.test(`a Responses request on ${Object.keys(held)[0]} never spends past the cap`, async () => {
-      const model = 'openai:gpt-5-mini';
-      stack.fake.setDefault('slow-headers=300;usage=in:150000,out:16');
-      const oneCall = priceCall(registry, model, { input_tokens: 150_000, output_tokens: 16 });
-      const cap = formatDecimal(mul(oneCall.cost, parseDecimal('4')));
-      const key = await stack.issue(['--daily-cap-usd', cap]);
+      stack.fake.setDefault('usage=in:150000,out:16');
+      const key = keys[i];
       const body = JSON.stringify({ model, input: 'and then?', max_output_tokens: 16, ...held });
       const statuses = await Promise.all(
         Array.from({ length: 8 }, async () => {
@@ -185,11 +189,10 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
     await t.test(
       `${r.param} to a model of another provider is the 400 that says why, not a 429`,
       async () => {
-        const key = await stack.issue(['--daily-cap-usd', '0.01']);
         const res = await fetch(`${stack.gw.url}${r.path}`, {
           method: 'POST',
           headers: {
-            authorization: `Bearer ${key.token}`,
+            authorization: `Bearer ${refusalKey.token}`,
             'anthropic-version': '2023-06-01',
             'content-type': 'application/json',
           },
