@@ -39,7 +39,10 @@ test('an agent turn is routed by the size of the whole request it sends', { time
   assert.ok(decided, 'route.decided was written');
   assert.equal(decided.payload.chosen_model, 'anthropic:claude-haiku-4-5');
   assert.equal(decided.payload.chain.at(-1)?.rule, 'long');
-  // the call it made is that size too: the fake saw the system prompt and the tools
-  const sent = fake.requests.find((r) => r.path.startsWith('/v1/messages'));
-  assert.ok(JSON.stringify(sent?.body).length > 300 * 4);
+  // the call it made is that size too: the fake saw the system prompt and the tools (route.decided is
+  // stored as the call begins, so the request may reach the fake a moment later)
+  const sentCall = () => fake.requests.find((r) => r.path.startsWith('/v1/messages'));
+  for (let i = 0; i < 400 && !sentCall(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(sentCall(), 'the call reached the provider');
+  assert.ok(JSON.stringify(sentCall()?.body).length > 300 * 4);
 });
