@@ -34,7 +34,10 @@ export interface RuntimeOptions {
   log?: Logger;
   /** Long-running servers: WAL checkpoints in a worker thread instead of inside a request's COMMIT. */
   backgroundCheckpoints?: boolean;
-  /** A stop during the start: cuts the store's open short (a PostgreSQL connection attempt that hangs). */
+  /**
+   * A stop during the start: cuts the store's open short (a PostgreSQL connection attempt that hangs),
+   * and any later statement of the store, until it closes (open.ts).
+   */
   signal?: AbortSignal;
   /** The trace writer's lazyOpeningCommits (default true). */
   lazyOpeningCommits?: boolean;

@@ -141,8 +141,11 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
     await extensions.close?.();
     await keys?.close();
     await runtime.close();
-    if (!(err instanceof StopRequested)) throw err;
-    return stoppedDuringStart(log, err.signal);
+    // a stop during a start step the store left unanswered closed its connections: the step's failure
+    // is the stop's doing
+    const stop = err instanceof StopRequested ? err.signal : await heldStopSignal();
+    if (stop === undefined) throw err;
+    return stoppedDuringStart(log, stop);
   }
   runtime.bus.announceSubscribers(); // the start succeeded: its bus.subscriber_registered events are due
   log.info('gateway listening', { url: server.url, keystore: keys.location, keys: keys.cache.size });

@@ -64,6 +64,27 @@ export function heldStopAbortSignal(): AbortSignal | undefined {
   return held?.stop.signal;
 }
 
+/**
+ * Runs `step` with a signal that a stop signal held while it runs aborts (as heldStopAbortSignal), and
+ * that nothing aborts once it has returned: for a start step whose result outlives it (a store that
+ * closes its connections on abort, when the steps after its open must not be cut short).
+ */
+export async function whileStopSignalHeld<T>(
+  step: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
+  const stop = heldStopAbortSignal();
+  if (!stop) return step(undefined);
+  const during = new AbortController();
+  const forward = () => during.abort(stop.reason);
+  if (stop.aborted) forward();
+  else stop.addEventListener('abort', forward, { once: true });
+  try {
+    return await step(during.signal);
+  } finally {
+    stop.removeEventListener('abort', forward);
+  }
+}
+
 /** Throws StopRequested once a stop signal was held: a start checks between its slow steps. */
 export async function assertNoStopSignal(): Promise<void> {
   const signal = await heldStopSignal();

@@ -75,7 +75,9 @@ export interface OpenStoreOptions {
   log?: Logger;
   /**
    * A stop during a server's start: aborting it ends a PostgreSQL open at once (its connections closed,
-   * rejecting with the signal's reason) rather than after its connection attempt's timeout.
+   * rejecting with the signal's reason) rather than after its connection attempt's timeout, and later,
+   * until the store closes, closes every connection of the store, so a start step waiting on the server
+   * fails at once; connections asked for afterwards fail at once too.
    */
   signal?: AbortSignal;
 }

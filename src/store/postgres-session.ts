@@ -4,7 +4,12 @@
  * advisory lock on its origin that tells other replicas it is alive (it ends with the connection, so a
  * killed process releases it). It reconnects by itself, re-taking both, and reports the reconnect so
  * that listeners can catch up on what they missed.
+ *
+ * A LISTEN connection only receives, so a dead network or a server gone silent would never be noticed:
+ * its statements are bounded (SVC_DATABASE_TIMEOUT_MS), and an idle connection runs a cheap statement
+ * under that bound as often; one not answered (or failing) drops the connection, which reconnects.
  */
+import type { Socket } from 'node:net';
 import pg from 'pg';
 import { errorMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
@@ -32,15 +37,27 @@ export function presenceLockArgs(origin: string): [number, string] {
   return [ADVISORY_LOCKS.presence, origin];
 }
 
+export interface SessionOptions {
+  /**
+   * The bound on a connection attempt and on each statement (SVC_DATABASE_TIMEOUT_MS), and how often the
+   * connection is checked with a statement of its own.
+   */
+  timeoutMs: number;
+  /** Opens the socket of a connection (the store's: a stop during the start closes it). */
+  socket: () => Socket;
+}
+
 export function createSessionConnection(
   config: pg.ClientConfig,
   origin: string,
   log: Logger | undefined,
+  options: SessionOptions,
 ): SessionConnection {
+  const { timeoutMs } = options;
   const channels = new Map<string, Set<ChannelHandlers>>();
   let announced = false;
-  let client: pg.Client | undefined;
-  let connecting: Promise<pg.Client> | undefined;
+  let client: Session | undefined;
+  let connecting: Promise<Session> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
@@ -49,34 +66,72 @@ export function createSessionConnection(
     for (const channel of channels.keys()) await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
   };
 
-  const connect = (): Promise<pg.Client> => {
+  const connect = (): Promise<Session> => {
     if (client) return Promise.resolve(client);
     connecting ??= (async () => {
-      const c = new pg.Client(config);
+      let socket: Socket | undefined;
+      // every statement bounded: a statement not answered in time drops the connection (run)
+      const c = new pg.Client({
+        ...config,
+        query_timeout: timeoutMs,
+        stream: () => {
+          socket = options.socket();
+          return socket;
+        },
+      });
+      const session: Session = { client: c, drop: () => socket?.destroy(), lost: undefined };
       c.on('notification', (n) => {
         for (const h of channels.get(n.channel) ?? []) h.onNotify();
       });
       c.on('error', () => undefined); // 'end' follows and schedules the reconnect
       c.on('end', () => {
-        if (client !== c || closed) return;
+        if (client !== session || closed) return;
         client = undefined;
-        log?.warn('lost the PostgreSQL session connection (LISTEN, presence); reconnecting', {});
+        log?.warn('lost the PostgreSQL session connection (LISTEN, presence); reconnecting', {
+          ...(session.lost === undefined ? {} : { message: session.lost }),
+        });
         schedule();
       });
       try {
         await c.connect();
         await setUp(c);
       } catch (err) {
-        await c.end().catch(() => undefined);
+        // a statement left unanswered still waits on this connection: end it without a goodbye
+        session.drop();
         throw err;
       }
-      client = c;
-      return c;
+      client = session;
+      return session;
     })().finally(() => {
       connecting = undefined;
     });
     return connecting;
   };
+
+  /** Runs a statement on the session; one that fails or goes unanswered drops the connection. */
+  const run = async (session: Session, text: string, values?: unknown[]): Promise<void> => {
+    try {
+      await session.client.query(text, values);
+    } catch (err) {
+      session.lost ??= errorMessage(err);
+      session.drop();
+      throw err;
+    }
+  };
+
+  // the check of a connection that only listens: without it a dead one would never be noticed
+  let checking = false;
+  const check = setInterval(() => {
+    const session = client;
+    if (!session || checking) return;
+    checking = true;
+    run(session, 'SELECT 1')
+      .catch(() => undefined) // dropped: 'end' reconnects
+      .finally(() => {
+        checking = false;
+      });
+  }, timeoutMs);
+  check.unref();
 
   // failed attempts in a row: the wait doubles up to RECONNECT_MAX_MS, and an outage logs once a doubling
   let failures = 0;
@@ -112,8 +167,8 @@ export function createSessionConnection(
       set.add(handlers);
       channels.set(channel, set);
       // LISTEN is idempotent: a connection being set up meanwhile may or may not have seen this channel
-      const c = await connect();
-      if (first) await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      const session = await connect();
+      if (first) await run(session, `LISTEN ${pg.escapeIdentifier(channel)}`);
       return async () => {
         set.delete(handlers);
       };
@@ -122,15 +177,29 @@ export function createSessionConnection(
       if (announced) return;
       announced = true;
       // a session lock taken twice is simply held twice, until the connection ends
-      const c = await connect();
-      await c.query('SELECT pg_advisory_lock($1, hashtext($2))', presenceLockArgs(origin));
+      await run(await connect(), 'SELECT pg_advisory_lock($1, hashtext($2))', presenceLockArgs(origin));
     },
     async close() {
       closed = true;
+      clearInterval(check);
       if (timer) clearTimeout(timer);
-      const c = client ?? (await connecting?.catch(() => undefined));
+      const session = client ?? (await connecting?.catch(() => undefined));
       client = undefined;
-      await c?.end().catch(() => undefined);
+      if (!session) return;
+      // a goodbye the server does not answer (it hangs) is not waited out past the bound
+      const bound = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+      await Promise.race([session.client.end().catch(() => undefined), bound]);
+      session.drop();
     },
   };
+}
+
+// --- internal ---
+
+interface Session {
+  client: pg.Client;
+  /** Ends the connection at once (its socket destroyed): 'end' follows. */
+  drop(): void;
+  /** Why it was dropped, for the log line. */
+  lost: string | undefined;
 }

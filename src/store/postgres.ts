@@ -13,7 +13,7 @@ import { errorMessage, SvcError } from '../lib/errors.ts';
 import { EVENT_COLUMNS, eventValues, postgresDialect } from './dialect.ts';
 import { migratePostgres, readPostgresSchemaVersion } from './migrate.ts';
 import type { OpenStoreOptions, PostgresStore } from './open.ts';
-import { createSessionConnection, presenceLockArgs } from './postgres-session.ts';
+import { createSessionConnection, presenceLockArgs, type SessionConnection } from './postgres-session.ts';
 import type { Database, NewEventRow } from './schema.ts';
 import {
   boundStatements,
@@ -81,29 +81,41 @@ export async function openPostgresStore(
     connectionString: withLibpqSslModes(url),
     max: POOL_SIZE,
     connectionTimeoutMillis: timeoutMs,
+    // a network that dies under an idle or a long-running connection is noticed (the server itself
+    // answers no probe: that is the statement bound's job)
+    keepAlive: true,
+    keepAliveInitialDelayMillis: timeoutMs,
     types: { getTypeParser },
     application_name: 'svc',
   };
   const origin = randomUUID();
-  // a stop during the start (options.signal) closes the connections being opened, instead of waiting out
-  // a connection attempt or a migration that the server leaves unanswered
-  const opening = new Set<Socket>();
-  const stopOpening = () => {
-    for (const socket of opening) socket.destroy();
+  // A stop during the start (options.signal) closes every connection of the store, the pool's and the
+  // session's, instead of waiting out a connection attempt, a migration or a start step (the presence
+  // lock, the start's scans under their long bound) that the server leaves unanswered; connections
+  // asked for afterwards fail at once. After the start the signal is no longer aborted (lib/stop-signal.ts).
+  const sockets = new Set<Socket>();
+  let session: SessionConnection | undefined;
+  const stopStart = () => {
+    void session?.close(); // no reconnect, nor its warning
+    for (const socket of sockets) socket.destroy();
   };
   options.signal?.throwIfAborted();
-  options.signal?.addEventListener('abort', stopOpening, { once: true });
-  const pool = new pg.Pool({
-    ...config,
-    stream: () => {
-      const socket = new Socket();
-      if (options.signal && !options.signal.aborted) {
-        opening.add(socket);
-        socket.once('close', () => opening.delete(socket));
-      }
+  options.signal?.addEventListener('abort', stopStart, { once: true });
+  const openSocket = (): Socket => {
+    const socket = new Socket();
+    if (options.signal?.aborted) {
+      const reason = options.signal.reason;
+      socket.connect = (() => {
+        process.nextTick(() => socket.destroy(reason instanceof Error ? reason : new Error(String(reason))));
+        return socket;
+      }) as Socket['connect'];
       return socket;
-    },
-  });
+    }
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    return socket;
+  };
+  const pool = new pg.Pool({ ...config, stream: openSocket });
   // an idle client that loses its server must not crash the process; the next query reconnects
   pool.on('error', (err) =>
     options.log?.warn('a PostgreSQL connection failed', { message: errorMessage(err) }),
@@ -115,7 +127,7 @@ export async function openPostgresStore(
   const connections = stampedConnections(pool, origin, timeoutMs);
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: connections }) });
   const fail = async (verb: string, err: unknown): Promise<never> => {
-    options.signal?.removeEventListener('abort', stopOpening);
+    options.signal?.removeEventListener('abort', stopStart);
     await kysely.destroy().catch(() => undefined);
     if (options.signal?.aborted) throw options.signal.reason;
     if (err instanceof SvcError) throw err;
@@ -143,9 +155,7 @@ export async function openPostgresStore(
   } catch (err) {
     return fail('migrate', err);
   }
-  options.signal?.removeEventListener('abort', stopOpening);
-  opening.clear(); // opened: from here on the server's own stop closes them
-  const session = createSessionConnection(config, origin, options.log);
+  session = createSessionConnection(config, origin, options.log, { timeoutMs, socket: openSocket });
   let closed = false;
   return {
     engine: 'postgres',
@@ -177,6 +187,7 @@ export async function openPostgresStore(
     async close() {
       if (closed) return;
       closed = true;
+      options.signal?.removeEventListener('abort', stopStart);
       await session.close();
       await kysely.destroy(); // ends the pool
     },

@@ -14,6 +14,12 @@ export interface TcpRelay {
   reset(): void;
   /** Holds every byte in both directions (connections stay open, new ones hang) until `thaw`. */
   freeze(): void;
+  /**
+   * Ends the server's side of every relayed connection and drops what the client sends on it, leaving
+   * the client's side open: a connection whose network died silently (the server ended its session,
+   * the client hears nothing). New connections are relayed as usual.
+   */
+  sever(): void;
   thaw(): void;
   /** Connections closed at once since the last `reset()`. */
   readonly resets: number;
@@ -28,6 +34,9 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
   // frozen: bytes are held, in both directions, until thawed (a server that hangs, a black hole)
   let frozen = false;
   let held: Array<[Socket, Buffer]> = [];
+  // the server's side of each relayed connection, and those severed (their client side kept open)
+  const outbounds = new Set<Socket>();
+  const severed = new WeakSet<Socket>();
   const forward = (to: Socket, d: Buffer) => {
     if (frozen) held.push([to, d]);
     else to.write(d);
@@ -43,16 +52,21 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
           return;
         }
         const outbound = tcpConnect(port, host);
+        outbounds.add(outbound);
+        outbound.on('close', () => outbounds.delete(outbound));
         for (const end of [inbound, outbound]) {
           sockets.add(end);
           end.on('error', () => undefined);
           end.on('close', () => {
             sockets.delete(end);
+            if (severed.has(outbound) && end === outbound) return;
             inbound.destroy();
             outbound.destroy();
           });
         }
-        inbound.on('data', (d: Buffer) => forward(outbound, d));
+        inbound.on('data', (d: Buffer) => {
+          if (!severed.has(outbound)) forward(outbound, d);
+        });
         outbound.on('data', (d: Buffer) => forward(inbound, d));
       });
       s.once('error', reject);
@@ -73,6 +87,12 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
     },
     freeze() {
       frozen = true;
+    },
+    sever() {
+      for (const outbound of outbounds) {
+        severed.add(outbound);
+        outbound.destroy();
+      }
     },
     thaw() {
       frozen = false;

@@ -3,7 +3,7 @@ import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer } from '../../a
 import { readEnv } from '../../config/env.ts';
 import { parsePort } from '../../http/listen.ts';
 import { createLogger } from '../../lib/log.ts';
-import { heldStopAbortSignal } from '../../lib/stop-signal.ts';
+import { whileStopSignalHeld } from '../../lib/stop-signal.ts';
 import { configFileFlagsOf } from '../config-flags.ts';
 import { VERSION } from '../root.ts';
 import { createRuntime } from '../runtime.ts';
@@ -47,19 +47,23 @@ export default defineCommand({
       routingPath,
       serverVersion: VERSION,
       createEngine: assembleAgentEngine,
+      // a SIGTERM while PostgreSQL hangs ends the open at once; one after it lets the start finish the
+      // recovery of turns left open (README §svc serve), so it does not close the store's connections
       openRuntime: () =>
-        createRuntime({
-          env,
-          log,
-          dbPathFlag: args['db-path'],
-          databaseUrlFlag: args['database-url'],
-          scope: 'any',
-          backgroundCheckpoints: true,
-          signal: heldStopAbortSignal(), // a SIGTERM while PostgreSQL hangs ends the start at once
-          // its WebSocket clients get each event as it is published: an opening event held back for company
-          // was gone after a kill -9 although a client had it (and its call missing from the restart's gap)
-          lazyOpeningCommits: false,
-        }),
+        whileStopSignalHeld((signal) =>
+          createRuntime({
+            env,
+            log,
+            dbPathFlag: args['db-path'],
+            databaseUrlFlag: args['database-url'],
+            scope: 'any',
+            backgroundCheckpoints: true,
+            ...(signal ? { signal } : {}),
+            // its WebSocket clients get each event as it is published: an opening event held back for company
+            // was gone after a kill -9 although a client had it (and its call missing from the restart's gap)
+            lazyOpeningCommits: false,
+          }),
+        ),
       writeRequestLog: (line) => process.stdout.write(line),
     });
   },
