@@ -171,16 +171,18 @@ test('a turn submission still arriving when SIGTERM comes is refused with 503, a
     answer += d;
   });
   await once(slow, 'connect');
+  // expect: 100-continue: the server's interim answer says it read the headers and the request is in flight
+  // (a signal taken before it read them would find an idle connection and close it)
   slow.write(
     `POST /sessions/${id}/turns HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
+      `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
   );
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => /^HTTP\/1\.1 100 /.test(answer));
   const exit = server.svc.stop('SIGTERM');
   await waitFor(() => /agent server stopping/.test(server.svc.output().stderr));
   slow.end(body.slice(5));
   await once(slow, 'close');
-  assert.match(answer, /^HTTP\/1\.1 503 /);
+  assert.match(answer, /\r\n\r\nHTTP\/1\.1 503 /);
   assert.match(answer, /"code":"service_shutting_down"/);
   assert.equal(await exit, 0);
   assert.equal(fake.requests.length, 0);
@@ -206,11 +208,12 @@ test('while a request begun before SIGTERM finishes, new requests get 503 servic
     answer += d;
   });
   await once(slow, 'connect');
+  // expect: 100-continue: the interim answer says the server read the headers (see the test above)
   slow.write(
     `POST /sessions HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
+      `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
   );
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => /^HTTP\/1\.1 100 /.test(answer));
   const exit = server.svc.stop('SIGTERM');
   for (let i = 0; i < 100 && !/agent server stopping/.test(server.svc.output().stderr); i++)
     await new Promise((r) => setTimeout(r, 20));
@@ -220,6 +223,6 @@ test('while a request begun before SIGTERM finishes, new requests get 503 servic
   assert.equal(refused.headers.get('connection'), 'close');
   slow.end(body.slice(5));
   await once(slow, 'close');
-  assert.match(answer, /^HTTP\/1\.1 201 /);
+  assert.match(answer, /\r\n\r\nHTTP\/1\.1 201 /);
   assert.equal(await exit, 0);
 });
