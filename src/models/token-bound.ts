@@ -45,12 +45,13 @@ export const IMAGE_TOKEN_MAXIMA: ReadonlyArray<{ pattern: RegExp; tokens: number
  * model of another provider refuses such a field with a 400 naming it (the Anthropic SDK's tool runner
  * replays a thread on that answer), so a reservation for it must not refuse the request with a 429 first.
  */
-const OPAQUE_FIELDS: Readonly<Record<string, (adapter: AdapterName) => boolean>> = {
-  mcp_servers: (a) => a === 'anthropic',
-  container: (a) => a === 'anthropic',
-  plugins: () => true,
-  web_search_options: (a) => a !== 'anthropic',
-};
+const OPAQUE_FIELDS: ReadonlyArray<readonly [string, (adapter: AdapterName) => boolean]> = [
+  ['mcp_servers', (a) => a === 'anthropic'],
+  ['container', (a) => a === 'anthropic'],
+  // OpenRouter's own: OpenAI refuses an unknown field, and a Claude model is sent without it
+  ['plugins', (a) => a === 'openrouter'],
+  ['web_search_options', (a) => a !== 'anthropic'],
+];
 
 /**
  * Responses API fields (same wire, OpenAI models) naming input OpenAI stored and bills again: the response a
@@ -92,7 +93,7 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   }
   countTools(tally, req, measure);
   const fields = req.passthrough?.fields ?? {};
-  for (const [field, served] of Object.entries(OPAQUE_FIELDS))
+  for (const [field, served] of OPAQUE_FIELDS)
     if (fields[field] !== undefined && served(model.adapter)) tally.opaque = true;
   // an Anthropic message thread continued: the provider bills the conversation it holds, which the body lacks
   const thread = fields.thread as { type?: unknown } | null | undefined;

@@ -163,4 +163,10 @@ test("a field only another provider serves reserves nothing for it: that provide
   assert.ok(inputOf('anthropic', thread, gpt) < 1_000);
   assert.ok(inputOf('anthropic', mcp, gpt) < 1_000);
   assert.ok(inputOf('openai', search) < 1_000);
+  // OpenRouter's plugins: an OpenAI model refuses the unknown field, a Claude model is sent without it
+  const plugins = { plugins: [{ id: 'web' }] };
+  const router = registry.get('openrouter:meta-llama/llama-3.3-70b-instruct')!;
+  assert.ok(inputOf('openai', plugins, router) >= router.capabilities.max_context_tokens);
+  assert.ok(inputOf('openai', plugins, gpt) < 1_000);
+  assert.ok(inputOf('openai', plugins) < 1_000);
 });
