@@ -5,7 +5,7 @@
  * response or stream in the client's shape → the hold settled → turn.completed. Every answer is sent only
  * after its events are committed to the trace store.
  */
-import type { Handler } from 'hono';
+import type { Context, Handler } from 'hono';
 import type { Adapter, SameWireOps, UpstreamCall } from '../adapters/adapter.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
@@ -83,7 +83,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const startedMs = performance.now();
       const signal = inboundSignal(c);
       const key = c.get('gatewayKey');
-      const turn = createTurn(deps.bus, c.get('requestId'), key, shapeName, startedMs);
+      const turn = createTurn(deps.bus, c, key, shapeName, startedMs);
       const scope = scopeOf(key, turn);
       let hold: Hold | undefined;
       try {
@@ -201,14 +201,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             signal,
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
             headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id, ...droppedHeader },
-            turn: {
-              // a stream that fails after its 200 (or whose client leaves): the request log, written when
-              // the stream ends, names the code its turn.completed records
-              finish: (status, code) => {
-                if (code !== null && !turn.finished) c.set('errorCode', code as ErrorCode);
-                return turn.finish(status, code);
-              },
-            },
+            turn,
             ...(stored ? { onResponse: remember } : {}),
           });
         }
@@ -327,7 +320,18 @@ interface Turn {
   finish(status: number, errorCode: string | null): Published;
 }
 
-function createTurn(bus: Bus, id: string, key: KeyRecord, shape: ShapeName, startedMs: number): Turn {
+/**
+ * The request's turn. Its end's error code is also the request log's `error_code`: a stream that fails after
+ * its 200 (or whose client leaves) is logged when it ends, with the code its turn.completed records.
+ */
+function createTurn(
+  bus: Bus,
+  c: Context<GatewayEnv>,
+  key: KeyRecord,
+  shape: ShapeName,
+  startedMs: number,
+): Turn {
+  const id = c.get('requestId');
   let published: Published | undefined;
   const turn: Turn = {
     id,
@@ -341,6 +345,7 @@ function createTurn(bus: Bus, id: string, key: KeyRecord, shape: ShapeName, star
     finish(status, errorCode) {
       if (published) return published;
       turn.finished = true;
+      if (errorCode !== null) c.set('errorCode', errorCode as ErrorCode);
       published = bus.publish({
         type: 'turn.completed',
         actor: 'gateway',

@@ -23,21 +23,11 @@ export function createRequestLog(options: RequestLogOptions): MiddlewareHandler 
     } finally {
       const status = c.res.status;
       const latencyMs = Math.round((now() - started) * 1000) / 1000;
-      const write = () => {
-        const line = {
-          time: new Date().toISOString(),
-          msg: 'request',
-          method: c.req.method,
-          path: loggedPath(c.req.path),
-          ...options.fields?.(c),
-          status,
-          latency_ms: latencyMs,
-        };
-        options.write(`${JSON.stringify(line)}\n`);
-      };
       const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
-      if (outgoing && !outgoing.closed && isEventStream(c.res)) outgoing.once('close', write);
-      else write();
+      // a closure only for a stream (the hot path's other answers allocate none)
+      if (status === 200 && outgoing && !outgoing.closed && isEventStream(c.res))
+        outgoing.once('close', () => writeLine(options, c, status, latencyMs));
+      else writeLine(options, c, status, latencyMs);
     }
   };
 }
@@ -48,6 +38,19 @@ export function createRequestLog(options: RequestLogOptions): MiddlewareHandler 
  */
 export function loggedPath(path: string): string {
   return path.startsWith(USER_DATA_PREFIX) ? path.replace(USER_DATA_ID, `${USER_DATA_PREFIX}:user_id`) : path;
+}
+
+function writeLine(options: RequestLogOptions, c: Context, status: number, latencyMs: number): void {
+  const line = {
+    time: new Date().toISOString(),
+    msg: 'request',
+    method: c.req.method,
+    path: loggedPath(c.req.path),
+    ...options.fields?.(c),
+    status,
+    latency_ms: latencyMs,
+  };
+  options.write(`${JSON.stringify(line)}\n`);
 }
 
 function isEventStream(res: Response): boolean {
