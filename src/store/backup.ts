@@ -138,10 +138,17 @@ export function formatSummaryLines(fields: Array<[string, string | number | null
 
 /**
  * Refuses a destination name that is taken by anything, a link included: a link to a missing file would
- * pass a check that follows it, and then the link could not be replaced (EEXIST).
+ * pass a check that follows it, and then the link could not be replaced (EEXIST). A name under a file
+ * (ENOTDIR) is not taken: the folder check after this one says what is wrong.
  */
 function assertFree(dest: string): void {
-  if (lstatSync(dest, { throwIfNoEntry: false }) !== undefined) throw takenError(dest);
+  let taken: boolean;
+  try {
+    taken = lstatSync(dest, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    taken = false;
+  }
+  if (taken) throw takenError(dest);
 }
 
 function takenError(dest: string): SvcError {

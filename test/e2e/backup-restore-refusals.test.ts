@@ -83,6 +83,13 @@ test('backup onto a link to a missing file is refused as taken, never reported d
   );
 });
 
+test('backup under a file (a path whose folder is a file) is refused with the folder sentence, not an unexpected error', async () => {
+  writeFileSync(p('plain-file'), 'not a folder');
+  const r = await runSvc(['backup', p('plain-file/x.db'), '--db-path', live], { env });
+  assertRefused(r, 1, /Cannot create the folder .*plain-file for the backup .*choose a writable destination/);
+  assert.equal(readFileSync(p('plain-file'), 'utf8'), 'not a folder');
+});
+
 test('backup of a missing store says where it looked and how to point elsewhere, and makes no folder for the backup', async () => {
   const r = await runSvc(['backup', p('x.db'), '--db-path', p('missing/svc.db')], { env });
   assertRefused(r, 1, /No trace store at .*missing\/svc\.db; pass --db-path or set SVC_DB_PATH/);
