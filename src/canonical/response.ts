@@ -38,6 +38,11 @@ export interface CanonicalUsage {
   cache_creation_input_tokens: number;
   /** The part of the cache writes with a one-hour lifetime (Anthropic `cache_creation.ephemeral_1h_input_tokens`). */
   cache_creation_1h_input_tokens?: number;
+  /**
+   * Server-side web searches the provider ran and bills per use (Anthropic
+   * `usage.server_tool_use.web_search_requests`, OpenAI Responses `web_search_call` output items).
+   */
+  web_search_requests?: number;
   /** Subset of output_tokens, when the upstream reports it. */
   reasoning_tokens?: number;
   /** Cost the upstream itself reported (OpenRouter `usage.cost`), as a decimal string. */

@@ -145,6 +145,10 @@ export interface LlmCallCompletedPayload extends CallAttribution {
   output_tokens: number;
   cached_input_tokens: number;
   cache_creation_input_tokens: number;
+  /** The part of cache_creation_input_tokens written for one hour; only when not zero. */
+  cache_creation_1h_input_tokens?: number;
+  /** Server-side web searches the provider billed per use (priced at the model's web_search); only when not zero. */
+  web_search_requests?: number;
   latency_ms: number;
   ttft_ms: number | null;
   stop_reason: string | null;

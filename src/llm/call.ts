@@ -287,6 +287,8 @@ function addUsage(a: CanonicalUsage | undefined, b: CanonicalUsage): CanonicalUs
     cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
     cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
   };
+  const searches = (a.web_search_requests ?? 0) + (b.web_search_requests ?? 0);
+  if (searches > 0) sum.web_search_requests = searches;
   if (a.estimated) sum.estimated = true;
   return sum;
 }
@@ -380,6 +382,7 @@ function completeCall(
   if (c.usage.reasoning_tokens !== undefined) payload.reasoning_tokens = c.usage.reasoning_tokens;
   if (c.usage.cache_creation_1h_input_tokens)
     payload.cache_creation_1h_input_tokens = c.usage.cache_creation_1h_input_tokens;
+  if (c.usage.web_search_requests) payload.web_search_requests = c.usage.web_search_requests;
   if (c.usage.upstream_cost !== undefined) payload.upstream_cost_usd = c.usage.upstream_cost;
   // the call ended before the upstream said what it bills: some counts are the gateway's estimate
   if (c.usage.estimated) payload.usage_estimated = true;
@@ -436,6 +439,7 @@ function spentFields(deps: LlmCallDeps, modelId: string, usage: CanonicalUsage):
     ...(usage.cache_creation_1h_input_tokens
       ? { cache_creation_1h_input_tokens: usage.cache_creation_1h_input_tokens }
       : {}),
+    ...(usage.web_search_requests ? { web_search_requests: usage.web_search_requests } : {}),
     ...(usage.estimated ? { usage_estimated: true } : {}),
   };
 }

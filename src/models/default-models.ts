@@ -16,73 +16,73 @@ models:
     aliases: [deep, opus, opus-4.1]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 32000 }
-    prices: { input: 15, output: 75, cache_read: 1.50, cache_write: 18.75 }
+    prices: { input: 15, output: 75, cache_read: 1.50, cache_write: 18.75, web_search: 10 }
   - id: anthropic:claude-opus-4-5
     tier: deep
     aliases: [opus-4.5]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
-    prices: { input: 5, output: 25, cache_read: 0.50, cache_write: 6.25 }
+    prices: { input: 5, output: 25, cache_read: 0.50, cache_write: 6.25, web_search: 10 }
   - id: anthropic:claude-sonnet-4-5
     tier: balanced
     aliases: [balanced, sonnet, sonnet-4.5]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
-    prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75 }
+    prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75, web_search: 10 }
   - id: anthropic:claude-sonnet-4
     tier: balanced
     aliases: [sonnet-4]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
-    prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75 }
+    prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75, web_search: 10 }
   - id: anthropic:claude-haiku-4-5
     tier: fast
     aliases: [fast, haiku, haiku-4.5]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
-    prices: { input: 1, output: 5, cache_read: 0.10, cache_write: 1.25 }
+    prices: { input: 1, output: 5, cache_read: 0.10, cache_write: 1.25, web_search: 10 }
   - id: openai:gpt-5
     tier: deep
     aliases: [gpt]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }
-    prices: { input: 1.25, output: 10, cache_read: 0.125 }
+    prices: { input: 1.25, output: 10, cache_read: 0.125, web_search: 10 }
   - id: openai:gpt-5-mini
     tier: fast
     aliases: [mini, gpt-mini]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }
-    prices: { input: 0.25, output: 2, cache_read: 0.025 }
+    prices: { input: 0.25, output: 2, cache_read: 0.025, web_search: 10 }
   - id: openai:gpt-5-nano
     tier: fast
     aliases: [nano, gpt-nano]
     can_delegate: false
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }
-    prices: { input: 0.05, output: 0.40, cache_read: 0.005 }
+    prices: { input: 0.05, output: 0.40, cache_read: 0.005, web_search: 10 }
   - id: openai:gpt-4.1
     tier: balanced
     aliases: []
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1047576, max_output_tokens: 32768 }
-    prices: { input: 2, output: 8, cache_read: 0.50 }
+    prices: { input: 2, output: 8, cache_read: 0.50, web_search: 10 }
   - id: openai:gpt-4.1-mini
     tier: fast
     aliases: []
     can_delegate: false
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1047576, max_output_tokens: 32768 }
-    prices: { input: 0.40, output: 1.60, cache_read: 0.10 }
+    prices: { input: 0.40, output: 1.60, cache_read: 0.10, web_search: 10 }
   - id: openai:gpt-4o
     tier: balanced
     aliases: []
     can_delegate: false
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 128000, max_output_tokens: 16384 }
-    prices: { input: 2.50, output: 10, cache_read: 1.25 }
+    prices: { input: 2.50, output: 10, cache_read: 1.25, web_search: 10 }
   - id: openai:gpt-4o-mini
     tier: fast
     aliases: []
     can_delegate: false
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 128000, max_output_tokens: 16384 }
-    prices: { input: 0.15, output: 0.60, cache_read: 0.075 }
+    prices: { input: 0.15, output: 0.60, cache_read: 0.075, web_search: 10 }
   - id: openrouter:anthropic/claude-sonnet-4.5
     tier: balanced
     aliases: []

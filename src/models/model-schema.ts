@@ -45,6 +45,12 @@ export const PricesSchema = v.strictObject({
    * `input`, Anthropic's rate for them (five-minute writes are `cache_write`).
    */
   cache_write_1h: v.optional(PriceSchema),
+  /**
+   * Server-side web searches, USD per 1,000 (Anthropic `usage.server_tool_use.web_search_requests`, OpenAI
+   * `web_search_call` items); defaults to 10, both providers' list price, on anthropic and openai models
+   * and to 0 on openrouter ones (their searches are not counted).
+   */
+  web_search: v.optional(PriceSchema),
 });
 
 const TokenCountSchema = v.pipe(
@@ -105,6 +111,8 @@ export interface ModelPrices {
   cache_read: string;
   cache_write: string;
   cache_write_1h: string;
+  /** USD per 1,000 server-side web searches. */
+  web_search: string;
 }
 
 /** One registry entry; the first six fields are the spec 2 model entry (minus availability). */

@@ -15,6 +15,8 @@ export interface PricedUsage {
   cache_creation_input_tokens?: number | null;
   /** The part of cache_creation_input_tokens written for one hour (priced at cache_write_1h). */
   cache_creation_1h_input_tokens?: number | null;
+  /** Server-side web searches the provider ran for the call (priced at web_search per 1,000). */
+  web_search_requests?: number | null;
 }
 
 export interface CallCost {
@@ -27,6 +29,7 @@ export interface CallCost {
 }
 
 const PER_TOKEN = parseDecimal('0.000001');
+const PER_THOUSAND = parseDecimal('0.001');
 
 /** Cost of one finished call under the current table. */
 export function priceCall(registry: ModelRegistry, modelId: string, usage: PricedUsage): CallCost {
@@ -41,7 +44,8 @@ export function priceCall(registry: ModelRegistry, modelId: string, usage: Price
   total = add(total, mul(tokens(written - hour), p.cache_write));
   total = add(total, mul(tokens(hour), p.cache_write_1h));
   total = add(total, mul(tokens(usage.output_tokens), p.output));
-  return priced(registry, mul(total, PER_TOKEN));
+  const searches = mul(tokens(usage.web_search_requests), p.web_search);
+  return priced(registry, add(mul(total, PER_TOKEN), mul(searches, PER_THOUSAND)));
 }
 
 /**
@@ -66,6 +70,7 @@ interface ParsedPrices {
   cache_read: Decimal;
   cache_write: Decimal;
   cache_write_1h: Decimal;
+  web_search: Decimal;
 }
 
 // Parsed once per price object: the table is immutable, so the hot path never re-parses text.
@@ -80,6 +85,7 @@ function parsedPrices(prices: ModelPrices): ParsedPrices {
       cache_read: parseDecimal(prices.cache_read),
       cache_write: parseDecimal(prices.cache_write),
       cache_write_1h: parseDecimal(prices.cache_write_1h),
+      web_search: parseDecimal(prices.web_search),
     };
     parsedCache.set(prices, p);
   }

@@ -95,6 +95,8 @@ export function splitCanonicalId(id: string): { adapter: AdapterName; modelName:
 // --- internal ---
 
 const TWO = parseDecimal('2');
+/** USD per 1,000 web searches: Anthropic's and OpenAI's list price for their server-side web search. */
+const WEB_SEARCH_LIST_PRICE = '10';
 
 function toEntry(m: ModelsFile['models'][number]): ModelEntry {
   const { adapter, modelName } = splitCanonicalId(m.id)!;
@@ -105,6 +107,7 @@ function toEntry(m: ModelsFile['models'][number]): ModelEntry {
         cache_read: m.prices.cache_read ?? m.prices.input,
         cache_write: m.prices.cache_write ?? m.prices.input,
         cache_write_1h: m.prices.cache_write_1h ?? formatDecimal(mul(parseDecimal(m.prices.input), TWO), 0),
+        web_search: m.prices.web_search ?? (adapter === 'openrouter' ? '0' : WEB_SEARCH_LIST_PRICE),
       }
     : null;
   return {

@@ -141,6 +141,31 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    'hosted web searches on an OpenAI model: each web_search_call is counted and priced, streaming and not',
+    async () => {
+      const ask = {
+        model: 'openai:gpt-5-mini',
+        input: 'news today? [[fake:web-search=3;usage=in:1000,out:100]]',
+        tools: [{ type: 'web_search' as const }],
+      };
+      const { data: whole, response } = await client.responses.create(ask).withResponse();
+      const streamed = await client.responses.stream(ask).finalResponse();
+      for (const r of [whole, streamed])
+        assert.deepEqual(
+          r.output.map((o) => o.type),
+          ['web_search_call', 'web_search_call', 'web_search_call', 'message'],
+        );
+      const traced = readEvents(stack.files.db, 'llm.call_completed').slice(-2);
+      assert.equal(traced[0].turn_id, response.headers.get('svc-request-id'));
+      for (const [i, e] of traced.entries()) {
+        assert.equal(e.payload.web_search_requests, 3, `call ${i}`);
+        // gpt-5-mini: 1000 × 0.25 + 100 × 2 = 450 per million tokens, plus 3 searches × 10 USD per 1,000
+        assert.equal(e.payload.cost_usd, '0.030450', `call ${i}`);
+      }
+    },
+  );
+
+  await t.test(
     'a refusal from an OpenAI model reaches the client as its refusal part and is traced as a refusal',
     async () => {
       const input = 'something bad [[fake:text=I cannot help with that;stop=refusal]]';

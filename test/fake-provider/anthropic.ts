@@ -4,7 +4,7 @@
  */
 
 import { billedInputTokens } from './billing.ts';
-import type { Codec, Reply, ReplyContext, ReplyUsage, Turn } from './responses.ts';
+import type { Codec, Reply, ReplyBlock, ReplyContext, ReplyUsage, Turn } from './responses.ts';
 import { splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
@@ -60,7 +60,8 @@ export const anthropicCodec: Codec = {
       type: 'message',
       role: 'assistant',
       model: ctx.model,
-      content: reply.blocks.map((block) => {
+      content: contentOf(reply, ctx).map((block) => {
+        if (block.type === 'search') return block.block;
         if (block.type === 'thinking')
           return { type: 'thinking', thinking: block.text, signature: block.signature };
         // the real API omits `citations` on a text block without citations (@ai-sdk/anthropic rejects null)
@@ -206,15 +207,18 @@ function readTurn(body: Record<string, unknown>): Turn {
     disable_parallel_tool_use?: boolean;
   };
   const thinking = (body.thinking ?? {}) as { type?: string; display?: string };
-  const tools = Array.isArray(body.tools) ? (body.tools as { name?: string; input_schema?: unknown }[]) : [];
+  const tools = Array.isArray(body.tools)
+    ? (body.tools as { type?: string; name?: string; input_schema?: unknown }[])
+    : [];
   return {
     model: body.model as string,
     stream: body.stream === true,
     includeUsage: true,
     turnText: texts.join('\n'),
     tools: tools
-      .filter((t) => typeof t.name === 'string')
+      .filter((t) => typeof t.name === 'string' && !isWebSearchTool(t))
       .map((t) => ({ name: t.name!, schema: t.input_schema })),
+    webSearchTool: tools.some(isWebSearchTool),
     toolResults,
     images: messages.flatMap((m) => imagesIn(m.content)),
     forcedTool: choice.type === 'any' ? true : choice.type === 'tool' ? choice.name : undefined,
@@ -266,8 +270,67 @@ function fullUsage(usage: ReplyUsage): Record<string, unknown> {
     },
     output_tokens: usage.output,
     ...(usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),
+    ...serverToolUse(usage),
     service_tier: 'standard',
   };
+}
+
+/** wire-formats §1.8: `server_tool_use` counts the server tools the call ran, when it ran any. */
+function serverToolUse(usage: ReplyUsage): Record<string, unknown> {
+  return usage.webSearches > 0
+    ? { server_tool_use: { web_search_requests: usage.webSearches, web_fetch_requests: 0 } }
+    : {};
+}
+
+/** The API's own web search tool (`web_search_20250305`…): the API runs it, the model never calls it as tool_use. */
+function isWebSearchTool(tool: { type?: string }): boolean {
+  return typeof tool.type === 'string' && /^web_search_\d+$/.test(tool.type);
+}
+
+type SearchBlock = { type: 'search'; block: Record<string, unknown> };
+
+/** SDK 1.x: a server tool block names who called it; `direct` is the model itself. */
+const DIRECT = { type: 'direct' };
+
+/**
+ * The reply's content blocks with its web searches after any thinking: each a `server_tool_use` call and its
+ * `web_search_tool_result`, as the API places them before the answer that cites them.
+ */
+function contentOf(reply: Reply, ctx: ReplyContext): Array<ReplyBlock | SearchBlock> {
+  const thinking = reply.blocks.findLastIndex((b) => b.type === 'thinking') + 1;
+  const searches = reply.searches.flatMap((search, i): SearchBlock[] => {
+    const id = `srvtoolu_01Fake${ctx.id.slice('msg_01Fake'.length)}${i}`;
+    return [
+      {
+        type: 'search',
+        block: {
+          type: 'server_tool_use',
+          id,
+          name: 'web_search',
+          input: { query: search.query },
+          caller: DIRECT,
+        },
+      },
+      {
+        type: 'search',
+        block: {
+          type: 'web_search_tool_result',
+          tool_use_id: id,
+          caller: DIRECT,
+          content: [
+            {
+              type: 'web_search_result',
+              title: `Result for ${search.query}`,
+              url: `https://example.com/search/${i + 1}`,
+              encrypted_content: `EqgfFake${i}`,
+              page_age: null,
+            },
+          ],
+        },
+      },
+    ];
+  });
+  return [...reply.blocks.slice(0, thinking), ...searches, ...reply.blocks.slice(thinking)];
 }
 
 /** message_start's usage: the input and cache counts of the whole call, output not counted yet. */
@@ -296,14 +359,20 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       container: null,
     },
   });
-  reply.blocks.forEach((block, index) => {
+  contentOf(reply, ctx).forEach((block, index) => {
     const delta = (d: Record<string, unknown>) => event('content_block_delta', { index, delta: d });
     // the real API's ping comes right after the first content_block_start (wire-formats §1.10)
     const start = (content_block: Record<string, unknown>) => {
       event('content_block_start', { index, content_block });
       if (index === 0) event('ping', {});
     };
-    if (block.type === 'thinking') {
+    if (block.type === 'search' && block.block.type === 'server_tool_use') {
+      // a server tool call streams its input like tool_use (wire-formats §1.10)
+      start({ ...block.block, input: {} });
+      delta({ type: 'input_json_delta', partial_json: JSON.stringify(block.block.input) });
+    } else if (block.type === 'search') {
+      start(block.block); // server tool results arrive complete
+    } else if (block.type === 'thinking') {
       start({ type: 'thinking', thinking: '' });
       for (const piece of block.text === '' ? [] : splitWords(block.text)) {
         delta({ type: 'thinking_delta', thinking: piece });
@@ -331,6 +400,7 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
     usage: {
       output_tokens: usage.output,
       ...(usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),
+      ...serverToolUse(usage),
     },
   });
   event('message_stop', {});

@@ -111,6 +111,8 @@ function readTurn(body: Obj): Turn {
     singleToolCall: body.parallel_tool_calls === false,
     thinkingRequested: reasoning?.effort !== undefined && reasoning.effort !== 'none',
     inputTokens: billedInputTokens('openai_responses', body),
+    // the hosted tool: web_search, web_search_preview and their dated versions
+    webSearchTool: tools.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search')),
   };
 }
 
@@ -180,9 +182,29 @@ function itemOf(
 }
 
 function outputOf(reply: Reply, ctx: ReplyContext): Obj[] {
-  return reply.blocks.map((b, i) =>
+  const items = reply.blocks.map((b, i) =>
     itemOf(b, ctx, i, doneStatus(reply, i), undefined, reply.stopReason === 'refusal'),
   );
+  return withSearches(reply, items, (search, i) => searchItem(search, ctx, i, 'completed'));
+}
+
+/**
+ * `items` (one per reply block) with the reply's hosted web searches after any reasoning, as the API lists
+ * its `web_search_call` items before the message that answers from them.
+ */
+function withSearches<T>(
+  reply: Reply,
+  items: T[],
+  search: (s: Reply['searches'][number], i: number) => T,
+): T[] {
+  const at = reply.blocks.findLastIndex((b) => b.type === 'thinking') + 1;
+  return [...items.slice(0, at), ...reply.searches.map(search), ...items.slice(at)];
+}
+
+/** A `web_search_call` output item; its `action` names the query once the search is done. */
+function searchItem(search: Reply['searches'][number], ctx: ReplyContext, i: number, status: string): Obj {
+  const action = status === 'completed' ? { type: 'search', query: search.query } : { type: 'search' };
+  return { id: `ws_${ctx.id.slice('resp_'.length)}${i}`, type: 'web_search_call', status, action };
 }
 
 /** A finished item's status: the one the token limit cut off (the last) is `incomplete`, as the API marks it. */
@@ -240,15 +262,36 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
   const started = response(ctx, 'in_progress', []);
   event('response.created', { response: started });
   event('response.in_progress', { response: started });
-  reply.blocks.forEach((block, index) => {
+  type Step = { block: ReplyBlock; index: number } | { search: Reply['searches'][number]; n: number };
+  const steps = withSearches<Step>(
+    reply,
+    reply.blocks.map((block, index) => ({ block, index })),
+    (search, n) => ({ search, n }),
+  );
+  steps.forEach((step, output_index) => {
+    if ('search' in step) {
+      // a hosted web search: its item, then the search's own progress events (no deltas)
+      const added = searchItem(step.search, ctx, step.n, 'in_progress');
+      const at = { output_index, item_id: added.id };
+      event('response.output_item.added', { output_index, item: added });
+      event('response.web_search_call.in_progress', at);
+      event('response.web_search_call.searching', at);
+      event('response.web_search_call.completed', at);
+      event('response.output_item.done', {
+        output_index,
+        item: searchItem(step.search, ctx, step.n, 'completed'),
+      });
+      return;
+    }
+    const { block, index } = step;
     const item_id = itemId(
       block.type === 'thinking' ? 'rs' : block.type === 'text' ? 'msg' : 'fc',
       ctx,
       index,
     );
-    const at = { item_id, output_index: index };
+    const at = { item_id, output_index };
     event('response.output_item.added', {
-      output_index: index,
+      output_index,
       item: itemOf(block, ctx, index, 'in_progress', ''),
     });
     if (block.type === 'text' && reply.stopReason === 'refusal') {
@@ -277,7 +320,7 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       event('response.function_call_arguments.done', { ...at, name: block.name, arguments: args });
     }
     event('response.output_item.done', {
-      output_index: index,
+      output_index,
       item: itemOf(block, ctx, index, doneStatus(reply, index), undefined, reply.stopReason === 'refusal'),
     });
   });

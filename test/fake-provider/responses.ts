@@ -37,6 +37,8 @@ export type Turn = {
   thinkingOmitted?: boolean;
   /** Input tokens the provider bills for the request (billing.ts), the default usage input count. */
   inputTokens: number;
+  /** The request offers the provider's server-side web search tool (Anthropic, Responses). */
+  webSearchTool?: boolean;
 };
 
 export type ReplyBlock =
@@ -53,10 +55,17 @@ export type ReplyUsage = {
   cacheWrite1h: number;
   reasoning: number;
   cost: number;
+  /** Server-side web searches run (reply.searches). */
+  webSearches: number;
 };
+
+/** One server-side web search the model ran before its answer (the `web-search=N` directive). */
+export type ReplySearch = { query: string };
 
 export type Reply = {
   blocks: ReplyBlock[];
+  /** Server-side web searches, run after any thinking and before the rest of the answer. */
+  searches: ReplySearch[];
   /** Anthropic vocabulary; OpenAI encoders map it. */
   stopReason: string;
   /** The custom stop sequence matched (stopReason `stop_sequence` only, as the real API sends it). */
@@ -92,7 +101,14 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
   for (const use of uses) blocks.push({ type: 'tool_call', id: newToolId(), ...use });
   const stopReason = plan.stopReason ?? (used > 0 ? 'tool_use' : 'end_turn');
   const stopSequence = stopReason === 'stop_sequence' ? (plan.stopSequence ?? 'END') : null;
-  return { blocks, stopReason, stopSequence, usage: usageFor(turn, plan, blocks) };
+  const searches: ReplySearch[] = Array.from(
+    { length: turn.webSearchTool ? (plan.webSearches ?? 0) : 0 },
+    (_, i) => ({
+      query: `fake search ${i + 1}`,
+    }),
+  );
+  const usage = { ...usageFor(turn, plan, blocks), webSearches: searches.length };
+  return { blocks, searches, stopReason, stopSequence, usage };
 }
 
 /** A JSON value satisfying the schema's required properties (strings `"<name>-value"`, numbers 1, …). */
@@ -148,7 +164,7 @@ function replyText(turn: Turn, plan: FakeStep): string | undefined {
   return DEFAULT_TEXT;
 }
 
-function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): ReplyUsage {
+function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): Omit<ReplyUsage, 'webSearches'> {
   let output = 0;
   let reasoning = 0;
   for (const block of blocks) {

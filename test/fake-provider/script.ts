@@ -16,6 +16,11 @@
  *     thinking[=STRING]    a thinking block (Anthropic), reasoning (OpenRouter), reasoning_tokens (OpenAI)
  *     usage=in:N,out:N,cache_read:N,cache_write:N,cache_write_1h:N,reasoning:N,cost:X   any subset; in =
  *                          uncached input; cache_write_1h = the part of cache_write with a one-hour lifetime
+ *     web-search=N         the model runs N server-side web searches first, when the request offers the server
+ *                          tool (Anthropic `web_search_2025…` tools, Responses `web_search*`; without it the
+ *                          model cannot search and the item does nothing): Anthropic server_tool_use +
+ *                          web_search_tool_result blocks and usage.server_tool_use.web_search_requests N,
+ *                          Responses N `web_search_call` output items (with their streaming events)
  *     image-check          reply says whether image blocks/parts arrived: "image-check: 1 image (image/png)"
  *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal|pause_turn|
  *                          model_context_window_exceeded)
@@ -72,6 +77,8 @@ export type FakeStep = {
   toolUses?: Array<{ name: string; input: Record<string, unknown> }>;
   thinking?: boolean | string;
   usage?: FakeUsage;
+  /** Server-side web searches the model runs (when the request offers the server tool). */
+  webSearches?: number;
   imageCheck?: boolean;
   stopReason?: string;
   stopSequence?: string;
@@ -186,6 +193,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'usage':
       step.usage = parseUsage(required(key, value));
+      return;
+    case 'web-search':
+      step.webSearches = int(key, required(key, value));
       return;
     case 'image-check':
       step.imageCheck = true;

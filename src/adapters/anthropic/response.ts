@@ -77,6 +77,9 @@ export function decodeAnthropicUsage(u: any): Partial<CanonicalUsage> {
     out.cache_creation_input_tokens = u.cache_creation_input_tokens;
   const hour = u.cache_creation?.ephemeral_1h_input_tokens;
   if (typeof hour === 'number') out.cache_creation_1h_input_tokens = hour;
+  // web_fetch_requests are not billed per use (only the fetched content, as input tokens)
+  const searches = u.server_tool_use?.web_search_requests;
+  if (typeof searches === 'number') out.web_search_requests = searches;
   const thinking = u.output_tokens_details?.thinking_tokens;
   if (typeof thinking === 'number') out.reasoning_tokens = thinking;
   return out;

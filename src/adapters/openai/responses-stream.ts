@@ -13,13 +13,15 @@ import type { SseEvent } from '../../lib/sse-decode.ts';
 import type { StreamDecoder } from '../adapter.ts';
 import { toSvcError } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
-import { decodeResponsesUsage } from './responses.ts';
+import { countWebSearches, decodeResponsesUsage, withWebSearches } from './responses.ts';
 
 export function createResponsesStreamDecoder(): StreamDecoder {
   const b = new StreamBuilder();
   /** item_id → canonical block index */
   const items = new Map<string, number>();
   let refusal = false;
+  /** `web_search_call` items finished so far (response.completed's `output` lists them all, when it has one). */
+  let searches = 0;
   const block = (id: string, open: () => number): number => {
     let index = items.get(id);
     if (index === undefined) {
@@ -85,6 +87,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
           break;
         }
         case 'response.output_item.done': {
+          if (ev.item?.type === 'web_search_call') searches++;
           const index = items.get(id);
           if (index === undefined) break;
           const end = b.close(index);
@@ -93,7 +96,8 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         }
         case 'response.completed':
         case 'response.incomplete': {
-          b.mergeUsage(decodeResponsesUsage(ev.response?.usage));
+          const listed = countWebSearches(ev.response?.output);
+          b.mergeUsage(withWebSearches(decodeResponsesUsage(ev.response?.usage), Math.max(searches, listed)));
           if (ev.response?.usage) b.markUsageFinal();
           const reason = ev.response?.incomplete_details?.reason;
           b.setStop(

@@ -49,8 +49,21 @@ export function decodeResponsesObject(raw: unknown): CanonicalResponse {
     content,
     stop_reason: decodeResponsesStop(body, content),
     stop_sequence: null,
-    usage: decodeResponsesUsage(body.usage),
+    usage: withWebSearches(decodeResponsesUsage(body.usage), countWebSearches(body.output)),
   };
+}
+
+/**
+ * The hosted web search calls of a response's `output` (`web_search_call` items): OpenAI bills each one,
+ * and its `usage` does not count them.
+ */
+export function countWebSearches(output: unknown): number {
+  return Array.isArray(output) ? output.filter((item) => item?.type === 'web_search_call').length : 0;
+}
+
+/** `usage` with `web_search_requests` when there were any. */
+export function withWebSearches(usage: CanonicalUsage, searches: number): CanonicalUsage {
+  return searches > 0 ? { ...usage, web_search_requests: searches } : usage;
 }
 
 /**

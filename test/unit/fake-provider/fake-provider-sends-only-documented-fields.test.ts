@@ -86,6 +86,26 @@ test('an OpenAI response with reasoning, text and a function call has only docum
   assert.deepEqual(undocumented(body, OPENAI_RESPONSE), []);
 });
 
+test('web search answers (Anthropic server tool blocks and usage, Responses web_search_call items) have only documented fields', async () => {
+  const anthropic = await post('/v1/messages', {
+    model: 'claude-x',
+    max_tokens: 100,
+    tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+    messages: [{ role: 'user', content: 'news? [[fake:web-search=1]]' }],
+  });
+  const paths = fieldPaths(anthropic);
+  assert.ok(paths.has('content[web_search_tool_result].content[web_search_result].url'));
+  assert.ok(paths.has('usage.server_tool_use.web_search_requests'));
+  assert.deepEqual(undocumented(anthropic, ANTHROPIC_MESSAGE), []);
+  const openai = await post('/v1/responses', {
+    model: 'gpt-x',
+    tools: [{ type: 'web_search' }],
+    input: 'news? [[fake:web-search=1]]',
+  });
+  assert.ok(fieldPaths(openai).has('output[web_search_call].action.query'));
+  assert.deepEqual(undocumented(openai, OPENAI_RESPONSE), []);
+});
+
 test("the fake's Responses stream accumulates, in the OpenAI SDK's helper, to its non-streaming answer", async () => {
   const fake = createFakeProvider();
   const client = new OpenAI({ apiKey: 'k', baseURL: 'http://fake/v1', fetch: fake.fetch, maxRetries: 0 });

@@ -48,6 +48,56 @@ test('one-hour cache writes are billed at cache_write_1h (twice input unless the
   );
 });
 
+test('server-side web searches are billed at web_search per 1,000 searches on top of the tokens', () => {
+  // sonnet 4.5: 1000 × 3 + 100 × 15 = 4500 per million → 0.0045; 3 searches × 10 / 1000 = 0.03
+  const usage = { input_tokens: 1000, output_tokens: 100 };
+  const c = priceCall(reg, 'anthropic:claude-sonnet-4-5', { ...usage, web_search_requests: 3 });
+  assert.equal(c.cost_usd, '0.034500');
+  assert.equal(
+    priceCall(reg, 'openai:gpt-5-mini', { ...usage, web_search_requests: 1 }).cost_usd,
+    '0.010450',
+  );
+  // the table's own price, exact to the last digit; absent it is the providers' list price (openrouter: 0)
+  const custom = parseModelRegistry(
+    `pricing_version: t
+models:
+  - id: openai:x
+    tier: fast
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000, max_output_tokens: 100 }
+    prices: { input: 0, output: 0, web_search: 25.000000001 }
+  - id: anthropic:y
+    tier: fast
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000, max_output_tokens: 100 }
+    prices: { input: 0, output: 0 }
+  - id: openrouter:z
+    tier: fast
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000, max_output_tokens: 100 }
+    prices: { input: 0, output: 0 }
+`,
+    'models.yaml',
+  );
+  const searches = { input_tokens: 0, output_tokens: 0, web_search_requests: 7 };
+  assert.equal(priceCall(custom, 'openai:x', searches).cost_usd, '0.175000000007');
+  assert.equal(priceCall(custom, 'anthropic:y', searches).cost_usd, '0.070000');
+  assert.equal(priceCall(custom, 'openrouter:z', searches).cost_usd, '0.000000');
+  // a count that is not a positive number bills nothing
+  assert.equal(priceCall(custom, 'openai:x', { ...searches, web_search_requests: -1 }).cost_usd, '0.000000');
+  assert.throws(
+    () =>
+      parseModelRegistry(
+        `pricing_version: t
+models:
+  - id: openai:x
+    tier: fast
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000, max_output_tokens: 100 }
+    prices: { input: 0, output: 0, web_search: 1e1 }
+`,
+        'models.yaml',
+      ),
+    /models\[0\]\.prices\.web_search/,
+  );
+});
+
 test('sub-micro-dollar costs keep every digit', () => {
   const c = priceCall(reg, 'openai:gpt-5-nano', {
     input_tokens: 1,

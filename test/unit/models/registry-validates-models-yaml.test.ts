@@ -35,6 +35,7 @@ test('the built-in registry loads and holds the three adapters at list prices', 
     cache_read: '0.30',
     cache_write: '3.75',
     cache_write_1h: '6',
+    web_search: '10',
   });
   assert.deepEqual(reg.get('anthropic:claude-haiku-4-5')?.prices, {
     input: '1',
@@ -42,6 +43,7 @@ test('the built-in registry loads and holds the three adapters at list prices', 
     cache_read: '0.10',
     cache_write: '1.25',
     cache_write_1h: '2',
+    web_search: '10',
   });
   assert.equal(reg.get('openai:gpt-5')?.prices?.cache_read, '0.125');
   assert.equal(reg.get('openai:gpt-5-nano')?.prices?.output, '0.40');
@@ -85,6 +87,7 @@ test('prices are read as exact decimal strings, never floats', () => {
     cache_read: '0.30',
     cache_write: '0.30',
     cache_write_1h: '0.6',
+    web_search: '10',
   });
   assert.deepEqual(reg.priceTable(), {
     pricing_version: 'v1',
