@@ -61,9 +61,29 @@ export function createSessionConnection(
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
-  const setUp = async (c: pg.Client) => {
-    if (announced) await c.query('SELECT pg_advisory_lock($1, hashtext($2))', presenceLockArgs(origin));
-    for (const channel of channels.keys()) await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+  /**
+   * LISTEN first, then the presence lock, tried rather than waited for: after a network that died silently
+   * the server may still hold the old session, and its lock, until it notices (its TCP keepalive: hours by
+   * default). Waiting for it would time out, drop the connection and reconnect, over and over: no LISTEN
+   * meanwhile, and each abandoned attempt a server process left queued on the lock. The check takes it
+   * once that session is gone.
+   */
+  const setUp = async (session: Session) => {
+    for (const channel of channels.keys())
+      await session.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    if (announced) await tryPresence(session);
+  };
+
+  const tryPresence = async (session: Session): Promise<void> => {
+    const r = await run(session, TRY_PRESENCE, presenceLockArgs(origin));
+    session.present = (r.rows[0] as { got?: unknown } | undefined)?.got === true;
+    if (!session.present && !session.waitedForPresence) {
+      session.waitedForPresence = true;
+      log?.warn(
+        "the presence lock is still held by this process's previous session connection, which PostgreSQL has not seen end; taking it once it does",
+        {},
+      );
+    }
   };
 
   const connect = (): Promise<Session> => {
@@ -79,7 +99,13 @@ export function createSessionConnection(
           return socket;
         },
       });
-      const session: Session = { client: c, drop: () => socket?.destroy(), lost: undefined };
+      const session: Session = {
+        client: c,
+        drop: () => socket?.destroy(),
+        lost: undefined,
+        present: false,
+        waitedForPresence: false,
+      };
       c.on('notification', (n) => {
         for (const h of channels.get(n.channel) ?? []) h.onNotify();
       });
@@ -94,7 +120,7 @@ export function createSessionConnection(
       });
       try {
         await c.connect();
-        await setUp(c);
+        await setUp(session);
       } catch (err) {
         // a statement left unanswered still waits on this connection: end it without a goodbye
         session.drop();
@@ -109,9 +135,9 @@ export function createSessionConnection(
   };
 
   /** Runs a statement on the session; one that fails or goes unanswered drops the connection. */
-  const run = async (session: Session, text: string, values?: unknown[]): Promise<void> => {
+  const run = async (session: Session, text: string, values?: unknown[]): Promise<pg.QueryResult> => {
     try {
-      await session.client.query(text, values);
+      return await session.client.query(text, values);
     } catch (err) {
       session.lost ??= errorMessage(err);
       session.drop();
@@ -125,7 +151,8 @@ export function createSessionConnection(
     const session = client;
     if (!session || checking) return;
     checking = true;
-    run(session, 'SELECT 1')
+    // the presence lock not yet taken again (see setUp): trying it is the check
+    (announced && !session.present ? tryPresence(session) : run(session, 'SELECT 1'))
       .catch(() => undefined) // dropped: 'end' reconnects
       .finally(() => {
         checking = false;
@@ -177,7 +204,9 @@ export function createSessionConnection(
       if (announced) return;
       announced = true;
       // a session lock taken twice is simply held twice, until the connection ends
-      await run(await connect(), 'SELECT pg_advisory_lock($1, hashtext($2))', presenceLockArgs(origin));
+      const session = await connect();
+      await run(session, 'SELECT pg_advisory_lock($1, hashtext($2))', presenceLockArgs(origin));
+      session.present = true;
     },
     async close() {
       closed = true;
@@ -202,4 +231,10 @@ interface Session {
   drop(): void;
   /** Why it was dropped, for the log line. */
   lost: string | undefined;
+  /** It holds the presence lock (once announced). */
+  present: boolean;
+  /** The warning that the lock is still held by the previous connection was logged. */
+  waitedForPresence: boolean;
 }
+
+const TRY_PRESENCE = 'SELECT pg_try_advisory_lock($1, hashtext($2)) AS got';

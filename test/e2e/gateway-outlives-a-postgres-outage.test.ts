@@ -4,7 +4,8 @@
  * checked); a call without caps is answered once the database is back, with every event of its turn
  * in the trace; and the capped key works again without a restart. The outage is a TCP relay cut.
  * A session connection (LISTEN, presence lock) whose network dies silently is noticed and replaced
- * (README §PostgreSQL store: each gateway holds its presence lock while it lives). A stop during a start
+ * (README §PostgreSQL store: each gateway holds its presence lock while it lives), also while the server
+ * still keeps the old session and its lock. A stop during a start
  * step the database leaves unanswered (a table locked by VACUUM FULL) is acted on at once.
  */
 import assert from 'node:assert/strict';
@@ -89,8 +90,22 @@ test('a gateway outlives a PostgreSQL outage and loses no answered call', { time
   // is released), the gateway hears nothing; it notices and holds its presence lock again
   const holder = await waitForPresence(reader.kysely, () => true);
   relay.sever();
-  await waitForPresence(reader.kysely, (pid) => pid !== holder);
+  const zombie = await waitForPresence(reader.kysely, (pid) => pid !== holder);
   assert.equal(gw.child.exitCode, null, 'the gateway is still running');
+
+  // the network dies silently for both ends: PostgreSQL keeps the old session, and its presence lock, until
+  // it notices (hours, by TCP keepalive). The gateway listens again at once and takes the lock once that
+  // session is gone, instead of waiting on it: each wait timed out and reconnected, with no LISTEN
+  // meanwhile, and left a server process queued on the lock
+  relay.partition();
+  const stillHeld = /presence lock is still held by this process's previous session connection/;
+  const failed = /cannot reconnect the PostgreSQL session connection/;
+  const stderr = () => gw.output().stderr;
+  while (!stillHeld.test(stderr()) && !failed.test(stderr())) await new Promise((r) => setTimeout(r, 50));
+  assert.doesNotMatch(stderr(), failed);
+  relay.heal();
+  await waitForPresence(reader.kysely, (pid) => pid !== zombie);
+  assert.doesNotMatch(stderr(), failed);
 });
 
 test('a stop during a start step the database leaves unanswered is acted on at once', {

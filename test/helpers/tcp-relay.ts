@@ -21,6 +21,13 @@ export interface TcpRelay {
    */
   sever(): void;
   thaw(): void;
+  /**
+   * The network of every relayed connection dies silently for both ends: bytes are dropped both ways, and
+   * neither side hears the other close (the server keeps its session). New connections are relayed as usual.
+   */
+  partition(): void;
+  /** Ends both sides of the partitioned connections (the server notices at last). */
+  heal(): void;
   /** Connections closed at once since the last `reset()`. */
   readonly resets: number;
 }
@@ -37,6 +44,9 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
   // the server's side of each relayed connection, and those severed (their client side kept open)
   const outbounds = new Set<Socket>();
   const severed = new WeakSet<Socket>();
+  // the client's side of each relayed connection, by its server's side; and those partitioned
+  const inbounds = new WeakMap<Socket, Socket>();
+  const partitioned = new Set<Socket>();
   const forward = (to: Socket, d: Buffer) => {
     if (frozen) held.push([to, d]);
     else to.write(d);
@@ -54,20 +64,24 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
         const outbound = tcpConnect(port, host);
         outbounds.add(outbound);
         outbound.on('close', () => outbounds.delete(outbound));
+        inbounds.set(outbound, inbound);
         for (const end of [inbound, outbound]) {
           sockets.add(end);
           end.on('error', () => undefined);
           end.on('close', () => {
             sockets.delete(end);
             if (severed.has(outbound) && end === outbound) return;
+            if (partitioned.has(outbound)) return;
             inbound.destroy();
             outbound.destroy();
           });
         }
         inbound.on('data', (d: Buffer) => {
-          if (!severed.has(outbound)) forward(outbound, d);
+          if (!severed.has(outbound) && !partitioned.has(outbound)) forward(outbound, d);
         });
-        outbound.on('data', (d: Buffer) => forward(inbound, d));
+        outbound.on('data', (d: Buffer) => {
+          if (!partitioned.has(outbound)) forward(inbound, d);
+        });
       });
       s.once('error', reject);
       s.listen(relayPort, '127.0.0.1', () => {
@@ -93,6 +107,16 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
         severed.add(outbound);
         outbound.destroy();
       }
+    },
+    partition() {
+      for (const outbound of outbounds) partitioned.add(outbound);
+    },
+    heal() {
+      for (const outbound of partitioned) {
+        outbound.destroy();
+        inbounds.get(outbound)?.destroy();
+      }
+      partitioned.clear();
     },
     thaw() {
       frozen = false;
