@@ -159,6 +159,17 @@ test('user-export --out writes a private file for the window and prints a summar
   const u1 = lines(readFileSync(out, 'utf8')).map((l) => JSON.parse(l).payload.user_id);
   assert.ok(u1.length > 8 && u1.every((u) => u === 'u1'), `${u1}`);
   assert.equal(report(viaLink.stdout).out, out);
+  // a link to a file not there yet: that file is created (in its missing folders), the link stays a link
+  const pending = join(tmp.dir, `rotated-${n}`, 'u1.jsonl');
+  const dangling = join(tmp.dir, `next-${n}.jsonl`);
+  symlinkSync(pending, dangling);
+  const viaDangling = await runSvc(['analytics', 'user-export', 'u1', '--out', dangling, '--db-path', db], {
+    env,
+  });
+  assert.equal(viaDangling.code, 0, viaDangling.stderr);
+  assert.equal(lstatSync(dangling).isSymbolicLink(), true, 'the link is still a link');
+  assert.equal(report(viaDangling.stdout).out, pending);
+  assert.equal(String(lines(readFileSync(pending, 'utf8')).length), report(viaDangling.stdout).rows);
 });
 
 test('user-export --out naming the trace store, its WAL or a link to it is refused and the store stays whole', async () => {

@@ -4,7 +4,7 @@
  * renamed when complete).
  */
 
-import { existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { defineCommand } from 'citty';
@@ -81,14 +81,27 @@ export default defineCommand({
 
 // --- internal ---
 
-/** The file a link at `path` points to when that file exists (links of links too); else `path` itself. */
+/**
+ * The file a link at `path` points to (links of links too), whether or not it exists yet: it is the one
+ * written, as a shell's > would, and the link stays. `path` itself when it is no link (or a loop of links).
+ */
 function throughLink(path: string): string {
   try {
-    return lstatSync(path).isSymbolicLink() && existsSync(path) ? realpathSync(path) : path;
+    if (!lstatSync(path).isSymbolicLink()) return path;
+    if (existsSync(path)) return realpathSync(path);
+    // a link to a file not there yet (a link to a rotated file): the export creates that file
+    let target = path;
+    const isLink = (p: string) => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+    for (let hops = 0; hops < MAX_LINK_HOPS && isLink(target); hops++)
+      target = resolve(dirname(target), readlinkSync(target));
+    return isLink(target) ? path : target;
   } catch {
     return path; // no such name, or a file where a folder should be: the checks after this one say so
   }
 }
+
+/** Links followed to find a missing file (the kernel's own limit). */
+const MAX_LINK_HOPS = 40;
 
 /**
  * `--out` naming the trace store (or its -wal, -shm or -journal, by path or by link) would rename the
