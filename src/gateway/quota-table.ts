@@ -104,9 +104,20 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
       // in flight leaves its events out of the seed: its settlement adds its cost (seedFromTrace)
       const holdId = typeof context.turn_id === 'string' ? context.turn_id : deps.newId();
       const budget = budgetKeyIdOf(key);
+      let tries = 0;
       const deciding = retry(
         () =>
           store.kysely.transaction().execute(async (trx) => {
+            // a try whose COMMIT went through but whose answer was lost (a read timeout, a reset) left its
+            // hold: that request is admitted, and a second insert of its id would fail it for nothing
+            if (tries++ > 0) {
+              const mine = await trx
+                .selectFrom('budget_holds')
+                .select('id')
+                .where('id', '=', holdId)
+                .executeTakeFirst();
+              if (mine) return undefined;
+            }
             const windows = [];
             for (const c of caps)
               windows.push({ ...c, ...(await lockWindow(trx, store, budget, c.kind, nowUs)) });

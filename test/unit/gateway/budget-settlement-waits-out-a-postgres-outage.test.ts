@@ -117,3 +117,56 @@ test('an admission PostgreSQL does not answer (a hung server, a black hole) is r
   await manager.flush();
   (await manager.admit(key, parseDecimal('0.9'))).release();
 });
+
+test('an admission whose COMMIT went through but whose answer was lost is admitted on its retry', async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const store = (await openStore({ engine: 'postgres', url })) as PostgresStore;
+  t.after(() => store.close());
+  // the first admission transaction commits, then its answer is lost as node-postgres reports a statement
+  // not answered within its bound
+  let loseNextAnswer = false;
+  const kysely = new Proxy(store.kysely, {
+    get(target, prop, receiver) {
+      if (prop !== 'transaction') return Reflect.get(target, prop, receiver);
+      return () => {
+        const trx = target.transaction();
+        return {
+          async execute<T>(fn: Parameters<typeof trx.execute<T>>[0]): Promise<T> {
+            const result = await trx.execute(fn);
+            if (loseNextAnswer) {
+              loseNextAnswer = false;
+              throw new Error('Query read timeout');
+            }
+            return result;
+          },
+        };
+      };
+    },
+  });
+  const lossy = Object.assign(Object.create(store), { kysely }) as PostgresStore;
+  const clock = { nowUs: () => Date.now() * 1000 };
+  const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
+  const manager = createTableQuotaManager({
+    store: lossy,
+    bus,
+    clock,
+    newId: createIdFactory(),
+    log: silentLogger,
+  });
+  t.after(() => manager.close());
+
+  loseNextAnswer = true;
+  const hold = await manager.admit(key, parseDecimal('0.5'), { turn_id: 'turn_lost_answer' });
+  assert.equal(loseNextAnswer, false, 'the answer of the first try was lost');
+  const holds = await store.kysely.selectFrom('budget_holds').select('id').execute();
+  assert.deepEqual(
+    holds.map((h) => h.id),
+    ['turn_lost_answer'],
+  );
+  hold.settle(parseDecimal('0.25'));
+  await manager.flush();
+  const w = await store.kysely.selectFrom('budget_windows').select('spent_usd').executeTakeFirstOrThrow();
+  assert.equal(formatDecimal(parseDecimal(w.spent_usd)), '0.250000');
+  assert.equal((await store.kysely.selectFrom('budget_holds').select('id').execute()).length, 0);
+});
