@@ -10,17 +10,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useTestPostgres } from '../helpers/postgres.ts';
 import { isolatedEnv, makeTempDir, startSvc } from '../helpers/svc.ts';
-import { startTcpRelay } from '../helpers/tcp-relay.ts';
+import { databaseBehindRelay } from '../helpers/tcp-relay.ts';
 
 const postgres = useTestPostgres();
 
 test('GET /health stays 200 while PostgreSQL is away', { timeout: 90_000 }, async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
-  const direct = new URL(await postgres.createDatabase());
-  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
-  t.after(() => relay.down());
-  const viaRelay = new URL(direct);
-  viaRelay.port = String(relay.port);
+  const { relay, viaRelay } = await databaseBehindRelay(t, postgres);
   const home = makeTempDir('svc-health-pg-');
   t.after(() => home.cleanup());
   const server = await startSvc(['serve', '--port', '{port}'], {

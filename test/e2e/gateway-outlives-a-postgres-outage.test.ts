@@ -18,17 +18,13 @@ import type { Database } from '#src/store/schema.ts';
 import { startGatewayReplicas } from '../helpers/gateway-replicas.ts';
 import { useTestPostgres } from '../helpers/postgres.ts';
 import { collectOutput, freePort, SVC_BIN } from '../helpers/svc.ts';
-import { startTcpRelay } from '../helpers/tcp-relay.ts';
+import { databaseBehindRelay } from '../helpers/tcp-relay.ts';
 
 const postgres = useTestPostgres();
 
 test('a gateway outlives a PostgreSQL outage and loses no answered call', { timeout: 120_000 }, async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
-  const direct = new URL(await postgres.createDatabase());
-  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
-  t.after(() => relay.down());
-  const viaRelay = new URL(direct);
-  viaRelay.port = String(relay.port);
+  const { direct, relay, viaRelay } = await databaseBehindRelay(t, postgres);
   // a statement (and the session connection's check) unanswered for 1 s is an outage (README: default 10 s)
   const cluster = await startGatewayReplicas(viaRelay.toString(), 1, { SVC_DATABASE_TIMEOUT_MS: '1000' });
   t.after(() => cluster.stop());

@@ -5,6 +5,8 @@
  * them (`resets`): how many times the client tried meanwhile.
  */
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
+import type { TestContext } from 'node:test';
+import type { TestPostgres } from './postgres.ts';
 import { freePort } from './svc.ts';
 
 export interface TcpRelay {
@@ -132,4 +134,20 @@ export async function startTcpRelay(host: string, port: number): Promise<TcpRela
       return resets;
     },
   };
+}
+
+/**
+ * A fresh database of the test's PostgreSQL reached through a relay (taken down after the test): the
+ * direct URL, the relay, and the URL through it, for outages the client meets on a real connection.
+ */
+export async function databaseBehindRelay(
+  t: TestContext,
+  postgres: TestPostgres,
+): Promise<{ direct: URL; relay: TcpRelay; viaRelay: URL }> {
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  t.after(() => relay.down());
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+  return { direct, relay, viaRelay };
 }

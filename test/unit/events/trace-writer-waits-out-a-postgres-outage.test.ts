@@ -14,17 +14,13 @@ import { silentLogger } from '#src/lib/log.ts';
 import { systemClock } from '#src/lib/time.ts';
 import { openStore } from '#src/store/open.ts';
 import { useTestPostgres } from '../../helpers/postgres.ts';
-import { startTcpRelay } from '../../helpers/tcp-relay.ts';
+import { databaseBehindRelay } from '../../helpers/tcp-relay.ts';
 
 const postgres = useTestPostgres();
 
 test('events written while PostgreSQL is unreachable are committed once it is back', async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
-  const direct = new URL(await postgres.createDatabase());
-  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
-  t.after(() => relay.down());
-  const viaRelay = new URL(direct);
-  viaRelay.port = String(relay.port);
+  const { direct, relay, viaRelay } = await databaseBehindRelay(t, postgres);
 
   const warnings: Array<{ msg: string; fields: Record<string, unknown> }> = [];
   const log: Logger = {
@@ -72,11 +68,7 @@ test('a stop during the outage gives up after the quick attempts instead of wait
   timeout: 30_000, // the outage window is 60 s: a stop that waited it out fails here
 }, async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
-  const direct = new URL(await postgres.createDatabase());
-  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
-  t.after(() => relay.down());
-  const viaRelay = new URL(direct);
-  viaRelay.port = String(relay.port);
+  const { relay, viaRelay } = await databaseBehindRelay(t, postgres);
   const store = await openStore({ engine: 'postgres', url: viaRelay.toString() });
   t.after(() => store.close());
   const writer = createTraceWriter({ store, log: silentLogger });
@@ -93,11 +85,7 @@ test('a commit PostgreSQL leaves unanswered (paused, black-holed) fails at its b
   timeout: 30_000, // without a bound the commit waits for the server, and this test with it
 }, async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
-  const direct = new URL(await postgres.createDatabase());
-  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
-  t.after(() => relay.down());
-  const viaRelay = new URL(direct);
-  viaRelay.port = String(relay.port);
+  const { direct, relay, viaRelay } = await databaseBehindRelay(t, postgres);
   const warnings: string[] = [];
   const log: Logger = {
     ...silentLogger,

@@ -13,18 +13,14 @@ import { createIdFactory } from '#src/lib/ids.ts';
 import { type Logger, silentLogger } from '#src/lib/log.ts';
 import { openStore, type PostgresStore } from '#src/store/open.ts';
 import { useTestPostgres } from '../../helpers/postgres.ts';
-import { startTcpRelay } from '../../helpers/tcp-relay.ts';
+import { databaseBehindRelay } from '../../helpers/tcp-relay.ts';
 
 const postgres = useTestPostgres();
 const key = { key_id: 'gk_1', daily_cap_usd: '1.00', monthly_cap_usd: null, user_id: null, team_id: null };
 
 test('a settlement during a PostgreSQL outage is written when the server is back', async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
-  const direct = new URL(await postgres.createDatabase());
-  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
-  t.after(() => relay.down());
-  const viaRelay = new URL(direct);
-  viaRelay.port = String(relay.port);
+  const { direct, relay, viaRelay } = await databaseBehindRelay(t, postgres);
   const errors: string[] = [];
   const log: Logger = { ...silentLogger, error: (msg: string) => void errors.push(msg) };
   const store = (await openStore({ engine: 'postgres', url: viaRelay.toString() })) as PostgresStore;
@@ -57,11 +53,7 @@ test('closing during the outage gives the settlement up after the quick tries', 
   timeout: 30_000, // the outage window is 60 s: a close that waited it out fails here
 }, async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
-  const direct = new URL(await postgres.createDatabase());
-  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
-  t.after(() => relay.down());
-  const viaRelay = new URL(direct);
-  viaRelay.port = String(relay.port);
+  const { relay, viaRelay } = await databaseBehindRelay(t, postgres);
   const errors: string[] = [];
   const log: Logger = { ...silentLogger, error: (msg: string) => void errors.push(msg) };
   const store = (await openStore({ engine: 'postgres', url: viaRelay.toString() })) as PostgresStore;
@@ -78,11 +70,7 @@ test('closing during the outage gives the settlement up after the quick tries', 
 
 test('an admission PostgreSQL does not answer (a hung server, a black hole) is refused with 503 in time', async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
-  const direct = new URL(await postgres.createDatabase());
-  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
-  t.after(() => relay.down());
-  const viaRelay = new URL(direct);
-  viaRelay.port = String(relay.port);
+  const { direct, relay, viaRelay } = await databaseBehindRelay(t, postgres);
   const store = (await openStore({ engine: 'postgres', url: viaRelay.toString() })) as PostgresStore;
   t.after(() => store.close());
   const clock = { nowUs: () => Date.now() * 1000 };
