@@ -16,13 +16,18 @@ test('explain refuses a count above 2^53 with exit 2 naming the flag; the larges
   const explain = (...flags: string[]) =>
     runSvc(['routing', 'explain', '--model', 'auto', '--text', 'hi', ...flags], { env });
 
-  for (const flag of ['--input-tokens', '--messages']) {
-    const run = await explain(flag, '99999999999999999999');
+  for (const [flag, value, range] of [
+    ['--input-tokens', '99999999999999999999', ''],
+    ['--messages', '99999999999999999999', 'from 1 '],
+    // a request without messages is one the gateway refuses (400 naming messages): nothing to explain
+    ['--messages', '0', 'from 1 '],
+  ]) {
+    const run = await explain(flag, value);
     assert.equal(run.code, 2, run.stderr);
     assert.equal(run.stdout, '');
     assert.equal(
       run.stderr.trim(),
-      `svc: ${flag} must be a whole number up to 9007199254740991, not "99999999999999999999".`,
+      `svc: ${flag} must be a whole number ${range}up to 9007199254740991, not "${value}".`,
     );
   }
   const largest = await explain('--input-tokens', '9007199254740991');

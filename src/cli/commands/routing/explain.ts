@@ -90,7 +90,8 @@ export default defineCommand({
         .filter(Boolean),
       images: args.images === true,
       workspace: args.workspace === undefined ? null : workspaceFlag(args.workspace),
-      messages: wholeNumber(args.messages, '--messages'),
+      // a request has at least one message: the gateway refuses one without (400 naming messages)
+      messages: wholeNumber(args.messages, '--messages', 1),
       inputTokens: wholeNumber(args['input-tokens'], '--input-tokens'),
     });
     const available = Object.keys(adapterConfigs(env));
@@ -180,11 +181,12 @@ function usdFlag(text: string | undefined, flag: string): string {
 }
 
 /** A count flag: digits only, and no larger than a number holds exactly (above 2^53 it printed rounded). */
-function wholeNumber(text: string | undefined, flag: string): number | undefined {
+/** A count flag: a whole number from `min` up to 2^53 − 1, else a usage error naming the flag. */
+function wholeNumber(text: string | undefined, flag: string, min = 0): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < min)
     throw new SvcError('usage_error', {
-      message: `${flag} must be a whole number up to ${Number.MAX_SAFE_INTEGER}, not "${text}".`,
+      message: `${flag} must be a whole number ${min > 0 ? `from ${min} ` : ''}up to ${Number.MAX_SAFE_INTEGER}, not "${text}".`,
     });
   return Number(text);
 }
