@@ -3,7 +3,7 @@
  * Responses client on an OpenAI model): items keyed by `item_id`, text from `output_text` (and refusal)
  * deltas, thinking from reasoning summary/text deltas, tool calls from `function_call` items and their
  * argument deltas; `response.completed` / `response.incomplete` carry the usage and end the message;
- * `response.failed` and `error` events are raised; a body that ends before its terminal event is an
+ * `response.failed` (with the usage it states, if any) and `error` events are raised; a body that ends before its terminal event is an
  * error, never a silent success (wire-formats §6 #24).
  */
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
@@ -43,8 +43,19 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       const ev = JSON.parse(e.data);
       const type = ev?.type ?? e.event;
       if (type === 'error') throw toSvcError(classifyOpenAIStreamError(ev.error ?? ev));
-      if (type === 'response.failed')
+      if (type === 'response.failed') {
+        // a failed response may still state what it bills: the call's failure is priced on those counts
+        if (ev.response?.usage) {
+          b.mergeUsage(
+            withWebSearches(
+              decodeResponsesUsage(ev.response.usage),
+              Math.max(searches, countWebSearches(ev.response.output)),
+            ),
+          );
+          b.markUsageFinal();
+        }
         throw toSvcError(classifyOpenAIStreamError(ev.response?.error ?? { message: 'the response failed' }));
+      }
       const out: CanonicalStreamEvent[] = [];
       if (!b.started) {
         const r = ev?.response ?? {};
