@@ -49,10 +49,13 @@ test('a kill -9 right after a client was sent the opening events loses none of t
   stream.send({ type: 'subscribe', filter: 'preset:full', since: null, snapshot: false });
   await stream.next((f) => f.type === 'subscribe_ack');
   fake.script([{ hang: true }]);
+  const calls = fake.requests.length;
   const turn = (
     await first.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'hang' }] })
   ).body.turn_id;
   const call = (await stream.next((f) => f.type === 'event' && f.event.type === 'llm.call_started')).event;
+  // the hang step is taken before the kill (the event is sent as the call begins), so no later test gets it
+  await until(() => fake.requests.length > calls, 'the call reaching the provider');
   // one request answered after it: the server has finished the event-loop turn it published the call in
   // (the commit the README promises), while the old 250 ms wait had not run out
   assert.equal((await first.api('GET', '/health')).status, 200);
@@ -127,6 +130,7 @@ test('a delegation whose worker was mid-call when the server was killed: the wor
   const first = await startAgentServer(t, { env });
   const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;
   fake.script([{ toolUses: [{ name: 'delegate', input: { task: 'count the files' } }] }, { hang: true }]);
+  const calls = fake.requests.length;
   const turn = (
     await first.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'delegate' }] })
   ).body.turn_id;
@@ -140,6 +144,8 @@ test('a delegation whose worker was mid-call when the server was killed: the wor
     () => rows(first, "session_id = ? AND type = 'llm.call_started'", worker).length > 0,
     "the worker's model call",
   );
+  // the worker's hang step is taken before the kill, so no later test gets it
+  await until(() => fake.requests.length >= calls + 2, "the worker's call reaching the provider");
   assert.equal(await first.svc.stop('SIGKILL'), null);
   const second = await startAgentServer(t, { env, home: first.home });
   await until(

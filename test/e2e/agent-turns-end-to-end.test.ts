@@ -287,8 +287,13 @@ test('kill -9 mid-turn: the restart detects the gap, cancels the turn with serve
   const first = await startAgentServer(t, { env: providerEnv() });
   const sid = await newSession(first);
   fake.script([{ hang: true }]);
+  const calls = fake.requests.length;
   const turn = (await first.api('POST', `/sessions/${sid}/turns`, { content: text('hang') })).body;
   await eventsUntil(first, sid, (all) => all.some((e) => e.type === 'llm.call_started'));
+  // llm.call_started is stored as the call begins: the hang step must be taken before the kill, or the
+  // next turn would take it
+  for (let i = 0; i < 400 && fake.requests.length === calls; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(fake.requests.length > calls, 'the call reached the provider');
   await first.svc.stop('SIGKILL');
   const second = await startAgentServer(t, { env: providerEnv(), home: first.home });
   const evs = await eventsUntil(second, sid, ended(turn.turn_id));
