@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, test } from 'node:test';
 import { rawRequest, startAgentServer } from '../helpers/agent-server.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 
 const server = await startAgentServer({ after }, { env: { SVC_ALLOWED_HOSTS: 'svc-agent.internal' } });
 const { api } = server;
@@ -164,17 +164,6 @@ test('turn submissions are validated before anything runs: invalid_content, vali
 });
 
 test('HTTP that Node refuses before the app (a malformed header, headers over 16 KiB) gets the error body, version headers and a log line', async () => {
-  const send = (bytes: string) =>
-    new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-      let received = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (d) => {
-        received += d;
-      });
-      socket.on('error', reject);
-      socket.on('close', () => resolve(received));
-    });
   for (const [bytes, status, code] of [
     ['GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n', 400, 'invalid_request'],
     [
@@ -183,7 +172,7 @@ test('HTTP that Node refuses before the app (a malformed header, headers over 16
       'request_headers_too_large',
     ],
   ] as const) {
-    const answer = await send(bytes);
+    const answer = await rawExchange(port, bytes);
     const [head = '', body = ''] = answer.split('\r\n\r\n');
     assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} `), answer);
     assert.match(head, /\r\nsvc-api-version: 1\.0\r\n/i);

@@ -8,29 +8,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
+import { requestLogLine } from '../helpers/svc.ts';
 
 const MODEL = 'openai:gpt-5-mini';
-
-/** The request log line of `requestId`, once the gateway has written it. */
-function requestLine(stack: GatewayStack, requestId: string): Promise<Record<string, unknown>> {
-  const find = () =>
-    stack.gw
-      .output()
-      .stdout.split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .find((l) => l.msg === 'request' && l.request_id === requestId);
-  return new Promise((resolve) => {
-    const check = () => {
-      const line = find();
-      if (!line) return;
-      stack.gw.child.stdout?.off('data', check);
-      resolve(line);
-    };
-    stack.gw.child.stdout?.on('data', check);
-    check();
-  });
-}
 
 async function chat(stack: GatewayStack, token: string, content: string): Promise<Response> {
   return fetch(`${stack.gw.url}/v1/chat/completions`, {
@@ -66,7 +46,7 @@ test('the request log line carries the error code of a failed answer or stream, 
     assert.equal(body.error?.code ?? null, c.code, 'the body carries the code the log names');
     const requestId = res.headers.get('svc-request-id');
     assert.ok(requestId);
-    const line = await requestLine(stack, requestId);
+    const line = await requestLogLine(stack.gw, requestId);
     assert.equal(line.status, c.status, JSON.stringify(line));
     assert.equal(line.error_code, c.code, JSON.stringify(line));
   }
@@ -89,7 +69,7 @@ test('the request log line carries the error code of a failed answer or stream, 
     else assert.match(text, /data: \[DONE\]/);
     const requestId = res.headers.get('svc-request-id');
     assert.ok(requestId);
-    const line = await requestLine(stack, requestId);
+    const line = await requestLogLine(stack.gw, requestId);
     assert.equal(line.status, 200, JSON.stringify(line));
     assert.equal(line.error_code, c.code, JSON.stringify(line));
   }

@@ -11,7 +11,8 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
-import { freePort, makeTempDir, type RunningSvc, runSvc } from '../helpers/svc.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
+import { freePort, makeTempDir, type RunningSvc, requestLogLine, runSvc } from '../helpers/svc.ts';
 
 const HEADERS_TIMEOUT_MS = 1000;
 const REQUEST_TIMEOUT_MS = 2000;
@@ -65,49 +66,18 @@ interface RawAnswer {
 }
 
 /** Sends `bytes` and then nothing (the socket stays open); parses what comes back before the gateway closes. */
-function sendAndWait(port: number, bytes: string): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (d) => {
-      received += d;
-    });
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head = '', body = ''] = received.split('\r\n\r\n');
-      const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = new Map(
-        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
-      );
-      try {
-        resolve({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) });
-      } catch {
-        reject(new Error(`not an answer with a JSON body: ${received}`));
-      }
-    });
-  });
-}
-
-/** The request log line (stdout) of `requestId`, once the gateway has written it. */
-function requestLine(gw: RunningSvc, requestId: string): Promise<Record<string, unknown>> {
-  const find = () =>
-    gw
-      .output()
-      .stdout.split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .find((l) => l.msg === 'request' && l.request_id === requestId);
-  return new Promise((resolve) => {
-    const check = () => {
-      const line = find();
-      if (!line) return;
-      gw.child.stdout?.off('data', check);
-      resolve(line);
-    };
-    gw.child.stdout?.on('data', check);
-    check();
-  });
+async function sendAndWait(port: number, bytes: string): Promise<RawAnswer> {
+  const received = await rawExchange(port, bytes);
+  const [head = '', body = ''] = received.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = new Map(
+    lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
+  try {
+    return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) };
+  } catch {
+    throw new Error(`not an answer with a JSON body: ${received}`);
+  }
 }
 
 /** The answer names its request under the three headers, says whether to retry and closes the connection. */
@@ -120,7 +90,7 @@ async function assertNamedAnswer(gw: RunningSvc, a: RawAnswer, status: number, c
   assert.equal(a.headers.get('x-should-retry'), retry);
   assert.equal(a.headers.get('connection'), 'close');
   assert.match(a.headers.get('content-type') ?? '', /^application\/json/);
-  const line = await requestLine(gw, id);
+  const line = await requestLogLine(gw, id);
   assert.equal(line.status, status, JSON.stringify(line));
   assert.equal(line.error_code, code, JSON.stringify(line));
 }

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles, issueKey, readEvents } from '../helpers/gateway-keys.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { freePort, makeTempDir, type RunningSvc, runSvc, startSvc } from '../helpers/svc.ts';
 
 const tmp = makeTempDir();
@@ -36,19 +36,6 @@ function rawGet(
     });
     req.on('error', reject);
     req.end();
-  });
-}
-
-/** Bytes written as they are to a fresh connection; everything the server sends until it closes. */
-function rawExchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    let answer = '';
-    socket.setEncoding('utf8').on('data', (d) => {
-      answer += d;
-    });
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
   });
 }
 

@@ -243,6 +243,27 @@ async function startOn(port: number, args: string[], options: StartOptions): Pro
 /** The log line each server writes once bound (`gateway listening`, `agent server listening`, `forwarding`). */
 const LISTENING = /"msg":"(?:[a-z ]*listening|forwarding)"/;
 
+/** The request-log line (stdout) `svc` wrote for `requestId`, once it has written it. */
+export function requestLogLine(svc: RunningSvc, requestId: string): Promise<Record<string, unknown>> {
+  const find = () =>
+    svc
+      .output()
+      .stdout.split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'request' && l.request_id === requestId);
+  return new Promise((resolve) => {
+    const check = () => {
+      const line = find();
+      if (!line) return;
+      svc.child.stdout?.off('data', check);
+      resolve(line);
+    };
+    svc.child.stdout?.on('data', check);
+    check();
+  });
+}
+
 /** A port that was free a moment ago on 127.0.0.1. */
 export function freePort(): Promise<number> {
   return new Promise((resolvePromise, reject) => {
