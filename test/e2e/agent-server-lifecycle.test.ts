@@ -163,25 +163,12 @@ test('a turn submission still arriving when SIGTERM comes is refused with 503, a
     env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
   });
   const { id } = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body;
-  const { hostname, port } = new URL(server.url);
-  const body = JSON.stringify({ content: [{ type: 'text', text: 'hello' }] });
-  const slow = connect(Number(port), hostname);
-  let answer = '';
-  slow.setEncoding('utf8').on('data', (d: string) => {
-    answer += d;
+  const slow = await slowPost(server.url, `/sessions/${id}/turns`, {
+    content: [{ type: 'text', text: 'hello' }],
   });
-  await once(slow, 'connect');
-  // expect: 100-continue: the server's interim answer says it read the headers and the request is in flight
-  // (a signal taken before it read them would find an idle connection and close it)
-  slow.write(
-    `POST /sessions/${id}/turns HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
-      `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
-  );
-  await waitFor(() => /^HTTP\/1\.1 100 /.test(answer));
   const exit = server.svc.stop('SIGTERM');
   await waitFor(() => /agent server stopping/.test(server.svc.output().stderr));
-  slow.end(body.slice(5));
-  await once(slow, 'close');
+  const answer = await slow.finish();
   assert.match(answer, /\r\n\r\nHTTP\/1\.1 503 /);
   assert.match(answer, /"code":"service_shutting_down"/);
   assert.equal(await exit, 0);
@@ -197,32 +184,45 @@ async function waitFor(check: () => boolean): Promise<void> {
   assert.ok(check(), 'condition not reached within 10 s');
 }
 
-test('while a request begun before SIGTERM finishes, new requests get 503 service_shutting_down, not a refused connection', async (t) => {
-  const server = await startAgentServer(t);
-  const { hostname, port } = new URL(server.url);
-  // a request in flight at the stop: its body arrives in two parts, the second after the signal
-  const body = JSON.stringify({ workspace_path: server.workspace });
-  const slow = connect(Number(port), hostname);
+/**
+ * A POST in flight: its headers (with `expect: 100-continue`) and the first bytes of its JSON body are sent,
+ * and the server's interim 100 says it read the headers (a signal taken before that would find an idle
+ * connection and close it). `finish` sends the rest; it resolves with all the server wrote once it closed.
+ */
+async function slowPost(url: string, path: string, json: unknown): Promise<{ finish(): Promise<string> }> {
+  const { hostname, port } = new URL(url);
+  const body = JSON.stringify(json);
+  const socket = connect(Number(port), hostname);
   let answer = '';
-  slow.setEncoding('utf8').on('data', (d: string) => {
+  socket.setEncoding('utf8').on('data', (d: string) => {
     answer += d;
   });
-  await once(slow, 'connect');
-  // expect: 100-continue: the interim answer says the server read the headers (see the test above)
-  slow.write(
-    `POST /sessions HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
+  await once(socket, 'connect');
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
       `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
   );
   await waitFor(() => /^HTTP\/1\.1 100 /.test(answer));
+  return {
+    async finish() {
+      socket.end(body.slice(5));
+      await once(socket, 'close');
+      return answer;
+    },
+  };
+}
+
+test('while a request begun before SIGTERM finishes, new requests get 503 service_shutting_down, not a refused connection', async (t) => {
+  const server = await startAgentServer(t);
+  // a request in flight at the stop: its body arrives in two parts, the second after the signal
+  const slow = await slowPost(server.url, '/sessions', { workspace_path: server.workspace });
   const exit = server.svc.stop('SIGTERM');
-  for (let i = 0; i < 100 && !/agent server stopping/.test(server.svc.output().stderr); i++)
-    await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => /agent server stopping/.test(server.svc.output().stderr));
   const refused = await fetch(`${server.url}/health`);
   assert.equal(refused.status, 503);
   assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'service_shutting_down');
   assert.equal(refused.headers.get('connection'), 'close');
-  slow.end(body.slice(5));
-  await once(slow, 'close');
+  const answer = await slow.finish();
   assert.match(answer, /\r\n\r\nHTTP\/1\.1 201 /);
   assert.equal(await exit, 0);
 });
