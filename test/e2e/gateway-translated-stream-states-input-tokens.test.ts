@@ -2,7 +2,8 @@
  * An OpenAI-wire stream translated for an Anthropic client states input tokens where each client reads
  * them (issue 17 item 9): LangChain's ChatAnthropic reads them only from `message_start`, which now carries
  * the gateway's estimate instead of 0; the Anthropic SDK's final message takes the provider's exact count
- * from `message_delta`; the trace keeps the exact count.
+ * from `message_delta` (the cache write split, which only `message_start` could carry, is null there:
+ * unknown at the start); the trace keeps the exact count.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -13,7 +14,7 @@ import { startGatewayStack } from '../helpers/gateway-stack.ts';
 
 const MODEL = 'openai:gpt-5-mini';
 const EXACT_INPUT = 321;
-const prompt = `${'Tell me about tokens. '.repeat(20)}[[fake:usage=in:${EXACT_INPUT},out:7]]`;
+const prompt = `${'Tell me about tokens. '.repeat(20)}[[fake:usage=in:${EXACT_INPUT},out:7,cache_write:50]]`;
 /** The routing estimate: characters / 4 of the only text in the request. */
 const ESTIMATE = Math.ceil(prompt.length / 4);
 
@@ -42,6 +43,10 @@ test('a translated stream gives Anthropic clients an input estimate first and th
     assert.equal(delta.usage?.input_tokens, EXACT_INPUT);
     assert.equal(final.usage.input_tokens, EXACT_INPUT, 'the SDK overwrites the estimate');
     assert.equal(final.usage.output_tokens, 7);
+    assert.equal(final.usage.cache_creation_input_tokens, 50);
+    // message_delta has no lifetime split of the writes, so message_start's is null (unknown), not zeros
+    // contradicting the 50 writes in the final message
+    assert.equal(final.usage.cache_creation, null);
     assert.equal(lastCall().payload.input_tokens, EXACT_INPUT, 'the trace keeps the exact count');
   });
 

@@ -5,7 +5,6 @@
  * sends it), `message_delta` + `message_stop` on every normal end, `event: error` on a failure after the
  * first frame.
  */
-import { emptyUsage } from '../../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
@@ -14,7 +13,6 @@ import {
   anthropicStopDetails,
   anthropicStopReason,
   encodeAnthropicUsage,
-  usageExtras,
 } from './encode.ts';
 import { encodeAnthropicStreamError } from './errors.ts';
 
@@ -90,13 +88,17 @@ function ensureStarted(s: State, id: string): string {
     // 0.39 read input tokens only from message_start), the exact counts in message_delta (SDK ≥0.137 and
     // 1.x overwrite with them; wire-formats §5.4). output_tokens stays 0, not the real API's small running
     // count (1, 2, 3 in its examples): no output is counted yet, the SDKs overwrite it, and clients that add
-    // it to message_delta's total (LangChain JS) would report one token more than the call used
+    // it to message_delta's total (LangChain JS) would report one token more than the call used.
+    // cache_creation (the write split by lifetime) is null, the API's "unknown": message_delta has no such
+    // field, so a split stated here would stay in the SDK's final message beside message_delta's exact
+    // cache_creation_input_tokens and contradict it (zeros against the real writes)
     usage: {
       input_tokens: s.inputEstimate,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
       output_tokens: 0,
-      ...usageExtras(emptyUsage()),
+      cache_creation: null,
+      service_tier: 'standard',
     },
   };
   return frame('message_start', JSON.stringify({ type: 'message_start', message }));

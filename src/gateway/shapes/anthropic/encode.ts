@@ -45,10 +45,10 @@ export function anthropicStopDetails(r: StopReason): Record<string, unknown> | n
 }
 
 /**
- * The usage fields a whole Message carries beside the counts (response and `message_start`; wire-formats
- * §1.8): the cache write split by lifetime and the service tier.
+ * The usage fields a whole Message carries beside the counts (wire-formats §1.8): the cache write split by
+ * lifetime and the service tier.
  */
-export function usageExtras(u: CanonicalUsage): Record<string, unknown> {
+function usageExtras(u: CanonicalUsage): Record<string, unknown> {
   const oneHour = Math.min(u.cache_creation_1h_input_tokens ?? 0, u.cache_creation_input_tokens);
   return {
     cache_creation: {
