@@ -167,7 +167,7 @@ function shapeOf(c: Context<GatewayEnv>): InboundShape | undefined {
   return c.get('shape') ?? resolveShape(c.req.path, c.req.raw.headers);
 }
 
-/** Spec 1 §Versioning's service-owned paths, as route patterns. */
+/** Spec 1 §Versioning's service-owned paths (and the agent server's /routing/*), as route patterns. */
 const SERVICE_OWNED_PATHS = [
   '/healthz',
   '/health',
@@ -176,6 +176,7 @@ const SERVICE_OWNED_PATHS = [
   '/analytics/*',
   '/sessions/*',
   '/turns/*',
+  '/routing/*', // README §API versioning: served by the agent server, a versioned 404 here
 ] as const;
 
 /** Provider paths and the methods they answer. */

@@ -151,6 +151,16 @@ const CASES: Case[] = [
     error: { body: 'service', code: 'not_found' },
   },
   {
+    // README §API versioning lists /routing/* with the service-owned paths; the agent server hosts them
+    name: 'routing is not hosted',
+    path: '/routing/policy',
+    status: 404,
+    type: JSON_TYPE,
+    routed: null,
+    versioned: true,
+    error: { body: 'service', code: 'not_found' },
+  },
+  {
     name: 'metrics',
     path: '/metrics',
     status: 200,
