@@ -138,6 +138,40 @@ test('Anthropic SDK: a continued thread reserves the whole context on a capped k
   assert.equal(refusal.error.code, 'quota_exceeded');
 });
 
+// Anthropic's structured output (output_config.format) is always constrained to the schema; OpenAI's
+// json_schema is only with strict: true, which its strict mode accepts only for a schema whose objects
+// require every property and are closed (as for strict tools).
+for (const p of PROVIDERS.filter((x) => x.wire === 'openai')) {
+  test(`Anthropic SDK messages.parse() → ${p.model}: the schema is asked strictly where OpenAI's strict mode takes it`, async () => {
+    const closed = {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    };
+    const open = { type: 'object', properties: { city: { type: 'string' }, note: { type: 'string' } } };
+    for (const [schema, strict] of [
+      [closed, true],
+      [open, false],
+    ] as const) {
+      stack.fake.reset();
+      stack.fake.script([{ text: '{"city":"Oslo"}', usage: USAGE }]);
+      const parsed = await stack.anthropic.messages.parse({
+        model: p.model,
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'Which city?' }],
+        output_config: { format: { type: 'json_schema', schema } },
+      });
+      assert.deepEqual(parsed.parsed_output, { city: 'Oslo' });
+      const [got] = stack.fake.requests;
+      assert.deepEqual((got.body as Record<string, unknown>).response_format, {
+        type: 'json_schema',
+        json_schema: { name: 'response', schema, strict },
+      });
+    }
+  });
+}
+
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
   scriptFake(stack, turn);

@@ -72,7 +72,8 @@ export function encodeOpenAIRequest(
   if (rf?.type === 'json_schema') {
     const js: Record<string, unknown> = { name: rf.name ?? 'response', schema: rf.schema };
     if (rf.description !== undefined) js.description = rf.description;
-    if (rf.strict !== undefined) js.strict = rf.strict;
+    // as for tools: OpenAI refuses strict mode for a schema it does not qualify, which then stays non-strict
+    if (rf.strict !== undefined) js.strict = rf.strict && qualifiesForStrict(rf.schema);
     body.response_format = { type: 'json_schema', json_schema: js };
   } else if (rf) body.response_format = { type: rf.type };
   if (router && opts.provider && body.provider === undefined) body.provider = opts.provider;

@@ -486,9 +486,11 @@ test('Anthropic request → OpenAI or Claude: the deprecated top-level output_fo
     const req = decodeAnthropicRequest({ ...base, ...form });
     for (const adapter of [openai, openrouter]) {
       const body = JSON.parse(String(adapter.encodeRequest(req, 'gpt-4o').body));
+      // Anthropic's schema output is strict; this open object (no additionalProperties: false) is a schema
+      // OpenAI's strict mode refuses, so it goes non-strict
       assert.deepEqual(body.response_format, {
         type: 'json_schema',
-        json_schema: { name: 'response', schema },
+        json_schema: { name: 'response', schema, strict: false },
       });
     }
     // to Claude in the current form only: the API takes one of the two

@@ -69,7 +69,8 @@ export function decodeAnthropicRequest(
   // the deprecated top-level `output_format` asks the same as `output_config.format`
   const format = oc?.format ?? req.output_format;
   if (format?.type === 'json_schema' && format.schema) {
-    out.response_format = { type: 'json_schema', schema: format.schema };
+    // Anthropic always constrains the answer to the schema: the strict form of OpenAI's json_schema
+    out.response_format = { type: 'json_schema', schema: format.schema, strict: true };
   }
   return out;
 }
