@@ -81,6 +81,31 @@ test('OpenAI SDK → a Claude model without max_completion_tokens: Claude is ask
   );
 });
 
+for (const p of PROVIDERS.filter((x) => x.wire === 'openai')) {
+  test(`OpenAI SDK → ${p.model}, n: 2 streamed: the stream helper gets both choices, the trace the provider's usage`, async () => {
+    const [first] = conversation('text');
+    const turn = first();
+    assert.ok('text' in turn.expect);
+    scriptFake(stack, turn);
+    const { completion, turnId } = await send({
+      model: p.model,
+      max_completion_tokens: 256,
+      ...turn.chat,
+      n: 2,
+      ...STREAM_FIELDS,
+    });
+    assert.deepEqual(
+      completion.choices.map((c) => [c.index, c.finish_reason, c.message.content]),
+      [
+        [0, 'stop', turn.expect.text],
+        [1, 'stop', turn.expect.text],
+      ],
+    );
+    assert.equal(completion.usage?.completion_tokens, USAGE.output);
+    checkTrace(stack.files.db, turnId, traceOf(p, turn, true));
+  });
+}
+
 test('OpenAI SDK → a Claude model with seed and frequency_penalty: the answer names them in svc-dropped-params', async () => {
   const p = PROVIDERS.find((x) => x.wire === 'anthropic')!;
   const [first] = conversation('text');

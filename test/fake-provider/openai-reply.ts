@@ -42,7 +42,8 @@ export function encodeChatJson(reply: Reply, ctx: ReplyContext, openrouter: bool
   if (openrouter) choice.native_finish_reason = reply.stopReason;
   return {
     ...head(ctx, openrouter, 'chat.completion'),
-    choices: [choice],
+    // `n` choices, each the same reply (wire-formats §2.2)
+    choices: Array.from({ length: choiceCount(ctx) }, (_, index) => ({ ...choice, index })),
     usage: usageOf(reply.usage, openrouter),
   };
 }
@@ -52,8 +53,13 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
   const frames: string[] = openrouter ? [': OPENROUTER PROCESSING\n\n'] : [];
   const usageNull = ctx.includeUsage && !openrouter ? { usage: null } : {};
   const obfuscated = !openrouter && obfuscates(ctx);
+  // With `n` > 1 each chunk carries one choice; the choices' chunks come interleaved, one of each in turn
+  const n = choiceCount(ctx);
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => {
-    const choice: Record<string, unknown> = { index: 0, delta, logprobs: null, finish_reason: finish };
+    for (let index = 0; index < n; index++) choiceChunk(index, delta, finish);
+  };
+  const choiceChunk = (index: number, delta: Record<string, unknown>, finish: string | null) => {
+    const choice: Record<string, unknown> = { index, delta, logprobs: null, finish_reason: finish };
     if (openrouter) choice.native_finish_reason = finish === null ? null : reply.stopReason;
     const padding = obfuscated ? { obfuscation: obfuscationFor(JSON.stringify(delta)) } : {};
     frames.push(
@@ -129,6 +135,12 @@ export function obfuscationFor(payload: string): string {
 }
 
 // --- internal ---
+
+/** The request's `n` (choices to generate), 1 when absent. */
+function choiceCount(ctx: ReplyContext): number {
+  const n = ctx.body?.n;
+  return typeof n === 'number' && Number.isInteger(n) && n > 1 ? n : 1;
+}
 
 function head(ctx: ReplyContext, openrouter: boolean, object: string): Record<string, unknown> {
   if (openrouter)
