@@ -27,7 +27,7 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
   { name: 'native-claude-opus-4-5', models: ['claude-opus-4-5*'], use: 'anthropic:claude-opus-4-5' },
   {
     name: 'native-claude-opus-4-1',
-    models: ['claude-opus-4-1*', 'claude-opus-4-0', 'claude-opus-4-2025*', 'claude-3-opus*'],
+    models: ['claude-opus-4-1*', 'claude-opus-4', 'claude-opus-4-0', 'claude-opus-4-2025*', 'claude-3-opus*'],
     use: 'anthropic:claude-opus-4-1',
   },
   { name: 'native-claude-opus', models: ['claude-opus-*'], use: 'anthropic:claude-opus-4-5' },
@@ -38,7 +38,7 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
   },
   {
     name: 'native-claude-sonnet',
-    models: ['claude-sonnet-*', 'claude-3-7-sonnet*', 'claude-3-5-sonnet*'],
+    models: ['claude-sonnet-*', 'claude-3-7-sonnet*', 'claude-3-5-sonnet*', 'claude-3-sonnet*'],
     use: 'anthropic:claude-sonnet-4-5',
   },
   {

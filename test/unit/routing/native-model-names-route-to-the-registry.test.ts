@@ -81,6 +81,10 @@ const NATIVE: ReadonlyArray<readonly [string, string]> = [
   ['claude-3-opus-20240229', 'anthropic:claude-opus-4-1'],
   ['claude-3-5-sonnet-20241022', 'anthropic:claude-sonnet-4-5'],
   ['claude-3-haiku-20240307', 'anthropic:claude-haiku-4-5'],
+  // Claude 3 Sonnet went to the global default (whatever SVC_GATEWAY_GLOBAL_DEFAULT names) while its opus and
+  // haiku siblings had rules; bare claude-opus-4 went to opus 4.5 while claude-sonnet-4 meant Sonnet 4
+  ['claude-3-sonnet-20240229', 'anthropic:claude-sonnet-4-5'],
+  ['claude-opus-4', 'anthropic:claude-opus-4-1'],
 ];
 
 const builtIn = () => policyOf(DEFAULT_POLICY_YAML);
