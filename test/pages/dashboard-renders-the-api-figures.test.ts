@@ -354,6 +354,65 @@ test('Activity shows routing and reliability from the API and opens a turn', { s
   assert.deepEqual(problems, []);
 });
 
+test('a slow or failing API: the page says it is loading, then what went wrong, never stale figures', {
+  skip,
+}, async (t) => {
+  const { page, problems } = await serveDashboard(t, true);
+  await page.locator('[data-field="total-cost"][data-value="1.5"]').waitFor();
+  const error = page.locator('#content .error');
+
+  // a slow answer: the Activity tab shows it is loading, not the Cost tab's figures under its name
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    void page.route('**/analytics/sessions?*', async (route) => {
+      resolve();
+      await new Promise<void>((r) => {
+        release = r;
+      });
+      // then a proxy's error page, not JSON: its status is the message, not a JSON parse error
+      await route.fulfill({ status: 502, contentType: 'text/html', body: '<html>Bad Gateway</html>' });
+    });
+  });
+  await page.getByRole('tab', { name: 'Activity' }).click();
+  await held;
+  assert.equal(await text(page, '#content'), 'Loading…');
+  assert.equal(await page.locator('[data-field="total-cost"]').count(), 0);
+  release();
+  await error.waitFor();
+  assert.equal(
+    await text(page, '#content .error'),
+    'Could not load: svc serve answered HTTP 502 Bad Gateway.',
+  );
+
+  // the server gone: one sentence that says so
+  await page.unrouteAll();
+  await page.route('**/analytics/**', (route) => route.abort('connectionrefused'));
+  await page.getByRole('tab', { name: 'Cost' }).click();
+  await page.getByText(/did not answer/).waitFor();
+  assert.match(
+    await text(page, '#content .error'),
+    /^Could not load: svc serve did not answer; is it running\?/,
+  );
+
+  // only the chart's answer fails: the figures stay, the chart's place says why
+  await page.unrouteAll();
+  await page.route(/group_by=(day|hour)/, (route) =>
+    route.fulfill({
+      status: 503,
+      contentType: 'application/json',
+      body: JSON.stringify({ error: { code: 'store_unavailable', message: 'The store did not answer.' } }),
+    }),
+  );
+  await page.getByRole('button', { name: '30 days' }).click();
+  await page.locator('.chart .error').waitFor();
+  assert.equal(await text(page, '.chart .error'), 'The store did not answer.');
+  assert.equal(await value(page, '[data-field="total-cost"]'), 1.5);
+  assert.deepEqual(
+    problems.filter((p) => !/HTTP 50[23]|status of 50[23]|ERR_CONNECTION_REFUSED/.test(p)),
+    [],
+  );
+});
+
 test('an empty store says how to get data in, on every tab', { skip }, async (t) => {
   const { page, problems } = await serveDashboard(t, false);
   await page.locator('[data-field="empty"]').waitFor();

@@ -2,7 +2,7 @@
  * The dashboard's session view in a real browser: clicking a session lists its 20 newest turns, newest
  * first, however many turns it has. The events endpoint pages oldest first (1,000 at most per page), so a
  * session of more than a page must be read to its last page; it used to list the 20 last of the first page,
- * old turns shown as the newest.
+ * old turns shown as the newest. When the server is gone the list says so.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -55,4 +55,17 @@ test('a session of more than one page of turns lists its 20 newest, newest first
   const newest = Array.from({ length: 20 }, (_, k) => turnId(TURNS - 1 - k));
   assert.deepEqual(listed, newest);
   assert.deepEqual(problems, []);
+
+  // the server gone meanwhile: the list says so instead of failing silently (an uncaught page error)
+  await page.route('**/sessions/**', (route) => route.abort('connectionrefused'));
+  await page.locator(`button[data-session="${SESSION}"]`).click();
+  await page.locator('#session-turns .error').waitFor();
+  assert.match(
+    await page.locator('#session-turns').innerText(),
+    /^svc serve did not answer; is it running\?/,
+  );
+  assert.deepEqual(
+    (problems as string[]).filter((p) => !p.includes('ERR_CONNECTION_REFUSED')),
+    [],
+  );
 });

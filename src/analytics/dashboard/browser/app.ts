@@ -30,21 +30,39 @@ const content = document.getElementById('content') as HTMLElement;
 
 async function api<T>(path: string, params: Record<string, string> = {}): Promise<T> {
   const query = new URLSearchParams(params).toString();
-  const res = await fetch(`/analytics/${path}${query ? `?${query}` : ''}`);
-  const body = await res.json();
-  if (!res.ok) throw new Error(body?.error?.message ?? `HTTP ${res.status}`);
-  return (body as AnalyticsEnvelope<T>).data;
+  return ((await getJson(`/analytics/${path}${query ? `?${query}` : ''}`)) as AnalyticsEnvelope<T>).data;
+}
+
+/**
+ * A GET of the server's JSON. Its failures are one sentence a person can act on: the error message of a
+ * JSON error body, else the status (a proxy's HTML page), else that the server did not answer.
+ */
+async function getJson(url: string): Promise<any> {
+  let res: Response;
+  try {
+    res = await fetch(url);
+  } catch {
+    throw new Error('svc serve did not answer; is it running? Reload the page once it is.');
+  }
+  const body = await res.json().catch(() => undefined);
+  if (res.ok && body !== undefined) return body;
+  throw new Error(
+    body?.error?.message ??
+      `svc serve answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}.`,
+  );
 }
 
 async function load(): Promise<void> {
   const mine = ++generation;
   const w = { from: state.window.from, to: state.window.to };
   showRange();
+  // figures of another tab or window must not stand under this one's name while its answers come
+  chart?.destroy();
+  chart = undefined;
+  content.innerHTML = '<p class="empty">Loading…</p>';
   try {
     const html = await renderTab(state.tab, w);
     if (mine !== generation) return; // a newer window or tab won
-    chart?.destroy();
-    chart = undefined;
     content.innerHTML = html;
     if (state.tab === 'cost') await drawCostChart(w, mine);
   } catch (err) {
@@ -85,7 +103,16 @@ async function drawCostChart(w: UtcWindow, mine: number): Promise<void> {
   const canvas = document.getElementById('cost-chart') as HTMLCanvasElement | null;
   if (!canvas) return;
   const bucket = bucketFor(w);
-  const rows = await api<any[]>('cost', { ...w, group_by: bucket });
+  let rows: any[];
+  try {
+    rows = await api<any[]>('cost', { ...w, group_by: bucket });
+  } catch (err) {
+    // the figures above came; only the chart's place says what went wrong
+    if (mine === generation)
+      (canvas.parentElement as HTMLElement).innerHTML =
+        `<p class="error">${escapeText(String((err as Error).message))}</p>`;
+    return;
+  }
   if (mine !== generation) return;
   const s = costSeries(rows, bucket);
   chart = new Chart(canvas, {
@@ -125,20 +152,19 @@ async function openSession(sessionId: string): Promise<void> {
   const target = document.getElementById('session-turns') as HTMLElement;
   let newest: TurnStart[] = [];
   let cursor: string | null = null;
-  do {
-    const after: string = cursor ? `&after=${encodeURIComponent(cursor)}` : '';
-    const res: Response = await fetch(
-      `/sessions/${encodeURIComponent(sessionId)}/events?types=turn.started&limit=1000${after}`,
-    );
-    const body: { events?: TurnStart[]; next_cursor?: unknown; error?: { message?: string } } =
-      await res.json();
-    if (!res.ok) {
-      target.innerHTML = `<p class="error">${escapeText(body?.error?.message ?? 'error')}</p>`;
-      return;
-    }
-    newest = [...newest, ...(body.events ?? [])].slice(-20);
-    cursor = typeof body.next_cursor === 'string' ? body.next_cursor : null;
-  } while (cursor);
+  try {
+    do {
+      const after: string = cursor ? `&after=${encodeURIComponent(cursor)}` : '';
+      const body: { events?: TurnStart[]; next_cursor?: unknown } = await getJson(
+        `/sessions/${encodeURIComponent(sessionId)}/events?types=turn.started&limit=1000${after}`,
+      );
+      newest = [...newest, ...(body.events ?? [])].slice(-20);
+      cursor = typeof body.next_cursor === 'string' ? body.next_cursor : null;
+    } while (cursor);
+  } catch (err) {
+    target.innerHTML = `<p class="error">${escapeText((err as Error).message)}</p>`;
+    return;
+  }
   target.innerHTML = renderSessionTurns(sessionId, newest.reverse());
 }
 
