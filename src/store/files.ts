@@ -145,7 +145,7 @@ export function describeWriteFailure(
     sqlite !== undefined
       ? SQLITE_WRITE_FAILURES[sqlite]
       : typeof errno === 'string'
-        ? ERRNO_WRITE_FAILURES[errno]
+        ? (ERRNO_WRITE_FAILURES[errno] ?? (isOwnTempRefused(path, err) ? 'denied' : undefined))
         : undefined;
   if (kind === undefined) return undefined;
   const reason = errorMessage(err).replace(/, \w+ '[^']*'(?: -> '[^']*')?$/, ''); // not the hidden temp path
@@ -170,6 +170,21 @@ const ERRNO_WRITE_FAILURES: Record<string, WriteFailure> = {
   EDQUOT: 'full',
   EIO: 'io',
 };
+
+/**
+ * ENOENT on creating our own temp file beside `path`, in a folder that exists (createFolders made it): the
+ * folder refuses new files without saying EACCES, as /proc and /sys-like file systems do. Any other ENOENT
+ * (a source that vanished) is not a write failure of the destination.
+ */
+function isOwnTempRefused(path: string, err: unknown): boolean {
+  const failed = (err as NodeJS.ErrnoException).path;
+  return (
+    (err as NodeJS.ErrnoException).code === 'ENOENT' &&
+    typeof failed === 'string' &&
+    dirname(failed) === dirname(path) &&
+    basename(failed).startsWith(`.${basename(path)}.`)
+  );
+}
 
 /** SQLite primary result codes of a write that the disk or folder refused. */
 const SQLITE_WRITE_FAILURES: Record<number, WriteFailure> = {

@@ -90,6 +90,21 @@ test('backup under a file (a path whose folder is a file) is refused with the fo
   assert.equal(readFileSync(p('plain-file'), 'utf8'), 'not a folder');
 });
 
+test('a folder that refuses new files without EACCES (/proc answers ENOENT) is the folder sentence for backup and restore', async () => {
+  const backup = await runSvc(['backup', '/proc/svc-backup.db', '--db-path', live], { env });
+  assertRefused(
+    backup,
+    1,
+    /^svc: Cannot write the backup \/proc\/svc-backup\.db: the folder \/proc cannot be written/,
+  );
+  const restore = await runSvc(['restore', good, '--db-path', '/proc/svc.db', '--force'], { env });
+  assertRefused(
+    restore,
+    1,
+    /^svc: Cannot write the restored trace store \/proc\/svc\.db: the folder \/proc cannot/,
+  );
+});
+
 test('backup of a missing store says where it looked and how to point elsewhere, and makes no folder for the backup', async () => {
   const r = await runSvc(['backup', p('x.db'), '--db-path', p('missing/svc.db')], { env });
   assertRefused(r, 1, /No trace store at .*missing\/svc\.db; pass --db-path or set SVC_DB_PATH/);
