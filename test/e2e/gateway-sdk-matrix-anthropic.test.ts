@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import type Anthropic from '@anthropic-ai/sdk';
 import { APIError } from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
+import { REDACTED_DATA } from '../fake-provider/responses.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 import {
   checkTrace,
@@ -137,6 +138,62 @@ test('Anthropic SDK: a continued thread reserves the whole context on a capped k
   const refusal = (await continued.json()) as { error: { code: string } };
   assert.equal(refusal.error.code, 'quota_exceeded');
 });
+
+// Extended thinking with a redacted block first: the answer hands both blocks over whole (a Claude model's
+// as sent; OpenRouter's reasoning.encrypted / reasoning.text details as redacted_thinking / thinking), and
+// the tool loop's replay reaches the provider with both, unchanged and in order, as the API requires.
+for (const model of ['anthropic:claude-sonnet-4-5', 'openrouter:anthropic/claude-sonnet-4.5']) {
+  for (const stream of [false, true]) {
+    test(`Anthropic SDK → ${model}, ${stream ? 'streaming' : 'non-streaming'}: redacted and signed thinking come back whole and replay unchanged`, async () => {
+      stack.fake.reset();
+      const tools = [{ name: 'get_weather', input_schema: { type: 'object' as const, properties: {} } }];
+      const ask = {
+        role: 'user' as const,
+        content: 'weather? [[fake:redacted_thinking;thinking=hmm;tool_call]]',
+      };
+      const params = {
+        model,
+        max_tokens: 4096,
+        thinking: { type: 'enabled' as const, budget_tokens: 2048 },
+        tools,
+        messages: [ask],
+      };
+      const first = stream
+        ? await stack.anthropic.messages.stream(params).finalMessage()
+        : await stack.anthropic.messages.create(params);
+      const [redacted, thinking, call] = first.content;
+      assert.deepEqual(
+        first.content.map((b) => b.type),
+        ['redacted_thinking', 'thinking', 'tool_use'],
+      );
+      assert.equal(redacted.type === 'redacted_thinking' && redacted.data, REDACTED_DATA);
+      assert.ok(thinking.type === 'thinking' && thinking.thinking === 'hmm' && thinking.signature !== '');
+      assert.ok(call.type === 'tool_use');
+      stack.fake.reset();
+      const second = await stack.anthropic.messages.create({
+        ...params,
+        messages: [
+          ask,
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'sunny' }] },
+        ],
+      });
+      assert.equal(second.stop_reason, 'end_turn');
+      const replayed = (stack.fake.requests[0].body as { messages: Array<Record<string, unknown>> })
+        .messages[1];
+      if (model.startsWith('anthropic:'))
+        assert.deepEqual((replayed.content as Array<Record<string, unknown>>).slice(0, 2), [
+          { type: 'redacted_thinking', data: REDACTED_DATA },
+          { type: 'thinking', thinking: 'hmm', signature: thinking.signature },
+        ]);
+      else
+        assert.deepEqual(replayed.reasoning_details, [
+          { type: 'reasoning.encrypted', data: REDACTED_DATA },
+          { type: 'reasoning.text', text: 'hmm', signature: thinking.signature },
+        ]);
+    });
+  }
+}
 
 // Anthropic's structured output (output_config.format) is always constrained to the schema; OpenAI's
 // json_schema is only with strict: true, which its strict mode accepts only for a schema whose objects

@@ -62,6 +62,8 @@ export const anthropicCodec: Codec = {
       model: ctx.model,
       content: contentOf(reply, ctx).map((block) => {
         if (block.type === 'search') return block.block;
+        if (block.type === 'thinking' && block.redacted)
+          return { type: 'redacted_thinking', data: block.signature };
         if (block.type === 'thinking')
           return { type: 'thinking', thinking: block.text, signature: block.signature };
         // the real API omits `citations` on a text block without citations (@ai-sdk/anthropic rejects null)
@@ -372,6 +374,8 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       delta({ type: 'input_json_delta', partial_json: JSON.stringify(block.block.input) });
     } else if (block.type === 'search') {
       start(block.block); // server tool results arrive complete
+    } else if (block.type === 'thinking' && block.redacted) {
+      start({ type: 'redacted_thinking', data: block.signature }); // complete, no deltas (wire-formats §1.10)
     } else if (block.type === 'thinking') {
       start({ type: 'thinking', thinking: '' });
       for (const piece of block.text === '' ? [] : splitWords(block.text)) {

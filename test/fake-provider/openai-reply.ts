@@ -23,12 +23,17 @@ export function encodeChatJson(reply: Reply, ctx: ReplyContext, openrouter: bool
     type: 'function',
     function: { name: call.name, arguments: JSON.stringify(call.input) },
   }));
-  const thinking = reply.blocks.find((b) => b.type === 'thinking');
+  const thinking = reply.blocks.flatMap((b) => (b.type === 'thinking' ? [b] : []));
   const message: Record<string, unknown> = { role: 'assistant', content: text, refusal: null };
   if (openrouter) {
-    message.reasoning = thinking?.text ?? null;
-    if (thinking)
-      message.reasoning_details = [reasoningDetail({ text: thinking.text, signature: thinking.signature })];
+    const readable = thinking.find((b) => !b.redacted);
+    message.reasoning = readable?.text ?? null;
+    if (thinking.length > 0)
+      message.reasoning_details = thinking.map((b, index) =>
+        b.redacted
+          ? encryptedDetail(b.signature, index)
+          : reasoningDetail({ text: b.text, signature: b.signature }, index),
+      );
   } else {
     message.annotations = [];
   }
@@ -73,16 +78,26 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
   };
   chunk({ role: 'assistant', content: '', refusal: null });
   let callIndex = 0;
+  let detailIndex = 0; // a reasoning detail's place in the message's reasoning_details, as its deltas say
   for (const block of reply.blocks) {
     if (block.type === 'thinking') {
       if (!openrouter) continue; // OpenAI returns no reasoning text, only reasoning_tokens.
+      const index = detailIndex++;
+      if (block.redacted) {
+        chunk({ content: '', reasoning_details: [encryptedDetail(block.signature, index)] });
+        continue;
+      }
       for (const piece of splitWords(block.text)) {
-        chunk({ content: '', reasoning: piece, reasoning_details: [reasoningDetail({ text: piece })] });
+        chunk({
+          content: '',
+          reasoning: piece,
+          reasoning_details: [reasoningDetail({ text: piece }, index)],
+        });
       }
       chunk({
         content: '',
         reasoning: '',
-        reasoning_details: [reasoningDetail({ signature: block.signature })],
+        reasoning_details: [reasoningDetail({ signature: block.signature }, index)],
       });
     } else if (block.type === 'text') {
       for (const piece of splitWords(block.text)) chunk({ content: piece });
@@ -169,8 +184,13 @@ function callsOf(blocks: ReplyBlock[]) {
   return blocks.flatMap((b) => (b.type === 'tool_call' ? [b] : []));
 }
 
-function reasoningDetail(fields: { text?: string; signature?: string }): Record<string, unknown> {
-  return { type: 'reasoning.text', ...fields, format: 'anthropic-claude-v1', index: 0 };
+function reasoningDetail(fields: { text?: string; signature?: string }, index = 0): Record<string, unknown> {
+  return { type: 'reasoning.text', ...fields, format: 'anthropic-claude-v1', index };
+}
+
+/** OpenRouter's form of Anthropic's redacted thinking (wire-formats §5.2). */
+function encryptedDetail(data: string, index = 0): Record<string, unknown> {
+  return { type: 'reasoning.encrypted', data, format: 'anthropic-claude-v1', index };
 }
 
 function usageOf(usage: ReplyUsage, openrouter: boolean): Record<string, unknown> {

@@ -42,7 +42,8 @@ export type Turn = {
 };
 
 export type ReplyBlock =
-  | { type: 'thinking'; text: string; signature: string }
+  /** `redacted`: a redacted block, its opaque data in `signature` and no text. */
+  | { type: 'thinking'; text: string; signature: string; redacted?: boolean }
   | { type: 'text'; text: string }
   | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> };
 
@@ -75,10 +76,15 @@ export type Reply = {
 
 export const DEFAULT_TEXT = 'Hello from the fake provider.';
 export const DEFAULT_THINKING = 'The user wants a reply. I will answer briefly.';
+/** The opaque data of a redacted thinking block (the shape of Anthropic's docs example). */
+export const REDACTED_DATA =
+  'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pTrnm0qnjO8kbJahO2CQSM';
 
 /** Builds the reply for one turn; `newToolId` gives provider-style tool call ids. */
 export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string): Reply {
   const blocks: ReplyBlock[] = [];
+  if (plan.redactedThinking)
+    blocks.push({ type: 'thinking', text: '', signature: REDACTED_DATA, redacted: true });
   const thinking = plan.thinking ?? turn.thinkingRequested;
   if (thinking !== false) {
     const text = turn.thinkingOmitted ? '' : typeof thinking === 'string' ? thinking : DEFAULT_THINKING;

@@ -14,6 +14,8 @@
  *     tool_calls=N         N parallel calls (cycling through the request tools); one at most when the request
  *                          turns parallel calls off (disable_parallel_tool_use, parallel_tool_calls: false)
  *     thinking[=STRING]    a thinking block (Anthropic), reasoning (OpenRouter), reasoning_tokens (OpenAI)
+ *     redacted-thinking    a redacted thinking block first, opaque data only (Anthropic redacted_thinking,
+ *                          OpenRouter reasoning.encrypted, a Responses reasoning item with no summary)
  *     usage=in:N,out:N,cache_read:N,cache_write:N,cache_write_1h:N,reasoning:N,cost:X   any subset; in =
  *                          uncached input; cache_write_1h = the part of cache_write with a one-hour lifetime
  *     web-search=N         the model runs N server-side web searches first, when the request offers the server
@@ -76,6 +78,7 @@ export type FakeStep = {
   /** Exact tool calls (script objects only, e.g. an agent test's `read_file {path}`), after any text. */
   toolUses?: Array<{ name: string; input: Record<string, unknown> }>;
   thinking?: boolean | string;
+  redactedThinking?: boolean;
   usage?: FakeUsage;
   /** Server-side web searches the model runs (when the request offers the server tool). */
   webSearches?: number;
@@ -190,6 +193,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'thinking':
       step.thinking = value === undefined || value === '' ? true : value;
+      return;
+    case 'redacted-thinking':
+      step.redactedThinking = true;
       return;
     case 'usage':
       step.usage = parseUsage(required(key, value));
