@@ -1,8 +1,8 @@
 /**
  * LangChain against the gateway (issue 13): ChatOpenAI on Chat Completions and on the Responses API
  * (`useResponsesApi: true`), and ChatAnthropic, each as its docs configure a custom endpoint. Each: text,
- * streaming, a tool round trip (bindTools, the call run by the test, a ToolMessage back) and a cross-shape
- * call (its wire talking to the other vendor's model).
+ * streaming, a tool round trip (bindTools, the call run by the test, a ToolMessage back), structured output
+ * (withStructuredOutput) and a cross-shape call (its wire talking to the other vendor's model).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -20,6 +20,16 @@ const WEATHER = {
     description: 'Weather for a city',
     parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
   },
+};
+
+/** ChatAnthropic asks for it by a forced tool, whose input the fake builds from the schema ("city-value"). */
+const PLACE = {
+  type: 'object',
+  title: 'Place',
+  description: 'A place',
+  properties: { city: { type: 'string' } },
+  required: ['city'],
+  additionalProperties: false,
 };
 
 test('LangChain ChatOpenAI (both APIs) and ChatAnthropic', { timeout: 60_000 }, async (t) => {
@@ -96,7 +106,11 @@ test('LangChain ChatOpenAI (both APIs) and ChatAnthropic', { timeout: 60_000 }, 
         new ToolMessage({ tool_call_id: tc!.id!, content: 'Sunny, 21 C' }),
       ]);
       assert.equal(answer.text, 'Tool result received: Sunny, 21 C');
-      const turns = readEvents(stack.files.db, 'turn.completed').slice(-4);
+
+      // withStructuredOutput: a JSON schema (ChatOpenAI) or a forced tool (ChatAnthropic) on any model
+      const place = await c.model.withStructuredOutput(PLACE).invoke('where? [[fake:text={"city":"Oslo"}]]');
+      assert.deepEqual(place, { city: c.name.startsWith('ChatAnthropic') ? 'city-value' : 'Oslo' });
+      const turns = readEvents(stack.files.db, 'turn.completed').slice(-5);
       assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
     });
   }

@@ -1,15 +1,16 @@
 /**
  * The Vercel AI SDK (ai 7) against the gateway, as its docs configure it (issue 13): `openai(model)` (the
  * Responses API), `openai.chat(model)` (Chat Completions) and `@ai-sdk/anthropic` (Messages; its base URL
- * ends in `/v1`). Each provider: text, streaming, a tool round trip the SDK drives itself (two steps), and
- * a cross-shape call (its wire talking to the other vendor's model). Before issue 13 `openai(model)` was a
+ * ends in `/v1`). Each provider: text, streaming, a tool round trip the SDK drives itself (two steps, also
+ * streamed), structured output (`Output.object`), and a cross-shape call (its wire talking to the other
+ * vendor's model). Before issue 13 `openai(model)` was a
  * 404.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, type LanguageModel, stepCountIs, streamText, tool } from 'ai';
+import { generateText, jsonSchema, type LanguageModel, Output, stepCountIs, streamText, tool } from 'ai';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 
@@ -31,6 +32,13 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
       required: ['city'],
     }),
     execute: async ({ city }) => `Sunny in ${city}`,
+  });
+
+  const CITY = jsonSchema<{ city: string }>({
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
   });
 
   const cases: Array<{ name: string; model: LanguageModel; path: string; shape: string }> = [
@@ -160,7 +168,35 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
       assert.equal(round.steps.length, 2);
       assert.equal(round.steps[0].toolCalls[0]?.toolName, 'get_weather');
       assert.equal(round.text, 'Tool result received: Sunny in city-value');
-      const turns = readEvents(stack.files.db, 'turn.completed').slice(-4);
+
+      // the same loop streamed, with text before the call
+      const streamedRound = streamText({
+        model: c.model,
+        prompt: 'weather? [[fake:text=Checking;tool_call]]',
+        tools: { get_weather: weather },
+        stopWhen: stepCountIs(3),
+        maxRetries: 0,
+        maxOutputTokens: 256,
+      });
+      let loopText = '';
+      for await (const piece of streamedRound.textStream) loopText += piece;
+      assert.equal((await streamedRound.steps).length, 2);
+      assert.equal(loopText, 'CheckingTool result received: Sunny in city-value');
+      assert.ok(((await streamedRound.totalUsage).inputTokens ?? 0) > 0);
+
+      // structured output: a JSON schema the SDK sends in its provider's own form (or as a forced tool)
+      const structured = await generateText({
+        model: c.model,
+        prompt: 'which city? [[fake:text={"city":"Oslo"}]]',
+        output: Output.object({ schema: CITY }),
+        maxRetries: 0,
+        maxOutputTokens: 256,
+      });
+      // @ai-sdk/anthropic asks a model it does not know by a forced `json` tool, whose input the fake
+      // builds from the schema
+      const forcedTool = c.name === '@ai-sdk/anthropic on a GPT model';
+      assert.deepEqual(structured.output, { city: forcedTool ? 'city-value' : 'Oslo' });
+      const turns = readEvents(stack.files.db, 'turn.completed').slice(-7);
       assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
     });
   }
