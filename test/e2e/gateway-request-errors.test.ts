@@ -84,6 +84,15 @@ test('requests refused before the upstream get their error in the path shape', {
       names: 'messages',
     },
     {
+      // README (svc routing explain): a blank model is refused as the gateway refuses it; a name of spaces
+      // went to the global default, billed there, where an empty one was a 400
+      name: 'a blank model is 400 invalid_request naming model',
+      body: () => JSON.stringify({ model: ' \t', max_tokens: 16, messages: user }),
+      status: 400,
+      code: 'invalid_request',
+      names: 'model',
+    },
+    {
       name: 'a body over SVC_GATEWAY_MAX_BODY_BYTES is 413 request_too_large',
       body: () =>
         JSON.stringify({

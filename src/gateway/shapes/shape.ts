@@ -85,10 +85,10 @@ export interface PassthroughEnd {
 /** Longest accepted `model` name (issue 17: an 8 MiB name was stored four times in the trace and logged). */
 export const MAX_MODEL_LENGTH = 256;
 
-/** The requested model name, as both shapes accept it. */
+/** The requested model name, as both shapes accept it: never empty or only spaces (a 400, not the default). */
 export const ModelNameSchema = v.pipe(
   v.string(),
-  v.minLength(1),
+  v.check((name) => name.trim() !== '', 'must name a model, not be empty or blank'),
   v.maxLength(MAX_MODEL_LENGTH, `must be at most ${MAX_MODEL_LENGTH} characters`),
 );
 
