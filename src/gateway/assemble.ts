@@ -109,6 +109,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
       upstream: callPath.llm.upstream,
       maxBodyBytes,
       spendToday,
+      routingHooks: pattern.hooks,
     }),
     handleModels: createModelsHandler({
       registry,

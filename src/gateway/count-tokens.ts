@@ -12,6 +12,7 @@ import { toSvcError } from '../adapters/upstream-error.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import type { CallRunner } from '../llm/runner.ts';
 import { readUpstreamText, type Upstream } from '../llm/upstream.ts';
+import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
@@ -26,6 +27,8 @@ export interface CountTokensDeps {
   maxBodyBytes: number;
   /** Each key's spend today, so a `cost_today_above` rule routes a count as it would route the call. */
   spendToday?: SpendToday;
+  /** Slot 4's learned table, so a count of a request slot 4 routes names the model its call runs on. */
+  routingHooks?: SlotHooks;
 }
 
 /** Header that marks a count as the gateway's estimate rather than the provider's. */
@@ -44,6 +47,7 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
     const routed = deps.runner.choose({
       facts,
       allowedModels: allowedOf(key),
+      hooks: deps.routingHooks,
       ...(spendToday ? { costTodayUsd: () => spendToday.of(budgetKeyIdOf(key)) } : {}),
     });
     c.set('routedModel', routed.model.id);

@@ -92,6 +92,13 @@ test('slot 4 learns from the gateway trace and routes `auto` to the model that w
   );
   assert.equal(moved.get(`svc_routing_decisions_total{chosen_model=${HAIKU},winning_slot=pattern}`), 1);
 
+  // a token count of that request is routed like the call (README §Token counting): by slot 4 too, not
+  // by the global default it went to when count_tokens routed without the learned table
+  const { response: counted } = await stack.anthropic.messages
+    .countTokens({ model: 'auto', messages: [{ role: 'user', content: fixText(96) }] })
+    .withResponse();
+  assert.equal(counted.headers.get('svc-routed-model'), HAIKU);
+
   // the kind haiku failed on: slot 4 has no model that worked, the global default answers
   await ask('auto', 'what is the weather in city 99', [WEATHER]);
   const weather = lastTurn(stack.files.db)[0].payload;
