@@ -236,6 +236,13 @@ test('user-export --out naming a FIFO or a device is refused before anything is 
     `svc: --out ${fifo} is not a regular file but a named pipe, which the export would replace with a file; name a regular file, or leave --out out and redirect standard output.`,
   );
   assert.ok(lstatSync(fifo).isFIFO(), 'the named pipe is still there');
+  // /dev/stdout when standard output is a pipe (a socket pair here): its /proc link reads 'socket:[…]'
+  const piped = await runSvc(['analytics', 'user-export', 'u1', '--out', '/dev/stdout'], {
+    env: { ...env, SVC_DB_PATH: db },
+  });
+  assert.equal(piped.code, 2, piped.stderr);
+  assert.equal(piped.stdout, '');
+  assert.match(piped.stderr, /^svc: --out \/dev\/stdout is not a regular file but a (named pipe|socket),/);
   assert.deepEqual(auditPayloads(db, 'analytics.user_exported'), []);
 });
 

@@ -46,11 +46,14 @@ export default defineCommand({
     const userId = assertUserId(args.user_id);
     refuseRepeatedParams(rawArgs);
     const window = resolveWindow({ from: args.from, to: args.to }, { names: { from: '--from', to: '--to' } });
-    // a link to an existing file names that file: it is written (as a shell's > would), the link stays
-    const out =
+    const asked =
       args.out === undefined
         ? undefined
-        : throughLink(requireFilePath(args.out, '--out', '; leave it out to write to stdout'));
+        : requireFilePath(args.out, '--out', '; leave it out to write to stdout');
+    // checked as given first: /dev/stdout's /proc link to a pipe or socket reads 'pipe:[…]', which names no path
+    if (asked !== undefined) refuseNonRegularFile(asked, userId);
+    // a link to an existing file names that file: it is written (as a shell's > would), the link stays
+    const out = asked === undefined ? undefined : throughLink(asked);
     if (out !== undefined) {
       refuseNonRegularFile(out, userId);
       refuseStoreFile(out, resolveStoreTarget(readEnv(), storeFlagsOf(args)));
