@@ -19,9 +19,22 @@ export function storeFlagsOf(args: { 'db-path'?: string; 'database-url'?: string
   return { dbPath: args['db-path'], databaseUrl: args['database-url'] };
 }
 
-/** A file argument left empty (an unset shell variable) is a usage error, never the current folder. */
-export function requireFilePath(value: string, name: string, hint = ''): string {
+/**
+ * A file argument left empty (an unset shell variable) is a usage error, never the current folder. With
+ * `stdio`, "-" (standard output or input to most tools) is one too, for a command that needs a real file:
+ * never a file named "-" (./- names one).
+ */
+export function requireFilePath(
+  value: string,
+  name: string,
+  hint = '',
+  stdio?: 'standard output' | 'standard input',
+): string {
   if (value.trim() === '')
     throw new SvcError('usage_error', { message: `${name} needs a file path${hint}.` });
+  if (stdio !== undefined && value === '-')
+    throw new SvcError('usage_error', {
+      message: `${name} is a file, not ${stdio} ("-"); name the file (./- for a file called -).`,
+    });
   return value;
 }

@@ -294,6 +294,19 @@ test('a backup this user may not read is refused with one sentence about the bac
   assert.equal(existsSync(target), false);
 });
 
+test('"-" for the backup or the store file is a usage error (no standard output or input), never a file named "-"', async () => {
+  const r = await runSvc(['backup', '-', '--db-path', live], { env, cwd: tmp.dir });
+  assertRefused(
+    r,
+    2,
+    /^svc: DEST_FILE is a file, not standard output \("-"\); name the file \(\.\/- for a file called -\)\.$/,
+  );
+  assert.equal(existsSync(p('-')), false);
+  const s = await runSvc(['restore', '-', '--db-path', p('fresh-dash/svc.db')], { env, cwd: tmp.dir });
+  assertRefused(s, 2, /^svc: BACKUP_FILE is a file, not standard input \("-"\)/);
+  assert.equal(existsSync(p('fresh-dash')), false);
+});
+
 test('an empty file argument (an unset shell variable) is a usage error naming it, not a path to the current folder', async () => {
   assertRefused(
     await runSvc(['backup', '', '--db-path', live], { env }),

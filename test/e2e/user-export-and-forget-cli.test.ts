@@ -108,6 +108,20 @@ test('user-export streams exactly the subject rows to stdout as JSON lines and a
   const u10 = await runSvc(['analytics', 'user-export', 'u10', '--db-path', db], { env });
   assert.equal(lines(u10.stdout).length, 8);
   for (const l of lines(u10.stdout)) assert.equal(JSON.parse(l).payload.user_id, 'u10');
+  // --out - is standard output, as with most tools (never a file named "-" in the current folder)
+  const dash = await runSvc(['analytics', 'user-export', 'u1', '--out', '-', '--db-path', db], {
+    env,
+    cwd: tmp.dir,
+  });
+  assert.equal(dash.code, 0, dash.stderr);
+  const [audit, ...rest] = lines(dash.stdout).filter((l) => JSON.parse(l).type === 'analytics.user_exported');
+  assert.deepEqual(rest, [], 'one audit row: the first export');
+  assert.ok(audit);
+  assert.deepEqual(
+    lines(dash.stdout).filter((l) => l !== audit),
+    lines(r.stdout),
+  );
+  assert.equal(existsSync(join(tmp.dir, '-')), false);
 });
 
 test('user-export --out writes a private file for the window and prints a summary; SVC_DB_PATH is honoured', async () => {

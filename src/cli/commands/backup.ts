@@ -19,7 +19,7 @@ export default defineCommand({
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
     const source = sqliteFileOf(resolveStoreTarget(readEnv(), storeFlagsOf(args), scope), 'backup');
-    const r = await backupStore(source, requireFilePath(args.dest_file, 'DEST_FILE'));
+    const r = await backupStore(source, requireFilePath(args.dest_file, 'DEST_FILE', '', 'standard output'));
     const lines = formatSummaryLines([
       ['source', r.source],
       ['destination', r.destination],

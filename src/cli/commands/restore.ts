@@ -21,7 +21,7 @@ export default defineCommand({
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
     const dbPath = sqliteFileOf(resolveStoreTarget(readEnv(), storeFlagsOf(args), scope), 'restore');
-    const backup = requireFilePath(args.backup_file, 'BACKUP_FILE');
+    const backup = requireFilePath(args.backup_file, 'BACKUP_FILE', '', 'standard input');
     const r = await restoreStore({ backup, dbPath, force: args.force === true });
     const lines = formatSummaryLines([
       ['backup', r.backup],

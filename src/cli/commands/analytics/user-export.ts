@@ -46,8 +46,9 @@ export default defineCommand({
     const userId = assertUserId(args.user_id);
     refuseRepeatedParams(rawArgs);
     const window = resolveWindow({ from: args.from, to: args.to }, { names: { from: '--from', to: '--to' } });
+    // "-" is standard output, as to most tools (never a file named "-")
     const asked =
-      args.out === undefined
+      args.out === undefined || args.out === '-'
         ? undefined
         : requireFilePath(args.out, '--out', '; leave it out to write to stdout');
     // checked as given first: /dev/stdout's /proc link to a pipe or socket reads 'pipe:[…]', which names no path
