@@ -6,7 +6,8 @@
  * policy stays valid with any models.yaml; the global default comes from SVC_GATEWAY_GLOBAL_DEFAULT or the
  * built-in id.
  */
-import type { ModelRegistry } from '../models/registry.ts';
+import { type ModelRegistry, splitCanonicalId } from '../models/registry.ts';
+import { compileModelGlobs } from './when.ts';
 
 export const DEFAULT_POLICY_SOURCE = 'built-in routing.yaml';
 
@@ -63,12 +64,31 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
 /** The built-in policy with every native-name rule (its text for the built-in registry). */
 export const DEFAULT_POLICY_YAML = renderDefaultPolicy(NATIVE_NAME_RULES);
 
-/** The built-in policy for `registry`: native-name rules whose model it lacks are left out. */
+/**
+ * The built-in policy for `registry`: native-name rules whose model it lacks are left out, and a model of
+ * the registry that a rule would send elsewhere by its own bare name (an `openai:o3` or `openai:gpt-4.1-nano`
+ * of your models.yaml, which `o3*` / `gpt-4.1-nano*` send to a sibling) gets an exact-name rule first.
+ */
 export function defaultPolicyYaml(registry: ModelRegistry): string {
-  return renderDefaultPolicy(NATIVE_NAME_RULES.filter((r) => registry.resolve(r.use) !== undefined));
+  const kept = NATIVE_NAME_RULES.filter((r) => registry.resolve(r.use) !== undefined);
+  return renderDefaultPolicy([...exactNameRules(registry, kept), ...kept]);
 }
 
 // --- internal ---
+
+/** Rules for the registry's own native models whose bare name the first matching `kept` rule misroutes. */
+function exactNameRules(registry: ModelRegistry, kept: readonly NativeNameRule[]): NativeNameRule[] {
+  const matchers = kept.map((r) => ({ use: r.use, test: compileModelGlobs(r.models) }));
+  const out: NativeNameRule[] = [];
+  for (const model of registry.list()) {
+    if (model.adapter !== 'anthropic' && model.adapter !== 'openai') continue;
+    const name = splitCanonicalId(model.id)?.modelName;
+    if (!name || /[*?]/.test(name)) continue; // a glob character would match other names too
+    const first = matchers.find((m) => m.test(name));
+    if (first && first.use !== model.id) out.push({ name: `native-${name}`, models: [name], use: model.id });
+  }
+  return out;
+}
 
 function renderDefaultPolicy(rules: readonly NativeNameRule[]): string {
   const lines = rules.map(

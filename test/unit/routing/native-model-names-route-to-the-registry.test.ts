@@ -156,3 +156,55 @@ test('the built-in rules shadow none of each other; requested_model globs imply 
   assert.equal(predicateImplies({ requested_model: ['a*', 'b*'] }, { requested_model: 'a*' }), false);
   assert.equal(predicateImplies({ requested_model: 'a*' }, { has_tools: true }), false);
 });
+
+test('a bare name of a model your models.yaml has goes to that model, not to a sibling a rule names', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-native-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'models.yaml');
+  const caps =
+    'capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 8192 }';
+  const ids = [
+    'anthropic:claude-sonnet-4-5',
+    'anthropic:claude-haiku-4-5',
+    'anthropic:claude-3-5-haiku-20241022',
+    'openai:gpt-5',
+    'openai:gpt-4.1-mini',
+    'openai:gpt-4.1-nano',
+    'openai:o3',
+    'openai:gpt-oss-120b', // an OpenAI-compatible local server's model
+  ];
+  writeFileSync(
+    file,
+    [
+      'pricing_version: t1',
+      'models:',
+      ...ids.flatMap((id) => [`  - id: ${id}`, '    tier: balanced', `    ${caps}`]),
+      '',
+    ].join('\n'),
+  );
+  const own = loadModelRegistry(file);
+  const store = loadRoutingPolicy({ path: undefined, registry: own, log: silent });
+  assert.deepEqual([store.view().valid, store.view().warnings], [true, []]);
+  const route = (requestedModel: string) =>
+    resolveRoute(facts({ requestedModel }), {
+      policy: store.current(),
+      registry: own,
+      availableAdapters: ALL_ADAPTERS,
+    });
+  for (const [name, id] of [
+    ['gpt-4.1-nano', 'openai:gpt-4.1-nano'],
+    ['GPT-4.1-nano', 'openai:gpt-4.1-nano'],
+    ['o3', 'openai:o3'],
+    ['gpt-oss-120b', 'openai:gpt-oss-120b'],
+    ['claude-3-5-haiku-20241022', 'anthropic:claude-3-5-haiku-20241022'],
+    // the other names of those families still go to the nearest sibling
+    ['gpt-4.1-nano-2025-04-14', 'openai:gpt-4.1-mini'],
+    ['o3-pro', 'openai:gpt-5'],
+    ['claude-3-5-haiku-latest', 'anthropic:claude-haiku-4-5'],
+  ]) {
+    const d = route(name);
+    assert.equal(d.chain[d.winner_index]?.policy, 'rule', name);
+    assert.equal(d.chosen?.id, id, name);
+  }
+  assert.equal(defaultPolicyYaml(registry), DEFAULT_POLICY_YAML, 'the built-in registry needs no such rule');
+});
