@@ -125,7 +125,7 @@ test('a filter of the wrong shape is invalid_filter naming the field; null event
   });
 });
 
-test('presets are expanded in the ack: preset:chat its list, preset:full every catalog type', async () => {
+test('presets are expanded in the ack: preset:chat its list, preset:full (or no filter, absent or null) every catalog type', async () => {
   const sid = await session();
   const chat = await connect(sid);
   chat.send({ type: 'subscribe', filter: 'preset:chat', since: null, snapshot: false });
@@ -143,6 +143,13 @@ test('presets are expanded in the ack: preset:chat its list, preset:full every c
   full.send({ type: 'subscribe', filter: 'preset:full' });
   const fullAck = await full.next((f) => f.type === 'subscribe_ack');
   assert.deepEqual(fullAck.resolved_filter.event_types, EVENT_TYPES);
+  // no filter, absent or null (as `since: null` is no cursor), is every type, as preset:full
+  for (const frame of [{ type: 'subscribe', filter: null, since: null }, { type: 'subscribe' }]) {
+    const c = await connect(sid);
+    c.send(frame);
+    const got = await c.next((f) => f.type === 'subscribe_ack' || f.type === 'subscribe_error');
+    assert.deepEqual(got.resolved_filter, fullAck.resolved_filter, JSON.stringify(frame));
+  }
 });
 
 test('snapshot: the session, its 50 most recent messages and snapshot_at_event_id; only newer events follow', async () => {

@@ -51,8 +51,15 @@ const EVENT_ID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const SubscribeSchema = v.object({
   type: v.literal('subscribe'),
-  // its shape is checked by filter.ts: a bad filter is the subscribe_error invalid_filter, not a frame error
-  filter: v.optional(v.unknown(), 'preset:full'),
+  // its shape is checked by filter.ts: a bad filter is the subscribe_error invalid_filter, not a frame error;
+  // none (absent or null, as `since: null` is no cursor) is every type
+  filter: v.optional(
+    v.pipe(
+      v.unknown(),
+      v.transform((f) => f ?? 'preset:full'),
+    ),
+    'preset:full',
+  ),
   since: v.optional(
     v.nullable(v.pipe(v.string('must be an event id or null'), v.regex(EVENT_ID_RE, 'must be an event id'))),
     null,
