@@ -55,6 +55,7 @@ const CONNECT_CODES: ReadonlySet<string> = new Set([
 
 /** Class of an upstream HTTP status (wire-formats §1.11, §2.8, §3). */
 export function classifyStatus(status: number): ErrorClass {
+  if (status < 400) return 'server_error'; // a redirect: the provider's base URL, not the client's request
   if (status === 401 || status === 403 || status === 402) return 'authentication'; // 402: credits, not transient
   if (status === 408 || status === 504) return 'timeout';
   if (status === 429) return 'rate_limit';
@@ -137,7 +138,10 @@ export function classifyHttpFailure(
   // operator's account, like a refused key: no wait fixes it (wire-formats §2.8, §4), so it is not a rate limit.
   const spendLimit = isSpendLimit(status, upstreamType);
   if (spendLimit) cls = 'authentication';
-  const retryable = spendLimit || header('x-should-retry') === 'false' ? false : undefined;
+  // The gateway follows no redirect (the provider key would go to a host the operator did not name); the
+  // same redirect answers every attempt, so none is retried.
+  const redirect = status >= 300 && status < 400;
+  const retryable = spendLimit || redirect || header('x-should-retry') === 'false' ? false : undefined;
   // The provider's words about its own key (OpenAI quotes a masked fragment of it) stay out of client
   // answers, events and logs: the client did nothing wrong and cannot fix it; the operator can.
   const what = `HTTP ${status}${upstreamType ? `, ${upstreamType}` : ''}`;
@@ -145,7 +149,9 @@ export function classifyHttpFailure(
     ? `the provider refused the call: the gateway's provider account is out of credit or over its spend limit (${what}); the gateway operator must raise it`
     : cls === 'authentication'
       ? `the provider refused the gateway's provider key (${what}); the gateway operator must check it`
-      : message || `upstream returned HTTP ${status}`;
+      : redirect
+        ? `the provider answered with a redirect (HTTP ${status}), which the gateway does not follow; the gateway operator must check the provider's base URL`
+        : message || `upstream returned HTTP ${status}`;
   const f = failure(cls, text, {
     status,
     retry_after_ms: parseRetryAfterMs(header) ?? (status === 429 ? parseRateLimitResetMs(header) : undefined),

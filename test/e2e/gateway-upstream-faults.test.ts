@@ -272,6 +272,18 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
       attempts: 1,
     },
     {
+      // a base URL that redirects (http:// for https://, a moved path): the gateway never follows it (the
+      // provider key would go to a host the operator did not name), and the client's request is not at fault
+      name: "an upstream redirect is 502 upstream_error, never the client's 400, and not retried",
+      shape: 'anthropic',
+      model: ANTHROPIC_MODEL,
+      fault: 'redirect',
+      status: 502,
+      code: 'upstream_error',
+      errorClass: 'server_error',
+      attempts: 1,
+    },
+    {
       name: 'a retry-after above 30 s is not waited for: 429 upstream_rate_limited at once',
       shape: 'openai',
       model: OPENAI_MODEL,
@@ -370,6 +382,10 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
       if (row.code === 'upstream_rate_limited' || row.code === 'upstream_overloaded') {
         assert.equal(o.headers?.get('x-should-retry'), 'true', 'a wait can help');
         assert.match(o.headers?.get('retry-after') ?? '', /^\d+$/);
+      }
+      if (row.fault === 'redirect') {
+        assert.equal(o.headers?.get('x-should-retry'), 'false', 'the same redirect comes again');
+        assert.match(String(o.error?.message), /redirect \(HTTP 301\).*base URL/);
       }
       if (row.fault.includes('retry-after=60')) {
         assert.equal(o.headers?.get('retry-after'), '60', 'the hint is forwarded');

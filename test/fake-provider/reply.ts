@@ -67,6 +67,11 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   }
   if (plan.slowHeadersMs) await sleep(plan.slowHeadersMs, signal);
   if (plan.hang) return hang(signal, deps.tracker);
+  if (plan.redirect !== undefined)
+    return new Response(null, {
+      status: plan.redirect,
+      headers: { location: `https://moved.example${new URL(c.req.url).pathname}` },
+    });
   if (plan.resetAfter === 0) return resetNow(c, signal, deps.tracker);
   if (plan.spendLimit) {
     const { status, body } = codec.spendLimit(plan.message, ctx);

@@ -37,6 +37,8 @@
  *     should-retry=BOOL    `x-should-retry` header on the error
  *     message=STRING       error message override
  *     hang                 accept and never answer (ends when the client disconnects or the fake closes)
+ *     redirect[=STATUS]    a redirect (301 by default; 302, 307, 308) to the same path on another host, with an
+ *                          empty body, as a base URL that moved (or says http:// for https://) answers
  *     reset-after=N        stream N SSE frames (non-streaming: half the body if N > 0) then reset the connection;
  *                          N = 0 resets before any response byte
  *     malformed[=N]        after N frames (default 2) send a frame with invalid JSON and end the stream;
@@ -92,6 +94,8 @@ export type FakeStep = {
   shouldRetry?: boolean;
   message?: string;
   hang?: boolean;
+  /** A redirect status (3xx) answered with a `location` and no body. */
+  redirect?: number;
   resetAfter?: number;
   malformed?: number;
   streamError?: number;
@@ -113,6 +117,7 @@ export const FAULT_KEYS = [
   'shouldRetry',
   'message',
   'hang',
+  'redirect',
   'resetAfter',
   'malformed',
   'streamError',
@@ -240,6 +245,13 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
     case 'hang':
       step.hang = true;
       return;
+    case 'redirect': {
+      const code = value === undefined ? 301 : int(key, value);
+      if (![301, 302, 307, 308].includes(code))
+        throw new DirectiveError(`fake provider: redirect=${value} is not 301, 302, 307 or 308`);
+      step.redirect = code;
+      return;
+    }
     case 'reset-after':
       step.resetAfter = int(key, required(key, value));
       return;
