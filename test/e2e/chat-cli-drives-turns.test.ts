@@ -389,3 +389,31 @@ test('output closed mid-turn (| head -1): the turn is cancelled and one sentence
   assert.equal(ended.length, 1);
   assert.equal(ended[0].payload.reason, 'output closed (svc chat)');
 });
+
+test('an empty --model, --session, --workspace or --server, or an SVC_SERVE_PORT that is no port, is one sentence, not a chat on the defaults', async () => {
+  const run = async (args: string[], env: NodeJS.ProcessEnv = server.env) => {
+    const child = spawn(process.execPath, [SVC_BIN, 'chat', ...args], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      err += d;
+    });
+    child.stdin.end('hi\n');
+    const code = await new Promise((r) => child.on('exit', r));
+    return { code, out, err };
+  };
+  for (const flag of ['--model', '--session', '--workspace', '--server']) {
+    const r = await run(['--server', server.url, flag, '']);
+    assert.deepEqual([r.code, r.out], [2, ''], `${flag} '': ${r.err}`);
+    assert.equal(r.err, `svc: Option ${flag} of svc chat needs a value.\n`);
+  }
+  const port = await run([], { ...server.env, SVC_SERVE_PORT: 'abc' });
+  assert.deepEqual([port.code, port.out], [1, ''], port.err);
+  assert.match(port.err, /^svc: SVC_SERVE_PORT must be a port number from 0 to 65535, not "abc"; [^\n]+\n$/);
+});

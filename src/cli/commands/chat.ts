@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty';
 import { DEFAULT_SERVE_PORT } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
+import { parsePort } from '../../http/listen.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { runChat } from '../chat/run-chat.ts';
 
@@ -20,10 +21,14 @@ export default defineCommand({
   },
   async run({ args }) {
     const env = readEnv();
+    // an empty value (--model "", an unset shell variable) is a usage error, not the default it would fall to
+    for (const flag of ['workspace', 'session', 'model', 'server'] as const)
+      if (args[flag] !== undefined && args[flag].trim() === '')
+        throw new SvcError('usage_error', { message: `Option --${flag} of svc chat needs a value.` });
     process.exitCode = await runChat({
       server:
         args.server === undefined
-          ? `http://127.0.0.1:${env.servePort ?? DEFAULT_SERVE_PORT}`
+          ? `http://127.0.0.1:${env.servePort === undefined ? DEFAULT_SERVE_PORT : parsePort(env.servePort, 'SVC_SERVE_PORT')}`
           : serverUrl(args.server),
       workspace: args.workspace ?? process.cwd(),
       session: args.session,
