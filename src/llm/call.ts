@@ -161,6 +161,13 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       let early: UpstreamFailure | null = null;
       if (opened && input.stream) {
         const preamble = input.adapter.isStreamPreamble;
+        // the provider answered and is reading the prompt when the client leaves, or the stream breaks or
+        // falls silent, before its first event: it bills that input, like a non-streaming body lost on the way
+        const cut = (err: unknown): never => {
+          lost = addUsage(lost, resolvePartialUsage(emptyUsage(), input.inputTokensEstimate ?? 0, 0));
+          res.body.on('error', ignore).destroy(); // nothing reads it now: its error must not go unhandled
+          throw err;
+        };
         const peeked = await peekFirstEvent(
           res.body,
           undefined,
@@ -173,7 +180,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
                 input.sseEventMaxBytes ?? DEFAULT_UPSTREAM_LIMITS.maxSseLineBytes,
               )
             : undefined,
-        );
+        ).catch(cut);
+        // an abort destroys the body, which can read as its end rather than as an error
+        if (peeked.first === null && input.signal.aborted) cut(input.signal.reason);
         res = { ...res, body: peeked.body };
         early =
           peeked.first !== null

@@ -223,3 +223,32 @@ test('an error body over 1 MiB is not read whole: the failure is classified by i
     return true;
   });
 });
+
+test('a client that leaves after a stream answered 200, before its first event, is billed the input estimate', async () => {
+  // the provider answered the head and is reading the prompt (a long prompt can take seconds before the first
+  // token): it bills that input, so the cancelled call is not recorded at $0 (README §Streaming)
+  const controller = new AbortController();
+  const silent = new Readable({ read() {} });
+  // as undici does: the request's abort destroys the body being read
+  controller.signal.addEventListener('abort', () =>
+    silent.destroy(Object.assign(new Error('Request aborted'), { code: 'UND_ERR_ABORTED' })),
+  );
+  const upstream: Upstream = {
+    async send() {
+      queueMicrotask(() => controller.abort());
+      return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: silent };
+    },
+    close: async () => {},
+  };
+  const s = setup([], { upstream });
+  await assert.rejects(
+    openLlmCall(s.deps, { ...s.input(controller.signal), stream: true, inputTokensEstimate: 1200 }),
+    (err: unknown) => err instanceof LlmCallFailed && err.failure.error_class === 'cancelled',
+  );
+  const [completed] = s.ofType('llm.call_completed');
+  assert.equal(completed.payload.error_class, 'cancelled');
+  assert.equal(completed.payload.input_tokens, 1200);
+  assert.equal(completed.payload.usage_estimated, true);
+  assert.equal(completed.payload.cost_usd, '0.001200'); // haiku 4.5: 1200 × 1e-6
+  assert.equal(s.ofType('llm.call_failed').length, 0);
+});
