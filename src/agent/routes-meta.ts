@@ -20,7 +20,8 @@ import { countOpenSessions } from './sessions/store.ts';
 export type ModelAvailability = 'healthy' | 'model_unavailable' | 'provider_unavailable';
 
 const CheckSchema = v.object({
-  policy_yaml: v.optional(v.string('must be the routing.yaml text as a string')),
+  // null is absent (the file on disk), like the other optional fields
+  policy_yaml: v.nullish(v.string('must be the routing.yaml text as a string')),
 });
 
 export function mountMetaRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
@@ -55,7 +56,7 @@ export function mountMetaRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
 
   app.post('/routing/check', async (c) => {
     const body = validateInput(CheckSchema, await readJsonBody(c, { optional: true }));
-    const { valid, errors, warnings } = deps.policy.check(body.policy_yaml);
+    const { valid, errors, warnings } = deps.policy.check(body.policy_yaml ?? undefined);
     return c.json({ valid, errors, warnings });
   });
 

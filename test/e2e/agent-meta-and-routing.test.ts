@@ -87,6 +87,12 @@ test('routing: view, check (errors, shadowing warnings) and an atomic reload tha
   assert.match(view.loaded_at, TIME_US);
 
   assert.deepEqual((await api('POST', '/routing/check')).body, { valid: true, errors: [], warnings: [] });
+  // a null policy_yaml is an absent one, as a client that writes every optional field sends it
+  assert.deepEqual((await api('POST', '/routing/check', { policy_yaml: null })).body, {
+    valid: true,
+    errors: [],
+    warnings: [],
+  });
   const bad = await api('POST', '/routing/check', {
     policy_yaml: 'rules:\n  - { name: a, use: nope:model }\n',
   });

@@ -198,8 +198,9 @@ test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and r
   assert.equal(patch.body.swap_queued, true);
   assert.equal(patch.body.swap_queued_until_turn, turn.turn_id);
   const path = `/sessions/${sid}/turns/${turn.turn_id}/confirmations/${rid}`;
+  // scope null is the default (once), as a client that writes every optional field sends it
   const [a, b] = await Promise.all([
-    server.api('POST', path, { decision: 'allow' }),
+    server.api('POST', path, { decision: 'allow', scope: null }),
     server.api('POST', path, { decision: 'deny' }),
   ]);
   assert.deepEqual([a.status, b.status].sort(), [200, 409]);

@@ -61,7 +61,8 @@ const CancelSchema = v.object({
 
 const ConfirmSchema = v.object({
   decision: v.picklist(['allow', 'deny'], 'must be allow or deny'),
-  scope: v.optional(v.picklist(['once', 'session'], 'must be once or session'), 'once'),
+  // null is the default, as an absent scope (like the other optional fields)
+  scope: v.nullish(v.picklist(['once', 'session'], 'must be once or session'), 'once'),
 });
 
 export function mountTurnRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
