@@ -126,7 +126,8 @@ function toEntry(m: ModelsFile['models'][number]): ModelEntry {
 function crossCheck(file: ModelsFile): string[] {
   const errors: string[] = [];
   const ids = new Map<string, number>();
-  const bareNames = new Set(file.models.map((m) => splitCanonicalId(m.id)!.modelName));
+  // The built-in table's names count too: a file without openai:gpt-5 still may not claim `gpt-5`.
+  const bareNames = new Set([...modelNames(file), ...builtinModelNames()]);
   const aliases = new Map<string, string>();
   file.models.forEach((m, i) => {
     const { adapter } = splitCanonicalId(m.id)!;
@@ -145,4 +146,17 @@ function crossCheck(file: ModelsFile): string[] {
     });
   });
   return errors;
+}
+
+function modelNames(file: ModelsFile): string[] {
+  return file.models.map((m) => splitCanonicalId(m.id)!.modelName);
+}
+
+let builtinNames: readonly string[] | undefined;
+/** The bare model names of the built-in table (read once, without its cross-check). */
+function builtinModelNames(): readonly string[] {
+  builtinNames ??= modelNames(
+    v.parse(ModelsFileSchema, parseConfigYaml(DEFAULT_MODELS_YAML, DEFAULT_MODELS_SOURCE)),
+  );
+  return builtinNames;
 }

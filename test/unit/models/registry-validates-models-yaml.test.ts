@@ -149,6 +149,19 @@ test('an alias may not equal a bare provider model name', () => {
   );
 });
 
+test('a file without that model still may not take a provider model name as an alias (README: gpt-5 cannot be one)', () => {
+  expectInvalid(
+    `pricing_version: v\nmodels:\n${MODEL('openai:local-llm', '    aliases: [gpt, gpt-5]\n')}`,
+    'models[0].aliases[1]',
+    'bare provider model name',
+  );
+  const reg = parseModelRegistry(
+    `pricing_version: v\nmodels:\n${MODEL('openai:local-llm', '    aliases: [gpt]\n')}`,
+    'm',
+  );
+  assert.equal(reg.resolveAlias('gpt')?.id, 'openai:local-llm');
+});
+
 test('duplicate ids and an adapter that contradicts the id prefix are rejected', () => {
   expectInvalid(
     `pricing_version: v\nmodels:\n${MODEL('openai:a')}${MODEL('openai:a')}`,
