@@ -8,7 +8,7 @@ import type { EventInput } from '../events/envelope.ts';
 import { SvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Clock } from '../lib/time.ts';
-import type { KeystoreChange } from './keystore/file.ts';
+import { isReadOnlyKeystore, type KeystoreChange } from './keystore/file.ts';
 import {
   issueKey,
   type KeyRecord,
@@ -35,6 +35,8 @@ export interface KeyAdminDeps {
   audit: AuditSink;
   /** The keystore file, when the keys live in one (named when it does not exist); absent: the keys table. */
   keystorePath?: string;
+  /** One warning sentence for the operator (stderr); the command still succeeds. */
+  warn?: (message: string) => void;
 }
 
 export type RevocationReason = 'operator' | 'grace_period_expired';
@@ -122,10 +124,27 @@ export async function runRotateKey(
 /** Every key with its on-disk and effective status, after sweeping lapsed grace periods. */
 export async function runListKeys(deps: KeyAdminDeps): Promise<ListedKey[]> {
   const nowUs = deps.clock.nowUs();
-  const { store, swept, missing } = await deps.updateKeystore((current) => {
-    const sweep = sweepExpiredGrace(current ?? EMPTY, nowUs);
-    return { next: sweep.swept.length ? sweep.store : undefined, result: { ...sweep, missing: !current } };
-  });
+  const listing = (persist: boolean) =>
+    deps.updateKeystore((current) => {
+      const keys = current ?? EMPTY;
+      if (!persist)
+        return { next: undefined, result: { store: keys, swept: [] as KeyRecord[], missing: !current } };
+      const sweep = sweepExpiredGrace(keys, nowUs);
+      return { next: sweep.swept.length ? sweep.store : undefined, result: { ...sweep, missing: !current } };
+    });
+  let listed: Awaited<ReturnType<typeof listing>>;
+  try {
+    listed = await listing(true);
+  } catch (err) {
+    if (!isReadOnlyKeystore(err)) throw err;
+    // a keystore mounted read-only (the chart's Secret) is listed as it is: the effective status already
+    // reads revoked; recording the lapse (and its audit event) is left to a listing of a writable copy
+    listed = await listing(false);
+    deps.warn?.(
+      `the keystore ${deps.keystorePath} cannot be written, so lapsed grace periods are shown as revoked (EFFECTIVE_STATUS) but not recorded; run list-keys on a writable copy to record them.`,
+    );
+  }
+  const { store, swept, missing } = listed;
   // no file at the path is a wrong path or no key issued yet, never an empty list that hides which (exit 1)
   if (missing && deps.keystorePath !== undefined) {
     const path = deps.keystorePath;

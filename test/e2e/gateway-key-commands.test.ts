@@ -168,6 +168,13 @@ test('list-keys and revoke-key write nothing when they change nothing: no folder
   mkdirSync(etc);
   const g = gatewayFiles(own.dir, { SVC_GATEWAY_KEYSTORE: join(etc, 'keys.json') });
   const { keyId } = await issueKey(g.env);
+  // a rotation whose grace period lapsed while the Secret was deployed: the sweep has nothing to write to
+  const rotated = await runSvc(['gateway', 'rotate-key', keyId, '--grace-period', '30m'], { env: g.env });
+  const successor = parseLines(rotated.stdout).new_key_id;
+  editKeyRecord(join(etc, 'keys.json'), keyId, {
+    grace_period_until: new Date(Date.now() - 1000).toISOString(),
+  });
+  const before = readFileSync(join(etc, 'keys.json'), 'utf8');
   if (RUNS_AS_ROOT) {
     for (const path of [own.dir, etc, join(etc, 'keys.json'), g.db]) chownSync(path, NOBODY, NOBODY);
   }
@@ -178,9 +185,17 @@ test('list-keys and revoke-key write nothing when they change nothing: no folder
   });
   assert.equal(listed.code, 0, listed.stderr);
   assert.deepEqual(
-    JSON.parse(listed.stdout).keys.map((k: { key_id: string }) => k.key_id),
-    [keyId],
+    JSON.parse(listed.stdout).keys.map((k: { key_id: string; effective_status: string }) => [
+      k.key_id,
+      k.effective_status,
+    ]),
+    [
+      [keyId, 'revoked'],
+      [successor, 'active'],
+    ],
   );
+  assert.match(listed.stderr, /^svc: warning: .*cannot be written.*\n$/);
+  assert.equal(readFileSync(join(etc, 'keys.json'), 'utf8'), before);
   const again = await runSvc(['gateway', 'revoke-key', 'gk_01M829G9KYF6DAJFE8TTGME1Z3'], {
     env: g.env,
     unprivileged: true,

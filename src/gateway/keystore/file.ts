@@ -89,6 +89,11 @@ export async function updateKeystoreFile<T>(
   }
 }
 
+/** The keystore's folder cannot be written (a read-only mount such as the chart's Secret, or its mode). */
+export function isReadOnlyKeystore(err: unknown): boolean {
+  return err instanceof SvcError && err.details?.read_only === true;
+}
+
 /** What the gateway keeps in memory: secret_hash → record. */
 export interface KeystoreCache {
   /** Re-reads the file if it changed since the last look; cheap enough to call on every request. */
@@ -201,9 +206,11 @@ async function acquireLock(lockPath: string): Promise<() => void> {
         }
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') {
         throw new SvcError('keystore_invalid', {
           message: `Cannot create the keystore lock ${lockPath}: ${errorMessage(err)}; check the folder's permissions.`,
+          details: { read_only: code === 'EROFS' || code === 'EACCES' || code === 'EPERM' },
           cause: err,
         });
       }

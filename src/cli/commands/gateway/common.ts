@@ -55,6 +55,7 @@ export async function withKeyAdmin<T>(
       updateKeystore: (c) => updateKeystoreFile(path, c),
       audit: createAuditSink(env, flags),
       keystorePath: path,
+      warn: (message) => process.stderr.write(`svc: warning: ${message}\n`),
     });
   }
   assertNoKeystoreFlag(args);
