@@ -244,7 +244,10 @@ test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and r
   const keylessEvents = await eventsUntil(keyless, ksid, (all) =>
     all.some((e) => e.type === 'turn.completed'),
   );
-  assert.deepEqual(keylessEvents.find((e) => e.type === 'turn.completed')!.payload, {
+  const refusedEnd = keylessEvents.find((e) => e.type === 'turn.completed')!;
+  // the 503 names the turn it refused, so a client can tie that turn.completed to its submission
+  assert.equal(refused.body.error.details.turn_id, refusedEnd.turn_id);
+  assert.deepEqual(refusedEnd.payload, {
     status: 'failed',
     stop_reason: null,
     error_code: 'routing_failed',

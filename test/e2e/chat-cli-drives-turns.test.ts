@@ -417,3 +417,15 @@ test('an empty --model, --session, --workspace or --server, or an SVC_SERVE_PORT
   assert.deepEqual([port.code, port.out], [1, ''], port.err);
   assert.match(port.err, /^svc: SVC_SERVE_PORT must be a port number from 0 to 65535, not "abc"; [^\n]+\n$/);
 });
+
+test('a line the server refuses (503 routing_failed) shows its reason and its end before the next prompt', async () => {
+  fake.script([{ text: 'the small one' }]);
+  const huge = 'log line '.repeat(300_000); // too large for every model: context_too_small
+  const c = chat(['--workspace', server.workspace], `${huge}\nnext\n`);
+  assert.equal(await c.exit, 1, c.err());
+  const out = c.out().replace(huge, '<huge>');
+  assert.match(
+    out,
+    /\n› <huge>\n! [^\n]+ \(routing_failed\)\n— failed: routing_failed · \$0\.000000\n› next\n(· [^\n]+\n)?the small one\n— done/,
+  );
+});

@@ -169,7 +169,14 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     };
     if (!unreachable) {
       await refused();
-      throw err;
+      // the refused turn's id (its turn.completed is on the stream), so a client can tie the two together
+      throw isSvcError(err)
+        ? new SvcError(err.code, {
+            message: err.message,
+            details: { ...err.details, turn_id: turnId },
+            cause: err.cause,
+          })
+        : err;
     }
     // the store went away between the claim and the routing: the client hears 503 now, and the turn is
     // closed (message cancelled, session released, turn.completed) as soon as the store is back

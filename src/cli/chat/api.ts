@@ -110,7 +110,7 @@ export function toSvcError(err: unknown, baseUrl: string): SvcError {
     if (!e) return notAgentServer(baseUrl, request, err.statusCode, err);
     return new SvcError('io_error', {
       message: `${e.message} (${e.code})`,
-      details: { code: e.code, status: err.statusCode },
+      details: { code: e.code, status: err.statusCode, ...(e.turnId ? { turn_id: e.turnId } : {}) },
     });
   }
   if ((err.cause as Error | undefined)?.name === 'TimeoutError')
@@ -137,13 +137,22 @@ function notAgentServer(baseUrl: string, request: string, status: number, cause?
 const NO_SUCH_ROUTE = new Set(['not_found', 'method_not_allowed']);
 
 /** `{error: {code, message}}` with a code svc knows: the agent server's error body. */
-function serviceError(data: unknown): { code: string; message: string } | undefined {
+function serviceError(data: unknown): { code: string; message: string; turnId?: string } | undefined {
   if (!data || typeof data !== 'object' || !('error' in data)) return undefined;
-  const e = (data as { error: unknown }).error as { code?: unknown; message?: unknown } | null;
+  const e = (data as { error: unknown }).error as {
+    code?: unknown;
+    message?: unknown;
+    details?: { turn_id?: unknown };
+  } | null;
   if (typeof e?.code !== 'string' || !Object.hasOwn(ERROR_STATUS, e.code)) return undefined;
   // another svc server (`svc gateway`) answers in the same body, with no such route
   if (NO_SUCH_ROUTE.has(e.code)) return undefined;
-  return { code: e.code, message: typeof e.message === 'string' ? e.message : e.code.replaceAll('_', ' ') };
+  return {
+    code: e.code,
+    message: typeof e.message === 'string' ? e.message : e.code.replaceAll('_', ' '),
+    // a turn refused after it started (503 routing_failed): its end comes on the stream as well
+    ...(typeof e.details?.turn_id === 'string' ? { turnId: e.details.turn_id } : {}),
+  };
 }
 
 function isAnswer(data: unknown, fields: string[]): boolean {

@@ -54,6 +54,11 @@ export async function runChat(o: ChatOptions): Promise<number> {
     lines.close();
     stream.close();
   });
+  /**
+   * Stream events that came while a line was being submitted: shown once its answer was (a refused turn's
+   * end is on the stream before or after the 503 that says why, and the reason goes first).
+   */
+  let heldWhileSubmitting: EventEnvelope[] | undefined;
   const render = createRenderer(p);
   const questions = createQuestions();
   const notice = (text: string) => p.line(`· ${text}`, true);
@@ -75,7 +80,7 @@ export async function runChat(o: ChatOptions): Promise<number> {
     notice,
   });
   const stream = openChatStream(api, sessionId, {
-    onEvent: (e) => catchUp.event(e),
+    onEvent: (e) => (heldWhileSubmitting ? heldWhileSubmitting.push(e) : catchUp.event(e)),
     onSnapshot(snap) {
       catchUp.snapshot(snap.messages);
       const s = snap.session as { turn_count: number; cost_so_far_usd: number };
@@ -127,16 +132,25 @@ export async function runChat(o: ChatOptions): Promise<number> {
         p.line('· waiting for the stream to reconnect', true);
       if (!(await live) || quit !== undefined) break;
       let turnId: string;
+      let refusedTurn: unknown;
       cancelling = false;
       submitting = true;
+      heldWhileSubmitting = [];
       try {
         turnId = (await api.submitTurn(sessionId, text)).turn_id;
       } catch (err) {
         p.line(`! ${message(err)}`);
         failed = true;
+        refusedTurn = isSvcError(err) ? err.details?.turn_id : undefined;
         continue;
       } finally {
         submitting = false;
+        const held = heldWhileSubmitting;
+        heldWhileSubmitting = undefined;
+        for (const e of held) catchUp.event(e);
+        // a turn refused once started (503 routing_failed) ends on the stream too: its end line comes
+        // before the next prompt, not after it
+        if (typeof refusedTurn === 'string') await turns.wait(refusedTurn);
       }
       current = turnId;
       // Ctrl-C while the turn was being submitted: it is cancelled as soon as its id is known
