@@ -173,8 +173,9 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
         settle(cost) {
           if (!open) return;
           open = false;
+          const tries: SettleTries = { deletedHold: false, alerts: [] };
           track('settlement', async () => {
-            const alerts = await settle(store, key, holdId, cost, deps.clock.nowUs());
+            const alerts = await settle(store, key, holdId, cost, deps.clock.nowUs(), tries);
             for (const a of alerts) publishQuotaAlert(deps.bus, key, a);
           });
         },
@@ -311,13 +312,26 @@ async function liveHolds(db: Kysely<Database>, budgetKeyId: string, nowUs: numbe
   return parseDecimal(r.total);
 }
 
-/** Deletes the hold and adds the cost to the key's current windows; returns the alerts this crossing owns. */
+/** What the tries of one settlement saw, so a retry knows whether an earlier one committed. */
+interface SettleTries {
+  /** A try's transaction deleted the hold (whether that try committed is unknown). */
+  deletedHold: boolean;
+  /** The alerts that try's crossing owns. */
+  alerts: Alert[];
+}
+
+/**
+ * Deletes the hold and adds the cost to the key's current windows; returns the alerts this crossing owns.
+ * A retry that finds its hold gone after an earlier try deleted it knows that try committed (its answer
+ * was lost: a read timeout, a reset after COMMIT): it adds nothing, and returns that try's alerts.
+ */
 async function settle(
   store: PostgresStore,
   key: CappedKey,
   holdId: string,
   cost: Decimal,
   nowUs: number,
+  tries: SettleTries,
 ): Promise<Alert[]> {
   const budget = budgetKeyIdOf(key);
   return store.kysely.transaction().execute(async (trx) => {
@@ -325,8 +339,11 @@ async function settle(
     const windows = [];
     for (const c of capsOf(key))
       windows.push({ ...c, w: await lockWindow(trx, store, budget, c.kind, nowUs) });
-    await trx.deleteFrom('budget_holds').where('id', '=', holdId).execute();
+    const deleted = await trx.deleteFrom('budget_holds').where('id', '=', holdId).executeTakeFirst();
+    if (deleted.numDeletedRows === 0n && tries.deletedHold) return tries.alerts;
+    tries.deletedHold = deleted.numDeletedRows > 0n;
     const alerts: Alert[] = [];
+    tries.alerts = alerts;
     for (const { kind, cap, w } of windows) {
       const spent = add(w.spent, cost);
       const crossed = !w.alerted && reachesAlert(spent, cap);

@@ -106,7 +106,7 @@ test('an admission PostgreSQL does not answer (a hung server, a black hole) is r
   (await manager.admit(key, parseDecimal('0.9'))).release();
 });
 
-test('an admission whose COMMIT went through but whose answer was lost is admitted on its retry', async (t) => {
+test('an admission or a settlement whose COMMIT went through but whose answer was lost counts once', async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
   const url = await postgres.createDatabase();
   const store = (await openStore({ engine: 'postgres', url })) as PostgresStore;
@@ -135,6 +135,8 @@ test('an admission whose COMMIT went through but whose answer was lost is admitt
   const lossy = Object.assign(Object.create(store), { kysely }) as PostgresStore;
   const clock = { nowUs: () => Date.now() * 1000 };
   const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
+  const alerts: unknown[] = [];
+  bus.subscribe({ name: 'recorder', handle: (e) => void (e.type === 'quota.alert' && alerts.push(e)) });
   const manager = createTableQuotaManager({
     store: lossy,
     bus,
@@ -152,9 +154,13 @@ test('an admission whose COMMIT went through but whose answer was lost is admitt
     holds.map((h) => h.id),
     ['turn_lost_answer'],
   );
-  hold.settle(parseDecimal('0.25'));
+  // the settlement's retry must not add the cost a second time, nor lose the 80 % alert it crossed
+  loseNextAnswer = true;
+  hold.settle(parseDecimal('0.85'));
   await manager.flush();
+  assert.equal(loseNextAnswer, false, 'the answer of the settlement was lost');
   const w = await store.kysely.selectFrom('budget_windows').select('spent_usd').executeTakeFirstOrThrow();
-  assert.equal(formatDecimal(parseDecimal(w.spent_usd)), '0.250000');
+  assert.equal(formatDecimal(parseDecimal(w.spent_usd)), '0.850000');
   assert.equal((await store.kysely.selectFrom('budget_holds').select('id').execute()).length, 0);
+  assert.equal(alerts.length, 1, 'the alert the settlement crossed is published once');
 });
