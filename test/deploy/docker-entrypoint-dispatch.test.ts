@@ -205,9 +205,17 @@ test('the health check follows what the container runs: --port given as a flag, 
   assert.equal(healthy.code, 0, healthy.stderr);
   serve.kill('SIGTERM');
   assert.equal(await serveExited, 0, serveErr);
-  const down = await run(NODE, [HEALTHCHECK], { ...f.env, ...pid, SVC_HEALTHCHECK_PID: String(process.pid) });
-  // a process that is no svc (this test) reads as the gateway on its default address
-  assert.match(down.stderr, /http:\/\/127\.0\.0\.1:8422\/healthz/);
+  // a process that is no svc (this test) reads as the gateway on the address its variables give (on a free
+  // port: the default 8422 may be taken by a gateway someone runs on this machine, which would answer)
+  const idle = String(await freePort());
+  const down = await run(NODE, [HEALTHCHECK], {
+    ...f.env,
+    ...pid,
+    SVC_HEALTHCHECK_PID: String(process.pid),
+    SVC_GATEWAY_PORT: idle,
+  });
+  assert.notEqual(down.code, 0);
+  assert.match(down.stderr, new RegExp(`http://127\\.0\\.0\\.1:${idle}/healthz`));
 });
 
 test('a leading flag is a gateway option: --port picks the port; without a provider key the start is refused', async () => {
