@@ -5,7 +5,7 @@
  */
 import type { Wire } from '../canonical/message.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
-import type { CanonicalResponse } from '../canonical/response.ts';
+import type { CanonicalResponse, CanonicalUsage } from '../canonical/response.ts';
 import type { CanonicalStream, CanonicalStreamEvent, StreamProgress } from '../canonical/stream.ts';
 import type { SseEvent } from '../lib/sse-decode.ts';
 import type { AdapterName } from './names.ts';
@@ -67,8 +67,18 @@ export interface StreamDecoder extends StreamProgress {
   end(): CanonicalStreamEvent[];
 }
 
+/** A 2xx answer whose body is an error in place of the response (OpenRouter, wire-formats §3). */
+export interface EmbeddedError {
+  failure: UpstreamFailure;
+  /** What the body says the provider billed (a generation that failed once begun), when it says so. */
+  usage?: CanonicalUsage;
+}
+
 /** What a same-wire client needs of an adapter: its bytes forwarded, the answer read, the stream tapped. */
-export type SameWireOps = Pick<Adapter, 'encodePassthrough' | 'decodeResponse' | 'tapStream'>;
+export type SameWireOps = Pick<
+  Adapter,
+  'encodePassthrough' | 'decodeResponse' | 'tapStream' | 'classifyResponseBody'
+>;
 
 export interface Adapter {
   readonly name: AdapterName;
@@ -86,6 +96,12 @@ export interface Adapter {
   encodeCountTokens?(input: PassthroughInput): UpstreamCall;
   /** Upstream 200 JSON body → CanonicalResponse (throws SvcError for an error embedded in a 200). */
   decodeResponse(body: unknown): CanonicalResponse;
+  /**
+   * A 2xx non-streaming body → the error it holds instead of the response, classified as the provider's
+   * HTTP answer of that status (so retried and answered alike); null for any other body. Absent on wires
+   * that never answer an error with a 2xx.
+   */
+  classifyResponseBody?(bodyText: string, headers: HeaderGetter): EmbeddedError | null;
   /** Upstream SSE events → canonical events, with usage readable at any time (cancellation). */
   decodeStream(events: AsyncIterable<SseEvent>): CanonicalStream;
   createStreamDecoder(): StreamDecoder;

@@ -19,7 +19,7 @@ import {
   isOpenAIStreamPreamble,
 } from './openai/errors.ts';
 import { encodeOpenAIPassthrough, encodeOpenAIRequest } from './openai/request.ts';
-import { decodeOpenAIResponse } from './openai/response.ts';
+import { classifyOpenAIResponseBody, decodeOpenAIResponse } from './openai/response.ts';
 import {
   decodeResponsesObject,
   encodeResponsesPassthrough,
@@ -118,6 +118,7 @@ function openaiWire(
     wire: 'openai',
     ...parts,
     decodeResponse: decodeOpenAIResponse,
+    classifyResponseBody: classifyOpenAIResponseBody(parts.classifyResponse),
     createStreamDecoder: createOpenAIStreamDecoder,
     decodeStream: (events) => runStreamDecoder(events, createOpenAIStreamDecoder()),
     tapStream: (body, opts = {}) => {

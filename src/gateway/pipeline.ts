@@ -183,7 +183,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           inputTokensEstimate: turn.inputTokensEstimate,
           outputTokensBound: bound.outputTokens,
           // a non-streaming body is read within the attempt: a connection lost while it arrives is retried
-          ...(req.stream ? {} : { bodyMaxBytes: deps.upstreamLimits.maxBodyBytes }),
+          // and one that holds an error in place of the answer (OpenRouter) fails the attempt like its status
+          ...(req.stream
+            ? {}
+            : {
+                bodyMaxBytes: deps.upstreamLimits.maxBodyBytes,
+                classifyBody: (wire ?? adapter).classifyResponseBody,
+              }),
         });
 
         if (req.stream) {

@@ -5,7 +5,7 @@
  * the routed model's table; `cancelled` when the client left) or llm.call_failed. Used by the gateway
  * pipeline and, later, the agent loop.
  */
-import type { Adapter, UpstreamCall } from '../adapters/adapter.ts';
+import type { Adapter, EmbeddedError, HeaderGetter, UpstreamCall } from '../adapters/adapter.ts';
 import { toSvcError, type UpstreamFailure } from '../adapters/upstream-error.ts';
 import { type CanonicalUsage, emptyUsage, type StopReason } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
@@ -59,6 +59,11 @@ export interface LlmCallInput {
   signal: AbortSignal;
   /** Non-streaming: read the whole body (at most this many bytes) within the attempt, so it is retried too. */
   bodyMaxBytes?: number;
+  /**
+   * Non-streaming, with `bodyMaxBytes`: the error a 2xx body holds in place of its answer (OpenRouter's 200
+   * with `error`), which then fails the attempt like the HTTP answer of its status.
+   */
+  classifyBody?: (bodyText: string, headers: HeaderGetter) => EmbeddedError | null;
   /** The request's input-token estimate, billed for a body lost after the provider answered (0: none). */
   inputTokensEstimate?: number;
   /** The SSE event limit (SVC_GATEWAY_MAX_SSE_LINE_BYTES), which bounds the stream-start peek's preamble. */
@@ -191,9 +196,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
               ? noEventStream(res)
               : null;
       }
+      let text: string | undefined;
       if (opened && early === null) {
         // a body lost on the way is a failure before the first byte reached the client: retried below
-        let text: string | undefined;
         if (!input.stream && input.bodyMaxBytes !== undefined) {
           try {
             text = await readUpstreamText(res, input.bodyMaxBytes, leftMs());
@@ -202,6 +207,15 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
             throw err;
           }
         }
+        // an error the provider put in its 200 body failed before the first byte too: retried like its status
+        const embedded =
+          text === undefined || input.classifyBody === undefined
+            ? null
+            : input.classifyBody(text, (name) => headerValue(res.headers[name]));
+        if (embedded?.usage) lost = addUsage(lost, embedded.usage);
+        early = embedded?.failure ?? null;
+      }
+      if (opened && early === null) {
         // until its reader starts (the client's first pull), an upstream reset or the client's abort must
         // not surface as an unhandled 'error' of the body; the reader still sees the error itself
         res.body.on('error', ignore);

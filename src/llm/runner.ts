@@ -25,6 +25,7 @@ import {
   classifyReadFailure,
   type LlmCallDeps,
   LlmCallFailed,
+  type LlmCallInput,
   openLlmCall,
 } from './call.ts';
 import { resolvePartialUsage } from './partial-usage.ts';
@@ -91,6 +92,8 @@ export interface StartInput {
    * client yet). The text is then `RunningCall.text`.
    */
   bodyMaxBytes?: number;
+  /** With `bodyMaxBytes`: the error a 2xx body holds instead of its answer (LlmCallInput.classifyBody). */
+  classifyBody?: LlmCallInput['classifyBody'];
   /**
    * The request's input-token estimate: the input billed for a call that ends before the upstream states
    * its usage (a cancelled or broken stream, a body lost on the way; llm/partial-usage.ts). 0: none known.
@@ -257,6 +260,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           actor: scope.actor,
           signal: input.signal,
           bodyMaxBytes: input.bodyMaxBytes,
+          classifyBody: input.classifyBody,
           inputTokensEstimate: input.inputTokensEstimate,
           sseEventMaxBytes: (deps.limits ?? DEFAULT_UPSTREAM_LIMITS).maxSseLineBytes,
         });

@@ -2,7 +2,8 @@
  * Retries do not multiply (issue 17 item 7, wire-formats §4): the official SDKs at their default two retries
  * obey `x-should-retry`, so a 502/504 the gateway answers after its own retries, and a provider spend-limit
  * answer, reach the upstream exactly (1 + gateway retries) times, and once; a 429 or 503 keeps
- * `x-should-retry: true` with a `retry-after` in seconds. Upstream calls are counted at the fake provider.
+ * `x-should-retry: true` with a `retry-after` in seconds. OpenRouter's error inside a 200 body counts as the
+ * HTTP answer of its status. Upstream calls are counted at the fake provider.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -95,6 +96,15 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
       code: 'upstream_error',
       calls: 1 + GATEWAY_RETRIES,
     },
+    // OpenRouter's error inside a 200 body is the provider's answer of that status: retried, then the same 502
+    {
+      shape: 'anthropic',
+      model: OPENROUTER_MODEL,
+      fault: 'error-in-200=502',
+      status: 502,
+      code: 'upstream_error',
+      calls: 1 + GATEWAY_RETRIES,
+    },
     // a hang spends the call's whole time (SVC_GATEWAY_UPSTREAM_TIMEOUT_MS is a total): one attempt
     {
       shape: 'openai',
@@ -158,6 +168,7 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
     },
     { shape: 'anthropic', model: ANTHROPIC_MODEL, fault: 'error=529', status: 503, hint: undefined },
     { shape: 'openai', model: OPENAI_MODEL, fault: 'error=503', status: 503, hint: undefined },
+    { shape: 'openai', model: OPENROUTER_MODEL, fault: 'error-in-200=429', status: 429, hint: undefined },
   ] as const;
   for (const row of retryable) {
     await t.test(
@@ -172,7 +183,31 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
         if (row.hint) assert.equal(after, row.hint, "the provider's hint is forwarded");
         const ms = Number(f.headers.get('retry-after-ms'));
         assert.ok(ms > 0 && Math.ceil(ms / 1000) === Number(after), 'retry-after-ms agrees with retry-after');
+        if (row.fault.startsWith('error-in-200=')) {
+          // retried and recorded as the provider's HTTP 429 would be
+          assert.equal(fake.requests.length, 1 + GATEWAY_RETRIES, 'the gateway retried it');
+          const failed = readEvents(stack.files.db, 'llm.call_failed').at(-1)!;
+          assert.equal(failed.payload.error_class, 'rate_limit');
+          assert.equal(failed.payload.code, 'upstream_rate_limited');
+          assert.equal(failed.payload.status, 429);
+          assert.equal(failed.payload.attempts, 1 + GATEWAY_RETRIES);
+        }
       },
     );
   }
+
+  await t.test(
+    "OpenRouter's error inside a 200 to a Responses call is retried, and the retry answers",
+    async () => {
+      fake.script(['error-in-200=503']);
+      const { response } = await stack.openai.responses
+        .create({ model: OPENROUTER_MODEL, input: 'hi' })
+        .withResponse();
+      assert.equal(response.status, 200);
+      assert.equal(fake.requests.length, 2, 'the 200 holding the error, then the retry');
+      const turnId = response.headers.get('svc-request-id');
+      const completed = readEvents(stack.files.db, 'llm.call_completed').find((e) => e.turn_id === turnId)!;
+      assert.equal(completed.payload.attempts, 2);
+    },
+  );
 });

@@ -77,6 +77,16 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
     const { status, body } = codec.spendLimit(plan.message, ctx);
     return json(status, body, { ...codec.headers(ctx), ...faultHeaders(plan) });
   }
+  if (plan.errorIn200 !== undefined) {
+    // OpenRouter tells of a failure after its 200 head inside that 200 (wire-formats §3); the others never do
+    if (codec.provider !== 'openrouter') plan = { ...plan, error: plan.errorIn200 };
+    else if (turn.stream) plan = { ...plan, streamError: plan.errorIn200, streamErrorAfter: 0 };
+    else
+      return json(200, codec.errorBody(plan.errorIn200, plan.message, ctx), {
+        ...codec.headers(ctx),
+        ...faultHeaders(plan),
+      });
+  }
   const status = plan.error ?? (turn.stream ? undefined : plan.streamError);
   if (status !== undefined) return errorReply(codec, ctx, status, plan.message, faultHeaders(plan));
   const reply = buildReply(turn, plan, () => deps.newId(codec.toolIdPrefix));

@@ -30,6 +30,10 @@
  *                          stop=stop_sequence alone matches the sequence END)
  *   faults
  *     error=STATUS         400|401|402|403|404|408|409|413|429|500|502|503|504|529 with the provider's body
+ *     error-in-200=STATUS  OpenRouter's way with a failure its 200 head already announced (wire-formats §3):
+ *                          non-streaming, a 200 whose body is the error `{"error":{"code":STATUS,"message"}}`;
+ *                          streaming, a 200 whose first event is the error chunk (stream-error-after=0). The
+ *                          other providers, which never do this, answer the HTTP error for STATUS
  *     spend-limit          the provider's answer when the account's credit or spend limit is exhausted: OpenAI
  *                          429 type/code insufficient_quota, Anthropic 402 billing_error, OpenRouter 402
  *     retry-after=S        `retry-after` header on the error (seconds, sent as given)
@@ -88,6 +92,8 @@ export type FakeStep = {
   stopReason?: string;
   stopSequence?: string;
   error?: number;
+  /** OpenRouter: the error for this status inside a 200 (others: the HTTP error). */
+  errorIn200?: number;
   spendLimit?: boolean;
   retryAfter?: string;
   retryAfterMs?: string;
@@ -111,6 +117,7 @@ export type FakeStep = {
 
 export const FAULT_KEYS = [
   'error',
+  'errorIn200',
   'spendLimit',
   'retryAfter',
   'retryAfterMs',
@@ -220,6 +227,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'error':
       step.error = status(key, value);
+      return;
+    case 'error-in-200':
+      step.errorIn200 = status(key, value);
       return;
     case 'spend-limit':
       step.spendLimit = true;

@@ -10,13 +10,15 @@ import type { ContentBlock } from '../../canonical/message.ts';
 import {
   type CanonicalResponse,
   type CanonicalUsage,
+  emptyUsage,
   type StopReason,
   stopReasonWithTools,
 } from '../../canonical/response.ts';
 import { parseToolInput } from '../../canonical/stream.ts';
 import { formatDecimal, parseDecimal } from '../../lib/decimal.ts';
+import type { EmbeddedError, HeaderGetter } from '../adapter.ts';
 import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
-import { toSvcError } from '../upstream-error.ts';
+import { toSvcError, type UpstreamFailure } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
 
 /** The fields every chat.completion has (wire-formats §2.5, §3); the rest is read leniently below. */
@@ -39,10 +41,8 @@ export const OpenAIResponseSchema = v.looseObject({
 
 /** Upstream 200 body → CanonicalResponse; SvcError for an embedded error or a body that is not a chat.completion. */
 export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
-  const embedded = raw as any;
-  if (embedded?.error) throw toSvcError(classifyOpenAIStreamError(embedded.error));
-  if (embedded?.choices?.[0]?.finish_reason === 'error')
-    throw toSvcError(classifyOpenAIStreamError(choiceError(embedded.choices[0])));
+  const embedded = embeddedError(raw);
+  if (embedded !== undefined) throw toSvcError(classifyOpenAIStreamError(embedded));
   const body: any = checkResponseShape(OpenAIResponseSchema, raw, 'a chat.completion');
   const choice = body.choices[0];
   const msg = choice.message;
@@ -83,6 +83,39 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
   };
 }
 
+/**
+ * The error a 200 chat.completion body holds instead of its answer (OpenRouter, wire-formats §3: a top-level
+ * `error`, whose numeric `code` is the HTTP status it stands for, or a choice that finished with "error"),
+ * classified as `classifyResponse` classifies the provider's HTTP answer of that status, so the call is
+ * retried and answered exactly as that answer would be; a `code` that is no error status is classified by
+ * its type. Null for any other body (decodeOpenAIResponse reads it, or refuses what it cannot read).
+ */
+export function classifyOpenAIResponseBody(
+  classifyResponse: (status: number, header: HeaderGetter, bodyText: string) => UpstreamFailure,
+): (bodyText: string, header: HeaderGetter) => EmbeddedError | null {
+  return (bodyText, header) => {
+    // a key or value "error" is never inside a JSON string, whose quotes are escaped: most bodies parse once
+    if (!bodyText.includes('"error"')) return null;
+    let raw: any;
+    try {
+      raw = JSON.parse(bodyText);
+    } catch {
+      return null;
+    }
+    const error = embeddedError(raw);
+    if (error === undefined) return null;
+    const status = error.code;
+    const failure =
+      typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599
+        ? classifyResponse(status, header, JSON.stringify({ error }))
+        : classifyOpenAIStreamError(error);
+    const usage = decodeOpenAIUsage(raw.usage);
+    return usage.input_tokens || usage.output_tokens
+      ? { failure, usage: { ...emptyUsage(), ...usage } }
+      : { failure };
+  };
+}
+
 /** `tool_calls[].index` the deprecated `function_call` delta is filed under (real indexes are ≥ 0). */
 export const LEGACY_FUNCTION_CALL_INDEX = -1;
 
@@ -98,6 +131,14 @@ export function generatedToolCallId(): string {
 export function choiceError(choice: any): unknown {
   const e = choice?.error;
   return e && typeof e === 'object' ? e : { message: 'upstream finished with an error' };
+}
+
+/** The error object a 200 body carries in place of its answer, if any (wire-formats §3). */
+function embeddedError(raw: any): any {
+  const error = raw?.error;
+  if (error) return typeof error === 'object' ? error : { message: String(error) };
+  const choice = raw?.choices?.[0];
+  return choice?.finish_reason === 'error' ? choiceError(choice) : undefined;
 }
 
 /** finish_reason → canonical stop reason (wire-formats §5.2). */

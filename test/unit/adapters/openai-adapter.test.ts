@@ -193,3 +193,54 @@ test('openai: a 429 without retry-after waits for the exhausted limit to reset, 
     undefined,
   );
 });
+
+test("openrouter: an error inside a 200 body is classified as the provider's HTTP answer of its status", () => {
+  const adapter = createOpenRouterAdapter({ baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-1' });
+  const none = () => undefined;
+  const classify = (body: unknown, header: (name: string) => string | undefined = none) =>
+    adapter.classifyResponseBody!(JSON.stringify(body), header);
+  const limited = classify({ error: { code: 429, message: 'Rate limit exceeded' } })!;
+  assert.deepEqual(
+    limited.failure,
+    adapter.classifyResponse(429, none, '{"error":{"code":429,"message":"Rate limit exceeded"}}'),
+  );
+  assert.deepEqual(
+    [limited.failure.error_class, limited.failure.retryable, limited.failure.status],
+    ['rate_limit', true, 429],
+  );
+  assert.equal(limited.usage, undefined, 'nothing generated, nothing billed');
+  // the 200's own headers count as an error answer's would
+  const told = classify({ error: { code: 429, message: 'slow' } }, (n) =>
+    n === 'retry-after' ? '2' : undefined,
+  )!;
+  assert.equal(told.failure.retry_after_ms, 2000);
+  assert.equal(classify({ error: { code: 402, message: 'Insufficient credits' } })!.failure.retryable, false);
+  // a generation that failed once begun: its choice's error, and the usage the provider billed for it
+  const midway = classify({
+    id: 'gen-1',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'Hel' },
+        finish_reason: 'error',
+        error: { code: 502, message: 'Provider down' },
+      },
+    ],
+    usage: { prompt_tokens: 12, completion_tokens: 3 },
+  })!;
+  assert.deepEqual(
+    [midway.failure.error_class, midway.failure.status, midway.failure.code],
+    ['server_error', 502, 'upstream_error'],
+  );
+  assert.deepEqual([midway.usage?.input_tokens, midway.usage?.output_tokens], [12, 3]);
+  // an answer is not an error, even one whose text or arguments say "error"
+  const answer = {
+    id: 'gen-2',
+    choices: [
+      { index: 0, message: { role: 'assistant', content: '{"error": "none"}' }, finish_reason: 'stop' },
+    ],
+    usage: { prompt_tokens: 1, completion_tokens: 1 },
+  };
+  assert.equal(classify(answer), null);
+  assert.equal(classify({ ...answer, error: null }), null);
+});
