@@ -173,10 +173,11 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
           res.body.on('error', ignore).destroy(); // nothing reads it now: its error must not go unhandled
           throw err;
         };
+        const left = leftMs();
         const peeked = await peekFirstEvent(
           res.body,
           undefined,
-          Math.min(PEEK_MAX_WAIT_MS, leftMs() ?? PEEK_MAX_WAIT_MS),
+          Math.min(PEEK_MAX_WAIT_MS, left ?? PEEK_MAX_WAIT_MS),
           preamble,
           // the preamble repeats the request's instructions and tools: its bound follows the request's size
           preamble
@@ -188,6 +189,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         ).catch(cut);
         // an abort destroys the body, which can read as its end rather than as an error
         if (peeked.first === null && input.signal.aborted) cut(input.signal.reason);
+        // the call's total time covers the head and its first event: spent waiting for that event, the call is
+        // a timeout, never a 200 whose stream then falls silent (the 10 s look alone sends the head on)
+        if (peeked.waitedOut && left !== undefined && left < PEEK_MAX_WAIT_MS) cut(firstEventTimeout());
         res = { ...res, body: peeked.body };
         early =
           peeked.first !== null
@@ -357,6 +361,15 @@ function noEventStream(res: UpstreamResponse): UpstreamFailure {
     message: `the provider answered the stream request with no event stream (HTTP ${res.status}, ${type})`,
     retryable: true,
   };
+}
+
+/** A stream head that came in time, but whose first event did not before the call's total time ran out. */
+function firstEventTimeout(): Error {
+  const err = new Error(
+    'the provider sent no event of its stream in time (SVC_GATEWAY_UPSTREAM_TIMEOUT_MS, all attempts together)',
+  );
+  err.name = 'TimeoutError';
+  return err;
 }
 
 const CANCELLED_BEFORE_ANSWER: UpstreamFailure = {

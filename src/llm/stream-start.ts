@@ -44,6 +44,8 @@ export interface Peeked {
   first: SseEvent | null;
   /** The body ended before it held any event: no event stream at all (a JSON answer, a proxy's page). */
   noEvents: boolean;
+  /** `maxWaitMs` passed before the first event (not a comment, a size limit or the body's end). */
+  waitedOut: boolean;
   /** The body to read from now on: `body` with the bytes read put back, or a copy of them if it ended. */
   body: Readable;
 }
@@ -73,6 +75,7 @@ export async function peekFirstEvent(
   let first: SseEvent | null = null;
   let events = 0;
   let ended = false;
+  let waitedOut = false;
   const firstOf = (decoded: SseEvent[]) => {
     events += decoded.length;
     return decoded.find((e) => !preamble?.(e)) ?? null;
@@ -87,7 +90,10 @@ export async function peekFirstEvent(
           first = firstOf(decoder.end());
           break;
         }
-        if (!(await readableOrEnd(body, deadline - Date.now()))) break; // waited long enough
+        if (!(await readableOrEnd(body, deadline - Date.now()))) {
+          waitedOut = true; // waited long enough
+          break;
+        }
         continue;
       }
       read.push(chunk);
@@ -102,12 +108,12 @@ export async function peekFirstEvent(
   }
   const noEvents = ended && events === 0;
   const bytes = read.length === 1 ? read[0]! : Buffer.concat(read, size);
-  if (size === 0) return { first, noEvents, body };
+  if (size === 0) return { first, noEvents, waitedOut, body };
   // an ended stream takes no bytes back: the reader gets a copy of them instead
   if (ended || body.readableEnded)
-    return { first, noEvents, body: Readable.from([bytes], { objectMode: false }) };
+    return { first, noEvents, waitedOut, body: Readable.from([bytes], { objectMode: false }) };
   body.unshift(bytes);
-  return { first, noEvents, body };
+  return { first, noEvents, waitedOut, body };
 }
 
 // --- internal ---

@@ -3,7 +3,7 @@
  * together, backoff included, until the head of a stream or the whole body of an answer that is not one.
  * A hanging provider is one attempt answered 504 once that time is spent (not one timeout per retry), a
  * non-streaming body that trickles in without ever idling long enough for the idle timeout is cut at it,
- * and a quick failure is still retried inside it.
+ * so is a stream whose head came but whose first event did not, and a quick failure is still retried inside it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -71,6 +71,31 @@ test('the upstream timeout bounds a call with all its attempts', { timeout: 60_0
       assert.equal(err.status, 504);
       assert.equal((err.error as { error?: { type?: string } }).error?.type, 'timeout_error');
       assert.equal(fake.requests.length, 1);
+      const failed = failedCallOf(err.headers!.get('svc-request-id')!);
+      assert.equal(failed.error_class, 'timeout');
+      assert.equal(failed.code, 'upstream_timeout');
+    },
+  );
+
+  await t.test(
+    'a stream whose head comes but whose first event does not by the total time is 504, not a 200',
+    async () => {
+      // the head at once, then silence: shorter than the idle timeout, longer than the call's total time
+      fake.setDefault('stall-after=0');
+      const err = await stack.anthropic.messages
+        .create({
+          model: OPENAI_MODEL,
+          max_tokens: 64,
+          messages: [{ role: 'user', content: 'hi' }],
+          stream: true,
+        })
+        .then(() => assert.fail('the stream was answered 200'))
+        .catch((e: unknown) => e);
+      assert.ok(err instanceof Anthropic.APIError, `not an APIError: ${err}`);
+      assert.equal(err.status, 504);
+      assert.equal((err.error as { error?: { type?: string } }).error?.type, 'timeout_error');
+      assert.equal(err.headers?.get('x-should-retry'), 'false');
+      assert.equal(fake.requests.length, 1, 'no attempt after the total time was spent');
       const failed = failedCallOf(err.headers!.get('svc-request-id')!);
       assert.equal(failed.error_class, 'timeout');
       assert.equal(failed.code, 'upstream_timeout');
