@@ -5,6 +5,7 @@
 import { type ArgsDef, type CommandDef, renderUsage, runCommand } from 'citty';
 import { readEnv } from '../config/env.ts';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
+import { holdHangups, releaseHangups } from '../lib/hangup.ts';
 import { holdStopSignals, releaseStopSignals } from '../lib/stop-signal.ts';
 import { describeUnreachableStore } from '../store/dialect.ts';
 import { describeSqliteFailure } from '../store/sqlite-errors.ts';
@@ -20,6 +21,8 @@ async function main(rawArgs: string[]): Promise<void> {
   // loading a server's code takes a few hundred ms, and a SIGTERM then killed it (exit 143, no log line):
   // hold stop signals until the command is known; a server takes the held one over and stops cleanly
   holdStopSignals();
+  // and SIGHUP, a server's routing.yaml reload, which ended it (exit 129) outside its reload listener
+  holdHangups();
   try {
     if (rawArgs.length === 1 && (rawArgs[0] === '--version' || rawArgs[0] === '-v')) {
       process.stdout.write(`${VERSION}\n`);
@@ -30,6 +33,7 @@ async function main(rawArgs: string[]): Promise<void> {
     const help = rest.includes('--help') || rest.includes('-h') || (chain.length === 1 && rest.length === 0);
     // any other command keeps Node's default action: a held signal ends it now, as it would have then
     if (help || !SERVER_COMMANDS.has(commandName(chain))) await releaseStopSignals({ reraise: true });
+    if (help || !RELOADING_COMMANDS.has(commandName(chain))) await releaseHangups({ reraise: true });
     if (help) {
       process.stdout.write(`${plain(await renderUsage(leaf, withFullName(chain)))}\n`);
       return;
@@ -49,6 +53,7 @@ async function main(rawArgs: string[]): Promise<void> {
     process.exitCode = report(err);
   } finally {
     await releaseStopSignals({ reraise: false }); // a server's refusal keeps its own exit code
+    await releaseHangups({ reraise: false });
     await reportStdoutError();
   }
 }
@@ -57,6 +62,9 @@ async function main(rawArgs: string[]): Promise<void> {
 
 /** Commands that stop gracefully on SIGTERM/SIGINT, from the first moment (lib/stop-signal.ts). */
 const SERVER_COMMANDS: ReadonlySet<string> = new Set(['svc gateway', 'svc serve', 'svc forward']);
+
+/** Commands whose SIGHUP re-reads routing.yaml: held from the first moment to the end (lib/hangup.ts). */
+const RELOADING_COMMANDS: ReadonlySet<string> = new Set(['svc gateway', 'svc serve']);
 
 let stdoutError: NodeJS.ErrnoException | undefined;
 

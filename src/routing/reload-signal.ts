@@ -4,6 +4,7 @@
  * operator reloading the gateway the usual way stopped it instead. A bad file keeps the policy in force
  * (load-policy.ts logs its errors).
  */
+import { takeHeldHangup } from '../lib/hangup.ts';
 import type { Logger } from '../lib/log.ts';
 import type { PolicyStore } from './load-policy.ts';
 
@@ -19,6 +20,8 @@ export function reloadPolicyOnSignal(policy: PolicyStore, log: Logger): () => vo
     });
   };
   process.on('SIGHUP', on);
+  // one that came during the start (lib/hangup.ts held it) may name an edit the start did not read
+  if (takeHeldHangup()) on();
   return () => {
     process.off('SIGHUP', on);
   };

@@ -126,3 +126,22 @@ test('a stop while the PostgreSQL connection attempt hangs is acted on at once, 
     assert.match(r.stderr, line);
   }
 });
+
+test('a SIGHUP (routing.yaml reload) during the start does not end the server; a stop after it is clean', async (t) => {
+  // Node's default action for SIGHUP ended the process (exit 129) until the reload listener was installed
+  for (const command of ['serve', 'gateway'] as const) {
+    const pg = await hungPostgres();
+    t.after(() => pg.close());
+    const env = { ...gatewayFiles(home()).env, SVC_DATABASE_URL: pg.url, SVC_DATABASE_TIMEOUT_MS: '60000' };
+    ensureBuilt();
+    const child = spawn(process.execPath, [SVC_BIN, command, '--port', String(await freePort())], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const result = collectOutput(child, 30_000);
+    await Promise.race([pg.connected, result]); // a start that failed first is reported by the assertion
+    child.kill('SIGHUP');
+    child.kill('SIGTERM');
+    assertStoppedCleanly(await result, 'SIGTERM');
+  }
+});
