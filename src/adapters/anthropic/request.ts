@@ -30,6 +30,14 @@ export function encodeAnthropicRequest(
     openai?.audio != null || (Array.isArray(openai?.modalities) && openai.modalities.includes('audio'));
   if (audio)
     reject(openai?.audio != null ? 'audio' : 'modalities', 'audio output is not produced by this model');
+  // the deprecated function-calling form (role "function" is refused at decoding): tools are the form svc translates
+  const legacy =
+    openai?.functions != null ? 'functions' : openai?.function_call != null ? 'function_call' : undefined;
+  if (legacy)
+    reject(
+      legacy,
+      'the deprecated functions / function_call form is not translated; send tools and tool_choice',
+    );
   if (openai?.web_search_options != null)
     reject(
       'web_search_options',

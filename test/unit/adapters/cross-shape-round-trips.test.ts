@@ -440,7 +440,7 @@ test('Anthropic request → OpenAI: more than 4 stop sequences, MCP servers or a
   assert.equal(refusal({ ...base, service_tier: 'auto' }), null);
 });
 
-test('OpenAI request → Claude: audio output and web_search_options are a 400 naming them; seed and penalties are listed as dropped', () => {
+test('OpenAI request → Claude: audio output, web_search_options and the deprecated functions are a 400 naming them; seed and penalties are listed as dropped', () => {
   const base = { model: 'x', messages: [{ role: 'user', content: 'hi' }] };
   const param = (body: Record<string, unknown>) => {
     try {
@@ -458,6 +458,11 @@ test('OpenAI request → Claude: audio output and web_search_options are a 400 n
   assert.equal(param({ ...base, modalities: ['text', 'audio'] }), 'modalities');
   assert.equal(param({ ...base, modalities: ['text'] }), null);
   assert.equal(param({ ...base, web_search_options: {} }), 'web_search_options');
+  // the deprecated function-calling form: sent without it, the model would answer as if it had no tools
+  const fn = { name: 'f', parameters: { type: 'object', properties: {} } };
+  assert.equal(param({ ...base, functions: [fn] }), 'functions');
+  assert.equal(param({ ...base, functions: [fn], function_call: 'auto' }), 'functions');
+  assert.equal(param({ ...base, function_call: { name: 'f' } }), 'function_call');
   const knobs = {
     ...base,
     seed: 7,
