@@ -47,7 +47,7 @@ export const METRICS = {
   svc_llm_cost_usd_total: {
     type: 'counter',
     labels: ['provider', 'model'],
-    help: 'Cost of completed LLM calls in USD.',
+    help: 'Cost of LLM calls in USD: completed calls and the billed part of failed ones (a stream broken after usage).',
   },
   svc_routing_decisions_total: {
     type: 'counter',
@@ -117,7 +117,7 @@ export const METRICS = {
   svc_gateway_key_cost_usd_total: {
     type: 'counter',
     labels: ['gateway_key_id'],
-    help: 'Cost of completed LLM calls in USD per gateway key.',
+    help: 'Cost of LLM calls in USD per gateway key: completed calls and the billed part of failed ones.',
   },
 } as const satisfies Record<string, MetricDefinition>;
 
