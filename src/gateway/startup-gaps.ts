@@ -13,7 +13,7 @@ import type { Bus } from '../events/bus.ts';
 import { LLM_CALL_TERMINATORS, TURN_TERMINATORS } from '../events/catalog.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
-import { eventOrigin } from '../store/dialect.ts';
+import { ADVISORY_LOCKS, eventOrigin } from '../store/dialect.ts';
 import type { Store } from '../store/open.ts';
 
 export interface GapDetectionDeps {
@@ -28,8 +28,29 @@ export const GAP_SCAN_KEY = 'gateway_gap_scan_from_us';
 /** Rescanned before the watermark, for clock steps; turns already named are skipped anyway. */
 const CLOCK_MARGIN_US = 10 * 60 * 1_000_000;
 
-/** Publishes one bus.gap_detected per gateway turn left open; resolves with their count once committed. */
+/**
+ * Publishes one bus.gap_detected per gateway turn left open; resolves with their count once committed.
+ * On PostgreSQL one replica scans at a time: replicas starting together would each name the same dead
+ * turns, so one that finds another scanning leaves the naming to it (and names nothing).
+ */
 export async function runGapDetection(deps: GapDetectionDeps): Promise<number> {
+  if (deps.store.engine !== 'postgres') return detectGaps(deps);
+  const [a, b] = ADVISORY_LOCKS.gaps;
+  return deps.store.kysely.connection().execute(async (conn) => {
+    const { rows } = await sql<{ taken: boolean }>`
+      SELECT pg_try_advisory_lock(${sql.lit(a)}, ${sql.lit(b)}) AS taken`.execute(conn);
+    if (!rows[0]?.taken) return 0;
+    try {
+      return await detectGaps(deps);
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${sql.lit(a)}, ${sql.lit(b)})`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
+// --- internal ---
+
+async function detectGaps(deps: GapDetectionDeps): Promise<number> {
   const startedUs = deps.clock.nowUs();
   const fromUs = Math.max(0, (await readWatermark(deps.store)) - CLOCK_MARGIN_US);
   const found = await findOpenTurns(deps.store, fromUs);
@@ -61,8 +82,6 @@ export async function runGapDetection(deps: GapDetectionDeps): Promise<number> {
   }
   return turns.size;
 }
-
-// --- internal ---
 
 interface OpenTurn {
   turnId: string;

@@ -159,6 +159,7 @@ export function engineOfKysely(db: Pick<Kysely<never>, 'getExecutor'>): EngineNa
 export const ADVISORY_LOCKS = {
   migrate: [0x737663, 1],
   keys: [0x737663, 2],
+  gaps: [0x737663, 3],
   presence: 0x737670,
 } as const;
 

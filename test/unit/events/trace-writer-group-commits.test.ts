@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
 import { type Bus, createBus } from '#src/events/bus.ts';
 import { createTraceWriter, type TraceWriter } from '#src/events/trace-writer.ts';
+import { runGapDetection } from '#src/gateway/startup-gaps.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
 import { createLogger, silentLogger } from '#src/lib/log.ts';
 import { systemClock } from '#src/lib/time.ts';
-import { openStore, type Store } from '#src/store/open.ts';
+import { openStore, type PostgresStore, type Store } from '#src/store/open.ts';
 import type { EventRow } from '#src/store/schema.ts';
 import { describeEachEngine } from '../../helpers/engines.ts';
 import { useTestPostgres } from '../../helpers/postgres.ts';
@@ -219,6 +222,77 @@ describeEachEngine('trace writer', postgres, (engine) => {
     assert.equal(await r.count('turn.started'), 1);
     assert.ok(Date.now() - started < 1000);
   });
+});
+
+test('gateway replicas starting together on PostgreSQL name each dead turn once', async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  // a replica that died (kill -9) with five gateway turns open: its rows, its presence lock gone
+  const dead = await openStore({ engine: 'postgres', url });
+  const nowUs = systemClock.nowUs();
+  const ts = new Date(nowUs / 1000).toISOString();
+  const payload = JSON.stringify({ gateway_key_id: 'gk_1' });
+  for (let i = 0; i < 5; i++)
+    await dead.kysely
+      .insertInto('events')
+      .values(
+        (['route.decided', 'llm.call_started'] as const).map((type, j) => ({
+          id: `01DEAD${i}${j}`,
+          timestamp: ts,
+          timestamp_us: nowUs,
+          turn_id: `turn_${i}`,
+          type,
+          actor: 'gateway',
+          payload,
+          sensitivity: 'pseudonymous',
+        })),
+      )
+      .execute();
+  await dead.close();
+  const replicas = await Promise.all(
+    [1, 2, 3].map(async () => {
+      const store = (await openStore({ engine: 'postgres', url })) as PostgresStore;
+      t.after(() => store.close());
+      const bus = createBus({ newId: createIdFactory(), clock: systemClock, log: silentLogger });
+      bus.subscribe(createTraceWriter({ store, log: silentLogger }).subscriber);
+      await store.announcePresence();
+      return { store, bus };
+    }),
+  );
+  // the trace's inserts wait behind a lock while every replica scans: each has scanned before any commits
+  const blocker = new pg.Client({ connectionString: url });
+  await blocker.connect();
+  t.after(() => blocker.end());
+  await blocker.query('BEGIN');
+  await blocker.query('LOCK TABLE events IN EXCLUSIVE MODE');
+  let done = 0;
+  const naming = replicas.map((r) =>
+    runGapDetection({ ...r, clock: systemClock, log: silentLogger }).finally(() => done++),
+  );
+  // every replica is done scanning: it named nothing, or its gap events wait for the lock
+  for (;;) {
+    const { rows } = await blocker.query(
+      "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted",
+    );
+    if (rows[0].n + done === replicas.length) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await blocker.query('COMMIT');
+  const named = await Promise.all(naming);
+  assert.equal(
+    named.reduce((a, b) => a + b, 0),
+    5,
+  );
+  const gaps = await replicas[0].store.kysely
+    .selectFrom('events')
+    .select('turn_id')
+    .where('type', '=', 'bus.gap_detected')
+    .orderBy('turn_id')
+    .execute();
+  assert.deepEqual(
+    gaps.map((g) => g.turn_id),
+    ['turn_0', 'turn_1', 'turn_2', 'turn_3', 'turn_4'],
+  );
 });
 
 // --- internal ---
