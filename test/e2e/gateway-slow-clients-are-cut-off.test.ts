@@ -7,16 +7,18 @@
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 import { rawExchange } from '../helpers/raw-http.ts';
 import { freePort, makeTempDir, type RunningSvc, requestLogLine, runSvc } from '../helpers/svc.ts';
 
-const HEADERS_TIMEOUT_MS = 1000;
-const REQUEST_TIMEOUT_MS = 2000;
+const HEADERS_TIMEOUT_MS = 500;
+const REQUEST_TIMEOUT_MS = 1000;
 const STEP_MS = 100;
+/** Every frame of the long streams waits this long: 24 words take ≥ 2.4 s, beyond the request timeout. */
+const DRIP_MS = 100;
 
 interface Trickled {
   /** Everything the gateway sent back. */
@@ -101,8 +103,17 @@ function assertCutOff(result: Trickled): void {
   assert.ok(status === undefined || status === '408', `408 or a bare close, got: ${result.received}`);
 }
 
+/**
+ * Runs the cases at once (each waits out a timeout or a slow answer, so together they take as long as the
+ * longest): the parent test lets its subtests run concurrently.
+ */
+function allAtOnce(t: TestContext, cases: [string, () => Promise<void>][]): Promise<unknown> {
+  return Promise.all(cases.map(([name, fn]) => t.test(name, fn)));
+}
+
 test('slow clients are cut off after the header and request timeouts; slow answers are not', {
   timeout: 120_000,
+  concurrency: true,
 }, async (t) => {
   const stack = await startGatewayStack({
     env: {
@@ -112,7 +123,6 @@ test('slow clients are cut off after the header and request timeouts; slow answe
   });
   t.after(() => stack.stop());
   const { fake, gw, token } = stack;
-  t.beforeEach(() => fake.reset());
   const body = JSON.stringify({
     model: 'anthropic:claude-haiku-4-5',
     max_tokens: 16,
@@ -123,122 +133,149 @@ test('slow clients are cut off after the header and request timeouts; slow answe
     `x-api-key: ${token}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\n` +
     `content-length: ${length}\r\n`;
 
-  await t.test('headers sent one byte at a time get 408 or a close', async () => {
-    // 150 header bytes at one per STEP_MS: 15 s, far beyond the 1 s header timeout
-    const result = await trickle(gw.port, head(body.length), `x-pad: ${'a'.repeat(143)}`, `\r\n\r\n${body}`);
-    assertCutOff(result);
-    assert.equal(fake.requests.length, 0, 'no upstream request');
-  });
+  // the clients that are cut off, all at once; none of them may reach the provider
+  await allAtOnce(t, [
+    [
+      'headers sent one byte at a time get 408 or a close',
+      async () => {
+        // 150 header bytes at one per STEP_MS: 15 s, far beyond the header timeout
+        const result = await trickle(
+          gw.port,
+          head(body.length),
+          `x-pad: ${'a'.repeat(143)}`,
+          `\r\n\r\n${body}`,
+        );
+        assertCutOff(result);
+      },
+    ],
+    [
+      'a connection that never sends a byte is closed',
+      async () => {
+        const socket = connect(gw.port, '127.0.0.1');
+        socket.on('error', () => {});
+        socket.resume(); // read the 408, so that 'close' can follow
+        const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)));
+        const gaveUp = sleep(15_000, false, { ref: false }); // does not hold the file open
+        const early = await Promise.race([closed, gaveUp]);
+        socket.destroy();
+        assert.ok(early, 'the idle connection was closed by the gateway within 15 s');
+      },
+    ],
+    [
+      'a request that stops arriving gets 408 request_timeout with a body, an id and a log line',
+      async () => {
+        // both wait for their timeout at once: the headers', and the whole request's
+        const [headers, bodyCut] = await Promise.all([
+          sendAndWait(gw.port, head(body.length)),
+          sendAndWait(gw.port, `${head(body.length)}\r\n${body.slice(0, 20)}`),
+        ]);
+        // the headers never ended: no path is known, so the service error body
+        await assertNamedAnswer(gw, headers, 408, 'request_timeout', 'true');
+        assert.equal((headers.body.error as { code: string }).code, 'request_timeout');
+        assert.match(
+          (headers.body.error as { message: string }).message,
+          new RegExp(`within ${HEADERS_TIMEOUT_MS} ms`),
+        );
+        // the body never ended: the messages path answers in its own shape, as every error there
+        await assertNamedAnswer(gw, bodyCut, 408, 'request_timeout', 'true');
+        assert.equal(bodyCut.body.type, 'error');
+        assert.equal((bodyCut.body.error as { code: string }).code, 'request_timeout');
+        assert.equal(bodyCut.body.request_id, bodyCut.headers.get('request-id'));
+      },
+    ],
+    [
+      'malformed HTTP gets 400 / 431 with a body, an id and a log line',
+      async () => {
+        const [badHeader, tooLarge, badChunk] = await Promise.all([
+          sendAndWait(gw.port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n'),
+          sendAndWait(
+            gw.port,
+            `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nx-pad: ${'a'.repeat(20_000)}\r\n\r\n`,
+          ),
+          sendAndWait(
+            gw.port,
+            `${head(0).replace('content-length: 0\r\n', 'transfer-encoding: chunked\r\n')}\r\nzz\r\n{}\r\n`,
+          ),
+        ]);
+        await assertNamedAnswer(gw, badHeader, 400, 'invalid_request', 'false');
+        assert.equal((badHeader.body.error as { code: string }).code, 'invalid_request');
+        await assertNamedAnswer(gw, tooLarge, 431, 'request_headers_too_large', 'false');
+        assert.equal((tooLarge.body.error as { code: string }).code, 'request_headers_too_large');
+        // a bad chunk size once the request reached the messages path: its own shape
+        await assertNamedAnswer(gw, badChunk, 400, 'invalid_request', 'false');
+        assert.equal(badChunk.body.type, 'error');
+        assert.doesNotMatch(gw.output().stdout, /aaaaaaaa|no colon here/, 'the bytes sent are not logged');
+      },
+    ],
+    [
+      'a body sent one byte at a time gets 408 or a close',
+      async () => {
+        // complete headers at once, then the body over ~body.length × STEP_MS (> 10 s)
+        assert.ok(body.length * STEP_MS > 5 * REQUEST_TIMEOUT_MS);
+        const result = await trickle(gw.port, `${head(body.length)}\r\n`, body.slice(0, -1), body.slice(-1));
+        assertCutOff(result);
+      },
+    ],
+  ]);
+  assert.equal(fake.requests.length, 0, 'no upstream request from a client that was cut off');
 
-  await t.test('a connection that never sends a byte is closed', async () => {
-    const socket = connect(gw.port, '127.0.0.1');
-    socket.on('error', () => {});
-    socket.resume(); // read the 408, so that 'close' can follow
-    const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)));
-    const gaveUp = sleep(15_000).then(() => false);
-    const early = await Promise.race([closed, gaveUp]);
-    socket.destroy();
-    assert.ok(early, 'the idle connection was closed by the gateway within 15 s');
-  });
-
-  await t.test(
-    'a request that stops arriving gets 408 request_timeout with a body, an id and a log line',
-    async () => {
-      // both wait for their timeout at once: the headers' (1 s), and the whole request's (2 s)
-      const [headers, bodyCut] = await Promise.all([
-        sendAndWait(gw.port, head(body.length)),
-        sendAndWait(gw.port, `${head(body.length)}\r\n${body.slice(0, 20)}`),
-      ]);
-      // the headers never ended: no path is known, so the service error body
-      await assertNamedAnswer(gw, headers, 408, 'request_timeout', 'true');
-      assert.equal((headers.body.error as { code: string }).code, 'request_timeout');
-      assert.match((headers.body.error as { message: string }).message, /within 1000 ms/);
-      // the body never ended: the messages path answers in its own shape, as every error there
-      await assertNamedAnswer(gw, bodyCut, 408, 'request_timeout', 'true');
-      assert.equal(bodyCut.body.type, 'error');
-      assert.equal((bodyCut.body.error as { code: string }).code, 'request_timeout');
-      assert.equal(bodyCut.body.request_id, bodyCut.headers.get('request-id'));
-      assert.equal(fake.requests.length, 0, 'no upstream request');
-    },
-  );
-
-  await t.test('malformed HTTP gets 400 / 431 with a body, an id and a log line', async () => {
-    const [badHeader, tooLarge, badChunk] = await Promise.all([
-      sendAndWait(gw.port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n'),
-      sendAndWait(
-        gw.port,
-        `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nx-pad: ${'a'.repeat(20_000)}\r\n\r\n`,
-      ),
-      sendAndWait(
-        gw.port,
-        `${head(0).replace('content-length: 0\r\n', 'transfer-encoding: chunked\r\n')}\r\nzz\r\n{}\r\n`,
-      ),
-    ]);
-    await assertNamedAnswer(gw, badHeader, 400, 'invalid_request', 'false');
-    assert.equal((badHeader.body.error as { code: string }).code, 'invalid_request');
-    await assertNamedAnswer(gw, tooLarge, 431, 'request_headers_too_large', 'false');
-    assert.equal((tooLarge.body.error as { code: string }).code, 'request_headers_too_large');
-    // a bad chunk size once the request reached the messages path: its own shape
-    await assertNamedAnswer(gw, badChunk, 400, 'invalid_request', 'false');
-    assert.equal(badChunk.body.type, 'error');
-    assert.equal(fake.requests.length, 0, 'no upstream request');
-    assert.doesNotMatch(gw.output().stdout, /aaaaaaaa|no colon here/, 'the bytes sent are not logged');
-  });
-
-  await t.test('a body sent one byte at a time gets 408 or a close', async () => {
-    // complete headers at once, then the body over ~body.length × STEP_MS (> 10 s)
-    assert.ok(body.length * STEP_MS > 5 * REQUEST_TIMEOUT_MS);
-    const result = await trickle(gw.port, `${head(body.length)}\r\n`, body.slice(0, -1), body.slice(-1));
-    assertCutOff(result);
-    assert.equal(fake.requests.length, 0, 'no upstream request');
-  });
-
+  // the slow answers, all at once; each asks the fake for its timing in its own text
   const words = Array.from({ length: 24 }, (_, i) => `w${i}`).join(' ');
-  await t.test('a stream longer than the request timeout is delivered whole (anthropic)', async () => {
-    fake.script([`drip=200;text=${words}`]); // ≥ 24 frames × 200 ms, beyond the 2 s request timeout
-    const stream = stack.anthropic.messages.stream({
-      model: 'anthropic:claude-haiku-4-5',
-      max_tokens: 256,
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    const message = await stream.finalMessage();
-    assert.equal(message.stop_reason, 'end_turn');
-    assert.deepEqual(
-      message.content.map((b) => (b.type === 'text' ? b.text : '')),
-      [words],
-    );
-  });
-
-  await t.test('a stream longer than the request timeout is delivered whole (openai)', async () => {
-    fake.script([`drip=200;text=${words}`]);
-    const stream = await stack.openai.chat.completions.create({
-      model: 'openai:gpt-5-mini',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    let text = '';
-    let finish: string | null = null;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta?.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
-    assert.equal(text, words);
-    assert.equal(finish, 'stop');
-  });
-
-  await t.test('an answer whose headers come after the request timeout is delivered', async () => {
-    fake.script([`slow-headers=${REQUEST_TIMEOUT_MS + 1500};text=late but whole`]);
-    const message = await stack.anthropic.messages.create({
-      model: 'anthropic:claude-haiku-4-5',
-      max_tokens: 16,
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    assert.deepEqual(
-      message.content.map((b) => (b.type === 'text' ? b.text : '')),
-      ['late but whole'],
-    );
-  });
+  const drip = `[[fake:drip=${DRIP_MS};text=${words}]]`;
+  assert.ok(24 * DRIP_MS > 2 * REQUEST_TIMEOUT_MS, 'the streams last well beyond the request timeout');
+  await allAtOnce(t, [
+    [
+      'a stream longer than the request timeout is delivered whole (anthropic)',
+      async () => {
+        const stream = stack.anthropic.messages.stream({
+          model: 'anthropic:claude-haiku-4-5',
+          max_tokens: 256,
+          messages: [{ role: 'user', content: drip }],
+        });
+        const message = await stream.finalMessage();
+        assert.equal(message.stop_reason, 'end_turn');
+        assert.deepEqual(
+          message.content.map((b) => (b.type === 'text' ? b.text : '')),
+          [words],
+        );
+      },
+    ],
+    [
+      'a stream longer than the request timeout is delivered whole (openai)',
+      async () => {
+        const stream = await stack.openai.chat.completions.create({
+          model: 'openai:gpt-5-mini',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: drip }],
+        });
+        let text = '';
+        let finish: string | null = null;
+        for await (const chunk of stream) {
+          text += chunk.choices[0]?.delta?.content ?? '';
+          finish = chunk.choices[0]?.finish_reason ?? finish;
+        }
+        assert.equal(text, words);
+        assert.equal(finish, 'stop');
+      },
+    ],
+    [
+      'an answer whose headers come after the request timeout is delivered',
+      async () => {
+        const message = await stack.anthropic.messages.create({
+          model: 'anthropic:claude-haiku-4-5',
+          max_tokens: 16,
+          messages: [
+            { role: 'user', content: `[[fake:slow-headers=${2 * REQUEST_TIMEOUT_MS};text=late but whole]]` },
+          ],
+        });
+        assert.deepEqual(
+          message.content.map((b) => (b.type === 'text' ? b.text : '')),
+          ['late but whole'],
+        );
+      },
+    ],
+  ]);
 });
 
 test('the gateway refuses to start with a header timeout longer than the request timeout or not a number', async (t) => {
@@ -246,18 +283,22 @@ test('the gateway refuses to start with a header timeout longer than the request
   t.after(() => tmp.cleanup());
   const files = gatewayFiles(tmp.dir);
   await issueKey(files.env);
-  for (const [env, says] of [
+  const refusals = [
     [
       { SVC_GATEWAY_HEADERS_TIMEOUT_MS: '5000', SVC_GATEWAY_REQUEST_TIMEOUT_MS: '4000' },
       /SVC_GATEWAY_HEADERS_TIMEOUT_MS \(5000\) must not exceed SVC_GATEWAY_REQUEST_TIMEOUT_MS \(4000\)/,
     ],
     [{ SVC_GATEWAY_REQUEST_TIMEOUT_MS: '1m' }, /SVC_GATEWAY_REQUEST_TIMEOUT_MS must be a whole number/],
     [{ SVC_GATEWAY_HEADERS_TIMEOUT_MS: '0' }, /SVC_GATEWAY_HEADERS_TIMEOUT_MS must be a whole number/],
-  ] as const) {
-    const r = await runSvc(['gateway', '--port', String(await freePort())], {
-      env: { ...files.env, ...env },
-    });
-    assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, says);
-  }
+  ] as const;
+  // each start is refused before it binds: they may run at once
+  const results = await Promise.all(
+    refusals.map(async ([env]) =>
+      runSvc(['gateway', '--port', String(await freePort())], { env: { ...files.env, ...env } }),
+    ),
+  );
+  refusals.forEach(([, says], i) => {
+    assert.equal(results[i].code, 1, results[i].stderr);
+    assert.match(results[i].stderr, says);
+  });
 });
