@@ -27,14 +27,20 @@ interface Outcome {
 }
 
 /** One call through the official SDK of `shape`; the error normalised to its `error` object. */
-async function call(stack: GatewayStack, shape: Shape, model: string, stream = false): Promise<Outcome> {
-  const messages = [{ role: 'user' as const, content: 'hi' }];
+async function call(
+  stack: GatewayStack,
+  shape: Shape,
+  model: string,
+  stream = false,
+  text = 'hi',
+): Promise<Outcome> {
+  const messages = [{ role: 'user' as const, content: text }];
   try {
     const { response } =
       shape === 'anthropic'
         ? await stack.anthropic.messages.create({ model, max_tokens: 64, messages, stream }).withResponse()
         : shape === 'responses'
-          ? await stack.openai.responses.create({ model, input: 'hi', stream }).withResponse()
+          ? await stack.openai.responses.create({ model, input: text, stream }).withResponse()
           : await stack.openai.chat.completions.create({ model, messages, stream }).withResponse();
     return {
       status: response.status,
@@ -91,11 +97,11 @@ function assertOneFailure(stack: GatewayStack, turnId: string, errorClass: strin
 }
 
 /** A streamed Responses call of `model` with plain fetch: the answer (200 checked) and its events' data. */
-async function streamResponses(stack: GatewayStack, model: string) {
+async function streamResponses(stack: GatewayStack, model: string, input = 'hi') {
   const res = await fetch(`${stack.gw.url}/v1/responses`, {
     method: 'POST',
     headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, stream: true, input: 'hi' }),
+    body: JSON.stringify({ model, stream: true, input }),
   });
   assert.equal(res.status, 200);
   const events = (await res.text())
@@ -116,6 +122,19 @@ async function readUntilError(stream: AsyncIterable<{ type: string }>) {
   return { seen, err: undefined as unknown };
 }
 
+/**
+ * A request text that asks the fake for `fault` and names the case, so that cases run at once (each waiting
+ * out a backoff or a timeout) neither share a script queue nor count each other's upstream requests.
+ */
+function faultText(marker: string, fault: string): string {
+  return `${marker} [[fake:${fault}]]`;
+}
+
+/** The upstream requests the fake received for the case `marker` (each attempt of its call). */
+function attemptsOf(stack: GatewayStack, marker: string): number {
+  return stack.fake.requests.filter((r) => JSON.stringify(r.body).includes(marker)).length;
+}
+
 async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -128,6 +147,7 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
 
 test('upstream faults reach the SDKs in their own error shapes, retried only before the first byte', {
   timeout: 60_000,
+  concurrency: true,
 }, async (t) => {
   const stack = await startGatewayStack({
     env: {
@@ -139,7 +159,21 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
   });
   t.after(() => stack.stop());
   const { fake } = stack;
-  t.beforeEach(() => fake.reset());
+  // while cases run at once (see `together`), none may clear what the fake recorded for the others
+  let atOnce = false;
+  t.beforeEach(() => {
+    if (!atOnce) fake.reset();
+  });
+  /** Runs the cases at once: each waits out a backoff or a timeout, so together they take the longest. */
+  const together = async (cases: [string, () => Promise<void>][]) => {
+    fake.reset();
+    atOnce = true;
+    try {
+      await Promise.all(cases.map(([name, fn]) => t.test(name, fn)));
+    } finally {
+      atOnce = false;
+    }
+  };
 
   await t.test(
     'a 200 that opens with overloaded_error once is retried, and the retry streams the answer',
@@ -176,7 +210,7 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
   );
 
   await t.test('a 429 with retry-after is waited for and the retry answers once', async () => {
-    fake.script(['error=429;retry-after=1']);
+    fake.script(['error=429;retry-after=1']); // the retry repeats the request: only a script can answer it
     const o = await call(stack, 'openai', OPENAI_MODEL);
     assert.equal(o.status, 200);
     assert.equal(fake.requests.length, 2, 'the fake saw the first attempt and the retry');
@@ -362,17 +396,17 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     },
   ];
 
-  for (const row of table) {
-    await t.test(row.name, async () => {
-      fake.setDefault(row.fault);
+  const rowCase = (row: (typeof table)[number], i: number): [string, () => Promise<void>] => [
+    row.name,
+    async () => {
+      const marker = `<row ${i}>`;
       const authFailuresBefore = readEvents(stack.files.db, 'gateway.auth_failed').length;
-      const o = await call(stack, row.shape, row.model, row.stream);
-      fake.setDefault(undefined);
+      const o = await call(stack, row.shape, row.model, row.stream, faultText(marker, row.fault));
       assert.equal(o.status, row.status);
       assert.equal(o.error?.code, row.code);
       assert.equal(typeof o.error?.message, 'string');
       assert.ok(o.turnId, 'svc-request-id on the error answer');
-      assert.equal(fake.requests.length, row.attempts, 'upstream attempts');
+      assert.equal(attemptsOf(stack, marker), row.attempts, 'upstream attempts');
       const failed = assertOneFailure(stack, o.turnId, row.errorClass);
       assert.equal(failed.payload.attempts, row.attempts);
       assert.equal(failed.payload.code, row.code);
@@ -394,8 +428,39 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
         assert.notEqual(o.error?.type, 'authentication_error', "not the client's auth failure");
         assert.equal(readEvents(stack.files.db, 'gateway.auth_failed').length, authFailuresBefore);
       }
-    });
-  }
+    },
+  ];
+
+  // the faults that wait (a backoff, a timeout) run at once; every retry among them and the cases above
+  // stays within the gateway's global retry budget (20 in 10 s)
+  await together([
+    ...table.map(rowCase),
+    [
+      'a stream that falls silent mid-answer ends at the idle timeout: upstream_timeout, then response.failed',
+      async () => {
+        // Anthropic upstream, Responses client: message_start, the text block, a ping and one delta, then nothing
+        const { res, events } = await streamResponses(
+          stack,
+          ANTHROPIC_MODEL,
+          faultText('<stall>', 'stall-after=4'),
+        );
+        assert.ok(
+          events.some((e) => e.type === 'response.output_text.delta'),
+          'the delta before the silence',
+        );
+        const [error, failed] = events.slice(-2);
+        assert.equal(error.type, 'error');
+        assert.equal(error.error.code, 'upstream_timeout');
+        assert.equal(failed.type, 'response.failed');
+        assert.equal(failed.response.error.code, 'server_error');
+        assert.equal(attemptsOf(stack, '<stall>'), 1, 'no retry after the first byte');
+        const call = assertOneFailure(stack, res.headers.get('svc-request-id')!, 'timeout');
+        assert.equal(call.payload.code, 'upstream_timeout');
+        // message_start stated the input: the broken call is billed for it and for the delta sent
+        assert.ok(Number(call.payload.output_tokens) > 0, 'the delta sent is billed');
+      },
+    ],
+  ]);
 
   await t.test(
     "a provider's x-should-retry: false is obeyed: no retry, and the client is told the same",
@@ -512,29 +577,6 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
         assert.equal(failed.payload.code, code, fault);
         assert.equal(turnEvents(stack, turnId).get('turn.completed')![0].payload.error_code, code);
       }
-    },
-  );
-
-  await t.test(
-    'a stream that falls silent mid-answer ends at the idle timeout: upstream_timeout, then response.failed',
-    async () => {
-      // Anthropic upstream, Responses client: message_start, the text block, a ping and one delta, then nothing
-      fake.script(['stall-after=4']);
-      const { res, events } = await streamResponses(stack, ANTHROPIC_MODEL);
-      assert.ok(
-        events.some((e) => e.type === 'response.output_text.delta'),
-        'the delta before the silence',
-      );
-      const [error, failed] = events.slice(-2);
-      assert.equal(error.type, 'error');
-      assert.equal(error.error.code, 'upstream_timeout');
-      assert.equal(failed.type, 'response.failed');
-      assert.equal(failed.response.error.code, 'server_error');
-      assert.equal(fake.requests.length, 1, 'no retry after the first byte');
-      const call = assertOneFailure(stack, res.headers.get('svc-request-id')!, 'timeout');
-      assert.equal(call.payload.code, 'upstream_timeout');
-      // message_start stated the input: the broken call is billed for it and for the delta sent
-      assert.ok(Number(call.payload.output_tokens) > 0, 'the delta sent is billed');
     },
   );
 
