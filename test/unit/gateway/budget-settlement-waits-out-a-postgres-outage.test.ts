@@ -71,7 +71,12 @@ test('closing during the outage gives the settlement up after the quick tries', 
 test('an admission PostgreSQL does not answer (a hung server, a black hole) is refused with 503 in time', async (t) => {
   if (postgres.reason) return t.skip(postgres.reason);
   const { direct, relay, viaRelay } = await databaseBehindRelay(t, postgres);
-  const store = (await openStore({ engine: 'postgres', url: viaRelay.toString() })) as PostgresStore;
+  // a statement unanswered this long ends its connection (SVC_DATABASE_TIMEOUT_MS; 10 s by default)
+  const store = (await openStore({
+    engine: 'postgres',
+    url: viaRelay.toString(),
+    timeoutMs: 2_000,
+  })) as PostgresStore;
   t.after(() => store.close());
   const clock = { nowUs: () => Date.now() * 1000 };
   const bus = createBus({ newId: createIdFactory(), clock, log: silentLogger });
