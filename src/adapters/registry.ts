@@ -127,7 +127,7 @@ function openaiWire(
         opts.model === undefined && include ? undefined : rewriteOpenAIFrame(opts.model, include);
       return tapSse(body, createOpenAIStreamDecoder(), rewrite, opts);
     },
-    classifyStreamStart: classifyOpenAIStreamStart,
+    classifyStreamStart: classifyOpenAIStreamStart(parts.classifyResponse),
     isStreamPreamble: isOpenAIStreamPreamble,
     classifyNetworkError: classifyTransportError,
   };

@@ -195,7 +195,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         res = { ...res, body: peeked.body };
         early =
           peeked.first !== null
-            ? input.adapter.classifyStreamStart(peeked.first)
+            ? input.adapter.classifyStreamStart(peeked.first, (name) => headerValue(res.headers[name]))
             : peeked.noEvents
               ? noEventStream(res)
               : null;

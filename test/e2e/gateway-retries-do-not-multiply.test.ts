@@ -26,7 +26,13 @@ interface Failure {
 }
 
 /** One call through an official SDK left at its default retries; resolves with the error it throws. */
-async function failingCall(stack: GatewayStack, shape: Shape, model: string, sdkRetries?: number) {
+async function failingCall(
+  stack: GatewayStack,
+  shape: Shape,
+  model: string,
+  sdkRetries?: number,
+  stream = false,
+) {
   const messages = [{ role: 'user' as const, content: 'hi' }];
   const retries = sdkRetries === undefined ? {} : { maxRetries: sdkRetries };
   try {
@@ -37,7 +43,7 @@ async function failingCall(stack: GatewayStack, shape: Shape, model: string, sdk
         logLevel: 'off',
         ...retries,
       });
-      await client.messages.create({ model, max_tokens: 64, messages });
+      await client.messages.create({ model, max_tokens: 64, messages, stream });
     } else {
       const client = new OpenAI({
         apiKey: stack.token,
@@ -45,7 +51,7 @@ async function failingCall(stack: GatewayStack, shape: Shape, model: string, sdk
         logLevel: 'off',
         ...retries,
       });
-      await client.chat.completions.create({ model, messages });
+      await client.chat.completions.create({ model, messages, stream });
     }
   } catch (err) {
     assert.ok(err instanceof Anthropic.APIError || err instanceof OpenAI.APIError, `not an APIError: ${err}`);
@@ -169,13 +175,22 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
     { shape: 'anthropic', model: ANTHROPIC_MODEL, fault: 'error=529', status: 503, hint: undefined },
     { shape: 'openai', model: OPENAI_MODEL, fault: 'error=503', status: 503, hint: undefined },
     { shape: 'openai', model: OPENROUTER_MODEL, fault: 'error-in-200=429', status: 429, hint: undefined },
+    // streaming, the error is the 200's first event: the same answer as the HTTP 429's
+    {
+      shape: 'openai',
+      model: OPENROUTER_MODEL,
+      fault: 'error-in-200=429',
+      status: 429,
+      hint: undefined,
+      stream: true,
+    },
   ] as const;
   for (const row of retryable) {
     await t.test(
-      `an upstream ${row.fault} is answered ${row.status} with x-should-retry true and retry-after in seconds`,
+      `an upstream ${row.fault}${'stream' in row ? ' (streaming)' : ''} is answered ${row.status} with x-should-retry true and retry-after in seconds`,
       async () => {
         fake.setDefault(row.fault);
-        const f = await failingCall(stack, row.shape, row.model, 0);
+        const f = await failingCall(stack, row.shape, row.model, 0, 'stream' in row);
         assert.equal(f.status, row.status);
         assert.equal(f.headers.get('x-should-retry'), 'true');
         const after = f.headers.get('retry-after');
@@ -195,6 +210,23 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
       },
     );
   }
+
+  await t.test(
+    "OpenRouter's 402 as a stream's first event is its credits' 502, recorded with the status 402",
+    async () => {
+      fake.setDefault('error-in-200=402');
+      const f = await failingCall(stack, 'openai', OPENROUTER_MODEL, 0, true);
+      assert.equal(f.status, 502);
+      assert.equal(f.error.code, 'upstream_auth_failed');
+      assert.equal(f.headers.get('x-should-retry'), 'false');
+      assert.match(String(f.error.message), /credit/);
+      assert.equal((f.error.details as Record<string, unknown>).upstream_status, 402);
+      assert.equal(fake.requests.length, 1, 'not retried');
+      const failed = readEvents(stack.files.db, 'llm.call_failed').at(-1)!;
+      assert.equal(failed.payload.error_class, 'authentication');
+      assert.equal(failed.payload.status, 402);
+    },
+  );
 
   await t.test(
     "OpenRouter's error inside a 200 to a Responses call is retried, and the retry answers",

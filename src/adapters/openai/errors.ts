@@ -36,29 +36,73 @@ export function classifyOpenAIStreamError(error: any): UpstreamFailure {
   });
 }
 
+/** Classifies the provider's HTTP answer of a status (the adapter's `classifyResponse`). */
+export type ClassifyResponse = (status: number, header: HeaderGetter, bodyText: string) => UpstreamFailure;
+
 /**
- * An error as the first event of a 200 stream: a chat chunk `{"error":…}` (OpenAI, OpenRouter), or on the
- * Responses wire an `error` event or `response.failed`.
+ * The `error` object a 2xx answer holds in place of its content (a 200 body, or a stream's first event):
+ * OpenRouter's numeric `code` is the HTTP status it stands for (wire-formats §3), so it is classified as
+ * `classifyResponse` classifies the provider's HTTP answer of that status (the same class, status, code,
+ * retry and headers: a 403 with moderation metadata is the client's input, a 402 is credits); any other
+ * `code` by its type.
  */
-export function classifyOpenAIStreamStart(first: SseEvent): UpstreamFailure | null {
-  // Responses events are named (and response.created carries "error":null, so it is not even parsed);
-  // chat chunks are not, and only one holding an "error" member is read
-  if (
-    first.event !== undefined
-      ? first.event !== 'error' && first.event !== 'response.failed'
-      : !first.data.includes('"error"')
-  )
-    return null;
-  let data: any;
-  try {
-    data = JSON.parse(first.data);
-  } catch {
-    return null; // the stream decoder reports a malformed frame in its place
-  }
-  if (data?.type === 'response.failed') return classifyOpenAIStreamError(data.response?.error);
-  if (first.event === 'error' || data?.type === 'error')
-    return classifyOpenAIStreamError(data?.error ?? data);
-  return data?.error && typeof data.error === 'object' ? classifyOpenAIStreamError(data.error) : null;
+export function classifyEmbeddedOpenAIError(
+  classifyResponse: ClassifyResponse,
+  error: any,
+  header: HeaderGetter,
+): UpstreamFailure {
+  const status = error?.code;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599
+    ? classifyResponse(status, header, JSON.stringify({ error }))
+    : classifyOpenAIStreamError(error);
+}
+
+/** The error object a 200 body or chunk carries in place of its answer, if any (wire-formats §3). */
+export function embeddedOpenAIError(raw: any): any {
+  const error = raw?.error;
+  if (error) return typeof error === 'object' ? error : { message: String(error) };
+  const choice = raw?.choices?.[0];
+  return choice?.finish_reason === 'error' ? choiceError(choice) : undefined;
+}
+
+/**
+ * The error of a choice that finished with `finish_reason:"error"`: OpenRouter puts `{code, message}` on
+ * the choice (its 429 or 502 then keeps its class and message).
+ */
+export function choiceError(choice: any): unknown {
+  const e = choice?.error;
+  return e && typeof e === 'object' ? e : { message: 'upstream finished with an error' };
+}
+
+/**
+ * An error as the first event of a 200 stream: a chat chunk `{"error":…}` or one that finished with
+ * "error" (OpenAI, OpenRouter; a numeric `code` classed as that HTTP answer, classifyEmbeddedOpenAIError),
+ * or on the Responses wire an `error` event or `response.failed`.
+ */
+export function classifyOpenAIStreamStart(
+  classifyResponse: ClassifyResponse,
+): (first: SseEvent, header: HeaderGetter) => UpstreamFailure | null {
+  return (first, header) => {
+    // Responses events are named (and response.created carries "error":null, so it is not even parsed);
+    // chat chunks are not, and only one holding an "error" member or value is read
+    if (
+      first.event !== undefined
+        ? first.event !== 'error' && first.event !== 'response.failed'
+        : !first.data.includes('"error"')
+    )
+      return null;
+    let data: any;
+    try {
+      data = JSON.parse(first.data);
+    } catch {
+      return null; // the stream decoder reports a malformed frame in its place
+    }
+    if (data?.type === 'response.failed') return classifyOpenAIStreamError(data.response?.error);
+    if (first.event === 'error' || data?.type === 'error')
+      return classifyOpenAIStreamError(data?.error ?? data);
+    const error = embeddedOpenAIError(data);
+    return error === undefined ? null : classifyEmbeddedOpenAIError(classifyResponse, error, header);
+  };
 }
 
 /**

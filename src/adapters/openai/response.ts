@@ -18,8 +18,13 @@ import { parseToolInput } from '../../canonical/stream.ts';
 import { formatDecimal, parseDecimal } from '../../lib/decimal.ts';
 import type { EmbeddedError, HeaderGetter } from '../adapter.ts';
 import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
-import { toSvcError, type UpstreamFailure } from '../upstream-error.ts';
-import { classifyOpenAIStreamError } from './errors.ts';
+import { toSvcError } from '../upstream-error.ts';
+import {
+  type ClassifyResponse,
+  classifyEmbeddedOpenAIError,
+  classifyOpenAIStreamError,
+  embeddedOpenAIError,
+} from './errors.ts';
 
 /** The fields every chat.completion has (wire-formats §2.5, §3); the rest is read leniently below. */
 export const OpenAIResponseSchema = v.looseObject({
@@ -41,7 +46,7 @@ export const OpenAIResponseSchema = v.looseObject({
 
 /** Upstream 200 body → CanonicalResponse; SvcError for an embedded error or a body that is not a chat.completion. */
 export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
-  const embedded = embeddedError(raw);
+  const embedded = embeddedOpenAIError(raw);
   if (embedded !== undefined) throw toSvcError(classifyOpenAIStreamError(embedded));
   const body: any = checkResponseShape(OpenAIResponseSchema, raw, 'a chat.completion');
   const choice = body.choices[0];
@@ -91,7 +96,7 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
  * its type. Null for any other body (decodeOpenAIResponse reads it, or refuses what it cannot read).
  */
 export function classifyOpenAIResponseBody(
-  classifyResponse: (status: number, header: HeaderGetter, bodyText: string) => UpstreamFailure,
+  classifyResponse: ClassifyResponse,
 ): (bodyText: string, header: HeaderGetter) => EmbeddedError | null {
   return (bodyText, header) => {
     // a key or value "error" is never inside a JSON string, whose quotes are escaped: most bodies parse once
@@ -102,13 +107,9 @@ export function classifyOpenAIResponseBody(
     } catch {
       return null;
     }
-    const error = embeddedError(raw);
+    const error = embeddedOpenAIError(raw);
     if (error === undefined) return null;
-    const status = error.code;
-    const failure =
-      typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599
-        ? classifyResponse(status, header, JSON.stringify({ error }))
-        : classifyOpenAIStreamError(error);
+    const failure = classifyEmbeddedOpenAIError(classifyResponse, error, header);
     const usage = decodeOpenAIUsage(raw.usage);
     return usage.input_tokens || usage.output_tokens
       ? { failure, usage: { ...emptyUsage(), ...usage } }
@@ -122,23 +123,6 @@ export const LEGACY_FUNCTION_CALL_INDEX = -1;
 /** An id for a tool call the upstream sent without one: unique, so tool results can name it. */
 export function generatedToolCallId(): string {
   return `call_${randomBytes(12).toString('hex')}`;
-}
-
-/**
- * The error of a choice that finished with `finish_reason:"error"`: OpenRouter puts `{code, message}` on
- * the choice (its 429 or 502 then keeps its class and message).
- */
-export function choiceError(choice: any): unknown {
-  const e = choice?.error;
-  return e && typeof e === 'object' ? e : { message: 'upstream finished with an error' };
-}
-
-/** The error object a 200 body carries in place of its answer, if any (wire-formats §3). */
-function embeddedError(raw: any): any {
-  const error = raw?.error;
-  if (error) return typeof error === 'object' ? error : { message: String(error) };
-  const choice = raw?.choices?.[0];
-  return choice?.finish_reason === 'error' ? choiceError(choice) : undefined;
 }
 
 /** finish_reason → canonical stop reason (wire-formats §5.2). */

@@ -13,9 +13,8 @@ import type { SseEvent } from '../../lib/sse-decode.ts';
 import type { StreamDecoder } from '../adapter.ts';
 import { type FrameRewriter, formatFrame } from '../tap.ts';
 import { toSvcError } from '../upstream-error.ts';
-import { classifyOpenAIStreamError } from './errors.ts';
+import { choiceError, classifyOpenAIStreamError } from './errors.ts';
 import {
-  choiceError,
   decodeFinishReason,
   decodeOpenAIUsage,
   generatedToolCallId,

@@ -244,3 +244,36 @@ test("openrouter: an error inside a 200 body is classified as the provider's HTT
   assert.equal(classify(answer), null);
   assert.equal(classify({ ...answer, error: null }), null);
 });
+
+test("openrouter: an error as a stream's first event is classified as the provider's HTTP answer of its status", () => {
+  const adapter = createOpenRouterAdapter({ baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-1' });
+  const none = () => undefined;
+  const first = (chunk: unknown) => adapter.classifyStreamStart({ data: JSON.stringify(chunk) }, none);
+  const chunk = (error: unknown) => ({
+    id: 'gen-1',
+    object: 'chat.completion.chunk',
+    error,
+    choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+  });
+  // moderation: the client's input (400), not the gateway's key, as the HTTP 403 would be
+  const flagged = {
+    code: 403,
+    message: 'flagged',
+    metadata: { reasons: ['harassment'], flagged_input: 'x' },
+  };
+  const moderated = first(chunk(flagged))!;
+  assert.deepEqual(moderated, adapter.classifyResponse(403, none, JSON.stringify({ error: flagged })));
+  assert.deepEqual(
+    [moderated.error_class, moderated.code, moderated.status],
+    ['invalid_request', 'upstream_invalid_request', 403],
+  );
+  const limited = first(chunk({ code: 429, message: 'slow' }))!;
+  assert.deepEqual([limited.error_class, limited.status, limited.retryable], ['rate_limit', 429, true]);
+  // the error only on the finished choice counts alike; a started stream is none
+  const onChoice = first({
+    id: 'gen-2',
+    choices: [{ index: 0, delta: {}, finish_reason: 'error', error: { code: 502, message: 'down' } }],
+  })!;
+  assert.deepEqual([onChoice.error_class, onChoice.status], ['server_error', 502]);
+  assert.equal(first({ id: 'gen-3', choices: [{ index: 0, delta: { content: '"error"' } }] }), null);
+});
