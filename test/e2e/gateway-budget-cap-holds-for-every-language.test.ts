@@ -66,32 +66,37 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
   // every request is in flight at once; each is billed out:200 and its real input
   stack.fake.setDefault(`slow-headers=300;usage=out:${MAX_TOKENS}`);
 
-  for (const probe of PROBES) {
-    for (const shape of ['anthropic', 'openai'] as const) {
-      await t.test(`${probe.name}, ${shape} shape → ${probe.model}`, async (t) => {
+  // each case's key, its cap paying for AFFORDABLE calls, issued all at once up front
+  const cases = await Promise.all(
+    PROBES.flatMap((probe) =>
+      (['anthropic', 'openai'] as const).map(async (shape) => {
         const body = { ...CASES[probe.name][shape], model: probe.model, max_tokens: MAX_TOKENS };
         const up = upstreamBody(shape, body, probe.model);
         const billed = billedInputTokens(up.wire, up.body);
         const oneCall = priceCall(registry, probe.model, { input_tokens: billed, output_tokens: MAX_TOKENS });
         const cap = formatDecimal(mul(oneCall.cost, parseDecimal(String(AFFORDABLE))));
         const key = await stack.issue(['--daily-cap-usd', cap]);
+        return { probe, shape, body, billed, cap, key };
+      }),
+    ),
+  );
+  for (const { probe, shape, body, billed, cap, key } of cases) {
+    await t.test(`${probe.name}, ${shape} shape → ${probe.model}`, async (t) => {
+      const text = JSON.stringify(body);
+      const statuses = await Promise.all(
+        Array.from({ length: REQUESTS }, () => send(stack.gw.url, key.token, shape, text)),
+      );
+      const admitted = statuses.filter((s) => s === 200).length;
+      assert.equal(statuses.filter((s) => s === 429).length, REQUESTS - admitted, String(statuses));
 
-        const text = JSON.stringify(body);
-        const statuses = await Promise.all(
-          Array.from({ length: REQUESTS }, () => send(stack.gw.url, key.token, shape, text)),
-        );
-        const admitted = statuses.filter((s) => s === 200).length;
-        assert.equal(statuses.filter((s) => s === 429).length, REQUESTS - admitted, String(statuses));
-
-        const spent = spentBy(stack.files.db, key.keyId);
-        assert.equal(spent.costs.length, admitted, 'one settled call per admitted request');
-        const total = sumDecimals(spent.costs);
-        t.diagnostic(`${probe.name}/${shape}: ${admitted} admitted, spent ${formatDecimal(total)} of ${cap}`);
-        assert.ok(compare(total, parseDecimal(cap)) <= 0, `spent ${formatDecimal(total)} > cap ${cap}`);
-        assert.ok(admitted >= 1 && admitted <= AFFORDABLE, `${admitted} admitted`);
-        for (const input of spent.inputTokens) assert.equal(input, billed, 'the fake billed its real count');
-      });
-    }
+      const spent = spentBy(stack.files.db, key.keyId);
+      assert.equal(spent.costs.length, admitted, 'one settled call per admitted request');
+      const total = sumDecimals(spent.costs);
+      t.diagnostic(`${probe.name}/${shape}: ${admitted} admitted, spent ${formatDecimal(total)} of ${cap}`);
+      assert.ok(compare(total, parseDecimal(cap)) <= 0, `spent ${formatDecimal(total)} > cap ${cap}`);
+      assert.ok(admitted >= 1 && admitted <= AFFORDABLE, `${admitted} admitted`);
+      for (const input of spent.inputTokens) assert.equal(input, billed, 'the fake billed its real count');
+    });
   }
 
   // A Responses follow-up on an OpenAI model names state OpenAI holds and bills as input (an earlier
