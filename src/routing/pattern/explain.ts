@@ -83,7 +83,7 @@ export function explainRoute(input: ExplainInput): Explained {
     `structural   ${print.structural}  (workspace=${parts.workspace ?? '(none)'}, images=${yesNo(parts.images)}, tools=${list(parts.tools)}, input_tokens≤${parts.input_tokens_bucket}, messages≤${parts.messages_bucket})`,
     `hybrid       ${print.sketch.length} bands: ${print.sketch.join(' ')}`,
     `pattern      ${cfg.enabled ? 'enabled' : 'disabled'} in ${ctx.policy.source}; fingerprint ${cfg.fingerprint}, min_samples ${cfg.minSamples}, min_success_rate ${cfg.minSuccessRate}, lookback_days ${cfg.lookbackDays}, candidates ${cfg.candidates ? list([...cfg.candidates]) : 'every model'}`,
-    `table        ${table.entries.size} keys (${input.tableSource})`,
+    `table        ${table.entries.size} key${table.entries.size === 1 ? '' : 's'} (${input.tableSource})`,
     ...slotFourLines(input, ctx, decision),
     'chain',
     ...decision.chain.map((e, i) =>

@@ -76,4 +76,5 @@ test('slot 4 chooses among the models of models.yaml, not a cheaper one that lef
     ),
   );
   assert.match(text, new RegExp(`${MINI}: .*← chosen`));
+  assert.ok(lines.includes('table        1 key (test)'), text); // one key, not "1 keys"
 });
