@@ -21,6 +21,7 @@ import {
 import { encodeOpenAIPassthrough, encodeOpenAIRequest } from './openai/request.ts';
 import { classifyOpenAIResponseBody, decodeOpenAIResponse } from './openai/response.ts';
 import {
+  classifyResponsesBody,
   decodeResponsesObject,
   encodeResponsesPassthrough,
   rewriteResponsesFrame,
@@ -71,6 +72,7 @@ export function createOpenAIAdapter(config: AdapterConfig): Adapter {
     responses: {
       encodePassthrough: (input) => encodeResponsesPassthrough(input, config),
       decodeResponse: decodeResponsesObject,
+      classifyResponseBody: classifyResponsesBody,
       tapStream: (body, opts = {}) =>
         tapSse(
           body,

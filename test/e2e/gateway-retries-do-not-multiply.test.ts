@@ -242,4 +242,41 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
       assert.equal(completed.payload.attempts, 2);
     },
   );
+
+  await t.test(
+    'a Responses 200 whose response failed is that failure, retried as its stream would be, its usage billed',
+    async () => {
+      fake.script(['error-in-200=500']);
+      const { data, response } = await stack.openai.responses
+        .create({ model: OPENAI_MODEL, input: 'hi' })
+        .withResponse();
+      assert.equal(data.status, 'completed');
+      assert.equal(fake.requests.length, 2, 'the failed response, then the retry');
+      const turnId = response.headers.get('svc-request-id');
+      const completed = readEvents(stack.files.db, 'llm.call_completed').find((e) => e.turn_id === turnId)!;
+      assert.equal(completed.payload.attempts, 2);
+      // the failed attempt read the same prompt, and its response said so
+      assert.equal(completed.payload.input_tokens, 2 * data.usage!.input_tokens);
+
+      fake.reset();
+      fake.setDefault('error-in-200=503');
+      const failed = await stack.openai.responses.create({ model: OPENAI_MODEL, input: 'hi' }).then(
+        () => assert.fail('a failed response answered as a success'),
+        (err: InstanceType<typeof OpenAI.APIError>) => err,
+      );
+      assert.equal(failed.status, 503);
+      assert.equal((failed.error as Record<string, unknown>).code, 'upstream_overloaded');
+      const turn = failed.headers!.get('svc-request-id');
+      assert.equal(
+        readEvents(stack.files.db, 'llm.call_completed').find((e) => e.turn_id === turn),
+        undefined,
+      );
+      const event = readEvents(stack.files.db, 'llm.call_failed').find((e) => e.turn_id === turn)!;
+      assert.equal(event.payload.error_class, 'overloaded');
+      // retried as far as the global retry budget this file has spent allows; every attempt's usage billed
+      const attempts = fake.requests.length;
+      assert.equal(event.payload.attempts, attempts);
+      assert.equal(event.payload.input_tokens, attempts * data.usage!.input_tokens);
+    },
+  );
 });

@@ -32,6 +32,19 @@ export const responsesCodec: Codec = {
   openTextFrame(ctx) {
     return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"${ctx.id}","output_index":0,"content_index":0,"delta":"`;
   },
+  errorIn200Body(status, message, ctx) {
+    // a response that failed once begun (as a background response reads): its error, and the prompt it read
+    const [, code, fallback] = RESPONSES_STREAM_ERRORS[status] ?? RESPONSES_STREAM_ERRORS[500];
+    const input = billedInputTokens('openai_responses', ctx.body ?? {});
+    const usage = {
+      input_tokens: input,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 0,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: input,
+    };
+    return { ...response(ctx, 'failed', []), error: { code, message: message ?? fallback }, usage };
+  },
   errorFrame(status, ctx, sequence = 2) {
     // as the API sends it inside a 200 (what Codex users captured, openai/codex#43337, openai-dotnet#881):
     // an `error` event whose fields sit in a nested `error` object, then `response.failed`

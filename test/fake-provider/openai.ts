@@ -85,6 +85,9 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
       const text = message ?? (status === 404 ? `The model \`${ctx.model}\` does not exist.` : fallback);
       return { error: { message: text, type, param: null, code } };
     },
+    ...(openrouter
+      ? { errorIn200Body: (status, message, ctx) => codec.errorBody(status, message, ctx) }
+      : {}),
     spendLimit(message) {
       // wire-formats §3: OpenRouter answers 402 for missing credits
       if (openrouter)

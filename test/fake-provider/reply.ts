@@ -78,11 +78,12 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
     return json(status, body, { ...codec.headers(ctx), ...faultHeaders(plan) });
   }
   if (plan.errorIn200 !== undefined) {
-    // OpenRouter tells of a failure after its 200 head inside that 200 (wire-formats §3); the others never do
-    if (codec.provider !== 'openrouter') plan = { ...plan, error: plan.errorIn200 };
+    // OpenRouter tells of a failure after its 200 head inside that 200 (wire-formats §3), the Responses API
+    // with a failed response; the others never do
+    if (codec.errorIn200Body === undefined) plan = { ...plan, error: plan.errorIn200 };
     else if (turn.stream) plan = { ...plan, streamError: plan.errorIn200, streamErrorAfter: 0 };
     else
-      return json(200, codec.errorBody(plan.errorIn200, plan.message, ctx), {
+      return json(200, codec.errorIn200Body(plan.errorIn200, plan.message, ctx), {
         ...codec.headers(ctx),
         ...faultHeaders(plan),
       });

@@ -256,6 +256,11 @@ export type Codec = {
     ctx: ReplyContext,
     details?: Record<string, unknown>,
   ): unknown;
+  /**
+   * The 200 body that holds the error for `status` in place of the answer (error-in-200), on the wires that
+   * send one: OpenRouter's `{"error":{"code":STATUS,…}}`, the Responses API's failed `response`.
+   */
+  errorIn200Body?(status: number, message: string | undefined, ctx: ReplyContext): unknown;
   /** The provider's answer when the account's credit or spend limit is exhausted (not a rate limit). */
   spendLimit(message: string | undefined, ctx: ReplyContext): { status: number; body: unknown };
   malformedFrame(ctx: ReplyContext): string;

@@ -33,7 +33,9 @@
  *     error-in-200=STATUS  OpenRouter's way with a failure its 200 head already announced (wire-formats §3):
  *                          non-streaming, a 200 whose body is the error `{"error":{"code":STATUS,"message"}}`;
  *                          streaming, a 200 whose first event is the error chunk (stream-error-after=0). The
- *                          other providers, which never do this, answer the HTTP error for STATUS
+ *                          OpenAI Responses API: a 200 `response` with status "failed", its `error` and the
+ *                          usage of the prompt it read (streaming: its error events first). The other
+ *                          providers, which never do this, answer the HTTP error for STATUS
  *     spend-limit          the provider's answer when the account's credit or spend limit is exhausted: OpenAI
  *                          429 type/code insufficient_quota, Anthropic 402 billing_error, OpenRouter 402
  *     retry-after=S        `retry-after` header on the error (seconds, sent as given)

@@ -9,15 +9,16 @@ import type { ContentBlock } from '../../canonical/message.ts';
 import {
   type CanonicalResponse,
   type CanonicalUsage,
+  emptyUsage,
   type StopReason,
   stopReasonWithTools,
 } from '../../canonical/response.ts';
 import { parseToolInput } from '../../canonical/stream.ts';
 import { replaceJsonValue, rewriteModel } from '../../lib/json-splice.ts';
-import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
+import type { AdapterConfig, EmbeddedError, PassthroughInput, UpstreamCall } from '../adapter.ts';
 import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 import { type FrameRewriter, formatFrame } from '../tap.ts';
-import { toSvcError } from '../upstream-error.ts';
+import { toSvcError, type UpstreamFailure } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
 import { openaiHeaders } from './request.ts';
 
@@ -40,7 +41,7 @@ export const ResponsesObjectSchema = v.looseObject({
 /** Upstream 200 `response` → CanonicalResponse; SvcError for a failed response or a body that is not one. */
 export function decodeResponsesObject(raw: unknown): CanonicalResponse {
   const failed = raw as any;
-  if (failed?.error && failed?.status === 'failed') throw toSvcError(classifyOpenAIStreamError(failed.error));
+  if (failed?.status === 'failed') throw toSvcError(failureOf(failed));
   const body: any = checkResponseShape(ResponsesObjectSchema, raw, 'a Responses response object');
   const content = decodeOutput(body.output);
   return {
@@ -51,6 +52,29 @@ export function decodeResponsesObject(raw: unknown): CanonicalResponse {
     stop_sequence: null,
     usage: withWebSearches(decodeResponsesUsage(body.usage), countWebSearches(body.output)),
   };
+}
+
+/**
+ * A 200 `response` whose `status` is "failed" (the API's answer for a response that failed once begun)
+ * fails the attempt as the same response.failed does as a stream's first event: classed by its `error`,
+ * retried alike, and the usage it states billed (as for a failed stream, 8f6e55d); null for any other body.
+ */
+export function classifyResponsesBody(bodyText: string): EmbeddedError | null {
+  // `"failed"` is never inside a JSON string, whose quotes are escaped: a completed body is not parsed here
+  if (!bodyText.includes('"failed"')) return null;
+  let raw: any;
+  try {
+    raw = JSON.parse(bodyText);
+  } catch {
+    return null;
+  }
+  if (raw?.status !== 'failed') return null;
+  const failure = failureOf(raw);
+  if (!raw.usage || typeof raw.usage !== 'object') return { failure };
+  const usage = withWebSearches(decodeResponsesUsage(raw.usage), countWebSearches(raw.output));
+  return usage.input_tokens || usage.output_tokens || usage.cached_input_tokens
+    ? { failure, usage: { ...emptyUsage(), ...usage } }
+    : { failure };
 }
 
 /**
@@ -116,6 +140,10 @@ export function rewriteResponsesFrame(model: string): FrameRewriter {
 }
 
 // --- internal ---
+
+function failureOf(failed: any): UpstreamFailure {
+  return classifyOpenAIStreamError(failed.error ?? { message: 'the response failed' });
+}
 
 function decodeOutput(output: any[]): ContentBlock[] {
   const out: ContentBlock[] = [];

@@ -248,7 +248,8 @@ test("openrouter: an error inside a 200 body is classified as the provider's HTT
 test("openrouter: an error as a stream's first event is classified as the provider's HTTP answer of its status", () => {
   const adapter = createOpenRouterAdapter({ baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-1' });
   const none = () => undefined;
-  const first = (chunk: unknown) => adapter.classifyStreamStart({ data: JSON.stringify(chunk) }, none);
+  const first = (chunk: unknown) =>
+    adapter.classifyStreamStart({ event: undefined, id: undefined, data: JSON.stringify(chunk) }, none);
   const chunk = (error: unknown) => ({
     id: 'gen-1',
     object: 'chat.completion.chunk',
