@@ -44,7 +44,38 @@ export function insertJsonMember(text: string, key: string, json: string): strin
   return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${json}${sep}${text.slice(open + 1)}`;
 }
 
+/**
+ * `text` (a JSON object) without its top-level member(s) `key`, with the comma that separated each; `text`
+ * itself (the same string) when it has none.
+ */
+export function removeJsonMember(text: string, key: string): string {
+  const open = skipWs(text, 0);
+  if (text.charCodeAt(open) !== 123 /* { */) return text;
+  const spans = findMemberSpans(text, open, key);
+  let out = text;
+  // the last first: the earlier offsets stay where they were
+  for (let i = spans.length - 1; i >= 0; i--) {
+    const { key: start, value } = spans[i];
+    const valueEnd = skipValue(out, value);
+    const end = skipWs(out, valueEnd);
+    if (out.charCodeAt(end) === 44 /* , */) {
+      out = out.slice(0, start) + out.slice(skipWs(out, end + 1));
+      continue;
+    }
+    // the last member: the comma before it goes (none before the only member)
+    let before = start - 1;
+    while (before > open && isWs(out.charCodeAt(before))) before--;
+    const from = out.charCodeAt(before) === 44 ? before : start;
+    out = out.slice(0, from) + out.slice(valueEnd);
+  }
+  return out;
+}
+
 // --- internal ---
+
+function isWs(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
 
 function skipWs(text: string, pos: number): number {
   for (;;) {
@@ -98,15 +129,21 @@ function skipValue(text: string, pos: number): number {
 
 /** Offsets of the values of every member `key` in the object starting at `pos`. */
 function findMembers(text: string, pos: number, key: string): number[] {
-  const found: number[] = [];
+  return findMemberSpans(text, pos, key).map((m) => m.value);
+}
+
+/** Where each member `key` of the object starting at `pos` begins (its key's quote) and its value begins. */
+function findMemberSpans(text: string, pos: number, key: string): Array<{ key: number; value: number }> {
+  const found: Array<{ key: number; value: number }> = [];
   let p = skipWs(text, pos + 1);
   while (text.charCodeAt(p) === 34) {
+    const at = p;
     const end = skipString(text, p);
     const raw = text.slice(p + 1, end - 1);
     const name = raw.indexOf('\\') < 0 ? raw : JSON.parse(text.slice(p, end));
     p = skipWs(text, end);
     p = skipWs(text, p + 1); // ':'
-    if (name === key) found.push(p);
+    if (name === key) found.push({ key: at, value: p });
     p = skipWs(text, skipValue(text, p));
     if (text.charCodeAt(p) !== 44) break; // '}'
     p = skipWs(text, p + 1);

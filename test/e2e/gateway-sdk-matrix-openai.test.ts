@@ -54,9 +54,14 @@ for (const p of PROVIDERS) {
     assert.ok('text' in turn.expect);
     scriptFake(stack, turn);
     const body = { model: p.model, max_completion_tokens: 256, ...turn.chat, stream: true };
-    const { completion, turnId } = await send(body);
+    const { completion, turnId, chunks } = await send(body);
     assert.equal(completion.choices[0].message.content, turn.expect.text);
     assert.equal(completion.usage ?? null, null);
+    // as the API answers a client that did not ask: no chunk has a `usage` key at all (not even null)
+    assert.deepEqual(
+      chunks.filter((c) => 'usage' in c),
+      [],
+    );
     const upstream =
       p.wire === 'openai'
         ? { ...body, model: p.upstreamModel, ...STREAM_FIELDS }
@@ -169,19 +174,29 @@ async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Pro
 }
 
 /** Non-streaming create, or a stream accumulated by the SDK's ChatCompletionStream helper. */
+/** One call; streamed, also the chunks as they arrived. */
 async function send(body: Record<string, unknown>): Promise<{
   completion: OpenAI.ChatCompletion;
   turnId: string | null;
+  chunks: OpenAI.ChatCompletionChunk[];
 }> {
   if (body.stream !== true) {
     const params = body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
     const { data, response } = await stack.openai.chat.completions.create(params).withResponse();
-    return { completion: data, turnId: response.headers.get('svc-request-id') };
+    return { completion: data, turnId: response.headers.get('svc-request-id'), chunks: [] };
   }
   const params = body as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
   const { data, response } = await stack.openai.chat.completions.create(params).withResponse();
-  const helper = ChatCompletionStream.fromReadableStream(data.toReadableStream());
-  return { completion: await helper.finalChatCompletion(), turnId: response.headers.get('svc-request-id') };
+  const [read, helped] = data.tee();
+  const helper = ChatCompletionStream.fromReadableStream(helped.toReadableStream());
+  const chunks: OpenAI.ChatCompletionChunk[] = [];
+  const [completion] = await Promise.all([
+    helper.finalChatCompletion(),
+    (async () => {
+      for await (const chunk of read) chunks.push(chunk);
+    })(),
+  ]);
+  return { completion, turnId: response.headers.get('svc-request-id'), chunks };
 }
 
 /** Same wire: the client's body with only `model` replaced. Cross wire: the Anthropic form (§5.1). */

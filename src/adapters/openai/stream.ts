@@ -8,7 +8,7 @@
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
 import { StreamBuilder } from '../../canonical/stream.ts';
 import { SvcError } from '../../lib/errors.ts';
-import { locateJsonValues, replaceJsonValue } from '../../lib/json-splice.ts';
+import { locateJsonValues, removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
 import type { SseEvent } from '../../lib/sse-decode.ts';
 import type { StreamDecoder } from '../adapter.ts';
 import { type FrameRewriter, formatFrame } from '../tap.ts';
@@ -74,21 +74,22 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
 }
 
 /**
- * Tap frame rewriter: echoes `model` on every chunk and, when the client did not ask for usage, drops the
- * usage-only chunk (`choices:[]`) and nulls the usage OpenRouter puts on a last chunk that still has a
- * choice (wire-formats §3, §5.1); `[DONE]` and other frames keep their data.
+ * Tap frame rewriter: echoes `model` on every chunk and, when the client did not ask for usage (the gateway
+ * did, upstream), drops the usage-only chunk (`choices:[]`) and removes the `usage` member of every other
+ * chunk (the `usage: null` OpenAI then puts on each, the usage OpenRouter puts on a last chunk that still
+ * has a choice), as the API sends no `usage` key when not asked (wire-formats §3, §5.1); `[DONE]` and other
+ * frames keep their data.
  */
 export function rewriteOpenAIFrame(model: string | undefined, includeUsageChunk: boolean): FrameRewriter {
   const json = model === undefined ? undefined : JSON.stringify(model);
   return (e) => {
     if (e.data === '[DONE]') return formatFrame(e);
     let data = e.data;
-    if (!includeUsageChunk) {
+    // `"usage"` is never inside a JSON string, whose quotes are escaped: a chunk without it is not scanned
+    if (!includeUsageChunk && data.includes('"usage"')) {
       const choices = locateJsonValues(data, ['choices']).at(-1);
       if (choices && isEmptyArray(data, choices.start, choices.end)) return null;
-      const usage = locateJsonValues(data, ['usage']).at(-1);
-      if (usage && data.slice(usage.start, usage.end) !== 'null')
-        data = replaceJsonValue(data, ['usage'], 'null') ?? data;
+      data = removeJsonMember(data, 'usage');
     }
     return formatFrame(e, json === undefined ? data : (replaceJsonValue(data, ['model'], json) ?? data));
   };

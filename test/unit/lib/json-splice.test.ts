@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { insertJsonMember, locateJsonValues, replaceJsonValue, rewriteModel } from '#src/lib/json-splice.ts';
+import {
+  insertJsonMember,
+  locateJsonValues,
+  removeJsonMember,
+  replaceJsonValue,
+  rewriteModel,
+} from '#src/lib/json-splice.ts';
 
 test('replaceJsonValue swaps only the top-level model, leaving nested "model" keys and strings alone', () => {
   const text =
@@ -38,4 +44,24 @@ test('rewriteModel sets or adds the model of an object and refuses any other JSO
   assert.equal(JSON.parse(rewriteModel(' {"x":1}', 'alias')).model, 'alias');
   for (const text of ['"oops"', '[]', 'null', '12'])
     assert.throws(() => rewriteModel(text, 'alias'), TypeError);
+});
+
+test('removeJsonMember drops every top-level member of that key with its comma, nothing else', () => {
+  const remove = (text: string) => removeJsonMember(text, 'usage');
+  assert.equal(remove('{"id":"c","usage":null,"choices":[]}'), '{"id":"c","choices":[]}');
+  assert.equal(
+    remove('{"id":"c", "choices":[{"usage":1}], "usage": {"a":[1,{"b":"}"}]} }'),
+    '{"id":"c", "choices":[{"usage":1}] }',
+  );
+  assert.equal(remove('{"usage":null}'), '{}');
+  assert.equal(remove('{ "usage" : 1 , "x":"\\"usage\\":2"}'), '{ "x":"\\"usage\\":2"}');
+  assert.equal(remove('{"a":1,"usage":null,"usage":2}'), '{"a":1}');
+  const none = '{"a":"usage"}';
+  assert.equal(remove(none), none);
+  for (const text of [
+    '{"id":"c","usage":null,"choices":[]}',
+    '{"usage":null}',
+    '{"a":1,"usage":null,"usage":2}',
+  ])
+    assert.equal('usage' in JSON.parse(remove(text)), false);
 });
