@@ -11,6 +11,8 @@ export interface SvcEnv {
   readonly databaseUrl: string | undefined;
   /** SVC_DATABASE_TIMEOUT_MS: how long a PostgreSQL connection attempt or statement may go unanswered. */
   readonly databaseTimeoutMs: string | undefined;
+  /** SVC_SQLITE_BUSY_TIMEOUT_MS: how long a SQLite statement waits for another connection's lock. */
+  readonly sqliteBusyTimeoutMs: string | undefined;
   readonly gatewayDbPath: string | undefined;
   readonly gatewayKeystore: string | undefined;
   readonly gatewayHost: string | undefined;
@@ -56,6 +58,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     dbPath: get('SVC_DB_PATH'),
     databaseUrl: get('SVC_DATABASE_URL'),
     databaseTimeoutMs: get('SVC_DATABASE_TIMEOUT_MS'),
+    sqliteBusyTimeoutMs: get('SVC_SQLITE_BUSY_TIMEOUT_MS'),
     gatewayDbPath: get('SVC_GATEWAY_DB_PATH'),
     gatewayKeystore: get('SVC_GATEWAY_KEYSTORE'),
     gatewayHost: get('SVC_GATEWAY_HOST'),

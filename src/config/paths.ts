@@ -43,7 +43,8 @@ export function resolveKeystorePath(env: SvcEnv, flag: string | undefined): stri
 
 /** Where the store lives: a SQLite file (the embedded default) or a PostgreSQL database. */
 export type StoreTarget =
-  | { engine: 'sqlite'; path: string }
+  /** busyTimeoutMs: SVC_SQLITE_BUSY_TIMEOUT_MS, how long a statement waits for another connection's lock. */
+  | { engine: 'sqlite'; path: string; busyTimeoutMs?: number }
   /** timeoutMs: SVC_DATABASE_TIMEOUT_MS, how long a connection attempt or a statement may go unanswered. */
   | { engine: 'postgres'; url: string; timeoutMs?: number };
 
@@ -63,7 +64,10 @@ export function resolveStoreTarget(
   scope: 'gateway' | 'any' = 'any',
 ): StoreTarget {
   const target = resolveTarget(env, flags, scope);
-  if (target.engine !== 'postgres') return target;
+  if (target.engine === 'sqlite') {
+    const busyTimeoutMs = positiveInt(env.sqliteBusyTimeoutMs, 'SVC_SQLITE_BUSY_TIMEOUT_MS');
+    return busyTimeoutMs === undefined ? target : { ...target, busyTimeoutMs };
+  }
   const timeoutMs = positiveInt(env.databaseTimeoutMs, 'SVC_DATABASE_TIMEOUT_MS');
   return timeoutMs === undefined ? target : { ...target, timeoutMs };
 }

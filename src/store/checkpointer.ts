@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../lib/errors.ts';
 import { createRepeatFilter, type Logger } from '../lib/log.ts';
-import { BUSY_TIMEOUT_MS, type SqliteStore } from './open.ts';
+import type { SqliteStore } from './open.ts';
 
 /** SQLite's default automatic checkpoint threshold, restored when the worker is gone. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
@@ -88,7 +88,8 @@ export function startCheckpointer(
       sizeCheckMs: Math.min(SIZE_CHECK_MS, options.intervalMs ?? SIZE_CHECK_MS),
       truncateBytes: WAL_TRUNCATE_BYTES,
       truncateWaitMs: TRUNCATE_WAIT_MS,
-      busyTimeoutMs: BUSY_TIMEOUT_MS,
+      // the store connection's own (SVC_SQLITE_BUSY_TIMEOUT_MS, default BUSY_TIMEOUT_MS)
+      busyTimeoutMs: (store.db.prepare('PRAGMA busy_timeout').get() as { timeout: number }).timeout,
     },
   });
   let alive = true;

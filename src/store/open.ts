@@ -113,7 +113,7 @@ export async function openStore(
   } else {
     const opening =
       t.engine === 'sqlite'
-        ? openSqliteStore(t.path, options)
+        ? openSqliteStore(t.path, { ...options, busyTimeoutMs: t.busyTimeoutMs })
         : openPostgresStore(t.url, { ...options, timeoutMs: t.timeoutMs });
     entry = { opening, refs: 1 };
     shared.set(key, entry);

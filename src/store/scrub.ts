@@ -11,7 +11,7 @@
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import { errorMessage, SvcError } from '../lib/errors.ts';
-import type { Store } from './open.ts';
+import type { SqliteStore, Store } from './open.ts';
 import { SQLITE, sqliteAdvice, sqliteCode } from './sqlite-errors.ts';
 
 export interface ScrubReport {
@@ -49,17 +49,16 @@ function compactFailure(path: string, cause: unknown): string {
   return `Cannot compact the trace store ${path} (${errorMessage(cause)}); ${advice ?? 'stop the processes writing to it and run the command again'}.`;
 }
 
-/** How long a TRUNCATE checkpoint is retried while another connection's checkpoint holds the lock. */
-const TRUNCATE_RETRY_MS = 10_000;
-
 /**
  * `wal_checkpoint(TRUNCATE)` waits (busy timeout) for readers, but answers busy at once while another
  * connection runs a checkpoint: a running gateway or agent server checkpoints every 500 ms and at once
- * when the WAL passes 32 MiB, which the VACUUM just made it do. Such a busy is retried; a reader held
- * through the busy timeout still ends it (the first attempt alone waits that long).
+ * when the WAL passes 32 MiB, which the VACUUM just made it do. Such a busy is retried for as long as
+ * the busy timeout (SVC_SQLITE_BUSY_TIMEOUT_MS, 10 s by default); a reader held through the busy timeout
+ * still ends it (the first attempt alone waits that long).
  */
-async function truncateWal(store: Store): Promise<boolean> {
-  const deadline = Date.now() + TRUNCATE_RETRY_MS;
+async function truncateWal(store: SqliteStore): Promise<boolean> {
+  const busy = store.db.prepare('PRAGMA busy_timeout').get() as { timeout: number };
+  const deadline = Date.now() + busy.timeout;
   for (;;) {
     const r = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.kysely);
     if (Number(r.rows[0]?.busy ?? 1) === 0) return true;

@@ -21,6 +21,7 @@ import { SQLITE, sqliteAdvice, sqliteCode } from './sqlite-errors.ts';
 
 /** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
 export const MIN_SQLITE_VERSION = '3.51.3';
+/** How long a statement waits for another connection's lock, unless SVC_SQLITE_BUSY_TIMEOUT_MS says otherwise. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
 export function sqliteVersion(db: DatabaseSync): string {
@@ -37,22 +38,26 @@ export function assertSqliteVersion(version: string): void {
 }
 
 /** Opens one connection to the file at `path` (open.ts shares it within the process). */
-export async function openSqliteStore(path: string, options: OpenStoreOptions): Promise<SqliteStore> {
+export async function openSqliteStore(
+  path: string,
+  options: OpenStoreOptions & { busyTimeoutMs?: number },
+): Promise<SqliteStore> {
   const readOnly = options.readOnly ?? false;
+  const busyMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   const exists = existsAsStore(path);
   if (!exists && (readOnly || options.mustExist)) assertStoreFile(path);
   if (!exists && !readOnly) {
     createFolders(dirname(path), 'the trace store', 'point --db-path or SVC_DB_PATH at a writable location');
     createNewStoreFile(path);
   }
-  let db = connect(path, readOnly, path);
+  let db = connect(path, readOnly, path, busyMs);
   try {
-    if (readOnly) db = readableConnection(db, path);
+    if (readOnly) db = readableConnection(db, path, busyMs);
     else assertSqliteFile(db, path);
     // only a file now known to be a SQLite database is made private: never whatever the path named
     if (exists && !readOnly) makePrivate(path, options);
     assertSqliteVersion(sqliteVersion(db));
-    applyPragmas(db, readOnly);
+    applyPragmas(db, readOnly, busyMs);
     if (!readOnly) assertWritable(db, path);
     registerFunctions(db);
   } catch (err) {
@@ -117,9 +122,9 @@ export function assertWritable(db: DatabaseSync, path: string): void {
 }
 
 /** One node:sqlite connection to `path`, store_error with one sentence when even that fails. */
-function connect(target: string | URL, readOnly: boolean, path: string): DatabaseSync {
+function connect(target: string | URL, readOnly: boolean, path: string, busyMs: number): DatabaseSync {
   try {
-    return new DatabaseSync(target, { readOnly, timeout: BUSY_TIMEOUT_MS });
+    return new DatabaseSync(target, { readOnly, timeout: busyMs });
   } catch (cause) {
     throw new SvcError('store_error', {
       message: `Cannot open the trace store ${path}: ${errorMessage(cause)}; check the path and its permissions.`,
@@ -137,7 +142,7 @@ function connect(target: string | URL, readOnly: boolean, path: string): Databas
  * with changes, or a -shm this process cannot use, cannot be read there: one sentence says so. `db` is
  * closed when it is replaced or on failure.
  */
-function readableConnection(db: DatabaseSync, path: string): DatabaseSync {
+function readableConnection(db: DatabaseSync, path: string, busyMs: number): DatabaseSync {
   try {
     assertSqliteFile(db, path);
     return db;
@@ -153,7 +158,7 @@ function readableConnection(db: DatabaseSync, path: string): DatabaseSync {
       });
     }
   }
-  const immutable = connect(new URL(`${pathToFileURL(resolve(path)).href}?immutable=1`), true, path);
+  const immutable = connect(new URL(`${pathToFileURL(resolve(path)).href}?immutable=1`), true, path, busyMs);
   try {
     assertSqliteFile(immutable, path);
   } catch (err) {
@@ -297,8 +302,8 @@ function assertSqliteFile(db: DatabaseSync, path: string): void {
   }
 }
 
-function applyPragmas(db: DatabaseSync, readOnly: boolean): void {
-  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+function applyPragmas(db: DatabaseSync, readOnly: boolean, busyMs: number): void {
+  db.exec(`PRAGMA busy_timeout = ${busyMs}`);
   if (!readOnly) {
     const mode = (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode;
     if (mode !== 'wal') throw new Error(`journal_mode is ${mode}, expected wal`);

@@ -13,7 +13,8 @@ import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
 
 const tmp = makeTempDir('svc-forget-busy-');
 test.after(() => tmp.cleanup());
-const env = isolatedEnv(tmp.dir);
+// the reader is held through the whole busy timeout: 1 s here instead of the default 10 s
+const env = isolatedEnv(tmp.dir, { SVC_SQLITE_BUSY_TIMEOUT_MS: '1000' });
 
 const rawCount = (path: string, needle: string) =>
   [path, `${path}-wal`]

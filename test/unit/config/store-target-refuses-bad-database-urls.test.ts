@@ -104,3 +104,22 @@ test('SVC_DATABASE_TIMEOUT_MS bounds a PostgreSQL store; a value that is not a w
     false,
   );
 });
+
+test("SVC_SQLITE_BUSY_TIMEOUT_MS sets a SQLite store's busy timeout; a value that is not a whole number of ms refuses the start", () => {
+  const path = '/tmp/s.db';
+  const env = (sqliteBusyTimeoutMs?: string) => ({ dbPath: path, sqliteBusyTimeoutMs }) as never;
+  const target = resolveStoreTarget(env('250'));
+  assert.deepEqual(target, { engine: 'sqlite', path, busyTimeoutMs: 250 });
+  assert.deepEqual(resolveStoreTarget(env()), { engine: 'sqlite', path }, 'unset: the store default');
+  badVariable(() => resolveStoreTarget(env('1s')), /^SVC_SQLITE_BUSY_TIMEOUT_MS must be a whole number/);
+  badVariable(
+    () => resolveStoreTarget(env('0')),
+    /^SVC_SQLITE_BUSY_TIMEOUT_MS must be a whole number above 0/,
+  );
+  // a PostgreSQL store has no busy timeout
+  const pg = resolveStoreTarget({
+    databaseUrl: 'postgres://svc@127.0.0.1/svc',
+    sqliteBusyTimeoutMs: '5',
+  } as never);
+  assert.equal('busyTimeoutMs' in pg, false);
+});

@@ -14,6 +14,7 @@ import {
   BUSY_TIMEOUT_MS,
   MIN_SQLITE_VERSION,
   openStore,
+  type SqliteStore,
   sqliteVersion,
 } from '#src/store/open.ts';
 
@@ -37,6 +38,10 @@ test('a new store is created with its parent folders, in WAL mode with the pragm
   assert.equal(await pragma('foreign_keys'), 1);
   assert.ok(Number(await pragma('busy_timeout')) >= 5000);
   assert.equal(await pragma('busy_timeout'), BUSY_TIMEOUT_MS);
+  // SVC_SQLITE_BUSY_TIMEOUT_MS (the target's busyTimeoutMs) sets it instead
+  const tuned = await openStore({ engine: 'sqlite', path: fresh(), busyTimeoutMs: 250 });
+  t.after(() => tuned.close());
+  assert.deepEqual({ ...(tuned as SqliteStore).db.prepare('PRAGMA busy_timeout').get() }, { timeout: 250 });
 });
 
 test('the linked SQLite is new enough, and an older one is refused with the reason', () => {
@@ -188,12 +193,13 @@ test('a store SQLite cannot use at open is refused with what happened and what t
   const path = fresh();
   await (await openStore(path)).close();
   // another process holds the file exclusively (as a stuck writer would): every open waits out the busy
-  // timeout, then fails with SQLITE_BUSY; a full disk fails here the same way (SQLITE_IOERR / SQLITE_FULL)
+  // timeout (SVC_SQLITE_BUSY_TIMEOUT_MS, here 300 ms), then fails with SQLITE_BUSY; a full disk fails
+  // here the same way (SQLITE_IOERR / SQLITE_FULL)
   const holder = new DatabaseSync(path);
   try {
     holder.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE');
     await assert.rejects(
-      openStore(path),
+      openStore({ engine: 'sqlite', path, busyTimeoutMs: 300 }),
       storeError(/^Cannot use the trace store .*svc\.db: database is locked; .*run the command again/),
     );
   } finally {
