@@ -18,8 +18,10 @@ const env = isolatedEnv(tmp.dir);
 const db = join(tmp.dir, 'svc.db');
 
 test.before(async () => {
-  const padding = 'p'.repeat(600);
-  await seedStore(db, 150_000, (i) => ({
+  // ~45 MB: the export and the backup (whose VACUUM INTO holds the signal until it ends) run long enough to
+  // be interrupted mid-write; few large rows, since seeding costs per row
+  const padding = 'p'.repeat(2_000);
+  await seedStore(db, 20_000, (i) => ({
     id: seqId(i),
     timestamp_us: BASE_US + i,
     payload: { ...callPayload('usr_subject'), stop_reason: padding },
