@@ -9,6 +9,7 @@ import type { InboundShape } from '../events/catalog.ts';
 import { createHealthHandler } from '../http/health.ts';
 import { createHostCheck } from '../http/host-check.ts';
 import { type RefusalOptions, wasCutOffByStop } from '../http/listen.ts';
+import { createAllowLookup } from '../http/method-not-allowed.ts';
 import { createRequestLog } from '../http/request-log.ts';
 import { createVersionHeaderStamp, createVersioning } from '../http/versioning.ts';
 import { isSvcError, SvcError, shouldRetryFor } from '../lib/errors.ts';
@@ -56,16 +57,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.use(requestIdMiddleware(deps.newId));
   if (deps.writeRequestLog) app.use(createRequestLog({ write: deps.writeRequestLog, fields: logFields }));
-  // the Host/Origin 403 comes before versioning but still carries the version headers on service-owned
-  // paths (spec 1: "always"); /v1/* and /metrics stay without them
-  const stamp = createVersionHeaderStamp();
-  for (const path of SERVICE_OWNED_PATHS) app.use(path, stamp);
+  // the Host/Origin 403 comes before versioning but still carries the version headers on service paths
+  // (spec 1: "always"); /v1/* and /metrics stay without them
+  app.use(createVersionHeaderStamp());
   app.use(createHostCheck({ allowedHosts: deps.allowedHosts ?? [] }));
 
-  // /healthz is the gateway's only service-owned path it serves (spec 1 §Versioning); the others it does not
-  // host (analytics, sessions… answer 404 here) still carry the version headers; /v1/* and /metrics are exempt
-  const versioning = createVersioning({ log: deps.log });
-  for (const path of SERVICE_OWNED_PATHS) app.use(path, versioning);
+  // /healthz is the gateway's only service-owned path it serves (spec 1 §Versioning); every other path
+  // outside /v1/* and /metrics (analytics, sessions… and unknown ones, `/healthz/` too) answers 404 with the
+  // version headers, as on svc serve
+  app.use(createVersioning({ log: deps.log }));
   app.get('/healthz', createHealthHandler({ startedAtMs: deps.startedAtMs ?? Date.now() }));
   for (const extra of deps.extraRoutes ?? []) app.route(extra.path, extra.app);
 
@@ -78,12 +78,25 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   // any other method on a provider path: 405 in that provider's error shape (issue 13)
   for (const [path, allow] of METHODS) app.all(path, methodNotAllowed(allow));
 
-  app.notFound((c) =>
-    respond(
+  // another method on a path a route serves (/healthz, /metrics) is 405 with Allow, as on svc serve
+  const allowOf = createAllowLookup(app);
+  app.notFound((c) => {
+    const allow = allowOf(c.req.path);
+    if (allow.length > 0) {
+      c.header('allow', allow.join(', '));
+      return respond(
+        c,
+        new SvcError('method_not_allowed', {
+          message: `${c.req.method} is not allowed on ${c.req.path}; use ${allow.join(' or ')}.`,
+          details: { allow },
+        }),
+      );
+    }
+    return respond(
       c,
       new SvcError('not_found', { message: `No route for ${c.req.method} ${c.req.path} on the gateway.` }),
-    ),
-  );
+    );
+  });
   app.onError((err, c) => {
     if (isSvcError(err) && err.code === 'cancelled') {
       // the client left, or the stop cut the request off: not a gateway failure, and nobody reads the answer
@@ -166,18 +179,6 @@ function respond(c: Context<GatewayEnv>, err: SvcError): Response {
 function shapeOf(c: Context<GatewayEnv>): InboundShape | undefined {
   return c.get('shape') ?? resolveShape(c.req.path, c.req.raw.headers);
 }
-
-/** Spec 1 §Versioning's service-owned paths (and the agent server's /routing/*), as route patterns. */
-const SERVICE_OWNED_PATHS = [
-  '/healthz',
-  '/health',
-  '/server/version',
-  '/models',
-  '/analytics/*',
-  '/sessions/*',
-  '/turns/*',
-  '/routing/*', // README §API versioning: served by the agent server, a versioned 404 here
-] as const;
 
 /** Provider paths and the methods they answer. */
 const METHODS: ReadonlyArray<readonly [string, string]> = [

@@ -1,7 +1,8 @@
 /**
  * @module The not-found handler of service apps that tells a wrong method from an unknown path: a path some
  * route serves under other methods is 405 `method_not_allowed` with an `Allow` header (RFC 9110 §15.5.6),
- * anything else the 404 `not_found` of service-errors.ts. Both in the service error body.
+ * anything else the 404 `not_found` of service-errors.ts. Both in the service error body. The lookup of a
+ * path's methods serves the gateway's own not-found handler too (its error shapes differ by path).
  */
 import type { Hono, NotFoundHandler } from 'hono';
 import { TrieRouter } from 'hono/router/trie-router';
@@ -12,10 +13,9 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
 
 /** `app.notFound` for `app`: reads its routes on the first miss (every route is mounted by then). */
 export function createServiceNotFound(app: Hono<any>): NotFoundHandler {
-  let router: TrieRouter<true> | undefined;
+  const allowOf = createAllowLookup(app);
   return function serviceNotFoundOrWrongMethod(c) {
-    router ??= routerOf(app);
-    const allow = METHODS.filter((m) => router!.match(m, c.req.path)[0].length > 0);
+    const allow = allowOf(c.req.path);
     if (allow.length === 0) return serviceNotFound(c);
     c.header('allow', allow.join(', '));
     return serviceErrorResponse(
@@ -25,6 +25,18 @@ export function createServiceNotFound(app: Hono<any>): NotFoundHandler {
         details: { allow },
       }),
     );
+  };
+}
+
+/**
+ * The methods `app`'s routes serve on a path (empty: no route has it), read from its routes on the first
+ * call (every route is mounted by then); for a not-found handler's 405 `Allow`.
+ */
+export function createAllowLookup(app: Hono<any>): (path: string) => string[] {
+  let router: TrieRouter<true> | undefined;
+  return (path) => {
+    router ??= routerOf(app);
+    return METHODS.filter((m) => router!.match(m, path)[0].length > 0);
   };
 }
 
