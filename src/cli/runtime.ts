@@ -13,6 +13,7 @@ import { createLogger, type Logger } from '../lib/log.ts';
 import { type Clock, systemClock } from '../lib/time.ts';
 import { startCheckpointer } from '../store/checkpointer.ts';
 import { openStore, type Store } from '../store/open.ts';
+import type { ServerKind } from '../store/server-lock.ts';
 
 export interface Runtime {
   readonly env: SvcEnv;
@@ -41,6 +42,8 @@ export interface RuntimeOptions {
   signal?: AbortSignal;
   /** The trace writer's lazyOpeningCommits (default true). */
   lazyOpeningCommits?: boolean;
+  /** A server's start: one server of this kind per SQLite store (store/server-lock.ts). */
+  serverLock?: ServerKind;
 }
 
 /** Opens the trace store and wires the bus to the trace writer (the first subscriber). */
@@ -52,7 +55,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     { dbPath: options.dbPathFlag, databaseUrl: options.databaseUrlFlag },
     options.scope ?? 'any',
   );
-  const store = await openStore(target, { log, ...(options.signal ? { signal: options.signal } : {}) });
+  const store = await openStore(target, {
+    log,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.serverLock ? { serverLock: options.serverLock } : {}),
+  });
   const newId = createIdFactory();
   const clock = systemClock;
   // a refused start must leave no events behind: the server announces its subscribers once it listens

@@ -13,6 +13,7 @@ import { assertCurrentSchema, POSTGRES_SCHEMA_VERSION, SCHEMA_VERSION } from './
 import { openPostgresStore } from './postgres.ts';
 import type { ChannelHandlers } from './postgres-session.ts';
 import type { Database, NewEventRow } from './schema.ts';
+import type { ServerKind } from './server-lock.ts';
 import { assertStoreFile, openSqliteStore } from './sqlite.ts';
 
 export {
@@ -80,6 +81,11 @@ export interface OpenStoreOptions {
    * fails at once; connections asked for afterwards fail at once too.
    */
   signal?: AbortSignal;
+  /**
+   * A server's start (SQLite): takes that kind's lock on the store once it is known writable and before
+   * it is migrated (server-lock.ts), refusing when another server of the kind holds it; released at close.
+   */
+  serverLock?: ServerKind;
 }
 
 interface Shared {

@@ -17,6 +17,7 @@ import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
 import type { OpenStoreOptions, SqliteStore } from './open.ts';
 import { createPrivateFile, tightenStoreFiles } from './private-files.ts';
 import type { Database } from './schema.ts';
+import { holdServerLock } from './server-lock.ts';
 import { SQLITE, sqliteAdvice, sqliteCode } from './sqlite-errors.ts';
 
 /** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
@@ -51,6 +52,7 @@ export async function openSqliteStore(
     createNewStoreFile(path);
   }
   let db = connect(path, readOnly, path, busyMs);
+  let releaseLock: (() => void) | undefined;
   try {
     if (readOnly) db = readableConnection(db, path, busyMs);
     else assertSqliteFile(db, path);
@@ -59,8 +61,11 @@ export async function openSqliteStore(
     assertSqliteVersion(sqliteVersion(db));
     applyPragmas(db, readOnly, busyMs);
     if (!readOnly) assertWritable(db, path);
+    // a second server of the kind is refused here, before a migration or its start-up scans change anything
+    if (options.serverLock && !readOnly) releaseLock = holdServerLock(path, options.serverLock);
     registerFunctions(db);
   } catch (err) {
+    releaseLock?.();
     if (db.isOpen) db.close(); // readableConnection closed the one it gave up
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
@@ -85,11 +90,13 @@ export async function openSqliteStore(
         closed = true;
         await kysely.destroy();
         db.close();
+        releaseLock?.();
       },
     };
   } catch (err) {
     await kysely.destroy();
     db.close();
+    releaseLock?.();
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
       message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}${withAdvice(err)}.`,

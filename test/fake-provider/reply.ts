@@ -21,6 +21,8 @@ export type ReplyDeps = {
   now(): number;
   /** Anthropic message threads held by this instance. */
   threads: FakeThreads;
+  /** Requests waiting on a `hold` step: each resumes when called (the fake's release()). */
+  holds: Set<() => void>;
 };
 
 /** Thrown (in-process use only) to make the caller's fetch fail like a reset connection. */
@@ -67,6 +69,7 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   }
   if (plan.slowHeadersMs) await sleep(plan.slowHeadersMs, signal);
   if (plan.hang) return hang(signal, deps.tracker);
+  if (plan.hold && !(await held(signal, deps))) return new Response(null, { status: 499 });
   if (plan.redirect !== undefined)
     return new Response(null, {
       status: plan.redirect,
@@ -205,6 +208,24 @@ function hang(signal: AbortSignal, tracker: Tracker): Promise<Response> {
     const untrack = tracker.add(done);
     if (signal.aborted) done();
     else signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Waits for release(): true then, false when the client left or the fake shut down first. */
+function held(signal: AbortSignal, deps: ReplyDeps): Promise<boolean> {
+  return new Promise((resolve) => {
+    const settle = (released: boolean) => {
+      untrack();
+      deps.holds.delete(release);
+      signal.removeEventListener('abort', gone);
+      resolve(released);
+    };
+    const release = () => settle(true);
+    const gone = () => settle(false);
+    const untrack = deps.tracker.add(gone);
+    deps.holds.add(release);
+    if (signal.aborted) gone();
+    else signal.addEventListener('abort', gone, { once: true });
   });
 }
 

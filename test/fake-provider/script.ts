@@ -43,6 +43,9 @@
  *     should-retry=BOOL    `x-should-retry` header on the error
  *     message=STRING       error message override
  *     hang                 accept and never answer (ends when the client disconnects or the fake closes)
+ *     hold                 accept and wait until the test calls release(), then answer as the rest of the step
+ *                          says (a call held in flight while the test does something else; ends as hang when
+ *                          the client disconnects or the fake closes first)
  *     redirect[=STATUS]    a redirect (301 by default; 302, 307, 308) to the same path on another host, with an
  *                          empty body, as a base URL that moved (or says http:// for https://) answers
  *     reset-after=N        stream N SSE frames (non-streaming: half the body if N > 0) then reset the connection;
@@ -102,6 +105,8 @@ export type FakeStep = {
   shouldRetry?: boolean;
   message?: string;
   hang?: boolean;
+  /** Wait for the fake's release() before answering. */
+  hold?: boolean;
   /** A redirect status (3xx) answered with a `location` and no body. */
   redirect?: number;
   resetAfter?: number;
@@ -126,6 +131,7 @@ export const FAULT_KEYS = [
   'shouldRetry',
   'message',
   'hang',
+  'hold',
   'redirect',
   'resetAfter',
   'malformed',
@@ -256,6 +262,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'hang':
       step.hang = true;
+      return;
+    case 'hold':
+      step.hold = true;
       return;
     case 'redirect': {
       const code = value === undefined ? 301 : int(key, value);

@@ -59,6 +59,8 @@ export type FakeProvider = {
   setDefault(step: FakeStep | string | undefined): void;
   /** Clears recorded requests, the queue and id counters; restores the default step from the options. */
   reset(): void;
+  /** Lets every request held by a `hold` step answer; returns how many there were. */
+  release(): number;
   /** Ends every hung request and open stream. */
   shutdown(): void;
 };
@@ -94,8 +96,10 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
   };
   const now = options.now ?? Date.now;
   const threads = new FakeThreads();
+  const holds = new Set<() => void>();
   const deps = {
     threads,
+    holds,
     tracker,
     nextStep: () => queue.shift() ?? defaultStep,
     newId: (prefix: string) => `${prefix}${String(++counter).padStart(14, '0')}`,
@@ -159,6 +163,11 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       counter = 0;
       threads.clear();
       defaultStep = initialDefault;
+    },
+    release() {
+      const waiting = [...holds];
+      for (const go of waiting) go();
+      return waiting.length;
     },
     shutdown() {
       for (const stop of [...stoppers]) stop();

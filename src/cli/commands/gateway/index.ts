@@ -67,6 +67,7 @@ export default defineCommand({
           databaseUrlFlag: args['database-url'],
           scope: 'gateway',
           backgroundCheckpoints: true,
+          serverLock: 'gateway', // a second gateway on a SQLite store is refused (README §Trace store)
           signal: heldStopAbortSignal(), // a SIGTERM while PostgreSQL hangs ends the start at once
         }),
       extend: (runtime, keys) =>
