@@ -8,7 +8,7 @@
  * and an agent server share a store: their start-up scans leave each other's turns alone. Short-lived
  * commands take no lock. PostgreSQL stores have their presence locks instead (postgres-session.ts).
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import { createPrivateFile } from './private-files.ts';
@@ -18,9 +18,12 @@ import { SQLITE, sqliteCode } from './sqlite-errors.ts';
 export const SERVER_KINDS = ['gateway', 'serve'] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];
 
-/** The lock file of `kind` for the store at `storePath`. */
+/**
+ * The lock file of `kind` for the existing store at `storePath`, beside the file the path resolves to (a
+ * store reached through a symlink, or by another relative path, has one lock, as SQLite puts its -wal there).
+ */
 export function serverLockPath(storePath: string, kind: ServerKind): string {
-  return `${storePath}-${kind}.lock`;
+  return `${realpathSync(storePath)}-${kind}.lock`;
 }
 
 /**
@@ -28,9 +31,10 @@ export function serverLockPath(storePath: string, kind: ServerKind): string {
  * the store and the running server's pid) when another process holds it. Returns its release.
  */
 export function holdServerLock(storePath: string, kind: ServerKind): () => void {
-  const path = serverLockPath(storePath, kind);
+  let path = `${storePath}-${kind}.lock`;
   let db: DatabaseSync | undefined;
   try {
+    path = serverLockPath(storePath, kind);
     createPrivateFile(path);
     db = new DatabaseSync(path, { timeout: 0 });
     db.exec('PRAGMA journal_mode = MEMORY'); // no -journal file beside the lock
