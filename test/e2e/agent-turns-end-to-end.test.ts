@@ -218,12 +218,17 @@ test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and r
   await eventsUntil(server, sid, (all) =>
     all.some((e) => e.turn_id === slow.turn_id && e.type === 'llm.call_started'),
   );
+  // clearing the pinned choice mid-turn answers the model the boundary will apply (the routed default)
+  const cleared = await server.api('PATCH', `/sessions/${sid}`, { active_model: null });
+  assert.equal(cleared.body.swap_queued, true, JSON.stringify(cleared.body));
+  assert.notEqual(cleared.body.active_model, 'anthropic:claude-haiku-4-5');
   const cancel = await server.api('POST', `/sessions/${sid}/turns/${slow.turn_id}/cancel`, {
     reason: 'stop',
   });
   assert.equal(cancel.status, 202);
   assert.deepEqual(cancel.body, { turn_id: slow.turn_id, cancellation_initiated: true });
   const all = await eventsUntil(server, sid, ended(slow.turn_id));
+  assert.equal((await server.api('GET', `/sessions/${sid}`)).body.active_model, cleared.body.active_model);
   const tail = all.filter((e) => e.turn_id === slow.turn_id).map((e) => e.type);
   assert.deepEqual(tail.slice(-2), ['llm.call_failed', 'turn.cancelled']);
   assert.equal(

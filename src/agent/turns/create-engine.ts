@@ -144,8 +144,11 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         .set({ queued_swap: 1, queued_model: model })
         .where('id', '=', sessionId)
         .execute();
+      // the model the swap will apply at the turn boundary (null: the routed one), not the current one
       const shown =
-        model === null ? session.active_model : (deps.policy.current().resolveRef(model) ?? model);
+        model === null
+          ? routedModelOf(session.workspace_path)
+          : (deps.policy.current().resolveRef(model) ?? model);
       return {
         id: sessionId,
         active_model: shown,
@@ -163,14 +166,20 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     return { id: sessionId, active_model: active, swap_queued: false };
   }
 
+  /** The model of a session without a pinned choice: its workspace's default, else the global default. */
+  function routedModelOf(workspacePath: string): string {
+    const policy = deps.policy.current();
+    const ws = policy.workspaces.find((w) => w.test(workspacePath))?.use;
+    return (ws && policy.resolveRef(ws)) ?? policy.globalDefault;
+  }
+
   /** `null` returns the session to routed models: workspace default, else the global default. */
   async function applySwap(sessionId: string, model: string | null): Promise<string> {
     const session = await getSession(deps.db, sessionId);
     const policy = deps.policy.current();
     const now = formatUs(deps.clock.nowUs());
     if (model === null) {
-      const ws = session ? policy.workspaces.find((w) => w.test(session.workspace_path))?.use : undefined;
-      const fallback = (ws && policy.resolveRef(ws)) ?? policy.globalDefault;
+      const fallback = session ? routedModelOf(session.workspace_path) : policy.globalDefault;
       await setActiveModel(deps.db, sessionId, fallback, now, false);
       return fallback;
     }
