@@ -77,8 +77,15 @@ export function resolveEffectiveState(record: KeyRecord, nowUs: number): Effecti
   return { status: 'active', revokedAt: null };
 }
 
-/** Validates parsed JSON; the reason names the first failing field (`keys[2].status: ...`). */
+/**
+ * Validates parsed JSON; the reason names the first failing field and what it must be (`keys[2].status:
+ * must be "active" | "revoked"`), never the value found there: the reason goes to stderr and the gateway's
+ * log, and a value in the wrong place may be a plaintext token.
+ */
 export function decodeKeystore(data: unknown): { ok: true; value: Keystore } | { ok: false; reason: string } {
+  // an array passes valibot's object check, and its `keys` is Array.prototype.keys, "a Function"
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    return { ok: false, reason: 'document: must be a JSON object with a "keys" array' };
   const result = v.safeParse(KeystoreSchema, data);
   if (result.success) {
     const ids = new Set<string>();
@@ -93,8 +100,23 @@ export function decodeKeystore(data: unknown): { ok: true; value: Keystore } | {
     .map((p) => (typeof p.key === 'number' ? `[${p.key}]` : `.${String(p.key)}`))
     .join('')
     .replace(/^\./, '');
-  return { ok: false, reason: `${path || 'document'}: ${issue.message}` };
+  return { ok: false, reason: `${path || 'document'}: ${issueReason(issue)}` };
 }
+
+/** A schema issue in words that quote nothing of the file; our own checks already say what they need. */
+function issueReason(issue: v.BaseIssue<unknown>): string {
+  if (issue.kind !== 'schema') return issue.message;
+  if (issue.received === 'undefined') return 'is missing';
+  return `must be ${EXPECTED[issue.expected ?? ''] ?? issue.expected}`;
+}
+
+const EXPECTED: Record<string, string> = {
+  Object: 'an object',
+  Array: 'an array',
+  string: 'a string',
+  number: 'a number',
+  null: 'null',
+};
 
 export interface NewKeyInput {
   name: string;

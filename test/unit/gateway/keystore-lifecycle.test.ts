@@ -125,6 +125,30 @@ test('schema failures name the field', () => {
   assert.match(noKeys.ok ? '' : noKeys.reason, /keys/);
 });
 
+test('a schema failure says what the field must be and never quotes the value found (it may be a token)', () => {
+  const token = createToken();
+  const issued = issueKey(empty, input, deps()).record;
+  const reasonOf = (data: unknown) => {
+    const r = decodeKeystore(data);
+    assert.equal(r.ok, false);
+    return r.ok ? '' : r.reason;
+  };
+  for (const [data, reason] of [
+    [[], 'document: must be a JSON object with a "keys" array'],
+    [[{ keys: [] }], 'document: must be a JSON object with a "keys" array'],
+    [token, 'document: must be a JSON object with a "keys" array'],
+    [{ keys: [token] }, 'keys[0]: must be an object'],
+    [{ keys: [{ ...issued, name: token.length }] }, 'keys[0].name: must be a string'],
+    [
+      { keys: [{ ...issued, user_id: undefined, workspace_path: undefined }] },
+      'keys[0].workspace_path: is missing',
+    ],
+  ] as const) {
+    assert.equal(reasonOf(data), reason);
+  }
+  assert.ok(!reasonOf({ keys: [{ ...issued, status: token }] }).includes(token));
+});
+
 test('grace periods accept <n>m|h|d|w and refuse anything else as a usage error', () => {
   assert.equal(parseGracePeriod('30m'), 30 * MIN);
   assert.equal(parseGracePeriod('24h'), 24 * 60 * MIN);
