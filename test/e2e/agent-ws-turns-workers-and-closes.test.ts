@@ -61,6 +61,13 @@ test('the cancel frame cancels like REST: message.complete cancelled, llm.call_f
   from = c.frames.length;
   c.send({ type: 'cancel', turn_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' });
   assert.equal((await c.next((f) => f.type === 'error', from)).code, 'turn_not_found');
+  // frames are answered in the order received: the cancel's lookup finishes before the next frame's answer
+  from = c.frames.length;
+  c.send({ type: 'cancel', turn_id: '01ARZ3NDEKTSV4RRFFQ69G5FAW' });
+  c.send({ type: 'cancel' });
+  const first = await c.next((f) => f.type === 'error', from);
+  const second = await c.next((f) => f.type === 'error', c.frames.indexOf(first) + 1);
+  assert.deepEqual([first.code, second.code], ['turn_not_found', 'invalid_frame']);
   await done(c);
 });
 

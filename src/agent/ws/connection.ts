@@ -1,7 +1,8 @@
 /**
  * @module One attached WebSocket (spec 2 §WebSocket stream): its queue starts at accept; `subscribe` (first
  * frame) sends the ack and the snapshot or replay, then the queue is drained past the last id sent and the
- * connection goes live. Inbound frames are decoded (errors answered with an `error` frame, never thrown),
+ * connection goes live. Inbound frames are handled one after another, in the order received, and decoded
+ * (errors answered with an `error` frame, never thrown),
  * `cancel` is the REST cancel, ping/pong run both ways with a server ping after each idle interval and a
  * close after three unanswered. A backlog above the queue limit closes with 1008 client_too_slow.
  */
@@ -164,16 +165,47 @@ export function createConnection(deps: ConnectionDeps): Connection {
     outbox.push(encoded(), true);
   }
 
-  function cancel(frame: CancelFrame): void {
-    deps.cancel(frame.turn_id, frame.reason ?? null).catch((err) => {
+  async function cancel(frame: CancelFrame): Promise<void> {
+    try {
+      await deps.cancel(frame.turn_id, frame.reason ?? null);
+    } catch (err) {
       if (state === 'closing' || state === 'closed') return;
       if (isSvcError(err)) sendError({ code: err.code, message: err.message });
       else {
         deps.log.error('cancel frame failed', { session_id: deps.sessionId, message: errorMessage(err) });
         sendError(failureFrame(err, 'the cancel failed'));
       }
-    });
+    }
   }
+
+  /** One inbound frame, answered once the frames before it were (subscribe and cancel are awaited). */
+  async function handle(data: unknown): Promise<void> {
+    if (state === 'closing' || state === 'closed') return;
+    if (typeof data !== 'string')
+      return sendError({ code: 'invalid_frame', message: 'frames are JSON text, not binary' });
+    const decoded = decodeClientFrame(data);
+    if ('error' in decoded) return sendError(decoded.error);
+    const frame = decoded.frame;
+    switch (frame.type) {
+      case 'ping':
+        return answer({ type: 'pong', nonce: frame.nonce });
+      case 'pong':
+        return;
+      case 'subscribe':
+        if (state !== 'awaiting')
+          return sendError({ code: 'already_subscribed', message: 'this connection already subscribed' });
+        return subscribe(frame);
+      case 'cancel':
+        if (state === 'awaiting')
+          return sendError({ code: 'subscribe_required', message: 'send subscribe first' });
+        return cancel(frame);
+    }
+  }
+
+  // spec 2: frames are answered in the order received, so each waits for the one before it; frames waiting
+  // count against the queue limit (a client that floods them while a subscription replays is too slow)
+  let inbox: Promise<void> = Promise.resolve();
+  let waiting = 0;
 
   const self: Connection = {
     sessionId: deps.sessionId,
@@ -192,26 +224,20 @@ export function createConnection(deps: ConnectionDeps): Connection {
     receive(data) {
       if (state === 'closing' || state === 'closed') return;
       heardSinceTick = true;
-      if (typeof data !== 'string')
-        return sendError({ code: 'invalid_frame', message: 'frames are JSON text, not binary' });
-      const decoded = decodeClientFrame(data);
-      if ('error' in decoded) return sendError(decoded.error);
-      const frame = decoded.frame;
-      switch (frame.type) {
-        case 'ping':
-          return answer({ type: 'pong', nonce: frame.nonce });
-        case 'pong':
-          return;
-        case 'subscribe':
-          if (state !== 'awaiting')
-            return sendError({ code: 'already_subscribed', message: 'this connection already subscribed' });
-          void subscribe(frame);
-          return;
-        case 'cancel':
-          if (state === 'awaiting')
-            return sendError({ code: 'subscribe_required', message: 'send subscribe first' });
-          return cancel(frame);
+      if (waiting + backlog() >= deps.queueLimit) {
+        const queued = waiting + backlog();
+        self.close('tooSlow', `more than ${deps.queueLimit} frames queued; reconnect with since`, false);
+        return deps.overflowed(null, queued);
       }
+      waiting++;
+      inbox = inbox
+        .then(() => handle(data))
+        .catch((err) =>
+          deps.log.error('frame handling failed', { session_id: deps.sessionId, message: errorMessage(err) }),
+        )
+        .finally(() => {
+          waiting--;
+        });
     },
     close(kind, message, drain) {
       if (state === 'closing' || state === 'closed') return;
