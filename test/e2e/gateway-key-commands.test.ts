@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { editKeyRecord, gatewayFiles, issueKey, parseLines, readEvents } from '../helpers/gateway-keys.ts';
 import { makeTempDir, NOBODY, RUNS_AS_ROOT, runSvc } from '../helpers/svc.ts';
@@ -224,6 +235,30 @@ test('revoke-key prints revoked and revoked_at; an unknown key id exits 1 naming
   assert.equal(unknown.stderr.trim().split('\n').length, 1);
 });
 
+test('a keystore path that is a symlink is changed where it leads: the link stays, the file it names gets every change', async () => {
+  const f = fresh();
+  const real = join(dirname(f.keystore), 'real', 'keys.json');
+  const a = await issueKey(f.env, ['--keystore', real]);
+  symlinkSync(join('real', 'keys.json'), f.keystore);
+  const b = await issueKey(f.env); // through the link (SVC_GATEWAY_KEYSTORE)
+  const revoked = await runSvc(['gateway', 'revoke-key', a.keyId], { env: f.env });
+  assert.equal(revoked.code, 0, revoked.stderr);
+  assert.ok(lstatSync(f.keystore).isSymbolicLink(), 'the link is still a link');
+  const keys = JSON.parse(readFileSync(real, 'utf8')).keys;
+  assert.deepEqual(
+    keys.map((k: { key_id: string; status: string }) => [k.key_id, k.status]),
+    [
+      [a.keyId, 'revoked'],
+      [b.keyId, 'active'],
+    ],
+  );
+  assert.equal(statSync(real).mode & 0o777, 0o600);
+  assert.deepEqual(
+    readdirSync(dirname(f.keystore)).filter((n) => /\.(lock|tmp)$/.test(n)),
+    [],
+  );
+});
+
 test('rotate-key prints the four lines, copies the scope, and refuses bad grace periods with exit 2', async () => {
   const f = fresh();
   const a = await issueKey(f.env, ['--user', 'usr_a', '--team', 'team_a', '--daily-cap-usd', '3']);
@@ -326,6 +361,8 @@ test('missing or malformed arguments exit 2', async () => {
     ['issue-key', '--name', '  ', '--workspace', '/tmp'],
     ['issue-key', '--name', 'x', '--workspace', ''],
     ['revoke-key'],
+    ['revoke-key', ''],
+    ['rotate-key', ' '],
     ['list-keys', '--format', 'xml'],
   ]) {
     const r = await runSvc(['gateway', ...args], { env: f.env });

@@ -9,14 +9,16 @@ import {
   closeSync,
   fchmodSync,
   fsyncSync,
+  lstatSync,
   openSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   statSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { errorMessage, SvcError } from '../../lib/errors.ts';
 import { createFolders } from '../../lib/folders.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -73,16 +75,20 @@ export async function updateKeystoreFile<T>(
   // chart's Secret mount). Only a change that writes is redone under the lock.
   const planned = change(readKeystoreFile(path));
   if (!planned.next) return planned.result;
+  // A keystore path that is a symlink is written where it leads (its lock beside that file too): a rename
+  // over the link would replace it with a copy and leave the file it named, which the gateway or another
+  // path may read, without the change.
+  const file = followSymlinks(path);
   createFolders(
-    dirname(path),
+    dirname(file),
     'the keystore',
     'point --keystore or SVC_GATEWAY_KEYSTORE at a writable location',
     0o700,
   );
-  const release = await acquireLock(`${path}.lock`);
+  const release = await acquireLock(`${file}.lock`);
   try {
     const { next, result } = change(readKeystoreFile(path));
-    if (next) writeAtomically(path, `${JSON.stringify(next, null, 2)}\n`);
+    if (next) writeAtomically(file, `${JSON.stringify(next, null, 2)}\n`);
     return result;
   } finally {
     release();
@@ -180,6 +186,19 @@ function jsonSyntaxReason(err: unknown): string {
     .replace(/\s+/g, ' ')
     .trim();
   return reason || 'a syntax error';
+}
+
+/** The file a path names once its symlinks (of the last component, followed hop by hop) are resolved. */
+function followSymlinks(path: string): string {
+  let at = path;
+  for (let hops = 0; hops < 40; hops++) {
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (!st?.isSymbolicLink()) return at;
+    at = resolve(dirname(at), readlinkSync(at));
+  }
+  throw new SvcError('keystore_invalid', {
+    message: `The keystore path ${path} is a loop of symbolic links; point --keystore or SVC_GATEWAY_KEYSTORE at the keys file itself.`,
+  });
 }
 
 function index(store: Keystore | undefined): Map<string, KeyRecord> {

@@ -77,6 +77,16 @@ export function assertNoKeystoreFlag(args: KeystoreArgs): void {
   });
 }
 
+/** The KEY_ID positional: an empty one (an unset shell variable) is a missing argument, exit 2. */
+export function keyIdArg(value: string): string {
+  if (value.trim() === '') {
+    throw new SvcError('usage_error', {
+      message: 'KEY_ID must not be empty: give the key id (gk_…) that `svc gateway list-keys` shows.',
+    });
+  }
+  return value;
+}
+
 /** Prints `label: value` lines, the operator commands' output format (spec 1 §Operator commands). */
 export function printLines(lines: Array<[string, string | null | undefined]>): void {
   process.stdout.write(lines.map(([k, v]) => `${k}: ${v ?? ''}\n`).join(''));

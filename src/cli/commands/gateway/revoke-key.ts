@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { runRevokeKey } from '../../../gateway/index.ts';
-import { keystoreArgs, printLines, withKeyAdmin } from './common.ts';
+import { keyIdArg, keystoreArgs, printLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
   meta: { name: 'revoke-key', description: 'Revoke a gateway key at once' },
@@ -9,7 +9,8 @@ export default defineCommand({
     ...keystoreArgs,
   },
   async run({ args }) {
-    const { record } = await withKeyAdmin(args, (deps) => runRevokeKey(args.key_id, deps));
+    const keyId = keyIdArg(args.key_id);
+    const { record } = await withKeyAdmin(args, (deps) => runRevokeKey(keyId, deps));
     printLines([
       ['revoked', record.key_id],
       ['revoked_at', record.revoked_at],

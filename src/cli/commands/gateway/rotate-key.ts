@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { DEFAULT_GRACE_PERIOD, parseGracePeriod, runRotateKey } from '../../../gateway/index.ts';
-import { keystoreArgs, printLines, withKeyAdmin } from './common.ts';
+import { keyIdArg, keystoreArgs, printLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
   meta: {
@@ -16,9 +16,10 @@ export default defineCommand({
     ...keystoreArgs,
   },
   async run({ args }) {
+    const keyId = keyIdArg(args.key_id);
     const graceUs = parseGracePeriod(args['grace-period'] ?? DEFAULT_GRACE_PERIOD);
     const { predecessor, successor, token } = await withKeyAdmin(args, (deps) =>
-      runRotateKey(args.key_id, graceUs, deps),
+      runRotateKey(keyId, graceUs, deps),
     );
     printLines([
       ['old_key_id', predecessor.key_id],
