@@ -16,6 +16,8 @@ import { type Clock, formatUs } from '../lib/time.ts';
 import type { Database } from '../store/schema.ts';
 import { finishToolCall, insertToolCall } from './sessions/tool-calls.ts';
 import { whileStoreAway } from './store-wait.ts';
+import { DelegateInputSchema } from './tools/delegate.ts';
+import { parseInput } from './tools/result.ts';
 import type { ToolResult, WorkspaceTool } from './tools/tool.ts';
 import type { Confirmations } from './turns/confirmations.ts';
 
@@ -76,7 +78,9 @@ export async function runToolUses(
     let started = performance.now();
     const callId = deps.newId();
     const base = { actor: 'tool', session_id: turn.sessionId, turn_id: turn.turnId } as const;
-    const failed = async (error_class: ToolErrorClass, message: string) => {
+    const failed = async (error_class: ToolErrorClass, message: string, output?: string) => {
+      // the event carries the failure's sentence only; what the tool printed goes to the model and the row
+      const content = `${error_class}: ${message}${output ? `\n${output}` : ''}`;
       deps.bus.publish({
         ...base,
         type: 'tool.failed',
@@ -85,7 +89,7 @@ export async function runToolUses(
       const completed_at = now(deps);
       await whileStoreAway(deps.log, 'tool call end', () =>
         finishToolCall(deps.db, callId, {
-          output: message,
+          output: output ? `${message}\n${output}` : message,
           status: error_class === 'cancelled' ? 'cancelled' : 'failed',
           error_class,
           completed_at,
@@ -94,7 +98,7 @@ export async function runToolUses(
       results.push({
         type: 'tool_result',
         tool_use_id: use.id,
-        content: `${error_class}: ${message}`,
+        content,
         is_error: true,
       });
     };
@@ -122,6 +126,16 @@ export async function runToolUses(
     });
     const outcome = await runOne(deps, turn, use, () => {
       started = performance.now();
+    }).catch((err: unknown): RunOutcome => {
+      // a tool that throws is that call's failure, never the turn's end (tools return their own failures)
+      // logged by name and code only: an exception's text may quote the model's input
+      const code = (err as NodeJS.ErrnoException | undefined)?.code;
+      deps.log.error('tool threw', { tool_name: use.name, error: code ?? (err as Error)?.name });
+      return {
+        kind: 'failed',
+        error_class: 'execution_error',
+        message: `${use.name} failed: ${errorText(err)}`,
+      };
     });
     if (outcome.kind === 'failed') {
       await failed(outcome.error_class, outcome.message);
@@ -130,7 +144,7 @@ export async function runToolUses(
     cost = add(cost, outcome.cost);
     const r = outcome.result;
     if (!r.ok) {
-      await failed(turn.signal.aborted ? 'cancelled' : r.error_class, r.message);
+      await failed(turn.signal.aborted ? 'cancelled' : r.error_class, r.message, r.output);
       continue;
     }
     deps.bus.publish({
@@ -199,18 +213,13 @@ async function runOne(
     if (denied) return denied;
   }
   if (tool.name === 'delegate') {
-    const input = use.input as { task?: unknown; model?: unknown };
-    if (typeof input.task !== 'string' || input.task.trim() === '')
-      return {
-        kind: 'failed',
-        error_class: 'invalid_input',
-        message: 'task: a non-empty string is required',
-      };
-    if (input.model !== undefined && input.model !== null && typeof input.model !== 'string')
-      return { kind: 'failed', error_class: 'invalid_input', message: 'model: must be a string' };
+    const input = parseInput(DelegateInputSchema, use.input);
+    if (!input.ok) return { kind: 'failed', error_class: input.error_class, message: input.message };
+    if (input.value.task.trim() === '')
+      return { kind: 'failed', error_class: 'invalid_input', message: 'input field `task`: is blank' };
     const d = await deps.delegate({
-      task: input.task,
-      model: (input.model as string | undefined) ?? null,
+      task: input.value.task,
+      model: input.value.model ?? null,
       toolUseId: use.id,
       plannerSessionId: turn.sessionId,
       plannerTurnId: turn.turnId,
@@ -295,6 +304,12 @@ async function confirm(
   }
   if (outcome.scope === 'session') deps.approvals(turn.sessionId).add(use.name);
   return undefined;
+}
+
+function errorText(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const text = err instanceof Error ? err.message : String(err);
+  return code && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
 function ms(started: number): number {

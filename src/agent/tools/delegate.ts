@@ -4,13 +4,13 @@
  * something calls it directly.
  */
 import * as v from 'valibot';
-import { fail, parseInput } from './result.ts';
+import { fail, optionalField, parseInput, toolInput } from './result.ts';
 import type { ToolResult, WorkspaceTool } from './tool.ts';
 
 /** The delegate input, validated by the loop before it starts a worker. */
-export const DelegateInputSchema = v.object({
+export const DelegateInputSchema = toolInput({
   task: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
-  model: v.optional(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'))),
+  model: optionalField(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'))),
 });
 export type DelegateInput = v.InferOutput<typeof DelegateInputSchema>;
 

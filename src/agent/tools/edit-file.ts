@@ -5,15 +5,15 @@
  */
 import * as v from 'valibot';
 import { readNoFollow, writeNoFollow } from './file-io.ts';
-import { fail, fsFailure, isFailure, parseInput } from './result.ts';
+import { fail, fsFailure, isFailure, optionalField, parseInput, toolInput } from './result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
 import { resolveWorkspacePath } from './workspace-path.ts';
 
-const InputSchema = v.object({
+const InputSchema = toolInput({
   path: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
   old_string: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
   new_string: v.string('must be a string'),
-  replace_all: v.optional(v.boolean('must be a boolean')),
+  replace_all: optionalField(v.boolean('must be a boolean')),
 });
 
 export const editFileTool: WorkspaceTool = {

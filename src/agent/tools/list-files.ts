@@ -6,16 +6,16 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { cutNote, fail, fsFailure, isFailure, parseInput } from './result.ts';
+import { cutNote, fail, fsFailure, isFailure, optionalField, parseInput, toolInput } from './result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
 import { walk } from './walk.ts';
 import { resolveWorkspacePath } from './workspace-path.ts';
 
 export const LIST_CAP_BYTES = 64 * 1024;
 
-const InputSchema = v.object({
-  path: v.optional(v.string('must be a string')),
-  recursive: v.optional(v.boolean('must be a boolean')),
+const InputSchema = toolInput({
+  path: optionalField(v.string('must be a string')),
+  recursive: optionalField(v.boolean('must be a boolean')),
 });
 
 export const listFilesTool: WorkspaceTool = {

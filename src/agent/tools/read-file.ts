@@ -7,16 +7,26 @@ import { constants, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as v from 'valibot';
 import { openRegular } from './file-io.ts';
-import { cutNote, decodeCut, fail, fsFailure, isFailure, looksBinary, parseInput } from './result.ts';
+import {
+  cutNote,
+  decodeCut,
+  fail,
+  fsFailure,
+  isFailure,
+  looksBinary,
+  optionalField,
+  parseInput,
+  toolInput,
+} from './result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
 import { resolveWorkspacePath } from './workspace-path.ts';
 
 export const READ_CAP_BYTES = 256 * 1024;
 
-const InputSchema = v.object({
+const InputSchema = toolInput({
   path: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
-  offset: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1))),
-  limit: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1))),
+  offset: optionalField(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1))),
+  limit: optionalField(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1))),
 });
 
 export const readFileTool: WorkspaceTool = {

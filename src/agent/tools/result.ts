@@ -16,6 +16,26 @@ export function isFailure(value: unknown): value is ToolFailure {
   return typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false;
 }
 
+/**
+ * A tool's input schema: a closed object, as the JSON schema the model sees says (`additionalProperties:
+ * false`), so a misspelt optional field (`recursiv`) is refused naming it instead of silently ignored.
+ */
+export function toolInput<E extends v.ObjectEntries>(entries: E) {
+  const fields = Object.keys(entries).join(', ');
+  return v.strictObject(entries, (issue) => {
+    if (issue.expected === 'never') return `is not a field of this tool (its fields: ${fields})`;
+    if (issue.expected === 'Object') return 'the tool input must be a JSON object';
+    return 'is required';
+  });
+}
+
+/** An optional field: absent, or null (as models in strict JSON modes send an unset optional field). */
+export const optionalField = <S extends v.GenericSchema>(schema: S) =>
+  v.pipe(
+    v.nullish(schema),
+    v.transform((value) => value ?? undefined),
+  );
+
 /** Validates a tool's input; a failure is `invalid_input` naming the first bad field. */
 export function parseInput<S extends v.GenericSchema>(
   schema: S,

@@ -6,20 +6,22 @@
  * matches is information for the model, not a tool failure. stdout+stderr are combined and capped at 64 KiB.
  * If the server dies first, a watchdog in the group kills it (GROUP_WATCHDOG).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as v from 'valibot';
 import { CappedOutput } from './command-output.ts';
-import { fail, fsFailure, isFailure, parseInput } from './result.ts';
+import { fail, fsFailure, isFailure, optionalField, parseInput, toolInput } from './result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
 import { resolveWorkspacePath } from './workspace-path.ts';
 
 export const COMMAND_CAP_BYTES = 64 * 1024;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
 const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000; // the default turn timeout
+/** Linux's bound on one exec argument (MAX_ARG_STRLEN, 128 KiB with its NUL): the command is `sh -c`'s argument. */
+export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 
-const InputSchema = v.object({
+const InputSchema = toolInput({
   command: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
-  timeout_ms: v.optional(
+  timeout_ms: optionalField(
     v.pipe(
       v.number('must be a number'),
       v.integer('must be an integer'),
@@ -56,21 +58,34 @@ export const runCommandTool: WorkspaceTool = {
 async function runCommand(input: unknown, ctx: ToolContext): Promise<ToolResult> {
   const parsed = parseInput(InputSchema, input);
   if (!parsed.ok) return parsed;
+  const { command } = parsed.value;
+  if (command.includes('\0')) return fail('invalid_input', 'input field `command`: contains a NUL byte');
+  const bytes = Buffer.byteLength(command);
+  if (bytes > MAX_COMMAND_BYTES) {
+    return fail(
+      'invalid_input',
+      `input field \`command\`: is ${bytes} bytes, over the system's 128 KiB bound on a command line; ` +
+        'write the script to a file with write_file and run that file',
+    );
+  }
   if (ctx.signal.aborted) return fail('cancelled', 'run_command was cancelled before it started');
   const cwd = await resolveWorkspacePath(ctx.workspace, '.');
   if (isFailure(cwd)) return cwd;
   const timeoutMs = parsed.value.timeout_ms ?? DEFAULT_COMMAND_TIMEOUT_MS;
-  const run = await spawnGroup(parsed.value.command, cwd.root, ctx, timeoutMs);
-  if (run.type === 'spawn_error') return fsFailure(run.error, 'sh');
+  const run = await spawnGroup(command, cwd.root, ctx, timeoutMs);
+  if (run.type === 'spawn_error') {
+    if ((run.error as NodeJS.ErrnoException).code === 'E2BIG')
+      return fail('execution_error', 'the command and the environment are over the system bound (E2BIG)');
+    return fsFailure(run.error, 'sh');
+  }
   const output = run.output.text();
+  // the output goes to the model, never into the tool.failed event (tool.completed carries no output either)
   if (run.type === 'timeout') {
-    return fail(
-      'timeout',
-      `command timed out after ${timeoutMs} ms; its process group was killed\n${output}`,
-    );
+    const message = `command timed out after ${timeoutMs} ms; its process group was killed`;
+    return { ...fail('timeout', message), output };
   }
   if (run.type !== 'exited')
-    return fail('cancelled', `command cancelled; its process group was killed\n${output}`);
+    return { ...fail('cancelled', 'command cancelled; its process group was killed'), output };
   const status = run.code !== null ? `exit code: ${run.code}` : `killed by signal ${run.signal}`;
   const result: ToolResult = { ok: true, output: `${status}\n${output}` };
   return run.output.truncated ? { ...result, truncated: true } : result;
@@ -96,12 +111,20 @@ type Run =
 function spawnGroup(command: string, cwd: string, ctx: ToolContext, timeoutMs: number): Promise<Run> {
   return new Promise((resolve) => {
     const output = new CappedOutput(COMMAND_CAP_BYTES);
-    const child = spawn('sh', ['-c', GROUP_WATCHDOG, 'sh', command], {
-      cwd,
-      env: ctx.childEnv,
-      detached: true, // own process group (pgid = child.pid), so -pid reaches every descendant
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'], // fd 3: the watchdog's line to this process
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn('sh', ['-c', GROUP_WATCHDOG, 'sh', command], {
+        cwd,
+        env: ctx.childEnv,
+        detached: true, // own process group (pgid = child.pid), so -pid reaches every descendant
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'], // fd 3: the watchdog's line to this process
+      });
+    } catch (error) {
+      // spawn throws (rather than emitting 'error') for some refusals: E2BIG (arguments plus environment
+      // over the system's bound), an argument Node will not pass
+      resolve({ type: 'spawn_error', error: error as Error });
+      return;
+    }
     let ended: 'timeout' | 'cancelled' | null = null;
     const stop = (why: 'timeout' | 'cancelled') => {
       if (ended) return;

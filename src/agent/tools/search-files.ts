@@ -10,7 +10,16 @@ import { RE2JS } from 're2js';
 import * as v from 'valibot';
 import { compileWorkspaceMatcher } from '../../routing/glob.ts';
 import { NOT_REGULAR, openRegular } from './file-io.ts';
-import { cutNote, fail, fsFailure, isFailure, looksBinary, parseInput } from './result.ts';
+import {
+  cutNote,
+  fail,
+  fsFailure,
+  isFailure,
+  looksBinary,
+  optionalField,
+  parseInput,
+  toolInput,
+} from './result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
 import { walk } from './walk.ts';
 import { resolveWorkspacePath } from './workspace-path.ts';
@@ -19,10 +28,10 @@ export const SEARCH_CAP_BYTES = 64 * 1024;
 export const SEARCH_MAX_FILE_BYTES = 8 * 1024 * 1024;
 const MAX_LINE_CHARS = 500;
 
-const InputSchema = v.object({
+const InputSchema = toolInput({
   pattern: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
-  path: v.optional(v.string('must be a string')),
-  glob: v.optional(v.string('must be a string')),
+  path: optionalField(v.string('must be a string')),
+  glob: optionalField(v.string('must be a string')),
 });
 
 export const searchFilesTool: WorkspaceTool = {

@@ -28,7 +28,14 @@ export interface ToolContext {
 /** What goes back to the model as the tool result; a failure is a result too (DECISIONS §3 classes). */
 export type ToolResult =
   | { ok: true; output: string; truncated?: boolean }
-  | { ok: false; error_class: ToolErrorClass; message: string };
+  | {
+      ok: false;
+      error_class: ToolErrorClass;
+      /** One or two sentences: the tool.failed event's `message` and the start of the model's result. */
+      message: string;
+      /** What the tool printed before it failed (a timed-out command's output): for the model only. */
+      output?: string;
+    };
 
 export interface WorkspaceTool {
   name: ToolName;

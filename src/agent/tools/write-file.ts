@@ -6,11 +6,11 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
 import { writeNoFollow } from './file-io.ts';
-import { fail, fsFailure, isFailure, parseInput } from './result.ts';
+import { fail, fsFailure, isFailure, parseInput, toolInput } from './result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tool.ts';
 import { resolveWorkspacePath } from './workspace-path.ts';
 
-const InputSchema = v.object({
+const InputSchema = toolInput({
   path: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
   content: v.string('must be a string'),
 });

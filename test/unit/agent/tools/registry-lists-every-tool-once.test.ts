@@ -24,6 +24,17 @@ test('confirmation and read-only flags follow issue 10: only write_file, edit_fi
   assert.deepEqual(readOnly, ['read_file', 'list_files', 'search_files', 'delegate']);
 });
 
+/** An input each tool accepts (the run itself may still fail on the empty workspace). */
+const validInputs: Record<string, Record<string, unknown>> = {
+  read_file: { path: 'a' },
+  list_files: {},
+  search_files: { pattern: 'a' },
+  write_file: { path: 'a', content: '' },
+  edit_file: { path: 'a', old_string: 'a', new_string: 'b' },
+  run_command: { command: 'true' },
+  delegate: { task: 'a' },
+};
+
 test('every input schema is a closed JSON object schema whose required fields are rejected when missing', async (t) => {
   const { ctx } = await workspace(t);
   for (const tool of WORKSPACE_TOOLS) {
@@ -37,6 +48,10 @@ test('every input schema is a closed JSON object schema whose required fields ar
       assert.match(res.message, new RegExp(`\`(${required.join('|')})\``), tool.name);
     }
     assert.equal(failure(await tool.run('not an object', ctx)).error_class, 'invalid_input', tool.name);
+    // closed, as additionalProperties false says: an unknown (misspelt) field is named, not ignored
+    const extra = failure(await tool.run({ ...validInputs[tool.name], pathh: 'x' }, ctx));
+    assert.equal(extra.error_class, 'invalid_input', tool.name);
+    assert.match(extra.message, /`pathh`: is not a field/, tool.name);
   }
 });
 

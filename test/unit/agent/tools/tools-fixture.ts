@@ -33,7 +33,7 @@ export function okOutput(result: ToolResult): string {
   return result.output;
 }
 
-export function failure(result: ToolResult): { error_class: string; message: string } {
+export function failure(result: ToolResult): Extract<ToolResult, { ok: false }> {
   if (result.ok) throw new Error(`expected a failure, got ok: ${result.output.slice(0, 200)}`);
   return result;
 }
