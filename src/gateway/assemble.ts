@@ -68,9 +68,17 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
   const spendToday = await runLongStatements(() => loadSpendToday(opts.store, opts.clock, budgetOf));
   // replicas sharing a PostgreSQL store: tell them this process is alive before naming anyone's gaps
   if (opts.store.engine === 'postgres') await opts.store.announcePresence();
-  await runLongStatements(() =>
-    runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log }),
-  );
+  const peer = opts.store.engine === 'sqlite' ? opts.store.serverSharedWith : undefined;
+  if (peer)
+    // a rolling update's overlap: the other gateway's calls in flight are alive, not a dead process's gaps
+    log.warn(
+      'another svc gateway is running on this SQLite store: no start-up gap scan, and each gateway counts the keys’ budgets apart until it stops (several gateways need a PostgreSQL store)',
+      peer.pid === undefined ? {} : { other_pid: peer.pid },
+    );
+  else
+    await runLongStatements(() =>
+      runGapDetection({ store: opts.store, bus: opts.bus, clock: opts.clock, log }),
+    );
   // slot 4 learns from this store in the background (README §Learned routing)
   const pattern = startPatternRouter({
     store: opts.store,

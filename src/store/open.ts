@@ -43,6 +43,8 @@ interface StoreBase {
 export interface SqliteStore extends StoreBase {
   readonly engine: 'sqlite';
   readonly db: DatabaseSync;
+  /** Opened for a gateway while another gateway runs on the store (server-lock.ts): its pid when known. */
+  readonly serverSharedWith?: { pid?: number };
 }
 
 export interface PostgresStore extends StoreBase {
@@ -83,7 +85,8 @@ export interface OpenStoreOptions {
   signal?: AbortSignal;
   /**
    * A server's start (SQLite): takes that kind's lock on the store once it is known writable and before
-   * it is migrated (server-lock.ts), refusing when another server of the kind holds it; released at close.
+   * it is migrated (server-lock.ts): a second agent server is refused, a second gateway is told of the first
+   * (`serverSharedWith`); released at close.
    */
   serverLock?: ServerKind;
 }

@@ -17,7 +17,7 @@ import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
 import type { OpenStoreOptions, SqliteStore } from './open.ts';
 import { createPrivateFile, tightenStoreFiles } from './private-files.ts';
 import type { Database } from './schema.ts';
-import { holdServerLock } from './server-lock.ts';
+import { holdServerLock, type ServerLock } from './server-lock.ts';
 import { SQLITE, sqliteAdvice, sqliteCode } from './sqlite-errors.ts';
 
 /** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
@@ -52,7 +52,7 @@ export async function openSqliteStore(
     createNewStoreFile(path);
   }
   let db = connect(path, readOnly, path, busyMs);
-  let releaseLock: (() => void) | undefined;
+  let lock: ServerLock | undefined;
   try {
     if (readOnly) db = readableConnection(db, path, busyMs);
     else assertSqliteFile(db, path);
@@ -62,10 +62,10 @@ export async function openSqliteStore(
     applyPragmas(db, readOnly, busyMs);
     if (!readOnly) assertWritable(db, path);
     // a second server of the kind is refused here, before a migration or its start-up scans change anything
-    if (options.serverLock && !readOnly) releaseLock = holdServerLock(path, options.serverLock);
+    if (options.serverLock && !readOnly) lock = holdServerLock(path, options.serverLock);
     registerFunctions(db);
   } catch (err) {
-    releaseLock?.();
+    lock?.release();
     if (db.isOpen) db.close(); // readableConnection closed the one it gave up
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
@@ -85,18 +85,19 @@ export async function openSqliteStore(
       kysely,
       schemaVersion,
       appendEvents: createAppender(db, kysely),
+      ...(lock?.sharedWith ? { serverSharedWith: lock.sharedWith } : {}),
       async close() {
         if (closed) return;
         closed = true;
         await kysely.destroy();
         db.close();
-        releaseLock?.();
+        lock?.release();
       },
     };
   } catch (err) {
     await kysely.destroy();
     db.close();
-    releaseLock?.();
+    lock?.release();
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
       message: `Cannot migrate the trace store ${path}: ${errorMessage(err)}${withAdvice(err)}.`,

@@ -1,10 +1,10 @@
 /**
- * One `svc serve` and one `svc gateway` per SQLite trace store (README §Trace store): a second server of
- * the same kind would take the first's live work for a dead process's (serve: its running turns cancelled
- * as server_restart; gateway: its calls in flight named as gaps, each key's budget counted apart). The second
- * start is refused (exit 1, one sentence naming the store and the first's pid) before it changes anything,
- * the first's held turn or call then completes untouched, a gateway and a serve share a store as before, and
- * a first server killed with -9 does not block the next start.
+ * Servers sharing a SQLite trace store (README §Trace store). A second `svc serve` would cancel the first's
+ * running turns as server_restart: it is refused (exit 1, one sentence naming the store and the first's pid)
+ * before it changes anything. A second `svc gateway` (a rolling update's new pod beside the old one) starts,
+ * says it shares the store, and names none of the first's calls in flight as gaps. The first's held turn or
+ * call then completes untouched, a gateway and a serve share a store as before, and a first server killed
+ * with -9 does not block the next start.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -72,7 +72,7 @@ test('a second svc serve on the store is refused; the first one’s running turn
   assert.equal((await after.api('GET', `/sessions/${sid}`)).status, 200);
 });
 
-test('a second svc gateway on the store is refused; a svc serve beside it starts; the held call completes; kill -9 frees the store', async (t) => {
+test('a second svc gateway on the store starts beside the first and names none of its calls as gaps; a svc serve beside them starts; kill -9 frees the store', async (t) => {
   const stack = await startGatewayStack();
   const later: RunningSvc[] = [];
   t.after(async () => {
@@ -88,12 +88,20 @@ test('a second svc gateway on the store is refused; a svc serve beside it starts
   });
   await until('the call to reach the provider', () => stack.fake.requests.length === 1);
 
-  const second = await runSvc(['gateway', '--port', String(await freePort())], {
-    env: stack.files.env,
-    timeoutMs: 15_000,
+  const second = await startSvc(['gateway', '--port', '{port}'], { env: stack.files.env });
+  later.push(second);
+  const { stdout, stderr } = second.output();
+  assert.match(
+    stdout + stderr,
+    new RegExp(`another svc gateway is running.*"other_pid":${stack.gw.child.pid}`),
+  );
+  const viaSecond = await fetch(`${second.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai:gpt-5-mini', messages: [{ role: 'user', content: 'also' }] }),
   });
-  assertRefused(second, 'gateway', db, stack.gw);
-  // the agent server and the gateway share one store (the container's layout)
+  assert.equal(viaSecond.status, 200);
+  // the agent server and the gateways share one store (the container's layout)
   const serve = await startSvc(['serve', '--port', '{port}'], {
     env: { ...stack.files.env, SVC_DB_PATH: db },
     readyPath: '/health',
@@ -106,5 +114,6 @@ test('a second svc gateway on the store is refused; a svc serve beside it starts
 
   stack.gw.child.kill('SIGKILL');
   await stack.gw.stop();
+  await second.stop();
   later.push(await startSvc(['gateway', '--port', '{port}'], { env: stack.files.env }));
 });

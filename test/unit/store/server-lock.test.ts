@@ -16,7 +16,7 @@ test('one lock per kind and store file, whatever path names the store; free agai
   const link = join(dir, 'elsewhere', 'link.db');
   symlinkSync(store, link);
 
-  const release = holdServerLock(store, 'serve');
+  const serve = holdServerLock(store, 'serve');
   assert.equal(serverLockPath(link, 'serve'), `${store}-serve.lock`);
   assert.equal(statSync(`${store}-serve.lock`).mode & 0o777, 0o600);
   assert.throws(
@@ -25,7 +25,17 @@ test('one lock per kind and store file, whatever path names the store; free agai
   );
   // the other kind shares the store
   const gateway = holdServerLock(link, 'gateway');
-  release();
-  holdServerLock(link, 'serve')();
-  gateway();
+  assert.equal(gateway.sharedWith, undefined);
+  serve.release();
+  holdServerLock(link, 'serve').release();
+
+  // gateways share their lock (a rolling update's overlap), each told whether another one runs
+  const second = holdServerLock(store, 'gateway');
+  assert.deepEqual(second.sharedWith, {}); // this process itself holds the other: no foreign pid
+  gateway.release();
+  const third = holdServerLock(store, 'gateway');
+  assert.ok(third.sharedWith, 'the second gateway still runs');
+  second.release();
+  third.release();
+  assert.equal(holdServerLock(link, 'gateway').sharedWith, undefined); // alone again
 });
