@@ -316,6 +316,22 @@ test('concurrent issue-key commands all keep their key', async () => {
   assert.deepEqual([...keys].sort(), issued.map((i) => i.keyId).sort());
 });
 
+// a command killed while it holds the lock leaves keys.json.lock behind (empty; an older svc wrote its pid
+// there): the next command goes ahead at once, never waiting for the leftover to look stale (10 s, once)
+test('a lock file left by a killed key command does not hold up the next one', async () => {
+  const f = fresh();
+  for (const leftover of ['', '4242\n']) {
+    writeFileSync(`${f.keystore}.lock`, leftover);
+    const r = await runSvc(['gateway', 'issue-key', '--name', 'after', '--workspace', '/tmp'], {
+      env: f.env,
+      timeoutMs: 5_000,
+    });
+    assert.equal(r.code, 0, `after a leftover ${JSON.stringify(leftover)}: ${r.stderr}`);
+  }
+  assert.equal(JSON.parse(readFileSync(f.keystore, 'utf8')).keys.length, 2);
+  assert.equal(statSync(`${f.keystore}.lock`).mode & 0o777, 0o600);
+});
+
 test('a keystore that is not valid JSON or fails its schema is refused with path and reason and kept', async () => {
   const f = fresh();
   for (const [text, reason] of [

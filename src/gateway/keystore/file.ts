@@ -1,6 +1,6 @@
 /**
  * @module The keystore file: strict reads (a bad file is refused with its path and the reason and is
- * never overwritten), updates serialized across processes by a lock file and written atomically
+ * never overwritten), updates serialized across processes by an OS lock on a file beside it, written atomically
  * (temporary file, fsync, rename, directory fsync; mode 0600), and the gateway's in-memory cache.
  */
 
@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   fchmodSync,
+  fstatSync,
   fsyncSync,
+  ftruncateSync,
   lstatSync,
   openSync,
   readFileSync,
@@ -19,9 +21,11 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { errorMessage, SvcError } from '../../lib/errors.ts';
 import { createFolders } from '../../lib/folders.ts';
 import type { Logger } from '../../lib/log.ts';
+import { SQLITE, sqliteCode } from '../../store/sqlite-errors.ts';
 import { decodeKeystore, type KeyRecord, type Keystore } from './keystore.ts';
 
 /** The document at `path`, or undefined when there is no file. Throws `keystore_invalid` on a bad file. */
@@ -85,7 +89,7 @@ export async function updateKeystoreFile<T>(
     'point --keystore or SVC_GATEWAY_KEYSTORE at a writable location',
     0o700,
   );
-  const release = await acquireLock(`${file}.lock`);
+  const release = acquireLock(`${file}.lock`);
   try {
     const { next, result } = change(readKeystoreFile(path));
     if (next) writeAtomically(file, `${JSON.stringify(next, null, 2)}\n`);
@@ -166,8 +170,6 @@ export function createKeystoreCache(path: string, options: KeystoreCacheOptions)
 /** lastError while the file is gone (logged once, like a reason a bad file is refused for). */
 const REMOVED = 'removed';
 const LOCK_WAIT_MS = 15_000;
-/** A lock older than this is taken over: its holder crashed (a holder keeps it for milliseconds). */
-const LOCK_STALE_MS = 10_000;
 
 function invalid(path: string, reason: string): SvcError {
   return new SvcError('keystore_invalid', {
@@ -210,53 +212,63 @@ function statIdentity(path: string): string {
   return st ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : 'absent';
 }
 
-async function acquireLock(lockPath: string): Promise<() => void> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(lockPath, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return () => {
-        try {
-          unlinkSync(lockPath);
-        } catch {
-          // already taken over as stale; nothing to release
-        }
-      };
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST') {
-        throw new SvcError('keystore_invalid', {
-          message: `Cannot create the keystore lock ${lockPath}: ${errorMessage(err)}; check the folder's permissions.`,
-          details: { read_only: code === 'EROFS' || code === 'EACCES' || code === 'EPERM' },
-          cause: err,
-        });
-      }
-    }
-    if (isStale(lockPath)) {
-      try {
-        unlinkSync(lockPath);
-      } catch {
-        // another waiter removed it first
-      }
-      continue;
-    }
-    if (Date.now() > deadline) {
+/**
+ * Takes the keystore's lock: `BEGIN EXCLUSIVE` on an empty SQLite file beside the keystore, SQLite's fcntl
+ * write lock, which the operating system drops when its process ends however it ends (a command killed
+ * mid-write never blocks the next one, and there is no staleness to guess). Waits up to LOCK_WAIT_MS for
+ * another command's change (a few milliseconds each). The file stays: removing it would let a waiter
+ * and a newcomer lock two different files.
+ */
+function acquireLock(lockPath: string): () => void {
+  let db: DatabaseSync | undefined;
+  try {
+    openLockFile(lockPath);
+    db = new DatabaseSync(lockPath, { timeout: LOCK_WAIT_MS });
+    db.exec('PRAGMA journal_mode = MEMORY'); // no -journal file beside the lock
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    if (db?.isOpen) db.close();
+    if (err instanceof SvcError) throw err;
+    if (sqliteCode(err) === SQLITE.BUSY) {
       throw new SvcError('keystore_invalid', {
-        message: `The keystore is locked by another svc command (${lockPath}); retry, or delete the lock file if no svc command is running.`,
+        message: `The keystore is locked by another svc command (${lockPath}) that has not finished in ${LOCK_WAIT_MS / 1000} s; retry once it ends.`,
       });
     }
-    await new Promise((r) => setTimeout(r, Math.min(50, 5 + attempt * 5) + Math.random() * 10));
+    throw lockError(lockPath, err);
+  }
+  const held = db;
+  return () => {
+    if (held.isOpen) held.close();
+  };
+}
+
+/**
+ * Creates the lock file (mode 0600) when absent. One an older svc left (its pid as text, after a crash) is
+ * emptied first: this lock is an empty database, and that one is held by no process.
+ */
+function openLockFile(lockPath: string): void {
+  let fd: number;
+  try {
+    fd = openSync(lockPath, 'a+', 0o600);
+  } catch (err) {
+    throw lockError(lockPath, err);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.size > 0 && st.size < 100) ftruncateSync(fd, 0); // a database is never this small
+    if ((st.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
   }
 }
 
-function isStale(lockPath: string): boolean {
-  try {
-    return Date.now() - statSync(lockPath).mtimeMs > LOCK_STALE_MS;
-  } catch {
-    return false;
-  }
+function lockError(lockPath: string, err: unknown): SvcError {
+  const code = (err as NodeJS.ErrnoException).code;
+  return new SvcError('keystore_invalid', {
+    message: `Cannot create the keystore lock ${lockPath}: ${errorMessage(err)}; check the folder's permissions.`,
+    details: { read_only: code === 'EROFS' || code === 'EACCES' || code === 'EPERM' },
+    cause: err,
+  });
 }
 
 function writeAtomically(path: string, text: string): void {

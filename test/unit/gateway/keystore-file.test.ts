@@ -23,11 +23,14 @@ function issue(path: string): Promise<{ key_id: string; token: string }> {
   });
 }
 
-test('the first write creates the keystore with mode 0600 and leaves no temporary or lock file', async () => {
+test('the first write creates the keystore with mode 0600 and leaves no temporary file, only its empty private lock', async () => {
   const path = join(tmp.dir, 'a', 'keys.json');
   await issue(path);
   assert.equal(statSync(path).mode & 0o777, 0o600);
-  assert.deepEqual(readdirSync(join(tmp.dir, 'a')), ['keys.json']);
+  // the lock stays: removing it would let a waiter and a newcomer lock two different files
+  assert.deepEqual(readdirSync(join(tmp.dir, 'a')).sort(), ['keys.json', 'keys.json.lock']);
+  assert.equal(statSync(`${path}.lock`).mode & 0o777, 0o600);
+  assert.equal(statSync(`${path}.lock`).size, 0);
 });
 
 test('concurrent updates are serialized: every change is kept', async () => {
