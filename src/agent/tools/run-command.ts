@@ -103,6 +103,9 @@ async function runCommand(input: unknown, ctx: ToolContext): Promise<ToolResult>
 const GROUP_WATCHDOG =
   '( { read -r _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 & ); exec 3<&-; exec sh -c "$1"';
 
+/** How long the output pipes may stay open after the shell exited (held by a process outside the group). */
+const EXIT_DRAIN_MS = 250;
+
 type Run =
   | { type: 'exited'; code: number | null; signal: NodeJS.Signals | null; output: CappedOutput }
   | { type: 'timeout' | 'cancelled'; output: CappedOutput }
@@ -150,10 +153,20 @@ function spawnGroup(command: string, cwd: string, ctx: ToolContext, timeoutMs: n
       resolve({ type: 'spawn_error', error });
     });
     // The shell is done: whatever it left running in its group (`server &`) is killed, which also closes
-    // the pipes those leftovers hold, so 'close' follows at once instead of at the timeout.
-    child.on('exit', () => killGroup(child.pid));
+    // the pipes those leftovers hold, so 'close' follows at once instead of at the timeout. A process that
+    // left the group (setsid, a daemon that kept its stdout) may still hold them: what it writes within
+    // EXIT_DRAIN_MS is kept, then the pipes are let go and the command's own exit is the answer (not a
+    // timeout of a command that finished).
+    let drain: NodeJS.Timeout | undefined;
+    child.on('exit', () => {
+      killGroup(child.pid);
+      drain = setTimeout(() => {
+        for (const stream of child.stdio) stream?.destroy();
+      }, EXIT_DRAIN_MS);
+    });
     child.on('close', (code, signal) => {
       cleanup();
+      clearTimeout(drain);
       resolve(ended ? { type: ended, output } : { type: 'exited', code, signal, output });
     });
   });

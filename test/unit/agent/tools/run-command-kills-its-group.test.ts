@@ -107,3 +107,19 @@ test('run_command: bad fields are invalid_input naming the field', async (t) => 
   assert.equal(long.error_class, 'invalid_input');
   assert.match(long.message, /`command`: is 131077 bytes/);
 });
+
+test('a command that exits while a process it started in its own session holds the output is its exit, not a timeout', async (t) => {
+  const { ctx, dir } = await workspace(t);
+  // setsid: the sleep leaves the process group (so the exit's group kill misses it) and keeps stdout open
+  const res = await run(
+    {
+      command: "setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' & sleep 0.2; echo finished",
+      timeout_ms: 10_000,
+    },
+    ctx,
+  );
+  const escaped = Number(await readFile(path.join(dir, 'escaped.pid'), 'utf8'));
+  t.after(() => process.kill(escaped, 'SIGKILL'));
+  assert.equal(res.ok, true, JSON.stringify(res));
+  assert.equal(res.ok && res.output, 'exit code: 0\nfinished\n');
+});
