@@ -120,7 +120,9 @@ async function searchFile(abs: string, rel: string, re: RE2JS, out: Found): Prom
     return false; // vanished, unreadable or swapped for a symlink or a pipe since the walk: not searched
   }
   if (looksBinary(text)) return false;
-  const lines = text.toString('utf8').split('\n');
+  // as grep: the newline that ends the last line starts no line of its own, and an empty file has none
+  const body = text.toString('utf8');
+  const lines = body === '' ? [] : body.replace(/\n$/, '').split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].replace(/\r$/, '');
     if (!re.test(line)) continue;

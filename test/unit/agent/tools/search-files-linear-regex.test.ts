@@ -20,6 +20,12 @@ test('search_files prints file:line: text for each matching line, in path order'
   assert.equal(okOutput(await search({ pattern: 'zzz' }, ctx)), 'no matches');
 });
 
+test('a pattern matching an empty line finds the real blank lines, not one past a final newline', async (t) => {
+  const { ctx } = await workspace(t, { 'a.txt': 'one\n\ntwo\n', 'b.txt': 'no final newline', 'c.txt': '' });
+  // as grep: an empty file has no lines, and the newline that ends the last line starts none
+  assert.equal(okOutput(await search({ pattern: '^$' }, ctx)), 'a.txt:2: ');
+});
+
 test('search_files narrows by path (directory or file) and by glob', async (t) => {
   const { ctx } = await workspace(t, {
     'src/a.ts': 'hit\n',
