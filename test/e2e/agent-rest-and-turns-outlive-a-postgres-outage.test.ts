@@ -146,6 +146,46 @@ test('503 store_unavailable while PostgreSQL is away; a turn accepted before it 
   assert.equal(next.status, 202, JSON.stringify(next.body));
 });
 
+test('a tool output holding a NUL byte does not end the turn on PostgreSQL (its text cannot hold NUL)', {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const fake = await startFakeProvider();
+  t.after(() => fake.close());
+  const server = await startAgentServer(t, {
+    env: {
+      SVC_DATABASE_URL: await postgres.createDatabase(),
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    },
+  });
+  // a NUL past the first 8 KiB: read_file does not take the file for binary, so the NUL is in its output
+  writeFileSync(join(server.workspace, 'log.txt'), `${'x'.repeat(9000)}\nbefore\u0000after\n`);
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  const stream = await attach(server, sid);
+  t.after(() => stream.close());
+  stream.send({ type: 'subscribe', filter: 'preset:full', since: null, snapshot: false });
+  await stream.next((f) => f.type === 'subscribe_ack');
+  fake.script([
+    { toolUses: [{ name: 'read_file', input: { path: 'log.txt', offset: 2 } }] },
+    { text: 'read it' },
+  ]);
+  const turn = await server.api('POST', `/sessions/${sid}/turns`, { content: text('read the log') });
+  assert.equal(turn.status, 202, JSON.stringify(turn.body));
+  const end = await stream.next(
+    (f) => f.type === 'event' && f.event.type === 'turn.completed' && f.event.turn_id === turn.body.turn_id,
+  );
+  assert.equal(end.event.payload.status, 'completed', JSON.stringify(end.event.payload));
+  const messages = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  const result = messages.flatMap((m: { content: Array<{ type: string; content?: string }> }) =>
+    m.content.filter((b) => b.type === 'tool_result'),
+  );
+  assert.deepEqual(
+    result.map((b: { content?: string }) => b.content),
+    ['before\u0000after\n'],
+  );
+});
+
 // --- helpers ---
 
 /** Resolves once the process's stderr (from now on) matches `re`. */

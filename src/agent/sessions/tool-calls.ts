@@ -59,7 +59,9 @@ export async function finishToolCall(
   await db
     .updateTable('tool_calls')
     .set({
-      output: outcome.output,
+      // PostgreSQL text cannot hold NUL (a command's -print0 output, a file with a NUL past its first 8 KiB):
+      // the row keeps U+FFFD in its place on either store; the model's tool result is unchanged
+      output: outcome.output?.replaceAll('\0', '\uFFFD') ?? null,
       status: outcome.status,
       error_class: outcome.error_class,
       completed_at: outcome.completed_at,
