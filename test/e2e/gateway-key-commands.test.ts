@@ -186,8 +186,11 @@ test('list-keys and revoke-key write nothing when they change nothing: no folder
     grace_period_until: new Date(Date.now() - 1000).toISOString(),
   });
   const before = readFileSync(join(etc, 'keys.json'), 'utf8');
+  // the lock file the commands above left is the listing user's own (they ran as it before the folder
+  // was made read-only): the lock is taken, and the write is what the folder refuses
   if (RUNS_AS_ROOT) {
-    for (const path of [own.dir, etc, join(etc, 'keys.json'), g.db]) chownSync(path, NOBODY, NOBODY);
+    for (const path of [own.dir, etc, join(etc, 'keys.json'), join(etc, 'keys.json.lock'), g.db])
+      chownSync(path, NOBODY, NOBODY);
   }
   chmodSync(etc, 0o555);
   const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], {
@@ -213,6 +216,16 @@ test('list-keys and revoke-key write nothing when they change nothing: no folder
   });
   assert.equal(again.code, 1);
   assert.match(again.stderr, /No gateway key with id gk_01M829G9KYF6DAJFE8TTGME1Z3 exists/);
+  const refused = await runSvc(['gateway', 'issue-key', '--name', 'x', '--workspace', '/tmp'], {
+    env: g.env,
+    unprivileged: true,
+  });
+  assert.equal(refused.code, 1);
+  assert.match(
+    refused.stderr,
+    /^svc: Cannot write the keystore .*keys\.json \(EACCES\); it is unchanged\. [^\n]*\n$/,
+  );
+  assert.equal(readFileSync(join(etc, 'keys.json'), 'utf8'), before);
   chmodSync(etc, 0o755);
 });
 

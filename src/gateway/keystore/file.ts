@@ -273,23 +273,23 @@ function lockError(lockPath: string, err: unknown): SvcError {
 
 function writeAtomically(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const fd = openSync(tmp, 'wx', 0o600);
   try {
-    fchmodSync(fd, 0o600); // regardless of the umask
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      fchmodSync(fd, 0o600); // regardless of the umask
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, path);
   } catch (err) {
     try {
       unlinkSync(tmp);
     } catch {
-      // best effort
+      // never created, or already gone
     }
-    throw err;
+    throw writeError(path, err);
   }
   try {
     const dirFd = openSync(dirname(path), 'r');
@@ -301,4 +301,17 @@ function writeAtomically(path: string, text: string): void {
   } catch {
     // directory fsync is not supported everywhere; the rename is already atomic
   }
+}
+
+/**
+ * A keystore that could not be written (its folder read-only, the disk full): one sentence, the keystore
+ * left as it was; a read-only folder is marked so that list-keys still lists it (see isReadOnlyKeystore).
+ */
+function writeError(path: string, err: unknown): SvcError {
+  const code = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
+  return new SvcError('io_error', {
+    message: `Cannot write the keystore ${path} (${code}); it is unchanged. Make its folder writable by the user svc runs as (or free disk space), or point --keystore or SVC_GATEWAY_KEYSTORE at a writable copy.`,
+    details: { read_only: code === 'EROFS' || code === 'EACCES' || code === 'EPERM' },
+    cause: err,
+  });
 }
