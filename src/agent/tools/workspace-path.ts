@@ -6,7 +6,7 @@
  * the parent directories between check and open.
  */
 import { constants } from 'node:fs';
-import { realpath } from 'node:fs/promises';
+import { readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { fail, fsFailure, isFailure, type ToolFailure } from './result.ts';
 
@@ -60,9 +60,18 @@ function outside(input: string): ToolFailure {
   );
 }
 
+/** Symlinks followed while resolving one path (Linux's own bound, beyond which open says ELOOP). */
+const MAX_LINKS = 40;
+
+/**
+ * The real path of `lexical`, or of its nearest existing ancestor plus the missing components. A dangling
+ * symlink on the way is followed to where it points (its target does not exist yet), so a path through a
+ * link that leads out is seen as outside even though nothing exists there.
+ */
 async function realpathOfNearest(
   lexical: string,
   input: string,
+  links = 0,
 ): Promise<{ real: string; exists: boolean } | ToolFailure> {
   const missing: string[] = [];
   let current = lexical;
@@ -73,10 +82,28 @@ async function realpathOfNearest(
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') return fsFailure(err, input);
+      const target = code === 'ENOENT' ? await danglingTarget(current) : undefined;
+      if (target !== undefined) {
+        if (links >= MAX_LINKS) return fsFailure({ code: 'ELOOP' }, input);
+        return realpathOfNearest(path.join(target, ...missing), input, links + 1);
+      }
       const parent = path.dirname(current);
       if (parent === current) return fsFailure(err, input);
       missing.unshift(path.basename(current));
       current = parent;
     }
+  }
+}
+
+/**
+ * Where `file` points when it is a symlink: its target, taken from the real directory holding the link (as
+ * the kernel reads a relative target), not resolved further; undefined otherwise.
+ */
+async function danglingTarget(file: string): Promise<string | undefined> {
+  try {
+    const target = await readlink(file);
+    return path.resolve(await realpath(path.dirname(file)), target);
+  } catch {
+    return undefined; // EINVAL (not a symlink), ENOENT (not there either)
   }
 }

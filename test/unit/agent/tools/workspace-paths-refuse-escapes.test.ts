@@ -87,3 +87,33 @@ test('a missing parent chain below the workspace is fine; one below a link out i
   assert.equal(res.error_class, 'outside_workspace');
   await assert.rejects(readFile(path.join(outside, 'x/y/z.txt')));
 });
+
+test('a path through a dangling symlink that points out is outside_workspace for every tool; one that stays inside is followed', async (t) => {
+  const { ctx, dir, outside } = await workspace(t);
+  await symlink(path.join(outside, 'not-yet'), path.join(dir, 'away'));
+  for (const [name, input] of [
+    ['write_file', { path: 'away/new/file.txt', content: 'x' }],
+    ['read_file', { path: 'away/file.txt' }],
+    ['list_files', { path: 'away/sub' }],
+    ['search_files', { pattern: 'x', path: 'away/sub' }],
+    ['edit_file', { path: 'away/file.txt', old_string: 'a', new_string: 'b' }],
+  ] as const) {
+    const res = failure(await tool(name).run(input, ctx));
+    assert.equal(res.error_class, 'outside_workspace', `${name}: ${res.message}`);
+  }
+  await assert.rejects(readFile(path.join(outside, 'not-yet/new/file.txt')));
+  // a dangling link to a place inside: writing through it creates its target there
+  await symlink('notes.md', path.join(dir, 'link.md'));
+  okOutput(await tool('write_file').run({ path: 'link.md', content: 'inside' }, ctx));
+  assert.equal(await readFile(path.join(dir, 'notes.md'), 'utf8'), 'inside');
+});
+
+test('a dangling link with a relative target, inside a directory reached through a link out, is outside', async (t) => {
+  const { ctx, dir, outside } = await workspace(t);
+  await mkdir(path.join(outside, 'deep/dir'), { recursive: true });
+  await symlink('../gone', path.join(outside, 'deep/dir/rel')); // points at outside/deep/gone
+  await symlink(path.join(outside, 'deep/dir'), path.join(dir, 'via'));
+  const res = failure(await tool('write_file').run({ path: 'via/rel', content: 'x' }, ctx));
+  assert.equal(res.error_class, 'outside_workspace');
+  await assert.rejects(readFile(path.join(dir, 'gone')));
+});
