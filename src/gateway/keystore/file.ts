@@ -32,8 +32,15 @@ import { decodeKeystore, type KeyRecord, type Keystore } from './keystore.ts';
 export function readKeystoreFile(path: string): Keystore | undefined {
   let text: string;
   try {
+    // a device (/dev/zero) or a FIFO would be read without end: only a file (or a folder, below) is read
+    const st = statSync(path);
+    if (!st.isFile() && !st.isDirectory())
+      throw new SvcError('keystore_invalid', {
+        message: `The keystore path ${path} is not a regular file (a device, FIFO or socket); point --keystore or SVC_GATEWAY_KEYSTORE at the keys file.`,
+      });
     text = readFileSync(path, 'utf8');
   } catch (err) {
+    if (err instanceof SvcError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     if (code === 'EISDIR') {

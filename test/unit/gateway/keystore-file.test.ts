@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -99,4 +100,19 @@ test('the cache keeps the last good keys when the file turns bad, and drops them
   cache.refresh();
   assert.ok(cache.lookup(hashToken(token)));
   assert.equal(lines.length, 2, 'a keystore that is back needs no line');
+});
+
+test('a keystore path that is a device or a FIFO is refused in one sentence instead of read forever', async () => {
+  const fifo = join(tmp.dir, 'keys.fifo');
+  execFileSync('mkfifo', [fifo]);
+  for (const path of ['/dev/zero', fifo]) {
+    assert.throws(
+      () => readKeystoreFile(path),
+      (e: unknown) =>
+        e instanceof SvcError &&
+        e.code === 'keystore_invalid' &&
+        e.message.includes(path) &&
+        /not a regular file/.test(e.message),
+    );
+  }
 });
