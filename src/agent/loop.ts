@@ -48,6 +48,15 @@ export interface LoopTurn {
   worker: { plannerApprovals: ReadonlySet<string> } | null;
 }
 
+/**
+ * What the turn has spent and how many model calls it has opened so far, updated in place by the loop: a
+ * turn that throws past the loop still ends with the calls and tools it had paid for (start-turn.ts).
+ */
+export interface TurnProgress {
+  cost: Decimal;
+  steps: number;
+}
+
 export interface LoopOutcome {
   status: 'completed' | 'cancelled' | 'failed';
   cost: Decimal;
@@ -59,43 +68,40 @@ export interface LoopOutcome {
   errorClass: string | null;
 }
 
-export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<LoopOutcome> {
-  let cost = ZERO;
+export async function runAgentLoop(
+  deps: LoopDeps,
+  turn: LoopTurn,
+  progress: TurnProgress,
+): Promise<LoopOutcome> {
   let finalText = '';
-  const out = (
-    status: LoopOutcome['status'],
-    stop: string | null,
-    steps: number,
-    err?: unknown,
-  ): LoopOutcome => ({
+  const out = (status: LoopOutcome['status'], stop: string | null, err?: unknown): LoopOutcome => ({
     status,
-    cost,
+    cost: progress.cost,
     stopReason: stop,
     finalText,
-    steps,
+    steps: progress.steps,
     ...failureOf(err),
   });
   for (let step = 1; step <= deps.maxSteps; step++) {
-    if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
+    if (turn.signal.aborted) return out('cancelled', 'cancelled');
     const messages = (await whileStoreAway(deps.log, 'history', () =>
       sessionHistory(deps.db, turn.sessionId),
     ))!;
     // cancelled while the history was read: no call is opened (the seam between steps)
-    if (turn.signal.aborted) return out('cancelled', 'cancelled', step - 1);
+    if (turn.signal.aborted) return out('cancelled', 'cancelled');
+    progress.steps = step;
     // the whole history, or the newest part that fits the routed model's context (the rest noted as left out)
     const call = await runModelCall(
       deps,
       turn,
       historyForModel(partsOf(deps, turn), messages, turn.routed.model),
+      progress,
     );
-    cost = add(cost, call.cost);
-    if (call.status !== 'completed') return out(call.status, call.stopReason, step, call.error);
+    if (call.status !== 'completed') return out(call.status, call.stopReason, call.error);
     finalText = textOf(call.content);
     const toolUses = call.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
-    if (call.stopReason !== 'tool_use' || toolUses.length === 0)
-      return out('completed', call.stopReason, step);
-    const dispatched = await runToolUses(deps, turn, call.messageId, toolUses);
-    cost = add(cost, dispatched.cost);
+    if (call.stopReason !== 'tool_use' || toolUses.length === 0) return out('completed', call.stopReason);
+    const dispatched = await runToolUses(deps, turn, call.messageId, toolUses, progress);
     const results = {
       id: deps.newId(),
       session_id: turn.sessionId,
@@ -107,10 +113,10 @@ export async function runAgentLoop(deps: LoopDeps, turn: LoopTurn): Promise<Loop
       created_at: formatUs(deps.clock.nowUs()),
     };
     await whileStoreAway(deps.log, 'tool results', () => appendMessage(deps.db, results));
-    if (dispatched.cancelled) return out('cancelled', 'cancelled', step);
+    if (dispatched.cancelled) return out('cancelled', 'cancelled');
   }
   deps.log.warn('agent turn reached the step limit', { turn_id: turn.turnId, max_steps: deps.maxSteps });
-  return out('completed', 'max_steps', deps.maxSteps);
+  return out('completed', 'max_steps');
 }
 
 // --- internal ---
@@ -120,15 +126,18 @@ interface CallOutcome {
   messageId: string;
   content: ContentBlock[];
   stopReason: string | null;
-  cost: Decimal;
   error?: unknown;
 }
 
-/** One streamed model call: events published as they come; the assistant message persisted at the end. */
+/**
+ * One streamed model call: events published as they come; the assistant message persisted at the end; its
+ * cost added to the turn's progress.
+ */
 async function runModelCall(
   deps: LoopDeps,
   turn: LoopTurn,
   messages: CanonicalMessage[],
+  progress: TurnProgress,
 ): Promise<CallOutcome> {
   const messageId = deps.newId();
   const { routed } = turn;
@@ -172,87 +181,88 @@ async function runModelCall(
   };
   turn.signal.addEventListener('abort', onUnansweredAbort, { once: true });
   try {
-    const request = buildTurnRequest(partsOf(deps, turn), messages, {
-      ref: turn.requestedModel ?? routed.model.id,
-      entry: routed.model,
-    });
-    running = await deps.runner.start({
-      routed,
-      call: routed.adapter.encodeRequest(request, routed.upstreamModel),
-      stream: true,
-      scope: turn.scope,
-      requestedModel: turn.requestedModel,
-      signal: turn.signal,
-      // what a call cancelled or broken before the provider stated its usage is billed on (as the gateway's)
-      inputTokensEstimate: describeRequest(request, { workspacePath: null }).estimatedInputTokens,
-      outputTokensBound: request.max_tokens ?? routed.model.capabilities.max_output_tokens,
-    });
-    turn.signal.removeEventListener('abort', onUnansweredAbort);
-    events = deps.runner.streamEvents(running, turn.signal, {
-      completeAfterYield: true,
-      beforeFail: closeOnFailure,
-    });
-    for await (const e of events) {
-      if (e.type === 'message.start') started = true;
-      publish(
-        e.type === 'message.start'
-          ? { ...e, model: routed.model.id }
-          : e.type === 'message.complete'
-            ? { ...e, stop_reason: streamStopReason(e.stop_reason) }
-            : e,
-      );
-      partial.push(e);
-      if (e.type === 'message.complete') complete = e;
+    try {
+      const request = buildTurnRequest(partsOf(deps, turn), messages, {
+        ref: turn.requestedModel ?? routed.model.id,
+        entry: routed.model,
+      });
+      running = await deps.runner.start({
+        routed,
+        call: routed.adapter.encodeRequest(request, routed.upstreamModel),
+        stream: true,
+        scope: turn.scope,
+        requestedModel: turn.requestedModel,
+        signal: turn.signal,
+        // what a call cancelled or broken before the provider stated its usage is billed on (as the gateway's)
+        inputTokensEstimate: describeRequest(request, { workspacePath: null }).estimatedInputTokens,
+        outputTokensBound: request.max_tokens ?? routed.model.capabilities.max_output_tokens,
+      });
+      turn.signal.removeEventListener('abort', onUnansweredAbort);
+      events = deps.runner.streamEvents(running, turn.signal, {
+        completeAfterYield: true,
+        beforeFail: closeOnFailure,
+      });
+      for await (const e of events) {
+        if (e.type === 'message.start') started = true;
+        publish(
+          e.type === 'message.start'
+            ? { ...e, model: routed.model.id }
+            : e.type === 'message.complete'
+              ? { ...e, stop_reason: streamStopReason(e.stop_reason) }
+              : e,
+        );
+        partial.push(e);
+        if (e.type === 'message.complete') complete = e;
+      }
+    } catch (err) {
+      if (!turn.signal.aborted && !(err instanceof LlmCallFailed) && !isSvcError(err)) throw err;
+      failure = err;
+    } finally {
+      turn.signal.removeEventListener('abort', onUnansweredAbort);
     }
-  } catch (err) {
-    if (!turn.signal.aborted && !(err instanceof LlmCallFailed) && !isSvcError(err)) throw err;
-    failure = err;
+    if (turn.signal.aborted && !complete) {
+      const content = partial.content();
+      const usage = events?.usage() ?? emptyUsage();
+      if (!cancelledUnanswered) {
+        // spec 2 "During LLM streaming": tool.use_end for each open tool_use, then message.complete cancelled
+        for (const end of partial.closeOpenToolUses(messageId)) publish(end);
+        publishCancelled(content, usage);
+      }
+      // billed as the provider bills it: with the input estimate and the words generated when it stated less
+      if (running && !running.closed)
+        running.cancel(events ? running.unfinishedUsage(events) : usage, events?.ttftMs() ?? null);
+      await persistAssistant(deps, turn, messageId, content, 'cancelled', routed);
+      return {
+        status: 'cancelled',
+        messageId,
+        content,
+        stopReason: 'cancelled',
+      };
+    }
+    if (failure !== undefined || !complete) {
+      closeOnFailure();
+      // kept for the reader, never sent to a model again (sessions/messages.ts): a cut answer may hold a
+      // tool_use that never ran
+      if (started) await persistAssistant(deps, turn, messageId, partial.content(), 'failed', routed);
+      return {
+        status: 'failed',
+        messageId,
+        content: partial.content(),
+        stopReason: null,
+        error: failure,
+      };
+    }
+    await persistAssistant(deps, turn, messageId, complete.final_content, 'completed', routed);
+    return {
+      status: 'completed',
+      messageId,
+      content: complete.final_content,
+      stopReason: complete.stop_reason,
+    };
   } finally {
-    turn.signal.removeEventListener('abort', onUnansweredAbort);
+    // counted once it is closed, even when something after it throws (the turn still paid for it)
+    progress.cost = add(progress.cost, running?.spent() ?? ZERO);
   }
-  if (turn.signal.aborted && !complete) {
-    const content = partial.content();
-    const usage = events?.usage() ?? emptyUsage();
-    if (!cancelledUnanswered) {
-      // spec 2 "During LLM streaming": tool.use_end for each open tool_use, then message.complete cancelled
-      for (const end of partial.closeOpenToolUses(messageId)) publish(end);
-      publishCancelled(content, usage);
-    }
-    // billed as the provider bills it: with the input estimate and the words generated when it stated less
-    if (running && !running.closed)
-      running.cancel(events ? running.unfinishedUsage(events) : usage, events?.ttftMs() ?? null);
-    await persistAssistant(deps, turn, messageId, content, 'cancelled', routed);
-    return {
-      status: 'cancelled',
-      messageId,
-      content,
-      stopReason: 'cancelled',
-      cost: running?.spent() ?? ZERO,
-    };
-  }
-  const cost = running?.spent() ?? ZERO;
-  if (failure !== undefined || !complete) {
-    closeOnFailure();
-    // kept for the reader, never sent to a model again (sessions/messages.ts): a cut answer may hold a
-    // tool_use that never ran
-    if (started) await persistAssistant(deps, turn, messageId, partial.content(), 'failed', routed);
-    return {
-      status: 'failed',
-      messageId,
-      content: partial.content(),
-      stopReason: null,
-      cost,
-      error: failure,
-    };
-  }
-  await persistAssistant(deps, turn, messageId, complete.final_content, 'completed', routed);
-  return {
-    status: 'completed',
-    messageId,
-    content: complete.final_content,
-    stopReason: complete.stop_reason,
-    cost,
-  };
 }
 
 async function persistAssistant(

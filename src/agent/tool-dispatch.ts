@@ -61,8 +61,6 @@ export interface Dispatched {
   results: ToolResultBlock[];
   /** The turn was cancelled during dispatch (the remaining tools failed as cancelled). */
   cancelled: boolean;
-  /** Cost of delegated workers. */
-  cost: Decimal;
 }
 
 export async function runToolUses(
@@ -70,9 +68,10 @@ export async function runToolUses(
   turn: DispatchTurn,
   messageId: string,
   uses: readonly ToolUseBlock[],
+  /** The turn's spend so far: a delegated worker's cost is added as soon as the worker ended. */
+  spent: { cost: Decimal },
 ): Promise<Dispatched> {
   const results: ToolResultBlock[] = [];
-  let cost = ZERO;
   for (const use of uses) {
     // latency is the tool's own time: restarted once a confirmation is answered (the user's wait is not it)
     let started = performance.now();
@@ -141,7 +140,7 @@ export async function runToolUses(
       await failed(outcome.error_class, outcome.message);
       continue;
     }
-    cost = add(cost, outcome.cost);
+    spent.cost = add(spent.cost, outcome.cost);
     const r = outcome.result;
     if (!r.ok) {
       await failed(turn.signal.aborted ? 'cancelled' : r.error_class, r.message, r.output);
@@ -170,7 +169,7 @@ export async function runToolUses(
     );
     results.push({ type: 'tool_result', tool_use_id: use.id, content: r.output });
   }
-  return { results, cancelled: turn.signal.aborted, cost };
+  return { results, cancelled: turn.signal.aborted };
 }
 
 // --- internal ---

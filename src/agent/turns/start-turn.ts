@@ -18,7 +18,7 @@ import type { SlotHooks } from '../../routing/facts.ts';
 import { describeRequest } from '../../routing/request-facts.ts';
 import { isStoreUnreachable } from '../../store/dialect.ts';
 import type { Database, SessionRow } from '../../store/schema.ts';
-import { type LoopDeps, type LoopOutcome, runAgentLoop } from '../loop.ts';
+import { type LoopDeps, type LoopOutcome, runAgentLoop, type TurnProgress } from '../loop.ts';
 import { appendMessage, sessionHistory, setMessageStatus } from '../sessions/messages.ts';
 import { beginTurn, clearTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
 import { whileStoreAway } from '../store-wait.ts';
@@ -217,26 +217,32 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
 
   const run = async (): Promise<LoopOutcome> => {
     let outcome: LoopOutcome;
+    // what the loop had spent and how many calls it had made when something past its own handling threw
+    const progress: TurnProgress = { cost: ZERO, steps: 0 };
     try {
-      outcome = await runAgentLoop(deps, {
-        turnId,
-        sessionId: session.id,
-        workspace: session.workspace_path,
-        scope,
-        routed,
-        requestedModel: input.override ?? input.worker?.delegateModel ?? null,
-        system,
-        signal: controller.signal,
-        worker: input.worker ? { plannerApprovals: input.worker.plannerApprovals } : null,
-      });
+      outcome = await runAgentLoop(
+        deps,
+        {
+          turnId,
+          sessionId: session.id,
+          workspace: session.workspace_path,
+          scope,
+          routed,
+          requestedModel: input.override ?? input.worker?.delegateModel ?? null,
+          system,
+          signal: controller.signal,
+          worker: input.worker ? { plannerApprovals: input.worker.plannerApprovals } : null,
+        },
+        progress,
+      );
     } catch (err) {
       deps.log.error('agent turn failed', { turn_id: turnId, session_id: session.id, error: err });
       outcome = {
         status: controller.signal.aborted ? 'cancelled' : 'failed',
-        cost: ZERO,
+        cost: progress.cost,
         stopReason: null,
         finalText: '',
-        steps: 0,
+        steps: progress.steps,
         errorCode: isStoreUnreachable(err) ? 'store_unavailable' : 'internal_error',
         errorClass: null,
       };

@@ -2,13 +2,30 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { sql } from 'kysely';
+import { type KyselyPlugin, sql } from 'kysely';
 import type { SvcError } from '#src/lib/errors.ts';
 import { type AgentHarness, startAgentHarness } from '../../helpers/agent-harness.ts';
 
+/** Once armed, the turn's next insert of tool results fails the way an unexpected store error would. */
+let failToolResults = false;
+const toolResultsFail: KyselyPlugin = {
+  transformQuery(args) {
+    if (
+      failToolResults &&
+      args.node.kind === 'InsertQueryNode' &&
+      JSON.stringify(args.node).includes('tool_results')
+    ) {
+      failToolResults = false;
+      throw new Error('the store refused the tool results');
+    }
+    return args.node;
+  },
+  transformResult: async (args) => args.result,
+};
+
 let h: AgentHarness;
 before(async () => {
-  h = await startAgentHarness();
+  h = await startAgentHarness({ enginePlugin: toolResultsFail });
 });
 after(() => h.close());
 
@@ -204,4 +221,29 @@ test('an error event inside the stream ends the turn: llm.call_failed, then turn
   assert.equal(end.payload.error_class, 'overloaded');
   const failed = h.events.filter((e) => e.turn_id === t.turn_id && e.type === 'llm.call_failed');
   assert.equal(failed.length, 1);
+});
+
+test('a turn that fails inside svc after a model call keeps that call in its cost and steps', async () => {
+  writeFileSync(join(h.workspace, 'kept.txt'), 'kept\n');
+  const s = await h.newSession();
+  h.fake.script([
+    { toolUses: [{ name: 'read_file', input: { path: 'kept.txt' } }], usage: { input: 1000, output: 50 } },
+  ]);
+  failToolResults = true;
+  const t = await h.engine.submit({ sessionId: s.id, content: text('read it') });
+  const end = await h.turnEnd(t.turn_id);
+  assert.equal(end.type, 'turn.completed');
+  assert.equal(end.payload.status, 'failed');
+  assert.equal(end.payload.error_code, 'internal_error');
+  const billed = h.events.find((e) => e.type === 'llm.call_completed' && e.turn_id === t.turn_id)!;
+  assert.ok(Number(billed.payload.cost_usd) > 0);
+  assert.equal(end.payload.cost_usd, billed.payload.cost_usd);
+  assert.equal(end.payload.steps, 1);
+  const row = await h.store.kysely
+    .selectFrom('sessions')
+    .select(['cost_so_far_usd', 'current_turn_id'])
+    .where('id', '=', s.id)
+    .executeTakeFirstOrThrow();
+  assert.equal(row.current_turn_id, null);
+  assert.equal(Number(row.cost_so_far_usd), Number(billed.payload.cost_usd));
 });
