@@ -109,10 +109,11 @@ export interface Adapter {
   tapStream(body: AsyncIterable<Uint8Array>, opts?: TapOptions): TappedStream;
   /**
    * The first event of a 2xx stream → a failure when the upstream opened its stream with an error (it then
-   * failed before its first byte, and is retried like an HTTP error); null for a stream that started.
-   * `headers` are the 2xx head's (an error that names its HTTP status is classed as that answer).
+   * failed before its first byte, and is retried like an HTTP error), with the usage that event states (the
+   * prompt a failed generation read, billed); null for a stream that started. `headers` are the 2xx head's
+   * (an error that names its HTTP status is classed as that answer).
    */
-  classifyStreamStart(first: SseEvent, headers: HeaderGetter): UpstreamFailure | null;
+  classifyStreamStart(first: SseEvent, headers: HeaderGetter): EmbeddedError | null;
   /**
    * An opening event that states nothing yet (the Responses API's `response.created`): the stream's first
    * event for classifyStreamStart is the one after these, and none is sent on before it is seen.

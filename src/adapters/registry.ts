@@ -13,11 +13,7 @@ import {
 import { decodeAnthropicResponse } from './anthropic/response.ts';
 import { createAnthropicStreamDecoder, rewriteAnthropicFrame } from './anthropic/stream.ts';
 import type { AdapterName } from './names.ts';
-import {
-  classifyOpenAIResponse,
-  classifyOpenAIStreamStart,
-  isOpenAIStreamPreamble,
-} from './openai/errors.ts';
+import { classifyOpenAIResponse } from './openai/errors.ts';
 import { encodeOpenAIPassthrough, encodeOpenAIRequest } from './openai/request.ts';
 import { classifyOpenAIResponseBody, decodeOpenAIResponse } from './openai/response.ts';
 import {
@@ -28,6 +24,7 @@ import {
 } from './openai/responses.ts';
 import { createResponsesStreamDecoder } from './openai/responses-stream.ts';
 import { createOpenAIStreamDecoder, rewriteOpenAIFrame } from './openai/stream.ts';
+import { classifyOpenAIStreamStart, isOpenAIStreamPreamble } from './openai/stream-start.ts';
 import { classifyOpenRouterResponse } from './openrouter/errors.ts';
 import {
   encodeOpenRouterPassthrough,
@@ -57,7 +54,10 @@ export function createAnthropicAdapter(config: AdapterConfig): Adapter {
         opts,
       ),
     classifyResponse: classifyAnthropicResponse,
-    classifyStreamStart: classifyAnthropicStreamStart,
+    classifyStreamStart: (first) => {
+      const failure = classifyAnthropicStreamStart(first);
+      return failure === null ? null : { failure };
+    },
     classifyNetworkError: classifyTransportError,
   };
 }

@@ -193,12 +193,13 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         // a timeout, never a 200 whose stream then falls silent (the 10 s look alone sends the head on)
         if (peeked.waitedOut && left !== undefined && left < PEEK_MAX_WAIT_MS) cut(firstEventTimeout());
         res = { ...res, body: peeked.body };
-        early =
+        const opening =
           peeked.first !== null
             ? input.adapter.classifyStreamStart(peeked.first, (name) => headerValue(res.headers[name]))
-            : peeked.noEvents
-              ? noEventStream(res)
-              : null;
+            : null;
+        // the usage a failed first event states (the prompt it read) is billed, as a failed 200 body's is
+        if (opening?.usage) lost = addUsage(lost, opening.usage);
+        early = opening?.failure ?? (peeked.first === null && peeked.noEvents ? noEventStream(res) : null);
       }
       let text: string | undefined;
       if (opened && early === null) {

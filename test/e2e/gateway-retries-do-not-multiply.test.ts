@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { billedInputTokens } from '../fake-provider/billing.ts';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 
@@ -206,6 +207,13 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
           assert.equal(failed.payload.code, 'upstream_rate_limited');
           assert.equal(failed.payload.status, 429);
           assert.equal(failed.payload.attempts, 1 + GATEWAY_RETRIES);
+          if ('stream' in row) {
+            // each attempt's error chunk stated the prompt it read: all of them are billed, as stated
+            const prompt = billedInputTokens('openai', fake.requests[0]!.body as Record<string, unknown>);
+            assert.equal(failed.payload.input_tokens, (1 + GATEWAY_RETRIES) * prompt);
+            assert.ok(Number(failed.payload.cost_usd) > 0, 'priced');
+            assert.equal(failed.payload.usage_estimated, undefined, 'as stated, not estimated');
+          }
         }
       },
     );
@@ -225,6 +233,8 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
       const failed = readEvents(stack.files.db, 'llm.call_failed').at(-1)!;
       assert.equal(failed.payload.error_class, 'authentication');
       assert.equal(failed.payload.status, 402);
+      const prompt = billedInputTokens('openai', fake.requests[0]!.body as Record<string, unknown>);
+      assert.equal(failed.payload.input_tokens, prompt, 'the usage its error chunk states');
     },
   );
 

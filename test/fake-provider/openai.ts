@@ -107,9 +107,12 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
     openTextFrame(ctx) {
       return `data: {"id":"${ctx.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`;
     },
-    errorFrame(status, ctx) {
+    errorFrame(status, ctx, sequence) {
       if (!openrouter) return sseFrame(codec.errorBody(status, undefined, ctx));
-      // wire-formats §3: a chunk with a top-level error and finish_reason "error", then the stream ends.
+      // wire-formats §3: a chunk with a top-level error and finish_reason "error", then the stream ends. As
+      // the first chunk (error-in-200) it states the usage of the prompt the failed generation read.
+      const prompt = billedInputTokens('openai', ctx.body ?? {});
+      const usage = { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt };
       return sseFrame({
         id: ctx.id,
         object: 'chat.completion.chunk',
@@ -120,6 +123,7 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
         choices: [
           { index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error' },
         ],
+        ...(sequence === 0 ? { usage } : {}),
       });
     },
     modelsList(models) {

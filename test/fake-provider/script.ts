@@ -32,7 +32,8 @@
  *     error=STATUS         400|401|402|403|404|408|409|413|429|500|502|503|504|529 with the provider's body
  *     error-in-200=STATUS  OpenRouter's way with a failure its 200 head already announced (wire-formats §3):
  *                          non-streaming, a 200 whose body is the error `{"error":{"code":STATUS,"message"}}`;
- *                          streaming, a 200 whose first event is the error chunk (stream-error-after=0). The
+ *                          streaming, a 200 whose first event is the error chunk (stream-error-after=0), with
+ *                          the usage of the prompt it read (any first error chunk on OpenRouter states it). The
  *                          OpenAI Responses API: a 200 `response` with status "failed", its `error` and the
  *                          usage of the prompt it read (streaming: its error events first). The other
  *                          providers, which never do this, answer the HTTP error for STATUS

@@ -2,7 +2,6 @@
  * @module OpenAI-wire failures → UpstreamFailure: HTTP errors `{"error":{"message","type","code"}}`
  * (wire-formats §2.8; OpenRouter's numeric `code` too, §3) and in-stream `{"error":…}` chunks.
  */
-import type { SseEvent } from '../../lib/sse-decode.ts';
 import type { HeaderGetter } from '../adapter.ts';
 import {
   classifyErrorType,
@@ -72,47 +71,6 @@ export function embeddedOpenAIError(raw: any): any {
 export function choiceError(choice: any): unknown {
   const e = choice?.error;
   return e && typeof e === 'object' ? e : { message: 'upstream finished with an error' };
-}
-
-/**
- * An error as the first event of a 200 stream: a chat chunk `{"error":…}` or one that finished with
- * "error" (OpenAI, OpenRouter; a numeric `code` classed as that HTTP answer, classifyEmbeddedOpenAIError),
- * or on the Responses wire an `error` event or `response.failed`.
- */
-export function classifyOpenAIStreamStart(
-  classifyResponse: ClassifyResponse,
-): (first: SseEvent, header: HeaderGetter) => UpstreamFailure | null {
-  return (first, header) => {
-    // Responses events are named (and response.created carries "error":null, so it is not even parsed);
-    // chat chunks are not, and only one holding an "error" member or value is read
-    if (
-      first.event !== undefined
-        ? first.event !== 'error' && first.event !== 'response.failed'
-        : !first.data.includes('"error"')
-    )
-      return null;
-    let data: any;
-    try {
-      data = JSON.parse(first.data);
-    } catch {
-      return null; // the stream decoder reports a malformed frame in its place
-    }
-    if (data?.type === 'response.failed') return classifyOpenAIStreamError(data.response?.error);
-    if (first.event === 'error' || data?.type === 'error')
-      return classifyOpenAIStreamError(data?.error ?? data);
-    const error = embeddedOpenAIError(data);
-    return error === undefined ? null : classifyEmbeddedOpenAIError(classifyResponse, error, header);
-  };
-}
-
-/**
- * The Responses API's lifecycle events before any output: an overload or rate limit arrives after them, as
- * `error` then `response.failed` (sequence 2), still before anything was generated.
- */
-export function isOpenAIStreamPreamble(e: SseEvent): boolean {
-  return (
-    e.event === 'response.created' || e.event === 'response.in_progress' || e.event === 'response.queued'
-  );
 }
 
 export const classifyOpenAINetworkError = classifyTransportError;

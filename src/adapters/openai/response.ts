@@ -107,14 +107,27 @@ export function classifyOpenAIResponseBody(
     } catch {
       return null;
     }
-    const error = embeddedOpenAIError(raw);
-    if (error === undefined) return null;
-    const failure = classifyEmbeddedOpenAIError(classifyResponse, error, header);
-    const usage = decodeOpenAIUsage(raw.usage);
-    return usage.input_tokens || usage.output_tokens
-      ? { failure, usage: { ...emptyUsage(), ...usage } }
-      : { failure };
+    return embeddedOpenAIFailure(classifyResponse, raw, header);
   };
+}
+
+/**
+ * The error a parsed 200 body or stream chunk holds in place of its answer (embeddedOpenAIError), classed as
+ * the HTTP answer of its status, with the usage it states (the prompt a failed generation read); null when
+ * it holds none.
+ */
+export function embeddedOpenAIFailure(
+  classifyResponse: ClassifyResponse,
+  raw: any,
+  header: HeaderGetter,
+): EmbeddedError | null {
+  const error = embeddedOpenAIError(raw);
+  if (error === undefined) return null;
+  const failure = classifyEmbeddedOpenAIError(classifyResponse, error, header);
+  const usage = decodeOpenAIUsage(raw.usage);
+  return usage.input_tokens || usage.output_tokens || usage.cached_input_tokens
+    ? { failure, usage: { ...emptyUsage(), ...usage } }
+    : { failure };
 }
 
 /** `tool_calls[].index` the deprecated `function_call` delta is filed under (real indexes are ≥ 0). */

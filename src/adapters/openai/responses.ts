@@ -68,9 +68,16 @@ export function classifyResponsesBody(bodyText: string): EmbeddedError | null {
   } catch {
     return null;
   }
-  if (raw?.status !== 'failed') return null;
+  return raw?.status === 'failed' ? failedResponse(raw) : null;
+}
+
+/**
+ * A `response` whose status is "failed" (a 200 body, or the `response` of a `response.failed` event): its
+ * failure, classed by its `error`, with the usage it states (web searches included), if any.
+ */
+export function failedResponse(raw: any): EmbeddedError {
   const failure = failureOf(raw);
-  if (!raw.usage || typeof raw.usage !== 'object') return { failure };
+  if (!raw?.usage || typeof raw.usage !== 'object') return { failure };
   const usage = withWebSearches(decodeResponsesUsage(raw.usage), countWebSearches(raw.output));
   return usage.input_tokens || usage.output_tokens || usage.cached_input_tokens
     ? { failure, usage: { ...emptyUsage(), ...usage } }
@@ -142,7 +149,7 @@ export function rewriteResponsesFrame(model: string): FrameRewriter {
 // --- internal ---
 
 function failureOf(failed: any): UpstreamFailure {
-  return classifyOpenAIStreamError(failed.error ?? { message: 'the response failed' });
+  return classifyOpenAIStreamError(failed?.error ?? { message: 'the response failed' });
 }
 
 function decodeOutput(output: any[]): ContentBlock[] {

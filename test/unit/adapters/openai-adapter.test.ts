@@ -248,8 +248,9 @@ test("openrouter: an error inside a 200 body is classified as the provider's HTT
 test("openrouter: an error as a stream's first event is classified as the provider's HTTP answer of its status", () => {
   const adapter = createOpenRouterAdapter({ baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-1' });
   const none = () => undefined;
-  const first = (chunk: unknown) =>
+  const opening = (chunk: unknown) =>
     adapter.classifyStreamStart({ event: undefined, id: undefined, data: JSON.stringify(chunk) }, none);
+  const first = (chunk: unknown) => opening(chunk)?.failure ?? null;
   const chunk = (error: unknown) => ({
     id: 'gen-1',
     object: 'chat.completion.chunk',
@@ -277,4 +278,30 @@ test("openrouter: an error as a stream's first event is classified as the provid
   })!;
   assert.deepEqual([onChoice.error_class, onChoice.status], ['server_error', 502]);
   assert.equal(first({ id: 'gen-3', choices: [{ index: 0, delta: { content: '"error"' } }] }), null);
+  // the usage such a chunk states (the prompt a failed generation read) comes with its failure, to be billed
+  const billed = opening({ ...chunk({ code: 502, message: 'down' }), usage: { prompt_tokens: 40 } })!;
+  assert.deepEqual([billed.failure.status, billed.usage?.input_tokens], [502, 40]);
+  assert.equal(opening(chunk({ code: 502, message: 'down' }))!.usage, undefined);
+});
+
+test('openai: a Responses stream opening with response.failed states the usage its response carries', () => {
+  const adapter = createOpenAIAdapter({ baseUrl: 'https://api.openai.test/v1', apiKey: 'sk-1' });
+  const failed = (response: unknown) =>
+    adapter.classifyStreamStart(
+      {
+        event: 'response.failed',
+        id: undefined,
+        data: JSON.stringify({ type: 'response.failed', sequence_number: 2, response }),
+      },
+      () => undefined,
+    )!;
+  const error = { code: 'server_is_overloaded', message: 'Overloaded' };
+  const usage = { input_tokens: 30, input_tokens_details: { cached_tokens: 10 }, output_tokens: 0 };
+  const opened = failed({ id: 'resp_1', status: 'failed', error, usage });
+  assert.equal(opened.failure.error_class, 'overloaded');
+  assert.deepEqual(
+    [opened.usage?.input_tokens, opened.usage?.cached_input_tokens, opened.usage?.output_tokens],
+    [20, 10, 0],
+  );
+  assert.equal(failed({ id: 'resp_2', status: 'failed', error, usage: null }).usage, undefined);
 });
