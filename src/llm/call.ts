@@ -25,6 +25,7 @@ import {
   type Upstream,
   type UpstreamResponse,
 } from './upstream.ts';
+import { addUsage } from './usage-sum.ts';
 
 export interface LlmCallDeps {
   bus: Bus;
@@ -305,22 +306,6 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
 
 function ignore(): void {}
 
-/** Two usages of one call together (attempts billed apart); estimated when either is. */
-function addUsage(a: CanonicalUsage | undefined, b: CanonicalUsage): CanonicalUsage {
-  if (a === undefined) return b;
-  const sum: CanonicalUsage = {
-    ...b,
-    input_tokens: a.input_tokens + b.input_tokens,
-    output_tokens: a.output_tokens + b.output_tokens,
-    cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
-    cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
-  };
-  const searches = (a.web_search_requests ?? 0) + (b.web_search_requests ?? 0);
-  if (searches > 0) sum.web_search_requests = searches;
-  if (a.estimated) sum.estimated = true;
-  return sum;
-}
-
 /** The error class of a failure thrown while reading a stream or body (transport, or an in-stream error). */
 export function classifyReadFailure(adapter: Adapter, err: unknown, signal: AbortSignal): UpstreamFailure {
   if (isSvcError(err)) {
@@ -477,6 +462,7 @@ function spentFields(deps: LlmCallDeps, modelId: string, usage: CanonicalUsage):
       ? { cache_creation_1h_input_tokens: usage.cache_creation_1h_input_tokens }
       : {}),
     ...(usage.web_search_requests ? { web_search_requests: usage.web_search_requests } : {}),
+    ...(usage.upstream_cost !== undefined ? { upstream_cost_usd: usage.upstream_cost } : {}),
     ...(usage.estimated ? { usage_estimated: true } : {}),
   };
 }

@@ -213,6 +213,8 @@ test('the SDKs at default retries do not multiply the gateway retries', { timeou
             assert.equal(failed.payload.input_tokens, (1 + GATEWAY_RETRIES) * prompt);
             assert.ok(Number(failed.payload.cost_usd) > 0, 'priced');
             assert.equal(failed.payload.usage_estimated, undefined, 'as stated, not estimated');
+            // and the cost OpenRouter stated for each (the fake's FAILED_GENERATION_COST), summed exactly
+            assert.equal(failed.payload.upstream_cost_usd, '0.0000375');
           }
         }
       },

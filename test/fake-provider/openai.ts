@@ -43,6 +43,9 @@ const QUOTA =
 const OPENROUTER_NO_CREDITS = 'Insufficient credits. Add more using https://openrouter.ai/settings/credits';
 
 /** `POST /v1/chat/completions` as OpenAI answers it. */
+/** OpenRouter's `usage.cost` on the error chunk that opens a failed stream (error-in-200 streaming). */
+export const FAILED_GENERATION_COST = 0.0000125;
+
 export const openaiCodec: Codec = createChatCodec('openai');
 
 /** `POST /api/v1/chat/completions` as OpenRouter answers it. */
@@ -110,9 +113,15 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
     errorFrame(status, ctx, sequence) {
       if (!openrouter) return sseFrame(codec.errorBody(status, undefined, ctx));
       // wire-formats §3: a chunk with a top-level error and finish_reason "error", then the stream ends. As
-      // the first chunk (error-in-200) it states the usage of the prompt the failed generation read.
+      // the first chunk (error-in-200) it states the usage of the prompt the failed generation read, and
+      // its cost (FAILED_GENERATION_COST).
       const prompt = billedInputTokens('openai', ctx.body ?? {});
-      const usage = { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt };
+      const usage = {
+        prompt_tokens: prompt,
+        completion_tokens: 0,
+        total_tokens: prompt,
+        cost: FAILED_GENERATION_COST,
+      };
       return sseFrame({
         id: ctx.id,
         object: 'chat.completion.chunk',
