@@ -42,7 +42,7 @@ export interface RuntimeOptions {
   signal?: AbortSignal;
   /** The trace writer's lazyOpeningCommits (default true). */
   lazyOpeningCommits?: boolean;
-  /** A server's start: one server of this kind per SQLite store (store/server-lock.ts). */
+  /** A server's start: one server of this kind per SQLite store, one serve per PostgreSQL database (store/open.ts). */
   serverLock?: ServerKind;
 }
 

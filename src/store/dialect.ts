@@ -154,13 +154,15 @@ export function engineOfKysely(db: Pick<Kysely<never>, 'getExecutor'>): EngineNa
 
 /**
  * PostgreSQL advisory lock keys, each two int4 halves. Transaction-scoped ('svc', purpose): migrations
- * and key updates. Session-scoped presence: ('svp', hashtext(origin)), held by a live process.
+ * and key updates. Session-scoped presence: ('svp', hashtext(origin)), held by a live process; and the
+ * agent server's ('svc', 4), held by the one `svc serve` of the database (postgres-session.ts).
  */
 export const ADVISORY_LOCKS = {
   migrate: [0x737663, 1],
   keys: [0x737663, 2],
   gaps: [0x737663, 3],
   presence: 0x737670,
+  serve: [0x737663, 4],
 } as const;
 
 /** events.origin of `alias` (PostgreSQL: the process that wrote the row); NULL on SQLite. */

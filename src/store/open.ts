@@ -86,7 +86,8 @@ export interface OpenStoreOptions {
   /**
    * A server's start (SQLite): takes that kind's lock on the store once it is known writable and before
    * it is migrated (server-lock.ts): a second agent server is refused, a second gateway is told of the first
-   * (`serverSharedWith`); released at close.
+   * (`serverSharedWith`); released at close. PostgreSQL: `serve` takes the serve lock on the session
+   * connection once migrated (postgres-session.ts), a second agent server is refused; gateways take none.
    */
   serverLock?: ServerKind;
 }

@@ -2,8 +2,9 @@
  * @module The one dedicated PostgreSQL connection of a process (a pooled one would be handed to other
  * work): it LISTENs for the channels asked for, and holds the process's presence lock, a session-level
  * advisory lock on its origin that tells other replicas it is alive (it ends with the connection, so a
- * killed process releases it). It reconnects by itself, re-taking both, and reports the reconnect so
- * that listeners can catch up on what they missed.
+ * killed process releases it). An agent server's holds the serve lock too, the one `svc serve` of the
+ * database (a second one would cancel the first's running turns at its start). It reconnects by itself,
+ * re-taking the locks, and reports the reconnect so that listeners can catch up on what they missed.
  *
  * A LISTEN connection only receives, so a dead network or a server gone silent would never be noticed:
  * its statements are bounded (SVC_DATABASE_TIMEOUT_MS), and an idle connection runs a cheap statement
@@ -25,6 +26,11 @@ export interface SessionConnection {
   listen(channel: string, handlers: ChannelHandlers): Promise<() => Promise<void>>;
   /** Takes the presence lock of `origin` (kept until close, re-taken after a reconnect). */
   announce(): Promise<void>;
+  /**
+   * Takes the serve lock without waiting: false when another session holds it (another `svc serve`).
+   * Kept until close, re-taken after a reconnect; one it cannot re-take is logged.
+   */
+  holdServeLock(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -56,6 +62,9 @@ export function createSessionConnection(
   const { timeoutMs } = options;
   const channels = new Map<string, Set<ChannelHandlers>>();
   let announced = false;
+  let serving = false;
+  /** The backend pid of the last connection that held the serve lock: one PostgreSQL has not seen end. */
+  let servedBy: number | undefined;
   let client: Session | undefined;
   let connecting: Promise<Session> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -71,7 +80,43 @@ export function createSessionConnection(
   const setUp = async (session: Session) => {
     for (const channel of channels.keys())
       await session.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    if (announced) await tryPresence(session);
+    await retake(session);
+  };
+
+  /** Whether this connection lacks a lock the process holds (after a reconnect). */
+  const missing = (session: Session) => (announced && !session.present) || (serving && !session.serving);
+
+  const retake = async (session: Session): Promise<void> => {
+    if (announced && !session.present) await tryPresence(session);
+    if (serving && !session.serving) await tryServeLock(session);
+  };
+
+  /**
+   * Re-taking the serve lock after a reconnect. Still held by this process's previous connection: taken
+   * once PostgreSQL sees that one end. Held by another session: a `svc serve` started while this one had
+   * lost the lock, whose start cancelled this server's running turns; said at error level, and tried again.
+   */
+  const tryServeLock = async (session: Session): Promise<void> => {
+    const r = await run(session, TRY_SERVE, [...ADVISORY_LOCKS.serve]);
+    const row = r.rows[0] as { got?: unknown; pid?: unknown; holder?: unknown } | undefined;
+    session.serving = row?.got === true;
+    if (session.serving) {
+      servedBy = Number(row?.pid);
+      return;
+    }
+    if (session.warnedServe) return;
+    session.warnedServe = true;
+    const holder = row?.holder === null || row?.holder === undefined ? undefined : Number(row.holder);
+    if (holder !== undefined && holder === servedBy)
+      log?.warn(
+        "the serve lock is still held by this process's previous session connection, which PostgreSQL has not seen end; taking it once it does",
+        {},
+      );
+    else
+      log?.error(
+        "another svc serve started on this database while this server's session connection was down and holds the serve lock: its start cancelled this server's running turns as server_restart; stop one of the two",
+        { ...(holder === undefined ? {} : { holder_backend_pid: holder }) },
+      );
   };
 
   const tryPresence = async (session: Session): Promise<void> => {
@@ -105,6 +150,8 @@ export function createSessionConnection(
         lost: undefined,
         present: false,
         waitedForPresence: false,
+        serving: false,
+        warnedServe: false,
       };
       c.on('notification', (n) => {
         for (const h of channels.get(n.channel) ?? []) h.onNotify();
@@ -151,8 +198,8 @@ export function createSessionConnection(
     const session = client;
     if (!session || checking) return;
     checking = true;
-    // the presence lock not yet taken again (see setUp): trying it is the check
-    (announced && !session.present ? tryPresence(session) : run(session, 'SELECT 1'))
+    // a lock not yet taken again (see setUp): trying it is the check
+    (missing(session) ? retake(session) : run(session, 'SELECT 1'))
       .catch(() => undefined) // dropped: 'end' reconnects
       .finally(() => {
         checking = false;
@@ -208,6 +255,17 @@ export function createSessionConnection(
       await run(session, 'SELECT pg_advisory_lock($1, hashtext($2))', presenceLockArgs(origin));
       session.present = true;
     },
+    async holdServeLock() {
+      if (serving) return true;
+      const session = await connect();
+      const r = await run(session, TRY_SERVE, [...ADVISORY_LOCKS.serve]);
+      const row = r.rows[0] as { got?: unknown; pid?: unknown } | undefined;
+      if (row?.got !== true) return false;
+      serving = true;
+      session.serving = true;
+      servedBy = Number(row.pid);
+      return true;
+    },
     async close() {
       closed = true;
       clearInterval(check);
@@ -235,6 +293,14 @@ interface Session {
   present: boolean;
   /** The warning that the lock is still held by the previous connection was logged. */
   waitedForPresence: boolean;
+  /** It holds the serve lock (once taken). */
+  serving: boolean;
+  /** Why the serve lock could not be re-taken was logged. */
+  warnedServe: boolean;
 }
 
 const TRY_PRESENCE = 'SELECT pg_try_advisory_lock($1, hashtext($2)) AS got';
+/** The serve lock tried, this connection's backend pid, and the holder's when it is not free. */
+const TRY_SERVE = `SELECT pg_try_advisory_lock($1::int4, $2::int4) AS got, pg_backend_pid() AS pid,
+  (SELECT min(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+     AND classid = $1::int4::oid AND objid = $2::int4::oid AND pid <> pg_backend_pid()) AS holder`;

@@ -15,6 +15,7 @@ import { migratePostgres, readPostgresSchemaVersion } from './migrate.ts';
 import type { OpenStoreOptions, PostgresStore } from './open.ts';
 import { createSessionConnection, presenceLockArgs, type SessionConnection } from './postgres-session.ts';
 import type { Database, NewEventRow } from './schema.ts';
+import { secondServeRefusal } from './server-lock.ts';
 import {
   boundStatements,
   DATABASE_TIMEOUT_MS,
@@ -156,6 +157,21 @@ export async function openPostgresStore(
     return fail('migrate', err);
   }
   session = createSessionConnection(config, origin, options.log, { timeoutMs, socket: openSocket });
+  // one svc serve per database, before its start-up recovery (postgres-session.ts): a second is refused
+  if (options.serverLock === 'serve' && !options.readOnly) {
+    const s = session;
+    const held = await s.holdServeLock().catch(async (err) => {
+      await s.close();
+      return fail('lock', err);
+    });
+    if (!held) {
+      await s.close();
+      return fail(
+        'lock',
+        secondServeRefusal(label, undefined, 'another database in SVC_DATABASE_URL or --database-url'),
+      );
+    }
+  }
   let closed = false;
   return {
     engine: 'postgres',

@@ -11,7 +11,8 @@
  *   finds another gateway leaves that gateway's calls in flight alone (no gap scan) and warns that each
  *   counts the keys' budgets apart until the other stops.
  * A gateway and an agent server share a store: their start-up scans leave each other's turns alone. Short-lived
- * commands take no lock. PostgreSQL stores have their presence locks instead (postgres-session.ts).
+ * commands take no lock. On PostgreSQL gateways have their presence locks instead, and `serve` an advisory
+ * lock on its session connection (postgres-session.ts).
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -101,10 +102,17 @@ function tryExclusive(db: DatabaseSync): boolean {
 }
 
 function refusal(storePath: string, lockPath: string): SvcError {
-  const pid = lockHolder(lockPath);
+  return secondServeRefusal(storePath, lockHolder(lockPath), '--db-path or SVC_DB_PATH');
+}
+
+/**
+ * The refusal of a second `svc serve` on a store (SQLite here, PostgreSQL in postgres-session.ts): one
+ * sentence naming the store (a PostgreSQL URL without its password), and the first's pid when known.
+ */
+export function secondServeRefusal(store: string, pid: number | undefined, ownStore: string): SvcError {
   const who = `Another svc serve${pid === undefined ? '' : ` (pid ${pid})`}`;
   return new SvcError('startup_refused', {
-    message: `${who} is running on the trace store ${storePath}; a second one would cancel that server's running turns as server_restart at its start, so stop it first or give this one its own store (--db-path or SVC_DB_PATH).`,
+    message: `${who} is running on the trace store ${store}; a second one would cancel that server's running turns as server_restart at its start, so stop it first or give this one its own store (${ownStore}).`,
   });
 }
 

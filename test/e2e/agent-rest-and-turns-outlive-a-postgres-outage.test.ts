@@ -8,6 +8,8 @@
  * instead of failing half-written, never closing and holding its session (409 turn_in_flight) until a
  * restart. The outage is a TCP relay between the server and PostgreSQL; the tool is a command reading a
  * FIFO, held until the outage began.
+ * One svc serve per database (README §PostgreSQL store): a second one is refused before its start-up
+ * recovery could cancel the first's running turn as server_restart; a first one killed with -9 frees it.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -17,6 +19,7 @@ import { test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { useTestPostgres } from '../helpers/postgres.ts';
+import { freePort, runSvc } from '../helpers/svc.ts';
 import { startTcpRelay } from '../helpers/tcp-relay.ts';
 import { attach, refusal } from '../helpers/ws-client.ts';
 
@@ -184,6 +187,55 @@ test('a tool output holding a NUL byte does not end the turn on PostgreSQL (its 
     result.map((b: { content?: string }) => b.content),
     ['before\u0000after\n'],
   );
+});
+
+test('a second svc serve on the database is refused; the first one’s running turn completes; kill -9 frees it', {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const fake = await startFakeProvider();
+  t.after(() => fake.close());
+  const url = new URL(await postgres.createDatabase());
+  const env = {
+    SVC_DATABASE_URL: url.toString(),
+    ANTHROPIC_API_KEY: 'sk-ant-test',
+    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+  };
+  const first = await startAgentServer(t, { env });
+  const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;
+  const stream = await attach(first, sid);
+  t.after(() => stream.close());
+  stream.send({ type: 'subscribe', filter: 'preset:full', since: null, snapshot: false });
+  await stream.next((f) => f.type === 'subscribe_ack');
+  fake.script([{ hold: true, text: 'held answer' }]);
+  const turn = await first.api('POST', `/sessions/${sid}/turns`, { content: text('go') });
+  assert.equal(turn.status, 202, JSON.stringify(turn.body));
+  await stream.next((f) => f.type === 'event' && f.event.type === 'llm.call_started');
+
+  const second = await runSvc(['serve', '--port', String(await freePort())], {
+    env: first.env,
+    timeoutMs: 15_000,
+  });
+  assert.equal(second.code, 1, second.stderr);
+  const lines = second.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, second.stderr);
+  assert.match(lines[0], /^svc: Another svc serve is running on the trace store /);
+  assert.ok(lines[0].includes(url.host + url.pathname), lines[0]);
+  assert.ok(!lines[0].includes(new URL(env.SVC_DATABASE_URL).password), 'no password in the refusal');
+  assert.doesNotMatch(second.stdout + second.stderr, /listening/);
+
+  assert.equal(fake.release(), 1);
+  const end = await stream.next(
+    (f) => f.type === 'event' && ['turn.completed', 'turn.cancelled'].includes(f.event.type),
+  );
+  assert.equal(end.event.type, 'turn.completed', JSON.stringify(end.event.payload));
+  const events = await first.api('GET', `/sessions/${sid}/events?limit=100`);
+  const types = (events.body.events as Array<{ type: string }>).map((e) => e.type);
+  assert.ok(!types.includes('turn.cancelled') && !types.includes('bus.gap_detected'), types.join());
+
+  assert.equal(await first.svc.stop('SIGKILL'), null);
+  const after = await startAgentServer(t, { env, home: first.home });
+  assert.equal((await after.api('GET', `/sessions/${sid}`)).status, 200);
 });
 
 // --- helpers ---

@@ -58,7 +58,7 @@ export default defineCommand({
             databaseUrlFlag: args['database-url'],
             scope: 'any',
             backgroundCheckpoints: true,
-            serverLock: 'serve', // a second agent server on a SQLite store is refused (README §Trace store)
+            serverLock: 'serve', // a second agent server on the store is refused (README §Trace store, §PostgreSQL store)
             ...(signal ? { signal } : {}),
             // its WebSocket clients get each event as it is published: an opening event held back for company
             // was gone after a kill -9 although a client had it (and its call missing from the restart's gap)
