@@ -111,9 +111,15 @@ export interface Adapter {
    * The first event of a 2xx stream → a failure when the upstream opened its stream with an error (it then
    * failed before its first byte, and is retried like an HTTP error), with the usage that event states (the
    * prompt a failed generation read, billed); null for a stream that started. `headers` are the 2xx head's
-   * (an error that names its HTTP status is classed as that answer).
+   * (an error that names its HTTP status is classed as that answer). `next` is the event right after a
+   * `first` that streamStartFollows names, when it came (null or absent: none, the failure as `first` says).
    */
-  classifyStreamStart(first: SseEvent, headers: HeaderGetter): EmbeddedError | null;
+  classifyStreamStart(first: SseEvent, headers: HeaderGetter, next?: SseEvent | null): EmbeddedError | null;
+  /**
+   * A first event whose failure the next event completes (the Responses API's `error`, then
+   * `response.failed` stating the usage of what it read): the look reads that one event more, briefly.
+   */
+  streamStartFollows?(first: SseEvent): boolean;
   /**
    * An opening event that states nothing yet (the Responses API's `response.created`): the stream's first
    * event for classifyStreamStart is the one after these, and none is sent on before it is seen.

@@ -24,7 +24,11 @@ import {
 } from './openai/responses.ts';
 import { createResponsesStreamDecoder } from './openai/responses-stream.ts';
 import { createOpenAIStreamDecoder, rewriteOpenAIFrame } from './openai/stream.ts';
-import { classifyOpenAIStreamStart, isOpenAIStreamPreamble } from './openai/stream-start.ts';
+import {
+  classifyOpenAIStreamStart,
+  isOpenAIStreamPreamble,
+  openAIStreamStartFollows,
+} from './openai/stream-start.ts';
 import { classifyOpenRouterResponse } from './openrouter/errors.ts';
 import {
   encodeOpenRouterPassthrough,
@@ -131,6 +135,7 @@ function openaiWire(
     },
     classifyStreamStart: classifyOpenAIStreamStart(parts.classifyResponse),
     isStreamPreamble: isOpenAIStreamPreamble,
+    streamStartFollows: openAIStreamStartFollows,
     classifyNetworkError: classifyTransportError,
   };
 }

@@ -187,6 +187,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
                 input.sseEventMaxBytes ?? DEFAULT_UPSTREAM_LIMITS.maxSseLineBytes,
               )
             : undefined,
+          input.adapter.streamStartFollows,
         ).catch(cut);
         // an abort destroys the body, which can read as its end rather than as an error
         if (peeked.first === null && input.signal.aborted) cut(input.signal.reason);
@@ -196,7 +197,11 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         res = { ...res, body: peeked.body };
         const opening =
           peeked.first !== null
-            ? input.adapter.classifyStreamStart(peeked.first, (name) => headerValue(res.headers[name]))
+            ? input.adapter.classifyStreamStart(
+                peeked.first,
+                (name) => headerValue(res.headers[name]),
+                peeked.next,
+              )
             : null;
         // the usage a failed first event states (the prompt it read) is billed, as a failed 200 body's is
         if (opening?.usage) lost = addUsage(lost, opening.usage);

@@ -13,6 +13,12 @@ export const PEEK_MAX_BYTES = 64 * 1024;
 /** How long to wait for it: an upstream still silent after this has its answer's head sent on. */
 export const PEEK_MAX_WAIT_MS = 10_000;
 /**
+ * How long to wait for the event after a first one that another completes (the Responses API's `error`,
+ * then `response.failed` with the usage of what it read), which the API sends at once: an upstream that
+ * sends nothing more within this is answered on its first event alone.
+ */
+export const PEEK_FOLLOW_MAX_WAIT_MS = 1_000;
+/**
  * How far to look, at least, on a wire that opens with preamble events: the Responses API's
  * `response.created` and `response.in_progress` each repeat the request's instructions and tools (Codex
  * sends tens of KiB of them), and an overload error after them must still be seen before the client's 200.
@@ -42,6 +48,11 @@ export function preamblePeekBytes(requestBytes: number, maxEventBytes: number): 
 export interface Peeked {
   /** The first SSE event with data, or null (none within the limits, or the body opened with a comment). */
   first: SseEvent | null;
+  /**
+   * The event right after `first` when `follow` asked for it and it arrived within the limits (the byte
+   * bound, the wait, PEEK_FOLLOW_MAX_WAIT_MS), or null.
+   */
+  next: SseEvent | null;
   /** The body ended before it held any event: no event stream at all (a JSON answer, a proxy's page). */
   noEvents: boolean;
   /** `maxWaitMs` passed before the first event (not a comment, a size limit or the body's end). */
@@ -57,8 +68,10 @@ export interface Peeked {
  * `maxWaitMs`, or when the body opens with a comment line: an upstream that keeps the connection alive
  * that way while it works (OpenRouter's `: OPENROUTER PROCESSING`) has started, and its client should get
  * the answer's head now rather than after the wait. A body that ends first yields its last event even
- * without the blank line after it, and one that ends without any event says so (`noEvents`). Throws what
- * the body throws (a reset, the idle timeout, an abort).
+ * without the blank line after it, and one that ends without any event says so (`noEvents`). A first event
+ * `follow` names is read with the one right after it (`next`), waited for at most PEEK_FOLLOW_MAX_WAIT_MS
+ * (`followMaxWaitMs`) and within the same limits; nothing past that. Throws what the body throws (a reset,
+ * the idle timeout, an abort).
  */
 export async function peekFirstEvent(
   body: Readable,
@@ -66,32 +79,44 @@ export async function peekFirstEvent(
   maxWaitMs = PEEK_MAX_WAIT_MS,
   preamble?: (e: SseEvent) => boolean,
   preambleMaxBytes = PEEK_PREAMBLE_MAX_BYTES,
+  follow?: (first: SseEvent) => boolean,
+  followMaxWaitMs = PEEK_FOLLOW_MAX_WAIT_MS,
 ): Promise<Peeked> {
   // until the first event past the preamble, which is all such a wire sends first
   const cap = preamble ? Math.max(maxBytes, preambleMaxBytes) : maxBytes;
   const decoder = createSseDecoder();
   const read: Buffer[] = [];
   let size = 0;
-  let first: SseEvent | null = null;
+  // the events past the preamble: the first, and the one after it when `follow` asks for it
+  const seen: SseEvent[] = [];
   let events = 0;
   let ended = false;
   let waitedOut = false;
-  const firstOf = (decoded: SseEvent[]) => {
+  const take = (decoded: SseEvent[]) => {
     events += decoded.length;
-    return decoded.find((e) => !preamble?.(e)) ?? null;
+    for (const e of decoded) if (seen.length > 0 || !preamble?.(e)) seen.push(e);
   };
-  const deadline = Date.now() + maxWaitMs;
+  let deadline = Date.now() + maxWaitMs;
+  let following = false;
+  // done once the first event is in, and the one after it when the first asks for it
+  const done = (): boolean => {
+    if (seen.length === 0) return false;
+    if (following || !follow?.(seen[0]!)) return !following || seen.length > 1;
+    following = true;
+    deadline = Math.min(deadline, Date.now() + followMaxWaitMs);
+    return seen.length > 1;
+  };
   try {
     for (;;) {
       const chunk = body.read() as Buffer | null;
       if (chunk === null) {
         if (body.readableEnded || body.destroyed) {
           ended = true;
-          first = firstOf(decoder.end());
+          take(decoder.end());
           break;
         }
         if (!(await readableOrEnd(body, deadline - Date.now()))) {
-          waitedOut = true; // waited long enough
+          waitedOut = !following; // waited long enough (for the event after the first: it has none)
           break;
         }
         continue;
@@ -99,21 +124,23 @@ export async function peekFirstEvent(
       read.push(chunk);
       size += chunk.length;
       if (size === chunk.length && startsWithComment(chunk)) break;
-      first = firstOf(decoder.push(chunk));
-      if (first !== null || size >= cap) break;
+      take(decoder.push(chunk));
+      if (done() || size >= cap) break;
     }
   } catch (err) {
     if (read.length > 0 && !body.readableEnded && !body.destroyed) body.unshift(Buffer.concat(read, size));
     throw err;
   }
+  const first = seen[0] ?? null;
+  const next = first !== null && (following || follow?.(first)) ? (seen[1] ?? null) : null;
   const noEvents = ended && events === 0;
   const bytes = read.length === 1 ? read[0]! : Buffer.concat(read, size);
-  if (size === 0) return { first, noEvents, waitedOut, body };
+  if (size === 0) return { first, next, noEvents, waitedOut, body };
   // an ended stream takes no bytes back: the reader gets a copy of them instead
   if (ended || body.readableEnded)
-    return { first, noEvents, waitedOut, body: Readable.from([bytes], { objectMode: false }) };
+    return { first, next, noEvents, waitedOut, body: Readable.from([bytes], { objectMode: false }) };
   body.unshift(bytes);
-  return { first, noEvents, waitedOut, body };
+  return { first, next, noEvents, waitedOut, body };
 }
 
 // --- internal ---

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { billedInputTokens } from '../fake-provider/billing.ts';
 import { type EventRow, readEvents } from '../helpers/gateway-keys.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 
@@ -410,6 +411,13 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
       const failed = assertOneFailure(stack, o.turnId, row.errorClass);
       assert.equal(failed.payload.attempts, row.attempts);
       assert.equal(failed.payload.code, row.code);
+      if (row.shape === 'responses' && row.stream) {
+        // each attempt's response.failed, after its error event, stated the prompt it read: all billed
+        const sent = stack.fake.requests.find((r) => JSON.stringify(r.body).includes(marker))!;
+        const prompt = billedInputTokens('openai_responses', sent.body as Record<string, unknown>);
+        assert.equal(failed.payload.input_tokens, row.attempts * prompt);
+        assert.equal(failed.payload.usage_estimated, undefined, 'as stated, not estimated');
+      }
       if (row.code === 'upstream_invalid_request') {
         assert.match(String(o.error?.message), /max_tokens: 999999 is too large for this model/);
       }

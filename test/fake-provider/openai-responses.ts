@@ -35,30 +35,40 @@ export const responsesCodec: Codec = {
   errorIn200Body(status, message, ctx) {
     // a response that failed once begun (as a background response reads): its error, and the prompt it read
     const [, code, fallback] = RESPONSES_STREAM_ERRORS[status] ?? RESPONSES_STREAM_ERRORS[500];
-    const input = billedInputTokens('openai_responses', ctx.body ?? {});
-    const usage = {
-      input_tokens: input,
-      input_tokens_details: { cached_tokens: 0 },
-      output_tokens: 0,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: input,
-    };
+    const usage = promptUsage(ctx);
     return { ...response(ctx, 'failed', []), error: { code, message: message ?? fallback }, usage };
   },
   errorFrame(status, ctx, sequence = 2) {
     // as the API sends it inside a 200 (what Codex users captured, openai/codex#43337, openai-dotnet#881):
-    // an `error` event whose fields sit in a nested `error` object, then `response.failed`
+    // an `error` event whose fields sit in a nested `error` object, then `response.failed`, whose response
+    // states the usage of the prompt it read when it failed before any output (after the two preamble events)
     const [type, code, message] = RESPONSES_STREAM_ERRORS[status] ?? RESPONSES_STREAM_ERRORS[500];
     const error = sseFrame(
       { type: 'error', error: { type, code, message, param: null }, sequence_number: sequence },
       'error',
     );
-    const failed = { ...response(ctx, 'failed', []), error: { code, message } };
+    const failed = {
+      ...response(ctx, 'failed', []),
+      error: { code, message },
+      ...(sequence <= 2 ? { usage: promptUsage(ctx) } : {}),
+    };
     return `${error}${sseFrame({ type: 'response.failed', sequence_number: sequence + 1, response: failed }, 'response.failed')}`;
   },
 };
 
 // --- internal ---
+
+/** The usage of a response that failed before any output: the prompt it read. */
+function promptUsage(ctx: ReplyContext) {
+  const input = billedInputTokens('openai_responses', ctx.body ?? {});
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 0,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input,
+  };
+}
 
 /** In-stream failures by status: the nested error's type and code, and its message. */
 const RESPONSES_STREAM_ERRORS: Record<number, [string, string, string]> = {

@@ -12,13 +12,14 @@ import { failedResponse } from './responses.ts';
 /**
  * An error as the first event of a 200 stream: a chat chunk `{"error":…}` or one that finished with
  * "error" (OpenAI, OpenRouter; a numeric `code` classed as that HTTP answer, classifyEmbeddedOpenAIError)
- * with the `usage` it carries, or on the Responses wire an `error` event (which states no usage) or
- * `response.failed` with its response's `usage`.
+ * with the `usage` it carries, or on the Responses wire an `error` event (which states no usage itself:
+ * that of the `response.failed` right after it, `next`, if it came) or `response.failed` with its
+ * response's `usage`.
  */
 export function classifyOpenAIStreamStart(
   classifyResponse: ClassifyResponse,
-): (first: SseEvent, header: HeaderGetter) => EmbeddedError | null {
-  return (first, header) => {
+): (first: SseEvent, header: HeaderGetter, next?: SseEvent | null) => EmbeddedError | null {
+  return (first, header, next) => {
     // Responses events are named (and response.created carries "error":null, so it is not even parsed);
     // chat chunks are not, and only one holding an "error" member or value is read
     if (
@@ -34,10 +35,21 @@ export function classifyOpenAIStreamStart(
       return null; // the stream decoder reports a malformed frame in its place
     }
     if (data?.type === 'response.failed') return failedResponse(data.response);
-    if (first.event === 'error' || data?.type === 'error')
-      return { failure: classifyOpenAIStreamError(data?.error ?? data) };
+    if (first.event === 'error' || data?.type === 'error') {
+      const failure = classifyOpenAIStreamError(data?.error ?? data);
+      const usage = next?.event === 'response.failed' ? failedUsage(next) : undefined;
+      return usage ? { failure, usage } : { failure };
+    }
     return embeddedOpenAIFailure(classifyResponse, data, header);
   };
+}
+
+/**
+ * The Responses API fails a stream with `error`, then `response.failed` (its response's `usage` the prompt
+ * it read): the look at a stream's start reads the event after an `error` too.
+ */
+export function openAIStreamStartFollows(first: SseEvent): boolean {
+  return first.event === 'error';
 }
 
 /**
@@ -48,4 +60,15 @@ export function isOpenAIStreamPreamble(e: SseEvent): boolean {
   return (
     e.event === 'response.created' || e.event === 'response.in_progress' || e.event === 'response.queued'
   );
+}
+
+// --- internal ---
+
+/** The usage a `response.failed` event's response states, if any (a frame that is not JSON states none). */
+function failedUsage(e: SseEvent): EmbeddedError['usage'] {
+  try {
+    return failedResponse(JSON.parse(e.data)?.response).usage;
+  } catch {
+    return undefined;
+  }
 }

@@ -305,3 +305,40 @@ test('openai: a Responses stream opening with response.failed states the usage i
   );
   assert.equal(failed({ id: 'resp_2', status: 'failed', error, usage: null }).usage, undefined);
 });
+
+test("openai: a Responses stream opening with error, then response.failed, is the error's failure with the usage after it", () => {
+  const adapter = createOpenAIAdapter({ baseUrl: 'https://api.openai.test/v1', apiKey: 'sk-1' });
+  const none = () => undefined;
+  const error = {
+    event: 'error',
+    id: undefined,
+    data: JSON.stringify({
+      type: 'error',
+      error: { type: 'too_many_requests', code: 'too_many_requests', message: 'Too Many Requests' },
+      sequence_number: 2,
+    }),
+  };
+  const failed = (usage: unknown) => ({
+    event: 'response.failed',
+    id: undefined,
+    data: JSON.stringify({
+      type: 'response.failed',
+      sequence_number: 3,
+      response: { id: 'resp_1', status: 'failed', error: { code: 'too_many_requests' }, usage },
+    }),
+  });
+  // the API's usual order: the error is the look's first event, and the event after it is read too
+  assert.equal(adapter.streamStartFollows?.(error), true);
+  assert.equal(adapter.streamStartFollows?.(failed(null)), false);
+  const usage = { input_tokens: 30, input_tokens_details: { cached_tokens: 10 }, output_tokens: 0 };
+  const opened = adapter.classifyStreamStart(error, none, failed(usage))!;
+  assert.equal(opened.failure.error_class, 'rate_limit');
+  assert.deepEqual([opened.usage?.input_tokens, opened.usage?.cached_input_tokens], [20, 10]);
+  // nothing after it (the stream ended, or stayed silent), or another event: the error alone, as before
+  const alone = adapter.classifyStreamStart(error, none)!;
+  assert.deepEqual(alone, adapter.classifyStreamStart(error, none, null));
+  assert.equal(alone.failure.error_class, 'rate_limit');
+  assert.equal(alone.usage, undefined);
+  const other = { event: 'response.output_text.delta', id: undefined, data: '{"delta":"x"}' };
+  assert.equal(adapter.classifyStreamStart(error, none, other)!.usage, undefined);
+});

@@ -104,6 +104,39 @@ test('past preamble events larger than the byte limit it still finds the first e
   huge.end();
 });
 
+test('a first event that another completes is read with the one after it, and only that one', async () => {
+  // the Responses API fails a stream with `error`, then `response.failed` holding the usage of what it read
+  const error = 'event: error\ndata: {"type":"error","error":{"code":"server_is_overloaded"}}\n\n';
+  const failed = 'event: response.failed\ndata: {"type":"response.failed","response":{"usage":{}}}\n\n';
+  const isError = (e: { event?: string }) => e.event === 'error';
+  const body = new PassThrough();
+  body.write(error);
+  setImmediate(() => body.write(`${failed}event: more\ndata: 3\n\n`));
+  const peeked = await peekFirstEvent(body, PEEK_MAX_BYTES, 5_000, undefined, undefined, isError);
+  assert.deepEqual([peeked.first?.event, peeked.next?.event], ['error', 'response.failed']);
+  body.end();
+  assert.equal(await rest(peeked.body), `${error}${failed}event: more\ndata: 3\n\n`);
+
+  // a provider that ends its stream after the first event, or sends nothing more: as without the look
+  const ended = new PassThrough();
+  ended.end(error);
+  const alone = await peekFirstEvent(ended, PEEK_MAX_BYTES, 5_000, undefined, undefined, isError);
+  assert.deepEqual([alone.first?.event, alone.next, alone.waitedOut], ['error', null, false]);
+  const silent = new PassThrough();
+  silent.write(error);
+  const held = await peekFirstEvent(silent, PEEK_MAX_BYTES, 5_000, undefined, undefined, isError, 20);
+  assert.deepEqual([held.first?.event, held.next, held.waitedOut], ['error', null, false]);
+  silent.end();
+  assert.equal(await rest(held.body), error);
+
+  // an event no one completes is never waited past
+  const other = new PassThrough();
+  other.write('data: {"id":"x"}\n\n');
+  const started = await peekFirstEvent(other, PEEK_MAX_BYTES, 5_000, undefined, undefined, isError);
+  assert.deepEqual([started.first?.data, started.next], ['{"id":"x"}', null]);
+  other.end();
+});
+
 test('the preamble bound follows the request size, between 8 MiB and two events at the SSE limit', () => {
   const MiB = 1024 * 1024;
   // a small request: the fixed floor
