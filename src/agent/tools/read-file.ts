@@ -65,7 +65,9 @@ async function runReadFile(input: unknown, ctx: ToolContext): Promise<ToolResult
   }
   const { fh, stat } = opened;
   try {
-    const { bytes, truncated, binary } = await readLines(fh, offset, limit);
+    const read = await readLines(fh, offset, limit, ctx.signal);
+    if (read === 'cancelled') return fail('cancelled', `read_file was cancelled while reading ${target.rel}`);
+    const { bytes, truncated, binary } = read;
     if (binary)
       return { ok: true, output: `(${target.rel} is a binary file of ${stat.size} bytes; not shown)` };
     let output = decodeCut(bytes);
@@ -81,18 +83,23 @@ async function runReadFile(input: unknown, ctx: ToolContext): Promise<ToolResult
 
 // --- internal ---
 
-/** Streams the file, keeping lines [offset, offset+limit) byte for byte until the cap. */
+/**
+ * Streams the file, keeping lines [offset, offset+limit) byte for byte until the cap; stops at the turn's
+ * cancel (a far offset in a large file is read through up to it).
+ */
 async function readLines(
   fh: FileHandle,
   offset: number,
   limit: number | undefined,
-): Promise<{ bytes: Buffer; truncated: boolean; binary: boolean }> {
+  signal: AbortSignal,
+): Promise<{ bytes: Buffer; truncated: boolean; binary: boolean } | 'cancelled'> {
   const kept: Buffer[] = [];
   let keptBytes = 0;
   let line = 1;
   const last = limit === undefined ? Number.POSITIVE_INFINITY : offset + limit - 1;
   let first = true;
   for await (const chunk of fh.createReadStream({ highWaterMark: 64 * 1024, autoClose: false })) {
+    if (signal.aborted) return 'cancelled';
     const buf = chunk as Buffer;
     if (first && looksBinary(buf)) return { bytes: Buffer.alloc(0), truncated: false, binary: true };
     first = false;

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type AgentHarness, type SeenEvent, startAgentHarness } from '../../helpers/agent-harness.ts';
 
@@ -142,6 +144,26 @@ test('cancel during tool dispatch: the running tool fails cancelled, then turn.c
     .where('turn_id', '=', t.turn_id)
     .executeTakeFirstOrThrow();
   assert.equal(call.status, 'cancelled');
+});
+
+test('cancel while read_file reads through a large file: it stops there, tool.failed cancelled', {
+  timeout: 20_000,
+}, async () => {
+  // 64 KB of lines, then a 1 TiB hole (read as NULs past the binary check's first chunk, no newline): a far
+  // offset is read through to the end, minutes unless the read stops at the cancel
+  const file = join(h.workspace, 'huge.log');
+  writeFileSync(file, 'line\n'.repeat(13_000));
+  truncateSync(file, 2 ** 40);
+  const s = await h.newSession();
+  h.fake.script([{ toolUses: [{ name: 'read_file', input: { path: 'huge.log', offset: 10_000_000 } }] }]);
+  const t = await h.engine.submit({ sessionId: s.id, content: text('read the end') });
+  await h.waitFor('tool.called', t.turn_id);
+  await h.engine.cancel(s.id, t.turn_id);
+  const end = await h.turnEnd(t.turn_id);
+  assert.equal(end.type, 'turn.cancelled');
+  const failed = last(t.turn_id, 'tool.failed');
+  assert.equal(failed.payload.error_class, 'cancelled');
+  assert.match(failed.payload.message as string, /read_file was cancelled while reading huge\.log/);
 });
 
 test('cancel with tools scheduled: the pending ones fail cancelled without running', async () => {
