@@ -19,7 +19,7 @@ export interface GatewayVariables {
   routedBy: string;
   /** Hosted tools a translated Responses request went without (`svc-dropped-tools`), for the request log. */
   droppedTools: string;
-  /** Chat Completions parameters a translated call was sent without (svc-dropped-params). */
+  /** Request parameters a translated call was sent without (svc-dropped-params). */
   droppedParams: string;
   /** The error code of a failed answer (its body's `code`), for the request log. */
   errorCode: ErrorCode;

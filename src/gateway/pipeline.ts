@@ -25,11 +25,11 @@ import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
 import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
+import { DROPPED_PARAMS_HEADER, droppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import { budgetKeyIdOf, type KeyRecord } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
-import { DROPPED_PARAMS_HEADER, droppedChatParams } from './shapes/openai/dropped-params.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
@@ -127,12 +127,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           c.set('droppedTools', dropped);
           c.header(DROPPED_TOOLS_HEADER, dropped);
         }
-        // OpenAI knobs Claude has no equivalent for are left out, and the answer says which (the Responses
-        // API shares `service_tier` with Chat Completions)
-        const params =
-          (shapeName === 'openai' || shapeName === 'openai_responses') && !sameWire
-            ? droppedChatParams(received, adapter.name).join(', ')
-            : '';
+        // knobs the other wire has no equivalent for are left out, and the answer says which
+        const params = sameWire ? '' : droppedParams(received, shapeName, adapter.name).join(', ');
         if (params) {
           droppedHeader[DROPPED_PARAMS_HEADER] = params;
           c.set('droppedParams', params);

@@ -60,7 +60,7 @@ export function encodeAnthropicRequest(
   const forced = req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool';
   const withoutThinking = (forced && tools !== undefined) || !thinkingReplayed(messages);
   encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model));
-  if (version < '2026-10-21') encodeSampling(req, body);
+  if (version < '2026-10-21') encodeSampling(req, body, model);
   if (req.stop_sequences?.length) body.stop_sequences = req.stop_sequences;
   if (req.user_id) body.metadata = { ...(body.metadata as object), user_id: req.user_id };
   if (req.response_format?.type === 'json_schema') {
@@ -102,21 +102,21 @@ export function encodeAnthropicMessages(messages: readonly CanonicalMessage[]): 
   const turns: Array<{ role: 'user' | 'assistant'; results: unknown[]; rest: unknown[] }> = [];
   for (const m of messages) {
     const role = m.role === 'assistant' ? 'assistant' : 'user';
-    let turn = turns[turns.length - 1];
-    if (turn?.role !== role) {
-      turn = { role, results: [], rest: [] };
-      turns.push(turn);
-    }
     for (const b of m.content) {
       const enc = encodeBlock(b);
       if (enc === undefined) continue;
+      // a message left empty (content "", only unsigned reasoning) opens no turn, so its neighbours of one
+      // role still merge into one turn
+      let turn = turns.at(-1);
+      if (turn?.role !== role) {
+        turn = { role, results: [], rest: [] };
+        turns.push(turn);
+      }
       if (b.type === 'tool_result') turn.results.push(enc);
       else turn.rest.push(enc);
     }
   }
-  return turns
-    .filter((t) => t.results.length + t.rest.length > 0)
-    .map((t) => ({ role: t.role, content: [...t.results, ...t.rest] }));
+  return turns.map((t) => ({ role: t.role, content: [...t.results, ...t.rest] }));
 }
 
 /**
@@ -265,16 +265,20 @@ const JSON_OBJECT_INSTRUCTION: TextBlock = {
 /**
  * temperature, top_p, top_k where Claude accepts them (the newer API version forbids all three, wire-formats
  * §1.2): temperature clamped to 0–1 (OpenAI allows 0–2; choice); with thinking on only temperature 1, top_p
- * from 0.95 and no top_k; and never temperature and top_p together (Claude 4.5 models refuse the pair:
- * temperature is kept).
+ * from 0.95 and no top_k; on models after Opus 4.6 (takesSampling) only temperature 1, top_p from 0.99 and
+ * no top_k; and never temperature and top_p together (Claude 4.5 models refuse the pair: temperature is kept).
  */
-function encodeSampling(req: CanonicalRequest, body: Record<string, unknown>): void {
+function encodeSampling(req: CanonicalRequest, body: Record<string, unknown>, model: string): void {
   const thinking = (body.thinking as { type?: string } | undefined)?.type;
   const thinkingOn = thinking === 'enabled' || thinking === 'adaptive';
+  // a model after Opus 4.6 takes only the defaults: what it would refuse is left out, as thinking leaves it
+  const free = takesSampling(model);
   const temperature = req.temperature === undefined ? undefined : Math.min(1, Math.max(0, req.temperature));
-  if (temperature !== undefined && (!thinkingOn || temperature === 1)) body.temperature = temperature;
-  else if (req.top_p !== undefined && (!thinkingOn || req.top_p >= 0.95)) body.top_p = req.top_p;
-  if (req.top_k !== undefined && !thinkingOn) body.top_k = req.top_k;
+  if (temperature !== undefined && ((!thinkingOn && free) || temperature === 1))
+    body.temperature = temperature;
+  else if (req.top_p !== undefined && (!thinkingOn || req.top_p >= 0.95) && (free || req.top_p >= 0.99))
+    body.top_p = req.top_p;
+  if (req.top_k !== undefined && !thinkingOn && free) body.top_k = req.top_k;
 }
 
 /**
@@ -343,11 +347,31 @@ interface ThinkingStyle {
  * that is not a Claude model's gets the newest style.
  */
 export function thinkingStyleOf(model: string): ThinkingStyle {
-  if (/claude-\d-(\d-)?(opus|sonnet|haiku)/.test(model)) return { adaptive: false, effort: false }; // 3.x
+  const v = claudeVersionOf(model);
+  if (!v) return { adaptive: true, effort: true };
+  return {
+    adaptive: v.version >= 4.6,
+    effort: v.version >= 4.6 || (v.family === 'opus' && v.version >= 4.5),
+  };
+}
+
+/**
+ * Whether a Claude model takes sampling parameters as asked. Models released after Claude Opus 4.6
+ * (`claude-opus-4-7`, `claude-sonnet-5`, `claude-mythos-5`) refuse with a 400 any temperature but 1, any top_p
+ * below 0.99 and every top_k (the Messages API reference); a name that is not a Claude model's counts as
+ * such a model, as for thinking.
+ */
+export function takesSampling(model: string): boolean {
+  const v = claudeVersionOf(model);
+  return v !== undefined && v.version < 4.7;
+}
+
+/** Family and version (4.5 for `claude-sonnet-4-5-20250929`) of an Opus, Sonnet or Haiku model name. */
+function claudeVersionOf(model: string): { family: string; version: number } | undefined {
+  const old = /claude-(\d)-(?:(\d)-)?(opus|sonnet|haiku)/.exec(model); // 3.x, 3.5, 3.7
+  if (old) return { family: old[3]!, version: Number(old[1]) + Number(old[2] ?? 0) / 10 };
   const m = /claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(model);
-  if (!m) return { adaptive: true, effort: true };
-  const version = Number(m[2]) + Number(m[3] ?? 0) / 10;
-  return { adaptive: version >= 4.6, effort: version >= 4.6 || (m[1] === 'opus' && version >= 4.5) };
+  return m ? { family: m[1]!, version: Number(m[2]) + Number(m[3] ?? 0) / 10 } : undefined;
 }
 
 /** Thinking budgets for an effort, on models that take a budget rather than an effort. */

@@ -14,11 +14,11 @@ import {
   createOpenRouterAdapter,
 } from '#src/adapters/registry.ts';
 import type { CanonicalResponse } from '#src/canonical/response.ts';
+import { droppedParams } from '#src/gateway/dropped-params.ts';
 import { decodeAnthropicRequest } from '#src/gateway/shapes/anthropic/decode.ts';
 import { encodeAnthropicResponse } from '#src/gateway/shapes/anthropic/encode.ts';
 import { encodeAnthropicStream } from '#src/gateway/shapes/anthropic/encode-stream.ts';
 import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
-import { droppedChatParams } from '#src/gateway/shapes/openai/dropped-params.ts';
 import { encodeOpenAIResponse } from '#src/gateway/shapes/openai/encode.ts';
 import { encodeOpenAIStream } from '#src/gateway/shapes/openai/encode-stream.ts';
 import { decodeSse } from '#src/lib/sse-decode.ts';
@@ -472,13 +472,149 @@ test('OpenAI request → Claude: audio output, web_search_options and the deprec
     temperature: 0.2,
   };
   assert.equal(param(knobs), null);
-  assert.deepEqual(droppedChatParams(knobs, 'anthropic'), [
+  assert.deepEqual(droppedParams(knobs, 'openai', 'anthropic'), [
     'seed',
     'frequency_penalty',
     'presence_penalty',
     'logit_bias',
   ]);
-  assert.deepEqual(droppedChatParams(knobs, 'openrouter'), []);
+  assert.deepEqual(droppedParams(knobs, 'openai', 'openrouter'), []);
+});
+
+test('every translation names the knobs it leaves out: verbosity to Claude, top_k and service_tier to OpenAI, service_tier and text.verbosity off the Responses API', () => {
+  // gpt-5's verbosity has no Claude form: it was left out without a word
+  const chat = { model: 'x', messages: [{ role: 'user', content: 'hi' }], verbosity: 'low', store: true };
+  assert.deepEqual(droppedParams(chat, 'openai', 'anthropic'), ['verbosity']);
+  // an Anthropic client's top_k and serving options reached an OpenAI model as nothing, and nothing said so
+  const messages = {
+    model: 'x',
+    max_tokens: 9,
+    messages: [{ role: 'user', content: 'hi' }],
+    top_k: 5,
+    service_tier: 'auto',
+    inference_geo: 'us',
+    speed: 'fast',
+    temperature: 0.5,
+  };
+  assert.equal(
+    JSON.parse(openai.encodeRequest(decodeAnthropicRequest(messages), 'gpt-4.1').body).top_k,
+    undefined,
+  );
+  assert.deepEqual(droppedParams(messages, 'anthropic', 'openai'), [
+    'top_k',
+    'service_tier',
+    'inference_geo',
+    'speed',
+  ]);
+  // OpenRouter takes top_k
+  assert.equal(JSON.parse(openrouter.encodeRequest(decodeAnthropicRequest(messages), 'x/y').body).top_k, 5);
+  assert.deepEqual(droppedParams(messages, 'anthropic', 'openrouter'), [
+    'service_tier',
+    'inference_geo',
+    'speed',
+  ]);
+  // the Responses API on OpenRouter (translated to Chat Completions) drops service_tier as on a Claude model
+  const responses = {
+    model: 'x',
+    input: 'hi',
+    service_tier: 'flex',
+    text: { verbosity: 'low' },
+    metadata: {},
+  };
+  assert.deepEqual(droppedParams(responses, 'openai_responses', 'openrouter'), [
+    'service_tier',
+    'text.verbosity',
+  ]);
+  assert.deepEqual(droppedParams(responses, 'openai_responses', 'anthropic'), [
+    'service_tier',
+    'text.verbosity',
+  ]);
+  assert.deepEqual(
+    droppedParams({ model: 'x', input: 'hi', text: { verbosity: null } }, 'openai_responses', 'anthropic'),
+    [],
+  );
+});
+
+test('OpenAI request → Claude: a message left empty opens no turn, so the turns around it still alternate', () => {
+  const body = (messages: unknown[]) =>
+    JSON.parse(
+      anthropic.encodeRequest(decodeOpenAIRequest({ model: 'x', messages }), 'claude-sonnet-4-5').body,
+    ).messages as Array<{ role: string; content: unknown[] }>;
+  // an empty assistant answer between two user turns: the two user turns reached Claude one after the other
+  assert.deepEqual(
+    body([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: '' },
+      { role: 'user', content: 'again' },
+    ]),
+    [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'text', text: 'again' },
+        ],
+      },
+    ],
+  );
+  // an empty user message between two answers, and LangChain's audio-only assistant entry
+  const turns = body([
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: 'a' },
+    { role: 'user', content: '' },
+    { role: 'assistant', content: 'b' },
+    { role: 'assistant', content: null, audio: { id: 'audio_1' } },
+    { role: 'user', content: 'c' },
+  ]);
+  assert.deepEqual(
+    turns.map((t) => t.role),
+    ['user', 'assistant', 'user'],
+  );
+  assert.deepEqual(turns[1]!.content, [
+    { type: 'text', text: 'a' },
+    { type: 'text', text: 'b' },
+  ]);
+});
+
+test('OpenAI request → a Claude model after Opus 4.6: only the sampling it takes is sent (temperature 1, top_p from 0.99, no top_k)', () => {
+  const sampling = (model: string, knobs: Record<string, unknown>) => {
+    const body = JSON.parse(
+      anthropic.encodeRequest(
+        decodeOpenAIRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }], ...knobs }),
+        model,
+      ).body,
+    );
+    return [body.temperature, body.top_p, body.top_k];
+  };
+  // those models refuse any other temperature, top_p or top_k with a 400 (the Messages API reference)
+  for (const model of [
+    'claude-opus-4-7',
+    'claude-opus-4-8',
+    'claude-sonnet-5',
+    'claude-mythos-5',
+    'claude-opus-5-5',
+  ]) {
+    assert.deepEqual(
+      sampling(model, { temperature: 0.2, top_k: 5 }),
+      [undefined, undefined, undefined],
+      model,
+    );
+    assert.deepEqual(
+      sampling(model, { temperature: 0.2, top_p: 0.5 }),
+      [undefined, undefined, undefined],
+      model,
+    );
+    assert.deepEqual(sampling(model, { temperature: 1.4 }), [1, undefined, undefined], model);
+    assert.deepEqual(sampling(model, { top_p: 0.995 }), [undefined, 0.995, undefined], model);
+  }
+  // earlier models take them as before
+  for (const model of [
+    'claude-opus-4-6',
+    'claude-sonnet-4-6',
+    'claude-sonnet-4-5-20250929',
+    'claude-3-5-haiku-20241022',
+  ])
+    assert.deepEqual(sampling(model, { temperature: 0.2, top_k: 5 }), [0.2, undefined, 5], model);
 });
 
 test('Anthropic request → OpenAI or Claude: the deprecated top-level output_format asks for the JSON schema as output_config.format does', () => {
