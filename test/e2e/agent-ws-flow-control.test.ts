@@ -81,7 +81,24 @@ test('an inbound frame above 64 KiB closes the socket with 1009; a smaller bad f
   const closed = await c.closed;
   assert.equal(closed.code, 1009);
   assert.equal(JSON.parse(closed.reason).code, 'frame_too_large'); // every close reason is JSON {code, message}
+  // the refused frame left no stack trace on stderr (@hono/node-ws printed a ReferenceError for each):
+  // a reload logs a line after it, so once that line is in, so is anything the close wrote
+  const before = server.svc.output().stderr.split('\n').length;
+  assert.equal((await server.api('POST', '/routing/reload')).status, 200);
+  await waitForStderr(server, /routing policy reloaded/, before);
+  for (const line of server.svc.output().stderr.split('\n').filter(Boolean))
+    assert.doesNotThrow(() => JSON.parse(line), `a log line that is not JSON: ${line}`);
 });
+
+async function waitForStderr(on: AgentServer, re: RegExp, fromLine: number): Promise<void> {
+  const seen = () =>
+    on.svc
+      .output()
+      .stderr.split('\n')
+      .slice(fromLine - 1)
+      .some((l) => re.test(l));
+  while (!seen()) await new Promise((r) => on.svc.child.stderr?.once('data', r));
+}
 
 test('a client that sends pings and bad frames but never reads is closed with 1008 client_too_slow and a bus.handler_warning, not answered without end', {
   timeout: 60_000,

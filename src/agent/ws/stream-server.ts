@@ -85,6 +85,12 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
     });
   };
 
+  /** A stream handler that threw (@hono/node-ws would print the stack): one JSON line, its class only. */
+  const handlerFailed = {
+    onError: (err: unknown) =>
+      deps.log.error('websocket handler failed', { error: err instanceof Error ? err.name : typeof err }),
+  };
+
   function mount(app: Hono<AgentEnv>, appDeps: AgentAppDeps): void {
     const nodeWs = createNodeWebSocket({ app });
     // @hono/node-ws creates its server without options; ws reads maxPayload from here at each upgrade
@@ -115,6 +121,12 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
           onOpen(_evt, ctx) {
             const ws = ctx.raw as WebSocket;
             explainOversizeCloses(ws);
+            // a frame ws refuses (over 64 KiB, bad UTF-8, a bad opcode): ws closes the socket itself. Not
+            // handed to @hono/node-ws's onError, which builds a DOM ErrorEvent Node 24 lacks and printed the
+            // ReferenceError's stack on stderr for each one. Only the code: a frame's text never goes to the log.
+            ws.on('error', (err: NodeJS.ErrnoException) =>
+              deps.log.debug('websocket error', { session_id: sessionId, code: err.code ?? err.name }),
+            );
             conn = createConnection({
               sessionId,
               socket: corkable(ws),
@@ -143,11 +155,8 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
             }
             gone();
           },
-          onError(evt) {
-            deps.log.debug('websocket error', { session_id: sessionId, message: String(evt.type) });
-          },
         };
-      }),
+      }, handlerFailed),
     );
   }
 
