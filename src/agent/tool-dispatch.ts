@@ -18,7 +18,7 @@ import { finishToolCall, insertToolCall } from './sessions/tool-calls.ts';
 import { whileStoreAway } from './store-wait.ts';
 import { DelegateInputSchema } from './tools/delegate.ts';
 import { parseInput } from './tools/result.ts';
-import type { ToolResult, WorkspaceTool } from './tools/tool.ts';
+import type { ToolContext, ToolResult, WorkspaceTool } from './tools/tool.ts';
 import type { Confirmations } from './turns/confirmations.ts';
 
 export interface ToolDispatchDeps {
@@ -207,6 +207,9 @@ async function runOne(
       message: `the user denied ${tool.name} for the rest of this session`,
     };
   } else if (tool.needsConfirmation && !deps.approvals(turn.sessionId).has(tool.name)) {
+    // a call that cannot run (bad input, a path outside the workspace) fails without asking the user
+    const invalid = await tool.check?.(use.input, toolContext(deps, turn));
+    if (invalid) return { kind: 'failed', error_class: invalid.error_class, message: invalid.message };
     const denied = await confirm(deps, turn, use);
     onAnswered();
     if (denied) return denied;
@@ -227,12 +230,12 @@ async function runOne(
     });
     return { kind: 'ran', result: d.result, cost: d.cost };
   }
-  const result = await tool.run(use.input, {
-    workspace: turn.workspace,
-    signal: turn.signal,
-    childEnv: deps.childEnv,
-  });
+  const result = await tool.run(use.input, toolContext(deps, turn));
   return { kind: 'ran', result, cost: ZERO };
+}
+
+function toolContext(deps: ToolDispatchDeps, turn: DispatchTurn): ToolContext {
+  return { workspace: turn.workspace, signal: turn.signal, childEnv: deps.childEnv };
 }
 
 /** Asks the user; undefined when allowed, else the failure to report. */

@@ -74,3 +74,42 @@ test('bad tool input is tool.failed invalid_input naming the field, and the turn
   assert.equal(results.length, 4);
   assert.match(results[2], /^timeout: command timed out after 300 ms.*\nstarted\n$/s);
 });
+
+test('a write, edit or command that cannot run fails at once, without asking the user first', async () => {
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  const c = await attach(server, sid);
+  after(() => c.close());
+  c.send({ type: 'subscribe', filter: 'preset:full', since: null });
+  await c.next((f) => f.type === 'subscribe_ack');
+  fake.script([
+    {
+      toolUses: [
+        { name: 'write_file', input: { path: '../escaped.txt', content: 'x' } },
+        { name: 'edit_file', input: { path: 'a.txt', old_string: 'a' } },
+        { name: 'edit_file', input: { path: 'no-such-file.txt', old_string: 'a', new_string: 'b' } },
+        { name: 'run_command', input: { command: '' } },
+      ],
+    },
+    { text: 'done' },
+  ]);
+  const turn = (
+    await server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'go' }] })
+  ).body;
+  // before: the first call was put to the user, and the turn waited for the answer
+  const first = await c.next(
+    (f) =>
+      isEvent('tool.confirmation_requested', turn.turn_id)(f) || isEvent('turn.completed', turn.turn_id)(f),
+  );
+  assert.equal(first.event.type, 'turn.completed');
+  assert.equal(first.event.payload.status, 'completed');
+  const failed = c
+    .events()
+    .filter((e) => e.turn_id === turn.turn_id && e.type === 'tool.failed')
+    .map((e) => [e.payload.tool_name, e.payload.error_class]);
+  assert.deepEqual(failed, [
+    ['write_file', 'outside_workspace'],
+    ['edit_file', 'invalid_input'],
+    ['edit_file', 'not_found'],
+    ['run_command', 'invalid_input'],
+  ]);
+});

@@ -35,9 +35,14 @@ export const editFileTool: WorkspaceTool = {
   needsConfirmation: true,
   readOnly: false,
   run: runEditFile,
+  check: async (input, ctx) => {
+    const prepared = await prepare(input, ctx);
+    return isFailure(prepared) ? prepared : null;
+  },
 };
 
-async function runEditFile(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+/** The edit to make (the file read, old_string found), or the failure met before anything is written. */
+async function prepare(input: unknown, ctx: ToolContext) {
   const parsed = parseInput(InputSchema, input);
   if (!parsed.ok) return parsed;
   const { old_string: oldText, new_string: newText, replace_all: all = false } = parsed.value;
@@ -57,10 +62,22 @@ async function runEditFile(input: unknown, ctx: ToolContext): Promise<ToolResult
         `old_string occurs ${count} times in ${target.rel}; add surrounding text to make it unique, or set replace_all`,
       );
     }
+    return { path: parsed.value.path, oldText, newText, target, bytes, at };
+  } catch (err) {
+    return fsFailure(err, target.rel);
+  }
+}
+
+async function runEditFile(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+  const prepared = await prepare(input, ctx);
+  if (isFailure(prepared)) return prepared;
+  const { oldText, newText, target, bytes, at } = prepared;
+  try {
     // Checked again right before the write: the file may have been swapped since the read.
-    const again = await resolveWorkspacePath(ctx.workspace, parsed.value.path);
+    const again = await resolveWorkspacePath(ctx.workspace, prepared.path);
     if (isFailure(again)) return again;
     await writeNoFollow(again.real, replaceAt(bytes, at, Buffer.byteLength(oldText), Buffer.from(newText)));
+    const count = at.length;
     return { ok: true, output: `replaced ${count} occurrence${count === 1 ? '' : 's'} in ${target.rel}` };
   } catch (err) {
     return fsFailure(err, target.rel);

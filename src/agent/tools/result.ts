@@ -4,9 +4,9 @@
  */
 import * as v from 'valibot';
 import type { ToolErrorClass } from '../../events/catalog.ts';
-import type { ToolResult } from './tool.ts';
+import type { ToolFailure } from './tool.ts';
 
-export type ToolFailure = Extract<ToolResult, { ok: false }>;
+export type { ToolFailure };
 
 export function fail(error_class: ToolErrorClass, message: string): ToolFailure {
   return { ok: false, error_class, message };

@@ -53,9 +53,14 @@ export const runCommandTool: WorkspaceTool = {
   needsConfirmation: true,
   readOnly: false,
   run: runCommand,
+  check: async (input, ctx) => {
+    const prepared = await prepare(input, ctx);
+    return isFailure(prepared) ? prepared : null;
+  },
 };
 
-async function runCommand(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+/** The command and the workspace it runs in, or the failure met before anything is started. */
+async function prepare(input: unknown, ctx: ToolContext) {
   const parsed = parseInput(InputSchema, input);
   if (!parsed.ok) return parsed;
   const { command } = parsed.value;
@@ -68,10 +73,16 @@ async function runCommand(input: unknown, ctx: ToolContext): Promise<ToolResult>
         'write the script to a file with write_file and run that file',
     );
   }
-  if (ctx.signal.aborted) return fail('cancelled', 'run_command was cancelled before it started');
   const cwd = await resolveWorkspacePath(ctx.workspace, '.');
   if (isFailure(cwd)) return cwd;
-  const timeoutMs = parsed.value.timeout_ms ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  return { command, cwd, timeoutMs: parsed.value.timeout_ms ?? DEFAULT_COMMAND_TIMEOUT_MS };
+}
+
+async function runCommand(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+  if (ctx.signal.aborted) return fail('cancelled', 'run_command was cancelled before it started');
+  const prepared = await prepare(input, ctx);
+  if (isFailure(prepared)) return prepared;
+  const { command, cwd, timeoutMs } = prepared;
   const run = await spawnGroup(command, cwd.root, ctx, timeoutMs);
   if (run.type === 'spawn_error') {
     if ((run.error as NodeJS.ErrnoException).code === 'E2BIG')

@@ -49,4 +49,12 @@ export interface WorkspaceTool {
   readOnly: boolean;
   /** Validates `input` (valibot) and runs; never throws for a tool-level failure. */
   run(input: unknown, ctx: ToolContext): Promise<ToolResult>;
+  /**
+   * Tools that ask first: the failure the call meets before it changes anything (its input, its path), or
+   * null. The dispatcher runs it before asking, so a call that cannot run is never put to the user; `run`
+   * checks again (the workspace may change while the user decides).
+   */
+  check?(input: unknown, ctx: ToolContext): Promise<ToolFailure | null>;
 }
+
+export type ToolFailure = Extract<ToolResult, { ok: false }>;

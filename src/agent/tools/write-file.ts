@@ -31,16 +31,27 @@ export const writeFileTool: WorkspaceTool = {
   needsConfirmation: true,
   readOnly: false,
   run: runWriteFile,
+  check: async (input, ctx) => {
+    const prepared = await prepare(input, ctx);
+    return isFailure(prepared) ? prepared : null;
+  },
 };
 
-async function runWriteFile(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+/** The input and the checked target, or the failure met before anything is written. */
+async function prepare(input: unknown, ctx: ToolContext) {
   const parsed = parseInput(InputSchema, input);
   if (!parsed.ok) return parsed;
-  const { path: wanted, content } = parsed.value;
-  const first = await resolveWorkspacePath(ctx.workspace, wanted);
+  const first = await resolveWorkspacePath(ctx.workspace, parsed.value.path);
   if (isFailure(first)) return first;
   if (first.rel === '.')
     return fail('invalid_input', 'input field `path`: names the workspace directory itself');
+  return { ...parsed.value, first };
+}
+
+async function runWriteFile(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+  const prepared = await prepare(input, ctx);
+  if (isFailure(prepared)) return prepared;
+  const { path: wanted, content, first } = prepared;
   try {
     if (!first.exists) await mkdir(path.dirname(first.real), { recursive: true });
     // Checked again after mkdir, right before the open: the real path of the parent must still be inside.
