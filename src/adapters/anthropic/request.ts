@@ -358,12 +358,13 @@ export function thinkingStyleOf(model: string): ThinkingStyle {
 /**
  * Whether a Claude model takes sampling parameters as asked. Models released after Claude Opus 4.6
  * (`claude-opus-4-7`, `claude-sonnet-5`, `claude-mythos-5`) refuse with a 400 any temperature but 1, any top_p
- * below 0.99 and every top_k (the Messages API reference); a name that is not a Claude model's counts as
- * such a model, as for thinking.
+ * below 0.99 and every top_k (the Messages API reference); a Claude name of another form (a newer family)
+ * counts as such a model, as for thinking, while a name that is no Claude model's (a compatible server's)
+ * gets what was asked.
  */
 export function takesSampling(model: string): boolean {
   const v = claudeVersionOf(model);
-  return v !== undefined && v.version < 4.7;
+  return v === undefined ? !/claude/i.test(model) : v.version < 4.7;
 }
 
 /** Family and version (4.5 for `claude-sonnet-4-5-20250929`) of an Opus, Sonnet or Haiku model name. */

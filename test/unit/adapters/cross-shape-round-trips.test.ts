@@ -607,8 +607,9 @@ test('OpenAI request → a Claude model after Opus 4.6: only the sampling it tak
     assert.deepEqual(sampling(model, { temperature: 1.4 }), [1, undefined, undefined], model);
     assert.deepEqual(sampling(model, { top_p: 0.995 }), [undefined, 0.995, undefined], model);
   }
-  // earlier models take them as before
+  // earlier models take them as before, and so does a compatible server's model that is no Claude model
   for (const model of [
+    'my-local-model',
     'claude-opus-4-6',
     'claude-sonnet-4-6',
     'claude-sonnet-4-5-20250929',

@@ -35,8 +35,8 @@ const openrouter = createOpenRouterAdapter({ baseUrl: 'https://r.test/api/v1', a
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]).toString('base64');
 
-function toAnthropic(body: Record<string, unknown>): any {
-  return JSON.parse(anthropic.encodeRequest(decodeOpenAIRequest({ model: 'm', ...body }), 'claude-x').body);
+function toAnthropic(body: Record<string, unknown>, model = 'claude-x'): any {
+  return JSON.parse(anthropic.encodeRequest(decodeOpenAIRequest({ model: 'm', ...body }), model).body);
 }
 function toOpenAI(body: Record<string, unknown>, adapter = openai): any {
   return JSON.parse(
@@ -767,16 +767,15 @@ test('#22 an OpenAI request without max_tokens gets the configured default, not 
 
 test('sampling Claude accepts: no temperature/top_k beside thinking, temperature wins over top_p, json_object asked in words', () => {
   const user = [{ role: 'user', content: 'x' }];
-  const plain = toAnthropic({ messages: user, temperature: 0.2, top_p: 0.9 });
+  // a model that takes sampling (those after Opus 4.6 take only the defaults: cross-shape-round-trips)
+  const model = 'claude-sonnet-4-5';
+  const plain = toAnthropic({ messages: user, temperature: 0.2, top_p: 0.9 }, model);
   assert.deepEqual([plain.temperature, plain.top_p], [0.2, undefined]);
-  assert.equal(toAnthropic({ messages: user, top_p: 0.9 }).top_p, 0.9);
-  const thinking = toAnthropic({
-    messages: user,
-    temperature: 0.2,
-    top_p: 0.9,
-    reasoning: { max_tokens: 2000 },
-    max_tokens: 4000,
-  });
+  assert.equal(toAnthropic({ messages: user, top_p: 0.9 }, model).top_p, 0.9);
+  const thinking = toAnthropic(
+    { messages: user, temperature: 0.2, top_p: 0.9, reasoning: { max_tokens: 2000 }, max_tokens: 4000 },
+    model,
+  );
   assert.equal(thinking.thinking.type, 'enabled');
   assert.deepEqual([thinking.temperature, thinking.top_p, thinking.top_k], [undefined, undefined, undefined]);
   const json = toAnthropic({ messages: user, response_format: { type: 'json_object' } });
