@@ -141,6 +141,34 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    "a custom tool's call on an OpenAI model (Codex's apply_patch): the client gets its custom_tool_call and the trace says tool_use, streaming and not",
+    async () => {
+      fake.setDefault('usage=in:40,out:12');
+      const body = {
+        model: 'openai:gpt-5-mini',
+        tools: [{ type: 'custom' as const, name: 'apply_patch', description: 'Edit files' }],
+        input: 'fix it [[fake:tool_call]]',
+      };
+      const { data, response } = await client.responses.create(body).withResponse();
+      const streamed = client.responses.stream(body);
+      const final = await streamed.finalResponse();
+      for (const answer of [data, final]) {
+        const call = answer.output.find((o) => o.type === 'custom_tool_call');
+        assert.equal(call?.type === 'custom_tool_call' && call.input, 'apply_patch input');
+      }
+      const traced = readEvents(stack.files.db, 'llm.call_completed').slice(-2);
+      assert.equal(traced[0].turn_id, response.headers.get('svc-request-id'));
+      assert.deepEqual(
+        traced.map((e) => [e.payload.stream, e.payload.stop_reason]),
+        [
+          [false, 'tool_use'],
+          [true, 'tool_use'],
+        ],
+      );
+    },
+  );
+
+  await t.test(
     'hosted web searches on an OpenAI model: each web_search_call is counted and priced, streaming and not',
     async () => {
       const ask = {

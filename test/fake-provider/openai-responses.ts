@@ -1,7 +1,7 @@
 /**
  * The OpenAI Responses API (`POST /v1/responses`) for the fake provider, as the API reference prints it
  * (test/fixtures/provider-docs.ts): input items read into a turn, the `response` object with `reasoning`,
- * `message` and `function_call` output items and the request fields it echoes, the streaming events from
+ * `message`, `function_call` and (for a custom tool) `custom_tool_call` output items and the request fields it echoes, the streaming events from
  * `response.created` to `response.completed`, and OpenAI's error bodies.
  */
 
@@ -96,12 +96,16 @@ function readTurn(body: Obj): Turn {
         ? (body.input as Obj[])
         : [];
   const lastAssistant = input.findLastIndex(
-    (i) => i.role === 'assistant' || i.type === 'function_call' || i.type === 'reasoning',
+    (i) =>
+      i.role === 'assistant' ||
+      i.type === 'function_call' ||
+      i.type === 'custom_tool_call' ||
+      i.type === 'reasoning',
   );
   const texts: string[] = [];
   const toolResults: string[] = [];
   for (const item of input.slice(lastAssistant + 1)) {
-    if (item.type === 'function_call_output') {
+    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       const text = typeof item.output === 'string' ? item.output : textOf(item.output);
       toolResults.push(text);
       texts.push(text);
@@ -115,9 +119,10 @@ function readTurn(body: Obj): Turn {
     stream: body.stream === true,
     includeUsage: true,
     turnText: texts.join('\n'),
+    // a custom tool (type custom: free-text input, e.g. Codex's apply_patch) is called with text
     tools: tools
-      .filter((t) => t.type === 'function' && typeof t.name === 'string')
-      .map((t) => ({ name: t.name as string, schema: t.parameters })),
+      .filter((t) => (t.type === 'function' || t.type === 'custom') && typeof t.name === 'string')
+      .map((t) => ({ name: t.name as string, schema: t.parameters, custom: t.type === 'custom' })),
     toolResults,
     images: input.flatMap((i) =>
       partsOf(i.content)
@@ -127,7 +132,7 @@ function readTurn(body: Obj): Turn {
     forcedTool:
       choice === 'required'
         ? true
-        : typeof choice === 'object' && choice?.type === 'function'
+        : typeof choice === 'object' && (choice?.type === 'function' || choice?.type === 'custom')
           ? String(choice.name)
           : undefined,
     toolChoiceNone: choice === 'none',
@@ -157,7 +162,7 @@ function imageOf(part: Obj): string {
   return data ? data[1] : 'url';
 }
 
-/** Output item ids: `rs_…`, `msg_…`, `fc_…` after the response id, in order. */
+/** Output item ids: `rs_…`, `msg_…`, `fc_…` (`ctc_…` for a custom tool's call) after the response id, in order. */
 function itemId(prefix: string, ctx: ReplyContext, index: number): string {
   return `${prefix}_${ctx.id.slice('resp_'.length)}${index}`;
 }
@@ -193,6 +198,15 @@ function itemOf(
       status,
       role: 'assistant',
       content: status === 'in_progress' ? [] : [textPart(block.text, refusal)],
+    };
+  if (block.customInput !== undefined)
+    return {
+      id: itemId('ctc', ctx, index),
+      type: 'custom_tool_call',
+      status,
+      call_id: block.id,
+      name: block.name,
+      input: args ?? block.customInput,
     };
   return {
     id: itemId('fc', ctx, index),
@@ -308,7 +322,13 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
     }
     const { block, index } = step;
     const item_id = itemId(
-      block.type === 'thinking' ? 'rs' : block.type === 'text' ? 'msg' : 'fc',
+      block.type === 'thinking'
+        ? 'rs'
+        : block.type === 'text'
+          ? 'msg'
+          : block.customInput !== undefined
+            ? 'ctc'
+            : 'fc',
       ctx,
       index,
     );
@@ -336,6 +356,11 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
         });
       event('response.output_text.done', { ...at, content_index: 0, text: block.text, logprobs: [] });
       event('response.content_part.done', { ...at, content_index: 0, part: part(block.text) });
+    } else if (block.type === 'tool_call' && block.customInput !== undefined) {
+      const input = block.customInput;
+      for (const piece of splitFragments(input))
+        event('response.custom_tool_call_input.delta', { ...at, delta: piece, ...pad(piece) });
+      event('response.custom_tool_call_input.done', { ...at, input });
     } else if (block.type === 'tool_call') {
       const args = JSON.stringify(block.input);
       for (const piece of splitFragments(args))

@@ -13,7 +13,7 @@ export type Turn = {
   includeUsage: boolean;
   /** Text of the final user turn (user text plus tool-result text after the last assistant message). */
   turnText: string;
-  tools: { name: string; schema: unknown }[];
+  tools: Tool[];
   /** Text of the tool results in the final turn, in order. */
   toolResults: string[];
   /** One description per image in the request, e.g. "image/png" or "url". */
@@ -45,7 +45,17 @@ export type ReplyBlock =
   /** `redacted`: a redacted block, its opaque data in `signature` and no text. */
   | { type: 'thinking'; text: string; signature: string; redacted?: boolean }
   | { type: 'text'; text: string }
-  | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> };
+  | {
+      type: 'tool_call';
+      id: string;
+      name: string;
+      input: Record<string, unknown>;
+      /** A custom (free-form) tool's call: its input is this text, not JSON (OpenAI custom tools). */
+      customInput?: string;
+    };
+
+/** A tool the request offers: a function with its JSON schema, or (OpenAI) a custom tool taking free text. */
+export type Tool = { name: string; schema: unknown; custom?: boolean };
 
 export type ReplyUsage = {
   input: number;
@@ -102,7 +112,14 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
   if (text !== undefined && !prefilled) blocks.push({ type: 'text', text });
   for (let i = 0; i < calls; i++) {
     const tool = pickTool(turn, i);
-    blocks.push({ type: 'tool_call', id: newToolId(), name: tool.name, input: inputFromSchema(tool.schema) });
+    const input = inputFromSchema(tool.schema);
+    blocks.push({
+      type: 'tool_call',
+      id: newToolId(),
+      name: tool.name,
+      input,
+      ...(tool.custom ? { customInput: `${tool.name} input` } : {}),
+    });
   }
   for (const use of uses) blocks.push({ type: 'tool_call', id: newToolId(), ...use });
   const stopReason = plan.stopReason ?? (used > 0 ? 'tool_use' : 'end_turn');
@@ -147,7 +164,7 @@ function toolCallCount(turn: Turn, plan: FakeStep): number {
   return turn.forcedTool !== undefined ? 1 : 0;
 }
 
-function pickTool(turn: Turn, i: number): { name: string; schema: unknown } {
+function pickTool(turn: Turn, i: number): Tool {
   if (typeof turn.forcedTool === 'string') {
     const forced = turn.tools.find((tool) => tool.name === turn.forcedTool);
     if (forced) return forced;

@@ -10,7 +10,8 @@
  *   reply shape
  *     text=STRING          reply text (STRING may contain spaces, not ";" or "]]"); before any tool call, but
  *                          left out on Anthropic when tool_choice forces the call (the API prefills the turn)
- *     tool_call            call the first request tool (input built from its schema's required properties)
+ *     tool_call            call the first request tool (input built from its schema's required properties; a
+ *                          Responses custom tool gets a custom_tool_call whose input is the text "<name> input")
  *     tool_calls=N         N parallel calls (cycling through the request tools); one at most when the request
  *                          turns parallel calls off (disable_parallel_tool_use, parallel_tool_calls: false)
  *     thinking[=STRING]    a thinking block (Anthropic), reasoning (OpenRouter), reasoning_tokens (OpenAI)

@@ -2,9 +2,10 @@
  * @module OpenAI Responses SSE → canonical events, for the same-wire tap (usage, stop reason, TTFT of a
  * Responses client on an OpenAI model): items keyed by `item_id`, text from `output_text` (and refusal)
  * deltas, thinking from reasoning summary/text deltas, tool calls from `function_call` items and their
- * argument deltas; `response.completed` / `response.incomplete` carry the usage and end the message;
- * `response.failed` (with the usage it states, if any) and `error` events are raised; a body that ends before its terminal event is an
- * error, never a silent success (wire-formats §6 #24).
+ * argument deltas and from `custom_tool_call` items (a custom tool's free-text input) and their input
+ * deltas; `response.completed` / `response.incomplete` carry the usage and end the message;
+ * `response.failed` (with the usage it states, if any) and `error` events are raised; a body that ends
+ * before its terminal event is an error, never a silent success (wire-formats §6 #24).
  */
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
 import { StreamBuilder } from '../../canonical/stream.ts';
@@ -64,7 +65,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       const id = String(ev?.item_id ?? ev?.item?.id ?? '');
       switch (type) {
         case 'response.output_item.added':
-          if (ev.item?.type === 'function_call') {
+          if (ev.item?.type === 'function_call' || ev.item?.type === 'custom_tool_call') {
             const start = b.openToolUse(String(ev.item.call_id), String(ev.item.name));
             items.set(id, start.content_block_index);
             out.push(start);
@@ -91,7 +92,8 @@ export function createResponsesStreamDecoder(): StreamDecoder {
               ),
             );
           break;
-        case 'response.function_call_arguments.delta': {
+        case 'response.function_call_arguments.delta':
+        case 'response.custom_tool_call_input.delta': {
           const index = items.get(id);
           if (index !== undefined && typeof ev.delta === 'string' && ev.delta !== '')
             out.push(b.toolInput(index, ev.delta));

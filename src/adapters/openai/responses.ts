@@ -160,12 +160,14 @@ function decodeOutput(output: any[]): ContentBlock[] {
         const text = part?.type === 'refusal' ? part.refusal : part?.text;
         if (typeof text === 'string' && text !== '') out.push({ type: 'text', text });
       }
-    } else if (item.type === 'function_call') {
+    } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      // a custom tool's call carries free text (`input`), kept as parseToolInput keeps text that is not JSON
+      const text = item.type === 'function_call' ? item.arguments : item.input;
       out.push({
         type: 'tool_use',
         id: String(item.call_id),
         name: String(item.name),
-        input: parseToolInput(String(item.arguments ?? '')),
+        input: parseToolInput(String(text ?? '')),
       });
     } else if (item.type === 'reasoning') {
       const text = [...(item.summary ?? []), ...(item.content ?? [])].map((p: any) => p?.text ?? '').join('');
