@@ -46,11 +46,19 @@ export function encodeAnthropicRequest(
   const body: Record<string, unknown> = { ...same?.fields, model };
   const maxTokens = req.max_tokens ?? config.defaultMaxTokens ?? 8192;
   body.max_tokens = maxTokens;
+  let prompt = req.system;
+  let messages = encodeAnthropicMessages(req.messages);
+  if (messages.length === 0) {
+    // system prompts alone, which OpenAI answers: Claude needs a turn, so the prompt becomes the user's (choice)
+    const text = prompt.filter((b) => b.text !== '');
+    if (text.length === 0)
+      reject(inputFieldOf(req), 'no message has any content, and Claude needs at least one that has');
+    messages = [{ role: 'user', content: text.map(textBlock) }];
+    prompt = [];
+  }
   // json_object has no Anthropic switch (output_config.format needs a closed schema): an instruction (choice)
-  const system =
-    req.response_format?.type === 'json_object' ? [...req.system, JSON_OBJECT_INSTRUCTION] : req.system;
+  const system = req.response_format?.type === 'json_object' ? [...prompt, JSON_OBJECT_INSTRUCTION] : prompt;
   if (system.length > 0) body.system = encodeSystem(system);
-  const messages = encodeAnthropicMessages(req.messages);
   body.messages = messages;
   const tools = req.tools?.map(encodeTool);
   if (tools?.length) {
@@ -149,6 +157,11 @@ function anthropicHeaders(
   };
   if (beta) h['anthropic-beta'] = beta;
   return h;
+}
+
+/** Where the request's conversation is: `input` on the Responses API, `messages` on the other two. */
+function inputFieldOf(req: CanonicalRequest): string {
+  return req.passthrough?.wire === 'openai_responses' ? 'input' : 'messages';
 }
 
 function reject(field: string, message: string): never {

@@ -48,7 +48,14 @@ export function encodeOpenAIRequest(
     );
   const body: Record<string, unknown> =
     req.passthrough?.wire === 'openai' ? { ...req.passthrough.fields, model } : { model };
-  body.messages = encodeOpenAIMessages(req, router);
+  const messages = encodeOpenAIMessages(req, router);
+  // OpenAI refuses an empty conversation (every message of an Anthropic request empty, a Responses input '')
+  if (messages.length === 0)
+    reject(
+      req.passthrough?.wire === 'openai_responses' ? 'input' : 'messages',
+      'no message has any content, and this model needs at least one that has',
+    );
+  body.messages = messages;
   if (req.max_tokens !== undefined) body[router ? 'max_tokens' : 'max_completion_tokens'] = req.max_tokens;
   // OpenAI's reasoning models take only the default sampling (an Anthropic client's temperature 0 is a 400)
   const reasoning = !router && isReasoningModel(model);

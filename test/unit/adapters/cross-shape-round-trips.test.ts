@@ -21,6 +21,7 @@ import { encodeAnthropicStream } from '#src/gateway/shapes/anthropic/encode-stre
 import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
 import { encodeOpenAIResponse } from '#src/gateway/shapes/openai/encode.ts';
 import { encodeOpenAIStream } from '#src/gateway/shapes/openai/encode-stream.ts';
+import { decodeResponsesRequest } from '#src/gateway/shapes/responses/decode.ts';
 import { decodeSse } from '#src/lib/sse-decode.ts';
 import { ANTHROPIC_TOOL_STREAM, chunks, OPENAI_TOOL_STREAM, utf8 } from '../../helpers/sse-fixtures.ts';
 
@@ -640,4 +641,56 @@ test('Anthropic request → OpenAI or Claude: the deprecated top-level output_fo
     assert.deepEqual(claude.output_config, { format: { type: 'json_schema', schema } });
     assert.equal('output_format' in claude, false);
   }
+});
+
+test('a conversation with no message that has content: system prompts alone become the user turn on Claude, nothing at all is a 400 naming the field', () => {
+  const param = (run: () => unknown) => {
+    try {
+      run();
+      return null;
+    } catch (err) {
+      return (err as { details?: { param?: string } }).details?.param ?? String(err);
+    }
+  };
+  // OpenAI answers a system prompt alone (LangChain's invoke([new SystemMessage(…)])); Claude got messages: []
+  const only = JSON.parse(
+    anthropic.encodeRequest(
+      decodeOpenAIRequest({
+        model: 'x',
+        messages: [{ role: 'system', content: 'Name three colours.' }],
+        response_format: { type: 'json_object' },
+      }),
+      'claude-sonnet-4-5',
+    ).body,
+  );
+  assert.deepEqual(only.messages, [
+    { role: 'user', content: [{ type: 'text', text: 'Name three colours.' }] },
+  ]);
+  assert.match(JSON.stringify(only.system), /single valid JSON object/);
+  assert.doesNotMatch(JSON.stringify(only.system), /three colours/);
+  // nothing to send: refused before any upstream call, naming the inbound shape's field
+  assert.equal(
+    param(() =>
+      anthropic.encodeRequest(decodeResponsesRequest({ model: 'x', input: '' }), 'claude-sonnet-4-5'),
+    ),
+    'input',
+  );
+  assert.equal(
+    param(() => openrouter.encodeRequest(decodeResponsesRequest({ model: 'x', input: [] }), 'x/y')),
+    'input',
+  );
+  const empty = {
+    model: 'x',
+    max_tokens: 9,
+    messages: [{ role: 'user', content: [{ type: 'text', text: '' }] }],
+  };
+  assert.equal(
+    param(() => openai.encodeRequest(decodeAnthropicRequest(empty), 'gpt-4.1')),
+    'messages',
+  );
+  // with a system prompt OpenAI has a message to answer
+  assert.equal(
+    param(() => openai.encodeRequest(decodeAnthropicRequest({ ...empty, system: 'Hi.' }), 'gpt-4.1')),
+    null,
+  );
 });
