@@ -21,6 +21,8 @@ export interface Forwarder {
   activeConnections(): number;
   /** Stops accepting, lets open connections finish for up to `drainTimeoutMs`, then destroys the rest. */
   close(drainTimeoutMs: number): Promise<{ forced: number }>;
+  /** Destroys the open connections now (a second stop signal): a drain under way ends at once. */
+  cutOff(): void;
 }
 
 /** Creates a forwarder to `target`; nothing listens until `listen()`. */
@@ -29,6 +31,11 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   const active = new Set<Pair>();
   let onIdle: (() => void) | undefined;
+  let forced = 0;
+  const destroyAll = () => {
+    forced += active.size;
+    for (const p of active) p.destroy();
+  };
   let seq = 0;
   // allowHalfOpen: a client FIN is passed upstream while the response keeps flowing back (half-close).
   const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (client) => {
@@ -44,13 +51,11 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     activeConnections: () => active.size,
     async close(drainTimeoutMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      let forced = 0;
       if (active.size > 0) {
         log.info('draining connections', { connections: active.size, timeout_ms: drainTimeoutMs });
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
-            forced = active.size;
-            for (const p of active) p.destroy();
+            destroyAll();
             resolve();
           }, drainTimeoutMs);
           onIdle = () => {
@@ -62,6 +67,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       await closed;
       return { forced };
     },
+    cutOff: destroyAll,
   };
 }
 

@@ -1,9 +1,9 @@
 /**
  * @module `svc forward` as a process: listen, forward until SIGTERM/SIGINT, then stop accepting, let open
- * connections finish within the drain deadline and return (the command exits 0).
+ * connections finish within the drain deadline (a second signal cuts them off now) and return (exit 0).
  */
 import type { Logger } from '../lib/log.ts';
-import { waitForStopSignal } from '../lib/stop-signal.ts';
+import { onRepeatedStopSignal, waitForStopSignal } from '../lib/stop-signal.ts';
 import type { HostPort } from './address.ts';
 import { createForwarder } from './forward.ts';
 
@@ -25,8 +25,20 @@ export async function runForward(options: RunForwardOptions): Promise<void> {
   await forwarder.listen(options.listen);
   const signal = await waitForStopSignal();
   log.info('forward stopping', { signal, connections: forwarder.activeConnections() });
+  // a second SIGTERM/SIGINT (a second Ctrl-C) cuts the drain short and still ends with exit 0; a third
+  // ends the process at once
+  let hurried = false;
+  const stopListening = onRepeatedStopSignal((second) => {
+    hurried = true;
+    log.warn('second stop signal; cutting off the open connections now', {
+      signal: second,
+      connections: forwarder.activeConnections(),
+    });
+    forwarder.cutOff();
+  });
   const { forced } = await forwarder.close(drainMs);
-  if (forced)
+  stopListening();
+  if (forced && !hurried)
     log.warn('open connections were cut off after the drain deadline', { forced, drain_ms: drainMs });
   log.info('forward stopped');
 }

@@ -4,6 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
@@ -80,6 +82,38 @@ test('bad addresses are usage errors (exit 2) and --help documents the flags', a
   assert.equal(help.code, 0);
   for (const flag of ['--listen', '--target', '--drain-timeout']) assert.match(help.stdout, new RegExp(flag));
 });
+
+for (const [first, second] of [
+  ['SIGTERM', 'SIGTERM'],
+  ['SIGINT', 'SIGINT'],
+] as const) {
+  test(`${second} during the drain after ${first} cuts the open connection off and still exits 0`, async (t) => {
+    // a target that answers the readiness probe and holds every other request open
+    const target = createServer((req, res) => {
+      if (req.url === '/healthz') res.end('ok');
+    });
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    t.after(() => target.close());
+    t.after(() => target.closeAllConnections());
+    const { port } = target.address() as AddressInfo;
+    const fwd = await startSvc(['forward', '--listen', '127.0.0.1:{port}', '--target', `127.0.0.1:${port}`], {
+      env: gatewayFiles(tmp.dir).env,
+    });
+    running.push(fwd);
+    const held = fetch(`${fwd.url}/held`).then(
+      () => 'answered',
+      () => 'cut off',
+    );
+    await new Promise((r) => target.once('request', r));
+    fwd.child.kill(first);
+    await until(() => fwd.output().stderr.includes('draining connections'));
+    // a second Ctrl-C used to end it by the signal (exit 130 / 143), without 'forward stopped'
+    assert.equal(await fwd.stop(second), 0, fwd.output().stderr);
+    assert.equal(await held, 'cut off');
+    assert.match(fwd.output().stderr, /"msg":"second stop signal; cutting off the open connections now"/);
+    assert.match(fwd.output().stderr, /"msg":"forward stopped"/);
+  });
+}
 
 // --- internal ---
 
