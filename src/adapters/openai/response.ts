@@ -59,13 +59,18 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
   // the deprecated single `function_call` is a tool call all the same
   const calls = [...(msg.tool_calls ?? []), ...(msg.function_call ? [{ function: msg.function_call }] : [])];
   for (const c of calls) {
-    if (typeof c?.function?.name !== 'string' || c.function.name === '') continue; // nothing to call
+    // a custom tool's call (type custom) names its tool and carries free text: `custom.name`, `custom.input`
+    const called =
+      c?.type === 'custom'
+        ? { name: c.custom?.name, args: c.custom?.input }
+        : { name: c?.function?.name, args: c?.function?.arguments };
+    if (typeof called.name !== 'string' || called.name === '') continue; // nothing to call
     content.push({
       type: 'tool_use',
       // some OpenAI-compatible servers send no id; a tool_result must still be able to name the call
       id: typeof c.id === 'string' && c.id !== '' ? c.id : generatedToolCallId(),
-      name: c.function.name,
-      input: parseToolInput(c.function.arguments ?? ''),
+      name: called.name,
+      input: parseToolInput(typeof called.args === 'string' ? called.args : ''),
     });
   }
   const stop = stopReasonWithTools(

@@ -342,3 +342,29 @@ test("openai: a Responses stream opening with error, then response.failed, is th
   const other = { event: 'response.output_text.delta', id: undefined, data: '{"delta":"x"}' };
   assert.equal(adapter.classifyStreamStart(error, none, other)!.usage, undefined);
 });
+
+test("openai: a custom tool's call (type custom, free-text input) is a tool call, so the answer stops for tool use", () => {
+  const adapter = createOpenAIAdapter({ baseUrl: 'https://api.openai.test/v1', apiKey: 'sk-1' });
+  // openai-node ChatCompletionMessageCustomToolCall: {id, type: 'custom', custom: {name, input}}
+  const patch = '*** Begin Patch\n*** End Patch';
+  const res = adapter.decodeResponse({
+    ...response,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          tool_calls: [{ id: 'call_c1', type: 'custom', custom: { name: 'apply_patch', input: patch } }],
+        },
+        finish_reason: 'tool_calls',
+        logprobs: null,
+      },
+    ],
+  });
+  assert.equal(res.stop_reason, 'tool_use');
+  assert.deepEqual(res.content, [
+    { type: 'tool_use', id: 'call_c1', name: 'apply_patch', input: { _raw_arguments: patch } },
+  ]);
+});
