@@ -38,6 +38,8 @@ export interface LoopTurn {
   turnId: string;
   sessionId: string;
   workspace: string;
+  /** The real path the tools are confined to (sessions/workspace-roots.ts). */
+  root: string;
   scope: CallScope;
   routed: Routed;
   /** The model ref the turn asked for (override or delegate request), echoed as requested_model. */

@@ -13,6 +13,8 @@ export const AGENTS_MD_MAX_BYTES = 32 * 1024;
 
 export async function buildSystemPrompt(
   workspace: string,
+  /** The real path the tools are confined to (sessions/workspace-roots.ts); AGENTS.md is read there. */
+  root: string,
   tools: readonly WorkspaceTool[],
   worker: boolean,
 ): Promise<string> {
@@ -29,7 +31,7 @@ export async function buildSystemPrompt(
       ? 'You are a worker session doing one delegated task: finish it and answer with the result as text.'
       : 'Use delegate to hand a self-contained sub-task to a worker model when that helps.',
   ];
-  const agents = await readAgentsMd(workspace);
+  const agents = await readAgentsMd(root);
   if (agents) lines.push('', 'Instructions from the workspace AGENTS.md:', agents);
   return lines.join('\n');
 }

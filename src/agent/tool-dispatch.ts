@@ -52,7 +52,10 @@ export interface DelegateInput {
 export interface DispatchTurn {
   turnId: string;
   sessionId: string;
+  /** The session's workspace_path as stored (a worker session is created on it). */
   workspace: string;
+  /** The real path the tools are confined to, pinned for the session (sessions/workspace-roots.ts). */
+  root: string;
   signal: AbortSignal;
   worker: { plannerApprovals: ReadonlySet<string> } | null;
 }
@@ -235,7 +238,7 @@ async function runOne(
 }
 
 function toolContext(deps: ToolDispatchDeps, turn: DispatchTurn): ToolContext {
-  return { workspace: turn.workspace, signal: turn.signal, childEnv: deps.childEnv };
+  return { workspace: turn.root, signal: turn.signal, childEnv: deps.childEnv };
 }
 
 /** Asks the user; undefined when allowed, else the failure to report. */

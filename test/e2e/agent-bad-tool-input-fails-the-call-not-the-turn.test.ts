@@ -8,6 +8,8 @@
  * it now goes to the model only.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
@@ -112,4 +114,33 @@ test('a write, edit or command that cannot run fails at once, without asking the
     ['edit_file', 'not_found'],
     ['run_command', 'invalid_input'],
   ]);
+});
+
+test('a workspace folder replaced by a symlink after the session began: its tools refuse the new place as outside_workspace', async () => {
+  const ws = join(server.home, 'swapped-ws');
+  const elsewhere = join(server.home, 'elsewhere');
+  mkdirSync(ws);
+  mkdirSync(elsewhere);
+  writeFileSync(join(elsewhere, 'secret.txt'), 'not for the agent\n');
+  const sid = (await server.api('POST', '/sessions', { workspace_path: ws })).body.id;
+  renameSync(ws, `${ws}.orig`);
+  symlinkSync(elsewhere, ws);
+  const c = await attach(server, sid);
+  after(() => c.close());
+  c.send({ type: 'subscribe', filter: 'preset:full', since: null });
+  await c.next((f) => f.type === 'subscribe_ack');
+  fake.script([{ toolUses: [{ name: 'read_file', input: { path: 'secret.txt' } }] }, { text: 'done' }]);
+  const turn = (
+    await server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'go' }] })
+  ).body;
+  await c.next(isEvent('turn.completed', turn.turn_id));
+  const ends = c
+    .events()
+    .filter((e) => e.turn_id === turn.turn_id && (e.type === 'tool.failed' || e.type === 'tool.completed'));
+  assert.deepEqual(
+    ends.map((e) => [e.type, e.payload.error_class]),
+    [['tool.failed', 'outside_workspace']],
+  );
+  const messages = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  assert.doesNotMatch(JSON.stringify(messages), /not for the agent/);
 });

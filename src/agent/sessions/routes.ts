@@ -78,6 +78,7 @@ export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
       sticky: explicit !== undefined,
       now: formatUs(deps.clock.nowUs()),
     });
+    await deps.engine?.pinWorkspace?.(row);
     return c.json(
       {
         id: row.id,

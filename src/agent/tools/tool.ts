@@ -17,7 +17,7 @@ export const TOOL_NAMES = [
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export interface ToolContext {
-  /** The session's workspace directory (absolute, as stored on the session). */
+  /** The session's workspace directory: its real path, fixed when the session was created (workspace-roots.ts). */
   workspace: string;
   /** Aborts on turn cancel or turn timeout: stop at once (kill the process group for run_command). */
   signal: AbortSignal;

@@ -24,18 +24,28 @@ export interface WorkspacePath {
 /** O_NOFOLLOW where the platform has it: the final component must not be a symlink at open time. */
 export const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-/** Resolves `input` against the workspace and checks the real path is inside it. */
+/**
+ * Resolves `input` against the workspace and checks the real path is inside it. `workspace` is the session's
+ * real root as pinned (sessions/workspace-roots.ts): when that folder now resolves elsewhere (replaced by a
+ * symlink), every path is outside.
+ */
 export async function resolveWorkspacePath(
   workspace: string,
   input: string,
 ): Promise<WorkspacePath | ToolFailure> {
   if (input.includes('\0')) return fail('invalid_input', 'input field `path`: contains a NUL byte');
-  let root: string;
+  const root = path.resolve(workspace);
+  let now: string;
   try {
-    root = await realpath(workspace);
+    now = await realpath(root);
   } catch {
     return fail('not_found', 'the workspace directory no longer exists');
   }
+  if (now !== root)
+    return fail(
+      'outside_workspace',
+      `the workspace directory ${root} now leads to ${now} (it was replaced by a symlink); tools only reach the folder the session was created on`,
+    );
   const lexical = path.isAbsolute(input) ? path.resolve(input) : path.resolve(root, input);
   if (!path.isAbsolute(input) && !isInside(root, lexical)) return outside(input);
   const found = await realpathOfNearest(lexical, input);

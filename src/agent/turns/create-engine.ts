@@ -14,6 +14,7 @@ import type { PolicyStore } from '../../routing/load-policy.ts';
 import type { SessionRow } from '../../store/schema.ts';
 import { type DelegationDeps, runDelegation } from '../delegate.ts';
 import { getSession, setActiveModel } from '../sessions/store.ts';
+import { createWorkspaceRoots } from '../sessions/workspace-roots.ts';
 import { whileStoreAway } from '../store-wait.ts';
 import type { DelegateInput } from '../tool-dispatch.ts';
 import { createConfirmations } from './confirmations.ts';
@@ -22,7 +23,7 @@ import { answerFromTrace } from './late-answers.ts';
 import { type StartTurnDeps, startTurn, type TurnHandle } from './start-turn.ts';
 
 export interface TurnEngineDeps
-  extends Omit<StartTurnDeps, 'confirmations' | 'approvals' | 'denials' | 'delegate'> {
+  extends Omit<StartTurnDeps, 'confirmations' | 'approvals' | 'denials' | 'delegate' | 'workspaceRoots'> {
   policy: PolicyStore;
   registry: ModelRegistry;
 }
@@ -39,8 +40,10 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
   /** Per session: a model swap's check-and-queue against the turn end's apply-and-free. */
   const swapLock = createKeyedLock();
   const approvalsOf = (sessionId: string) => setOf(approvals, sessionId);
+  const workspaceRoots = createWorkspaceRoots();
   const full: StartTurnDeps = {
     ...deps,
+    workspaceRoots,
     confirmations,
     approvals: approvalsOf,
     denials: (sessionId: string) => setOf(denials, sessionId),
@@ -274,6 +277,10 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     },
 
     activeTurns: () => turns.size,
+
+    async pinWorkspace(session) {
+      await workspaceRoots.of(session);
+    },
 
     async applyQueuedSwaps() {
       const queued = await deps.db

@@ -21,6 +21,7 @@ import type { Database, SessionRow } from '../../store/schema.ts';
 import { type LoopDeps, type LoopOutcome, runAgentLoop, type TurnProgress } from '../loop.ts';
 import { appendMessage, sessionHistory, setMessageStatus } from '../sessions/messages.ts';
 import { beginTurn, clearTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
+import type { WorkspaceRoots } from '../sessions/workspace-roots.ts';
 import { whileStoreAway } from '../store-wait.ts';
 import { buildSystemPrompt } from '../system-prompt.ts';
 import { buildTurnRequest, offeredToolNames, smallestInputTokens } from '../turn-request.ts';
@@ -35,6 +36,8 @@ export interface StartTurnDeps extends LoopDeps {
   turnTimeoutMs: number;
   /** Slot 4's learned table (routing/pattern/router.ts); absent: slot 4 answers no_match. */
   routingHooks?: SlotHooks;
+  /** Each session's workspace root, pinned when first met. */
+  workspaceRoots: WorkspaceRoots;
 }
 
 export interface TurnHandle {
@@ -136,8 +139,9 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
   });
   let routed: Routed;
   let system: string;
+  const root = await deps.workspaceRoots.of(session);
   try {
-    system = await buildSystemPrompt(session.workspace_path, deps.tools, input.worker !== null);
+    system = await buildSystemPrompt(session.workspace_path, root, deps.tools, input.worker !== null);
     routed = await route(deps, input, scope, system);
   } catch (err) {
     const unreachable = isStoreUnreachable(err);
@@ -226,6 +230,7 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
           turnId,
           sessionId: session.id,
           workspace: session.workspace_path,
+          root,
           scope,
           routed,
           requestedModel: input.override ?? input.worker?.delegateModel ?? null,

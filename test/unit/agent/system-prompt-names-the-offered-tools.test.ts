@@ -16,7 +16,7 @@ test('the planner is told every tool and the workspace; AGENTS.md is appended', 
   const ws = mkdtempSync(join(tmpdir(), 'svc-prompt-'));
   t.after(() => rmSync(ws, { recursive: true, force: true }));
   writeFileSync(join(ws, 'AGENTS.md'), 'Run npm test before answering.\n');
-  const prompt = await buildSystemPrompt(ws, WORKSPACE_TOOLS, false);
+  const prompt = await buildSystemPrompt(ws, ws, WORKSPACE_TOOLS, false);
   assert.ok(prompt.includes(ws));
   assert.deepEqual(
     toolLine(prompt),
@@ -26,7 +26,7 @@ test('the planner is told every tool and the workspace; AGENTS.md is appended', 
 });
 
 test('a worker is not told about delegate, which it is not offered (workers cannot delegate)', async () => {
-  const prompt = await buildSystemPrompt('/w', WORKSPACE_TOOLS, true);
+  const prompt = await buildSystemPrompt('/w', '/w', WORKSPACE_TOOLS, true);
   assert.ok(!toolLine(prompt).includes('delegate'));
   assert.doesNotMatch(prompt, /Use delegate/);
 });
@@ -40,22 +40,22 @@ test('AGENTS.md is read only as a regular file inside the workspace: a symlink o
   mkdirSync(ws);
   writeFileSync(join(base, 'secret.txt'), 'the private key\n');
   symlinkSync('../secret.txt', join(ws, 'AGENTS.md'));
-  assert.doesNotMatch(await buildSystemPrompt(ws, WORKSPACE_TOOLS, false), /private key|AGENTS\.md/);
+  assert.doesNotMatch(await buildSystemPrompt(ws, ws, WORKSPACE_TOOLS, false), /private key|AGENTS\.md/);
   rmSync(join(ws, 'AGENTS.md'));
   execFileSync('mkfifo', [join(ws, 'AGENTS.md')]);
-  assert.doesNotMatch(await buildSystemPrompt(ws, WORKSPACE_TOOLS, false), /AGENTS\.md/);
+  assert.doesNotMatch(await buildSystemPrompt(ws, ws, WORKSPACE_TOOLS, false), /AGENTS\.md/);
   rmSync(join(ws, 'AGENTS.md'));
   mkdirSync(join(ws, 'docs'));
   writeFileSync(join(ws, 'docs', 'agents.md'), 'Inside link works.\n');
   symlinkSync('docs/agents.md', join(ws, 'AGENTS.md'));
-  assert.match(await buildSystemPrompt(ws, WORKSPACE_TOOLS, false), /Inside link works\./);
+  assert.match(await buildSystemPrompt(ws, ws, WORKSPACE_TOOLS, false), /Inside link works\./);
 });
 
 test('AGENTS.md over 32 KiB is cut with a note', async (t) => {
   const ws = mkdtempSync(join(tmpdir(), 'svc-prompt-'));
   t.after(() => rmSync(ws, { recursive: true, force: true }));
   writeFileSync(join(ws, 'AGENTS.md'), 'a'.repeat(40 * 1024));
-  const prompt = await buildSystemPrompt(ws, WORKSPACE_TOOLS, false);
+  const prompt = await buildSystemPrompt(ws, ws, WORKSPACE_TOOLS, false);
   assert.equal(prompt.split('a'.repeat(1024)).length - 1 >= 31, true);
   assert.match(prompt, /\[AGENTS\.md was cut at 32768 bytes\]/);
   // no run of 32,769 a's (the regex a{32769} says the same but backtracks for ~3 s of CPU)
