@@ -183,8 +183,11 @@ function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void 
 
 function decodeToolCall(s: State, tc: any, out: CanonicalStreamEvent[]): void {
   const id = nonEmpty(tc?.id);
-  const name = nonEmpty(tc?.function?.name);
-  const args = typeof tc?.function?.arguments === 'string' ? tc.function.arguments : '';
+  // a custom tool's call streams its name and free-text input under `custom` (openai-python #2530)
+  const called = tc?.custom && typeof tc.custom === 'object' ? tc.custom : undefined;
+  const name = nonEmpty(tc?.function?.name ?? called?.name);
+  const text = called ? called.input : tc?.function?.arguments;
+  const args = typeof text === 'string' ? text : '';
   const call = callOf(s, typeof tc?.index === 'number' ? tc.index : undefined, id, name);
   call.id ??= id;
   call.name ??= name;

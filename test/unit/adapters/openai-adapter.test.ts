@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createOpenAIAdapter, createOpenRouterAdapter } from '#src/adapters/registry.ts';
-import { OPENAI_TOOL_STREAM } from '../../helpers/sse-fixtures.ts';
+import { decodeSse } from '#src/lib/sse-decode.ts';
+import { chunks, collect, OPENAI_TOOL_STREAM, utf8 } from '../../helpers/sse-fixtures.ts';
 import { type AdapterCase, runAdapterContract } from './adapter-contract.ts';
 
 const response = {
@@ -366,5 +367,35 @@ test("openai: a custom tool's call (type custom, free-text input) is a tool call
   assert.equal(res.stop_reason, 'tool_use');
   assert.deepEqual(res.content, [
     { type: 'tool_use', id: 'call_c1', name: 'apply_patch', input: { _raw_arguments: patch } },
+  ]);
+});
+
+test("openai: a streamed custom tool's call (its name and free-text input under custom) is a tool call", async () => {
+  const adapter = createOpenAIAdapter({ baseUrl: 'https://api.openai.test/v1', apiKey: 'sk-1' });
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-c', object: 'chat.completion.chunk', created: 1, model: 'gpt-x', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  const call = (custom: object, head = false) => ({
+    tool_calls: [{ index: 0, ...(head ? { id: 'call_c1', type: 'custom' } : {}), custom }],
+  });
+  const stream = [
+    chunk({ role: 'assistant', content: null, refusal: null }),
+    chunk(call({ name: 'apply_patch', input: '' }, true)),
+    chunk(call({ input: '*** Begin Patch\n' })),
+    chunk(call({ input: '*** End Patch' })),
+    chunk({}, 'tool_calls'),
+    `data: ${JSON.stringify({ id: 'chatcmpl-c', object: 'chat.completion.chunk', created: 1, model: 'gpt-x', choices: [], usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 } })}\n\n`,
+    'data: [DONE]\n\n',
+  ].join('');
+  const events = await collect(adapter.decodeStream(decodeSse(chunks([utf8(stream)]))));
+  const done = events.at(-1);
+  assert.equal(done?.type, 'message.complete');
+  assert.equal(done.type === 'message.complete' && done.stop_reason, 'tool_use');
+  assert.deepEqual(done.type === 'message.complete' && done.final_content, [
+    {
+      type: 'tool_use',
+      id: 'call_c1',
+      name: 'apply_patch',
+      input: { _raw_arguments: '*** Begin Patch\n*** End Patch' },
+    },
   ]);
 });
