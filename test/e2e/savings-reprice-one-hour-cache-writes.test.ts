@@ -1,9 +1,8 @@
 /**
  * Analytics over real gateway traffic, read by `svc serve` from the gateway's store. GET /analytics/savings
- * re-prices each call under the current table (spec 3), one-hour cache writes and server-side web searches
- * included: a gateway call with one-hour writes and two searches, re-priced on its own model under the
- * unchanged table, costs what was stamped on it, and the baseline prices those writes at its own one-hour
- * rate and the searches at its own web_search price. The turn drill-down of a request
+ * re-prices each call's tokens under the current table (spec 3), one-hour cache writes included: a gateway
+ * call with one-hour writes, re-priced on its own model under the unchanged table, costs what was stamped
+ * on it, and the baseline prices those writes at its own one-hour rate. The turn drill-down of a request
  * the gateway refused at authentication shows it finished, as for every other answered request.
  */
 import assert from 'node:assert/strict';
@@ -13,7 +12,7 @@ import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.t
 
 const MODEL = 'anthropic:claude-haiku-4-5';
 
-/** One gateway (a 401 without a key, then a call with one-hour cache writes and two web searches) and one svc serve on its store. */
+/** One gateway (a 401 without a key, then a call with one-hour cache writes) and one svc serve on its store. */
 let shared: Promise<{ stack: GatewayStack; server: AgentServer; refusedId: string }> | undefined;
 const started: Array<() => unknown> = [];
 after(async () => {
@@ -31,11 +30,10 @@ function traffic() {
     });
     assert.equal(refused.status, 401);
     await refused.text();
-    stack.fake.script(['usage=in:10,cache_write:1000,cache_write_1h:600,out:10;web-search=2']);
+    stack.fake.script(['usage=in:10,cache_write:1000,cache_write_1h:600,out:10']);
     await stack.anthropic.messages.create({
       model: MODEL,
       max_tokens: 64,
-      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }],
       system: [{ type: 'text', text: 'a long preamble', cache_control: { type: 'ephemeral', ttl: '1h' } }],
       messages: [{ role: 'user', content: 'hi' }],
     });
@@ -48,7 +46,7 @@ function traffic() {
   return shared;
 }
 
-test('savings re-price one-hour cache writes at the one-hour rate and web searches at web_search, on both sides', async () => {
+test('savings re-price one-hour cache writes at the one-hour rate on both sides', async () => {
   const { server } = await traffic();
   let same: any;
   for (let i = 0; i < 100; i++) {
@@ -56,31 +54,25 @@ test('savings re-price one-hour cache writes at the one-hour rate and web search
     if (same.rows_total === 1) break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  // haiku (input 1, five-minute write 1.25, one-hour write 2, output 5 per million tokens; 10 per 1,000
-  // searches): 10 × 1 + 400 × 1.25 + 600 × 2 + 10 × 5 = 1760 → 0.001760, + 2 × 10 / 1000 → the stamped 0.02176
+  // haiku (input 1, five-minute write 1.25, one-hour write 2, output 5 per million tokens):
+  // 10 × 1 + 400 × 1.25 + 600 × 2 + 10 × 5 = 1760 → the stamped 0.001760
   assert.deepEqual(same, {
     baseline_model: MODEL,
-    actual_repriced_usd: 0.02176,
-    baseline_repriced_usd: 0.02176,
+    actual_repriced_usd: 0.00176,
+    baseline_repriced_usd: 0.00176,
     savings_usd: 0,
     savings_pct: 0,
-    actual_stamped_usd: 0.02176,
+    actual_stamped_usd: 0.00176,
     rows_total: 1,
     rows_missing_from_price_table: 0,
   });
   // sonnet (input 3, five-minute write 3.75, one-hour write 6, output 15):
-  // 10 × 3 + 400 × 3.75 + 600 × 6 + 10 × 15 = 5280 → 0.00528, + the same two searches → 0.02528
+  // 10 × 3 + 400 × 3.75 + 600 × 6 + 10 × 15 = 5280 → 0.00528
   const sonnet = (await server.api('GET', '/analytics/savings?baseline=anthropic:claude-sonnet-4-5')).body
     .data;
-  assert.equal(sonnet.baseline_repriced_usd, 0.02528);
-  assert.equal(sonnet.actual_repriced_usd, 0.02176);
+  assert.equal(sonnet.baseline_repriced_usd, 0.00528);
+  assert.equal(sonnet.actual_repriced_usd, 0.00176);
   assert.equal(sonnet.savings_usd, 0.00352);
-  // OpenRouter's table price for searches is 0: the baseline would not have paid for them
-  const router = (
-    await server.api('GET', '/analytics/savings?baseline=openrouter:anthropic/claude-sonnet-4.5')
-  ).body.data;
-  assert.equal(router.baseline_repriced_usd, 0.00528);
-  assert.equal(router.savings_usd, -0.01648);
 });
 
 test('the drill-down of a request refused at authentication shows it finished, not in flight', async () => {

@@ -25,8 +25,6 @@ export interface CallSpec {
   creation?: number;
   /** The part of `creation` written for one hour (on the payload only when given, as the call path does). */
   creationHour?: number;
-  /** Server-side web searches (`web_search_requests`, on the payload only when given, as the call path does). */
-  webSearches?: number;
   latency?: number | null;
   key?: string | null;
   user?: string | null;
@@ -64,7 +62,6 @@ export function callEvent(id: string, c: CallSpec): SeedEvent {
       cache_creation_input_tokens: c.creation ?? 0,
     });
     if (c.creationHour !== undefined) payload.cache_creation_1h_input_tokens = c.creationHour;
-    if (c.webSearches !== undefined) payload.web_search_requests = c.webSearches;
   }
   return {
     id,

@@ -33,7 +33,7 @@ export async function seedSpend(store: Store): Promise<void> {
     validation_failure: 'model_not_configured',
   };
   const calls: CallSpec[] = [
-    // savings price the one-hour part of the writes at cache_write_1h, and web searches at web_search
+    // savings price the one-hour part of the writes at cache_write_1h
     {
       at: HOUR_US,
       user: 'u1',
@@ -44,7 +44,6 @@ export async function seedSpend(store: Store): Promise<void> {
       cached: 50,
       creation: 10,
       creationHour: 4,
-      webSearches: 3,
     },
     {
       at: 2 * HOUR_US,
@@ -55,7 +54,6 @@ export async function seedSpend(store: Store): Promise<void> {
       shape: 'openai',
       cost: '0.2',
       latency: 5.5,
-      webSearches: 1,
     },
     // past the nano-dollar form (more than 9 integer digits), then a JSON number and a sub-nano cost
     { at: 26 * HOUR_US, user: 'u1', team: 't2', key: 'gk_b', cost: '12345678901.123456789' },

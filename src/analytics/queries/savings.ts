@@ -1,8 +1,7 @@
 /**
  * @module GET /analytics/savings (spec 3): what the window's calls would have cost on one baseline model,
- * both sides re-priced under the current price table, tokens and server-side web searches. Price is linear
- * in tokens and searches, so pricing each model's sums equals pricing each row; all money is exact decimal
- * until the JSON numbers of the answer.
+ * both sides re-priced under the current price table. Price is linear in tokens, so pricing each model's
+ * token sums equals pricing each row; all money is exact decimal until the JSON numbers of the answer.
  */
 import { type Kysely, sql } from 'kysely';
 import { add, type Decimal, sub, toNumber, ZERO } from '../../lib/decimal.ts';
@@ -13,7 +12,7 @@ import { type EngineName, engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import { withExactMoney } from '../money.ts';
 import type { ParamNamer } from '../params.ts';
-import { expr, fromSpend, timeRange } from '../read-paths.ts';
+import { expr, fromSpend } from '../read-paths.ts';
 import { decodeSpend, runSpendQuery, type SpendColumns, type SpendTotals, spendSource } from '../spend.ts';
 import type { TimeWindow } from '../window.ts';
 
@@ -48,7 +47,6 @@ export async function querySavings(
   const engine = engineOfKysely(db);
   const source = spendSource(q.window, sql`TRUE`, ['model'], engine);
   const hourWrites = await queryHourWrites(db, q.window, engine);
-  const searches = await queryWebSearches(db, q.window, engine);
   const rows = await runSpendQuery(
     db,
     (mode) =>
@@ -62,11 +60,7 @@ export async function querySavings(
   let total = 0;
   let missing = 0;
   for (const r of rows) {
-    const t = {
-      ...decodeSpend(r),
-      cacheCreation1hInputTokens: hourWrites.get(r.model) ?? 0,
-      webSearchRequests: searches.get(r.model) ?? 0,
-    };
+    const t = { ...decodeSpend(r), cacheCreation1hInputTokens: hourWrites.get(r.model) ?? 0 };
     stamped = add(stamped, t.cost);
     total += t.callCount;
     baselineCost = add(baselineCost, repriced(registry, baseline, t));
@@ -110,7 +104,7 @@ function resolveBaseline(registry: ModelRegistry, requested: string | undefined,
   });
 }
 
-type RepricedTotals = SpendTotals & { cacheCreation1hInputTokens: number; webSearchRequests: number };
+type RepricedTotals = SpendTotals & { cacheCreation1hInputTokens: number };
 
 function repriced(registry: ModelRegistry, model: string, t: RepricedTotals): Decimal {
   return priceCall(registry, model, {
@@ -119,7 +113,6 @@ function repriced(registry: ModelRegistry, model: string, t: RepricedTotals): De
     cached_input_tokens: t.cachedInputTokens,
     cache_creation_input_tokens: t.cacheCreationInputTokens,
     cache_creation_1h_input_tokens: t.cacheCreation1hInputTokens,
-    web_search_requests: t.webSearchRequests,
   }).cost;
 }
 
@@ -142,29 +135,4 @@ async function queryHourWrites(
   const r = await sql<{ model: string | null; hour_tokens: number | string | null }>`SELECT model,
       sum(${hour}) AS hour_tokens ${fromSpend(window, engine)} AND ${written} > 0 GROUP BY model`.execute(db);
   return new Map(r.rows.map((row) => [row.model, Number(row.hour_tokens ?? 0)]));
-}
-
-/**
- * Per model, the server-side web searches of the window's calls (`web_search_requests`, on the payload
- * only when not zero), which the table prices per 1,000 at each side's web_search: without them a call
- * with searches re-priced on its own model would cost less than stamped, and the baseline would leave out
- * the searches it would have run too. SQLite reads migration 0008's partial index, which holds only the
- * calls that searched; PostgreSQL reads them off the payload like the other usage fields.
- */
-async function queryWebSearches(
-  db: Kysely<Database>,
-  window: TimeWindow,
-  engine: EngineName,
-): Promise<Map<string | null, number>> {
-  const r =
-    engine === 'postgres'
-      ? await sql<{ model: string | null; searches: number | string | null }>`SELECT model,
-          sum(CASE WHEN jsonb_typeof(j -> 'web_search_requests') = 'number' THEN (j ->> 'web_search_requests')::numeric END) AS searches
-          ${fromSpend(window, engine)} GROUP BY model`.execute(db)
-      : await sql<{ model: string | null; searches: number | null }>`SELECT model,
-          sum(json_extract(payload, '$.web_search_requests')) AS searches
-          FROM events INDEXED BY events_web_search
-          WHERE type = 'llm.call_completed' AND json_extract(payload, '$.web_search_requests') IS NOT NULL
-          AND cost_usd IS NOT NULL AND ${timeRange(window)} GROUP BY model`.execute(db);
-  return new Map(r.rows.map((row) => [row.model, Number(row.searches ?? 0)]));
 }
