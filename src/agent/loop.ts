@@ -262,9 +262,29 @@ async function runModelCall(
       stopReason: complete.stop_reason,
     };
   } finally {
+    // a call still open here (a cancel that landed between its message.complete and its close, or something
+    // that threw while its stream was read) is closed now: every call ends with exactly one closing event
+    if (running && !running.closed) closeLeftOpen(deps, turn, running, events, complete);
     // counted once it is closed, even when something after it throws (the turn still paid for it)
     progress.cost = add(progress.cost, running?.spent() ?? ZERO);
   }
+}
+
+/**
+ * Closes a call the stream left open: as completed when the model's message was complete (its usage is the
+ * provider's), else as cancelled with what the provider bills for the stream so far (the gateway's rule).
+ */
+function closeLeftOpen(
+  deps: LoopDeps,
+  turn: LoopTurn,
+  running: RunningCall,
+  events: CanonicalEventStream | undefined,
+  complete: MessageCompleteEvent | undefined,
+): void {
+  deps.log.warn('agent model call left open by its stream; closed now', { turn_id: turn.turnId });
+  const ttftMs = events?.ttftMs() ?? null;
+  if (complete) running.complete({ usage: complete.usage, stopReason: complete.stop_reason, ttftMs });
+  else running.cancel(events ? running.unfinishedUsage(events) : emptyUsage(), ttftMs);
 }
 
 async function persistAssistant(

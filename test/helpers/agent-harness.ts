@@ -52,6 +52,8 @@ export interface HarnessOptions {
   env?: NodeJS.ProcessEnv;
   /** Sees every query the turn engine makes (to hold one at a chosen moment). */
   enginePlugin?: KyselyPlugin;
+  /** Called synchronously as each event is published (to act at an exact moment of a turn). */
+  onEvent?: (e: SeenEvent, engine: TurnEngine) => void;
 }
 
 export async function startAgentHarness(options: HarnessOptions = {}): Promise<AgentHarness> {
@@ -65,11 +67,13 @@ export async function startAgentHarness(options: HarnessOptions = {}): Promise<A
   const writer = createTraceWriter({ store, log: silentLogger });
   bus.subscribe(writer.subscriber);
   const events: SeenEvent[] = [];
+  let started: TurnEngine | undefined;
   const waiters: Array<() => void> = [];
   bus.subscribe({
     name: 'test-recorder',
     handle(e) {
       events.push(e as SeenEvent);
+      if (started) options.onEvent?.(e as SeenEvent, started);
       for (const w of waiters.splice(0)) w();
     },
   });
@@ -106,6 +110,7 @@ export async function startAgentHarness(options: HarnessOptions = {}): Promise<A
     confirmationTimeoutMs: options.confirmationTimeoutMs ?? 300_000,
     turnTimeoutMs: options.turnTimeoutMs ?? 1_800_000,
   });
+  started = engine;
   const waitFor = (match: (e: SeenEvent) => boolean): Promise<SeenEvent> =>
     new Promise((resolve) => {
       const check = () => {

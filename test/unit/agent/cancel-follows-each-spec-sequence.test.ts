@@ -218,3 +218,30 @@ test('a turn past SVC_AGENT_TURN_TIMEOUT_MS is cancelled with reason timeout', a
     await quick.close();
   }
 });
+
+test('a cancel that lands between a model message.complete and the call close: the call still closes once, billed in the turn', async () => {
+  // the moment the consumer has the message.complete and the stream has not closed the call yet
+  let armed = true;
+  const odd = await startAgentHarness({
+    onEvent(e, engine) {
+      if (armed && e.type === 'message.complete') {
+        armed = false;
+        void engine.cancelAll('odd_moment');
+      }
+    },
+  });
+  try {
+    const s = await odd.newSession();
+    odd.fake.script([{ text: 'all said', usage: { input: 1000, output: 40 } }]);
+    const t = await odd.engine.submit({ sessionId: s.id, content: text('hi') });
+    const end = await odd.turnEnd(t.turn_id);
+    const closing = odd.events.filter(
+      (e) => e.turn_id === t.turn_id && (e.type === 'llm.call_completed' || e.type === 'llm.call_failed'),
+    );
+    assert.equal(closing.length, 1, 'the call has exactly one closing event');
+    assert.ok(Number(closing[0].payload.cost_usd) > 0);
+    assert.equal(end.payload.cost_usd, closing[0].payload.cost_usd);
+  } finally {
+    await odd.close();
+  }
+});
