@@ -61,6 +61,8 @@ export interface RawBlock {
   type: 'raw';
   wire: Wire;
   value: Record<string, unknown>;
+  /** Where the client sent it (`messages.2.content.0`), so a refusal names it; absent on blocks svc made. */
+  at?: string;
 }
 
 export type ContentBlock =

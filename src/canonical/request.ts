@@ -19,6 +19,8 @@ export interface RawTool {
   type: 'raw';
   wire: Wire;
   value: Record<string, unknown>;
+  /** Where the client sent it (`tools.1`), so a refusal names it. */
+  at?: string;
 }
 
 export type CanonicalTool = FunctionTool | RawTool;

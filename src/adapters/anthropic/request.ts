@@ -222,7 +222,7 @@ function encodeBlock(b: ContentBlock): unknown {
       if (b.wire === 'anthropic') return b.value;
       return (
         pdfDocument(b.value) ??
-        reject('messages', `content part of type ${String(b.value.type)} has no Anthropic equivalent`)
+        reject(b.at ?? 'messages', `content part of type ${String(b.value.type)} has no Anthropic equivalent`)
       );
   }
 }
@@ -245,7 +245,7 @@ function pdfDocument(part: Record<string, unknown>): Record<string, unknown> | u
 function encodeTool(t: CanonicalTool): Record<string, unknown> {
   if (t.type === 'raw') {
     if (t.wire === 'anthropic') return t.value;
-    return reject('tools', `tool of type ${String(t.value.type)} has no Anthropic equivalent`);
+    return reject(t.at ?? 'tools', `tool of type ${String(t.value.type)} has no Anthropic equivalent`);
   }
   const s = t.input_schema;
   if (

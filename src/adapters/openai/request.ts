@@ -7,6 +7,7 @@ import type {
   CanonicalMessage,
   ContentBlock,
   ImageBlock,
+  RawBlock,
   TextBlock,
   ToolResultBlock,
 } from '../../canonical/message.ts';
@@ -211,7 +212,8 @@ function textPart(b: TextBlock, router: boolean): Record<string, unknown> {
  * `file` part (OpenAI and OpenRouter read PDFs), plain text and content documents, search results and tool
  * references as text. Anything else (a PDF by URL or file id) is a 400 naming it, never dropped.
  */
-function documentParts(value: Record<string, unknown>): { text?: string; file?: Record<string, unknown> } {
+function documentParts(block: RawBlock): { text?: string; file?: Record<string, unknown> } {
+  const value = block.value;
   const source = value.source as
     | { type?: string; media_type?: string; data?: unknown; content?: unknown }
     | undefined;
@@ -235,7 +237,7 @@ function documentParts(value: Record<string, unknown>): { text?: string; file?: 
       text: `${title}${typeof value.source === 'string' ? `${value.source}\n` : ''}${textsOf(value.content)}`,
     };
   return reject(
-    'messages',
+    block.at ?? 'messages',
     `content block of type ${String(value.type)}${source?.type ? ` (source ${source.type})` : ''} has no OpenAI equivalent; send it as text or a base64 PDF`,
   );
 }
@@ -280,7 +282,7 @@ function encodeAssistant(m: CanonicalMessage, router: boolean): Record<string, u
       });
     else if (b.type === 'redacted_thinking') details.push({ type: 'reasoning.encrypted', data: b.data });
     else if (b.type === 'raw' && b.wire === 'anthropic')
-      reject('messages', `content block of type ${String(b.value.type)} has no OpenAI equivalent`);
+      reject(b.at ?? 'messages', `content block of type ${String(b.value.type)} has no OpenAI equivalent`);
   }
   const out: Record<string, unknown> = { role: 'assistant', content: text || (calls.length > 0 ? null : '') };
   // a breakpoint on assistant text reaches OpenRouter as a content part
@@ -309,7 +311,7 @@ function encodeUser(m: CanonicalMessage, router: boolean, out: Record<string, un
             // a document or search result a tool returned (Claude Code reading a PDF): never dropped; a
             // Responses tool output's inline PDF arrives as a `file` part already
             const doc: { text?: string; file?: Record<string, unknown> } =
-              c.wire === 'anthropic' ? documentParts(c.value) : { file: c.value };
+              c.wire === 'anthropic' ? documentParts(c) : { file: c.value };
             if (doc.text !== undefined) texts.push(doc.text);
             if (doc.file) {
               texts.push('[document attached in the next user message]');
@@ -335,7 +337,7 @@ function encodeUser(m: CanonicalMessage, router: boolean, out: Record<string, un
     else if (b.type === 'raw') {
       if (b.wire === 'openai') parts.push(b.value);
       else {
-        const doc = documentParts(b.value);
+        const doc = documentParts(b);
         if (doc.text !== undefined) parts.push({ type: 'text', text: doc.text });
         if (doc.file) parts.push(doc.file);
       }
@@ -350,7 +352,7 @@ function encodeTools(req: CanonicalRequest, body: Record<string, unknown>): void
   const tools = req.tools?.map((t: CanonicalTool) => {
     if (t.type === 'raw') {
       if (t.wire === 'openai') return t.value;
-      return reject('tools', `tool of type ${String(t.value.type)} has no OpenAI equivalent`);
+      return reject(t.at ?? 'tools', `tool of type ${String(t.value.type)} has no OpenAI equivalent`);
     }
     const fn: Record<string, unknown> = { name: t.name, parameters: t.input_schema };
     if (t.description !== undefined) fn.description = t.description;

@@ -694,3 +694,72 @@ test('a conversation with no message that has content: system prompts alone beco
     null,
   );
 });
+
+test('a part or tool with no form on the other wire is refused naming where the client sent it, not only messages or tools', () => {
+  const param = (run: () => unknown) => {
+    try {
+      run();
+      return null;
+    } catch (err) {
+      return (err as { details?: { param?: string } }).details?.param ?? String(err);
+    }
+  };
+  const toClaude = (body: Record<string, unknown>) =>
+    param(() => anthropic.encodeRequest(decodeOpenAIRequest({ model: 'x', ...body }), 'claude-sonnet-4-5'));
+  const toGpt = (body: Record<string, unknown>) =>
+    param(() =>
+      openai.encodeRequest(decodeAnthropicRequest({ model: 'x', max_tokens: 9, ...body }), 'gpt-4.1'),
+    );
+  const audio = { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } };
+  // the leading system message is hoisted, yet the path is the client's own
+  assert.equal(
+    toClaude({
+      messages: [
+        { role: 'system', content: 'S' },
+        { role: 'user', content: [{ type: 'text', text: 'hear this' }, audio] },
+      ],
+    }),
+    'messages.1.content.1',
+  );
+  assert.equal(
+    toClaude({
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [
+        { type: 'function', function: { name: 'f' } },
+        { type: 'custom', custom: { name: 'c' } },
+      ],
+    }),
+    'tools.1',
+  );
+  const pdfByUrl = { type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' } };
+  assert.equal(
+    toGpt({
+      messages: [
+        {
+          role: 'user',
+          content: ['x', pdfByUrl].map((c) => (typeof c === 'string' ? { type: 'text', text: c } : c)),
+        },
+      ],
+    }),
+    'messages.0.content.1',
+  );
+  const imageById = { type: 'image', source: { type: 'file', file_id: 'file_1' } };
+  assert.equal(
+    toGpt({
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [pdfByUrl] }] },
+      ],
+    }),
+    'messages.2.content.0.content.0',
+  );
+  assert.equal(toGpt({ messages: [{ role: 'user', content: [imageById] }] }), 'messages.0.content.0');
+  assert.equal(
+    toGpt({
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+    }),
+    'tools.0',
+  );
+});

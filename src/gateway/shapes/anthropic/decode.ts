@@ -50,7 +50,7 @@ export function decodeAnthropicRequest(
       headers: pickAnthropicHeaders(headers),
     },
   };
-  if (req.tools) out.tools = req.tools.map(decodeTool);
+  if (req.tools) out.tools = req.tools.map((t, i) => decodeTool(t, `tools.${i}`));
   if (req.tool_choice) out.tool_choice = decodeToolChoice(req.tool_choice);
   if (req.temperature !== undefined) out.temperature = req.temperature;
   if (req.top_p !== undefined) out.top_p = req.top_p;
@@ -131,7 +131,7 @@ function decodeBlock(b: Head, path: string): ContentBlock {
     case 'redacted_thinking':
       return { type: 'redacted_thinking', data: parseOrThrow(RedactedThinkingBlockSchema, b, path).data };
     default:
-      return { type: 'raw', wire: 'anthropic', value: b };
+      return { type: 'raw', wire: 'anthropic', value: b, at: path };
   }
 }
 
@@ -148,11 +148,11 @@ function decodeImage(b: Head, path: string): ContentBlock {
   if (s.type === 'url' && s.url !== undefined) {
     return { type: 'image', source: { type: 'url', url: s.url }, ...cache(t.cache_control) };
   }
-  return { type: 'raw', wire: 'anthropic', value: b }; // file sources: Anthropic-only
+  return { type: 'raw', wire: 'anthropic', value: b, at: path }; // file sources: Anthropic-only
 }
 
-function decodeTool(t: NonNullable<AnthropicRequest['tools']>[number]): CanonicalTool {
-  if (t.type !== undefined && t.type !== 'custom') return { type: 'raw', wire: 'anthropic', value: t };
+function decodeTool(t: NonNullable<AnthropicRequest['tools']>[number], at: string): CanonicalTool {
+  if (t.type !== undefined && t.type !== 'custom') return { type: 'raw', wire: 'anthropic', value: t, at };
   return {
     type: 'function',
     name: t.name,

@@ -137,7 +137,7 @@ function userContent(content: OpenAIMessage['content'], path: string): ContentBl
       if (img.detail) block.detail = img.detail;
       return withCache(block, p);
     }
-    return { type: 'raw', wire: 'openai', value: p } satisfies RawBlock;
+    return { type: 'raw', wire: 'openai', value: p, at } satisfies RawBlock;
   });
 }
 
@@ -186,8 +186,9 @@ function decodeReasoningDetails(m: OpenAIMessage): ContentBlock[] {
 }
 
 function decodeTools(req: OpenAIRequest, out: CanonicalRequest): void {
-  let tools: CanonicalTool[] | undefined = req.tools?.map((t): CanonicalTool => {
-    if (t.type !== 'function' || !t.function) return { type: 'raw', wire: 'openai', value: t };
+  let tools: CanonicalTool[] | undefined = req.tools?.map((t, i): CanonicalTool => {
+    if (t.type !== 'function' || !t.function)
+      return { type: 'raw', wire: 'openai', value: t, at: `tools.${i}` };
     const f = t.function;
     const tool: CanonicalTool = {
       type: 'function',
