@@ -497,16 +497,17 @@ test('forget --confirm pseudonymises in place, keeps u10, audits every call, rep
 
   const gone = await runSvc(['analytics', 'user-export', 'u1', '--db-path', db], { env });
   assert.equal(lines(gone.stdout).length, 0);
-  // a later action with the id is a new fact: its own audit row names it again (README says so)
+  // the export of a forgotten id is audited under its pseudonym: the raw id never returns to the store
   assert.deepEqual(
     auditPayloads(db, 'analytics.user_exported').map((p) => [p.user_id, p.row_count]),
-    [['u1', 0]],
+    [[first.pseudonym, 0]],
   );
+  assert.equal(allPayloads(db).filter((p) => p.includes('"u1"')).length, 0);
   const neighbour = await runSvc(['analytics', 'user-export', 'u10', '--db-path', db], { env });
   assert.equal(lines(neighbour.stdout).length, 8);
   const pseudo = await runSvc(['analytics', 'user-export', first.pseudonym, '--db-path', db], { env });
   const pseudoRows = lines(pseudo.stdout).map((l) => JSON.parse(l));
-  assert.equal(pseudoRows.filter((x) => x.type !== 'analytics.user_forgotten').length, 16);
+  assert.equal(pseudoRows.filter((x) => !x.type.startsWith('analytics.user_')).length, 16);
 });
 
 test('after forget the original id is in no byte of the store file or its WAL, and backups carry the salt', async () => {

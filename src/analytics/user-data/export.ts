@@ -10,6 +10,7 @@ import type { Store } from '../../store/open.ts';
 import type { EventRow } from '../../store/schema.ts';
 import { assertUserId } from '../identity.ts';
 import { formatWindow, type TimeWindow } from '../window.ts';
+import { pseudonymFor, readForgetSalt } from './pseudonym.ts';
 
 /** Rows per page read from the store. */
 export const EXPORT_PAGE_SIZE = 500;
@@ -96,13 +97,33 @@ export async function runUserExport(
   // the audit claims a full export only once the reader has every byte (HTTP: the response finished)
   await options.drained?.();
   const window = formatWindow(request.window);
+  const subject = await auditSubject(deps.store, userId);
   const { event, committed } = deps.bus.publish({
     type: 'analytics.user_exported',
     actor: deps.actor ?? 'operator',
-    payload: { user_id: userId, row_count: rowCount, byte_count: byteCount, window },
+    payload: { user_id: subject, row_count: rowCount, byte_count: byteCount, window },
   });
   await committed;
   return { userId, rowCount, byteCount, window, auditEventId: event.id };
+}
+
+/**
+ * Who the audit record names: the id itself, or its pseudonym once the id was forgotten (an
+ * `analytics.user_forgotten` of that pseudonym is stored), so exporting a forgotten id never writes
+ * the raw id back into the store. Reads only: a store without a salt has forgotten nobody.
+ */
+async function auditSubject(store: Store, userId: string): Promise<string> {
+  const salt = await readForgetSalt(store.kysely);
+  if (salt === undefined) return userId;
+  const pseudonym = pseudonymFor(salt, userId);
+  const forgotten = await store.kysely
+    .selectFrom('events')
+    .select('id')
+    .where('user_id', '=', pseudonym)
+    .where('type', '=', 'analytics.user_forgotten')
+    .limit(1)
+    .executeTakeFirst();
+  return forgotten === undefined ? userId : pseudonym;
 }
 
 /** Rows the export would return now (the HTTP `X-Svc-Row-Count` at request arrival). */
