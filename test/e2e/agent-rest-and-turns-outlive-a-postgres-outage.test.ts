@@ -16,6 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import pg from 'pg';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { useTestPostgres } from '../helpers/postgres.ts';
@@ -187,6 +188,44 @@ test('a tool output holding a NUL byte does not end the turn on PostgreSQL (its 
     result.map((b: { content?: string }) => b.content),
     ['before\u0000after\n'],
   );
+});
+
+test('an export whose store goes away mid-stream is cut off with one JSON log line, no stack trace', {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const direct = new URL(await postgres.createDatabase());
+  const relay = await startTcpRelay(direct.hostname, Number(direct.port));
+  const viaRelay = new URL(direct);
+  viaRelay.port = String(relay.port);
+  const server = await startAgentServer(t, { env: { SVC_DATABASE_URL: viaRelay.toString() } });
+  t.after(() => relay.down());
+  // more rows than one export page (500), so the export reads the store again after its first chunk
+  const client = new pg.Client({ connectionString: direct.toString() });
+  await client.connect();
+  await client.query(
+    `INSERT INTO events (id, timestamp, timestamp_us, type, actor, payload, sensitivity)
+     SELECT 'E' || lpad(i::text, 25, '0'), '2026-01-01T00:00:00.000000Z', 1767225600000000 + i,
+            'quota.alert', 'gateway', '{"user_id":"u1"}', 'internal'
+     FROM generate_series(1, 600) AS i`,
+  );
+  await client.end();
+  const res = await fetch(`${server.url}/analytics/user/u1/export`);
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  await reader.read(); // the first page was read; the next read finds the store gone
+  relay.down();
+  const failed = stderrMatches(server.svc.child, /user export failed mid-stream/);
+  await assert.rejects(async () => {
+    for (;;) if ((await reader.read()).done) break;
+  }, 'the cut-off export does not end like a complete one');
+  await failed;
+  // a reload logs after the failure: once its line is in, anything the failure printed is too
+  const reloaded = stderrMatches(server.svc.child, /routing policy reloaded/);
+  assert.equal((await server.api('POST', '/routing/reload')).status, 200);
+  await reloaded;
+  for (const line of server.svc.output().stderr.split('\n').filter(Boolean))
+    assert.doesNotThrow(() => JSON.parse(line), `a log line that is not JSON: ${line}`);
 });
 
 test('a second svc serve on the database is refused; the first one’s running turn completes; kill -9 frees it', {

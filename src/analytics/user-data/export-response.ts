@@ -41,7 +41,10 @@ export async function createExportResponse(
     await finished;
   };
   runUserExport(deps, request, pipe.write, { drained }).catch((err: unknown) => {
-    pipe.fail(err);
+    // under Node the connection is cut (the client sees a transfer cut short, never a complete export),
+    // which cancels the body; an errored body instead reached @hono/node-server, which printed its stack
+    if (node?.outgoing) node.outgoing.destroy();
+    else pipe.fail(err);
     // no user id in the log: forget could not reach it there
     if (!isGone(err)) deps.log.error('user export failed mid-stream', { error: err });
   });
