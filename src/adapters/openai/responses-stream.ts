@@ -2,8 +2,8 @@
  * @module OpenAI Responses SSE → canonical events, for the same-wire tap (usage, stop reason, TTFT of a
  * Responses client on an OpenAI model): items keyed by `item_id`, text from `output_text` (and refusal)
  * deltas, thinking from reasoning summary/text deltas, tool calls from `function_call` items and their
- * argument deltas and from `custom_tool_call` items (a custom tool's free-text input) and their input
- * deltas; `response.completed` / `response.incomplete` carry the usage and end the message;
+ * argument deltas, from `custom_tool_call` items (a custom tool's free-text input) and their input
+ * deltas, and from calls of tools the client runs (shell, apply_patch, computer), which arrive whole; `response.completed` / `response.incomplete` carry the usage and end the message;
  * `response.failed` (with the usage it states, if any) and `error` events are raised; a body that ends
  * before its terminal event is an error, never a silent success (wire-formats §6 #24).
  */
@@ -14,7 +14,7 @@ import type { SseEvent } from '../../lib/sse-decode.ts';
 import type { StreamDecoder } from '../adapter.ts';
 import { toSvcError } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
-import { countWebSearches, decodeResponsesUsage, withWebSearches } from './responses.ts';
+import { clientToolCall, countWebSearches, decodeResponsesUsage, withWebSearches } from './responses.ts';
 
 export function createResponsesStreamDecoder(): StreamDecoder {
   const b = new StreamBuilder();
@@ -102,6 +102,14 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         case 'response.output_item.done': {
           if (ev.item?.type === 'web_search_call') searches++;
           const index = items.get(id);
+          const call = index === undefined ? clientToolCall(ev.item) : undefined;
+          if (call) {
+            // a call of a tool the client runs (shell, apply_patch, computer) arrives whole
+            const start = b.openToolUse(call.id, call.name);
+            out.push(start, b.toolInput(start.content_block_index, JSON.stringify(call.input)));
+            const end = b.close(start.content_block_index);
+            if (end) out.push(end);
+          }
           if (index === undefined) break;
           const end = b.close(index);
           if (end) out.push(end);

@@ -5,7 +5,7 @@
  * uncached input, DECISIONS §3), and stream frames echoing the requested model.
  */
 import * as v from 'valibot';
-import type { ContentBlock } from '../../canonical/message.ts';
+import type { ContentBlock, ToolUseBlock } from '../../canonical/message.ts';
 import {
   type CanonicalResponse,
   type CanonicalUsage,
@@ -172,7 +172,29 @@ function decodeOutput(output: any[]): ContentBlock[] {
     } else if (item.type === 'reasoning') {
       const text = [...(item.summary ?? []), ...(item.content ?? [])].map((p: any) => p?.text ?? '').join('');
       out.push({ type: 'thinking', thinking: text, signature: item.encrypted_content ?? null });
+    } else {
+      const call = clientToolCall(item);
+      if (call) out.push(call);
     }
   }
   return out;
 }
+
+/**
+ * A call of one of OpenAI's tools that the client runs (`computer_call`, `local_shell_call`, `shell_call`,
+ * `apply_patch_call`: the response stops for the client to run it and send its output, as for a function
+ * call) as a tool call named after the tool, its action or operation as input; undefined for any other item.
+ */
+export function clientToolCall(item: any): ToolUseBlock | undefined {
+  const name = CLIENT_TOOL_CALLS[item?.type];
+  if (name === undefined || typeof item.call_id !== 'string') return undefined;
+  const input = item.action ?? item.operation ?? (item.actions ? { actions: item.actions } : {});
+  return { type: 'tool_use', id: item.call_id, name, input: typeof input === 'object' ? input : {} };
+}
+
+const CLIENT_TOOL_CALLS: Record<string, string> = {
+  computer_call: 'computer',
+  local_shell_call: 'local_shell',
+  shell_call: 'shell',
+  apply_patch_call: 'apply_patch',
+};

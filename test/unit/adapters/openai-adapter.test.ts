@@ -399,3 +399,69 @@ test("openai: a streamed custom tool's call (its name and free-text input under 
     },
   ]);
 });
+
+test('openai Responses: a call of a tool the client runs (shell_call, apply_patch_call) stops for tool use, streamed or not', async () => {
+  const responses = createOpenAIAdapter({ baseUrl: 'https://api.openai.test/v1', apiKey: 'sk-1' }).responses!;
+  // openai-node ResponseFunctionShellToolCall / ResponseApplyPatchToolCall
+  const shell = {
+    id: 'sh_1',
+    type: 'shell_call',
+    call_id: 'call_sh',
+    action: { commands: ['ls'], timeout_ms: null, max_output_length: null },
+    environment: null,
+    status: 'completed',
+  };
+  const patch = {
+    id: 'ap_1',
+    type: 'apply_patch_call',
+    call_id: 'call_ap',
+    operation: { type: 'update_file', path: 'a.txt', diff: '@@\n-a\n+b' },
+    status: 'completed',
+  };
+  const usage = {
+    input_tokens: 9,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 4,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 13,
+  };
+  const done = {
+    id: 'resp_1',
+    object: 'response',
+    status: 'completed',
+    model: 'gpt-x',
+    output: [shell, patch],
+    usage,
+  };
+  const expected = [
+    { type: 'tool_use', id: 'call_sh', name: 'shell', input: shell.action },
+    { type: 'tool_use', id: 'call_ap', name: 'apply_patch', input: patch.operation },
+  ];
+  const answer = responses.decodeResponse(done);
+  assert.equal(answer.stop_reason, 'tool_use');
+  assert.deepEqual(answer.content, expected);
+  const frame = (type: string, data: object) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const started = { ...done, status: 'in_progress', output: [], usage: null };
+  const stream = [
+    frame('response.created', { sequence_number: 0, response: started }),
+    frame('response.output_item.added', {
+      sequence_number: 1,
+      output_index: 0,
+      item: { ...shell, status: 'in_progress' },
+    }),
+    frame('response.output_item.done', { sequence_number: 2, output_index: 0, item: shell }),
+    frame('response.output_item.added', {
+      sequence_number: 3,
+      output_index: 1,
+      item: { ...patch, status: 'in_progress' },
+    }),
+    frame('response.output_item.done', { sequence_number: 4, output_index: 1, item: patch }),
+    frame('response.completed', { sequence_number: 5, response: done }),
+  ].join('');
+  const tapped = responses.tapStream(chunks([utf8(stream)]));
+  await collect(tapped);
+  const complete = tapped.completed();
+  assert.equal(complete?.type === 'message.complete' && complete.stop_reason, 'tool_use');
+  assert.deepEqual(complete?.type === 'message.complete' && complete.final_content, expected);
+});
