@@ -177,7 +177,7 @@ export function decodeOpenAIUsage(u: any): Partial<CanonicalUsage> {
   return out;
 }
 
-/** OpenRouter `reasoning_details` (or plain `reasoning`) → thinking / redacted_thinking blocks. */
+/** OpenRouter `reasoning_details` (or plain `reasoning` / `reasoning_content`) → thinking / redacted_thinking blocks. */
 export function decodeReasoning(msg: any): ContentBlock[] {
   const out: ContentBlock[] = [];
   for (const d of Array.isArray(msg?.reasoning_details) ? msg.reasoning_details : []) {
@@ -188,8 +188,10 @@ export function decodeReasoning(msg: any): ContentBlock[] {
     else if (d?.type === 'reasoning.summary')
       out.push({ type: 'thinking', thinking: String(d.summary ?? ''), signature: null });
   }
-  if (out.length === 0 && typeof msg?.reasoning === 'string' && msg.reasoning !== '') {
-    out.push({ type: 'thinking', thinking: msg.reasoning, signature: null });
+  // plain reasoning text: OpenRouter's `reasoning`, or `reasoning_content` (DeepSeek, vLLM, llama.cpp)
+  const plain = typeof msg?.reasoning === 'string' ? msg.reasoning : msg?.reasoning_content;
+  if (out.length === 0 && typeof plain === 'string' && plain !== '') {
+    out.push({ type: 'thinking', thinking: plain, signature: null });
   }
   return out;
 }

@@ -160,8 +160,10 @@ function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void 
     if (text === '' && sig === null) continue;
     out.push(s.b.thinking(ensure(s, 'thinking', out), text, sig));
   }
-  if (details.length === 0 && typeof d.reasoning === 'string' && d.reasoning !== '') {
-    out.push(s.b.thinking(ensure(s, 'thinking', out), d.reasoning));
+  // plain reasoning text: OpenRouter's `reasoning`, or `reasoning_content` (DeepSeek, vLLM, llama.cpp)
+  const plain = typeof d.reasoning === 'string' ? d.reasoning : d.reasoning_content;
+  if (details.length === 0 && typeof plain === 'string' && plain !== '') {
+    out.push(s.b.thinking(ensure(s, 'thinking', out), plain));
   }
   if (typeof d.content === 'string' && d.content !== '')
     out.push(s.b.text(ensure(s, 'text', out), d.content));

@@ -465,3 +465,38 @@ test('openai Responses: a call of a tool the client runs (shell_call, apply_patc
   assert.equal(complete?.type === 'message.complete' && complete.stop_reason, 'tool_use');
   assert.deepEqual(complete?.type === 'message.complete' && complete.final_content, expected);
 });
+
+test('openai: reasoning an OpenAI-compatible server sends as reasoning_content (DeepSeek, vLLM, llama.cpp) is thinking, streamed or not', async () => {
+  const adapter = createOpenAIAdapter({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'sk-1' });
+  const base = { id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1, model: 'deepseek-reasoner' };
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  const stream = [
+    chunk({ role: 'assistant', content: null, reasoning_content: '' }),
+    chunk({ content: null, reasoning_content: 'The user ' }),
+    chunk({ content: null, reasoning_content: 'greets.' }),
+    chunk({ content: 'Hi!', reasoning_content: null }),
+    chunk({ content: '' }, 'stop'),
+    `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 9, completion_tokens: 8, total_tokens: 17 } })}\n\n`,
+    'data: [DONE]\n\n',
+  ].join('');
+  const expected = [
+    { type: 'thinking', thinking: 'The user greets.', signature: null },
+    { type: 'text', text: 'Hi!' },
+  ];
+  const events = await collect(adapter.decodeStream(decodeSse(chunks([utf8(stream)]))));
+  const done = events.at(-1);
+  assert.deepEqual(done?.type === 'message.complete' && done.final_content, expected);
+  const answer = adapter.decodeResponse({
+    ...response,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'Hi!', reasoning_content: 'The user greets.' },
+        finish_reason: 'stop',
+        logprobs: null,
+      },
+    ],
+  });
+  assert.deepEqual(answer.content, expected);
+});
