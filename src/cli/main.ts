@@ -30,7 +30,8 @@ async function main(rawArgs: string[]): Promise<void> {
     }
     const { chain, rest } = await resolveChain(rootCommand as CommandDef, rawArgs);
     const leaf = chain[chain.length - 1];
-    const help = rest.includes('--help') || rest.includes('-h') || (chain.length === 1 && rest.length === 0);
+    // `svc` alone is a missing command like `svc analytics` alone: one sentence and exit 2, not the help
+    const help = rest.includes('--help') || rest.includes('-h');
     // any other command keeps Node's default action: a held signal ends it now, as it would have then
     if (help || !SERVER_COMMANDS.has(commandName(chain))) await releaseStopSignals({ reraise: true });
     if (help || !RELOADING_COMMANDS.has(commandName(chain))) await releaseHangups({ reraise: true });
@@ -42,10 +43,11 @@ async function main(rawArgs: string[]): Promise<void> {
     if (!leaf.run) {
       const name = commandName(chain);
       const given = rest.find((a) => !a.startsWith('-'));
+      const subs = Object.keys((leaf.subCommands ? await resolveValue(leaf.subCommands) : undefined) ?? {});
       throw new SvcError('usage_error', {
         message: given
           ? `Unknown command "${given}" for ${name}; run \`${name} --help\` to see the commands.`
-          : `${name} needs a command; run \`${name} --help\` to see them.`,
+          : `${name} needs a command (${subs.join(', ')}); run \`${name} --help\` to see what each does.`,
       });
     }
     await runCommand(leaf, { rawArgs: rest });

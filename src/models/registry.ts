@@ -2,10 +2,10 @@
  * @module The model registry (models.yaml): lookup by canonical id or alias, the price table and its
  * pricing_version. Built-in defaults apply unless `--models` / `SVC_MODELS` names a file.
  */
-import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { formatDecimal, mul, parseDecimal } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
+import { readRegularFile } from '../lib/regular-file.ts';
 import { configInvalid, describeIssues, parseConfigYaml } from './config-yaml.ts';
 import { DEFAULT_MODELS_SOURCE, DEFAULT_MODELS_YAML } from './default-models.ts';
 import {
@@ -43,7 +43,7 @@ export function loadModelRegistry(path: string | undefined): ModelRegistry {
   if (path === undefined) return parseModelRegistry(DEFAULT_MODELS_YAML, DEFAULT_MODELS_SOURCE);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFile(path).toString('utf8');
   } catch (err) {
     throw new SvcError('config_invalid', {
       message: `Cannot read the model registry ${path} (${errorMessage(err)}); point --models or SVC_MODELS at a readable models.yaml, or set neither to use the built-in table.`,

@@ -9,6 +9,7 @@ import { errorMessage } from '../lib/errors.ts';
 import { createFolders } from '../lib/folders.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import type { Logger } from '../lib/log.ts';
+import { readRegularFile } from '../lib/regular-file.ts';
 import { type Clock, formatUs, systemClock } from '../lib/time.ts';
 import type { Tier } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
@@ -146,7 +147,7 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
 
 function readPolicyFile(path: string): { bytes: Buffer } | { error: string } {
   try {
-    return { bytes: readFileSync(path) };
+    return { bytes: readRegularFile(path) };
   } catch (err) {
     return { error: `cannot read the routing policy ${path}: ${errorMessage(err)}` };
   }

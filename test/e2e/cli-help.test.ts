@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -67,6 +68,60 @@ test('an unknown command exits 2 with one sentence on stderr', async () => {
   assert.equal(r.code, 2);
   assert.equal(r.stderr.trim().split('\n').length, 1);
   assert.match(r.stderr, /Unknown command "frobnicate"/);
+});
+
+// README Commands: a missing command is a usage error; `svc` alone is one like `svc analytics` alone
+test('svc, svc analytics, svc user and svc routing without a command exit 2 with one sentence naming the commands', async () => {
+  const runs = await Promise.all(
+    [[], ['analytics'], ['user'], ['routing']].map(async (p) => [p, await runSvc(p, { env })] as const),
+  );
+  for (const [p, r] of runs) {
+    const name = ['svc', ...p].join(' ');
+    assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+    assert.equal(r.stdout, '', name);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(`^svc: ${name} needs a command \\(.+\\); run \`${name} --help\``),
+      name,
+    );
+  }
+  assert.match(
+    runs[0]![1].stderr,
+    /\(gateway, serve, chat, analytics, user, routing, backup, restore, forward\)/,
+  );
+});
+
+// a device would be read without end (readFileSync of /dev/zero grew until memory ran out): only a file is read
+test('a models.yaml or routing.yaml path that is a device or a FIFO is refused, not read without end', async () => {
+  const fifo = join(tmp.dir, 'policy.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const explain = (flags: string[]) =>
+    runSvc(['routing', 'explain', '--model', 'auto', '--text', 'hi', ...flags], { env, timeoutMs: 10_000 });
+  const [models, routing, routingFifo] = await Promise.all([
+    explain(['--models', '/dev/zero']),
+    explain(['--routing', '/dev/zero']),
+    explain(['--routing', fifo]),
+  ]);
+  assert.equal(models.code, 1, models.stderr);
+  assert.equal(models.stderr.trim().split('\n').length, 1, models.stderr);
+  assert.match(
+    models.stderr,
+    /^svc: Cannot read the model registry \/dev\/zero \(not a regular file: a device, FIFO or socket\); point --models/,
+  );
+  // a policy that cannot be read is reported and the built-in one shown, as for a missing file
+  for (const [r, path] of [
+    [routing, '/dev/zero'],
+    [routingFifo, fifo],
+  ] as const) {
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(
+      r.stdout.includes(
+        `${path} is invalid (cannot read the routing policy ${path}: not a regular file: a device, FIFO or socket); shown with the built-in policy`,
+      ),
+      r.stdout,
+    );
+  }
 });
 
 test('an unknown flag exits 2 with one sentence on stderr', async () => {
