@@ -8,6 +8,12 @@ import { dirname } from 'node:path';
 import { errorMessage, SvcError } from './errors.ts';
 
 /**
+ * The mode of folders svc makes for files that hold prompts (trace store, backup, export, keystore): only
+ * their owner may list or enter them. A folder that already exists keeps its mode.
+ */
+export const PRIVATE_FOLDER_MODE = 0o700;
+
+/**
  * Creates `folder` and its missing parents (`mode` for the new ones). `what` names the file they are for
  * and `remedy` what to do instead; a failure is SvcError('io_error').
  */

@@ -10,7 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { sql } from 'kysely';
 import type { StoreTarget } from '../config/paths.ts';
 import { SvcError } from '../lib/errors.ts';
-import { createFolders } from '../lib/folders.ts';
+import { createFolders, PRIVATE_FOLDER_MODE } from '../lib/folders.ts';
 import { formatUs } from '../lib/time.ts';
 import {
   describeWriteFailure,
@@ -85,7 +85,7 @@ export async function backupStore(source: string, destination: string): Promise<
       // a damaged store would give a backup that restore refuses
       await assertStoreIntact(store, 'no backup was written');
       // only now: a missing, unreadable or damaged store leaves no folder behind
-      createFolders(dirname(dest), 'the backup', 'choose a writable destination');
+      createFolders(dirname(dest), 'the backup', 'choose a writable destination', PRIVATE_FOLDER_MODE);
       writing(() => createPrivateFile(tmp)); // 0600 like the store; VACUUM INTO fills an empty file
       await sql`VACUUM INTO ${tmp}`.execute(store.kysely).catch((err) => Promise.reject(asWriteFailure(err)));
     } finally {

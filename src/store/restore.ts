@@ -21,7 +21,7 @@ import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { sql } from 'kysely';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
-import { createFolders } from '../lib/folders.ts';
+import { createFolders, PRIVATE_FOLDER_MODE } from '../lib/folders.ts';
 import { type StoreSummary, summarizeFile } from './backup.ts';
 import {
   describeWriteFailure,
@@ -74,7 +74,12 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
   if (exists && !options.force) {
     refuse(`A trace store already exists at ${target}; pass --force to replace it with ${backup}.`);
   }
-  createFolders(dirname(target), 'the restored trace store', 'restore to a writable location');
+  createFolders(
+    dirname(target),
+    'the restored trace store',
+    'restore to a writable location',
+    PRIVATE_FOLDER_MODE,
+  );
   const lock = exists ? lockStore(target) : undefined;
   const staged = tempPathBeside(target, 'restore');
   try {

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Kysely } from 'kysely';
 import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
-import { createFolders } from '../lib/folders.ts';
+import { createFolders, PRIVATE_FOLDER_MODE } from '../lib/folders.ts';
 import { eventValues, sqliteDialect } from './dialect.ts';
 import { migrateToLatest, readSchemaVersion } from './migrate.ts';
 import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
@@ -48,7 +48,13 @@ export async function openSqliteStore(
   const exists = existsAsStore(path);
   if (!exists && (readOnly || options.mustExist)) assertStoreFile(path);
   if (!exists && !readOnly) {
-    createFolders(dirname(path), 'the trace store', 'point --db-path or SVC_DB_PATH at a writable location');
+    // the store holds prompts: folders svc makes for it are private (an existing one is never changed)
+    createFolders(
+      dirname(path),
+      'the trace store',
+      'point --db-path or SVC_DB_PATH at a writable location',
+      PRIVATE_FOLDER_MODE,
+    );
     createNewStoreFile(path);
   }
   let db = connect(path, readOnly, path, busyMs);

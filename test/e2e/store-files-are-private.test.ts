@@ -5,7 +5,7 @@
  * warning (issue 17 item 6: they were created 0644).
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -16,6 +16,11 @@ const SIDE_FILES = ['', '-wal', '-shm'] as const;
 
 function modeOf(path: string): string {
   return (statSync(path).mode & 0o777).toString(8).padStart(4, '0');
+}
+
+/** Folders svc made above a file it created: 0700, as the file holds prompts (umask 022 would give 0755). */
+function assertPrivateFolders(...paths: string[]): void {
+  for (const path of paths) assert.equal(modeOf(path), '0700', path);
 }
 
 function assertPrivate(path: string): void {
@@ -34,9 +39,13 @@ test('the store, its WAL and shared-memory files and every backup are created 06
   const files = gatewayFiles(tmp.dir);
   const p = (name: string) => join(tmp.dir, name);
 
-  await t.test('issue-key creates the store for its audit event 0600', async () => {
-    await issueKey(files.env, ['--db-path', p('audit.db')]);
-    assertPrivate(p('audit.db'));
+  await t.test('issue-key creates the store for its audit event 0600, in new folders 0700', async () => {
+    // an existing folder on the way keeps its mode: svc never changes a folder it did not make
+    mkdirSync(p('shared'), { mode: 0o755 });
+    await issueKey(files.env, ['--db-path', p('shared/stores/audit/audit.db')]);
+    assertPrivate(p('shared/stores/audit/audit.db'));
+    assertPrivateFolders(p('shared/stores'), p('shared/stores/audit'));
+    assert.equal(modeOf(p('shared')), '0755');
     assertPrivate(files.keystore);
   });
 
@@ -51,10 +60,16 @@ test('the store, its WAL and shared-memory files and every backup are created 06
     assertPrivate(files.db);
   });
 
-  await t.test('svc backup writes the backup 0600', async () => {
+  await t.test('svc backup writes the backup 0600, in new folders 0700', async () => {
     const r = await runSvc(['backup', p('backup.db'), '--db-path', files.db], { env: files.env });
     assert.equal(r.code, 0, r.stderr);
     assertPrivate(p('backup.db'));
+    const nested = await runSvc(['backup', p('backups/daily/b.db'), '--db-path', files.db], {
+      env: files.env,
+    });
+    assert.equal(nested.code, 0, nested.stderr);
+    assertPrivate(p('backups/daily/b.db'));
+    assertPrivateFolders(p('backups'), p('backups/daily'));
   });
 
   await t.test('svc restore writes the store 0600, new or replaced', async () => {
@@ -63,6 +78,11 @@ test('the store, its WAL and shared-memory files and every backup are created 06
     });
     assert.equal(fresh.code, 0, fresh.stderr);
     assertPrivate(p('restored.db'));
+    const nested = await runSvc(['restore', p('backup.db'), '--db-path', p('new-home/svc.db')], {
+      env: files.env,
+    });
+    assert.equal(nested.code, 0, nested.stderr);
+    assertPrivateFolders(p('new-home'));
     chmodSync(p('restored.db'), 0o644);
     const replaced = await runSvc(['restore', p('backup.db'), '--db-path', p('restored.db'), '--force'], {
       env: files.env,

@@ -23,7 +23,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { errorMessage, SvcError } from '../../lib/errors.ts';
-import { createFolders } from '../../lib/folders.ts';
+import { createFolders, PRIVATE_FOLDER_MODE } from '../../lib/folders.ts';
 import type { Logger } from '../../lib/log.ts';
 import { SQLITE, sqliteCode } from '../../store/sqlite-errors.ts';
 import { decodeKeystore, type KeyRecord, type Keystore } from './keystore.ts';
@@ -94,7 +94,7 @@ export async function updateKeystoreFile<T>(
     dirname(file),
     'the keystore',
     'point --keystore or SVC_GATEWAY_KEYSTORE at a writable location',
-    0o700,
+    PRIVATE_FOLDER_MODE,
   );
   const release = acquireLock(`${file}.lock`);
   try {

@@ -12,7 +12,7 @@ import { assertUserId, type ExportSink, resolveWindow, runUserExport } from '../
 import { readEnv } from '../../../config/env.ts';
 import { resolveStoreTarget, type StoreFlags, type StoreTarget } from '../../../config/paths.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
-import { createFolders } from '../../../lib/folders.ts';
+import { createFolders, PRIVATE_FOLDER_MODE } from '../../../lib/folders.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { describeWriteFailure, removeQuietly, storeFileAt, tempPathBeside } from '../../../store/files.ts';
 import { runLongStatements } from '../../../store/statement-bounds.ts';
@@ -189,7 +189,7 @@ async function writeFileAtomically<T>(
   fn: (sink: ExportSink, commit: () => Promise<void>) => Promise<T>,
 ): Promise<T> {
   // missing folders are made, as backup and restore make theirs (after the store opened and the id passed)
-  createFolders(dirname(path), 'the export', 'choose an --out in a writable folder');
+  createFolders(dirname(path), 'the export', 'choose an --out in a writable folder', PRIVATE_FOLDER_MODE);
   const tmp = tempPathBeside(path, 'export');
   // a read-only, unwritable or full disk says which (store/files.ts, as backup and restore do)
   const ioError = (cause: unknown) =>
