@@ -400,6 +400,8 @@ function createEventStream(
   const adapter = call.routed.adapter;
   const canonical = adapter.decodeStream(decodeSse(call.response.body, { maxLineBytes }));
   let ttft: number | null = null;
+  /** The call was completed here, on the stream's message.complete. */
+  let completed = false;
   // agent order: the caller publishes its cancellation events (tool.use_end, message.complete) first and
   // then closes the call itself with `call.cancel`; the gateway's call is closed the moment its client leaves
   const cancel = () => {
@@ -412,17 +414,22 @@ function createEventStream(
         if (ttft === null && canonical.hasContent())
           ttft = Math.round((performance.now() - startedMs) * 1000) / 1000;
         const done = e.type === 'message.complete' && !call.closed ? e : null;
-        const closeCall = (m: MessageCompleteEvent) =>
-          Promise.all([
+        const closeCall = (m: MessageCompleteEvent) => {
+          completed = true;
+          return Promise.all([
             call.complete({ usage: m.usage, stopReason: m.stop_reason, ttftMs: ttft }).published.committed,
             alongside({ status: 200, code: null }),
           ]);
+        };
         if (done && !completeAfterYield) await closeCall(done);
         yield e;
         if (signal.aborted) return;
         if (done && completeAfterYield && !call.closed) await closeCall(done);
       }
     } catch (err) {
+      // the answer was whole and its call completed (billed): a connection reset after the final event
+      // (message_stop, [DONE], response.completed) ends the stream as its end would have
+      if (completed && !signal.aborted) return;
       if (signal.aborted || call.closed) {
         cancel();
         throw err;

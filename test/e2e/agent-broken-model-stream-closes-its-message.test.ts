@@ -4,7 +4,8 @@
  * message open on the socket and stored the partial answer as `completed`, so the next turn sent the model
  * a cut-off answer (with a tool_use no tool_result followed). Such a message now closes on the stream with
  * stop_reason `error` and its partial content (before `llm.call_failed`), is stored with status `failed`,
- * and is never sent to a model again.
+ * and is never sent to a model again. A connection reset after message_stop is no break: the answer was whole
+ * and billed, so the call completes and the turn goes on (it ended failed/internal_error before).
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -94,4 +95,26 @@ test('a stream cut inside a tool call: tool.use_end then message.complete error,
   assert.equal(sent.includes('tool_use'), false, sent.slice(0, 2000));
   assert.equal(sent.includes('let me look'), false);
   assert.ok(sent.includes('read it') && sent.includes('try again'));
+});
+
+test('a connection reset after message_stop: the call completed, the tool runs, the turn goes on and completes', async () => {
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  const c = await subscribed(sid);
+  // the whole answer (a tool call) arrived and was billed; only then did the connection reset
+  fake.script([
+    { toolUses: [{ name: 'list_files', input: { path: '.' } }], resetAtEnd: true },
+    { text: 'done', resetAtEnd: true },
+  ]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('look') })).body;
+  const end = await c.next(isEvent('turn.completed', turn.turn_id));
+  const events = c.events().filter((e) => e.turn_id === turn.turn_id);
+  assert.equal(end.event.payload.status, 'completed', JSON.stringify(end.event.payload));
+  const types = events.map((e) => e.type);
+  assert.equal(types.filter((t) => t === 'llm.call_completed').length, 2, types.join(' '));
+  assert.equal(types.includes('llm.call_failed'), false, types.join(' '));
+  assert.equal(types.filter((t) => t === 'tool.completed').length, 1, types.join(' '));
+  const complete = events.filter((e) => e.type === 'message.complete').map((e) => e.payload.stop_reason);
+  assert.deepEqual(complete, ['tool_use', 'end_turn']);
+  const msgs = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  assert.equal(msgs.at(-1).status, 'completed');
 });

@@ -110,7 +110,8 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
       error: (s, after) => codec.errorFrame(s, ctx, after),
       openText: codec.openTextFrame(ctx),
     });
-    const stream = chunkStream(frames, { ...body, resetAfter: plan.resetAfter, stallAfter: plan.stallAfter });
+    const resetAfter = plan.resetAtEnd ? frames.length : plan.resetAfter;
+    const stream = chunkStream(frames, { ...body, resetAfter, stallAfter: plan.stallAfter });
     return new Response(stream, {
       status: 200,
       headers: {

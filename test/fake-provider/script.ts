@@ -52,6 +52,8 @@
  *                          empty body, as a base URL that moved (or says http:// for https://) answers
  *     reset-after=N        stream N SSE frames (non-streaming: half the body if N > 0) then reset the connection;
  *                          N = 0 resets before any response byte
+ *     reset-at-end         streaming: every frame, the terminal one included (message_stop, [DONE],
+ *                          response.completed), then reset the connection instead of ending it
  *     malformed[=N]        after N frames (default 2) send a frame with invalid JSON and end the stream;
  *                          non-streaming: a 200 with an invalid JSON body
  *     stream-error=STATUS  after 2 frames send the provider's in-stream error event for STATUS and end;
@@ -112,6 +114,8 @@ export type FakeStep = {
   /** A redirect status (3xx) answered with a `location` and no body. */
   redirect?: number;
   resetAfter?: number;
+  /** Reset the connection after the terminal frame instead of ending the stream. */
+  resetAtEnd?: boolean;
   malformed?: number;
   streamError?: number;
   streamErrorAfter?: number;
@@ -136,6 +140,7 @@ export const FAULT_KEYS = [
   'hold',
   'redirect',
   'resetAfter',
+  'resetAtEnd',
   'malformed',
   'streamError',
   'streamErrorAfter',
@@ -277,6 +282,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
     }
     case 'reset-after':
       step.resetAfter = int(key, required(key, value));
+      return;
+    case 'reset-at-end':
+      step.resetAtEnd = true;
       return;
     case 'malformed':
       step.malformed = value === undefined ? 2 : int(key, value);
