@@ -80,6 +80,11 @@ export type Role = 'user' | 'assistant' | 'system';
 export interface CanonicalMessage {
   role: Role;
   content: ContentBlock[];
+  /**
+   * Where the client sent it (`messages.3`; on the Responses API the last input item merged into it), so a
+   * refusal names it; absent on messages svc made.
+   */
+  at?: string;
 }
 
 /**
@@ -105,6 +110,16 @@ export function sniffImageMediaType(base64: string): string | undefined {
   if (head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 12) === 'WEBP')
     return 'image/webp';
   return undefined;
+}
+
+/**
+ * OpenAI's `encrypted_content` of a reasoning item is a Fernet token: version byte 0x80 and a 64-bit
+ * timestamp whose first four bytes are zero until 2106, base64url `gAAAAA…`. A Claude thinking signature is
+ * standard base64 of a protobuf message and never starts so (its first byte is a field tag, not 0x80).
+ * OpenAI opens it only for the organization that sealed it, so no other provider's model can use it.
+ */
+export function isOpenAISealedReasoning(signature: string): boolean {
+  return signature.startsWith('gAAAAA');
 }
 
 /** Concatenated text of the text blocks in `blocks`. */

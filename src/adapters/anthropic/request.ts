@@ -3,11 +3,17 @@
  * alternating turns with tool results first, no empty text, tool ids matching `^[a-zA-Z0-9_-]+$`, a
  * max_tokens, thinking budgets below it, no sampling params on `2026-10-21`.
  */
-import type { CanonicalMessage, ContentBlock, TextBlock } from '../../canonical/message.ts';
+import {
+  type CanonicalMessage,
+  type ContentBlock,
+  isOpenAISealedReasoning,
+  type TextBlock,
+} from '../../canonical/message.ts';
 import type { CanonicalRequest, CanonicalTool } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
+import { type ThinkingStyle, takesSampling, takesStructuredOutputs, thinkingStyleOf } from './model-facts.ts';
 
 export const ANTHROPIC_DEFAULT_VERSION = '2023-06-01';
 
@@ -48,6 +54,7 @@ export function encodeAnthropicRequest(
   body.max_tokens = maxTokens;
   let prompt = req.system;
   let messages = encodeAnthropicMessages(req.messages);
+  refuseAccidentalPrefill(req, messages);
   if (messages.length === 0) {
     // system prompts alone, which OpenAI answers: Claude needs a turn, so the prompt becomes the user's (choice)
     const text = prompt.filter((b) => b.text !== '');
@@ -56,11 +63,14 @@ export function encodeAnthropicRequest(
     messages = [{ role: 'user', content: text.map(textBlock) }];
     prompt = [];
   }
-  // json_object has no Anthropic switch (output_config.format needs a closed schema): an instruction (choice)
-  const system = req.response_format?.type === 'json_object' ? [...prompt, JSON_OBJECT_INSTRUCTION] : prompt;
+  // json_object has no Anthropic switch (output_config.format needs a closed schema): an instruction (choice);
+  // so has a JSON schema on a model without structured outputs, which would refuse output_config.format
+  const structured = takesStructuredOutputs(model);
+  const instruction = jsonInstruction(req.response_format, structured);
+  const system = instruction ? [...prompt, instruction] : prompt;
   if (system.length > 0) body.system = encodeSystem(system);
   body.messages = messages;
-  const tools = req.tools?.map(encodeTool);
+  const tools = req.tools?.map((t) => encodeTool(t, structured));
   if (tools?.length) {
     body.tools = tools;
     if (req.tool_choice) body.tool_choice = req.tool_choice;
@@ -71,7 +81,7 @@ export function encodeAnthropicRequest(
   if (version < '2026-10-21') encodeSampling(req, body, model);
   if (req.stop_sequences?.length) body.stop_sequences = req.stop_sequences;
   if (req.user_id) body.metadata = { ...(body.metadata as object), user_id: req.user_id };
-  if (req.response_format?.type === 'json_schema') {
+  if (req.response_format?.type === 'json_schema' && structured) {
     body.output_config = {
       ...(body.output_config as object),
       format: { type: 'json_schema', schema: req.response_format.schema },
@@ -242,7 +252,7 @@ function pdfDocument(part: Record<string, unknown>): Record<string, unknown> | u
   return doc;
 }
 
-function encodeTool(t: CanonicalTool): Record<string, unknown> {
+function encodeTool(t: CanonicalTool, structured: boolean): Record<string, unknown> {
   if (t.type === 'raw') {
     if (t.wire === 'anthropic') return t.value;
     return reject(t.at ?? 'tools', `tool of type ${String(t.value.type)} has no Anthropic equivalent`);
@@ -264,7 +274,8 @@ function encodeTool(t: CanonicalTool): Record<string, unknown> {
     input_schema: s.type === undefined ? { type: 'object', ...s } : s,
   };
   if (t.description !== undefined) out.description = t.description;
-  if (t.strict !== undefined) out.strict = t.strict;
+  // strict tool use is structured outputs' too: a model without them refuses `strict`, so the tool goes plain
+  if (t.strict !== undefined && structured) out.strict = t.strict;
   if (t.cache_control) out.cache_control = t.cache_control;
   return out;
 }
@@ -274,6 +285,39 @@ const JSON_OBJECT_INSTRUCTION: TextBlock = {
   type: 'text',
   text: 'Respond with a single valid JSON object only: no prose before or after it, no code fences.',
 };
+
+/**
+ * The system instruction a JSON response format becomes where Claude has no switch for it: always for
+ * json_object, and for a JSON schema on a model without structured outputs (the schema is then asked for,
+ * not enforced).
+ */
+function jsonInstruction(
+  rf: CanonicalRequest['response_format'],
+  structured: boolean,
+): TextBlock | undefined {
+  if (rf?.type === 'json_object') return JSON_OBJECT_INSTRUCTION;
+  if (rf?.type !== 'json_schema' || structured) return undefined;
+  return {
+    type: 'text',
+    text: `${JSON_OBJECT_INSTRUCTION.text} It must conform to this JSON schema: ${JSON.stringify(rf.schema)}`,
+  };
+}
+
+/**
+ * A last message from the user (or a tool result, or a later system prompt) left with no content opens no
+ * turn, so the conversation would end with the assistant's turn before it: a prefill, which Claude continues
+ * instead of answering. Claude refuses an empty message itself ("all messages must have non-empty content
+ * except for the optional final assistant message"), so this is that 400 naming the message, before any
+ * upstream call. An empty message anywhere else only merges its neighbours (encodeAnthropicMessages).
+ */
+function refuseAccidentalPrefill(req: CanonicalRequest, turns: readonly Record<string, unknown>[]): void {
+  const last = req.messages.at(-1);
+  if (!last || last.role === 'assistant' || turns.at(-1)?.role !== 'assistant') return;
+  reject(
+    `${last.at ?? inputFieldOf(req)}.content`,
+    'the last message is empty; Claude takes empty content only in a final assistant message, and without this one it would continue the assistant message before it instead of answering',
+  );
+}
 
 /**
  * temperature, top_p, top_k where Claude accepts them (the newer API version forbids all three, wire-formats
@@ -292,15 +336,6 @@ function encodeSampling(req: CanonicalRequest, body: Record<string, unknown>, mo
   else if (req.top_p !== undefined && (!thinkingOn || req.top_p >= 0.95) && (free || req.top_p >= 0.99))
     body.top_p = req.top_p;
   if (req.top_k !== undefined && !thinkingOn && free) body.top_k = req.top_k;
-}
-
-/**
- * OpenAI's `encrypted_content` of a reasoning item is a Fernet token: version byte 0x80 and a 64-bit
- * timestamp whose first four bytes are zero until 2106, base64url `gAAAAA…`. A Claude thinking signature is
- * standard base64 of a protobuf message and never starts so (its first byte is a field tag, not 0x80).
- */
-export function isOpenAISealedReasoning(signature: string): boolean {
-  return signature.startsWith('gAAAAA');
 }
 
 /**
@@ -346,46 +381,6 @@ function encodeThinking(
     const mapped = effort === 'minimal' ? 'low' : effort;
     body.output_config = { ...(body.output_config as object), effort: mapped };
   }
-}
-
-/** What a Claude model takes for reasoning: adaptive thinking (4.6 and later) and `output_config.effort` (Opus 4.5 too). */
-interface ThinkingStyle {
-  adaptive: boolean;
-  effort: boolean;
-}
-
-/**
- * The thinking style of an Anthropic model name (`claude-sonnet-4-5`, `claude-opus-4-1-20250805`,
- * `claude-sonnet-5`): models before 4.6 refuse adaptive thinking and, but for Opus 4.5, effort. A name
- * that is not a Claude model's gets the newest style.
- */
-export function thinkingStyleOf(model: string): ThinkingStyle {
-  const v = claudeVersionOf(model);
-  if (!v) return { adaptive: true, effort: true };
-  return {
-    adaptive: v.version >= 4.6,
-    effort: v.version >= 4.6 || (v.family === 'opus' && v.version >= 4.5),
-  };
-}
-
-/**
- * Whether a Claude model takes sampling parameters as asked. Models released after Claude Opus 4.6
- * (`claude-opus-4-7`, `claude-sonnet-5`, `claude-mythos-5`) refuse with a 400 any temperature but 1, any top_p
- * below 0.99 and every top_k (the Messages API reference); a Claude name of another form (a newer family)
- * counts as such a model, as for thinking, while a name that is no Claude model's (a compatible server's)
- * gets what was asked.
- */
-export function takesSampling(model: string): boolean {
-  const v = claudeVersionOf(model);
-  return v === undefined ? !/claude/i.test(model) : v.version < 4.7;
-}
-
-/** Family and version (4.5 for `claude-sonnet-4-5-20250929`) of an Opus, Sonnet or Haiku model name. */
-function claudeVersionOf(model: string): { family: string; version: number } | undefined {
-  const old = /claude-(\d)-(?:(\d)-)?(opus|sonnet|haiku)/.exec(model); // 3.x, 3.5, 3.7
-  if (old) return { family: old[3]!, version: Number(old[1]) + Number(old[2] ?? 0) / 10 };
-  const m = /claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(model);
-  return m ? { family: m[1]!, version: Number(m[2]) + Number(m[3] ?? 0) / 10 } : undefined;
 }
 
 /** Thinking budgets for an effort, on models that take a budget rather than an effort. */

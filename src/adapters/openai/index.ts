@@ -1,7 +1,7 @@
 /** @module OpenAI Chat Completions adapter (wire `openai`); `createOpenAIAdapter` lives in ../registry.ts. */
 export { classifyOpenAIResponse, classifyOpenAIStreamError } from './errors.ts';
+export { effortFromThinking } from './model-facts.ts';
 export {
-  effortFromThinking,
   encodeOpenAIMessages,
   encodeOpenAIPassthrough,
   encodeOpenAIRequest,

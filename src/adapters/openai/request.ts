@@ -3,13 +3,14 @@
  * `tool` message per result right after the assistant turn (§6 #15, #16); images are data or https URLs;
  * stream usage is always requested upstream (§6 #11). The `openrouter` flavour adds its differences (§3).
  */
-import type {
-  CanonicalMessage,
-  ContentBlock,
-  ImageBlock,
-  RawBlock,
-  TextBlock,
-  ToolResultBlock,
+import {
+  type CanonicalMessage,
+  type ContentBlock,
+  type ImageBlock,
+  isOpenAISealedReasoning,
+  type RawBlock,
+  type TextBlock,
+  type ToolResultBlock,
 } from '../../canonical/message.ts';
 import type {
   CanonicalRequest,
@@ -21,6 +22,7 @@ import { SvcError } from '../../lib/errors.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { insertJsonMember, locateJsonValues, replaceJsonValue, rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
+import { effortFromThinking, isReasoningModel, lowestEffort, qualifiesForStrict } from './model-facts.ts';
 
 export type OpenAIFlavor = 'openai' | 'openrouter';
 
@@ -42,6 +44,7 @@ export function encodeOpenAIRequest(
   for (const field of ANTHROPIC_ONLY_FIELDS)
     if (anthropic?.[field] != null) reject(field, `${ANTHROPIC_ONLY_FIELDS_WHY[field]}; use a Claude model`);
   if (anthropic?.thread != null) refuseThread();
+  if (anthropic && !router) refusePrefill(req);
   if (!router && (req.stop_sequences?.length ?? 0) > MAX_OPENAI_STOP)
     reject(
       'stop_sequences',
@@ -72,8 +75,12 @@ export function encodeOpenAIRequest(
   encodeTools(req, body);
   if (router) encodeRouterReasoning(req.thinking, req.reasoning_effort, body);
   else {
-    // only reasoning models take reasoning_effort (Claude Code asks for it on every call, gpt-4.1 included)
-    const effort = req.reasoning_effort ?? effortFromThinking(req.thinking);
+    // only reasoning models take reasoning_effort (Claude Code asks for it on every call, gpt-4.1 included);
+    // thinking turned off is the least reasoning the model takes (it has no off switch before gpt-5.1)
+    const effort =
+      req.thinking?.type === 'disabled'
+        ? lowestEffort(model)
+        : (req.reasoning_effort ?? effortFromThinking(req.thinking));
     if (effort && reasoning) body.reasoning_effort = effort;
   }
   const rf = req.response_format;
@@ -140,12 +147,6 @@ export function fitUserId(id: string): string {
   return id.length <= 64 ? id : sha256Hex(id);
 }
 
-/** Anthropic-style budget → OpenAI effort (choice: <4k low, <16k medium, else high). */
-export function effortFromThinking(t: ThinkingConfig | undefined): ReasoningEffort | undefined {
-  if (t?.type !== 'enabled' || t.budget_tokens === undefined) return undefined;
-  return t.budget_tokens < 4096 ? 'low' : t.budget_tokens < 16384 ? 'medium' : 'high';
-}
-
 // --- internal ---
 
 function completionsUrl(config: AdapterConfig): string {
@@ -178,6 +179,22 @@ function refuseThread(): never {
       'thread: message threads are held by the Anthropic API, so this model can neither start nor continue one; send the full conversation without `thread`, or use a Claude model',
     details: { param: 'thread', error_code: 'thread_unsupported_request' },
   });
+}
+
+/**
+ * An Anthropic request whose last message is the assistant's text asks for a prefill (the answer continues
+ * that text); an OpenAI model would answer afresh instead, and a client gluing the two together (a prefilled
+ * `{`) gets a broken answer. Refused as Claude models without prefill refuse it (Opus 4.6 and later), in the
+ * API's words, which Anthropic clients already handle. OpenRouter continues a final assistant message itself.
+ */
+function refusePrefill(req: CanonicalRequest): void {
+  const last = req.messages.at(-1);
+  if (last?.role !== 'assistant' || !last.content.some((b) => b.type === 'text' && b.text.trim() !== ''))
+    return;
+  reject(
+    last.at ?? 'messages',
+    'This model does not support assistant message prefill. The conversation must end with a user message.',
+  );
 }
 
 function reject(field: string, message: string): never {
@@ -274,7 +291,9 @@ function encodeAssistant(m: CanonicalMessage, router: boolean): Record<string, u
         type: 'function',
         function: { name: b.name, arguments: JSON.stringify(b.input) },
       });
-    else if (b.type === 'thinking')
+    // OpenAI's sealed reasoning (a Codex conversation served by an OpenAI model) opens only for the OpenAI
+    // organization that sealed it, never through OpenRouter: left out, as on Claude
+    else if (b.type === 'thinking' && !(b.signature && isOpenAISealedReasoning(b.signature)))
       details.push({
         type: 'reasoning.text',
         text: b.thinking,
@@ -368,32 +387,6 @@ function encodeTools(req: CanonicalRequest, body: Record<string, unknown>): void
   if (c.type === 'tool') body.tool_choice = { type: 'function', function: { name: c.name } };
   else body.tool_choice = c.type === 'any' ? 'required' : c.type;
   if (c.type !== 'none' && c.disable_parallel_tool_use) body.parallel_tool_calls = false;
-}
-
-/**
- * OpenAI's reasoning models (o-series, gpt-5 and later, gpt-oss, codex), which take reasoning_effort and only the
- * default temperature and top_p; other chat models (gpt-4.1, gpt-4o) refuse reasoning_effort.
- */
-export function isReasoningModel(model: string): boolean {
-  return /^(o\d|gpt-(5|[6-9])|gpt-oss|codex)/i.test(model);
-}
-
-/**
- * Whether OpenAI's strict mode accepts `schema`: every object lists all its properties as required and
- * says additionalProperties: false, nested objects and array items included.
- */
-export function qualifiesForStrict(schema: unknown): boolean {
-  if (schema === null || typeof schema !== 'object') return true;
-  const s = schema as Record<string, unknown>;
-  if (Array.isArray(s.anyOf) && !s.anyOf.every(qualifiesForStrict)) return false;
-  if (s.items !== undefined && !qualifiesForStrict(s.items)) return false;
-  for (const defs of [s.$defs, s.definitions])
-    if (defs && typeof defs === 'object' && !Object.values(defs).every(qualifiesForStrict)) return false;
-  const props = s.properties as Record<string, unknown> | undefined;
-  if (s.type !== 'object' && props === undefined) return true;
-  if (s.additionalProperties !== false) return false;
-  const required = new Set(Array.isArray(s.required) ? s.required : []);
-  return Object.entries(props ?? {}).every(([k, v]) => required.has(k) && qualifiesForStrict(v));
 }
 
 function encodeRouterReasoning(

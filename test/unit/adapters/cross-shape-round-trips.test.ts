@@ -763,3 +763,194 @@ test('a part or tool with no form on the other wire is refused naming where the 
     'tools.0',
   );
 });
+
+/** The 400's details.param and message when `run` is refused, else null. */
+function refusal(run: () => unknown): { param: string; message: string } | null {
+  try {
+    run();
+    return null;
+  } catch (err) {
+    const e = err as { message: string; details?: { param?: string } };
+    return { param: e.details?.param ?? '', message: e.message };
+  }
+}
+
+test('a last user message left empty is a 400 naming it on Claude, never an accidental prefill of the answer before it', () => {
+  const toClaude = (messages: unknown[]) => () =>
+    anthropic.encodeRequest(decodeOpenAIRequest({ model: 'x', messages }), 'claude-sonnet-4-5');
+  // [user, assistant, user ""] reached Claude as [user, assistant]: Claude continued "a" instead of answering
+  const refused = refusal(
+    toClaude([
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: 'a' },
+      { role: 'user', content: '' },
+    ]),
+  );
+  assert.equal(refused?.param, 'messages.3.content');
+  assert.match(refused?.message ?? '', /^messages\.3\.content: the last message is empty/);
+  // a Responses conversation likewise names its input item
+  assert.equal(
+    refusal(() =>
+      anthropic.encodeRequest(
+        decodeResponsesRequest({
+          model: 'x',
+          input: [
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: 'a' },
+            { role: 'user', content: [{ type: 'input_text', text: '' }] },
+          ],
+        }),
+        'claude-sonnet-4-5',
+      ),
+    )?.param,
+    'input.2.content',
+  );
+  // an empty message that leaves a user turn last still merges away, and a client's own final assistant
+  // message is the prefill it asked for
+  assert.equal(
+    refusal(
+      toClaude([
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'a' },
+        { role: 'user', content: 'b' },
+        { role: 'user', content: '' },
+      ]),
+    ),
+    null,
+  );
+  assert.equal(
+    refusal(
+      toClaude([
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'a' },
+      ]),
+    ),
+    null,
+  );
+});
+
+test('an Anthropic prefill is refused on an OpenAI model as Claude models without prefill refuse it; OpenRouter continues it', () => {
+  const prefill = decodeAnthropicRequest({
+    model: 'x',
+    max_tokens: 9,
+    messages: [
+      { role: 'user', content: 'List three colours as JSON.' },
+      { role: 'assistant', content: [{ type: 'text', text: '{"colours": [' }] },
+    ],
+  });
+  // the model answered afresh and the client's '{"colours": [' + answer was no JSON
+  const refused = refusal(() => openai.encodeRequest(prefill, 'gpt-4.1'));
+  assert.deepEqual(refused, {
+    param: 'messages.1',
+    message:
+      'messages.1: This model does not support assistant message prefill. The conversation must end with a user message.',
+  });
+  const routed = JSON.parse(openrouter.encodeRequest(prefill, 'openai/gpt-4.1').body);
+  assert.deepEqual(routed.messages.at(-1), { role: 'assistant', content: '{"colours": [' });
+  // an assistant turn of tool calls alone is no prefill, and svc serve's own conversations are not refused
+  const calls = decodeAnthropicRequest({
+    model: 'x',
+    max_tokens: 9,
+    messages: [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] },
+    ],
+  });
+  assert.equal(
+    refusal(() => openai.encodeRequest(calls, 'gpt-4.1')),
+    null,
+  );
+  assert.equal(
+    refusal(() => openai.encodeRequest({ ...prefill, passthrough: undefined }, 'gpt-4.1')),
+    null,
+  );
+});
+
+test('OpenAI sealed reasoning is left out on OpenRouter as on Claude; a Claude signature is still replayed', () => {
+  const sealed = `gAAAAABo${'x'.repeat(40)}`;
+  const input = (encrypted_content: string) => [
+    { role: 'user', content: 'weather?' },
+    { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'hm' }], encrypted_content },
+    { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+    { type: 'function_call_output', call_id: 'c1', output: 'sunny' },
+  ];
+  const tools = [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }];
+  const routed = (encrypted: string) =>
+    JSON.parse(
+      openrouter.encodeRequest(
+        decodeResponsesRequest({ model: 'x', input: input(encrypted), tools }),
+        'anthropic/claude-sonnet-4.5',
+      ).body,
+    );
+  // it went out as reasoning_details[].signature, which the provider refuses (the seal is OpenAI's account's)
+  const body = routed(sealed);
+  assert.equal(body.messages[1].reasoning_details, undefined);
+  assert.ok(!JSON.stringify(body).includes(sealed));
+  assert.equal(body.messages[1].tool_calls.length, 1);
+  assert.deepEqual(routed('EqQBCkgIARABGAIiQL').messages[1].reasoning_details, [
+    { type: 'reasoning.text', text: 'hm', signature: 'EqQBCkgIARABGAIiQL' },
+  ]);
+});
+
+test('thinking turned off reaches an OpenAI reasoning model as the least effort that model takes', () => {
+  const off = decodeAnthropicRequest({
+    model: 'x',
+    max_tokens: 9,
+    messages: [{ role: 'user', content: 'hi' }],
+    thinking: { type: 'disabled' },
+  });
+  const effort = (model: string) => JSON.parse(openai.encodeRequest(off, model).body).reasoning_effort;
+  // it sent no reasoning_effort, so gpt-5 reasoned at its default (medium)
+  assert.equal(effort('gpt-5'), 'minimal');
+  assert.equal(effort('gpt-5-mini'), 'minimal');
+  assert.equal(effort('gpt-5-nano-2025-08-07'), 'minimal');
+  // gpt-5.1 and later turn reasoning off; the o-series, codex and gpt-oss go no lower than low
+  assert.equal(effort('gpt-5.1'), 'none');
+  assert.equal(effort('gpt-5.2-2025-12-11'), 'none');
+  assert.equal(effort('o4-mini'), 'low');
+  assert.equal(effort('gpt-5-codex'), 'low');
+  assert.equal(effort('gpt-oss-120b'), 'low');
+  // gpt-5-pro takes only high, and a chat model takes no effort at all
+  assert.equal(effort('gpt-5-pro'), undefined);
+  assert.equal(effort('gpt-4.1'), undefined);
+  // OpenRouter has its own off switch
+  assert.deepEqual(JSON.parse(openrouter.encodeRequest(off, 'openai/gpt-5').body).reasoning, {
+    enabled: false,
+  });
+});
+
+test('a JSON schema or a strict tool to a Claude model without structured outputs is asked in words, not refused upstream', () => {
+  const schema = {
+    type: 'object',
+    properties: { a: { type: 'string' } },
+    required: ['a'],
+    additionalProperties: false,
+  };
+  const req = decodeOpenAIRequest({
+    model: 'x',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hi' },
+    ],
+    response_format: { type: 'json_schema', json_schema: { name: 'r', schema, strict: true } },
+    tools: [{ type: 'function', function: { name: 'f', parameters: schema, strict: true } }],
+  });
+  const body = (model: string) => JSON.parse(anthropic.encodeRequest(req, model).body);
+  // Sonnet 4 and Opus 4.1 refuse output_config.format and strict with a 400 (upstream_invalid_request)
+  for (const model of ['claude-sonnet-4-20250514', 'claude-opus-4-1', 'claude-3-7-sonnet-20250219']) {
+    const old = body(model);
+    assert.equal(old.output_config, undefined, model);
+    assert.equal('strict' in old.tools[0], false, model);
+    assert.equal(old.system[0].text, 'Be brief.');
+    assert.match(old.system[1].text, /single valid JSON object/);
+    assert.ok(old.system[1].text.includes(JSON.stringify(schema)), model);
+  }
+  // Claude 4.5 and later (and a compatible server's model) get them as asked
+  for (const model of ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-6', 'my-local-model']) {
+    const current = body(model);
+    assert.deepEqual(current.output_config, { format: { type: 'json_schema', schema } }, model);
+    assert.equal(current.tools[0].strict, true, model);
+    assert.equal(current.system, 'Be brief.', model);
+  }
+});

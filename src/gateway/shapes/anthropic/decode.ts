@@ -91,7 +91,7 @@ function decodeMessage(m: Msg, i: number): CanonicalMessage {
     typeof m.content === 'string'
       ? [{ type: 'text', text: m.content } as TextBlock]
       : m.content.map((b, j) => decodeBlock(b, `messages.${i}.content.${j}`));
-  return { role: m.role, content };
+  return { role: m.role, content, at: `messages.${i}` };
 }
 
 function decodeBlock(b: Head, path: string): ContentBlock {

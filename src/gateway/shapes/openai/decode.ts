@@ -95,7 +95,7 @@ function decodeMessages(list: OpenAIMessage[]): { system: TextBlock[]; messages:
     if (m.role === 'system' || m.role === 'developer') {
       const blocks = textContent(m.content, path);
       if (leading) system.push(...blocks);
-      else messages.push({ role: 'system', content: blocks });
+      else messages.push({ role: 'system', content: blocks, at: path });
       return;
     }
     leading = false;
@@ -106,10 +106,12 @@ function decodeMessages(list: OpenAIMessage[]): { system: TextBlock[]; messages:
       messages.push({
         role: 'user',
         content: [{ type: 'tool_result', tool_use_id: m.tool_call_id, content }],
+        at: path,
       });
     } else if (m.role === 'assistant')
-      messages.push({ role: 'assistant', content: assistantContent(m, path) });
-    else if (m.role === 'user') messages.push({ role: 'user', content: userContent(m.content, path) });
+      messages.push({ role: 'assistant', content: assistantContent(m, path), at: path });
+    else if (m.role === 'user')
+      messages.push({ role: 'user', content: userContent(m.content, path), at: path });
     else invalid(`${path}.role`, 'the deprecated function role is not supported');
   });
   return { system, messages };

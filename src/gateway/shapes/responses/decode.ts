@@ -226,15 +226,18 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
   if (typeof input === 'string') return [{ role: 'user', content: [{ type: 'text', text: input }] }];
   const messages: CanonicalMessage[] = [];
   let leading = true;
+  let path = 'input';
   const push = (role: CanonicalMessage['role'], blocks: ContentBlock[]) => {
     if (role !== 'system') leading = false;
     const last = messages.at(-1);
     // adjacent items of one role are one turn (a text then its calls, a run of call outputs)
-    if (last && last.role === role && role !== 'system') last.content.push(...blocks);
-    else messages.push({ role, content: blocks });
+    if (last && last.role === role && role !== 'system') {
+      last.content.push(...blocks);
+      last.at = path;
+    } else messages.push({ role, content: blocks, at: path });
   };
   input.forEach((item, i) => {
-    const path = `input.${i}`;
+    path = `input.${i}`;
     const type = item.type ?? 'message';
     if (type === 'message') {
       const m = parseOrThrow(MessageItemSchema, item, path);

@@ -1,0 +1,55 @@
+/**
+ * @module What a Claude model takes, read off its name (`claude-sonnet-4-5-20250929`, `claude-opus-4-1`,
+ * `claude-sonnet-5`): its thinking style, sampling and structured outputs. A name that is no Claude model's
+ * (a compatible server's) gets what was asked.
+ */
+
+/** What a Claude model takes for reasoning: adaptive thinking (4.6 and later) and `output_config.effort` (Opus 4.5 too). */
+export interface ThinkingStyle {
+  adaptive: boolean;
+  effort: boolean;
+}
+
+/**
+ * The thinking style of an Anthropic model name (`claude-sonnet-4-5`, `claude-opus-4-1-20250805`,
+ * `claude-sonnet-5`): models before 4.6 refuse adaptive thinking and, but for Opus 4.5, effort. A name
+ * that is not a Claude model's gets the newest style.
+ */
+export function thinkingStyleOf(model: string): ThinkingStyle {
+  const v = claudeVersionOf(model);
+  if (!v) return { adaptive: true, effort: true };
+  return {
+    adaptive: v.version >= 4.6,
+    effort: v.version >= 4.6 || (v.family === 'opus' && v.version >= 4.5),
+  };
+}
+
+/**
+ * Whether a Claude model takes sampling parameters as asked. Models released after Claude Opus 4.6
+ * (`claude-opus-4-7`, `claude-sonnet-5`, `claude-mythos-5`) refuse with a 400 any temperature but 1, any top_p
+ * below 0.99 and every top_k (the Messages API reference); a Claude name of another form (a newer family)
+ * counts as such a model, as for thinking, while a name that is no Claude model's (a compatible server's)
+ * gets what was asked.
+ */
+export function takesSampling(model: string): boolean {
+  const v = claudeVersionOf(model);
+  return v === undefined ? !/claude/i.test(model) : v.version < 4.7;
+}
+
+/**
+ * Whether a Claude model takes structured outputs (`output_config.format`, `strict` tools): Claude 4.5 models
+ * and later do; Sonnet 4, Opus 4 and 4.1 and the 3.x models refuse them with a 400. A name that is no Claude
+ * model's gets them as asked.
+ */
+export function takesStructuredOutputs(model: string): boolean {
+  const v = claudeVersionOf(model);
+  return v === undefined || v.version >= 4.5;
+}
+
+/** Family and version (4.5 for `claude-sonnet-4-5-20250929`) of an Opus, Sonnet or Haiku model name. */
+function claudeVersionOf(model: string): { family: string; version: number } | undefined {
+  const old = /claude-(\d)-(?:(\d)-)?(opus|sonnet|haiku)/.exec(model); // 3.x, 3.5, 3.7
+  if (old) return { family: old[3]!, version: Number(old[1]) + Number(old[2] ?? 0) / 10 };
+  const m = /claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(model);
+  return m ? { family: m[1]!, version: Number(m[2]) + Number(m[3] ?? 0) / 10 } : undefined;
+}
