@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type OpenAI from 'openai';
+import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
+import { z } from 'zod';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 import {
   checkTrace,
@@ -124,6 +126,31 @@ test('OpenAI SDK → a Claude model with seed and frequency_penalty: the answer 
   const [got] = stack.fake.requests;
   assert.equal((got.body as Record<string, unknown>).seed, undefined);
 });
+
+// the fake answers a json_schema format with a value of the schema, as the API does (no scripted text)
+const CITY = z.object({ city: z.string(), population: z.number(), note: z.string().nullable() });
+const PARSED = { city: 'city-value', population: 1, note: 'note-value' };
+for (const p of PROVIDERS) {
+  test(`OpenAI SDK → ${p.model}: chat.completions.parse and responses.parse with a zod schema get the parsed object`, async () => {
+    const chat = { model: p.model, messages: [{ role: 'user' as const, content: 'Which city?' }] };
+    stack.fake.reset();
+    stack.fake.script([{ usage: USAGE }]);
+    const parsed = await stack.openai.chat.completions
+      .parse({ ...chat, response_format: zodResponseFormat(CITY, 'city') })
+      .withResponse();
+    assert.deepEqual(parsed.data.choices[0].message.parsed, PARSED);
+    const trace = { p, requestedModel: p.model, keyId: stack.keyId, stopReason: 'end_turn', stream: false };
+    checkTrace(stack.files.db, parsed.response.headers.get('svc-request-id'), { ...trace, shape: 'openai' });
+    stack.fake.reset();
+    stack.fake.script([{ usage: USAGE }]);
+    const response = await stack.openai.responses
+      .parse({ model: p.model, input: 'Which city?', text: { format: zodTextFormat(CITY, 'city') } })
+      .withResponse();
+    assert.deepEqual(response.data.output_parsed, PARSED);
+    const turnId = response.response.headers.get('svc-request-id');
+    checkTrace(stack.files.db, turnId, { ...trace, shape: 'openai_responses' as 'openai' });
+  });
+}
 
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {

@@ -5,7 +5,7 @@
 
 import { billedInputTokens } from './billing.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, ReplyUsage, Turn } from './responses.ts';
-import { splitFragments, splitWords } from './responses.ts';
+import { jsonSchemaOf, splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
 const ORGANIZATION_ID = '00000000-0000-4000-8000-00000000fa4e';
@@ -230,6 +230,10 @@ function readTurn(body: Record<string, unknown>): Turn {
     thinkingRequested: thinking.type === 'enabled' || thinking.type === 'adaptive',
     thinkingOmitted: thinking.display === 'omitted',
     inputTokens: billedInputTokens('anthropic', body),
+    // output_format: the structured-outputs beta's field before output_config
+    outputSchema: jsonSchemaOf(
+      (body.output_config as { format?: unknown } | undefined)?.format ?? body.output_format,
+    ),
   };
 }
 

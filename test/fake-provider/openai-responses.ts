@@ -9,7 +9,7 @@ import { billedInputTokens } from './billing.ts';
 import { openaiCodec, userTooLong } from './openai.ts';
 import { obfuscates, obfuscationFor } from './openai-reply.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, Turn } from './responses.ts';
-import { splitFragments, splitWords } from './responses.ts';
+import { jsonSchemaOf, splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
 /** `POST /v1/responses` as OpenAI answers it. */
@@ -139,6 +139,7 @@ function readTurn(body: Obj): Turn {
     singleToolCall: body.parallel_tool_calls === false,
     thinkingRequested: reasoning?.effort !== undefined && reasoning.effort !== 'none',
     inputTokens: billedInputTokens('openai_responses', body),
+    outputSchema: jsonSchemaOf((body.text as { format?: unknown } | undefined)?.format),
     // the hosted tool: web_search, web_search_preview and their dated versions
     webSearchTool: tools.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search')),
   };

@@ -6,6 +6,7 @@
 import { billedInputTokens } from './billing.ts';
 import { encodeChatFrames, encodeChatJson } from './openai-reply.ts';
 import type { Codec, Provider, Turn } from './responses.ts';
+import { jsonSchemaOf } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
 const OPENAI_ERRORS: Record<number, [string, string | null, string]> = {
@@ -196,6 +197,7 @@ function readTurn(body: Record<string, unknown>, openrouter: boolean): Turn {
       (reasoning !== undefined && reasoning.enabled !== false) ||
       (typeof effort === 'string' && effort !== 'none'),
     inputTokens: billedInputTokens('openai', body),
+    outputSchema: jsonSchemaOf(body.response_format),
   };
 }
 

@@ -39,6 +39,12 @@ export type Turn = {
   inputTokens: number;
   /** The request offers the provider's server-side web search tool (Anthropic, Responses). */
   webSearchTool?: boolean;
+  /**
+   * The JSON schema of the structured output the request asks for (Anthropic `output_config.format`, Chat
+   * `response_format`, Responses `text.format`, of type `json_schema`): the API's answer text is then JSON
+   * valid against it, so an unscripted reply is such a value instead of the default text.
+   */
+  outputSchema?: unknown;
 };
 
 export type ReplyBlock =
@@ -156,6 +162,14 @@ export function splitFragments(json: string, count = 3): string[] {
   return out.length > 0 ? out : [''];
 }
 
+/** The schema of a `{type: "json_schema", …}` output format (`schema` where the wire puts it), if any. */
+export function jsonSchemaOf(format: unknown): unknown {
+  const f = (typeof format === 'object' && format !== null ? format : {}) as Record<string, unknown>;
+  if (f.type !== 'json_schema') return undefined;
+  const nested = f.json_schema as { schema?: unknown } | undefined;
+  return nested?.schema ?? f.schema ?? {};
+}
+
 // --- internal ---
 
 function toolCallCount(turn: Turn, plan: FakeStep): number {
@@ -180,6 +194,8 @@ function replyText(turn: Turn, plan: FakeStep): string | undefined {
       ? 'image-check: no image'
       : `image-check: ${n} image${n > 1 ? 's' : ''} (${turn.images.join(', ')})`;
   }
+  if (turn.outputSchema !== undefined && plan.toolCalls === undefined && !plan.toolUses?.length)
+    return JSON.stringify(valueFor(turn.outputSchema, 'value'));
   if (turn.toolResults.length > 0) return `Tool result received: ${turn.toolResults.join(' | ')}`;
   if (plan.toolCalls !== undefined && plan.toolCalls > 0 && turn.tools.length > 0) return undefined;
   if (plan.toolUses?.length) return undefined;
@@ -214,6 +230,8 @@ function signatureFor(text: string): string {
 
 function valueFor(schema: unknown, name: string): unknown {
   const s = (typeof schema === 'object' && schema !== null ? schema : {}) as Record<string, unknown>;
+  const first = [s.anyOf, s.oneOf, s.allOf].find((x) => Array.isArray(x) && x.length > 0);
+  if (first) return valueFor((first as unknown[])[0], name);
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
   if ('const' in s) return s.const;
   const type = Array.isArray(s.type) ? s.type[0] : s.type;
