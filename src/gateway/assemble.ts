@@ -97,6 +97,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     spendToday,
     maxBodyBytes,
     upstreamLimits: callPath.settings.limits,
+    clientStallMs: callPath.settings.streamIdleTimeoutMs,
     storedResponses: createStoredResponses(),
   });
   const stopReloads = reloadPolicyOnSignal(policy, log);

@@ -61,6 +61,8 @@ export interface PipelineDeps {
   spendToday: SpendToday;
   maxBodyBytes: number;
   upstreamLimits: UpstreamLimits;
+  /** How long a streaming client may take no part of its answer before it is cut off (the stream idle timeout). */
+  clientStallMs: number;
   /** Responses answered on translated models, for follow-ups naming them; absent: such follow-ups get a 400. */
   storedResponses?: StoredResponses;
 }
@@ -200,6 +202,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             includeUsage: req.include_usage,
             inputTokensEstimate: turn.inputTokensEstimate,
             maxSseLineBytes: deps.upstreamLimits.maxSseLineBytes,
+            clientStallMs: deps.clientStallMs,
+            onClientStall: () =>
+              deps.log.warn('streaming client took nothing in time; cut off', {
+                request_id: turn.id,
+                stall_ms: deps.clientStallMs,
+              }),
             signal,
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
             headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id, ...droppedHeader },

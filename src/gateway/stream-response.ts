@@ -5,6 +5,8 @@
  * until the call's events are committed (the final byte is never sent before the trace is durable), a
  * failure mid-stream ends the client's stream with an error frame in its own shape, and a client that
  * leaves aborts the upstream at once and closes the call as `cancelled` with the usage seen so far.
+ * The upstream is read only as fast as the client takes the answer (a chunk at a time); a client that takes
+ * nothing for the stream idle timeout is cut off like one that left, so it never holds the upstream open.
  */
 import type { SameWireOps } from '../adapters/adapter.ts';
 import type { UpstreamFailure } from '../adapters/upstream-error.ts';
@@ -34,6 +36,13 @@ export interface StreamResponseInput {
   maxSseLineBytes: number;
   /** The client's request signal: aborted when it disconnects. */
   signal: AbortSignal;
+  /**
+   * Longest time the client may leave a chunk untaken (its socket full, SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS);
+   * past it the client is cut off and the call closed as cancelled.
+   */
+  clientStallMs: number;
+  /** Called once when a stalled client is cut off. */
+  onClientStall?: () => void;
   startedMs: number;
   headers: Record<string, string>;
   /** The gateway turn: turn.completed is committed with the call's closing event. */
@@ -57,15 +66,27 @@ export function createStreamResponse(input: StreamResponseInput): Response {
     input.turn.finish(499, 'cancelled');
   };
   input.signal.addEventListener('abort', cancel, { once: true });
+  // armed while a chunk waits for the client to take it (the server's write did not drain), never while the
+  // upstream is awaited: that silence is the upstream's idle timeout
+  let stall: NodeJS.Timeout | undefined;
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        clearTimeout(stall);
         try {
           const next = await iterator.next();
           if (next.done) {
             input.signal.removeEventListener('abort', cancel);
             controller.close();
-          } else controller.enqueue(next.value);
+          } else {
+            controller.enqueue(next.value);
+            stall = setTimeout(() => {
+              cancel();
+              input.onClientStall?.();
+              controller.error(new Error('the client took no part of the stream in time'));
+              void iterator.return?.(undefined).catch(() => {});
+            }, input.clientStallMs);
+          }
         } catch (err) {
           // only reachable when the client is already gone; nothing more can be sent
           cancel();
@@ -73,6 +94,7 @@ export function createStreamResponse(input: StreamResponseInput): Response {
         }
       },
       cancel() {
+        clearTimeout(stall);
         cancel();
         void iterator.return?.(undefined).catch(() => {});
       },

@@ -3,19 +3,24 @@
  * (headers) and SVC_GATEWAY_REQUEST_TIMEOUT_MS (the whole request) allow: it gets 408 or a closed socket,
  * and nothing reaches the provider. Answers are not bound by either: a stream or a slow answer that takes
  * longer than the request timeout is delivered whole (issue 17 item 5: Node's defaults held such
- * connections for minutes). The limits here are small; the trickles last far longer than them.
+ * connections for minutes). A streaming client that stops taking its answer is read for only as fast as it
+ * takes it, and cut off once it has taken nothing for SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS (it held the
+ * stream and the provider's connection open for ever). The limits here are small; the trickles last far
+ * longer than them.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
+import { gatewayFiles, issueKey, readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 import { rawExchange } from '../helpers/raw-http.ts';
 import { freePort, makeTempDir, type RunningSvc, requestLogLine, runSvc } from '../helpers/svc.ts';
 
 const HEADERS_TIMEOUT_MS = 500;
 const REQUEST_TIMEOUT_MS = 1000;
+/** How long a streaming client may take nothing before it is cut off (the stream idle timeout). */
+const STREAM_IDLE_TIMEOUT_MS = 1000;
 const STEP_MS = 100;
 /** Every frame of the long streams waits this long: 24 words take ≥ 2.4 s, beyond the request timeout. */
 const DRIP_MS = 100;
@@ -119,6 +124,7 @@ test('slow clients are cut off after the header and request timeouts; slow answe
     env: {
       SVC_GATEWAY_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
       SVC_GATEWAY_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS: String(STREAM_IDLE_TIMEOUT_MS),
     },
   });
   t.after(() => stack.stop());
@@ -257,6 +263,62 @@ test('slow clients are cut off after the header and request timeouts; slow answe
         }
         assert.equal(text, words);
         assert.equal(finish, 'stop');
+      },
+    ],
+    [
+      'a client that takes nothing of a long stream is cut off, and its call is closed once as cancelled',
+      async () => {
+        // 16 MiB of answer: far more than the kernel's socket buffers hold for a client that reads nothing
+        const long = JSON.stringify({
+          model: 'anthropic:claude-haiku-4-5',
+          max_tokens: 64_000,
+          stream: true,
+          messages: [{ role: 'user', content: `[[fake:long=${16 * 1024 * 1024}]]` }],
+        });
+        const socket = connect(gw.port, '127.0.0.1', () => socket.write(`${head(long.length)}\r\n${long}`));
+        socket.on('error', () => {}); // the cut may come as a reset
+        const closed = new Promise((resolve) => socket.once('close', resolve));
+        let received = '';
+        socket.setEncoding('utf8');
+        const firstData = new Promise<void>((resolve) =>
+          socket.once('data', (d) => {
+            received += d;
+            socket.pause(); // and read nothing more
+            resolve();
+          }),
+        );
+        await firstData;
+        const id = /svc-request-id: (\S+)/i.exec(received)?.[1];
+        assert.ok(id, `a stream's head: ${received.slice(0, 300)}`);
+        // the line of a stream is written when its connection closes: the gateway closed it
+        const line = await requestLogLine(gw, id);
+        assert.equal(line.status, 200, JSON.stringify(line));
+        assert.ok(
+          gw
+            .output()
+            .stderr.includes(`"msg":"streaming client took nothing in time; cut off","request_id":"${id}"`),
+          gw.output().stderr,
+        );
+        socket.on('data', (d) => {
+          received += d;
+        });
+        socket.resume();
+        await closed;
+        assert.ok(received.length < 4 * 1024 * 1024, `a part of the answer only: ${received.length} chars`);
+        assert.doesNotMatch(received, /message_stop/);
+        // the call's closing event: one, committed with the turn
+        let closing: ReturnType<typeof readEvents> = [];
+        for (const deadline = Date.now() + 5_000; closing.length === 0 && Date.now() < deadline; ) {
+          closing = [
+            ...readEvents(stack.files.db, 'llm.call_completed'),
+            ...readEvents(stack.files.db, 'llm.call_failed'),
+          ].filter((e) => e.turn_id === id);
+          if (closing.length === 0) await sleep(50);
+        }
+        assert.equal(closing.length, 1, JSON.stringify(closing));
+        assert.equal(closing[0].type, 'llm.call_completed');
+        assert.equal(closing[0].payload.stop_reason, 'cancelled');
+        assert.equal(closing[0].payload.error_class, 'cancelled');
       },
     ],
     [

@@ -188,6 +188,7 @@ function pickTool(turn: Turn, i: number): Tool {
 
 function replyText(turn: Turn, plan: FakeStep): string | undefined {
   if (plan.text !== undefined) return plan.text;
+  if (plan.long !== undefined) return longText(plan.long);
   if (plan.imageCheck) {
     const n = turn.images.length;
     return n === 0
@@ -201,6 +202,12 @@ function replyText(turn: Turn, plan: FakeStep): string | undefined {
   if (plan.toolUses?.length) return undefined;
   if (turn.forcedTool !== undefined && turn.tools.length > 0 && !turn.toolChoiceNone) return undefined;
   return DEFAULT_TEXT;
+}
+
+/** `bytes` bytes of text in 1 KiB words, so a stream of it is one frame per KiB. */
+function longText(bytes: number): string {
+  const word = `${'x'.repeat(1023)} `;
+  return word.repeat(Math.floor(bytes / 1024)) + 'x'.repeat(bytes % 1024);
 }
 
 function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): Omit<ReplyUsage, 'webSearches'> {

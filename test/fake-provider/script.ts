@@ -10,6 +10,7 @@
  *   reply shape
  *     text=STRING          reply text (STRING may contain spaces, not ";" or "]]"); before any tool call, but
  *                          left out on Anthropic when tool_choice forces the call (the API prefills the turn)
+ *     long=BYTES           reply text of BYTES bytes, in 1 KiB words (a stream: one frame each), for a long answer
  *     tool_call            call the first request tool (input built from its schema's required properties; a
  *                          Responses custom tool gets a custom_tool_call whose input is the text "<name> input")
  *     tool_calls=N         N parallel calls (cycling through the request tools); one at most when the request
@@ -89,6 +90,8 @@ export type FakeUsage = {
 /** One scripted reply. Shape fields describe a success; fault fields (see FAULT_KEYS) override it. */
 export type FakeStep = {
   text?: string;
+  /** A reply text of this many bytes in 1 KiB words (a long answer). */
+  long?: number;
   toolCalls?: number;
   /** Exact tool calls (script objects only, e.g. an agent test's `read_file {path}`), after any text. */
   toolUses?: Array<{ name: string; input: Record<string, unknown> }>;
@@ -211,6 +214,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'text':
       step.text = required(key, value);
+      return;
+    case 'long':
+      step.long = int(key, required(key, value));
       return;
     case 'tool-call':
       step.toolCalls = value === undefined ? 1 : int(key, value);
