@@ -8,6 +8,7 @@ import type { EventType } from '../events/catalog.ts';
 import { createEnvelope, type EventInput } from '../events/envelope.ts';
 import { createTraceWriter, type TraceWriter } from '../events/trace-writer.ts';
 import { SvcError } from '../lib/errors.ts';
+import { flushOnFatalError } from '../lib/fatal-error.ts';
 import { createIdFactory, type NewId } from '../lib/ids.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { type Clock, systemClock } from '../lib/time.ts';
@@ -66,6 +67,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const bus = createBus({ newId, clock, log, holdAnnouncements: true });
   const writer = createTraceWriter({ store, log, lazyOpeningCommits: options.lazyOpeningCommits });
   bus.subscribe(writer.subscriber);
+  // a server that dies of an error outside any request still commits what the writer holds
+  const forgetFlush = flushOnFatalError(() => writer.flush());
   const checkpointer =
     options.backgroundCheckpoints && store.engine === 'sqlite'
       ? startCheckpointer(store, { log })
@@ -80,6 +83,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     clock,
     async close() {
       await writer.stop();
+      forgetFlush();
       await checkpointer?.stop();
       await store.close();
     },

@@ -43,6 +43,8 @@ export interface SvcEnv {
   readonly agentTurnTimeoutMs: string | undefined;
   readonly wsPingIntervalMs: string | undefined;
   readonly wsQueueLimit: string | undefined;
+  /** SVC_TEST_FAULT (tests only): `throw` or `reject` outside any request on SIGUSR2 (lib/fatal-error.ts). */
+  readonly testFault: string | undefined;
 }
 
 /** Reads the environment once; pass the result down instead of touching process.env. */
@@ -89,6 +91,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     agentTurnTimeoutMs: get('SVC_AGENT_TURN_TIMEOUT_MS'),
     wsPingIntervalMs: get('SVC_WS_PING_INTERVAL_MS'),
     wsQueueLimit: get('SVC_WS_QUEUE_LIMIT'),
+    testFault: get('SVC_TEST_FAULT'),
   });
 }
 

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
 import { parsePort } from '../../http/listen.ts';
+import { installFatalErrorHandler } from '../../lib/fatal-error.ts';
 import { createLogger } from '../../lib/log.ts';
 import { whileStopSignalHeld } from '../../lib/stop-signal.ts';
 import { configFileFlagsOf } from '../config-flags.ts';
@@ -31,6 +32,7 @@ export default defineCommand({
   async run({ args }) {
     const env = readEnv();
     const log = createLogger({ level: env.debug ? 'debug' : 'info' });
+    installFatalErrorHandler({ log, debug: env.debug, testFault: env.testFault });
     const port =
       args.port !== undefined
         ? parsePort(args.port, '--port')

@@ -3,6 +3,7 @@ import { readEnv } from '../../../config/env.ts';
 import { resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.ts';
 import { assembleGateway, runGateway } from '../../../gateway/index.ts';
 import { parsePort } from '../../../http/listen.ts';
+import { installFatalErrorHandler } from '../../../lib/fatal-error.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { heldStopAbortSignal } from '../../../lib/stop-signal.ts';
 import { configFileFlagsOf } from '../../config-flags.ts';
@@ -41,6 +42,7 @@ export default defineCommand({
   async run({ args }) {
     const env = readEnv();
     const log = createLogger({ level: env.debug ? 'debug' : 'info' });
+    installFatalErrorHandler({ log, debug: env.debug, testFault: env.testFault });
     const port =
       args.port !== undefined
         ? parsePort(args.port, '--port')
