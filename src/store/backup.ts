@@ -55,8 +55,15 @@ export function sqliteFileOf(target: StoreTarget, command: 'backup' | 'restore')
   });
 }
 
-/** Snapshots the store at `source` into the new file `destination` (refused if it exists). */
-export async function backupStore(source: string, destination: string): Promise<BackupReport> {
+/**
+ * Snapshots the store at `source` into the new file `destination` (refused if it exists), waiting
+ * `busyTimeoutMs` for a lock another connection holds (SVC_SQLITE_BUSY_TIMEOUT_MS; default 10 s).
+ */
+export async function backupStore(
+  source: string,
+  destination: string,
+  busyTimeoutMs?: number,
+): Promise<BackupReport> {
   const src = resolve(source);
   const dest = resolve(destination);
   const storeFile = storeFileAt(dest, src);
@@ -80,7 +87,7 @@ export async function backupStore(source: string, destination: string): Promise<
     }
   };
   try {
-    const store = await openStore(src, { readOnly: true });
+    const store = await openStore({ engine: 'sqlite', path: src, busyTimeoutMs }, { readOnly: true });
     try {
       // a damaged store would give a backup that restore refuses
       await assertStoreIntact(store, 'no backup was written');

@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../lib/errors.ts';
 import { createRepeatFilter, type Logger } from '../lib/log.ts';
 import type { SqliteStore } from './open.ts';
+import { busyTimeoutOf } from './sqlite.ts';
 
 /** SQLite's default automatic checkpoint threshold, restored when the worker is gone. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
@@ -89,7 +90,7 @@ export function startCheckpointer(
       truncateBytes: WAL_TRUNCATE_BYTES,
       truncateWaitMs: TRUNCATE_WAIT_MS,
       // the store connection's own (SVC_SQLITE_BUSY_TIMEOUT_MS, default BUSY_TIMEOUT_MS)
-      busyTimeoutMs: (store.db.prepare('PRAGMA busy_timeout').get() as { timeout: number }).timeout,
+      busyTimeoutMs: busyTimeoutOf(store),
     },
   });
   let alive = true;

@@ -109,6 +109,10 @@ const shared = new Map<string, Shared>();
  * an unreachable database or a newer schema. Each caller closes its own handle.
  */
 export function openStore(path: string, options?: OpenStoreOptions): Promise<SqliteStore>;
+export function openStore(
+  target: Extract<StoreTarget, { engine: 'sqlite' }>,
+  options?: OpenStoreOptions,
+): Promise<SqliteStore>;
 export function openStore(target: StoreTarget, options?: OpenStoreOptions): Promise<Store>;
 export async function openStore(
   target: StoreTarget | string,

@@ -25,6 +25,14 @@ export const MIN_SQLITE_VERSION = '3.51.3';
 /** How long a statement waits for another connection's lock, unless SVC_SQLITE_BUSY_TIMEOUT_MS says otherwise. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
+/**
+ * The busy timeout of a store's connection (SVC_SQLITE_BUSY_TIMEOUT_MS, else BUSY_TIMEOUT_MS): a worker
+ * thread that opens its own connection to the file (checkpoints, pattern statistics) waits as long.
+ */
+export function busyTimeoutOf(store: { db: { prepare(sql: string): { get(): unknown } } }): number {
+  return (store.db.prepare('PRAGMA busy_timeout').get() as { timeout: number }).timeout;
+}
+
 export function sqliteVersion(db: DatabaseSync): string {
   return String((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v);
 }

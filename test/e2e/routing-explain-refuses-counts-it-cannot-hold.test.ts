@@ -4,8 +4,9 @@
  * carry. They are now a usage error (exit 2, one sentence naming the flag), like the other malformed counts.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { isolatedEnv, makeTempDir, runSvc } from '../helpers/svc.ts';
 
@@ -79,4 +80,41 @@ test('explain refuses a blank --model as the gateway does, and routes cost_today
     none.stdout,
     /^providers {4}none: ANTHROPIC_API_KEY, OPENAI_API_KEY and OPENROUTER_API_KEY are unset here, so every model is provider_unavailable \(a server refuses to start without one\)$/m,
   );
+});
+
+// SVC_SQLITE_BUSY_TIMEOUT_MS bounds every wait for another connection's lock: explain read the pattern table
+// with the fixed 10 s instead, so a store held by a writer kept it waiting that long whatever the setting
+test('explain and backup wait for a locked store only as long as SVC_SQLITE_BUSY_TIMEOUT_MS says', async (t) => {
+  const tmp = makeTempDir('svc-explain-busy-');
+  t.after(tmp.cleanup);
+  const db = join(tmp.dir, 'svc.db');
+  const env = isolatedEnv(tmp.dir, { SVC_SQLITE_BUSY_TIMEOUT_MS: '200' });
+  const issued = await runSvc(
+    ['gateway', 'issue-key', '--name', 'a', '--workspace', tmp.dir, '--db-path', db],
+    {
+      env,
+    },
+  );
+  assert.equal(issued.code, 0, issued.stderr);
+  // a connection in exclusive locking mode that has written keeps every other connection out, readers too
+  const holder = new DatabaseSync(db);
+  t.after(() => holder.close());
+  holder.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; CREATE TABLE held (x)');
+  // the default wait (10 s) would outlast this bound; svc backup reads the store the same way
+  const [run, backup] = await Promise.all([
+    runSvc(['routing', 'explain', '--model', 'auto', '--text', 'hi', '--db-path', db], {
+      env,
+      timeoutMs: 5_000,
+    }),
+    runSvc(['backup', join(tmp.dir, 'b.db'), '--db-path', db], { env, timeoutMs: 5_000 }),
+  ]);
+  for (const r of [run, backup]) {
+    assert.equal(r.code, 1, `exit ${r.code}: ${r.stderr}`);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /^svc: Cannot use the trace store .*database is locked; run the command again when it is idle\./,
+    );
+  }
+  assert.equal(existsSync(join(tmp.dir, 'b.db')), false);
 });

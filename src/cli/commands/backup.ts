@@ -18,8 +18,10 @@ export default defineCommand({
   },
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
-    const source = sqliteFileOf(resolveStoreTarget(readEnv(), storeFlagsOf(args), scope), 'backup');
-    const r = await backupStore(source, requireFilePath(args.dest_file, 'DEST_FILE', '', 'standard output'));
+    const target = resolveStoreTarget(readEnv(), storeFlagsOf(args), scope);
+    const source = sqliteFileOf(target, 'backup');
+    const dest = requireFilePath(args.dest_file, 'DEST_FILE', '', 'standard output');
+    const r = await backupStore(source, dest, target.engine === 'sqlite' ? target.busyTimeoutMs : undefined);
     const lines = formatSummaryLines([
       ['source', r.source],
       ['destination', r.destination],

@@ -7,6 +7,7 @@ import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Clock } from '../../lib/time.ts';
 import type { Store } from '../../store/open.ts';
+import { busyTimeoutOf } from '../../store/sqlite.ts';
 import type { SlotHooks } from '../facts.ts';
 import type { PolicyStore } from '../load-policy.ts';
 import type { PatternConfig } from './config.ts';
@@ -156,7 +157,10 @@ export function startPatternRouter(opts: {
 }): PatternRouter {
   const router = createPatternRouter({
     policy: opts.policy,
-    readStats: opts.store.engine === 'sqlite' ? createWorkerStatsReader(opts.store.path) : null,
+    readStats:
+      opts.store.engine === 'sqlite'
+        ? createWorkerStatsReader(opts.store.path, busyTimeoutOf(opts.store))
+        : null,
     clock: opts.clock,
     log: opts.log,
     refreshMs: opts.refreshMs ?? DEFAULT_PATTERN_REFRESH_MS,

@@ -5,7 +5,6 @@
  */
 import { Worker } from 'node:worker_threads';
 import { errorMessage, SvcError } from '../../lib/errors.ts';
-import { BUSY_TIMEOUT_MS } from '../../store/open.ts';
 import { PATTERN_STATS_SQL, type PatternStatsParams, statsBindings } from './stats-query.ts';
 import type { PatternStatRow } from './table.ts';
 
@@ -27,8 +26,11 @@ try {
 }
 `;
 
-/** A reader that opens `storePath` in a fresh worker for each rebuild; an abort terminates the worker. */
-export function createWorkerStatsReader(storePath: string): StatsReader {
+/**
+ * A reader that opens `storePath` in a fresh worker for each rebuild, waiting `busyTimeoutMs` for a lock as
+ * the store's own connection does (SVC_SQLITE_BUSY_TIMEOUT_MS); an abort terminates the worker.
+ */
+export function createWorkerStatsReader(storePath: string, busyTimeoutMs: number): StatsReader {
   return (params, signal) =>
     new Promise<PatternStatRow[]>((resolve, reject) => {
       if (signal.aborted) return reject(aborted());
@@ -38,7 +40,7 @@ export function createWorkerStatsReader(storePath: string): StatsReader {
           path: storePath,
           sql: PATTERN_STATS_SQL,
           bindings: statsBindings(params),
-          busyTimeoutMs: BUSY_TIMEOUT_MS,
+          busyTimeoutMs,
         },
       });
       let answered = false;

@@ -12,6 +12,7 @@ import { queryPatternStats, RETRY_WINDOW_US } from '#src/routing/pattern/stats-q
 import { createWorkerStatsReader } from '#src/routing/pattern/stats-worker.ts';
 import { buildPatternTable, lookupPattern as lookup } from '#src/routing/pattern/table.ts';
 import { openStore, type SqliteStore as Store } from '#src/store/open.ts';
+import { busyTimeoutOf } from '#src/store/sqlite.ts';
 import { HAIKU, MINI, NOW_US, SONNET, seedRequests, times } from './pattern-seed.ts';
 import { ALL_ADAPTERS, facts, policyOf, registry } from './routing-fixture.ts';
 
@@ -337,7 +338,7 @@ test('the rebuild worker reads the same statistics as the statement run in proce
     ...times(21, { print: printC, model: SONNET, cost: '0.02' }),
   ]);
   const params = { sinceUs: 0, version: 'hybrid', minSamples: 1 } as const;
-  const read = createWorkerStatsReader(store.path);
+  const read = createWorkerStatsReader(store.path, busyTimeoutOf(store));
   const fromWorker = await read(params, new AbortController().signal);
   assert.ok(fromWorker.length > 0);
   assert.deepEqual(

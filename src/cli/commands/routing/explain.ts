@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { defineCommand } from 'citty';
 import { readEnv } from '../../../config/env.ts';
-import { resolveStoreTarget } from '../../../config/paths.ts';
+import { resolveStoreTarget, type StoreTarget } from '../../../config/paths.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { silentLogger } from '../../../lib/log.ts';
 import { systemClock } from '../../../lib/time.ts';
@@ -77,7 +77,7 @@ export default defineCommand({
     const target = resolveStoreTarget(env, storeFlagsOf(args));
     const { table, source } =
       target.engine === 'sqlite'
-        ? await readTable(target.path, policy)
+        ? await readTable(target, policy)
         : { table: emptyPatternTable(policy.pattern.fingerprint), source: UNSUPPORTED_STORE };
     const model = modelFlag(args.model);
     const costToday = usdFlag(args['cost-today'], '--cost-today');
@@ -122,13 +122,15 @@ export default defineCommand({
 
 /** The table a server would build now; every (key, model) is kept so explain can say why each is out. */
 async function readTable(
-  dbPath: string,
+  target: Extract<StoreTarget, { engine: 'sqlite' }>,
   policy: CompiledPolicy,
 ): Promise<{ table: PatternTable; source: string }> {
   const cfg = policy.pattern;
+  const dbPath = target.path;
   if (!existsSync(dbPath))
     return { table: emptyPatternTable(cfg.fingerprint), source: `no trace store at ${dbPath}` };
-  const store = await openStore(dbPath, { readOnly: true, currentSchema: true });
+  // the target, not its path: SVC_SQLITE_BUSY_TIMEOUT_MS bounds the wait for a writer's lock here too
+  const store = await openStore(target, { readOnly: true, currentSchema: true });
   try {
     const nowUs = systemClock.nowUs();
     const rows = queryPatternStats(store.db, {
