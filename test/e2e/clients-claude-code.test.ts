@@ -94,6 +94,24 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       const messages = (second.body as { messages: Array<{ role: string; content: unknown }> }).messages;
       const user = messages.filter((m) => m.role === 'user').at(-1);
       assert.match(JSON.stringify(user), /"type":"tool_result".*the note says 42/);
+      // its prompt caching: breakpoints on the system prompt and the last block, so the second call reads
+      // what the first wrote; the trace prices each class at haiku's 1 / 5, reads 0.10, writes 1.25
+      const calls = readEvents(stack.files.db, 'llm.call_completed')
+        .slice(-2)
+        .map((e) => e.payload as Record<string, number>);
+      assert.ok(calls[0].cache_creation_input_tokens > 4096, 'the first call writes its prompt');
+      assert.equal(
+        calls[1].cached_input_tokens,
+        calls[0].cached_input_tokens + calls[0].cache_creation_input_tokens,
+      );
+      for (const c of calls) {
+        const nanoUsd =
+          1000 * c.input_tokens +
+          5000 * c.output_tokens +
+          100 * c.cached_input_tokens +
+          1250 * c.cache_creation_input_tokens;
+        assert.equal(Number(c.cost_usd), nanoUsd / 1e9);
+      }
     },
   );
 

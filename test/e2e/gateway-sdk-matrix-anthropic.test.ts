@@ -10,6 +10,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { APIError } from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { REDACTED_DATA } from '../fake-provider/responses.ts';
+import { readEvents } from '../helpers/gateway-keys.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 import {
   checkTrace,
@@ -194,6 +195,51 @@ for (const model of ['anthropic:claude-sonnet-4-5', 'openrouter:anthropic/claude
     });
   }
 }
+
+// Prompt caching as Claude Code asks for it: a breakpoint on the system prompt and one on the last block,
+// which moves on each turn. The provider writes the prefix, the next turn reads it (the fake bills as the API
+// does); the trace stamps each class and prices it: claude-sonnet-4-5 at 3 / 15, reads 0.30, writes 3.75.
+test('Anthropic SDK → a Claude model, a conversation with moving cache_control breakpoints: cached tokens billed exactly', async () => {
+  stack.fake.reset();
+  const cached = { type: 'ephemeral' as const };
+  const system = [{ type: 'text' as const, text: 'You are terse. '.repeat(400), cache_control: cached }];
+  const history: Anthropic.MessageParam[] = [];
+  const usages: Anthropic.Usage[] = [];
+  for (const ask of ['first question', 'second question', 'third question']) {
+    const turn = {
+      role: 'user' as const,
+      content: [{ type: 'text' as const, text: ask, cache_control: cached }],
+    };
+    const { data, response } = await stack.anthropic.messages
+      .create({ model: 'anthropic:claude-sonnet-4-5', max_tokens: 256, system, messages: [...history, turn] })
+      .withResponse();
+    usages.push(data.usage);
+    const done = readEvents(stack.files.db, 'llm.call_completed').find(
+      (e) => e.turn_id === response.headers.get('svc-request-id'),
+    )!.payload;
+    const u = data.usage;
+    const nanoUsd =
+      3000 * u.input_tokens +
+      15000 * u.output_tokens +
+      300 * (u.cache_read_input_tokens ?? 0) +
+      3750 * (u.cache_creation_input_tokens ?? 0);
+    assert.deepEqual(
+      [done.input_tokens, done.cached_input_tokens, done.cache_creation_input_tokens, Number(done.cost_usd)],
+      [u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, nanoUsd / 1e9],
+    );
+    history.push({ role: 'user', content: ask }, { role: 'assistant', content: data.content });
+  }
+  const [first, second, third] = usages;
+  assert.equal(first.cache_read_input_tokens, 0);
+  assert.ok((first.cache_creation_input_tokens ?? 0) > 1024, 'the whole prompt is written');
+  // each turn reads what the one before wrote (a string or one text block caches alike) and writes the rest
+  assert.equal(second.cache_read_input_tokens, first.cache_creation_input_tokens);
+  assert.equal(
+    third.cache_read_input_tokens,
+    (second.cache_read_input_tokens ?? 0) + (second.cache_creation_input_tokens ?? 0),
+  );
+  assert.ok((third.cache_creation_input_tokens ?? 0) > 0);
+});
 
 // Anthropic's structured output (output_config.format) is always constrained to the schema; OpenAI's
 // json_schema is only with strict: true, which its strict mode accepts only for a schema whose objects

@@ -5,6 +5,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
+import type { FakePromptCache } from './prompt-cache.ts';
 import type { Codec, Reply, ReplyContext } from './responses.ts';
 import { buildReply } from './responses.ts';
 import type { FakeStep } from './script.ts';
@@ -21,6 +22,8 @@ export type ReplyDeps = {
   now(): number;
   /** Anthropic message threads held by this instance. */
   threads: FakeThreads;
+  /** Anthropic prompt caches written by this instance's answers. */
+  promptCache: FakePromptCache;
   /** Requests waiting on a `hold` step: each resumes when called (the fake's release()). */
   holds: Set<() => void>;
 };
@@ -93,6 +96,7 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   }
   const status = plan.error ?? (turn.stream ? undefined : plan.streamError);
   if (status !== undefined) return errorReply(codec, ctx, status, plan.message, faultHeaders(plan));
+  if (codec.provider === 'anthropic') turn.promptCache = deps.promptCache.use(parsed);
   const reply = buildReply(turn, plan, () => deps.newId(codec.toolIdPrefix));
   if (codec.provider === 'anthropic')
     deps.threads.hold(parsed, ctx.id, (codec.encodeJson(reply, ctx) as { content: unknown }).content);

@@ -3,7 +3,8 @@
  * the content and usage deterministically from the turn and the plan, and the provider module encodes it.
  */
 
-import type { FakeStep } from './script.ts';
+import type { CacheUsage } from './prompt-cache.ts';
+import type { FakeStep, FakeUsage } from './script.ts';
 
 /** What the fake needs to know about a request, read from either wire format. */
 export type Turn = {
@@ -45,6 +46,8 @@ export type Turn = {
    * valid against it, so an unscripted reply is such a value instead of the default text.
    */
   outputSchema?: unknown;
+  /** Anthropic prompt caching of this request (prompt-cache.ts), when it has cache_control breakpoints. */
+  promptCache?: CacheUsage;
 };
 
 export type ReplyBlock =
@@ -218,7 +221,8 @@ function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): Omit<ReplyU
     if (block.type === 'thinking') reasoning += Math.max(1, splitWords(block.text).length);
     if (block.type === 'tool_call') output += 10;
   }
-  const given = plan.usage ?? {};
+  // a scripted usage replaces what prompt caching would bill
+  const given: FakeUsage = plan.usage ?? cachedUsage(turn.promptCache);
   const reasoningTokens = given.reasoning ?? reasoning;
   return {
     input: given.input ?? turn.inputTokens,
@@ -229,6 +233,11 @@ function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): Omit<ReplyU
     reasoning: reasoningTokens,
     cost: given.cost ?? 0,
   };
+}
+
+function cachedUsage(cache: CacheUsage | undefined): FakeUsage {
+  if (!cache) return {};
+  return { input: cache.input, cacheRead: cache.read, cacheWrite: cache.write, cacheWrite1h: cache.write1h };
 }
 
 function signatureFor(text: string): string {

@@ -12,6 +12,7 @@ import { anthropicCodec } from './anthropic.ts';
 import { billedInputTokens } from './billing.ts';
 import { openaiCodec, openrouterCodec } from './openai.ts';
 import { responsesCodec } from './openai-responses.ts';
+import { FakePromptCache } from './prompt-cache.ts';
 import { ConnectionResetError, errorReply, replyToGeneration } from './reply.ts';
 import type { Codec, Provider } from './responses.ts';
 import type { FakeStep } from './script.ts';
@@ -96,9 +97,11 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
   };
   const now = options.now ?? Date.now;
   const threads = new FakeThreads();
+  const promptCache = new FakePromptCache(now);
   const holds = new Set<() => void>();
   const deps = {
     threads,
+    promptCache,
     holds,
     tracker,
     nextStep: () => queue.shift() ?? defaultStep,
@@ -162,6 +165,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       queue.length = 0;
       counter = 0;
       threads.clear();
+      promptCache.clear();
       defaultStep = initialDefault;
     },
     release() {
