@@ -166,7 +166,7 @@ function countBlocks(t: Tally, blocks: readonly ContentBlock[], measure: boolean
         if (measure) t.bytes += b.data.length;
         break;
       case 'raw':
-        t.opaque = true;
+        countRaw(t, b.value, measure);
         break;
     }
   }
@@ -177,7 +177,7 @@ function countTools(t: Tally, req: CanonicalRequest, measure: boolean): void {
   if (tools.length > 0) t.framing += TOOLS_PROMPT;
   for (const tool of tools) {
     t.framing += TOOL_OVERHEAD;
-    if (tool.type === 'raw') t.opaque = true;
+    if (tool.type === 'raw') countRaw(t, tool.value, measure);
     else if (measure)
       t.bytes +=
         Buffer.byteLength(tool.name) +
@@ -189,6 +189,36 @@ function countTools(t: Tally, req: CanonicalRequest, measure: boolean): void {
     t.framing += STRUCTURED_OUTPUT_OVERHEAD;
     if (measure) t.bytes += jsonBytes(format.schema) + Buffer.byteLength(format.description ?? '');
   } else if (format?.type === 'json_object') t.framing += STRUCTURED_OUTPUT_OVERHEAD;
+}
+
+/**
+ * A part only one wire knows. One the body holds whole is bounded by its bytes like the rest: a tool the
+ * client runs (OpenAI `function` or `custom`, a `namespace` of them) and Codex's `additional_tools` input
+ * item listing such tools, each with a tool's allowance. Anything else (a hosted tool such as web search, a
+ * file by id, audio) is what the provider expands beyond the body: the whole context.
+ */
+function countRaw(t: Tally, value: Record<string, unknown>, measure: boolean): void {
+  const tools = inlineTools(value);
+  if (tools === undefined) {
+    t.opaque = true;
+    return;
+  }
+  t.framing += TOOL_OVERHEAD * tools;
+  if (measure) t.bytes += jsonBytes(value);
+}
+
+/** How many client-run tools `value` is or lists; undefined when it holds anything else. */
+function inlineTools(value: unknown): number | undefined {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  if (v.type === 'function' || v.type === 'custom') return 1;
+  if ((v.type !== 'namespace' && v.type !== 'additional_tools') || !Array.isArray(v.tools)) return undefined;
+  let n = 0;
+  for (const tool of v.tools) {
+    const inner = inlineTools(tool);
+    if (inner === undefined) return undefined;
+    n += inner;
+  }
+  return n;
 }
 
 function jsonBytes(value: unknown): number {

@@ -125,6 +125,8 @@ function responsesTokens(body: Obj): number {
     else if (item.type === 'function_call_output')
       n += MESSAGE_FRAMING + responsesContent(item.output, model);
     else if (item.type === 'reasoning') continue;
+    // Codex's tools for its default model: a developer input item listing them, billed like `tools`
+    else if (item.type === 'additional_tools') n += approxTokens(JSON.stringify(item.tools ?? []));
     else n += MESSAGE_FRAMING + responsesContent(item.content, model);
   }
   for (const t of (body.tools ?? []) as Obj[]) n += approxTokens(JSON.stringify(t));

@@ -170,3 +170,49 @@ test("a field only another provider serves reserves nothing for it: that provide
   assert.ok(inputOf('openai', plugins, gpt) < 1_000);
   assert.ok(inputOf('openai', plugins) < 1_000);
 });
+
+test("Codex's tools (its additional_tools item, custom and namespace tools) reserve their bytes, not the whole context", () => {
+  const gpt = registry.get('openai:gpt-5')!;
+  const fn = (name: string) => ({
+    type: 'function',
+    name,
+    description: `${name} `.repeat(200),
+    parameters: { type: 'object', properties: { cmd: { type: 'string' } } },
+  });
+  const exec = { type: 'custom', name: 'exec', description: 'Run JavaScript. '.repeat(300) };
+  const listed = { type: 'namespace', name: 'functions', description: '', tools: [exec, fn('wait')] };
+  const message = (role: string, text: string) => ({
+    type: 'message',
+    role,
+    content: [{ type: 'input_text', text }],
+  });
+  const codex = {
+    model: 'gpt-6.1-sol',
+    stream: true,
+    store: false,
+    include: ['reasoning.encrypted_content'],
+    input: [
+      { type: 'additional_tools', id: 'at_01', role: 'developer', tools: [listed] },
+      message('developer', 'You are Codex. '.repeat(500)),
+      message('user', 'say hi'),
+    ],
+  };
+  const withTools = { ...codex, input: codex.input.slice(1), tools: [fn('exec_command'), exec, listed] };
+  for (const body of [codex, withTools]) {
+    const billed = billedInputTokens('openai_responses', body);
+    const fromBody = boundCallTokens(decodeResponsesRequest(body), gpt, JSON.stringify(body)).inputTokens;
+    const fromRequest = boundCallTokens(decodeResponsesRequest(body), gpt).inputTokens;
+    for (const bound of [fromBody, fromRequest]) {
+      assert.ok(bound >= billed, `bound ${bound} < bill ${billed}`);
+      assert.ok(bound < 6 * billed, `bound ${bound} for a bill of ${billed}`);
+    }
+  }
+  // a hosted tool among them is run by the provider, which bills what it adds: the whole context
+  const hosted = { type: 'file_search', vector_store_ids: ['vs_01'] };
+  const search = {
+    ...codex,
+    input: [{ ...codex.input[0], tools: [listed, hosted] }, ...codex.input.slice(1)],
+  };
+  const bound = boundCallTokens(decodeResponsesRequest(search), gpt, JSON.stringify(search)).inputTokens;
+  assert.ok(bound >= gpt.capabilities.max_context_tokens);
+});
