@@ -83,6 +83,7 @@ export async function runDelegation(
   const worker = await createSession(deps.db, {
     id: deps.newId('sess_'),
     workspace_path: input.workspace,
+    workspace_root: input.root,
     active_model: target?.id ?? policy.globalDefault,
     routing_policy_version: policy.version,
     is_worker: true,

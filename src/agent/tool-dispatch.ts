@@ -46,6 +46,8 @@ export interface DelegateInput {
   plannerSessionId: string;
   plannerTurnId: string;
   workspace: string;
+  /** The planner's root, the worker's too. */
+  root: string;
   signal: AbortSignal;
 }
 
@@ -229,6 +231,7 @@ async function runOne(
       plannerSessionId: turn.sessionId,
       plannerTurnId: turn.turnId,
       workspace: turn.workspace,
+      root: turn.root,
       signal: turn.signal,
     });
     return { kind: 'ran', result: d.result, cost: d.cost };

@@ -45,6 +45,8 @@ export interface SessionsTable {
   /** 1 while a PATCH waits for the running turn to end; queued_model is its model (null: routed). 0007. */
   queued_swap: ColumnType<number, number | undefined, number>;
   queued_model: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The workspace's real path when the session was created, its tools' root; null on older rows. 0008. */
+  workspace_root: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MessagesTable {

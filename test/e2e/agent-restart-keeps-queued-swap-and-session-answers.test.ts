@@ -3,9 +3,13 @@
  * scope `session` holds for the rest of the session. Both lived only in svc serve's memory: after kill -9
  * and a restart the session kept its old model and asked again for a tool the user had allowed. The queued
  * swap is now kept in the session row (applied when recovery ends the dead turn) and the session answers
- * are read back from the trace's tool.confirmation_resolved events.
+ * are read back from the trace's tool.confirmation_resolved events. A session's workspace root (the real
+ * path when it was created) was pinned in memory only, so a workspace folder swapped for a symlink while
+ * the server was down moved the session there; it is now kept in the session row.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
@@ -48,11 +52,35 @@ test('a model swap queued during a turn the server was killed in applies after t
     active_model: 'anthropic:claude-haiku-4-5',
   });
   assert.equal(patched.body.swap_queued, true, JSON.stringify(patched.body));
+  const ws = join(first.home, 'swapped-ws');
+  mkdirSync(ws);
+  const other = (await first.api('POST', '/sessions', { workspace_path: ws })).body.id;
   assert.equal(await first.svc.stop('SIGKILL'), null);
+  // while the server is down, the workspace folder is swapped for a symlink to another place
+  const elsewhere = join(first.home, 'elsewhere');
+  mkdirSync(elsewhere);
+  writeFileSync(join(elsewhere, 'secret.txt'), 'not for the agent\n');
+  renameSync(ws, `${ws}.orig`);
+  symlinkSync(elsewhere, ws);
   const second = await startAgentServer(t, { env, home: first.home });
   const session = (await second.api('GET', `/sessions/${sid}`)).body;
   assert.equal(session.current_turn_id, null);
   assert.equal(session.active_model, 'anthropic:claude-haiku-4-5');
+
+  fake.script([{ toolUses: [{ name: 'read_file', input: { path: 'secret.txt' } }] }, { text: 'done' }]);
+  const read = await turn(second, other, 'read it');
+  await until(() => types(second, read).includes('turn.completed'), 'the turn after the restart');
+  const ends = withStore(second.db, (db) =>
+    db
+      .prepare(
+        "SELECT type, json_extract(payload, '$.error_class') AS error_class FROM events WHERE turn_id = ? AND type IN ('tool.completed', 'tool.failed')",
+      )
+      .all(read),
+  );
+  assert.deepEqual(
+    ends.map((e) => ({ ...e })),
+    [{ type: 'tool.failed', error_class: 'outside_workspace' }],
+  );
 });
 
 test('a tool allowed with scope session before a kill -9 runs without asking after the restart', async (t) => {

@@ -2,7 +2,7 @@
  * @module Session endpoints of spec 2 §Sessions: create, list (DECISIONS §5 query), read with a fresh
  * attach token, end or purge, and the active-model PATCH handed to the turn engine.
  */
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
@@ -73,12 +73,12 @@ export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
     const row = await createSession(deps.db, {
       id: deps.newId('sess_'),
       workspace_path: workspace,
+      workspace_root: realRoot(workspace),
       active_model: model,
       routing_policy_version: policy.version,
       sticky: explicit !== undefined,
       now: formatUs(deps.clock.nowUs()),
     });
-    await deps.engine?.pinWorkspace?.(row);
     return c.json(
       {
         id: row.id,
@@ -122,10 +122,12 @@ export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
       await deps.flushEvents?.();
       await purgeSession(deps.db, row.id);
       deps.onSessionEnded?.(row.id);
+      deps.engine?.forgetSession?.(row.id);
       return c.json({ id: row.id, ended_at: row.ended_at ?? now });
     }
     const ended = await endSession(deps.db, row.id, now);
     deps.onSessionEnded?.(row.id);
+    deps.engine?.forgetSession?.(row.id);
     return c.json({ id: row.id, ended_at: ended?.ended_at ?? now });
   });
 
@@ -174,6 +176,18 @@ function existingDirectory(requested: string): string {
     });
   }
   return path;
+}
+
+/**
+ * The folder the session's tools are confined to: the workspace's real path now, kept in the session row so
+ * a workspace later swapped for a symlink (even while the server is down) does not move the session.
+ */
+function realRoot(workspace: string): string {
+  try {
+    return realpathSync(workspace);
+  } catch {
+    return workspace; // gone since its check: the tools find nothing there either
+  }
 }
 
 /** Cancels the running turn; a purge then waits (bounded) for its end so no event outlives the purge. */

@@ -11,6 +11,8 @@ import type { Database, SessionRow } from '../../store/schema.ts';
 export interface NewSession {
   id: string;
   workspace_path: string;
+  /** The workspace's real path now, the folder its tools stay confined to (workspace-roots.ts). */
+  workspace_root?: string;
   active_model: string;
   routing_policy_version: string;
   is_worker?: boolean;
@@ -27,6 +29,7 @@ export async function createSession(db: Kysely<Database>, input: NewSession): Pr
     .values({
       id: input.id,
       workspace_path: input.workspace_path,
+      workspace_root: input.workspace_root ?? null,
       active_model: input.active_model,
       created_at: input.now,
       updated_at: input.now,

@@ -278,8 +278,8 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
 
     activeTurns: () => turns.size,
 
-    async pinWorkspace(session) {
-      await workspaceRoots.of(session);
+    forgetSession(sessionId) {
+      workspaceRoots.forget(sessionId);
     },
 
     async applyQueuedSwaps() {

@@ -3,7 +3,6 @@
  * confirm): routes validate input and map errors; the engine owns turns, the loop and confirmations.
  */
 import type { ContentBlock } from '../../canonical/message.ts';
-import type { SessionRow } from '../../store/schema.ts';
 
 export interface SubmitTurnInput {
   sessionId: string;
@@ -49,8 +48,8 @@ export interface TurnEngine {
   ): Promise<{ id: string; active_model: string; swap_queued: boolean; swap_queued_until_turn?: string }>;
   /** Turns running now (GET /health active_turns). */
   activeTurns(): number;
-  /** POST /sessions: fixes the new session's workspace root (its real path now) for its tools. */
-  pinWorkspace?(session: Pick<SessionRow, 'id' | 'workspace_path' | 'parent_session_id'>): Promise<void>;
+  /** DELETE /sessions/{id}: lets go of what the engine keeps for the ended session (its pinned root). */
+  forgetSession?(sessionId: string): void;
   /**
    * Start, after the turns a dead process left open were freed: applies the model swaps PATCH queued for
    * their boundary (kept in the session row).

@@ -6,6 +6,7 @@ import * as m0004 from './0004-analytics-read-paths.ts';
 import * as m0005 from './0005-lean-event-indexes.ts';
 import * as m0006 from './0006-time-leading-type-index.ts';
 import * as m0007 from './0007-session-answers-survive-restart.ts';
+import * as m0008 from './0008-session-workspace-root.ts';
 
 export interface Migration {
   /** The schema version after this migration; equals its position (1-based). */
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: '0005-lean-event-indexes', up: m0005.up },
   { version: 6, name: '0006-time-leading-type-index', up: m0006.up },
   { version: 7, name: '0007-session-answers-survive-restart', up: m0007.up },
+  { version: 8, name: '0008-session-workspace-root', up: m0008.up },
 ];
