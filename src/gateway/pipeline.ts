@@ -12,6 +12,7 @@ import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
+import { cutOffWhenStalled } from '../http/answer-stall.ts';
 import { type Decimal, formatDecimal, ZERO } from '../lib/decimal.ts';
 import { type ErrorCode, isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
@@ -61,7 +62,7 @@ export interface PipelineDeps {
   spendToday: SpendToday;
   maxBodyBytes: number;
   upstreamLimits: UpstreamLimits;
-  /** How long a streaming client may take no part of its answer before it is cut off (the stream idle timeout). */
+  /** How long a client may take no part of its answer before it is cut off (the stream idle timeout). */
   clientStallMs: number;
   /** Responses answered on translated models, for follow-ups naming them; absent: such follow-ups get a 400. */
   storedResponses?: StoredResponses;
@@ -245,6 +246,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           out = JSON.stringify(encoded);
         }
         await Promise.all([published.committed, turn.finish(200, null).committed]);
+        cutOffWhenStalled(c.env?.outgoing, deps.clientStallMs, () =>
+          deps.log.warn('client took nothing of its answer in time; cut off', {
+            request_id: turn.id,
+            stall_ms: deps.clientStallMs,
+          }),
+        );
         return c.body(out, 200, { 'content-type': 'application/json' });
       } catch (err) {
         hold?.release();

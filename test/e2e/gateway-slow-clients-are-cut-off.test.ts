@@ -108,6 +108,68 @@ function assertCutOff(result: Trickled): void {
   assert.ok(status === undefined || status === '408', `408 or a bare close, got: ${result.received}`);
 }
 
+/** 16 MiB of answer: far more than the kernel's socket buffers hold for a client that reads nothing. */
+const LONG_ANSWER_BYTES = 16 * 1024 * 1024;
+
+interface StalledClient {
+  /** The request id of the answer's head. */
+  id: string;
+  /** Reads on from where the client stopped until the gateway's close; resolves with all it received. */
+  rest(): Promise<string>;
+}
+
+/** Asks for a long answer, takes the head's first bytes, then reads nothing (the socket stays open). */
+async function stalledClient(
+  port: number,
+  head: (length: number) => string,
+  stream: boolean,
+): Promise<StalledClient> {
+  const body = JSON.stringify({
+    model: 'anthropic:claude-haiku-4-5',
+    max_tokens: 64_000,
+    stream,
+    messages: [{ role: 'user', content: `[[fake:long=${LONG_ANSWER_BYTES}]]` }],
+  });
+  const socket = connect(port, '127.0.0.1', () => socket.write(`${head(body.length)}\r\n${body}`));
+  socket.on('error', () => {}); // the cut may come as a reset
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  let received = '';
+  socket.setEncoding('utf8');
+  await new Promise<void>((resolve) =>
+    socket.once('data', (d) => {
+      received += d;
+      socket.pause(); // and read nothing more
+      resolve();
+    }),
+  );
+  const id = /svc-request-id: (\S+)/i.exec(received)?.[1];
+  assert.ok(id, `an answer's head: ${received.slice(0, 300)}`);
+  return {
+    id,
+    async rest() {
+      socket.on('data', (d) => {
+        received += d;
+      });
+      socket.resume();
+      await closed;
+      return received;
+    },
+  };
+}
+
+/** Resolves once the server's stderr holds `text`. */
+function stderrIncludes(svc: RunningSvc, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!svc.output().stderr.includes(text)) return;
+      svc.child.stderr?.off('data', check);
+      resolve();
+    };
+    svc.child.stderr?.on('data', check);
+    check();
+  });
+}
+
 /**
  * Runs the cases at once (each waits out a timeout or a slow answer, so together they take as long as the
  * longest): the parent test lets its subtests run concurrently.
@@ -268,42 +330,19 @@ test('slow clients are cut off after the header and request timeouts; slow answe
     [
       'a client that takes nothing of a long stream is cut off, and its call is closed once as cancelled',
       async () => {
-        // 16 MiB of answer: far more than the kernel's socket buffers hold for a client that reads nothing
-        const long = JSON.stringify({
-          model: 'anthropic:claude-haiku-4-5',
-          max_tokens: 64_000,
-          stream: true,
-          messages: [{ role: 'user', content: `[[fake:long=${16 * 1024 * 1024}]]` }],
-        });
-        const socket = connect(gw.port, '127.0.0.1', () => socket.write(`${head(long.length)}\r\n${long}`));
-        socket.on('error', () => {}); // the cut may come as a reset
-        const closed = new Promise((resolve) => socket.once('close', resolve));
-        let received = '';
-        socket.setEncoding('utf8');
-        const firstData = new Promise<void>((resolve) =>
-          socket.once('data', (d) => {
-            received += d;
-            socket.pause(); // and read nothing more
-            resolve();
-          }),
-        );
-        await firstData;
-        const id = /svc-request-id: (\S+)/i.exec(received)?.[1];
-        assert.ok(id, `a stream's head: ${received.slice(0, 300)}`);
+        const client = await stalledClient(gw.port, head, true);
         // the line of a stream is written when its connection closes: the gateway closed it
-        const line = await requestLogLine(gw, id);
+        const line = await requestLogLine(gw, client.id);
         assert.equal(line.status, 200, JSON.stringify(line));
         assert.ok(
           gw
             .output()
-            .stderr.includes(`"msg":"streaming client took nothing in time; cut off","request_id":"${id}"`),
+            .stderr.includes(
+              `"msg":"streaming client took nothing in time; cut off","request_id":"${client.id}"`,
+            ),
           gw.output().stderr,
         );
-        socket.on('data', (d) => {
-          received += d;
-        });
-        socket.resume();
-        await closed;
+        const received = await client.rest();
         assert.ok(received.length < 4 * 1024 * 1024, `a part of the answer only: ${received.length} chars`);
         assert.doesNotMatch(received, /message_stop/);
         // the call's closing event: one, committed with the turn
@@ -312,13 +351,27 @@ test('slow clients are cut off after the header and request timeouts; slow answe
           closing = [
             ...readEvents(stack.files.db, 'llm.call_completed'),
             ...readEvents(stack.files.db, 'llm.call_failed'),
-          ].filter((e) => e.turn_id === id);
+          ].filter((e) => e.turn_id === client.id);
           if (closing.length === 0) await sleep(50);
         }
         assert.equal(closing.length, 1, JSON.stringify(closing));
         assert.equal(closing[0].type, 'llm.call_completed');
         assert.equal(closing[0].payload.stop_reason, 'cancelled');
         assert.equal(closing[0].payload.error_class, 'cancelled');
+      },
+    ],
+    [
+      'a client that takes nothing of a long answer is cut off, so the answer is not held for ever',
+      async () => {
+        const client = await stalledClient(gw.port, head, false);
+        await stderrIncludes(
+          gw,
+          `"msg":"client took nothing of its answer in time; cut off","request_id":"${client.id}"`,
+        );
+        const received = await client.rest();
+        assert.ok(received.length < 4 * 1024 * 1024, `a part of the answer only: ${received.length} chars`);
+        // the call itself was answered and recorded before the client stalled
+        assert.equal((await requestLogLine(gw, client.id)).status, 200);
       },
     ],
     [
