@@ -91,4 +91,9 @@ export interface CanonicalRequest {
   /** OpenAI client asked for `stream_options.include_usage` (Anthropic streams always carry usage). */
   include_usage: boolean;
   passthrough?: Passthrough;
+  /**
+   * Hosted tools of a Responses request (`web_search`, …) that the canonical tools leave out: an OpenAI model
+   * gets them in the client's bytes and bills what they add; another model is sent without them.
+   */
+  hosted_tools?: string[];
 }

@@ -95,6 +95,8 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   const fields = req.passthrough?.fields ?? {};
   for (const [field, served] of OPAQUE_FIELDS)
     if (fields[field] !== undefined && served(model.adapter)) tally.opaque = true;
+  // OpenAI runs a hosted web search and bills the pages it reads as input
+  if (req.hosted_tools?.length && model.adapter === 'openai') tally.opaque = true;
   // an Anthropic message thread continued: the provider bills the conversation it holds, which the body lacks
   const thread = fields.thread as { type?: unknown } | null | undefined;
   if (thread?.type === 'continue' && model.adapter === 'anthropic') tally.opaque = true;

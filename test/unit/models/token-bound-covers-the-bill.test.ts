@@ -216,3 +216,14 @@ test("Codex's tools (its additional_tools item, custom and namespace tools) rese
   const bound = boundCallTokens(decodeResponsesRequest(search), gpt, JSON.stringify(search)).inputTokens;
   assert.ok(bound >= gpt.capabilities.max_context_tokens);
 });
+
+test('a hosted web search on the Responses API reserves the whole context on an OpenAI model, which runs it', () => {
+  const gpt = registry.get('openai:gpt-5')!;
+  const claude = registry.get('anthropic:claude-haiku-4-5')!;
+  const body = { model: 'm', input: 'news?', max_output_tokens: 16, tools: [{ type: 'web_search' }] };
+  const bound = (model: typeof gpt) =>
+    boundCallTokens(decodeResponsesRequest(body), model, JSON.stringify(body)).inputTokens;
+  assert.ok(bound(gpt) >= gpt.capabilities.max_context_tokens);
+  // another model is sent without it (svc-dropped-tools), so it bills the body alone
+  assert.ok(bound(claude) < 1_000);
+});

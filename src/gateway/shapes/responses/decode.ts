@@ -19,7 +19,7 @@ import { parseToolInput } from '../../../canonical/stream.ts';
 import { decodeImageUrl } from '../openai/decode.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
 import { REDACTED_REASONING_PREFIX } from './encode.ts';
-import { flatToolName, isDroppableHostedTool } from './namespaces.ts';
+import { droppedHostedTools, flatToolName, isDroppableHostedTool } from './namespaces.ts';
 import {
   FunctionCallOutputSchema,
   FunctionCallSchema,
@@ -64,6 +64,8 @@ export function decodeResponsesRequest(body: unknown): CanonicalRequest {
   const user = req.safety_identifier ?? req.user;
   if (user) out.user_id = user;
   decodeTools(req, out);
+  const hosted = droppedHostedTools(req as Record<string, unknown>);
+  if (hosted.length > 0) out.hosted_tools = hosted;
   const effort = req.reasoning?.effort;
   if (effort) {
     out.reasoning_effort = effort;
