@@ -343,7 +343,8 @@ test('slow clients are cut off after the header and request timeouts; slow answe
           gw.output().stderr,
         );
         const received = await client.rest();
-        assert.ok(received.length < 4 * 1024 * 1024, `a part of the answer only: ${received.length} chars`);
+        // what the sockets' buffers held when it stopped reading, never the whole answer
+        assert.ok(received.length < LONG_ANSWER_BYTES, `a part of the answer only: ${received.length} chars`);
         assert.doesNotMatch(received, /message_stop/);
         // the call's closing event: one, committed with the turn
         let closing: ReturnType<typeof readEvents> = [];
@@ -369,7 +370,8 @@ test('slow clients are cut off after the header and request timeouts; slow answe
           `"msg":"client took nothing of its answer in time; cut off","request_id":"${client.id}"`,
         );
         const received = await client.rest();
-        assert.ok(received.length < 4 * 1024 * 1024, `a part of the answer only: ${received.length} chars`);
+        // what the sockets' buffers held when it stopped reading, never the whole answer
+        assert.ok(received.length < LONG_ANSWER_BYTES, `a part of the answer only: ${received.length} chars`);
         // the call itself was answered and recorded before the client stalled
         assert.equal((await requestLogLine(gw, client.id)).status, 200);
       },
