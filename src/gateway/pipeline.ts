@@ -254,7 +254,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         );
         return c.body(out, 200, { 'content-type': 'application/json' });
       } catch (err) {
-        hold?.release();
+        // written before the answer (PostgreSQL), so the client's next request is not checked against it
+        const released = hold?.release();
         // a client that left gets one record (499 cancelled) in the trace and the request log alike
         const answer = signal.aborted
           ? new SvcError('cancelled', { message: 'the client closed the connection', cause: err })
@@ -268,6 +269,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           // the store is unreachable: the refusal is told at once, its record follows when the store is back
           if (code !== 'budget_store_unavailable') await finished.committed;
         }
+        await released;
         throw answer;
       }
     };
@@ -405,9 +407,10 @@ function scopeOf(key: KeyRecord, turn: Turn): CallScope {
 function costOnTurn(hold: Hold, turn: Turn, spent: (cost: Decimal) => void): Hold {
   return {
     settle(cost) {
-      hold.settle(cost);
+      const written = hold.settle(cost);
       turn.cost = formatDecimal(cost);
       spent(cost);
+      return written;
     },
     release: () => hold.release(),
   };

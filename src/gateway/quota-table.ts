@@ -72,7 +72,8 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
   let lastUnreachableLog = Number.NEGATIVE_INFINITY;
   const pending = new Set<Promise<void>>();
   let closing = false;
-  const track = (what: string, work: () => Promise<void>) => {
+  /** Runs a settlement or release; the promise settles once it is written or given up (never rejects). */
+  const track = (what: string, work: () => Promise<void>): Promise<void> => {
     // an outage is waited out, but not by a closing gateway: its stop must end
     const p = retry(work, store, SETTLE_ATTEMPTS, () => (closing ? 0 : POSTGRES_OUTAGE_MS))
       .catch((err) =>
@@ -82,6 +83,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
       )
       .finally(() => pending.delete(p));
     pending.add(p);
+    return p;
   };
   const suspects = new Set<string>();
   const sweep = () => sweepHolds(store, deps.clock.nowUs(), suspects);
@@ -174,7 +176,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
           if (!open) return;
           open = false;
           const tries: SettleTries = { deletedHold: false, alerts: [] };
-          track('settlement', async () => {
+          return track('settlement', async () => {
             const alerts = await settle(store, key, holdId, cost, deps.clock.nowUs(), tries);
             for (const a of alerts) publishQuotaAlert(deps.bus, key, a);
           });
@@ -182,7 +184,7 @@ export function createTableQuotaManager(deps: TableQuotaDeps): QuotaManager & {
         release() {
           if (!open) return;
           open = false;
-          track('release', async () => {
+          return track('release', async () => {
             await store.kysely.deleteFrom('budget_holds').where('id', '=', holdId).execute();
           });
         },

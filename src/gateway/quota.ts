@@ -33,11 +33,16 @@ export interface CappedKey {
   team_id?: string | null;
 }
 
+/**
+ * A call's hold. The in-memory manager settles and releases at once; the PostgreSQL one returns a promise
+ * that settles (never rejects) once the change is written or given up: the call's answer waits for it, so
+ * a client's next request is checked against a spend that counts the call it was just answered.
+ */
 export interface Reservation {
   /** Replaces the reservation by the real cost of the call. */
-  settle(cost: Decimal): void;
+  settle(cost: Decimal): void | Promise<void>;
   /** Drops the reservation (the call failed before costing anything we know of). */
-  release(): void;
+  release(): void | Promise<void>;
 }
 
 /**

@@ -72,10 +72,14 @@ export interface Routed {
   routeEvent: Published;
 }
 
-/** A budget hold (the gateway's per-key caps); the agent server has none. */
+/**
+ * A budget hold (the gateway's per-key caps); the agent server has none. A returned promise settles once
+ * the change is written (PostgreSQL): the call's closing `committed` waits for it, so the answer never
+ * precedes the spend it adds.
+ */
 export interface Hold {
-  settle(cost: Decimal): void;
-  release(): void;
+  settle(cost: Decimal): void | Promise<void>;
+  release(): void | Promise<void>;
 }
 
 export interface StartInput {
@@ -267,9 +271,10 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
       } catch (err) {
         // a body the provider answered but that was lost on the way is billed, cancelled or not
         if (err instanceof LlmCallFailed && err.spent)
-          hold.settle(priceCall(deps.registry, routed.model.id, err.spent).cost);
-        else if (err instanceof LlmCallFailed && err.failure.error_class === 'cancelled') hold.settle(ZERO);
-        else hold.release();
+          await hold.settle(priceCall(deps.registry, routed.model.id, err.spent).cost);
+        else if (err instanceof LlmCallFailed && err.failure.error_class === 'cancelled')
+          await hold.settle(ZERO);
+        else await hold.release();
         throw err;
       }
       let closed = false;
@@ -300,30 +305,28 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           close();
           const out = open.complete(c);
           spent = out.cost.cost;
-          hold.settle(spent);
-          return out;
+          return { ...out, published: withHold(out.published, hold.settle(spent)) };
         },
         fail(failure, usage) {
           close();
           if (usage === undefined || !hasTokens(usage)) {
-            hold.release();
-            return open.fail(failure);
+            const released = hold.release();
+            return withHold(open.fail(failure), released);
           }
           spent = priceCall(deps.registry, routed.model.id, usage).cost;
-          hold.settle(spent);
-          return open.fail(failure, usage);
+          const settled = hold.settle(spent);
+          return withHold(open.fail(failure, usage), settled);
         },
         cancel(usage, ttftMs) {
           close();
           if (scope.actor === 'agent') {
             spent = priceCall(deps.registry, routed.model.id, usage).cost;
-            hold.settle(spent);
-            return open.fail(CANCELLED, usage);
+            const settled = hold.settle(spent);
+            return withHold(open.fail(CANCELLED, usage), settled);
           }
           const out = open.complete({ usage, stopReason: null, cancelled: true, ttftMs });
           spent = out.cost.cost;
-          hold.settle(spent);
-          return out.published;
+          return withHold(out.published, hold.settle(spent));
         },
       };
     },
@@ -348,14 +351,20 @@ export function onceHold(hold: Hold | undefined): Hold {
     settle(cost) {
       if (done) return;
       done = true;
-      hold?.settle(cost);
+      return hold?.settle(cost);
     },
     release() {
       if (done) return;
       done = true;
-      hold?.release();
+      return hold?.release();
     },
   };
+}
+
+/** `published`, committed once the hold's settlement or release is written too. */
+function withHold(published: Published, written: void | Promise<void>): Published {
+  if (!written) return published;
+  return { event: published.event, committed: Promise.all([published.committed, written]).then(() => {}) };
 }
 
 // --- internal ---

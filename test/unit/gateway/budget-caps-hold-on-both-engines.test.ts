@@ -231,6 +231,37 @@ test('a replica whose presence lapses while it reconnects (a PostgreSQL restart)
   await assert.rejects(async () => other.manager.admit(key, d('0.2')), /0\.900000 USD held/);
 });
 
+// a settlement was written after the call's answer: a client calling again at once was checked (and told
+// spent_usd) without the call it had just been answered, while the window row was still being waited for
+test('a settlement resolves only once the window holds its cost', async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const replica = await tableReplica(`${url}?application_name=settling`, []);
+  t.after(() => replica.close());
+  const hold = await replica.manager.admit(key, d('0.5'));
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  t.after(() => admin.end());
+  await admin.query('BEGIN');
+  await admin.query('SELECT * FROM budget_windows FOR UPDATE'); // the settlement queues behind this
+  let written = false;
+  const settling = Promise.resolve(hold.settle(d('0.3'))).then(() => (written = true));
+  const waiting = () =>
+    admin.query(
+      "SELECT 1 FROM pg_stat_activity WHERE application_name = 'settling' AND wait_event_type = 'Lock'",
+    );
+  while (!(await waiting()).rowCount) {}
+  const early = written;
+  await admin.query('COMMIT');
+  assert.equal(early, false, 'resolved while its window row was still locked');
+  await settling;
+  // no flush: what the settlement resolved after is what the next admission reads
+  await assert.rejects(
+    async () => replica.manager.admit(key, d('0.8')),
+    /spent 0\.300000 USD, 0\.000000 USD held/,
+  );
+});
+
 // --- internal ---
 
 async function replicas(

@@ -191,6 +191,54 @@ test('complete settles the hold with the priced cost and a second close throws',
   assert.equal(s.ofType('llm.call_failed').length, 0);
 });
 
+// PostgreSQL writes a settlement after the call closes: the answer (sent once `committed` settles) waited
+// only for the trace, so the client's next request could be checked against a spend without this call
+test('a closing commit waits for the hold to be written too (settled, or released on a failure)', async () => {
+  const s = setup([
+    { status: 200, body: '{}' },
+    { status: 200, body: '{}' },
+  ]);
+  const usage = {
+    input_tokens: 1000,
+    output_tokens: 100,
+    cached_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+  };
+  const failure = {
+    error_class: 'server_error' as const,
+    code: 'upstream_error',
+    status: null,
+    message: 'x',
+    retryable: false,
+  };
+  for (const close of ['complete', 'fail'] as const) {
+    let write!: () => void;
+    const written = new Promise<void>((r) => (write = r));
+    const running = await s.runner.start({
+      routed: route(s, 'gateway'),
+      call,
+      stream: false,
+      scope: scope('gateway'),
+      requestedModel: 'fast',
+      signal: new AbortController().signal,
+      hold: { settle: () => written, release: () => written },
+    });
+    const published =
+      close === 'complete'
+        ? running.complete({ usage, stopReason: 'end_turn' }).published
+        : running.fail(failure);
+    let committed = false;
+    void published.committed.then(() => (committed = true));
+    const type = close === 'complete' ? 'llm.call_completed' : 'llm.call_failed';
+    // the trace has the event, and everything its commit wakes has run
+    while (!s.committed.includes(type)) await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(committed, false, `${close}: committed before the hold was written`);
+    write();
+    await published.committed;
+  }
+});
+
 test('gateway order: llm.call_completed is committed before message.complete is yielded', async () => {
   const s = setup([{ status: 200, body: sse(ANTHROPIC_TOOL_STREAM) }]);
   const routed = route(s, 'gateway');
