@@ -206,7 +206,7 @@ test('a closing commit waits for the hold to be written too (settled, or release
   };
   const failure = {
     error_class: 'server_error' as const,
-    code: 'upstream_error',
+    code: 'upstream_error' as const,
     status: null,
     message: 'x',
     retryable: false,
