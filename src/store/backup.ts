@@ -100,7 +100,7 @@ export async function backupStore(
     }
     await yieldToSignals(); // a Ctrl-C during the copy stops here, without a backup
     writing(() => fsyncPath(tmp));
-    const summary = await summarizeFile(tmp);
+    const summary = await summarizeFile(tmp, busyTimeoutMs);
     // the name was taken meanwhile (by anything): never a success without the file in place
     if (!writing(() => renameNoClobber(tmp, dest))) throw takenError(dest);
     return { source: src, destination: dest, ...summary };
@@ -110,8 +110,8 @@ export async function backupStore(
 }
 
 /** Size, schema version, event count and time span of a store file (opened read-only). */
-export async function summarizeFile(path: string): Promise<StoreSummary> {
-  const store = await openStore(path, { readOnly: true });
+export async function summarizeFile(path: string, busyTimeoutMs?: number): Promise<StoreSummary> {
+  const store = await openStore({ engine: 'sqlite', path, busyTimeoutMs }, { readOnly: true });
   try {
     return { bytes: statSync(path).size, ...(await summarizeStore(store)) };
   } finally {

@@ -42,6 +42,11 @@ export interface RestoreOptions {
   dbPath: string;
   /** Replace an existing store. */
   force?: boolean;
+  /**
+   * How long a read of the backup waits for a lock another process holds on it (SVC_SQLITE_BUSY_TIMEOUT_MS;
+   * default 10 s). The store's own lock never waits (lockStore).
+   */
+  busyTimeoutMs?: number;
   /** Test seam: called after staging and folding the old WAL, just before the rename. */
   _beforeReplace?: () => void;
 }
@@ -59,7 +64,8 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
   // it names as it was and put the restored one where the link was)
   const target = throughLink(resolve(options.dbPath));
   if (backup === target) refuse(`The backup ${backup} is the trace store itself; pass a backup file.`);
-  await verifyBackup(backup);
+  const source = { engine: 'sqlite' as const, path: backup, busyTimeoutMs: options.busyTimeoutMs };
+  await verifyBackup(source);
   // a folder (or a device) there is no store to replace: say so, with or without --force, rather than
   // "a store already exists" and then a failed write blamed on the parent folder
   if (existsSync(target) && !statSync(target).isFile())
@@ -83,9 +89,9 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
   const lock = exists ? lockStore(target) : undefined;
   const staged = tempPathBeside(target, 'restore');
   try {
-    await stage(backup, staged);
+    await stage(source, staged);
     await yieldToSignals(); // a Ctrl-C during the copy stops here, with the old store in place
-    const summary = await summarizeFile(staged);
+    const summary = await summarizeFile(staged, options.busyTimeoutMs);
     if (lock) releaseWal(lock);
     options._beforeReplace?.();
     if (lock) {
@@ -109,7 +115,9 @@ const WRITE_REMEDY = 'make the folder writable, or restore to another --db-path'
 /**
  * Takes the store's exclusive lock and keeps it until the returned connection closes. In WAL mode
  * every open connection holds a shared lock on the wal-index, so this fails at once while any other
- * process (a gateway, an agent server, a backup) has the store open, even when it is idle.
+ * process (a gateway, an agent server, a backup) has the store open, even when it is idle. It does not
+ * wait SVC_SQLITE_BUSY_TIMEOUT_MS: that lock is held for as long as the other process runs (a server
+ * never lets it go), so a wait would only delay the refusal that says to stop it.
  */
 export function lockStore(path: string): DatabaseSync {
   let db: DatabaseSync | undefined;
@@ -157,6 +165,16 @@ function throughLink(path: string): string {
   }
 }
 
+/** A backup file, read with the busy timeout the command was given. */
+type SqliteSource = { engine: 'sqlite'; path: string; busyTimeoutMs?: number };
+
+function isBusy(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return (
+    code === SQLITE.BUSY || code === SQLITE.LOCKED || /database is (locked|busy)/i.test(errorMessage(err))
+  );
+}
+
 function refuse(message: string): never {
   throw new SvcError('restore_refused', { message });
 }
@@ -166,7 +184,8 @@ function storeExists(path: string): boolean {
 }
 
 /** The backup is a SQLite file of this binary's schema version that passes PRAGMA integrity_check. */
-async function verifyBackup(path: string): Promise<void> {
+async function verifyBackup(source: SqliteSource): Promise<void> {
+  const { path } = source;
   if (!existsSync(path)) refuse(`No backup file at ${path}; pass a file written by svc backup.`);
   if (!statSync(path).isFile())
     refuse(`The backup ${path} is not a regular file; pass a file written by svc backup.`);
@@ -174,11 +193,15 @@ async function verifyBackup(path: string): Promise<void> {
     refuse(`The backup ${path} is not a SQLite database; pass a file written by svc backup.`);
   let store: Store;
   try {
-    store = await openStore(path, { readOnly: true });
+    store = await openStore(source, { readOnly: true });
   } catch (err) {
     // the store's own sentences advise on --db-path; the backup needs advice about itself
-    const reason = isSvcError(err) && err.cause !== undefined ? errorMessage(err.cause) : errorMessage(err);
-    refuse(`The backup ${path} cannot be read (${reason}); restore an intact backup instead.`);
+    const cause = isSvcError(err) && err.cause !== undefined ? err.cause : err;
+    if (isBusy(cause))
+      refuse(
+        `The backup ${path} is locked by another process (${errorMessage(cause)}); run restore again once that process has let it go.`,
+      );
+    refuse(`The backup ${path} cannot be read (${errorMessage(cause)}); restore an intact backup instead.`);
   }
   try {
     if (store.schemaVersion !== SCHEMA_VERSION) {
@@ -221,7 +244,7 @@ function hasSqliteHeader(path: string): boolean {
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 
 /** Copies the backup (through SQLite, so a stray -wal beside it is included) to `staged`, fsynced and checked. */
-async function stage(backup: string, staged: string): Promise<void> {
+async function stage(backup: SqliteSource, staged: string): Promise<void> {
   const source = await openStore(backup, { readOnly: true });
   try {
     createPrivateFile(staged); // the restored store is 0600 like a new one; VACUUM INTO fills an empty file
@@ -230,11 +253,11 @@ async function stage(backup: string, staged: string): Promise<void> {
     await source.close();
   }
   fsyncPath(staged);
-  const copy = await openStore(staged, { readOnly: true });
+  const copy = await openStore({ ...backup, path: staged }, { readOnly: true });
   try {
     const problems = await integrityProblems(copy, 'quick_check');
     if (problems.length > 0)
-      refuse(`The staged copy of ${backup} failed PRAGMA quick_check (${describeProblems(problems)}).`);
+      refuse(`The staged copy of ${backup.path} failed PRAGMA quick_check (${describeProblems(problems)}).`);
   } finally {
     await copy.close();
   }

@@ -84,7 +84,7 @@ test('explain refuses a blank --model as the gateway does, and routes cost_today
 
 // SVC_SQLITE_BUSY_TIMEOUT_MS bounds every wait for another connection's lock: explain read the pattern table
 // with the fixed 10 s instead, so a store held by a writer kept it waiting that long whatever the setting
-test('explain and backup wait for a locked store only as long as SVC_SQLITE_BUSY_TIMEOUT_MS says', async (t) => {
+test('explain, backup and restore wait for a locked store only as long as SVC_SQLITE_BUSY_TIMEOUT_MS says', async (t) => {
   const tmp = makeTempDir('svc-explain-busy-');
   t.after(tmp.cleanup);
   const db = join(tmp.dir, 'svc.db');
@@ -101,13 +101,21 @@ test('explain and backup wait for a locked store only as long as SVC_SQLITE_BUSY
   t.after(() => holder.close());
   holder.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; CREATE TABLE held (x)');
   // the default wait (10 s) would outlast this bound; svc backup reads the store the same way
-  const [run, backup] = await Promise.all([
+  const [run, backup, restore] = await Promise.all([
     runSvc(['routing', 'explain', '--model', 'auto', '--text', 'hi', '--db-path', db], {
       env,
       timeoutMs: 5_000,
     }),
     runSvc(['backup', join(tmp.dir, 'b.db'), '--db-path', db], { env, timeoutMs: 5_000 }),
+    // restore reads its backup file the same way (a store held open is the backup here)
+    runSvc(['restore', db, '--db-path', join(tmp.dir, 'restored.db')], { env, timeoutMs: 5_000 }),
   ]);
+  assert.equal(restore.code, 1, `exit ${restore.code}: ${restore.stderr}`);
+  assert.match(
+    restore.stderr,
+    /^svc: The backup .*svc\.db is locked by another process \(database is locked\); run restore again once that process has let it go\.\n$/,
+  );
+  assert.equal(existsSync(join(tmp.dir, 'restored.db')), false);
   for (const r of [run, backup]) {
     assert.equal(r.code, 1, `exit ${r.code}: ${r.stderr}`);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

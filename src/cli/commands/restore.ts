@@ -20,9 +20,15 @@ export default defineCommand({
   },
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
-    const dbPath = sqliteFileOf(resolveStoreTarget(readEnv(), storeFlagsOf(args), scope), 'restore');
+    const target = resolveStoreTarget(readEnv(), storeFlagsOf(args), scope);
+    const dbPath = sqliteFileOf(target, 'restore');
     const backup = requireFilePath(args.backup_file, 'BACKUP_FILE', '', 'standard input');
-    const r = await restoreStore({ backup, dbPath, force: args.force === true });
+    const r = await restoreStore({
+      backup,
+      dbPath,
+      force: args.force === true,
+      busyTimeoutMs: target.engine === 'sqlite' ? target.busyTimeoutMs : undefined,
+    });
     const lines = formatSummaryLines([
       ['backup', r.backup],
       ['destination', r.destination],
