@@ -4,6 +4,7 @@
  * UTF-8 bytes plus framing, images at a stated per-image maximum, output from max_tokens.
  */
 import type { AdapterName } from '../adapters/names.ts';
+import { isClientToolCallType } from '../adapters/openai/responses.ts';
 import type { ContentBlock } from '../canonical/message.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
 import type { ModelEntry } from './model-schema.ts';
@@ -196,10 +197,15 @@ function countTools(t: Tally, req: CanonicalRequest, measure: boolean): void {
 /**
  * A part only one wire knows. One the body holds whole is bounded by its bytes like the rest: a tool the
  * client runs (OpenAI `function` or `custom`, a `namespace` of them) and Codex's `additional_tools` input
- * item listing such tools, each with a tool's allowance. Anything else (a hosted tool such as web search, a
+ * item listing such tools, each with a tool's allowance, and the calls of such tools replayed in the input with
+ * their outputs (isHeldCall). Anything else (a hosted tool such as web search, a
  * file by id, audio) is what the provider expands beyond the body: the whole context.
  */
 function countRaw(t: Tally, value: Record<string, unknown>, measure: boolean): void {
+  if (isHeldCall(value)) {
+    if (measure) t.bytes += jsonBytes(value);
+    return;
+  }
   const tools = inlineTools(value);
   if (tools === undefined) {
     t.opaque = true;
@@ -207,6 +213,26 @@ function countRaw(t: Tally, value: Record<string, unknown>, measure: boolean): v
   }
   t.framing += TOOL_OVERHEAD * tools;
   if (measure) t.bytes += jsonBytes(value);
+}
+
+/**
+ * A Responses input item replaying a call of a tool the client runs and its output (Codex's apply_patch as a
+ * `custom_tool_call` and `custom_tool_call_output`, `shell_call`, `apply_patch_call`, … and their `_output`),
+ * all text the body holds; an output holding an image or a file (a screenshot) is not.
+ */
+function isHeldCall(v: Record<string, unknown>): boolean {
+  const type = typeof v.type === 'string' ? v.type : '';
+  const call = type.endsWith('_output') ? type.slice(0, -'_output'.length) : type;
+  if (call !== 'custom_tool_call' && !isClientToolCallType(call)) return false;
+  const output = v.output;
+  if (output === undefined || typeof output === 'string') return true;
+  return (
+    Array.isArray(output) &&
+    output.every((p) => {
+      const part = p as { type?: unknown } | null;
+      return part?.type !== 'input_image' && part?.type !== 'input_file';
+    })
+  );
 }
 
 /** How many client-run tools `value` is or lists; undefined when it holds anything else. */

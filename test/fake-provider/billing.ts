@@ -124,6 +124,12 @@ function responsesTokens(body: Obj): number {
     if (item.type === 'function_call') n += approxTokens(`${item.name ?? ''}${item.arguments ?? ''}`);
     else if (item.type === 'function_call_output')
       n += MESSAGE_FRAMING + responsesContent(item.output, model);
+    else if (item.type === 'custom_tool_call') n += approxTokens(`${item.name ?? ''}${item.input ?? ''}`);
+    else if (/_call_output$/.test(String(item.type)))
+      n += MESSAGE_FRAMING + responsesContent(item.output, model);
+    // a call of a tool the client runs (shell_call, apply_patch_call, …): its action or operation
+    else if (/_call$/.test(String(item.type)))
+      n += approxTokens(JSON.stringify(item.action ?? item.operation ?? item.actions ?? {}));
     else if (item.type === 'reasoning') continue;
     // Codex's tools for its default model: a developer input item listing them, billed like `tools`
     else if (item.type === 'additional_tools') n += approxTokens(JSON.stringify(item.tools ?? []));

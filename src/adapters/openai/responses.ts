@@ -192,6 +192,11 @@ export function clientToolCall(item: any): ToolUseBlock | undefined {
   return { type: 'tool_use', id: item.call_id, name, input: typeof input === 'object' ? input : {} };
 }
 
+/** Whether `type` is a call item of one of OpenAI's tools the client runs (`shell_call`, …), custom tools aside. */
+export function isClientToolCallType(type: unknown): boolean {
+  return typeof type === 'string' && Object.hasOwn(CLIENT_TOOL_CALLS, type);
+}
+
 const CLIENT_TOOL_CALLS: Record<string, string> = {
   computer_call: 'computer',
   local_shell_call: 'local_shell',

@@ -217,6 +217,44 @@ test("Codex's tools (its additional_tools item, custom and namespace tools) rese
   assert.ok(bound >= gpt.capabilities.max_context_tokens);
 });
 
+test('a Codex turn after its first patch (custom_tool_call and its output replayed) reserves its bytes, not the whole context', () => {
+  const gpt = registry.get('openai:gpt-5')!;
+  const patch = '*** Begin Patch\n*** Update File: a.ts\n@@\n-old\n+new\n*** End Patch\n'.repeat(20);
+  const body = {
+    model: 'gpt-5',
+    stream: true,
+    tools: [{ type: 'custom', name: 'apply_patch', description: 'Edit files.' }],
+    input: [
+      {
+        type: 'message',
+        role: 'developer',
+        content: [{ type: 'input_text', text: 'You are Codex. '.repeat(500) }],
+      },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'fix a.ts' }] },
+      { type: 'custom_tool_call', call_id: 'call_1', name: 'apply_patch', input: patch },
+      { type: 'custom_tool_call_output', call_id: 'call_1', output: 'Success. Updated: a.ts' },
+      { type: 'shell_call', call_id: 'call_2', action: { commands: ['npm test'] } },
+      { type: 'shell_call_output', call_id: 'call_2', output: [{ stdout: 'ok', stderr: '' }] },
+    ],
+  };
+  const billed = billedInputTokens('openai_responses', body);
+  const fromBody = boundCallTokens(decodeResponsesRequest(body), gpt, JSON.stringify(body)).inputTokens;
+  const fromRequest = boundCallTokens(decodeResponsesRequest(body), gpt).inputTokens;
+  for (const bound of [fromBody, fromRequest]) {
+    assert.ok(bound >= billed, `bound ${bound} < bill ${billed}`);
+    assert.ok(bound < 6 * billed, `bound ${bound} for a bill of ${billed}`);
+  }
+  // an output holding a screenshot is billed by the image's size, which its bytes do not bound
+  const shot = {
+    type: 'computer_call_output',
+    call_id: 'call_3',
+    output: { type: 'computer_screenshot', file_id: 'f' },
+  };
+  const withShot = { ...body, input: [...body.input, shot] };
+  const bound = boundCallTokens(decodeResponsesRequest(withShot), gpt, JSON.stringify(withShot)).inputTokens;
+  assert.ok(bound >= gpt.capabilities.max_context_tokens);
+});
+
 test('a hosted web search on the Responses API reserves the whole context on an OpenAI model, which runs it', () => {
   const gpt = registry.get('openai:gpt-5')!;
   const claude = registry.get('anthropic:claude-haiku-4-5')!;
