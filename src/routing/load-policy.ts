@@ -3,7 +3,7 @@
  * (spec 2 §What the service does, item 5): reports the spec 2 policy view, reloads on demand and
  * checks candidate text without applying it.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { errorMessage } from '../lib/errors.ts';
 import { createFolders } from '../lib/folders.ts';
@@ -156,7 +156,7 @@ function readPolicyFile(path: string): { bytes: Buffer } | { error: string } {
 function saveLastKnownGood(opts: LoadPolicyOptions, policy: CompiledPolicy): void {
   const target = opts.lastKnownGoodPath!;
   try {
-    const bytes = readFileSync(policy.source);
+    const bytes = readRegularFile(policy.source); // the path may have become a FIFO since it was read
     if (sha256Hex(bytes) !== policy.version) return; // the file changed under us; keep the old copy
     createFolders(dirname(target), 'the last known good routing policy', 'check the config folder');
     const tmp = `${target}.${process.pid}.tmp`;

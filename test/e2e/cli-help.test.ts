@@ -98,17 +98,41 @@ test('a models.yaml or routing.yaml path that is a device or a FIFO is refused, 
   execFileSync('mkfifo', [fifo]);
   const explain = (flags: string[]) =>
     runSvc(['routing', 'explain', '--model', 'auto', '--text', 'hi', ...flags], { env, timeoutMs: 10_000 });
-  const [models, routing, routingFifo] = await Promise.all([
+  // a server start reads its models.yaml before anything else waits: a FIFO with no writer is refused too
+  const keystore = join(tmp.dir, 'fifo-keys.json');
+  const issued = await runSvc(
+    ['gateway', 'issue-key', '--name', 'f', '--workspace', tmp.dir, '--keystore', keystore],
+    { env },
+  );
+  assert.equal(issued.code, 0, issued.stderr);
+  const start = { timeoutMs: 10_000 };
+  const [models, routing, routingFifo, gateway, serve] = await Promise.all([
     explain(['--models', '/dev/zero']),
     explain(['--routing', '/dev/zero']),
     explain(['--routing', fifo]),
+    runSvc(['gateway', '--port', '0', '--keystore', keystore], {
+      ...start,
+      env: { ...env, SVC_MODELS: fifo, ANTHROPIC_API_KEY: 'sk-ant-test' },
+    }),
+    runSvc(['serve', '--port', '0', '--models', fifo], {
+      ...start,
+      env: { ...env, ANTHROPIC_API_KEY: 'sk-ant-test' },
+    }),
   ]);
-  assert.equal(models.code, 1, models.stderr);
-  assert.equal(models.stderr.trim().split('\n').length, 1, models.stderr);
-  assert.match(
-    models.stderr,
-    /^svc: Cannot read the model registry \/dev\/zero \(not a regular file: a device, FIFO or socket\); point --models/,
-  );
+  for (const [r, path] of [
+    [models, '/dev/zero'],
+    [gateway, fifo],
+    [serve, fifo],
+  ] as const) {
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.ok(
+      r.stderr.startsWith(
+        `svc: Cannot read the model registry ${path} (not a regular file: a device, FIFO or socket); point --models`,
+      ),
+      r.stderr,
+    );
+  }
   // a policy that cannot be read is reported and the built-in one shown, as for a missing file
   for (const [r, path] of [
     [routing, '/dev/zero'],

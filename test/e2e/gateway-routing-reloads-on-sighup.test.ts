@@ -4,6 +4,7 @@
  * gateway serving, with one error line naming the file and the field; a fixed one applies at once.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,20 @@ test('SIGHUP reloads routing.yaml; a bad file keeps the old policy and the gatew
   await until('the warning', () => unserved().length > 0);
   assert.equal(unserved()[0].global_default, 'openrouter:meta-llama/llama-3.3-70b-instruct');
   assert.equal(unserved()[0].set, 'OPENROUTER_API_KEY');
+  assert.equal(gw.child.exitCode, null, 'still running');
+
+  // routing.yaml replaced by a FIFO no one writes: the reload is refused at once, never waits on it
+  rmSync(routing);
+  execFileSync('mkfifo', [routing]);
+  gw.child.kill('SIGHUP');
+  const notAFile = () =>
+    reloads().filter((l) =>
+      (l.errors as string[] | undefined)?.some((e) =>
+        e.endsWith('not a regular file: a device, FIFO or socket'),
+      ),
+    );
+  await until('the FIFO refusal', () => notAFile().length > 0);
+  assert.equal(notAFile()[0].level, 'error');
   assert.equal(gw.child.exitCode, null, 'still running');
   assert.equal(await gw.stop(), 0, 'SIGTERM still stops it cleanly');
   const last = readEvents(stack.files.db, 'route.decided').at(-1)!;
