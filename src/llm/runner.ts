@@ -277,21 +277,22 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
         else await hold.release();
         throw err;
       }
-      let closed = false;
       let spent = ZERO;
+      // `closed` is a data property, not a getter: with a getter (a new closure per call) V8 keeps each such
+      // object in dictionary mode, and every call's objects (the request, its events, its answer) then
+      // outlived the scavenges until the next full GC: ~14 KiB per gateway request promoted to the old
+      // generation (README §Performance, eleventh run)
       const close = () => {
-        if (closed) throw new Error('call already closed');
-        closed = true;
+        if (call.closed) throw new Error('call already closed');
+        call.closed = true;
       };
-      return {
+      const call: Omit<RunningCall, 'closed'> & { closed: boolean } = {
         routed,
         response: open.response,
         text: open.text,
         attempts: open.attempts,
         elapsedMs: open.elapsedMs,
-        get closed() {
-          return closed;
-        },
+        closed: false,
         spent: () => spent,
         unfinishedUsage: (p) =>
           resolvePartialUsage(
@@ -329,6 +330,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           return withHold(out.published, hold.settle(spent));
         },
       };
+      return call;
     },
 
     streamEvents(call, signal, options = {}) {

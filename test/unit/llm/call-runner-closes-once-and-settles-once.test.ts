@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
+import v8 from 'node:v8';
 import { createAnthropicAdapter } from '#src/adapters/registry.ts';
+import { emptyUsage } from '#src/canonical/response.ts';
 import type { CanonicalStreamEvent } from '#src/canonical/stream.ts';
 import { createBus } from '#src/events/bus.ts';
 import type { EventEnvelope } from '#src/events/envelope.ts';
@@ -189,6 +191,34 @@ test('complete settles the hold with the priced cost and a second close throws',
   assert.throws(() => running.cancel(usage, null), /closed/);
   assert.equal(s.ofType('llm.call_completed').length, 1);
   assert.equal(s.ofType('llm.call_failed').length, 0);
+});
+
+// A getter in the running call's object literal (a new closure per call) put every call's object in V8's
+// dictionary mode, and each call's objects (request, events, answer) then outlived the scavenges until the
+// next full GC: ~14 KiB promoted to the old generation per gateway request (README §Performance).
+test('running calls are plain objects of one shape: closed is a data property that complete sets', async () => {
+  v8.setFlagsFromString('--allow-natives-syntax');
+  const sameFastShape = new Function('a', 'b', 'return %HasFastProperties(a) && %HaveSameMap(a, b)');
+  const s = setup([
+    { status: 200, body: '{}' },
+    { status: 200, body: '{}' },
+  ]);
+  const start = () =>
+    s.runner.start({
+      routed: route(s, 'gateway'),
+      call,
+      stream: false,
+      scope: scope('gateway'),
+      requestedModel: 'fast',
+      signal: new AbortController().signal,
+      hold: s.hold,
+    });
+  const [a, b] = [await start(), await start()];
+  assert.equal(sameFastShape(a, b), true);
+  assert.equal(a.closed, false);
+  a.complete({ usage: emptyUsage(), stopReason: 'end_turn' });
+  assert.equal(a.closed, true);
+  assert.equal(b.closed, false);
 });
 
 // PostgreSQL writes a settlement after the call closes: the answer (sent once `committed` settles) waited
