@@ -66,6 +66,34 @@ export const CapabilitiesSchema = v.strictObject({
   max_output_tokens: TokenCountSchema,
 });
 
+/**
+ * Prices above a long-context threshold (USD per million tokens): `input` and `output` required, the cache
+ * rates defaulting as in `prices` (read and five-minute write to `input`, one-hour write to twice `input`).
+ */
+export const LongContextPricesSchema = v.strictObject({
+  input: PriceSchema,
+  output: PriceSchema,
+  cache_read: v.optional(PriceSchema),
+  cache_write: v.optional(PriceSchema),
+  cache_write_1h: v.optional(PriceSchema),
+});
+
+/**
+ * A larger context window the provider opens for a request naming a beta (Anthropic's `anthropic-beta:
+ * context-1m-2025-08-07`), and the prices of a call whose whole input (uncached, cache reads and cache
+ * writes) exceeds `above_input_tokens` (default: the model's standard max_context_tokens). Without `prices`
+ * such a call costs the standard prices.
+ */
+export const LongContextSchema = v.strictObject({
+  max_context_tokens: TokenCountSchema,
+  beta: v.pipe(
+    v.string('must be a string'),
+    v.regex(/^[A-Za-z0-9._-]+$/, 'must be one anthropic-beta value, such as context-1m-2025-08-07'),
+  ),
+  above_input_tokens: v.optional(TokenCountSchema),
+  prices: v.optional(LongContextPricesSchema),
+});
+
 export const AliasSchema = v.pipe(
   v.string('must be a string'),
   v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, ".", "_" or "-" (no colon)'),
@@ -87,6 +115,8 @@ export const ModelSchema = v.strictObject({
   capabilities: CapabilitiesSchema,
   /** Absent: the model is unpriced and its calls cost "0" with `priced: false`. */
   prices: v.optional(PricesSchema),
+  /** Absent: the model has one context window and one set of prices. */
+  long_context: v.optional(LongContextSchema),
 });
 
 export const ModelsFileSchema = v.strictObject({
@@ -115,6 +145,16 @@ export interface ModelPrices {
   web_search: string;
 }
 
+/** A model's long-context window, defaults filled in (prices null: the standard prices apply). */
+export interface LongContext {
+  max_context_tokens: number;
+  /** The `anthropic-beta` value that opens the window. */
+  beta: string;
+  /** A call whose input, cached or not, exceeds this many tokens is priced at `prices`. */
+  above_input_tokens: number;
+  prices: ModelPrices | null;
+}
+
 /** One registry entry; the first six fields are the spec 2 model entry (minus availability). */
 export interface ModelEntry {
   id: string;
@@ -126,4 +166,6 @@ export interface ModelEntry {
   /** The provider's own name for the model: the id after the first colon. */
   model_name: string;
   prices: ModelPrices | null;
+  /** The larger window a beta opens, with its prices; null when the model has none. */
+  long_context: LongContext | null;
 }

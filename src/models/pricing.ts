@@ -1,8 +1,10 @@
 /**
  * @module Exact call cost from the price table: tokens × USD per million tokens, in decimal
- * arithmetic (DECISIONS §3), plus the worst case a budget reservation must hold (of token-bound.ts).
+ * arithmetic (DECISIONS §3), plus the worst case a budget reservation must hold (of token-bound.ts); a
+ * call above a model's long-context threshold is priced whole at its long-context rates.
  */
 import { add, compare, type Decimal, formatDecimal, mul, parseDecimal, ZERO } from '../lib/decimal.ts';
+import { pricesForInput } from './long-context.ts';
 import type { ModelPrices } from './model-schema.ts';
 import type { ModelRegistry } from './registry.ts';
 import type { TokenBound } from './token-bound.ts';
@@ -31,9 +33,25 @@ export interface CallCost {
 const PER_TOKEN = parseDecimal('0.000001');
 const PER_THOUSAND = parseDecimal('0.001');
 
-/** Cost of one finished call under the current table. */
-export function priceCall(registry: ModelRegistry, modelId: string, usage: PricedUsage): CallCost {
-  const prices = registry.get(modelId)?.prices;
+/**
+ * Cost of one finished call under the current table: at the model's long-context prices when its whole
+ * input (uncached + cache read + cache write) exceeds their threshold, else at its standard prices.
+ * `tier` overrides that choice for token sums of many calls, whose total says nothing of any one call.
+ */
+export function priceCall(
+  registry: ModelRegistry,
+  modelId: string,
+  usage: PricedUsage,
+  tier?: 'standard' | 'long',
+): CallCost {
+  const entry = registry.get(modelId);
+  if (!entry?.prices) return unpriced(registry);
+  const prices =
+    tier === undefined
+      ? pricesForInput(entry, totalInput(usage))
+      : tier === 'long'
+        ? (entry.long_context?.prices ?? entry.prices)
+        : entry.prices;
   if (!prices) return unpriced(registry);
   const p = parsedPrices(prices);
   let total = ZERO;
@@ -50,12 +68,14 @@ export function priceCall(registry: ModelRegistry, modelId: string, usage: Price
 
 /**
  * The most a call can cost: every input token of the bound at the dearest input rate (plain, cache read,
- * cache write, and the one-hour write when the request asks for it) and every output token at the output rate. Used to reserve budget before the call.
+ * cache write, and the one-hour write when the request asks for it) and every output token at the output
+ * rate. Those are the long-context rates when the request opens the model's long-context window and the
+ * bound's input exceeds their threshold. Used to reserve budget before the call.
  */
 export function worstCaseCost(registry: ModelRegistry, modelId: string, bound: TokenBound): CallCost {
   const entry = registry.get(modelId);
   if (!entry?.prices) return unpriced(registry);
-  const p = parsedPrices(entry.prices);
+  const p = parsedPrices(bound.longContext ? pricesForInput(entry, bound.inputTokens)! : entry.prices);
   const rates = [p.cache_read, p.cache_write, ...(bound.hourCache ? [p.cache_write_1h] : [])];
   const maxIn = rates.reduce((a, b) => (compare(b, a) > 0 ? b : a), p.input);
   const total = add(mul(tokens(bound.inputTokens), maxIn), mul(tokens(bound.outputTokens), p.output));
@@ -90,6 +110,13 @@ function parsedPrices(prices: ModelPrices): ParsedPrices {
     parsedCache.set(prices, p);
   }
   return p;
+}
+
+/** Input tokens of the call, cached or not: what a long-context threshold is compared with. */
+export function totalInput(usage: PricedUsage): number {
+  const n = (v: number | null | undefined) =>
+    v !== null && v !== undefined && Number.isFinite(v) && v > 0 ? v : 0;
+  return n(usage.input_tokens) + n(usage.cached_input_tokens) + n(usage.cache_creation_input_tokens);
 }
 
 function tokens(n: number | null | undefined): Decimal {

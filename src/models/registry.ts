@@ -11,6 +11,7 @@ import { DEFAULT_MODELS_SOURCE, DEFAULT_MODELS_YAML } from './default-models.ts'
 import {
   type AdapterName,
   CANONICAL_ID_RE,
+  type LongContext,
   type ModelEntry,
   type ModelPrices,
   type ModelsFile,
@@ -98,16 +99,24 @@ const TWO = parseDecimal('2');
 /** USD per 1,000 web searches: Anthropic's and OpenAI's list price for their server-side web search. */
 const WEB_SEARCH_LIST_PRICE = '10';
 
-function toEntry(m: ModelsFile['models'][number]): ModelEntry {
+type FileModel = ModelsFile['models'][number];
+type FilePrices = Pick<
+  NonNullable<FileModel['prices']>,
+  'input' | 'output' | 'cache_read' | 'cache_write' | 'cache_write_1h'
+>;
+
+function toEntry(m: FileModel): ModelEntry {
   const { adapter, modelName } = splitCanonicalId(m.id)!;
-  const prices = m.prices
+  const web_search = m.prices?.web_search ?? (adapter === 'openrouter' ? '0' : WEB_SEARCH_LIST_PRICE);
+  const prices = m.prices ? withDefaults(m.prices, web_search) : null;
+  const long = m.long_context;
+  const long_context: LongContext | null = long
     ? {
-        input: m.prices.input,
-        output: m.prices.output,
-        cache_read: m.prices.cache_read ?? m.prices.input,
-        cache_write: m.prices.cache_write ?? m.prices.input,
-        cache_write_1h: m.prices.cache_write_1h ?? formatDecimal(mul(parseDecimal(m.prices.input), TWO), 0),
-        web_search: m.prices.web_search ?? (adapter === 'openrouter' ? '0' : WEB_SEARCH_LIST_PRICE),
+        max_context_tokens: long.max_context_tokens,
+        beta: long.beta,
+        above_input_tokens: long.above_input_tokens ?? m.capabilities.max_context_tokens,
+        // the long rates of a priced model; a model without them keeps its standard prices above the threshold
+        prices: prices && long.prices ? withDefaults(long.prices, web_search) : null,
       }
     : null;
   return {
@@ -119,6 +128,18 @@ function toEntry(m: ModelsFile['models'][number]): ModelEntry {
     capabilities: m.capabilities,
     model_name: modelName,
     prices,
+    long_context,
+  };
+}
+
+function withDefaults(p: FilePrices, web_search: string): ModelPrices {
+  return {
+    input: p.input,
+    output: p.output,
+    cache_read: p.cache_read ?? p.input,
+    cache_write: p.cache_write ?? p.input,
+    cache_write_1h: p.cache_write_1h ?? formatDecimal(mul(parseDecimal(p.input), TWO), 0),
+    web_search,
   };
 }
 
@@ -136,6 +157,7 @@ function crossCheck(file: ModelsFile): string[] {
     else ids.set(m.id, i);
     if (m.adapter !== undefined && m.adapter !== adapter)
       errors.push(`models[${i}].adapter: ${m.adapter} does not match the id prefix ${adapter}`);
+    errors.push(...longContextErrors(m, i, adapter));
     m.aliases.forEach((alias, j) => {
       const where = `models[${i}].aliases[${j}]`;
       const owner = aliases.get(alias);
@@ -145,6 +167,23 @@ function crossCheck(file: ModelsFile): string[] {
       if (bareNames.has(alias)) errors.push(`${where}: alias ${alias} equals a bare provider model name`);
     });
   });
+  return errors;
+}
+
+/** A long-context window is Anthropic's (its beta header reaches only an anthropic upstream) and is larger. */
+function longContextErrors(m: FileModel, i: number, adapter: AdapterName): string[] {
+  const long = m.long_context;
+  if (!long) return [];
+  const where = `models[${i}].long_context`;
+  const errors: string[] = [];
+  if (adapter !== 'anthropic')
+    errors.push(`${where}: only an anthropic model takes one (the beta is an anthropic-beta header)`);
+  const standard = m.capabilities.max_context_tokens;
+  if (long.max_context_tokens <= standard)
+    errors.push(`${where}.max_context_tokens: must be above capabilities.max_context_tokens (${standard})`);
+  if (long.above_input_tokens !== undefined && long.above_input_tokens >= long.max_context_tokens)
+    errors.push(`${where}.above_input_tokens: must be below long_context.max_context_tokens`);
+  if (long.prices && !m.prices) errors.push(`${where}.prices: the model has no prices to go with them`);
   return errors;
 }
 

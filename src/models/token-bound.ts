@@ -7,6 +7,7 @@ import type { AdapterName } from '../adapters/names.ts';
 import { isClientToolCallType } from '../adapters/openai/responses.ts';
 import type { ContentBlock } from '../canonical/message.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
+import { anthropicBetasOf, contextWindowOf, openedLongContext } from './long-context.ts';
 import type { ModelEntry } from './model-schema.ts';
 
 // Why bytes bound tokens: every tokenizer the providers use (byte-level BPE such as o200k/cl100k and
@@ -68,6 +69,8 @@ export interface TokenBound {
   outputTokens: number;
   /** The request asks for one-hour cache writes (`cache_control.ttl: "1h"`), billed at their own rate. */
   hourCache: boolean;
+  /** The request opens the model's long-context window (its anthropic-beta names it): its rates may apply. */
+  longContext: boolean;
 }
 
 /**
@@ -113,7 +116,9 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   const content = measure ? tally.bytes : Buffer.byteLength(bodyText) - tally.imageData;
   const perImage = IMAGE_TOKEN_MAXIMA.find((m) => m.pattern.test(model.id))!.tokens + IMAGE_OVERHEAD;
   let inputTokens = content + tally.framing + tally.images * perImage;
-  if (tally.opaque) inputTokens = Math.max(inputTokens, model.capabilities.max_context_tokens);
+  // the whole window the request gets: 1M tokens on a model whose long-context beta it names
+  const longContext = openedLongContext(model, anthropicBetasOf(req)) !== null;
+  if (tally.opaque) inputTokens = Math.max(inputTokens, contextWindowOf(model, anthropicBetasOf(req)));
 
   // OpenAI bills every one of n choices; rejected predicted-output tokens are billed as output too
   const perChoice = req.max_tokens ?? model.capabilities.max_output_tokens;
@@ -122,6 +127,7 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
     inputTokens,
     outputTokens: perChoice * Math.max(1, req.n ?? 1) + prediction,
     hourCache: tally.hourCache,
+    longContext,
   };
 }
 

@@ -1,9 +1,11 @@
 /**
  * @module Candidate validation (DECISIONS §4): a proposed model is usable only when configured,
  * allowed for the key, its adapter has a provider key, and it has the capabilities and context
- * the request needs (images, tools; for a worker turn, can_delegate). Checks run in that order; the first
+ * the request needs (the long-context window when the request's anthropic-beta opens it) (images, tools; for a worker turn, can_delegate). Checks run in that order; the first
  * failure is the verdict.
  */
+
+import { contextWindowOf } from '../models/long-context.ts';
 import type { Capabilities, ModelEntry } from '../models/model-schema.ts';
 import { splitCanonicalId } from '../models/registry.ts';
 import type { RouteContext, RouteFacts, ValidationFailure } from './facts.ts';
@@ -25,13 +27,15 @@ export function validateCandidate(modelId: string, facts: RouteFacts, ctx: Route
   // a worker turn (a planner delegated it) runs only on a model that takes delegated work, whatever proposed it
   if (facts.delegateModel && !entry.can_delegate) return { entry, failure: 'missing_capability' };
   const input = facts.smallestInputTokens ?? facts.estimatedInputTokens;
-  if (!fitsContext(input, facts.maxOutputTokens ?? null, caps))
+  const window = contextWindowOf(entry, facts.anthropicBetas);
+  if (!fitsContext(input, facts.maxOutputTokens ?? null, caps, window))
     return { entry, failure: 'context_too_small' };
   return { entry, failure: null };
 }
 
 /**
- * The context check: estimated input plus the output asked for (max_tokens) within max_context_tokens. The
+ * The context check: estimated input plus the output asked for (max_tokens) within the context window
+ * (`window`: max_context_tokens, or the long-context window the request's beta opens). The
  * output counts up to the model's max_output_tokens, all a translated call asks of it (a same-wire call
  * asking for more gets the provider's own refusal): a max_tokens above that never rejects the model the
  * client named in favour of another.
@@ -40,8 +44,9 @@ export function fitsContext(
   inputTokens: number,
   maxOutputTokens: number | null,
   caps: Capabilities,
+  window: number = caps.max_context_tokens,
 ): boolean {
-  return inputTokens + Math.min(maxOutputTokens ?? 0, caps.max_output_tokens) <= caps.max_context_tokens;
+  return inputTokens + Math.min(maxOutputTokens ?? 0, caps.max_output_tokens) <= window;
 }
 
 /**

@@ -44,6 +44,11 @@ export interface RouteFacts {
    * current message, agent/sessions/history-window.ts); the context check reads it instead when set.
    */
   smallestInputTokens?: number;
+  /**
+   * The request's `anthropic-beta` values (an Anthropic client's); a model's long-context window is used
+   * when they name its beta (models/long-context.ts). Absent: none.
+   */
+  anthropicBetas?: readonly string[];
   /** The request's max_tokens, when given; counted against the context window. */
   maxOutputTokens?: number | null;
   /** Text for `text_matches` (e.g. the last user message); a function is called at most once. */

@@ -9,6 +9,7 @@
 import type { ContentBlock } from '../canonical/message.ts';
 import type { CanonicalRequest, CanonicalTool } from '../canonical/request.ts';
 import { QUARTERS_PER_TOKEN, textWeight } from '../lib/text-weight.ts';
+import { anthropicBetasOf } from '../models/long-context.ts';
 import type { RouteFacts } from './facts.ts';
 
 /** Tokens counted per image (a 1.15-megapixel image is ~1,600 tokens on either provider). */
@@ -60,6 +61,7 @@ export function describeRequest(req: CanonicalRequest, input: RequestFactsInput)
     toolNames: (req.tools ?? []).map(toolName),
     messageCount: req.messages.length,
     estimatedInputTokens: Math.ceil(quarters / QUARTERS_PER_TOKEN) + images * IMAGE_TOKEN_ESTIMATE,
+    anthropicBetas: anthropicBetasOf(req),
     maxOutputTokens: req.max_tokens ?? null,
     text: () => lastUserText(req),
     workspacePath: input.workspacePath,

@@ -374,3 +374,61 @@ function upstreamBody(
 function pick(o: object, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(keys.map((k) => [k, (o as Record<string, unknown>)[k]]));
 }
+
+// Anthropic's 1M-token window (anthropic-beta context-1m-2025-08-07, Claude Sonnet 4 / 4.5): a prompt over
+// 200,000 tokens is routed to the model with the beta, the header reaches the provider as sent, and a call
+// whose input (cache reads and writes included) exceeds 200,000 tokens is billed whole at the long-context
+// rates. Without the beta the same prompt fits no window (the provider itself refuses it with a 400).
+test('Anthropic SDK with the context-1m beta: a 225k-token prompt is routed, forwarded with its header and billed at long-context rates', async () => {
+  stack.fake.reset();
+  const prompt = `${'x'.repeat(900_000)} [[fake:usage=in:1000,cache_read:150000,cache_write:60000,out:10]]`;
+  const betas = ['interleaved-thinking-2025-05-14', 'context-1m-2025-08-07'];
+  const { data, response } = await stack.anthropic.beta.messages
+    .create({
+      model: 'anthropic:claude-sonnet-4-5',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: prompt }],
+      betas,
+    })
+    .withResponse();
+  assert.equal(data.usage.cache_read_input_tokens, 150_000);
+  const turnId = response.headers.get('svc-request-id');
+  const route = readEvents(stack.files.db, 'route.decided').find((e) => e.turn_id === turnId);
+  assert.equal(route?.payload.chosen_model, 'anthropic:claude-sonnet-4-5');
+  const done = readEvents(stack.files.db, 'llm.call_completed').find((e) => e.turn_id === turnId);
+  // 211,000 input tokens > 200,000: 1000 × 6 + 150000 × 0.60 + 60000 × 7.50 + 10 × 22.50 = 546225 µ$
+  assert.equal(done?.payload.cost_usd, '0.546225');
+  assert.equal(stack.fake.requests.length, 1);
+  assert.equal(stack.fake.requests[0].headers['anthropic-beta'], betas.join(','));
+
+  // the same prompt without the beta: no model's window takes it
+  const refused = await stack.anthropic.messages
+    .create({
+      model: 'anthropic:claude-sonnet-4-5',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: prompt }],
+    })
+    .then(
+      () => assert.fail('a 225k-token prompt without the beta is refused'),
+      (e: unknown) => e,
+    );
+  assert.ok(refused instanceof APIError);
+  assert.equal(refused.status, 503);
+  assert.match(JSON.stringify(refused.error), /context_too_small/);
+  assert.equal(stack.fake.requests.length, 1, 'the gateway never sent the prompt without the beta');
+  // the provider says so too, as Anthropic does, when asked directly
+  const direct = await fetch(`${stack.fake.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': 'k', 'anthropic-version': CLIENT_VERSION, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: prompt }],
+    }),
+  });
+  assert.equal(direct.status, 400);
+  assert.match(
+    ((await direct.json()) as { error: { message: string } }).error.message,
+    /^prompt is too long: \d+ tokens > 200000 maximum$/,
+  );
+});

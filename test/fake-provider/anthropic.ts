@@ -47,11 +47,11 @@ export const anthropicCodec: Codec = {
     }
     return undefined;
   },
-  checkBody(body) {
+  checkBody(body, headers) {
     if (typeof body.model !== 'string') return 'model: Field required';
     if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
     if (!Array.isArray(body.messages)) return 'messages: Field required';
-    return translatorRefusal(body);
+    return translatorRefusal(body) ?? promptTooLong(body, headers);
   },
   readTurn,
   encodeJson(reply, ctx) {
@@ -182,6 +182,22 @@ function translatorRefusal(body: Obj): string | undefined {
   if (answeredLoop && head !== 'thinking' && head !== 'redacted_thinking')
     return `messages.${last}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(head)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
   return undefined;
+}
+
+/** The 1M-token window's beta, and the models that take it (Claude Sonnet 4, 4.5, 4.6 and Opus 4.6). */
+const CONTEXT_1M_BETA = 'context-1m-2025-08-07';
+const CONTEXT_1M_MODELS = /^claude-(sonnet-4(-5|-6)?|opus-4-6)(-\d{8})?$/;
+
+/**
+ * A prompt over the model's window: 200,000 tokens, or 1,000,000 on a model that takes the 1M beta when the
+ * request's anthropic-beta names it (the API's message: `prompt is too long: N tokens > 200000 maximum`).
+ */
+function promptTooLong(body: Obj, headers: Headers | undefined): string | undefined {
+  const betas = (headers?.get('anthropic-beta') ?? '').split(',').map((b) => b.trim());
+  const wide = betas.includes(CONTEXT_1M_BETA) && CONTEXT_1M_MODELS.test(String(body.model));
+  const maximum = wide ? 1_000_000 : 200_000;
+  const tokens = billedInputTokens('anthropic', body);
+  return tokens > maximum ? `prompt is too long: ${tokens} tokens > ${maximum} maximum` : undefined;
 }
 
 function readTurn(body: Record<string, unknown>): Turn {

@@ -10,6 +10,8 @@ export type BillingWire = 'anthropic' | 'openai' | 'openai_responses';
 
 /** Approximate token count of one text (never more than its UTF-8 bytes, like any real tokenizer). */
 export function approxTokens(text: string): number {
+  // plain ASCII (a long prompt, most often) without a walk over its characters
+  if (Buffer.byteLength(text) === text.length) return Math.ceil(text.length / 4);
   let ascii = 0;
   let weighted = 0;
   for (const ch of text) {

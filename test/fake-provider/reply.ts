@@ -58,7 +58,7 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
     return json(status, codec.errorBody(status, message, ctx, details), codec.headers(ctx));
   }
   const parsed = opened.body;
-  const invalid = codec.checkBody(parsed);
+  const invalid = codec.checkBody(parsed, c.req.raw.headers);
   if (invalid) return errorReply(codec, ctx, 400, invalid);
   const turn = codec.readTurn(parsed);
   ctx.includeUsage = turn.includeUsage;

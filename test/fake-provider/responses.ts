@@ -296,7 +296,8 @@ export type Codec = {
   /** Auth and header checks; the real API's refusal (status and body) when it would refuse. */
   checkHeaders(headers: Headers, ctx: ReplyContext): { status: number; body: unknown } | undefined;
   /** Body checks; a message for a 400 when the real API would refuse. */
-  checkBody(body: Record<string, unknown>): string | undefined;
+  /** A 400's message for a body the API refuses (`headers`: the request's, for what a beta header opens). */
+  checkBody(body: Record<string, unknown>, headers?: Headers): string | undefined;
   readTurn(body: Record<string, unknown>): Turn;
   encodeJson(reply: Reply, ctx: ReplyContext): unknown;
   encodeFrames(reply: Reply, ctx: ReplyContext): string[];

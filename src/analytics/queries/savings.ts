@@ -1,9 +1,10 @@
 /**
  * @module GET /analytics/savings (spec 3): what the window's calls would have cost on one baseline model,
- * both sides re-priced under the current price table. Price is linear in tokens, so pricing each model's
- * token sums equals pricing each row; all money is exact decimal until the JSON numbers of the answer.
+ * both sides re-priced under the current price table. Price is linear in tokens on either side of a
+ * long-context threshold, so pricing the token sums of each model's rows on one side equals pricing each
+ * row; all money is exact decimal until the JSON numbers of the answer.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { add, type Decimal, sub, toNumber, ZERO } from '../../lib/decimal.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { priceCall } from '../../models/pricing.ts';
@@ -46,13 +47,14 @@ export async function querySavings(
   const baseline = resolveBaseline(registry, q.baseline, q.name ?? ((n) => n));
   const engine = engineOfKysely(db);
   const source = spendSource(q.window, sql`TRUE`, ['model'], engine);
-  const hourWrites = await queryHourWrites(db, q.window, engine);
+  const tiers = longContextTiers(registry, engine);
+  const hourWrites = await queryHourWrites(db, q.window, engine, tiers);
   const rows = await runSpendQuery(
     db,
     (mode) =>
       sql<
-        SpendColumns & { model: string | null }
-      >`SELECT model, ${source.aggregates(mode)} ${source.from} GROUP BY model`,
+        SpendColumns & TierColumns & { model: string | null }
+      >`SELECT model, ${tiers.select} ${source.aggregates(mode)} ${source.from} GROUP BY model ${tiers.groupBy}`,
   );
   let actual = ZERO;
   let baselineCost = ZERO;
@@ -60,12 +62,12 @@ export async function querySavings(
   let total = 0;
   let missing = 0;
   for (const r of rows) {
-    const t = { ...decodeSpend(r), cacheCreation1hInputTokens: hourWrites.get(r.model) ?? 0 };
+    const t = { ...decodeSpend(r), cacheCreation1hInputTokens: hourWrites.get(tiers.key(r)) ?? 0 };
     stamped = add(stamped, t.cost);
     total += t.callCount;
-    baselineCost = add(baselineCost, repriced(registry, baseline, t));
+    baselineCost = add(baselineCost, repriced(registry, baseline, t, tiers.tier(r, baseline)));
     if (r.model !== null && registry.get(r.model)?.prices)
-      actual = add(actual, repriced(registry, r.model, t));
+      actual = add(actual, repriced(registry, r.model, t, tiers.tier(r, r.model)));
     else missing += t.callCount;
   }
   const savings = sub(baselineCost, actual);
@@ -106,14 +108,69 @@ function resolveBaseline(registry: ModelRegistry, requested: string | undefined,
 
 type RepricedTotals = SpendTotals & { cacheCreation1hInputTokens: number };
 
-function repriced(registry: ModelRegistry, model: string, t: RepricedTotals): Decimal {
-  return priceCall(registry, model, {
+/** The sums of calls all on one side of `model`'s long-context threshold, at that side's prices. */
+function repriced(
+  registry: ModelRegistry,
+  model: string,
+  t: RepricedTotals,
+  tier: 'standard' | 'long',
+): Decimal {
+  const usage = {
     input_tokens: t.inputTokens,
     output_tokens: t.outputTokens,
     cached_input_tokens: t.cachedInputTokens,
     cache_creation_input_tokens: t.cacheCreationInputTokens,
     cache_creation_1h_input_tokens: t.cacheCreation1hInputTokens,
-  }).cost;
+  };
+  return priceCall(registry, model, usage, tier).cost;
+}
+
+/** `above_<i>`: 1 when a row's whole input exceeds the i-th long-context threshold of the table. */
+type TierColumns = Record<`above_${number}`, number | string | null>;
+
+interface Tiers {
+  /** Select items (each followed by a comma) and GROUP BY items (each led by one); empty without thresholds. */
+  select: RawBuilder<unknown>;
+  groupBy: RawBuilder<unknown>;
+  /** The group's key: its model and which thresholds its calls exceed. */
+  key(row: { model: string | null } & TierColumns): string;
+  /** Which prices of `model` the group's calls pay (each call's whole input against its threshold). */
+  tier(row: TierColumns, model: string): 'standard' | 'long';
+}
+
+/**
+ * Price is linear in tokens only on one side of a long-context threshold (spec 3 prices each row's tokens;
+ * models/long-context.ts): the rows are grouped by which of the table's thresholds their whole input
+ * (uncached, cache reads, cache writes) exceeds, so each group is priced as its rows are, under its own
+ * model and under the baseline alike (a call above the baseline's threshold costs the baseline's long rates).
+ */
+function longContextTiers(registry: ModelRegistry, engine: EngineName): Tiers {
+  const thresholds = [
+    ...new Set(
+      registry.list().flatMap((m) => (m.long_context?.prices ? [m.long_context.above_input_tokens] : [])),
+    ),
+  ];
+  const input = sql`coalesce(${expr('inputTokens', engine)}, 0) + coalesce(${expr('cachedInputTokens', engine)}, 0) + coalesce(${expr('cacheCreationInputTokens', engine)}, 0)`;
+  const names = thresholds.map((_, i) => `above_${i}` as const);
+  const above = (row: TierColumns, i: number) => Number(row[names[i]] ?? 0) === 1;
+  return {
+    select: sql.join(
+      thresholds.map(
+        (t, i) => sql`CASE WHEN ${input} > ${sql.lit(t)} THEN 1 ELSE 0 END AS ${sql.raw(names[i])},`,
+      ),
+      sql``,
+    ),
+    groupBy: sql.join(
+      names.map((n) => sql`, ${sql.raw(n)}`),
+      sql``,
+    ),
+    key: (row) => `${row.model}\u0000${names.map((_, i) => (above(row, i) ? 1 : 0)).join('')}`,
+    tier(row, model) {
+      const long = registry.get(model)?.long_context;
+      if (!long?.prices) return 'standard';
+      return above(row, thresholds.indexOf(long.above_input_tokens)) ? 'long' : 'standard';
+    },
+  };
 }
 
 /**
@@ -126,13 +183,18 @@ async function queryHourWrites(
   db: Kysely<Database>,
   window: TimeWindow,
   engine: EngineName,
-): Promise<Map<string | null, number>> {
+  tiers: Tiers,
+): Promise<Map<string, number>> {
   const written = expr('cacheCreationInputTokens', engine);
   const hour =
     engine === 'postgres'
       ? sql`CASE WHEN jsonb_typeof(j -> 'cache_creation_1h_input_tokens') = 'number' THEN LEAST((j ->> 'cache_creation_1h_input_tokens')::numeric, ${written}) END`
       : sql`min(json_extract(payload, '$.cache_creation_1h_input_tokens'), ${written})`;
-  const r = await sql<{ model: string | null; hour_tokens: number | string | null }>`SELECT model,
-      sum(${hour}) AS hour_tokens ${fromSpend(window, engine)} AND ${written} > 0 GROUP BY model`.execute(db);
-  return new Map(r.rows.map((row) => [row.model, Number(row.hour_tokens ?? 0)]));
+  const r = await sql<
+    { model: string | null; hour_tokens: number | string | null } & TierColumns
+  >`SELECT model, ${tiers.select}
+      sum(${hour}) AS hour_tokens ${fromSpend(window, engine)} AND ${written} > 0 GROUP BY model ${tiers.groupBy}`.execute(
+    db,
+  );
+  return new Map(r.rows.map((row) => [tiers.key(row), Number(row.hour_tokens ?? 0)]));
 }

@@ -105,3 +105,44 @@ test('a baseline absent from the price table is 400 unknown_baseline_model', asy
     );
   }
 });
+
+test('a call above a long-context threshold is re-priced at the long rates of its model, and of the baseline when it has them', async (t) => {
+  const caps =
+    '{ supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 1000 }';
+  const registry = parseModelRegistry(
+    `pricing_version: test-8
+models:
+  - { id: 'anthropic:mid', tier: balanced, capabilities: ${caps}, prices: { input: 3, output: 15, cache_read: 0.30 } }
+  - id: 'anthropic:wide'
+    tier: balanced
+    capabilities: ${caps}
+    prices: { input: 3, output: 15, cache_read: 0.30 }
+    long_context: { max_context_tokens: 1000000, beta: context-1m-2025-08-07, prices: { input: 6, output: 22.50, cache_read: 0.60 } }
+`,
+    'test models.yaml',
+  );
+  const store = await tempStore(t);
+  seed(store, [
+    // 150,000 + 60,000 cache reads = 210,000 > 200,000: 150,000 × 6 + 60,000 × 0.60 + 1,000 × 22.50 = 958,500 µ$
+    (id) =>
+      callEvent(id, {
+        at: 1,
+        model: 'anthropic:wide',
+        cost: '0.9585',
+        input: 150_000,
+        output: 1_000,
+        cached: 60_000,
+      }),
+    // 100,000: standard, 100,000 × 3 + 100 × 15 = 301,500 µ$ (the two rows' sums, 310,000, exceed the threshold)
+    (id) => callEvent(id, { at: 2, model: 'anthropic:wide', cost: '0.3015', input: 100_000, output: 100 }),
+  ]);
+  const own = await querySavings(store.kysely, registry, { window: WINDOW, baseline: 'anthropic:wide' });
+  assert.equal(own.actual_repriced_usd, 1.26);
+  assert.equal(own.baseline_repriced_usd, 1.26);
+  assert.equal(own.actual_stamped_usd, 1.26);
+  // mid has no long-context rates: 150,000 × 3 + 60,000 × 0.30 + 1,000 × 15 + 301,500 = 784,500 µ$
+  const mid = await querySavings(store.kysely, registry, { window: WINDOW, baseline: 'anthropic:mid' });
+  assert.equal(mid.baseline_repriced_usd, 0.7845);
+  assert.equal(mid.actual_repriced_usd, 1.26);
+  assert.equal(mid.savings_usd, -0.4755);
+});

@@ -135,7 +135,7 @@ test('a million calls of one token sum without drift', () => {
 
 test('worst case prices the bound: input at the dearest input rate, output at the output rate', () => {
   // sonnet: dearest input rate is cache_write 3.75; 1000 × 3.75 + 2000 × 15 = 33750 → 0.03375
-  const bound = { inputTokens: 1000, outputTokens: 2000, hourCache: false };
+  const bound = { inputTokens: 1000, outputTokens: 2000, hourCache: false, longContext: false };
   assert.equal(worstCaseCost(reg, 'anthropic:claude-sonnet-4-5', bound).cost_usd, '0.033750');
   // a request with a one-hour breakpoint: its writes cost 6; 1000 × 6 + 2000 × 15 = 36000 → 0.036
   assert.equal(
@@ -148,11 +148,17 @@ test('worst case prices the bound: input at the dearest input rate, output at th
       inputTokens: 0,
       outputTokens: 64_000,
       hourCache: false,
+      longContext: false,
     }).cost_usd,
     '0.320000',
   );
   assert.equal(
-    worstCaseCost(reg, 'openai:none', { inputTokens: 10, outputTokens: 1, hourCache: false }).priced,
+    worstCaseCost(reg, 'openai:none', {
+      inputTokens: 10,
+      outputTokens: 1,
+      hourCache: false,
+      longContext: false,
+    }).priced,
     false,
   );
 });

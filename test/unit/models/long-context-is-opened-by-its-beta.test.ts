@@ -1,0 +1,188 @@
+/**
+ * Anthropic's 1M-token window (models.yaml `long_context`, beta context-1m-2025-08-07 on Claude Sonnet 4 / 4.5):
+ * routing's context check takes it only for a request whose anthropic-beta names it, on a model that has it;
+ * the budget bound and its worst case use it and its rates; a finished call whose whole input (uncached, cache
+ * reads, cache writes) exceeds 200,000 tokens is priced whole at the long-context rates, exactly.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decodeAnthropicRequest } from '#src/gateway/shapes/anthropic/decode.ts';
+import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
+import { isSvcError } from '#src/lib/errors.ts';
+import { priceCall, worstCaseCost } from '#src/models/pricing.ts';
+import { parseModelRegistry } from '#src/models/registry.ts';
+import { boundCallTokens } from '#src/models/token-bound.ts';
+import { describeRequest } from '#src/routing/request-facts.ts';
+import { registry, route } from '../routing/routing-fixture.ts';
+
+const SONNET = 'anthropic:claude-sonnet-4-5';
+const BETA = 'context-1m-2025-08-07';
+const body = (text: string) => ({
+  model: SONNET,
+  max_tokens: 64,
+  messages: [{ role: 'user', content: text }],
+});
+const anthropic = (text: string, beta?: string) =>
+  decodeAnthropicRequest(body(text), { 'anthropic-version': '2023-06-01', 'anthropic-beta': beta });
+
+test('the built-in Sonnet 4 and 4.5 have the 1M window at the long-context rates; Opus and Haiku do not', () => {
+  for (const id of [SONNET, 'anthropic:claude-sonnet-4']) {
+    const long = registry.get(id)!.long_context!;
+    assert.equal(long.max_context_tokens, 1_000_000);
+    assert.equal(long.beta, BETA);
+    assert.equal(long.above_input_tokens, 200_000);
+    assert.deepEqual(long.prices, {
+      input: '6',
+      output: '22.50',
+      cache_read: '0.60',
+      cache_write: '7.50',
+      cache_write_1h: '12',
+      web_search: '10',
+    });
+  }
+  for (const id of ['anthropic:claude-opus-4-5', 'anthropic:claude-haiku-4-5', 'openai:gpt-5'])
+    assert.equal(registry.get(id)!.long_context, null);
+});
+
+test('routing: a 225k-token prompt fits Sonnet only with the beta among the anthropic-beta values', () => {
+  const text = 'x'.repeat(900_000);
+  const withBeta = describeRequest(anthropic(text, `interleaved-thinking-2025-05-14, ${BETA}`), {
+    workspacePath: null,
+  });
+  assert.deepEqual(withBeta.anthropicBetas, ['interleaved-thinking-2025-05-14', BETA]);
+  assert.equal(route({ ...withBeta, requestedModel: SONNET }).chosen?.id, SONNET);
+  // without the beta, or from a Chat client (which cannot send it), the 200k window stays
+  for (const req of [
+    anthropic(text),
+    anthropic(text, 'interleaved-thinking-2025-05-14'),
+    decodeOpenAIRequest(body(text)),
+  ]) {
+    const d = route({ ...describeRequest(req, { workspacePath: null }), requestedModel: SONNET });
+    assert.equal(d.chain[0].validation_failure, 'context_too_small');
+  }
+  // a model without the window is not widened by the beta
+  const opus = route({ ...withBeta, requestedModel: 'anthropic:claude-opus-4-5' });
+  assert.equal(opus.chain[0].validation_failure, 'context_too_small');
+  // the window is 1M: input plus max_tokens above it is still refused
+  const over = route({
+    ...withBeta,
+    requestedModel: SONNET,
+    estimatedInputTokens: 990_000,
+    maxOutputTokens: 20_000,
+  });
+  assert.equal(over.chain[0].validation_failure, 'context_too_small');
+});
+
+test('priced call: above 200,000 input tokens (cache reads and writes counted) the whole call is at long-context rates', () => {
+  const at = (usage: Parameters<typeof priceCall>[2]) => priceCall(registry, SONNET, usage).cost_usd;
+  // exactly 200,000: standard. 200,000 × 3 + 1,000 × 15 = 615,000 µ$
+  assert.equal(at({ input_tokens: 200_000, output_tokens: 1_000 }), '0.615000');
+  // 200,001: long. 200,001 × 6 + 1,000 × 22.50 = 1,222,506 µ$
+  assert.equal(at({ input_tokens: 200_001, output_tokens: 1_000 }), '1.222506');
+  // the threshold counts cache reads and writes: 1,000 + 150,000 + 60,000 (20,000 for an hour) = 211,000
+  // 1,000 × 6 + 150,000 × 0.60 + 40,000 × 7.50 + 20,000 × 12 + 10 × 22.50 = 636,225 µ$
+  assert.equal(
+    at({
+      input_tokens: 1_000,
+      cached_input_tokens: 150_000,
+      cache_creation_input_tokens: 60_000,
+      cache_creation_1h_input_tokens: 20_000,
+      output_tokens: 10,
+    }),
+    '0.636225',
+  );
+  // the same tokens on a model without long-context rates: standard (haiku 1 / 0.10 / 1.25 / 2 / 5)
+  assert.equal(
+    priceCall(registry, 'anthropic:claude-haiku-4-5', {
+      input_tokens: 1_000,
+      cached_input_tokens: 150_000,
+      cache_creation_input_tokens: 60_000,
+      cache_creation_1h_input_tokens: 20_000,
+      output_tokens: 10,
+    }).cost_usd,
+    '0.106050',
+  );
+});
+
+test('budget: the bound reserves at long-context rates only with the beta and above the threshold', () => {
+  const model = registry.get(SONNET)!;
+  const big = 'x'.repeat(900_000);
+  const withBeta = boundCallTokens(anthropic(big, BETA), model, JSON.stringify(body(big)));
+  assert.equal(withBeta.longContext, true);
+  assert.ok(withBeta.inputTokens > 200_000);
+  // every input token at the dearest long input rate (7.50, five-minute writes), output at 22.50
+  const expected = (withBeta.inputTokens * 7.5 + 64 * 22.5) / 1e6;
+  assert.equal(Number(worstCaseCost(registry, SONNET, withBeta).cost_usd), expected);
+  // a small request with the beta stays at the standard rates (3.75 / 15)
+  const small = boundCallTokens(anthropic('hi', BETA), model);
+  assert.equal(small.longContext, true);
+  assert.equal(
+    Number(worstCaseCost(registry, SONNET, small).cost_usd),
+    (small.inputTokens * 3.75 + 64 * 15) / 1e6,
+  );
+  // without the beta the bound never takes the long rates, and what the provider adds (an MCP server)
+  // reserves the 200k window, with it the 1M one
+  const mcp = (beta?: string) =>
+    boundCallTokens(
+      decodeAnthropicRequest(
+        { ...body('hi'), mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'm' }] },
+        { 'anthropic-version': '2023-06-01', 'anthropic-beta': beta },
+      ),
+      model,
+    );
+  assert.equal(mcp().inputTokens, 200_000);
+  assert.equal(mcp().longContext, false);
+  assert.equal(mcp(BETA).inputTokens, 1_000_000);
+  assert.equal(worstCaseCost(registry, SONNET, mcp(BETA)).cost_usd, '7.501440'); // 1M × 7.50 + 64 × 22.50
+});
+
+test('models.yaml long_context: defaults filled in, and mistakes named', () => {
+  const model = (id: string, long: string, prices = 'prices: { input: 2, output: 10 }') =>
+    `pricing_version: t\nmodels:\n  - id: ${id}\n    tier: fast\n    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 1000 }\n    ${prices}\n    long_context: ${long}\n`;
+  const reg = parseModelRegistry(
+    model(
+      'anthropic:claude-x',
+      `{ max_context_tokens: 1000000, beta: ${BETA}, prices: { input: 4, output: 15 } }`,
+    ),
+    'models.yaml',
+  );
+  assert.deepEqual(reg.get('anthropic:claude-x')!.long_context, {
+    max_context_tokens: 1_000_000,
+    beta: BETA,
+    above_input_tokens: 200_000, // the standard window
+    prices: {
+      input: '4',
+      output: '15',
+      cache_read: '4',
+      cache_write: '4',
+      cache_write_1h: '8',
+      web_search: '10',
+    },
+  });
+  const refused = (text: string, pattern: RegExp) =>
+    assert.throws(
+      () => parseModelRegistry(text, 'models.yaml'),
+      (err: unknown) => isSvcError(err) && err.code === 'config_invalid' && pattern.test(err.message),
+    );
+  refused(
+    model('openai:x', `{ max_context_tokens: 1000000, beta: ${BETA} }`),
+    /long_context: only an anthropic model/,
+  );
+  refused(
+    model('anthropic:x', `{ max_context_tokens: 100000, beta: ${BETA} }`),
+    /must be above capabilities/,
+  );
+  refused(
+    model('anthropic:x', `{ max_context_tokens: 1000000, beta: ${BETA}, above_input_tokens: 1000000 }`),
+    /above_input_tokens: must be below/,
+  );
+  refused(
+    model(
+      'anthropic:x',
+      `{ max_context_tokens: 1000000, beta: ${BETA}, prices: { input: 4, output: 15 } }`,
+      '',
+    ),
+    /long_context\.prices: the model has no prices/,
+  );
+  refused(model('anthropic:x', `{ max_context_tokens: 1000000, beta: 'a b' }`), /beta/);
+});
