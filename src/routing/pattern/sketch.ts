@@ -48,16 +48,36 @@ export function sketchText(text: string): string[] {
       if (v < mins[i]) mins[i] = v;
     }
   }
-  const out: string[] = [];
+  const out = new Array<string>(BANDS);
   for (let b = 0; b < BANDS; b++) {
     let h = FNV_OFFSET ^ b;
     for (let r = 0; r < ROWS; r++) h = Math.imul(h ^ mins[b * ROWS + r] ^ SIGN_BIT, FNV_PRIME);
-    out.push(`${SKETCH_REVISION}:${b}:${(fmix32(h) >>> 0).toString(16).padStart(8, '0')}`);
+    out[b] = bandString(b, fmix32(h));
   }
   return out;
 }
 
 // --- internal ---
+
+const HEX = '0123456789abcdef';
+/** `h1:<band>:` of each band, made once. */
+const BAND_PREFIXES = Array.from({ length: BANDS }, (_, b) =>
+  Buffer.from(`${SKETCH_REVISION}:${b}:`, 'latin1'),
+);
+/** One band string's characters, written here and read out as one string (reused by every call). */
+const BAND_BYTES = Buffer.alloc(BAND_PREFIXES[BANDS - 1].length + 8);
+
+/**
+ * `h1:<band>:<8 hex>` written into BAND_BYTES and read out once: one string per band, where a template of
+ * toString(16) and padStart made four (a sketch is made on every gateway request).
+ */
+function bandString(band: number, hash: number): string {
+  const prefix = BAND_PREFIXES[band];
+  prefix.copy(BAND_BYTES, 0);
+  const end = prefix.length + 8;
+  for (let i = end - 1; i >= prefix.length; i--, hash >>>= 4) BAND_BYTES[i] = HEX.charCodeAt(hash & 0xf);
+  return BAND_BYTES.toString('latin1', 0, end);
+}
 
 /**
  * The FNV-1a hashes of the words sketchWords finds in ASCII text (letter/digit runs cut at non-alphanumerics
@@ -66,6 +86,8 @@ export function sketchText(text: string): string[] {
  * general path, serves every other text). Only a word whose hash is a function word's is spelled out.
  */
 function asciiWordHashes(text: string): Int32Array {
+  // no closure over these: a hash kept in a closure's context is a heap number at each character once it
+  // leaves the small-integer range (half of all hashes), ~1.6 KiB per gateway request
   const seen = nextSeenMark();
   let count = 0;
   let start = -1;
@@ -73,21 +95,13 @@ function asciiWordHashes(text: string): Int32Array {
   let length = 0;
   let inDigits = false;
   let prev = 0; // 0 other, 1 lower, 2 upper, 3 digit
-  const cut = (end: number) => {
-    if (start < 0) return;
-    const word = h | 0;
-    // a single character is kept only when it is a digit run ('#')
-    if (length >= 2 || (length === 1 && inDigits)) {
-      if (!STOPWORD_HASHES.has(word) || !STOPWORDS.has(text.slice(start, end).toLowerCase())) {
-        if (firstSighting(word, seen)) WORD_HASHES[count++] = word;
-      }
-    }
-    start = -1;
-  };
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     const kind = c >= 97 && c <= 122 ? 1 : c >= 65 && c <= 90 ? 2 : c >= 48 && c <= 57 ? 3 : 0;
-    if (kind === 0 || (kind === 2 && prev === 1)) cut(i);
+    if (start >= 0 && (kind === 0 || (kind === 2 && prev === 1))) {
+      count = keepWord(text, start, i, h | 0, length, inDigits, seen, count);
+      start = -1;
+    }
     if (kind !== 0) {
       if (start < 0) {
         start = i;
@@ -107,8 +121,26 @@ function asciiWordHashes(text: string): Int32Array {
     }
     prev = kind;
   }
-  cut(text.length);
+  if (start >= 0) count = keepWord(text, start, text.length, h | 0, length, inDigits, seen, count);
   return WORD_HASHES.subarray(0, count);
+}
+
+/** The word text[start, end) of hash `word` added to WORD_HASHES at `count` if it is kept; the new count. */
+function keepWord(
+  text: string,
+  start: number,
+  end: number,
+  word: number,
+  length: number,
+  inDigits: boolean,
+  seen: number,
+  count: number,
+): number {
+  // a single character is kept only when it is a digit run ('#')
+  if (length < 2 && !(length === 1 && inDigits)) return count;
+  if (STOPWORD_HASHES.has(word) && isStopword(text, start, end, word)) return count;
+  if (firstSighting(word, seen)) WORD_HASHES[count++] = word;
+  return count;
 }
 
 /**
@@ -174,7 +206,23 @@ const STOPWORDS = new Set([
 ]);
 
 const HASH_SIGN = '#'.charCodeAt(0);
-const STOPWORD_HASHES: ReadonlySet<number> = new Set([...STOPWORDS].map(fnv1a));
+/** The function words by their hash (a hash may stand for more than one). */
+const STOPWORD_HASHES: ReadonlyMap<number, string[]> = [...STOPWORDS].reduce((byHash, w) => {
+  const h = fnv1a(w);
+  byHash.set(h, [...(byHash.get(h) ?? []), w]);
+  return byHash;
+}, new Map<number, string[]>());
+
+/** Whether the ASCII letters text[start, end), lowercased, are a function word of hash `word` (no string made). */
+function isStopword(text: string, start: number, end: number, word: number): boolean {
+  for (const w of STOPWORD_HASHES.get(word) ?? []) {
+    if (w.length !== end - start) continue;
+    let k = 0;
+    while (k < w.length && (text.charCodeAt(start + k) | 0x20) === w.charCodeAt(k)) k++;
+    if (k === w.length) return true;
+  }
+  return false;
+}
 /** XORed into a 32-bit value, it maps unsigned order onto signed order. */
 const SIGN_BIT = 0x80000000 | 0;
 
