@@ -63,6 +63,7 @@ export interface BusDeps {
 }
 
 const SETTLED: Promise<void> = Promise.resolve();
+const toVoid = (): void => undefined;
 
 export function createBus(deps: BusDeps): Bus {
   // Copy-on-write: a handler that (un)subscribes during delivery does not disturb the loop in progress.
@@ -98,24 +99,29 @@ export function createBus(deps: BusDeps): Bus {
 
   /** Hands `event` to every subscriber (but the durable ones when it is already stored). */
   function deliver(event: EventEnvelope, stored: boolean): Promise<void> {
-    let durable: Promise<unknown>[] | undefined;
+    // one durable subscriber (the trace writer) is the rule: its promise alone, without Promise.all
+    let durable: Promise<void> | undefined;
+    let more: Promise<void>[] | undefined;
     for (const sub of subscribers) {
       if (sub.types && !sub.types.includes(event.type)) continue;
       if (stored && sub.durable) continue;
       try {
         const result = sub.handle(event);
         if (result && typeof (result as Promise<unknown>).then === 'function') {
-          const guarded = (result as Promise<unknown>).catch((err) => warn(sub, event, err));
-          if (sub.durable) {
-            durable ??= [];
-            durable.push(guarded);
+          const guarded = (result as Promise<unknown>).then(toVoid, (err) => warn(sub, event, err));
+          if (!sub.durable) continue;
+          if (durable === undefined) durable = guarded;
+          else {
+            more ??= [];
+            more.push(guarded);
           }
         }
       } catch (err) {
         warn(sub, event, err);
       }
     }
-    return durable ? Promise.all(durable).then(() => undefined) : SETTLED;
+    if (durable === undefined) return SETTLED;
+    return more === undefined ? durable : Promise.all([durable, ...more]).then(toVoid);
   }
 
   return {
