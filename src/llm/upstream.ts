@@ -128,7 +128,8 @@ export function readUpstreamText(
     };
     const onEnd = () => finish(undefined);
     const onClose = () => finish(prematureClose());
-    body.on('data', onData).once('end', onEnd).once('error', finish).once('close', onClose);
+    // on, not once: once wraps each listener in two more objects, and finish takes them all off anyway
+    body.on('data', onData).on('end', onEnd).on('error', finish).on('close', onClose);
   });
 }
 
