@@ -1,9 +1,11 @@
 /**
  * @module The built-in models.yaml shipped inside the bundle (DECISIONS §2): current models of the
  * three adapters at their public list prices in USD per million tokens. Claude Sonnet 4 and 4.5 take
- * Anthropic's 1M-token window with `anthropic-beta: context-1m-2025-08-07`; a call whose input (cache reads
- * and writes included) exceeds 200,000 tokens is then billed whole at the long-context rates ($6 / $22.50,
- * the cache rates scaled alike: Anthropic's pricing page, "Long context pricing"). `SVC_MODELS` / `--models`
+ * Anthropic's 1M-token window with `anthropic-beta: context-1m-2025-08-07`. The built-in table states no
+ * long-context rates: a price depends on the tokens alone, so a table that doubled them above 200,000 input
+ * tokens would re-price every such row (synthetic or imported usage included) whether or not its call ran
+ * under the beta; a models.yaml that wants Anthropic's long-context bill sets `long_context.prices` ($6 /
+ * $22.50 on Sonnet, the cache rates scaled alike). `SVC_MODELS` / `--models`
  * replaces the whole table. OpenRouter prices are the router's listed prices on `pricing_version`.
  */
 
@@ -32,18 +34,14 @@ models:
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
     prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75, web_search: 10 }
-    long_context:
-      { max_context_tokens: 1000000, beta: context-1m-2025-08-07, above_input_tokens: 200000,
-        prices: { input: 6, output: 22.50, cache_read: 0.60, cache_write: 7.50, cache_write_1h: 12 } }
+    long_context: { max_context_tokens: 1000000, beta: context-1m-2025-08-07 }
   - id: anthropic:claude-sonnet-4
     tier: balanced
     aliases: [sonnet-4]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
     prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75, web_search: 10 }
-    long_context:
-      { max_context_tokens: 1000000, beta: context-1m-2025-08-07, above_input_tokens: 200000,
-        prices: { input: 6, output: 22.50, cache_read: 0.60, cache_write: 7.50, cache_write_1h: 12 } }
+    long_context: { max_context_tokens: 1000000, beta: context-1m-2025-08-07 }
   - id: anthropic:claude-haiku-4-5
     tier: fast
     aliases: [fast, haiku, haiku-4.5]

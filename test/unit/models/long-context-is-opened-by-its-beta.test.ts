@@ -2,13 +2,15 @@
  * Anthropic's 1M-token window (models.yaml `long_context`, beta context-1m-2025-08-07 on Claude Sonnet 4 / 4.5):
  * routing's context check takes it only for a request whose anthropic-beta names it, on a model that has it;
  * the budget bound and its worst case use it and its rates; a finished call whose whole input (uncached, cache
- * reads, cache writes) exceeds 200,000 tokens is priced whole at the long-context rates, exactly.
+ * reads, cache writes) exceeds 200,000 tokens is priced whole at the long-context rates, exactly, where a
+ * models.yaml states them (the built-in table states the window only).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeAnthropicRequest } from '#src/gateway/shapes/anthropic/decode.ts';
 import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
 import { isSvcError } from '#src/lib/errors.ts';
+import { DEFAULT_MODELS_YAML } from '#src/models/default-models.ts';
 import { priceCall, worstCaseCost } from '#src/models/pricing.ts';
 import { parseModelRegistry } from '#src/models/registry.ts';
 import { boundCallTokens } from '#src/models/token-bound.ts';
@@ -22,16 +24,27 @@ const body = (text: string) => ({
   max_tokens: 64,
   messages: [{ role: 'user', content: text }],
 });
+// the built-in table with Anthropic's long-context rates stated, as README's models.yaml example does
+const WINDOW = `long_context: { max_context_tokens: 1000000, beta: ${'context-1m-2025-08-07'} }`;
+const priced = parseModelRegistry(
+  DEFAULT_MODELS_YAML.replaceAll(
+    WINDOW,
+    `${WINDOW.slice(0, -2)}, prices: { input: 6, output: 22.50, cache_read: 0.60, cache_write: 7.50, cache_write_1h: 12 } }`,
+  ),
+  'models.yaml',
+);
 const anthropic = (text: string, beta?: string) =>
   decodeAnthropicRequest(body(text), { 'anthropic-version': '2023-06-01', 'anthropic-beta': beta });
 
-test('the built-in Sonnet 4 and 4.5 have the 1M window at the long-context rates; Opus and Haiku do not', () => {
+test('the built-in Sonnet 4 and 4.5 have the 1M window without long-context rates; Opus and Haiku have neither', () => {
+  assert.ok(DEFAULT_MODELS_YAML.split(WINDOW).length === 3, 'the window is stated on two models');
   for (const id of [SONNET, 'anthropic:claude-sonnet-4']) {
     const long = registry.get(id)!.long_context!;
     assert.equal(long.max_context_tokens, 1_000_000);
     assert.equal(long.beta, BETA);
     assert.equal(long.above_input_tokens, 200_000);
-    assert.deepEqual(long.prices, {
+    assert.ok(!long.prices, 'the built-in table states no long-context rates');
+    assert.deepEqual(priced.get(id)!.long_context!.prices, {
       input: '6',
       output: '22.50',
       cache_read: '0.60',
@@ -42,6 +55,11 @@ test('the built-in Sonnet 4 and 4.5 have the 1M window at the long-context rates
   }
   for (const id of ['anthropic:claude-opus-4-5', 'anthropic:claude-haiku-4-5', 'openai:gpt-5'])
     assert.equal(registry.get(id)!.long_context, null);
+  // with the built-in table a call above the threshold is billed at the standard rates
+  assert.equal(
+    priceCall(registry, SONNET, { input_tokens: 200_001, output_tokens: 1_000 }).cost_usd,
+    '0.615003',
+  );
 });
 
 test('routing: a 225k-token prompt fits Sonnet only with the beta among the anthropic-beta values', () => {
@@ -74,7 +92,7 @@ test('routing: a 225k-token prompt fits Sonnet only with the beta among the anth
 });
 
 test('priced call: above 200,000 input tokens (cache reads and writes counted) the whole call is at long-context rates', () => {
-  const at = (usage: Parameters<typeof priceCall>[2]) => priceCall(registry, SONNET, usage).cost_usd;
+  const at = (usage: Parameters<typeof priceCall>[2]) => priceCall(priced, SONNET, usage).cost_usd;
   // exactly 200,000: standard. 200,000 × 3 + 1,000 × 15 = 615,000 µ$
   assert.equal(at({ input_tokens: 200_000, output_tokens: 1_000 }), '0.615000');
   // 200,001: long. 200,001 × 6 + 1,000 × 22.50 = 1,222,506 µ$
@@ -93,7 +111,7 @@ test('priced call: above 200,000 input tokens (cache reads and writes counted) t
   );
   // the same tokens on a model without long-context rates: standard (haiku 1 / 0.10 / 1.25 / 2 / 5)
   assert.equal(
-    priceCall(registry, 'anthropic:claude-haiku-4-5', {
+    priceCall(priced, 'anthropic:claude-haiku-4-5', {
       input_tokens: 1_000,
       cached_input_tokens: 150_000,
       cache_creation_input_tokens: 60_000,
@@ -105,19 +123,19 @@ test('priced call: above 200,000 input tokens (cache reads and writes counted) t
 });
 
 test('budget: the bound reserves at long-context rates only with the beta and above the threshold', () => {
-  const model = registry.get(SONNET)!;
+  const model = priced.get(SONNET)!;
   const big = 'x'.repeat(900_000);
   const withBeta = boundCallTokens(anthropic(big, BETA), model, JSON.stringify(body(big)));
   assert.equal(withBeta.longContext, true);
   assert.ok(withBeta.inputTokens > 200_000);
   // every input token at the dearest long input rate (7.50, five-minute writes), output at 22.50
   const expected = (withBeta.inputTokens * 7.5 + 64 * 22.5) / 1e6;
-  assert.equal(Number(worstCaseCost(registry, SONNET, withBeta).cost_usd), expected);
+  assert.equal(Number(worstCaseCost(priced, SONNET, withBeta).cost_usd), expected);
   // a small request with the beta stays at the standard rates (3.75 / 15)
   const small = boundCallTokens(anthropic('hi', BETA), model);
   assert.equal(small.longContext, true);
   assert.equal(
-    Number(worstCaseCost(registry, SONNET, small).cost_usd),
+    Number(worstCaseCost(priced, SONNET, small).cost_usd),
     (small.inputTokens * 3.75 + 64 * 15) / 1e6,
   );
   // without the beta the bound never takes the long rates, and what the provider adds (an MCP server)
@@ -133,7 +151,7 @@ test('budget: the bound reserves at long-context rates only with the beta and ab
   assert.equal(mcp().inputTokens, 200_000);
   assert.equal(mcp().longContext, false);
   assert.equal(mcp(BETA).inputTokens, 1_000_000);
-  assert.equal(worstCaseCost(registry, SONNET, mcp(BETA)).cost_usd, '7.501440'); // 1M × 7.50 + 64 × 22.50
+  assert.equal(worstCaseCost(priced, SONNET, mcp(BETA)).cost_usd, '7.501440'); // 1M × 7.50 + 64 × 22.50
 });
 
 test('models.yaml long_context: defaults filled in, and mistakes named', () => {
