@@ -15,7 +15,8 @@ import type { CanonicalStreamEvent, StreamProgress } from '../canonical/stream.t
 import type { Published } from '../events/bus.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { classifyReadFailure } from '../llm/call.ts';
-import { type CallRunner, failureError, type RunningCall } from '../llm/runner.ts';
+import { failureError } from '../llm/call-stream.ts';
+import type { CallRunner, RunningCall } from '../llm/runner.ts';
 import { type InboundShape, TRUNCATED } from './shapes/shape.ts';
 
 export interface StreamResponseInput {

@@ -1,18 +1,16 @@
 /**
  * @module The call runner: the one path every model call takes, whoever makes it (the gateway pipeline,
- * the agent loop). route (route.decided) → reserve → call (llm.call_started, retries) → canonical stream →
- * settle → events committed. A running call is closed exactly once, and its reservation settled or released
- * exactly once, whichever of complete / fail / cancel comes first.
+ * the agent loop). route (route.decided) → reserve → call (llm.call_started, retries) → canonical stream
+ * (call-stream.ts) → settle → events committed. A running call is closed exactly once, and its reservation
+ * settled or released exactly once, whichever of complete / fail / cancel comes first.
  */
 import type { Adapter, UpstreamCall } from '../adapters/adapter.ts';
 import type { UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { CanonicalUsage } from '../canonical/response.ts';
-import type { CanonicalStreamEvent, MessageCompleteEvent, StreamProgress } from '../canonical/stream.ts';
+import type { StreamProgress } from '../canonical/stream.ts';
 import type { Bus, Published } from '../events/bus.ts';
 import type { CallActor, CallAttribution, InboundShape } from '../events/catalog.ts';
 import { type Decimal, ZERO } from '../lib/decimal.ts';
-import { SvcError } from '../lib/errors.ts';
-import { decodeSse } from '../lib/sse-decode.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import { type ModelRegistry, splitCanonicalId } from '../models/registry.ts';
@@ -22,12 +20,12 @@ import type { PolicyStore } from '../routing/load-policy.ts';
 import type { PatternMatch } from '../routing/pattern/table.ts';
 import {
   type CompleteInput,
-  classifyReadFailure,
   type LlmCallDeps,
   LlmCallFailed,
   type LlmCallInput,
   openLlmCall,
 } from './call.ts';
+import { type CanonicalEventStream, createEventStream, type StreamOptions } from './call-stream.ts';
 import { resolvePartialUsage } from './partial-usage.ts';
 import { DEFAULT_UPSTREAM_LIMITS, type UpstreamLimits, type UpstreamResponse } from './upstream.ts';
 
@@ -140,25 +138,6 @@ export interface RunningCall {
   cancel(usage: CanonicalUsage, ttftMs: number | null): Published;
 }
 
-export interface StreamOptions {
-  /** performance.now() at the call's start (ttft); default: when the call was opened. */
-  startedMs?: number;
-  /**
-   * false (gateway): llm.call_completed is committed before message.complete is yielded, so the client's
-   * final byte never precedes a durable trace, and an abort closes the call at once as cancelled.
-   * true (agent): message.complete is yielded first and the call is closed when the consumer asks for the
-   * next event (spec 2 "Typical order"); on abort the stream just ends and the consumer calls `cancel`.
-   */
-  completeAfterYield?: boolean;
-  /**
-   * Runs just before a read failure closes the call as llm.call_failed: the agent closes its open message
-   * there (tool.use_end, message.complete with stop_reason `error`), so the stream keeps spec 2's order.
-   */
-  beforeFail?: () => void;
-  /** Committed together with the call's closing event (the gateway's turn.completed: one group commit). */
-  alongside?: (end: { status: number; code: string | null }) => Promise<void>;
-}
-
 export interface CallRunner {
   /** Routing chain → route.decided; throws the chain's SvcError (403/503) when nothing is usable. */
   route(input: RouteInput): Routed;
@@ -176,13 +155,6 @@ export interface CallRunner {
    */
   streamEvents(call: RunningCall, signal: AbortSignal, options?: StreamOptions): CanonicalEventStream;
 }
-
-export interface CanonicalEventStream extends AsyncIterable<CanonicalStreamEvent>, StreamProgress {
-  /** Time to first content, once seen (ms from `startedMs`). */
-  ttftMs(): number | null;
-}
-
-export const TRUNCATED_STREAM = 'the upstream stream ended before the message was complete';
 
 export function createCallRunner(deps: CallRunnerDeps): CallRunner {
   const available = (): ReadonlySet<string> =>
@@ -341,11 +313,6 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
   };
 }
 
-/** The SvcError a failure is answered with; `details.error_class` carries its class. */
-export function failureError(f: UpstreamFailure): SvcError {
-  return new SvcError(f.code, { message: f.message, details: { error_class: f.error_class } });
-}
-
 /** A hold whose first settle or release wins; later calls do nothing. */
 export function onceHold(hold: Hold | undefined): Hold {
   let done = false;
@@ -398,94 +365,6 @@ const CANCELLED: UpstreamFailure = {
   message: 'the call was cancelled before the model finished',
   retryable: false,
 };
-
-function createEventStream(
-  call: RunningCall,
-  signal: AbortSignal,
-  startedMs: number,
-  maxLineBytes: number,
-  options: StreamOptions,
-): CanonicalEventStream {
-  const completeAfterYield = options.completeAfterYield ?? false;
-  const alongside = options.alongside ?? (async () => {});
-  const adapter = call.routed.adapter;
-  const canonical = adapter.decodeStream(decodeSse(call.response.body, { maxLineBytes }));
-  let ttft: number | null = null;
-  /** The call was completed here, on the stream's message.complete. */
-  let completed = false;
-  // agent order: the caller publishes its cancellation events (tool.use_end, message.complete) first and
-  // then closes the call itself with `call.cancel`; the gateway's call is closed the moment its client leaves
-  const cancel = () => {
-    if (!completeAfterYield && !call.closed) call.cancel(call.unfinishedUsage(canonical), ttft);
-  };
-  async function* events(): AsyncGenerator<CanonicalStreamEvent> {
-    signal.addEventListener('abort', cancel, { once: true });
-    try {
-      for await (const e of canonical) {
-        if (ttft === null && canonical.hasContent())
-          ttft = Math.round((performance.now() - startedMs) * 1000) / 1000;
-        const done = e.type === 'message.complete' && !call.closed ? e : null;
-        const closeCall = (m: MessageCompleteEvent) => {
-          completed = true;
-          return Promise.all([
-            call.complete({ usage: m.usage, stopReason: m.stop_reason, ttftMs: ttft }).published.committed,
-            alongside({ status: 200, code: null }),
-          ]);
-        };
-        if (done && !completeAfterYield) await closeCall(done);
-        yield e;
-        if (signal.aborted) return;
-        if (done && completeAfterYield && !call.closed) await closeCall(done);
-      }
-    } catch (err) {
-      // the answer was whole and its call completed (billed): a connection reset after the final event
-      // (message_stop, [DONE], response.completed) ends the stream as its end would have
-      if (completed && !signal.aborted) return;
-      if (signal.aborted || call.closed) {
-        cancel();
-        throw err;
-      }
-      const failure = classifyReadFailure(adapter, err, signal);
-      options.beforeFail?.();
-      await Promise.all([
-        call.fail(failure, call.unfinishedUsage(canonical)).committed,
-        alongside({ status: 200, code: failure.code }),
-      ]);
-      throw failureError(failure);
-    } finally {
-      signal.removeEventListener('abort', cancel);
-      if (signal.aborted) cancel();
-    }
-    if (!call.closed) {
-      const failure = classifyReadFailure(
-        adapter,
-        new SvcError('upstream_error', {
-          message: TRUNCATED_STREAM,
-          details: { error_class: 'server_error' },
-        }),
-        signal,
-      );
-      options.beforeFail?.();
-      await Promise.all([
-        call.fail(failure, call.unfinishedUsage(canonical)).committed,
-        alongside({ status: 200, code: failure.code }),
-      ]);
-      throw failureError(failure);
-    }
-  }
-  const iterable = events();
-  return {
-    [Symbol.asyncIterator]: () => iterable,
-    usage: () => canonical.usage(),
-    stopReason: () => canonical.stopReason(),
-    messageId: () => canonical.messageId(),
-    hasContent: () => canonical.hasContent(),
-    generatedQuarterTokens: () => canonical.generatedQuarterTokens(),
-    usageFinal: () => canonical.usageFinal(),
-    blockEnded: (index) => canonical.blockEnded(index),
-    ttftMs: () => ttft,
-  };
-}
 
 /** Whether a stream reported any tokens before it ended (what the provider bills for it). */
 function hasTokens(u: CanonicalUsage): boolean {
