@@ -117,8 +117,9 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   const perImage = IMAGE_TOKEN_MAXIMA.find((m) => m.pattern.test(model.id))!.tokens + IMAGE_OVERHEAD;
   let inputTokens = content + tally.framing + tally.images * perImage;
   // the whole window the request gets: 1M tokens on a model whose long-context beta it names
-  const longContext = openedLongContext(model, anthropicBetasOf(req)) !== null;
-  if (tally.opaque) inputTokens = Math.max(inputTokens, contextWindowOf(model, anthropicBetasOf(req)));
+  const betas = anthropicBetasOf(req);
+  const longContext = openedLongContext(model, betas) !== null;
+  if (tally.opaque) inputTokens = Math.max(inputTokens, contextWindowOf(model, betas));
 
   // OpenAI bills every one of n choices; rejected predicted-output tokens are billed as output too
   const perChoice = req.max_tokens ?? model.capabilities.max_output_tokens;

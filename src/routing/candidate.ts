@@ -1,10 +1,9 @@
 /**
  * @module Candidate validation (DECISIONS §4): a proposed model is usable only when configured,
- * allowed for the key, its adapter has a provider key, and it has the capabilities and context
- * the request needs (the long-context window when the request's anthropic-beta opens it) (images, tools; for a worker turn, can_delegate). Checks run in that order; the first
- * failure is the verdict.
+ * allowed for the key, its adapter has a provider key, and it has the capabilities (images, tools; for a
+ * worker turn, can_delegate) and the context the request needs (the long-context window when the
+ * request's anthropic-beta opens it). Checks run in that order; the first failure is the verdict.
  */
-
 import { contextWindowOf } from '../models/long-context.ts';
 import type { Capabilities, ModelEntry } from '../models/model-schema.ts';
 import { splitCanonicalId } from '../models/registry.ts';
