@@ -17,6 +17,7 @@ import type { Database } from '../store/schema.ts';
 import { finishToolCall, insertToolCall } from './sessions/tool-calls.ts';
 import { whileStoreAway } from './store-wait.ts';
 import { DelegateInputSchema } from './tools/delegate.ts';
+import { type InputPreview, previewInput } from './tools/input-preview.ts';
 import { parseInput } from './tools/result.ts';
 import type { ToolContext, ToolResult, WorkspaceTool } from './tools/tool.ts';
 import type { Confirmations } from './turns/confirmations.ts';
@@ -82,6 +83,8 @@ export async function runToolUses(
     let started = performance.now();
     const callId = deps.newId();
     const base = { actor: 'tool', session_id: turn.sessionId, turn_id: turn.turnId } as const;
+    // the events and the row hold the input with long strings cut; the message holds it whole
+    const shown = previewInput(use.input);
     const failed = async (error_class: ToolErrorClass, message: string, output?: string) => {
       // the event carries the failure's sentence only; what the tool printed goes to the model and the row
       const content = `${error_class}: ${message}${output ? `\n${output}` : ''}`;
@@ -113,7 +116,7 @@ export async function runToolUses(
       message_id: messageId,
       tool_use_id: use.id,
       tool_name: use.name,
-      input: use.input,
+      input: shown.input,
       status: turn.signal.aborted ? ('pending' as const) : ('running' as const),
       started_at: now(deps),
     };
@@ -126,9 +129,9 @@ export async function runToolUses(
     deps.bus.publish({
       ...base,
       type: 'tool.called',
-      payload: { tool_use_id: use.id, tool_name: use.name, input: use.input },
+      payload: { tool_use_id: use.id, tool_name: use.name, ...inputFields(shown) },
     });
-    const outcome = await runOne(deps, turn, use, () => {
+    const outcome = await runOne(deps, turn, use, shown, () => {
       started = performance.now();
     }).catch((err: unknown): RunOutcome => {
       // a tool that throws is that call's failure, never the turn's end (tools return their own failures)
@@ -187,6 +190,7 @@ async function runOne(
   deps: ToolDispatchDeps,
   turn: DispatchTurn,
   use: ToolUseBlock,
+  shown: InputPreview,
   onAnswered: () => void,
 ): Promise<RunOutcome> {
   const tool = deps.tools.find((t) => t.name === use.name);
@@ -215,7 +219,7 @@ async function runOne(
     // a call that cannot run (bad input, a path outside the workspace) fails without asking the user
     const invalid = await tool.check?.(use.input, toolContext(deps, turn));
     if (invalid) return { kind: 'failed', error_class: invalid.error_class, message: invalid.message };
-    const denied = await confirm(deps, turn, use);
+    const denied = await confirm(deps, turn, use, shown);
     onAnswered();
     if (denied) return denied;
   }
@@ -249,13 +253,14 @@ async function confirm(
   deps: ToolDispatchDeps,
   turn: DispatchTurn,
   use: ToolUseBlock,
+  shown: InputPreview,
 ): Promise<RunOutcome | undefined> {
   const requestId = deps.newId();
   const base = { actor: 'agent', session_id: turn.sessionId, turn_id: turn.turnId } as const;
   deps.bus.publish({
     ...base,
     type: 'tool.confirmation_requested',
-    payload: { request_id: requestId, tool_use_id: use.id, tool_name: use.name, input: use.input },
+    payload: { request_id: requestId, tool_use_id: use.id, tool_name: use.name, ...inputFields(shown) },
   });
   const outcome = await deps.confirmations.ask({
     requestId,
@@ -312,6 +317,11 @@ async function confirm(
   }
   if (outcome.scope === 'session') deps.approvals(turn.sessionId).add(use.name);
   return undefined;
+}
+
+/** `input`, and `input_truncated` (path → full length in characters) when a string of it was cut. */
+function inputFields(shown: InputPreview): { input: unknown; input_truncated?: Record<string, number> } {
+  return shown.truncated ? { input: shown.input, input_truncated: shown.truncated } : { input: shown.input };
 }
 
 function errorText(err: unknown): string {

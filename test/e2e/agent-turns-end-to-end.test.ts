@@ -181,6 +181,45 @@ test('a scripted multi-call turn over REST: tools run in the workspace, events, 
   assert.equal(payload.inbound_shape, null);
 });
 
+test('a large write_file: the file and the message hold the whole content, the events and the tool_calls row a 64 KiB preview', async () => {
+  const server = shared;
+  const sid = await newSession(server);
+  const content = `${'a'.repeat(64 * 1024 - 1)}\u{1F600}${'b'.repeat(200_000)}`; // an emoji across the cut
+  fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'big.txt', content } }] }, { text: 'ok' }]);
+  const sub = await server.api('POST', `/sessions/${sid}/turns`, { content: text('write it') });
+  await allowNext(server, sid, sub.body.turn_id, new Set());
+  await eventsUntil(server, sid, ended(sub.body.turn_id));
+  assert.equal(readFileSync(join(server.workspace, 'big.txt'), 'utf8'), content);
+  const msgs = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  assert.equal(msgs[1].content.find((b: { type: string }) => b.type === 'tool_use').input.content, content);
+  // before: tool.called, tool.confirmation_requested and the row each held the 264 KB content again
+  const [called, asked] = ['tool.called', 'tool.confirmation_requested'].map((type) =>
+    withStore(server.db, (db) =>
+      JSON.parse(
+        (
+          db
+            .prepare('SELECT payload FROM events WHERE type = ? AND turn_id = ?')
+            .get(type, sub.body.turn_id) as {
+            payload: string;
+          }
+        ).payload,
+      ),
+    ),
+  );
+  for (const p of [called, asked]) {
+    assert.deepEqual(p.input_truncated, { content: content.length });
+    assert.equal(p.input.path, 'big.txt');
+    assert.equal(
+      p.input.content,
+      `${'a'.repeat(64 * 1024 - 1)}… [cut here: ${content.length} characters in all]`,
+    );
+  }
+  const row = withStore(server.db, (db) =>
+    db.prepare('SELECT input FROM tool_calls WHERE turn_id = ?').get(sub.body.turn_id),
+  ) as { input: string };
+  assert.deepEqual(JSON.parse(row.input), called.input);
+});
+
 test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and routing_failed without keys', async (t) => {
   const server = shared;
   const sid = await newSession(server);

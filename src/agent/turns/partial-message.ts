@@ -63,7 +63,9 @@ export function createPartialMessage(): PartialMessage {
           break;
         case 'tool.use_end': {
           const d = blocks.get(e.content_block_index);
-          if (d?.kind === 'tool') d.input = e.final_input;
+          if (d?.kind !== 'tool') break;
+          d.input = e.final_input;
+          d.text = ''; // the fragments are not needed once the input is whole (a 20 MB write held them twice)
           break;
         }
       }

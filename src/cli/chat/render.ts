@@ -93,7 +93,9 @@ function renderEvent(p: Printer, e: EventEnvelope): void {
       p.text(String(pl.text ?? ''));
       return;
     case 'tool.called':
-      p.line(`⚙ ${[pl.tool_name, compactInput(pl.input)].filter((x) => x !== '').join(' ')}`);
+      p.line(
+        `⚙ ${[pl.tool_name, compactInput(pl.input, pl.input_truncated)].filter((x) => x !== '').join(' ')}`,
+      );
       return;
     case 'tool.completed':
       p.line(
@@ -136,13 +138,16 @@ function stepsOf(n: unknown): string {
   return `${n} step${n === 1 ? '' : 's'}`;
 }
 
-export function compactInput(input: unknown): string {
+/** `truncated`: the event's input_truncated, the full lengths of the strings the event carries cut. */
+export function compactInput(input: unknown, truncated?: unknown): string {
   if (!input || typeof input !== 'object') return '';
+  const lengths = (truncated && typeof truncated === 'object' ? truncated : {}) as Record<string, unknown>;
   return Object.entries(input as Record<string, unknown>)
     .map(([k, v]) => {
       if (typeof v === 'string') {
         const shown = oneLine(v, 60);
-        return `${k}=${shown === v && !/\s/.test(v) ? v : JSON.stringify(shown)}${v.length > 60 ? ` (${v.length} chars)` : ''}`;
+        const length = typeof lengths[k] === 'number' ? lengths[k] : v.length;
+        return `${k}=${shown === v && !/\s/.test(v) ? v : JSON.stringify(shown)}${length > 60 ? ` (${length} chars)` : ''}`;
       }
       return `${k}=${oneLine(JSON.stringify(v), 60)}`;
     })

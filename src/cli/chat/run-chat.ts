@@ -205,8 +205,13 @@ async function confirm(
   e: EventEnvelope,
   withdrawn: AbortSignal,
 ): Promise<void> {
-  const pl = e.payload as { request_id: string; tool_name: string; input: unknown };
-  const question = `? allow ${pl.tool_name} ${compactInput(pl.input)} [y/n/a] `;
+  const pl = e.payload as {
+    request_id: string;
+    tool_name: string;
+    input: unknown;
+    input_truncated?: unknown;
+  };
+  const question = `? allow ${pl.tool_name} ${compactInput(pl.input, pl.input_truncated)} [y/n/a] `;
   p.endLine();
   // from a pipe too, the question shows before its answer is read: a program driving svc chat waits for it
   if (!lines.interactive) p.text(question);

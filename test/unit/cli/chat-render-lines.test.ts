@@ -25,6 +25,23 @@ test('a tool called without input prints its name alone; with input, name then t
   );
 });
 
+test('a string the event carries cut (input_truncated) is counted at its full length', () => {
+  const cut = `${'x'.repeat(65536)}… [cut here: 20000000 characters in all]`;
+  assert.deepEqual(
+    render([
+      {
+        type: 'tool.called',
+        payload: {
+          tool_name: 'write_file',
+          input: { path: 'a', content: cut },
+          input_truncated: { content: 2e7 },
+        },
+      },
+    ]),
+    [`⚙ write_file path=a content="${'x'.repeat(59)}…" (20000000 chars)`],
+  );
+});
+
 test('one step is "1 step", for the turn and for a worker', () => {
   assert.deepEqual(
     render([
