@@ -76,7 +76,7 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
     checkBody(body) {
       if (typeof body.model !== 'string') return 'you must provide a model parameter';
       if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
-      if (!openrouter) return userTooLong(body) ?? translatorRefusal(body);
+      if (!openrouter) return userTooLong(body) ?? modelRefusal(body) ?? translatorRefusal(body);
       return undefined;
     },
     readTurn: (body) => readTurn(body, openrouter),
@@ -258,4 +258,38 @@ export function userTooLong(body: Record<string, unknown>): string | undefined {
       return `Invalid '${field}': string too long. Expected a string with maximum length 64, but got a string with length ${value.length} instead.`;
   }
   return undefined;
+}
+
+/**
+ * What OpenAI refuses of a model by its kind (wire-formats §2.2; the API's own messages): `reasoning_effort`
+ * on a chat model that does not reason (gpt-4.1, gpt-4o, gpt-5-chat-latest); on its reasoning models (o-series,
+ * gpt-5 and later) `max_tokens`, `stop`, `logprobs`, a temperature or top_p but the default 1, and an effort
+ * the model does not take (none on gpt-5, -mini, -nano and the o-series, minimal from gpt-5.1 on, xhigh before
+ * gpt-5.2, only high on gpt-5-pro, only medium on the chat snapshots from gpt-5.1 on).
+ */
+function modelRefusal(body: Record<string, unknown>): string | undefined {
+  const model = String(body.model);
+  const reasoning = /^(o\d|gpt-(5|[6-9]))/i.test(model) && !/^gpt-5-chat/i.test(model);
+  const effort = body.reasoning_effort;
+  if (!reasoning)
+    return effort != null ? 'Unrecognized request argument supplied: reasoning_effort' : undefined;
+  for (const field of ['max_tokens', 'stop', 'logprobs'])
+    if (body[field] != null && body[field] !== false)
+      return `Unsupported parameter: '${field}' is not supported with this model.${field === 'max_tokens' ? " Use 'max_completion_tokens' instead." : ''}`;
+  for (const field of ['temperature', 'top_p'])
+    if (body[field] != null && body[field] !== 1)
+      return `Unsupported value: '${field}' does not support ${String(body[field])} with this model. Only the default (1) value is supported.`;
+  const taken = effortsTaken(model);
+  if (typeof effort === 'string' && !taken.includes(effort))
+    return `Unsupported value: 'reasoning_effort' does not support '${effort}' with this model. Supported values are: ${taken.map((e) => `'${e}'`).join(', ')}.`;
+  return undefined;
+}
+
+function effortsTaken(model: string): string[] {
+  if (/^gpt-5-pro/i.test(model)) return ['high'];
+  if (/^gpt-\d+\.\d+-chat/i.test(model)) return ['medium'];
+  if (/codex|^o\d/i.test(model)) return ['low', 'medium', 'high'];
+  if (/^gpt-5(?![.\d])/i.test(model)) return ['minimal', 'low', 'medium', 'high'];
+  if (/^gpt-5\.1(?!\d)/i.test(model)) return ['none', 'low', 'medium', 'high'];
+  return ['none', 'low', 'medium', 'high', 'xhigh'];
 }

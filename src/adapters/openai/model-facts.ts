@@ -1,19 +1,46 @@
 /**
  * @module What an OpenAI model takes, read off its name: reasoning models (`reasoning_effort`, default sampling
- * only), the least reasoning each takes, an Anthropic thinking budget as an effort, and strict-mode schemas.
+ * only, no `stop`), the efforts each takes, an Anthropic thinking budget as an effort, and strict-mode schemas.
  */
-import type { ReasoningEffort, ThinkingConfig } from '../../canonical/request.ts';
+import { REASONING_EFFORTS, type ReasoningEffort, type ThinkingConfig } from '../../canonical/request.ts';
 
 /**
  * The least reasoning an OpenAI reasoning model takes: `none` from gpt-5.1 on (its default), `minimal` on
  * gpt-5, gpt-5-mini and gpt-5-nano (which refuse `none`), `low` on the o-series, codex and gpt-oss models;
- * none at all for gpt-5-pro, which takes only `high`.
+ * none at all for a model that takes one effort only (gpt-5-pro, the chat snapshots from gpt-5.1 on).
  */
 export function lowestEffort(model: string): ReasoningEffort | undefined {
-  if (/^gpt-5-pro/i.test(model)) return undefined;
-  if (/codex|^o\d|^gpt-oss/i.test(model)) return 'low';
-  if (/^gpt-5(?![.\d])/i.test(model)) return 'minimal';
-  return 'none';
+  const taken = effortsOf(model);
+  if (taken?.length === 1) return undefined;
+  return taken?.[0] ?? 'none';
+}
+
+/**
+ * The efforts a reasoning model takes, lowest first (any other is a 400 `unsupported_value`): `high` only on
+ * gpt-5-pro, `medium` only on the chat snapshots from gpt-5.1 on (`gpt-5.1-chat-latest`), low to high on the
+ * o-series, codex and gpt-oss models, minimal to high on gpt-5, -mini and -nano, none to high on gpt-5.1,
+ * none to xhigh on gpt-5.2; undefined (every effort, as asked) for later models.
+ */
+export function effortsOf(model: string): readonly ReasoningEffort[] | undefined {
+  if (/^gpt-5-pro/i.test(model)) return ['high'];
+  if (/^gpt-\d+\.\d+-chat/i.test(model)) return ['medium'];
+  if (/codex|^o\d|^gpt-oss/i.test(model)) return ['low', 'medium', 'high'];
+  if (/^gpt-5(?![.\d])/i.test(model)) return ['minimal', 'low', 'medium', 'high'];
+  if (/^gpt-5\.1(?!\d)/i.test(model)) return ['none', 'low', 'medium', 'high'];
+  if (/^gpt-5\.2(?!\d)/i.test(model)) return ['none', 'low', 'medium', 'high', 'xhigh'];
+  return undefined;
+}
+
+/**
+ * `effort` as `model` takes it: the nearest effort it takes, the higher of two as near (Claude's `max` is
+ * gpt-5's `high`, `low` is gpt-5-pro's `high`).
+ */
+export function fitEffort(model: string, effort: ReasoningEffort): ReasoningEffort {
+  const taken = effortsOf(model);
+  if (!taken || taken.includes(effort)) return effort;
+  const at = REASONING_EFFORTS.indexOf(effort);
+  const distance = (e: ReasoningEffort) => Math.abs(REASONING_EFFORTS.indexOf(e) - at);
+  return taken.reduce((best, e) => (distance(e) <= distance(best) ? e : best));
 }
 
 /** Anthropic-style budget → OpenAI effort (choice: <4k low, <16k medium, else high). */
@@ -24,10 +51,11 @@ export function effortFromThinking(t: ThinkingConfig | undefined): ReasoningEffo
 
 /**
  * OpenAI's reasoning models (o-series, gpt-5 and later, gpt-oss, codex), which take reasoning_effort and only the
- * default temperature and top_p; other chat models (gpt-4.1, gpt-4o) refuse reasoning_effort.
+ * default temperature and top_p; other chat models (gpt-4.1, gpt-4o, and `gpt-5-chat-latest`, ChatGPT's GPT-5
+ * without reasoning) refuse reasoning_effort and take sampling as asked.
  */
 export function isReasoningModel(model: string): boolean {
-  return /^(o\d|gpt-(5|[6-9])|gpt-oss|codex)/i.test(model);
+  return /^(o\d|gpt-(5|[6-9])|gpt-oss|codex)/i.test(model) && !/^gpt-5-chat/i.test(model);
 }
 
 /**

@@ -20,9 +20,21 @@ import type {
 } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { sha256Hex } from '../../lib/hash.ts';
-import { insertJsonMember, locateJsonValues, replaceJsonValue, rewriteModel } from '../../lib/json-splice.ts';
+import {
+  insertJsonMember,
+  locateJsonValues,
+  removeJsonMember,
+  replaceJsonValue,
+  rewriteModel,
+} from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
-import { effortFromThinking, isReasoningModel, lowestEffort, qualifiesForStrict } from './model-facts.ts';
+import {
+  effortFromThinking,
+  fitEffort,
+  isReasoningModel,
+  lowestEffort,
+  qualifiesForStrict,
+} from './model-facts.ts';
 
 export type OpenAIFlavor = 'openai' | 'openrouter';
 
@@ -70,6 +82,13 @@ export function encodeOpenAIRequest(
   if (req.top_p !== undefined && (!defaultSampling || req.top_p === 1)) body.top_p = req.top_p;
   if (req.top_k !== undefined && router) body.top_k = req.top_k;
   if (req.n !== undefined) body.n = req.n;
+  // OpenAI's own reasoning models refuse `stop` (a 400 unsupported_parameter): never left out unsaid, as the
+  // answer would run past where the client asked it to stop
+  if (req.stop_sequences?.length && defaultSampling)
+    reject(
+      'stop_sequences',
+      `${model} takes no stop sequences (OpenAI's reasoning models refuse stop); send none, or use another model`,
+    );
   if (req.stop_sequences?.length) body.stop = req.stop_sequences;
   if (req.user_id) body.user = fitUserId(req.user_id);
   encodeTools(req, body);
@@ -81,7 +100,8 @@ export function encodeOpenAIRequest(
       req.thinking?.type === 'disabled'
         ? lowestEffort(model)
         : (req.reasoning_effort ?? effortFromThinking(req.thinking));
-    if (effort && reasoning) body.reasoning_effort = effort;
+    // an effort the model does not take (Claude's `max`, `low` to gpt-5-pro) is the nearest it takes
+    if (effort && reasoning) body.reasoning_effort = fitEffort(model, effort);
   }
   const rf = req.response_format;
   if (rf?.type === 'json_schema') {
@@ -100,8 +120,9 @@ export function encodeOpenAIRequest(
 }
 
 /**
- * Fast path: the client's body with `model` replaced and, when streaming, `stream_options.include_usage`
- * ensured so usage is always observed. Edits JSON text; only re-serialises when stream_options must change.
+ * Fast path: the client's body with `model` replaced, `max_tokens` named `max_completion_tokens` on OpenAI's
+ * reasoning models and, when streaming, `stream_options.include_usage` ensured so usage is always observed.
+ * Edits JSON text; only re-serialises when stream_options must change.
  */
 export function encodeOpenAIPassthrough(
   input: PassthroughInput,
@@ -109,6 +130,21 @@ export function encodeOpenAIPassthrough(
   opts: OpenAIRequestOptions,
 ): UpstreamCall {
   let text = rewriteModel(input.bodyText, input.upstreamModel);
+  // OpenAI's reasoning models refuse `max_tokens` and take the same bound as `max_completion_tokens`; a client
+  // that does not know the model behind a gateway name (the Vercel AI SDK's openai.chat('openai:gpt-5-mini'),
+  // an alias, a fallback) sends the older name
+  const max = input.body.max_tokens;
+  if (
+    opts.flavor === 'openai' &&
+    max != null &&
+    input.body.max_completion_tokens == null &&
+    isReasoningModel(input.upstreamModel)
+  )
+    text = insertJsonMember(
+      removeJsonMember(text, 'max_tokens'),
+      'max_completion_tokens',
+      JSON.stringify(max),
+    );
   if (input.stream) {
     const so = input.body.stream_options as Record<string, unknown> | null | undefined;
     if (so?.include_usage !== true) {

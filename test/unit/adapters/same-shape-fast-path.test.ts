@@ -72,3 +72,25 @@ test('the OpenRouter fast path drops the client’s own model routing (models, r
   const plain = '{"model":"a","messages":[],"provider":{"order":["x"]}}';
   assert.equal(adapter.encodePassthrough(passthrough(plain)).body, plain.replace('"a"', '"up"'));
 });
+
+test('the OpenAI fast path names max_tokens max_completion_tokens on a reasoning model, which refuses the older name', () => {
+  const adapter = createOpenAIAdapter({ baseUrl: 'https://o.test/v1', apiKey: 'k' });
+  const sent = (text: string, model: string) =>
+    JSON.parse(adapter.encodePassthrough({ ...passthrough(text), upstreamModel: model }).body);
+  const text = '{"model":"openai:gpt-5-mini","max_tokens":256,"messages":[]}';
+  assert.deepEqual(sent(text, 'gpt-5-mini'), {
+    model: 'gpt-5-mini',
+    messages: [],
+    max_completion_tokens: 256,
+  });
+  // a model that takes max_tokens, or a client that sent both, gets its bytes as sent
+  assert.deepEqual(sent(text, 'gpt-4.1'), { model: 'gpt-4.1', max_tokens: 256, messages: [] });
+  assert.deepEqual(sent(text, 'gpt-5-chat-latest').max_tokens, 256);
+  const both = '{"model":"a","max_tokens":5,"max_completion_tokens":9,"messages":[]}';
+  assert.deepEqual(sent(both, 'gpt-5'), {
+    model: 'gpt-5',
+    max_tokens: 5,
+    max_completion_tokens: 9,
+    messages: [],
+  });
+});

@@ -931,6 +931,43 @@ test('OpenAI models: reasoning_effort and default-only sampling for reasoning mo
   );
 });
 
+test('OpenAI models get only what each takes: gpt-5-chat-latest no reasoning_effort, efforts fitted, no stop on reasoning models', () => {
+  const ask = (body: Record<string, unknown>, model: string) =>
+    JSON.parse(
+      openai.encodeRequest(
+        decodeAnthropicRequest({
+          model: 'm',
+          max_tokens: 50,
+          messages: [{ role: 'user', content: 'x' }],
+          ...body,
+        }),
+        model,
+      ).body,
+    );
+  const claudeCode = { temperature: 0, thinking: { type: 'adaptive' }, output_config: { effort: 'high' } };
+  // ChatGPT's GPT-5 snapshot is no reasoning model: reasoning_effort is a 400 there, sampling is taken
+  const chat = ask({ ...claudeCode, stop_sequences: ['END'] }, 'gpt-5-chat-latest');
+  assert.deepEqual([chat.reasoning_effort, chat.temperature, chat.stop], [undefined, 0, ['END']]);
+  // an effort the model refuses becomes the nearest it takes
+  const effort = (value: string, model: string) =>
+    ask({ thinking: { type: 'adaptive' }, output_config: { effort: value } }, model).reasoning_effort;
+  assert.equal(effort('max', 'gpt-5'), 'high');
+  assert.equal(effort('xhigh', 'gpt-5.1'), 'high');
+  assert.equal(effort('xhigh', 'gpt-5.2'), 'xhigh');
+  assert.equal(effort('max', 'o3'), 'high');
+  assert.equal(effort('low', 'gpt-5-pro'), 'high');
+  assert.equal(effort('high', 'gpt-5.1-chat-latest'), 'medium');
+  // thinking off on a model with one effort: nothing to send
+  assert.equal(ask({ thinking: { type: 'disabled' } }, 'gpt-5.1-chat-latest').reasoning_effort, undefined);
+  // OpenAI's reasoning models refuse stop: a 400 naming the field, never an answer that runs past it
+  assert.throws(
+    () => ask({ stop_sequences: ['END'] }, 'gpt-5-mini'),
+    (err: unknown) => err instanceof SvcError && err.status === 400 && /^stop_sequences: /.test(err.message),
+  );
+  assert.deepEqual(ask({ stop_sequences: ['END'] }, 'gpt-4.1').stop, ['END']);
+  assert.deepEqual(ask({ stop_sequences: ['END'] }, 'gpt-oss-120b').stop, ['END']);
+});
+
 test('documents reach OpenAI models: a PDF as a file part (also from a tool result), text documents and search results as text', () => {
   const pdf = {
     type: 'document',

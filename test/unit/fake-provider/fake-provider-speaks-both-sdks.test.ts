@@ -503,3 +503,32 @@ test('openai refuses, as the API does, tool messages out of order, images in too
   });
   assert.equal(served.choices[0].message.content, 'Tool result received: Sunny');
 });
+
+test('openai refuses, as the API does, what a model of its kind does not take (reasoning or not)', async () => {
+  const messages = [{ role: 'user' as const, content: 'q' }];
+  const refused: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['gpt-4.1', { reasoning_effort: 'low' }, /Unrecognized request argument supplied: reasoning_effort/],
+    ['gpt-5-chat-latest', { reasoning_effort: 'low' }, /reasoning_effort/],
+    ['gpt-5-mini', { max_tokens: 10 }, /'max_tokens' is not supported.*max_completion_tokens/],
+    ['gpt-5', { stop: ['END'] }, /'stop' is not supported with this model/],
+    ['o3', { temperature: 0 }, /'temperature' does not support 0 with this model/],
+    ['gpt-5-nano', { top_p: 0.5 }, /'top_p' does not support 0.5/],
+    ['gpt-5', { reasoning_effort: 'none' }, /does not support 'none'/],
+    ['gpt-5-pro', { reasoning_effort: 'low' }, /Supported values are: 'high'/],
+    ['gpt-5.1-chat-latest', { reasoning_effort: 'high' }, /Supported values are: 'medium'/],
+  ];
+  for (const [model, fields, message] of refused) {
+    await assert.rejects(
+      openai.chat.completions.create({ model, messages, ...fields } as never),
+      (err) => err instanceof OpenAI.BadRequestError && message.test(err.message),
+      `${model} ${JSON.stringify(fields)}`,
+    );
+  }
+  // what each takes is served
+  for (const [model, fields] of [
+    ['gpt-5-chat-latest', { temperature: 0, stop: ['END'], max_tokens: 10 }],
+    ['gpt-5', { temperature: 1, reasoning_effort: 'minimal', max_completion_tokens: 10 }],
+    ['gpt-4o', { temperature: 0.2, stop: ['END'] }],
+  ] as const)
+    await openai.chat.completions.create({ model, messages, ...fields } as never);
+});
