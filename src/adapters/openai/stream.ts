@@ -109,6 +109,8 @@ interface State {
   b: StreamBuilder;
   open: number;
   openKind: '' | 'text' | 'thinking' | 'tool';
+  /** The `index` of the reasoning detail the open thinking block holds, when the upstream numbered it. */
+  detail?: number;
   /** Every tool call of the message, in the order the upstream began them. */
   calls: ToolCall[];
   /** `tool_calls[].index` → the call currently at that index (a new id at the same index is a new call). */
@@ -136,6 +138,7 @@ function closeOpen(s: State, out: CanonicalStreamEvent[]): void {
   if (end) out.push(end);
   s.open = -1;
   s.openKind = '';
+  s.detail = undefined;
 }
 
 function ensure(s: State, kind: 'text' | 'thinking', out: CanonicalStreamEvent[]): number {
@@ -158,7 +161,13 @@ function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void 
     const text = typeof r?.text === 'string' ? r.text : typeof r?.summary === 'string' ? r.summary : '';
     const sig = typeof r?.signature === 'string' && r.signature !== '' ? r.signature : null;
     if (text === '' && sig === null) continue;
+    // each detail is its own block (OpenRouter numbers them by `index`; a Claude model's thinking blocks
+    // each carry their own signature): a detail of another index closes the one open
+    const index = typeof r?.index === 'number' ? r.index : undefined;
+    if (s.openKind === 'thinking' && index !== undefined && s.detail !== undefined && index !== s.detail)
+      closeOpen(s, out);
     out.push(s.b.thinking(ensure(s, 'thinking', out), text, sig));
+    s.detail = index ?? s.detail;
   }
   // plain reasoning text: OpenRouter's `reasoning`, or `reasoning_content` (DeepSeek, vLLM, llama.cpp)
   const plain = typeof d.reasoning === 'string' ? d.reasoning : d.reasoning_content;

@@ -500,3 +500,57 @@ test('openai: reasoning an OpenAI-compatible server sends as reasoning_content (
   });
   assert.deepEqual(answer.content, expected);
 });
+
+test('openrouter: streamed reasoning_details of different index are separate thinking blocks, each with its signature', async () => {
+  const adapter = createOpenRouterAdapter({ baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-or' });
+  const base = {
+    id: 'gen-r',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'anthropic/claude-sonnet-4.5',
+  };
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const detail = (index: number, fields: object) => ({
+    content: '',
+    reasoning_details: [{ type: 'reasoning.text', format: 'anthropic-claude-v1', index, ...fields }],
+  });
+  const stream = [
+    chunk(detail(0, { text: 'First ' })),
+    chunk(detail(0, { text: 'block.' })),
+    chunk(detail(0, { signature: 'sig-0' })),
+    chunk(detail(1, { text: 'Second block.' })),
+    chunk(detail(1, { signature: 'sig-1' })),
+    chunk({ content: 'Hi!' }),
+    chunk({ content: '' }, 'stop'),
+    `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 9, completion_tokens: 8, total_tokens: 17 } })}\n\n`,
+    'data: [DONE]\n\n',
+  ].join('');
+  const expected = [
+    { type: 'thinking', thinking: 'First block.', signature: 'sig-0' },
+    { type: 'thinking', thinking: 'Second block.', signature: 'sig-1' },
+    { type: 'text', text: 'Hi!' },
+  ];
+  const events = await collect(adapter.decodeStream(decodeSse(chunks([utf8(stream)]))));
+  const done = events.at(-1);
+  assert.deepEqual(done?.type === 'message.complete' && done.final_content, expected);
+  // as the answer that is not a stream has them
+  const answer = adapter.decodeResponse({
+    ...response,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: 'Hi!',
+          reasoning_details: [
+            { type: 'reasoning.text', text: 'First block.', signature: 'sig-0', index: 0 },
+            { type: 'reasoning.text', text: 'Second block.', signature: 'sig-1', index: 1 },
+          ],
+        },
+        finish_reason: 'stop',
+      },
+    ],
+  });
+  assert.deepEqual(answer.content, expected);
+});
