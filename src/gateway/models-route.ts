@@ -7,6 +7,7 @@
  */
 import type { Handler } from 'hono';
 import { SvcError } from '../lib/errors.ts';
+import { contextWindowOf, parseBetas } from '../models/long-context.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import type { GatewayEnv } from './env.ts';
@@ -33,7 +34,10 @@ export function createModelsHandler(deps: ModelsRouteDeps): Handler<GatewayEnv> 
         after_id: c.req.query('after_id'),
         before_id: c.req.query('before_id'),
       });
-      return c.json(encodeAnthropicList(page.models, page.hasMore));
+      // a client that opens a long-context window (anthropic-beta: context-1m-…) on its messages is told that
+      // window, as routing gives it: the same headers get the same figure
+      const betas = parseBetas(c.req.header('anthropic-beta') ?? '');
+      return c.json(encodeAnthropicList(page.models, page.hasMore, betas));
     }
     return c.json(encodeOpenAIList(models, deps.createdAt));
   };
@@ -46,9 +50,13 @@ export function encodeOpenAIList(models: readonly ModelEntry[], created: number)
   };
 }
 
-export function encodeAnthropicList(models: readonly ModelEntry[], hasMore = false) {
+export function encodeAnthropicList(
+  models: readonly ModelEntry[],
+  hasMore = false,
+  betas: readonly string[] = [],
+) {
   return {
-    data: models.map(encodeAnthropicModelInfo),
+    data: models.map((m) => encodeAnthropicModelInfo(m, betas)),
     has_more: hasMore,
     first_id: models[0]?.id ?? null,
     last_id: models.at(-1)?.id ?? null,
@@ -58,8 +66,10 @@ export function encodeAnthropicList(models: readonly ModelEntry[], hasMore = fal
 /**
  * One `ModelInfo` with every field the Anthropic SDK 1.x types declare, each from what the registry knows
  * or, where it knows nothing, the value the Models API gives for "unknown"/"none" (never a guess).
+ * `max_input_tokens` is the window a request with these `anthropic-beta` values gets (1M on Claude Sonnet 4 /
+ * 4.5 with `context-1m-2025-08-07`).
  */
-export function encodeAnthropicModelInfo(m: ModelEntry) {
+export function encodeAnthropicModelInfo(m: ModelEntry, betas: readonly string[] = []) {
   return {
     type: 'model',
     id: m.id,
@@ -67,7 +77,7 @@ export function encodeAnthropicModelInfo(m: ModelEntry) {
     // the registry has no release dates: "May be set to an epoch value if the release date is unknown"
     created_at: UNKNOWN_RELEASE_DATE,
     // the registry's context window (routing fits input plus max_tokens into it) and output limit
-    max_input_tokens: m.capabilities.max_context_tokens,
+    max_input_tokens: contextWindowOf(m, betas),
     max_tokens: m.capabilities.max_output_tokens,
     // its keys are "always present for all known capabilities", and the registry knows two of them
     capabilities: null,

@@ -86,3 +86,21 @@ test('the lifecycle filter lists the (active) models only when it asks for activ
     (err: any) => err.code === 'invalid_request' && err.details.param === 'lifecycle',
   );
 });
+
+test('max_input_tokens is the window the request would get: 1M on Sonnet 4 / 4.5 when anthropic-beta opens it', async () => {
+  const windows = async (betas?: string[]) =>
+    Object.fromEntries(
+      (await client().beta.models.list({ limit: 1000, ...(betas ? { betas } : {}) })).data.map((m) => [
+        m.id,
+        m.max_input_tokens,
+      ]),
+    );
+  const plain = await windows();
+  const opened = await windows(['context-1m-2025-08-07']);
+  assert.equal(plain['anthropic:claude-sonnet-4-5'], 200000);
+  assert.equal(opened['anthropic:claude-sonnet-4-5'], 1000000);
+  assert.equal(opened['anthropic:claude-sonnet-4'], 1000000);
+  // a model without that window keeps its own
+  assert.equal(opened['anthropic:claude-haiku-4-5'], 200000);
+  assert.equal((await windows(['interleaved-thinking-2025-05-14']))['anthropic:claude-sonnet-4-5'], 200000);
+});
