@@ -13,6 +13,24 @@ export interface TextBlock {
   type: 'text';
   text: string;
   cache_control?: CacheControl;
+  /** The sources an answer's text cites (Anthropic `citations`, as sent): the whole block is the cited span. */
+  citations?: readonly Record<string, unknown>[];
+}
+
+/**
+ * The web page a citation points at, as OpenAI's `url_citation` annotation names one: Anthropic's
+ * `web_search_result_location` (web search), or a `search_result_location` whose source is an http(s) URL.
+ * A citation of a document (`char_location`, `page_location`, `content_block_location`) has no such form.
+ */
+export function citedPage(c: Record<string, unknown>): { url: string; title: string } | undefined {
+  const url =
+    c.type === 'web_search_result_location'
+      ? c.url
+      : c.type === 'search_result_location'
+        ? c.source
+        : undefined;
+  if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) return undefined;
+  return { url, title: typeof c.title === 'string' ? c.title : '' };
 }
 
 export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };

@@ -32,7 +32,12 @@ export function decodeAnthropicResponse(raw: unknown): CanonicalResponse {
   const body: any = checkResponseShape(AnthropicResponseSchema, raw, 'an Anthropic Messages response');
   const content: ContentBlock[] = [];
   for (const b of body.content) {
-    if (b.type === 'text') content.push({ type: 'text', text: b.text ?? '' });
+    if (b.type === 'text')
+      content.push(
+        Array.isArray(b.citations) && b.citations.length > 0
+          ? { type: 'text', text: b.text ?? '', citations: b.citations }
+          : { type: 'text', text: b.text ?? '' },
+      );
     else if (b.type === 'tool_use')
       content.push({ type: 'tool_use', id: b.id, name: b.name, input: b.input ?? {} });
     else if (b.type === 'thinking')

@@ -3,7 +3,7 @@
  * requested name. `prompt_tokens` counts all three input classes (wire-formats §6 #9); thinking is exposed
  * the OpenRouter way (`reasoning`, `reasoning_details`) so clients can replay signatures.
  */
-import type { ContentBlock } from '../../../canonical/message.ts';
+import { type ContentBlock, citedPage, type TextBlock } from '../../../canonical/message.ts';
 import {
   type CanonicalResponse,
   type CanonicalUsage,
@@ -16,9 +16,12 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
   const message: Record<string, unknown> = { role: 'assistant', content: null, refusal: null };
   let text: string | null = null;
   const toolCalls: unknown[] = [];
+  const annotations: unknown[] = [];
   for (const b of res.content) {
-    if (b.type === 'text') text = (text ?? '') + b.text;
-    else if (b.type === 'tool_use') {
+    if (b.type === 'text') {
+      annotations.push(...urlCitations(b, codePoints(text ?? '')));
+      text = (text ?? '') + b.text;
+    } else if (b.type === 'tool_use') {
       toolCalls.push({
         id: b.id,
         type: 'function',
@@ -27,6 +30,7 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
     }
   }
   message.content = text;
+  if (annotations.length > 0) message.annotations = annotations;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   Object.assign(message, encodeReasoning(res.content));
   return {
@@ -44,6 +48,27 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
     ],
     usage: encodeOpenAIUsage(res.usage),
   };
+}
+
+/**
+ * A text block's citations of web pages as OpenAI `url_citation` annotations over the block's span of the
+ * message text (`start` code points in); a citation of a document has no such form and is left out.
+ */
+function urlCitations(b: TextBlock, start: number): unknown[] {
+  const end = start + codePoints(b.text);
+  return (b.citations ?? []).flatMap((c) => {
+    const page = citedPage(c);
+    return page
+      ? [{ type: 'url_citation', url_citation: { start_index: start, end_index: end, ...page } }]
+      : [];
+  });
+}
+
+/** OpenAI's annotation offsets count code points (a Python string's indices), not UTF-16 units. */
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
 }
 
 export function openaiCompletionId(id: string): string {

@@ -5,7 +5,7 @@
  * fields the real API echoes (`instructions`, `tools`, `tool_choice`, `text`, …). Shared by the streaming
  * encoder, whose `response.completed` carries the same object.
  */
-import type { ContentBlock } from '../../../canonical/message.ts';
+import { type ContentBlock, citedPage, type TextBlock } from '../../../canonical/message.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
 import type { EncodeOptions } from '../shape.ts';
 import { callNameFields } from './namespaces.ts';
@@ -87,7 +87,7 @@ export function encodeOutputItem(
         type: 'message',
         status,
         role: 'assistant',
-        content: [{ type: 'output_text', text: b.text, annotations: [] }],
+        content: [{ type: 'output_text', text: b.text, annotations: urlAnnotations(b) }],
       };
     case 'tool_use':
       return {
@@ -105,6 +105,18 @@ export function encodeOutputItem(
     default:
       return null;
   }
+}
+
+/**
+ * A text block's citations of web pages as the Responses API's `url_citation` annotations over the whole
+ * block (its own `output_text`, offsets in code points); a citation of a document has no such form.
+ */
+function urlAnnotations(b: TextBlock): Record<string, unknown>[] {
+  const end = [...b.text].length;
+  return (b.citations ?? []).flatMap((c) => {
+    const page = citedPage(c);
+    return page ? [{ type: 'url_citation', start_index: 0, end_index: end, ...page }] : [];
+  });
 }
 
 /**
