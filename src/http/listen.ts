@@ -1,7 +1,7 @@
 /**
  * @module Loopback-only listening (spec 1 §What the service does, 6), bounds on how long a client may
  * take to send its request, and graceful stop: stop accepting, let in-flight requests finish within a
- * deadline, close idle keep-alive sockets, then force the rest.
+ * deadline, close idle keep-alive sockets and connections that sent no request, then force the rest.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer, type Socket } from 'node:net';
@@ -142,6 +142,7 @@ export async function listen(
     answerClientError(err, socket as Socket, timeouts, options.refusals ?? {}),
   );
   if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
+  const waiting = trackConnectionsWithoutRequest(server, options.onUpgrade !== undefined);
   const open = new Set<ServerResponse>();
   let draining = false;
   const drain = createDrainDeadline();
@@ -174,6 +175,7 @@ export async function listen(
       if (options.answerWhileDraining) await settled([...open], drain);
       return closeGracefully(
         server,
+        waiting,
         () => open.size,
         drain,
         () => {
@@ -273,8 +275,38 @@ function checkingIntervalMs(t: ClientTimeouts): number {
   return Math.max(50, Math.min(1000, Math.floor(Math.min(t.headersMs, t.requestMs) / 10)));
 }
 
+/**
+ * The connections that carry no request the app is answering: new ones that have sent no request head
+ * (or part of one) and keep-alive ones between requests. Node's closeIdleConnections leaves a connection
+ * that has not sent a whole head to the headers timeout, which server.close() stops checking, so such a
+ * connection would hold a graceful stop for its whole deadline. An upgraded connection (a WebSocket) is
+ * its handler's to close.
+ */
+function trackConnectionsWithoutRequest(server: Server, upgrades: boolean): () => void {
+  const requests = new Map<Socket, number>();
+  const settle = (socket: Socket, delta: number) => {
+    if (requests.has(socket)) requests.set(socket, (requests.get(socket) ?? 0) + delta);
+  };
+  server.on('connection', (socket: Socket) => {
+    requests.set(socket, 0);
+    socket.once('close', () => requests.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket as Socket;
+    settle(socket, 1);
+    res.once('close', () => settle(socket, -1));
+  });
+  if (upgrades)
+    server.prependListener('upgrade', (req: IncomingMessage) => requests.delete(req.socket as Socket));
+  // the ones whose last answer is still being written are left for the next round
+  return () => {
+    for (const [socket, n] of requests) if (n === 0 && socket.writableLength === 0) socket.destroy();
+  };
+}
+
 async function closeGracefully(
   server: Server,
+  closeWaiting: () => void,
   inFlight: () => number,
   drain: DrainDeadline,
   beforeCutOff: () => void,
@@ -284,6 +316,7 @@ async function closeGracefully(
   // Keep-alive sockets become idle once their response ends; close them as they do.
   const timer = setInterval(() => {
     server.closeIdleConnections();
+    closeWaiting();
     if (drain.passed()) {
       forced ||= inFlight() > 0;
       beforeCutOff();
@@ -291,6 +324,7 @@ async function closeGracefully(
     }
   }, 50);
   server.closeIdleConnections();
+  closeWaiting();
   try {
     await closed;
   } finally {

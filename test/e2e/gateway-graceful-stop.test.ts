@@ -3,12 +3,25 @@
  * SIGINT it stops accepting connections, lets a request already in flight finish with its answer, flushes
  * that call's events to the trace store and exits 0. An answer that starts during the stop says
  * `Connection: close`, so a keep-alive client opens a new connection instead of reusing one the stop closes.
+ * A connection that has sent no request (or part of its head) is closed at once, like an idle keep-alive
+ * one: it does not hold the stop for the drain's 30 s.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
+
+/** A connection open before the stop that sends `bytes` (no whole request head); resolves when the server closes it. */
+async function connectionSending(port: number, bytes: string): Promise<{ closed: Promise<void> }> {
+  const socket = connect({ host: '127.0.0.1', port });
+  socket.on('error', () => {});
+  socket.on('data', () => {});
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  if (bytes) socket.write(bytes);
+  return { closed };
+}
 
 /** Whether a new TCP connection to the port is refused (the listener is closed). */
 function refused(port: number): Promise<boolean> {
@@ -51,10 +64,20 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       () => {},
     );
     await waitFor('the upstream request', () => fake.requests.length === 1);
+    const silent = await connectionSending(gw.port, '');
+    const halfHead = await connectionSending(
+      gw.port,
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n',
+    );
 
     const exit = gw.stop(signal);
     await waitFor('the listener to close', () => refused(gw.port));
-    assert.equal(answered, false, 'the listener closed while the request was still in flight');
+    await Promise.all([silent.closed, halfHead.closed]);
+    assert.equal(
+      answered,
+      false,
+      'the listener and the connections without a request closed while the request was in flight',
+    );
     assert.equal(fake.requests[0].closedEarlyAt, undefined, 'the upstream call was not cut off');
 
     const { data, response } = await answer;
