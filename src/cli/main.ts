@@ -3,7 +3,7 @@
  * flags strictly, runs the leaf command, and maps failures to exit codes (0 ok, 1 failure, 2 usage).
  */
 import { type ArgsDef, type CommandDef, renderUsage, runCommand } from 'citty';
-import { readEnv } from '../config/env.ts';
+import { debugRequested, readEnv } from '../config/env.ts';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
 import { holdHangups, releaseHangups } from '../lib/hangup.ts';
 import { holdStopSignals, releaseStopSignals } from '../lib/stop-signal.ts';
@@ -50,6 +50,7 @@ async function main(rawArgs: string[]): Promise<void> {
           : `${name} needs a command (${subs.join(', ')}); run \`${name} --help\` to see what each does.`,
       });
     }
+    readEnv(); // refuses an SVC_DEBUG that is no switch value at every command, before it runs
     await runCommand(leaf, { rawArgs: rest });
   } catch (err) {
     process.exitCode = report(err);
@@ -206,7 +207,7 @@ function kebab(s: string): string {
 }
 
 function report(err: unknown): number {
-  const debug = readEnv().debug;
+  const debug = debugRequested();
   if (isSvcError(err)) {
     process.stderr.write(`svc: ${err.message}\n`);
     // the error's own stack says where svc refused; its cause's, what failed under it

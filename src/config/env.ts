@@ -1,10 +1,14 @@
 /**
- * @module The only reader of process.env: every SVC_* and provider variable, typed.
+ * @module The only reader of process.env: every SVC_* and provider variable, typed. A variable whose flag
+ * is given (`--port` over SVC_GATEWAY_PORT, `--db-path` over SVC_DB_PATH…) is not read, so not checked
+ * either; each other value is checked where its setting is parsed, once (SVC_DEBUG here: every command).
  */
+import { SvcError } from '../lib/errors.ts';
 
 export interface SvcEnv {
   readonly home: string | undefined;
   readonly xdgConfigHome: string | undefined;
+  /** SVC_DEBUG: stack traces with errors, debug log lines (parseDebug). */
   readonly debug: boolean;
   readonly dbPath: string | undefined;
   /** SVC_DATABASE_URL: a postgres:// URL selects PostgreSQL as the store for every command. */
@@ -47,7 +51,10 @@ export interface SvcEnv {
   readonly testFault: string | undefined;
 }
 
-/** Reads the environment once; pass the result down instead of touching process.env. */
+/**
+ * Reads the environment once; pass the result down instead of touching process.env. Throws startup_refused
+ * for an SVC_DEBUG that is no switch value (parseDebug).
+ */
 export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
   const get = (name: string) => {
     const v = env[name];
@@ -56,7 +63,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
   return Object.freeze({
     home: get('HOME'),
     xdgConfigHome: get('XDG_CONFIG_HOME'),
-    debug: get('SVC_DEBUG') === '1',
+    debug: parseDebug(get('SVC_DEBUG')),
     dbPath: get('SVC_DB_PATH'),
     databaseUrl: get('SVC_DATABASE_URL'),
     databaseTimeoutMs: get('SVC_DATABASE_TIMEOUT_MS'),
@@ -93,6 +100,40 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SvcEnv {
     wsQueueLimit: get('SVC_WS_QUEUE_LIMIT'),
     testFault: get('SVC_TEST_FAULT'),
   });
+}
+
+/** SVC_DEBUG's values, case ignored; unset or empty is off. */
+const DEBUG_VALUES: ReadonlyMap<string, boolean> = new Map([
+  ['1', true],
+  ['true', true],
+  ['yes', true],
+  ['on', true],
+  ['0', false],
+  ['false', false],
+  ['no', false],
+  ['off', false],
+]);
+
+/**
+ * SVC_DEBUG as a switch. Any other value (`SVC_DEBUG=verbose`, `=2`) refuses the command: read as off, a
+ * user asking for stack traces got none and was not told why.
+ */
+export function parseDebug(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  const on = DEBUG_VALUES.get(text.trim().toLowerCase());
+  if (on !== undefined) return on;
+  throw new SvcError('startup_refused', {
+    message: `SVC_DEBUG must be 1, true, yes or on (or 0, false, no, off to leave it off), not "${text}"; fix or unset it and run svc again.`,
+  });
+}
+
+/** SVC_DEBUG for the error report: off when the value is refused (that refusal is the error being reported). */
+export function debugRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  try {
+    return parseDebug(env.SVC_DEBUG === '' ? undefined : env.SVC_DEBUG);
+  } catch {
+    return false;
+  }
 }
 
 /** The environment a child process of the agent's run_command starts from (the tool strips secrets). */

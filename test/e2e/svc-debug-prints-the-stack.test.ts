@@ -29,3 +29,25 @@ test('SVC_DEBUG=1 adds the stack under the one sentence; without it the sentence
     `a stack follows the sentence:\n${debug.stderr}`,
   );
 });
+
+test('SVC_DEBUG takes true/yes/on and false/no/off as 1 and 0; any other value refuses every command', async () => {
+  const keystore = join(tmp.dir, 'none', 'keys.json');
+  const args = ['gateway', 'list-keys', '--keystore', keystore];
+  const on = await runSvc(args, { env: { ...isolatedEnv(tmp.dir), SVC_DEBUG: 'True' } });
+  assert.equal(on.code, 1);
+  assert.ok(/^\s+at /m.test(on.stderr), `SVC_DEBUG=True adds the stack:\n${on.stderr}`);
+  const off = await runSvc(args, { env: { ...isolatedEnv(tmp.dir), SVC_DEBUG: 'off' } });
+  assert.equal(off.code, 1);
+  assert.equal(off.stderr.trimEnd().split('\n').length, 1, off.stderr);
+  assert.match(off.stderr, /^svc: There is no keystore at /);
+
+  // read as off before: a user asking for stack traces got none and was not told why
+  // the servers' flags are bad too, so that a build that ignores SVC_DEBUG exits at once rather than serving
+  const servers = [['gateway'], ['serve', '--port', 'abc'], ['forward', '--listen', 'nowhere']];
+  for (const command of [args, ...servers, ['analytics', 'cost']]) {
+    const r = await runSvc(command, { env: { ...isolatedEnv(tmp.dir), SVC_DEBUG: 'verbose' } });
+    assert.equal(r.code, 1, `svc ${command.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /^svc: SVC_DEBUG must be 1, true, yes or on .*not "verbose"; fix or unset it/);
+  }
+});

@@ -10,9 +10,9 @@ import { test } from 'node:test';
 import { ROOT } from '../../helpers/svc.ts';
 
 const envSource = readFileSync(join(ROOT, 'src/config/env.ts'), 'utf8');
-/** field of SvcEnv → the variable it reads */
+/** field of SvcEnv → the variable it reads (`field: get('NAME')`, or its parse: `field: parse(get('NAME'))`) */
 const fields = new Map(
-  [...envSource.matchAll(/^\s+(\w+): get\('([A-Z0-9_]+)'\)/gm)].map((m) => [m[1], m[2]] as const),
+  [...envSource.matchAll(/^\s+(\w+): (?:\w+\()?get\('([A-Z0-9_]+)'\)/gm)].map((m) => [m[1], m[2]] as const),
 );
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const section = /\n## Environment variables\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? '';
