@@ -5,7 +5,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { errorMessage } from '../lib/errors.ts';
+import { errorMessage, SvcError } from '../lib/errors.ts';
 import { createFolders } from '../lib/folders.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import type { Logger } from '../lib/log.ts';
@@ -13,6 +13,7 @@ import { readRegularFile } from '../lib/regular-file.ts';
 import { type Clock, formatUs, systemClock } from '../lib/time.ts';
 import type { Tier } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
+import { suggestModel } from '../models/suggest-model.ts';
 import { type CompiledPolicy, compilePolicyText, type PolicyCheck } from './compile-policy.ts';
 import { DEFAULT_POLICY_SOURCE, defaultPolicyYaml } from './default-policy.ts';
 import type { PatternFile, Predicate } from './policy-schema.ts';
@@ -107,12 +108,14 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
 
   const listeners = new Set<() => void>();
   const first = attempt().check;
+  // an invalid file at the first load, when nothing was in force yet: the saved copy of the last valid file
+  // starts, else the built-in
+  const starting = first.valid ? first : (restoreLastKnownGood(opts, compileOpts) ?? builtIn());
+  refuseUnknownEnvGlobalDefault(starting.policy!, opts);
   if (first.valid) apply(first);
   else {
-    // at the first load nothing was in force yet: the saved copy of the last valid file, else the built-in
-    const fallback = restoreLastKnownGood(opts, compileOpts) ?? builtIn();
-    active = fallback.policy!;
-    activeWarnings = fallback.warnings;
+    active = starting.policy!;
+    activeWarnings = starting.warnings;
     const builtInServes = active.source === DEFAULT_POLICY_SOURCE;
     apply(
       first,
@@ -144,6 +147,22 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
 }
 
 // --- internal ---
+
+/**
+ * SVC_GATEWAY_GLOBAL_DEFAULT naming nothing models.yaml knows refuses the start (exit 1), as a bad models.yaml
+ * does: warned only, every request no alias, rule or workspace claimed got model_not_configured. Checked only
+ * when the policy starting has no global_default of its own, which wins (the variable is then not used, as a
+ * variable whose flag is given). A reload that brings such a policy is warned (compile-policy), never fatal.
+ */
+function refuseUnknownEnvGlobalDefault(policy: CompiledPolicy, opts: LoadPolicyOptions): void {
+  const named = opts.envGlobalDefault;
+  if (named === undefined || policy.file.global_default !== undefined) return;
+  if (opts.registry.get(policy.globalDefault) !== undefined) return;
+  const guess = suggestModel(named, opts.registry);
+  throw new SvcError('startup_refused', {
+    message: `SVC_GATEWAY_GLOBAL_DEFAULT must name a model id, alias or tier of ${opts.registry.source}, not "${named}"${guess ? ` (did you mean ${guess}?)` : ''}; fix or unset it and start svc again.`,
+  });
+}
 
 function readPolicyFile(path: string): { bytes: Buffer } | { error: string } {
   try {
