@@ -6,6 +6,7 @@
  * The line names the error's class (and code); its message only for a system error (a syscall's failure,
  * which carries no request content), its stack only with SVC_DEBUG=1: a message may quote a prompt or key.
  */
+import { SvcError } from './errors.ts';
 import type { Logger } from './log.ts';
 
 /** How long the flush may take before the process exits anyway (a store that stopped answering). */
@@ -13,13 +14,19 @@ export const FATAL_FLUSH_MS = 5_000;
 
 /**
  * Installs the handlers (once per process; a later call changes nothing). `testFault` is SVC_TEST_FAULT,
- * a hook for tests only: `throw` or `reject` makes SIGUSR2 throw, or reject a promise, outside any request.
+ * a hook for tests only: `throw` or `reject` makes SIGUSR2 throw, or reject a promise, outside any request;
+ * any other value refuses the start (startup_refused), as a bad SVC_* setting does.
  */
 export function installFatalErrorHandler(options: {
   log: Logger;
   debug: boolean;
   testFault?: string | undefined;
 }): void {
+  const fault = options.testFault;
+  if (fault !== undefined && fault !== 'throw' && fault !== 'reject')
+    throw new SvcError('startup_refused', {
+      message: `SVC_TEST_FAULT must be throw or reject (a hook for tests only), not "${fault}"; unset it and start svc again.`,
+    });
   if (installed) return;
   installed = true;
   const { log, debug } = options;
@@ -31,7 +38,7 @@ export function installFatalErrorHandler(options: {
   };
   process.on('uncaughtException', (err) => onFatal(err, 'uncaught_exception'));
   process.on('unhandledRejection', (reason) => onFatal(reason, 'unhandled_rejection'));
-  if (options.testFault === 'throw' || options.testFault === 'reject') armTestFault(options.testFault);
+  if (fault !== undefined) armTestFault(fault);
 }
 
 /** Adds a flush (the trace writer's) run before a fatal error's exit; returns its removal. */

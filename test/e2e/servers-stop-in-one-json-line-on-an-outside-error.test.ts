@@ -15,7 +15,7 @@ import { after, test } from 'node:test';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
-import { startSvc } from '../helpers/svc.ts';
+import { runSvc, startSvc } from '../helpers/svc.ts';
 
 async function waitFor(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -85,4 +85,15 @@ test('svc forward: an unhandled rejection is one JSON line with its stack under 
   assert.equal(await exitOf(fwd.child), 1, fwd.output().stderr);
   const line = fatalLine(fwd.output().stderr, 'unhandled_rejection', true);
   assert.match(String(line.stack), /^Error: SVC_TEST_FAULT: .*\n +at /);
+});
+
+test('SVC_TEST_FAULT other than throw or reject refuses the start in one sentence, exit 1', async () => {
+  // read as unset before, so a mistyped hook (`rejects`) ran a server whose fault test could never fire
+  const r = await runSvc(['forward', '--listen', '127.0.0.1:0', '--target', '127.0.0.1:9'], {
+    env: { ...process.env, SVC_TEST_FAULT: 'rejects' },
+    timeoutMs: 15_000,
+  });
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+  assert.match(r.stderr, /^svc: SVC_TEST_FAULT must be throw or reject .*not "rejects"; unset it/);
 });
