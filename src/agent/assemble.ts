@@ -41,7 +41,7 @@ export function assembleAgentEngine(services: AgentServices): AgentEngine {
     policy: services.policy,
     clock: services.clock,
     log: services.log,
-    refreshMs: positiveInt(env.patternRefreshMs, 'SVC_PATTERN_REFRESH_MS'),
+    env,
   });
   let engine: TurnEngine;
   try {

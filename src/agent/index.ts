@@ -15,4 +15,5 @@ export {
   resolveServeHost,
   runAgentServer,
   SHUTDOWN_GRACE_MS,
+  servePortOf,
 } from './server.ts';

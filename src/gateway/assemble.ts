@@ -85,7 +85,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     policy,
     clock: opts.clock,
     log,
-    refreshMs: positiveInt(env.patternRefreshMs, 'SVC_PATTERN_REFRESH_MS'),
+    env,
   });
   const pipeline = createPipeline({
     bus: opts.bus,

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import type { Adapter, AdapterConfig } from '../adapters/adapter.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { createAdapters } from '../adapters/registry.ts';
+import { DEFAULT_BASE_URLS } from '../config/base-urls.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { configDir } from '../config/paths.ts';
 import { sha256Hex } from '../lib/hash.ts';
@@ -14,12 +15,6 @@ import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import { loadModelRegistry, type ModelRegistry } from '../models/registry.ts';
 import { loadRoutingPolicy, type PolicyStore } from '../routing/load-policy.ts';
-
-export const DEFAULT_BASE_URLS: Record<AdapterName, string> = {
-  anthropic: 'https://api.anthropic.com',
-  openai: 'https://api.openai.com/v1',
-  openrouter: 'https://openrouter.ai/api/v1',
-};
 
 export interface CallConfig {
   registry: ModelRegistry;

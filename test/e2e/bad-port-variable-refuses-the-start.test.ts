@@ -4,6 +4,7 @@
  * usage error (exit 2).
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
 import { makeTempDir, runSvc } from '../helpers/svc.ts';
@@ -36,4 +37,19 @@ test('a bad --port is still a usage error (exit 2)', async () => {
     assert.equal(r.code, 2, r.stderr);
     assertOneSentence(r.stderr, /--port must be a port number from 0 to 65535, not "abc"/);
   }
+});
+
+test('a --port given wins: the port variable is then not read, so not checked either', async () => {
+  const files = gatewayFiles(join(tmp.dir, 'no-keys'));
+  // the flag is bad too: its usage error, not the variable's refusal, is what svc says
+  const gw = await runSvc(['gateway', '--port', 'x'], { env: { ...files.env, SVC_GATEWAY_PORT: 'abc' } });
+  assert.equal(gw.code, 2, gw.stderr);
+  assertOneSentence(gw.stderr, /--port must be a port number from 0 to 65535, not "x"/);
+  const serve = await runSvc(['serve', '--port', 'x'], { env: { ...files.env, SVC_SERVE_PORT: 'abc' } });
+  assert.equal(serve.code, 2, serve.stderr);
+  assertOneSentence(serve.stderr, /--port must be a port number from 0 to 65535, not "x"/);
+  // a good flag: the gateway goes on to its keystore (none here) with the variable never looked at
+  const next = await runSvc(['gateway', '--port', '0'], { env: { ...files.env, SVC_GATEWAY_PORT: 'abc' } });
+  assert.equal(next.code, 1, next.stderr);
+  assertOneSentence(next.stderr, /^svc: The gateway refuses to start because there is no keystore at /);
 });

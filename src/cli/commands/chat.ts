@@ -1,7 +1,6 @@
 import { defineCommand } from 'citty';
-import { DEFAULT_SERVE_PORT } from '../../agent/index.ts';
+import { DEFAULT_SERVE_PORT, servePortOf } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
-import { parsePort } from '../../http/listen.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { runChat } from '../chat/run-chat.ts';
 
@@ -26,10 +25,7 @@ export default defineCommand({
       if (args[flag] !== undefined && args[flag].trim() === '')
         throw new SvcError('usage_error', { message: `Option --${flag} of svc chat needs a value.` });
     process.exitCode = await runChat({
-      server:
-        args.server === undefined
-          ? `http://127.0.0.1:${env.servePort === undefined ? DEFAULT_SERVE_PORT : parsePort(env.servePort, 'SVC_SERVE_PORT')}`
-          : serverUrl(args.server),
+      server: args.server === undefined ? `http://127.0.0.1:${servePortOf(env)}` : serverUrl(args.server),
       workspace: args.workspace ?? process.cwd(),
       session: args.session,
       model: args.model,

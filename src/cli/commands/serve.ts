@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer } from '../../agent/index.ts';
+import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer, servePortOf } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
 import { parsePort } from '../../http/listen.ts';
 import { installFatalErrorHandler } from '../../lib/fatal-error.ts';
@@ -33,12 +33,8 @@ export default defineCommand({
     const env = readEnv();
     const log = createLogger({ level: env.debug ? 'debug' : 'info' });
     installFatalErrorHandler({ log, debug: env.debug, testFault: env.testFault });
-    const port =
-      args.port !== undefined
-        ? parsePort(args.port, '--port')
-        : env.servePort !== undefined
-          ? parsePort(env.servePort, 'SVC_SERVE_PORT')
-          : DEFAULT_SERVE_PORT;
+    // a --port given wins: SVC_SERVE_PORT is then not read (README §Environment variables)
+    const port = args.port !== undefined ? parsePort(args.port, '--port') : servePortOf(env);
     const { modelsPath, routingPath } = configFileFlagsOf(args);
     await runAgentServer({
       env,

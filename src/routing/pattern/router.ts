@@ -3,6 +3,8 @@
  * SVC_PATTERN_REFRESH_MS and after each POST /routing/reload, never on a request's path (the statistics are
  * read by a worker thread). The hook a request calls only reads the table in force.
  */
+import type { SvcEnv } from '../../config/env.ts';
+import { positiveInt } from '../../config/env-numbers.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Clock } from '../../lib/time.ts';
@@ -152,9 +154,12 @@ export function startPatternRouter(opts: {
   policy: PolicyStore;
   clock: Clock;
   log: Logger;
-  /** SVC_PATTERN_REFRESH_MS; the default when undefined. */
-  refreshMs: number | undefined;
+  /** Read for SVC_PATTERN_REFRESH_MS (the default when unset), parsed here only. */
+  env: Pick<SvcEnv, 'patternRefreshMs'>;
 }): PatternRouter {
+  // before the statistics worker starts: a refused value leaves nothing running
+  const refreshMs =
+    positiveInt(opts.env.patternRefreshMs, 'SVC_PATTERN_REFRESH_MS') ?? DEFAULT_PATTERN_REFRESH_MS;
   const router = createPatternRouter({
     policy: opts.policy,
     readStats:
@@ -163,7 +168,7 @@ export function startPatternRouter(opts: {
         : null,
     clock: opts.clock,
     log: opts.log,
-    refreshMs: opts.refreshMs ?? DEFAULT_PATTERN_REFRESH_MS,
+    refreshMs,
   });
   router.start();
   return router;
