@@ -6,7 +6,9 @@
  * Fields that only steer one provider's own storage or caching (`store`, `metadata`, `prompt_cache_key`) are
  * left out without a word; on the same wire every field is forwarded as sent.
  */
+import { takesSampling } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
+import { isReasoningModel } from '../adapters/openai/model-facts.ts';
 import type { InboundShape } from '../events/catalog.ts';
 
 /** Response header listing the request parameters a translated call was sent without. */
@@ -43,13 +45,41 @@ const NOT_TRANSLATED: Record<InboundShape, Partial<Record<AdapterName, readonly 
   },
 };
 
-/** The parameters of a translated `body` (of `shape`) that a call to a model on `adapter` is sent without. */
+/**
+ * The parameters of a translated `body` (of `shape`) that a call to `model` on `adapter` is sent without: those
+ * the other wire has no form of, and the sampling the model itself refuses (samplingRefused).
+ */
 export function droppedParams(
   body: Record<string, unknown>,
   shape: InboundShape,
   adapter: AdapterName,
+  model?: string,
 ): string[] {
-  return (NOT_TRANSLATED[shape][adapter] ?? []).filter((name) => valueAt(body, name) != null);
+  const unknown = (NOT_TRANSLATED[shape][adapter] ?? []).filter((name) => valueAt(body, name) != null);
+  const refused = model === undefined ? [] : samplingRefused(body, adapter, model);
+  return [...unknown, ...refused.filter((name) => !unknown.includes(name))];
+}
+
+/**
+ * Sampling a model refuses with a 400, which its adapter leaves out (the encoders' rules): OpenAI's own reasoning
+ * models (o-series, gpt-5 and later; gpt-oss takes sampling) take temperature and top_p only at 1, and a Claude
+ * model after Opus 4.6 temperature 1 (a higher one is clamped to it), top_p from 0.99 and no top_k. What is
+ * left out beside thinking or for the temperature and top_p pair is not named (README says so).
+ */
+function samplingRefused(body: Record<string, unknown>, adapter: AdapterName, model: string): string[] {
+  const { temperature, top_p: topP, top_k: topK } = body;
+  if (adapter === 'openai' && isReasoningModel(model) && !/^gpt-oss/i.test(model))
+    return [
+      ...(typeof temperature === 'number' && temperature !== 1 ? ['temperature'] : []),
+      ...(typeof topP === 'number' && topP !== 1 ? ['top_p'] : []),
+    ];
+  if (adapter === 'anthropic' && !takesSampling(model))
+    return [
+      ...(typeof temperature === 'number' && temperature < 1 ? ['temperature'] : []),
+      ...(typeof topP === 'number' && topP < 0.99 ? ['top_p'] : []),
+      ...(topK != null ? ['top_k'] : []),
+    ];
+  return [];
 }
 
 function valueAt(body: Record<string, unknown>, path: string): unknown {

@@ -131,7 +131,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           c.header(DROPPED_TOOLS_HEADER, dropped);
         }
         // knobs the other wire has no equivalent for are left out, and the answer says which
-        const params = sameWire ? '' : droppedParams(received, shapeName, adapter.name).join(', ');
+        const params = sameWire
+          ? ''
+          : droppedParams(received, shapeName, adapter.name, upstreamModel).join(', ');
         if (params) {
           droppedHeader[DROPPED_PARAMS_HEADER] = params;
           c.set('droppedParams', params);

@@ -275,6 +275,18 @@ for (const p of PROVIDERS.filter((x) => x.wire === 'openai')) {
   });
 }
 
+test('Anthropic SDK → a GPT reasoning model with temperature 0: left out (the model takes only 1) and named in svc-dropped-params', async () => {
+  const p = PROVIDERS.find((x) => x.model === 'openai:gpt-5-mini')!;
+  stack.fake.reset();
+  stack.fake.script([{ text: 'ok', usage: USAGE }]);
+  const { response } = await stack.anthropic.messages
+    .create({ model: p.model, max_tokens: 64, temperature: 0, messages: [{ role: 'user', content: 'hi' }] })
+    .withResponse();
+  assert.equal(response.headers.get('svc-dropped-params'), 'temperature');
+  const [got] = stack.fake.requests;
+  assert.equal((got.body as Record<string, unknown>).temperature, undefined);
+});
+
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
   scriptFake(stack, turn);

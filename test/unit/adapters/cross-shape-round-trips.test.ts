@@ -536,6 +536,44 @@ test('every translation names the knobs it leaves out: verbosity to Claude, top_
   );
 });
 
+test('sampling the routed model refuses is named in svc-dropped-params: OpenAI reasoning models, Claude after Opus 4.6', () => {
+  const messages = {
+    model: 'x',
+    max_tokens: 9,
+    messages: [{ role: 'user', content: 'hi' }],
+    temperature: 0.2,
+  };
+  // gpt-5 takes temperature only at 1: it was left out without a word
+  assert.equal(
+    JSON.parse(openai.encodeRequest(decodeAnthropicRequest(messages), 'gpt-5').body).temperature,
+    undefined,
+  );
+  assert.deepEqual(droppedParams(messages, 'anthropic', 'openai', 'gpt-5'), ['temperature']);
+  assert.deepEqual(droppedParams({ ...messages, temperature: 1 }, 'anthropic', 'openai', 'gpt-5'), []);
+  // models that take it: nothing named
+  for (const model of ['gpt-4.1', 'gpt-5-chat-latest', 'gpt-oss-120b'])
+    assert.deepEqual(droppedParams(messages, 'anthropic', 'openai', model), [], model);
+  const chat = {
+    model: 'x',
+    messages: [{ role: 'user', content: 'hi' }],
+    temperature: 0.2,
+    top_p: 0.5,
+    top_k: 5,
+  };
+  assert.deepEqual(droppedParams(chat, 'openai', 'anthropic', 'claude-opus-4-7'), [
+    'temperature',
+    'top_p',
+    'top_k',
+  ]);
+  assert.deepEqual(
+    droppedParams({ ...chat, temperature: 1.4, top_p: 0.99 }, 'openai', 'anthropic', 'claude-sonnet-5'),
+    ['top_k'],
+  );
+  assert.deepEqual(droppedParams(chat, 'openai', 'anthropic', 'claude-sonnet-4-5'), []);
+  const responses = { model: 'x', input: 'hi', top_p: 0.5 };
+  assert.deepEqual(droppedParams(responses, 'openai_responses', 'anthropic', 'claude-opus-4-7'), ['top_p']);
+});
+
 test('OpenAI request → Claude: a message left empty opens no turn, so the turns around it still alternate', () => {
   const body = (messages: unknown[]) =>
     JSON.parse(
