@@ -142,6 +142,11 @@ export async function listen(
     answerClientError(err, socket as Socket, timeouts, options.refusals ?? {}),
   );
   if (options.onUpgrade) server.on('upgrade', options.onUpgrade);
+  // Node answers an Expect other than 100-continue with a bare 417 (no body, id or log line); RFC 9110
+  // lets a server ignore it, so the request is answered as if it had none
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+    server.emit('request', req, res),
+  );
   const waiting = trackConnectionsWithoutRequest(server, options.onUpgrade !== undefined);
   const open = new Set<ServerResponse>();
   let draining = false;

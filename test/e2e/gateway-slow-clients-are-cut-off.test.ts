@@ -273,6 +273,14 @@ test('slow clients are cut off after the header and request timeouts; slow answe
         await assertNamedAnswer(gw, badChunk, 400, 'invalid_request', 'false');
         assert.equal(badChunk.body.type, 'error');
         assert.doesNotMatch(gw.output().stdout, /aaaaaaaa|no colon here/, 'the bytes sent are not logged');
+        // an expectation other than 100-continue is ignored (RFC 9110 allows it), not a bare 417
+        const expect = await sendAndWait(
+          gw.port,
+          'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
+        );
+        assert.equal(expect.status, 200, JSON.stringify(expect.body));
+        assert.equal(expect.body.status, 'ok');
+        assert.ok(expect.headers.get('svc-request-id'), 'a request id');
       },
     ],
     [
