@@ -9,6 +9,7 @@ import type { AdapterName } from '../adapters/registry.ts';
 import { assertBaseUrls } from '../config/base-urls.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
+import { assertProviderKeysSendable } from '../config/provider-keys.ts';
 import type { Bus } from '../events/bus.ts';
 import { isLoopbackName, parseAllowedHosts } from '../http/host-check.ts';
 import {
@@ -109,6 +110,7 @@ export async function runAgentServer<R extends AgentRuntime>(
   const { env, log } = options;
   const allowedHosts = parseAllowedHosts(env.allowedHosts);
   assertBaseUrls(env);
+  assertProviderKeysSendable(env);
   const host = resolveServeHost(options.host, log);
   // item 5: routing policy and model registry (the policy names registry models, so the registry is read first)
   const { registry, policy, adapters } = loadCallConfig({

@@ -6,6 +6,7 @@
 import { assertBaseUrls } from '../config/base-urls.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
+import { assertProviderKeysSendable } from '../config/provider-keys.ts';
 import type { Bus } from '../events/bus.ts';
 import { parseAllowedHosts } from '../http/host-check.ts';
 import {
@@ -78,6 +79,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
   const { env, log } = options;
   assertProviderKey(env);
   assertBaseUrls(env);
+  assertProviderKeysSendable(env);
   const fileKeys = options.keys.kind === 'file' ? openFileKeys(options.keys.path, log) : undefined;
   const clientTimeouts = resolveClientTimeouts(env);
   const allowedHosts = parseAllowedHosts(env.allowedHosts);

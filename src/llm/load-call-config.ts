@@ -10,6 +10,7 @@ import { createAdapters } from '../adapters/registry.ts';
 import { DEFAULT_BASE_URLS } from '../config/base-urls.ts';
 import type { SvcEnv } from '../config/env.ts';
 import { configDir } from '../config/paths.ts';
+import { KEY_VARIABLES } from '../config/provider-keys.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
@@ -53,13 +54,6 @@ export function loadCallConfig(opts: LoadCallConfigOptions): CallConfig {
   return { registry, policy, adapters };
 }
 
-/** Each adapter's provider-key variable (DECISIONS §1). */
-const KEY_VARIABLES: Record<AdapterName, string> = {
-  anthropic: 'ANTHROPIC_API_KEY',
-  openai: 'OPENAI_API_KEY',
-  openrouter: 'OPENROUTER_API_KEY',
-};
-
 /**
  * Slot 7 is the answer for every request nothing else claims: a global default on a provider without a key
  * makes them all 503 routing_failed, so the start and each reload say which key to set (a start with no key
@@ -75,7 +69,7 @@ function warnUnservedGlobalDefault(
   if (!entry || Object.keys(adapters).length === 0 || entry.adapter in adapters) return;
   log.warn('the global default cannot be served: its provider has no key', {
     global_default: entry.id,
-    set: KEY_VARIABLES[entry.adapter],
+    set: KEY_VARIABLES[entry.adapter].name,
     effect: 'requests that no alias, rule or workspace entry claims get 503 routing_failed',
   });
 }

@@ -53,3 +53,20 @@ test('the refusal never repeats the password of a proxy URL given as the base UR
     assert.ok(r.stderr.includes(`not "${shown}"; fix or unset it`), r.stderr);
   }
 });
+
+test('a provider key no HTTP header can carry refuses the start, and is never shown', async () => {
+  const files = gatewayFiles(tmp.dir);
+  await issueKey(files.env);
+  // a key pasted with its line break: every call to the provider failed as a connection error (502)
+  const secret = 'sk-ant-Secr3tKey';
+  for (const command of ['gateway', 'serve']) {
+    const r = await runSvc([command, '--port', String(await freePort())], {
+      env: { ...files.env, ANTHROPIC_API_KEY: `${secret}\nsk-second-line` },
+      timeoutMs: 15_000,
+    });
+    assert.equal(r.code, 1, `${command}: exit ${r.code}\n${r.stderr}`);
+    assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /^svc: ANTHROPIC_API_KEY holds a character an HTTP header cannot carry /);
+    assert.ok(!r.stderr.includes(secret), r.stderr);
+  }
+});
