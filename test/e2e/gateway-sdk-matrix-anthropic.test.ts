@@ -279,8 +279,15 @@ test('Anthropic SDK → a GPT reasoning model with temperature 0: left out (the 
   const p = PROVIDERS.find((x) => x.model === 'openai:gpt-5-mini')!;
   stack.fake.reset();
   stack.fake.script([{ text: 'ok', usage: USAGE }]);
+  // SDK 1.x's types leave temperature out (the 2026-10-21 version refuses it); the wire still takes it
+  const params = {
+    model: p.model,
+    max_tokens: 64,
+    temperature: 0,
+    messages: [{ role: 'user', content: 'hi' }],
+  };
   const { response } = await stack.anthropic.messages
-    .create({ model: p.model, max_tokens: 64, temperature: 0, messages: [{ role: 'user', content: 'hi' }] })
+    .create(params as unknown as Anthropic.MessageCreateParamsNonStreaming)
     .withResponse();
   assert.equal(response.headers.get('svc-dropped-params'), 'temperature');
   const [got] = stack.fake.requests;
