@@ -63,10 +63,12 @@ test('messages: the newest page by default, then before/after cursors, in canoni
   assert.equal(res.body.messages.length, 7);
 });
 
-test('messages: limits are 1..200 (default 50) and an unknown session is 404', async () => {
+test('messages: limits are 1..1000 (default 50) and an unknown session is 404', async () => {
   const s = await sessionWith(60, []);
   assert.equal((await api('GET', `/sessions/${s.id}/messages`)).body.messages.length, 50);
-  for (const q of ['limit=0', 'limit=201', 'limit=x']) {
+  // DECISIONS §5: the events' limits (max 1000) hold for messages too
+  assert.equal((await api('GET', `/sessions/${s.id}/messages?limit=1000`)).body.messages.length, 60);
+  for (const q of ['limit=0', 'limit=1001', 'limit=x']) {
     const res = await api('GET', `/sessions/${s.id}/messages?${q}`);
     assert.equal(res.status, 400, q);
     assert.equal(res.body.error.details.field, 'limit');

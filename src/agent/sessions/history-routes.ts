@@ -23,7 +23,8 @@ const EventIdSchema = v.pipe(
 const ListMessagesSchema = v.object({
   before: v.optional(IdSchema),
   after: v.optional(IdSchema),
-  limit: limitSchema(50, 200),
+  // default 50: spec 2's snapshot page; max 1000: DECISIONS §5 gives messages the events' limits
+  limit: limitSchema(50, 1000),
 });
 
 const ListEventsSchema = v.object({
