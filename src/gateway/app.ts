@@ -7,11 +7,12 @@ import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono';
 import type { Bus } from '../events/bus.ts';
 import type { InboundShape } from '../events/catalog.ts';
 import { createHealthHandler } from '../http/health.ts';
-import { createHostCheck } from '../http/host-check.ts';
+import { hostRefusal } from '../http/host-check.ts';
 import { type RefusalOptions, wasCutOffByStop } from '../http/listen.ts';
 import { createAllowLookup } from '../http/method-not-allowed.ts';
-import { createRequestLog } from '../http/request-log.ts';
-import { createVersionHeaderStamp, createVersioning } from '../http/versioning.ts';
+import { type HeaderReader, requestHeaders } from '../http/request-headers.ts';
+import { createRequestLogFinish } from '../http/request-log.ts';
+import { createVersioning, createVersionStamp } from '../http/versioning.ts';
 import { isSvcError, SvcError, shouldRetryFor } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -20,7 +21,7 @@ import { createAuth } from './auth.ts';
 import type { GatewayEnv } from './env.ts';
 import { encodeGatewayError } from './errors.ts';
 import type { KeystoreCache } from './keystore/file.ts';
-import { requestIdHeaders } from './pipeline.ts';
+import { REQUEST_ID_HEADER_NAMES, requestIdHeaders } from './pipeline.ts';
 
 /** A sub-app mounted before authentication (no token needed), e.g. `{ path: '/metrics', app }`. */
 export interface ExtraRoute {
@@ -55,12 +56,7 @@ export interface GatewayAppDeps {
 
 export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
-  app.use(requestIdMiddleware(deps.newId));
-  if (deps.writeRequestLog) app.use(createRequestLog({ write: deps.writeRequestLog, fields: logFields }));
-  // the Host/Origin 403 comes before versioning but still carries the version headers on service paths
-  // (spec 1: "always"); /v1/* and /metrics stay without them
-  app.use(createVersionHeaderStamp());
-  app.use(createHostCheck({ allowedHosts: deps.allowedHosts ?? [] }));
+  app.use(frontMiddleware(deps));
 
   // /healthz is the gateway's only service-owned path it serves (spec 1 §Versioning); every other path
   // outside /v1/* and /metrics (analytics, sessions… and unknown ones, `/healthz/` too) answers 404 with the
@@ -70,11 +66,11 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   for (const extra of deps.extraRoutes ?? []) app.route(extra.path, extra.app);
 
   const auth = createAuth(deps);
-  app.post('/v1/messages', shapeMiddleware('anthropic'), auth, deps.handleMessages ?? notYet);
-  app.post('/v1/messages/count_tokens', shapeMiddleware('anthropic'), auth, deps.handleCountTokens ?? notYet);
-  app.post('/v1/chat/completions', shapeMiddleware('openai'), auth, deps.handleChatCompletions ?? notYet);
-  app.post('/v1/responses', shapeMiddleware('openai_responses'), auth, deps.handleResponses ?? notYet);
-  app.get('/v1/models', shapeMiddleware(), auth, deps.handleModels ?? notYet);
+  app.post('/v1/messages', guard(auth, 'anthropic'), deps.handleMessages ?? notYet);
+  app.post('/v1/messages/count_tokens', guard(auth, 'anthropic'), deps.handleCountTokens ?? notYet);
+  app.post('/v1/chat/completions', guard(auth, 'openai'), deps.handleChatCompletions ?? notYet);
+  app.post('/v1/responses', guard(auth, 'openai_responses'), deps.handleResponses ?? notYet);
+  app.get('/v1/models', guard(auth), deps.handleModels ?? notYet);
   // any other method on a provider path: 405 in that provider's error shape (issue 13)
   for (const [path, allow] of METHODS) app.all(path, methodNotAllowed(allow));
 
@@ -131,7 +127,7 @@ export function gatewayRefusals(newId: NewId, writeRequestLog?: (line: string) =
 }
 
 /** The shape of a path: from the route, or under /v1/models from the `anthropic-version` header. */
-export function resolveShape(path: string, headers: Headers): InboundShape | undefined {
+export function resolveShape(path: string, headers: HeaderReader): InboundShape | undefined {
   // every path under /v1/messages answers in the Anthropic shape, 404 and 405 included (issue 13)
   if (path === '/v1/messages' || path.startsWith('/v1/messages/')) return 'anthropic';
   if (path === '/v1/chat/completions' || path.startsWith('/v1/chat/completions/')) return 'openai';
@@ -139,7 +135,7 @@ export function resolveShape(path: string, headers: Headers): InboundShape | und
   if (path === '/v1/responses' || path.startsWith('/v1/responses/')) return 'openai_responses';
   // one model (`GET /v1/models/{id}`, the SDKs' models.retrieve) is not served, but its 404 is in the SDK's shape
   if (path === '/v1/models' || path.startsWith('/v1/models/'))
-    return headers.has('anthropic-version') ? 'anthropic' : 'openai';
+    return headers.get('anthropic-version') !== null ? 'anthropic' : 'openai';
   // any other provider-style path (`/v1/embeddings`, `/v1/files`…) is not served: its 404 is in the OpenAI
   // shape, the API those paths belong to, with `x-should-retry: false` like every provider-path 404
   if (path.startsWith('/v1/')) return 'openai';
@@ -149,23 +145,44 @@ export function resolveShape(path: string, headers: Headers): InboundShape | und
 // --- internal ---
 
 /**
+ * The app's first middleware, one async frame for what runs around every request (issue 13: each
+ * middleware mounted on its own added an async frame and a dispatch per request), in this order: the
+ * request id, the request log's timing and line, the version-header stamp, the Host/Origin check.
+ *
  * Every answer names its request: `svc-request-id` (the trace's turn_id), also under the names the SDKs
  * read into `_request_id` (Anthropic `request-id`, OpenAI `x-request-id`), so the id a client logs is the
- * one to look up in the trace.
+ * one to look up in the trace. The Host/Origin 403 comes before versioning but still carries the version
+ * headers on service paths (spec 1: "always"); /v1/* and /metrics stay without them.
  */
-function requestIdMiddleware(newId: NewId): MiddlewareHandler<GatewayEnv> {
-  return async function requestId(c, next) {
-    const id = newId();
+function frontMiddleware(deps: GatewayAppDeps): MiddlewareHandler<GatewayEnv> {
+  const allowed = deps.allowedHosts ?? [];
+  const stampVersion = createVersionStamp();
+  const finishLog = deps.writeRequestLog
+    ? createRequestLogFinish({ write: deps.writeRequestLog, fields: logFields })
+    : undefined;
+  return async function front(c, next) {
+    const id = deps.newId();
     c.set('requestId', id);
-    for (const [name, value] of Object.entries(requestIdHeaders(id))) c.header(name, value);
-    await next();
+    for (const name of REQUEST_ID_HEADER_NAMES) c.header(name, id);
+    const started = performance.now();
+    try {
+      const refusal = hostRefusal(requestHeaders(c), allowed);
+      // answered as the app's onError answers a thrown refusal
+      if (refusal) c.res = respond(c, refusal);
+      else await next();
+      stampVersion(c);
+    } finally {
+      finishLog?.(c, started);
+    }
   };
 }
 
-function shapeMiddleware(fixed?: InboundShape): MiddlewareHandler<GatewayEnv> {
-  return async function shape(c, next) {
-    c.set('shape', fixed ?? resolveShape(c.req.path, c.req.raw.headers) ?? 'openai');
-    await next();
+/** A provider route's shape (fixed, or under /v1/models from `anthropic-version`), then authentication. */
+function guard(auth: (c: Context<GatewayEnv>) => void, fixed?: InboundShape): MiddlewareHandler<GatewayEnv> {
+  return function guarded(c, next) {
+    c.set('shape', fixed ?? resolveShape(c.req.path, requestHeaders(c)) ?? 'openai');
+    auth(c);
+    return next();
   };
 }
 
@@ -177,7 +194,7 @@ function respond(c: Context<GatewayEnv>, err: SvcError): Response {
 }
 
 function shapeOf(c: Context<GatewayEnv>): InboundShape | undefined {
-  return c.get('shape') ?? resolveShape(c.req.path, c.req.raw.headers);
+  return c.get('shape') ?? resolveShape(c.req.path, requestHeaders(c));
 }
 
 /** Provider paths and the methods they answer. */
@@ -204,20 +221,20 @@ const notYet: Handler<GatewayEnv> = () => {
   });
 };
 
-function logFields(c: Context): Record<string, unknown> {
+function logFields(c: Context, line: Record<string, unknown>): void {
   const g = c as Context<GatewayEnv>;
-  return {
-    request_id: g.get('requestId') ?? null,
-    key_id: g.get('gatewayKey')?.key_id ?? null,
-    shape: shapeOf(g) ?? null,
-    model: g.get('model') ?? null,
-    routed_model: g.get('routedModel') ?? null,
-    routed_by: g.get('routedBy') ?? null,
-    // the failed answer's code (quota_exceeded, upstream_rate_limited…): what went wrong, without the body
-    error_code: g.get('errorCode') ?? null,
-    ...(g.get('droppedTools') ? { dropped_tools: g.get('droppedTools') } : {}),
-    ...(g.get('droppedParams') ? { dropped_params: g.get('droppedParams') } : {}),
-  };
+  line.request_id = g.get('requestId') ?? null;
+  line.key_id = g.get('gatewayKey')?.key_id ?? null;
+  line.shape = shapeOf(g) ?? null;
+  line.model = g.get('model') ?? null;
+  line.routed_model = g.get('routedModel') ?? null;
+  line.routed_by = g.get('routedBy') ?? null;
+  // the failed answer's code (quota_exceeded, upstream_rate_limited…): what went wrong, without the body
+  line.error_code = g.get('errorCode') ?? null;
+  const droppedTools = g.get('droppedTools');
+  if (droppedTools) line.dropped_tools = droppedTools;
+  const droppedParams = g.get('droppedParams');
+  if (droppedParams) line.dropped_params = droppedParams;
 }
 
 function internal(err: unknown, log: Logger, c: Context<GatewayEnv>): SvcError {

@@ -3,9 +3,10 @@
  * `x-api-key` or `Authorization: Bearer`, its SHA-256 is looked up in the in-memory keystore cache, and
  * each rejection publishes `gateway.auth_failed` and throws the matching 401 SvcError.
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { Bus } from '../events/bus.ts';
 import type { AuthFailedPayload, AuthFailureReason } from '../events/catalog.ts';
+import { requestHeaders } from '../http/request-headers.ts';
 import { SvcError } from '../lib/errors.ts';
 import type { Clock } from '../lib/time.ts';
 import type { GatewayEnv } from './env.ts';
@@ -41,11 +42,14 @@ export function extractToken(headers: { get(name: string): string | null }): Sen
   return bearer;
 }
 
-/** Middleware for the provider-shape paths; expects `shape` and `requestId` to be set. */
-export function createAuth(deps: AuthDeps): MiddlewareHandler<GatewayEnv> {
-  return async function auth(c, next) {
+/**
+ * Authenticates a provider-shape request (expects `shape` and `requestId` to be set): sets `gatewayKey`, or
+ * publishes `gateway.auth_failed` and throws the 401. Synchronous, so a route's guard needs no async frame.
+ */
+export function createAuth(deps: AuthDeps): (c: Context<GatewayEnv>) => void {
+  return function auth(c) {
     deps.keys.refresh(); // the file: one stat, a re-read only when it changed; the table: kept current by NOTIFY
-    const sent = extractToken(c.req.raw.headers);
+    const sent = extractToken(requestHeaders(c));
     if (sent.type === 'missing') reject(c, deps, 'missing_token');
     if (sent.type === 'malformed') reject(c, deps, 'invalid_token');
     const secretHash = hashToken(sent.token);
@@ -65,7 +69,6 @@ export function createAuth(deps: AuthDeps): MiddlewareHandler<GatewayEnv> {
       );
     }
     c.set('gatewayKey', record);
-    await next();
   };
 }
 

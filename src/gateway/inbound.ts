@@ -5,6 +5,7 @@
  */
 import type { Context } from 'hono';
 import { clientGoneSignal, readBodyText } from '../http/incoming.ts';
+import { requestHeaders } from '../http/request-headers.ts';
 import { SvcError } from '../lib/errors.ts';
 import { assertJsonDepth } from '../lib/json-depth.ts';
 import type { GatewayEnv } from './env.ts';
@@ -26,7 +27,7 @@ export interface InboundBody {
  * text refused them as "not valid JSON", which sent the client after its JSON.
  */
 export async function readInboundBody(c: Context<GatewayEnv>, maxBodyBytes: number): Promise<InboundBody> {
-  assertNoContentCoding(c.req.raw.headers.get('content-encoding'));
+  assertNoContentCoding(requestHeaders(c).get('content-encoding'));
   const bodyText = await readBodyText(c.req.raw, maxBodyBytes, c.env);
   const body = parseJsonBody(bodyText);
   assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
@@ -45,7 +46,7 @@ export function inboundSignal(c: Context<GatewayEnv>): AbortSignal {
 
 /** `anthropic-version` (resolved) and `anthropic-beta` of the inbound request, for an Anthropic upstream. */
 export function inboundAnthropicHeaders(c: Context<GatewayEnv>): Record<string, string | undefined> {
-  const h = c.req.raw.headers;
+  const h = requestHeaders(c);
   return pickAnthropicHeaders({
     'anthropic-version': h.get('anthropic-version') ?? undefined,
     'anthropic-beta': h.get('anthropic-beta') ?? undefined,

@@ -41,11 +41,15 @@ import { createStreamResponse } from './stream-response.ts';
 /** Response header naming the registry model that served the request (issue 13). */
 export const ROUTED_MODEL_HEADER = 'svc-routed-model';
 
+/** The names of the headers that carry a request's id (`requestIdHeaders`). */
+export const REQUEST_ID_HEADER_NAMES = ['svc-request-id', 'request-id', 'x-request-id'] as const;
+
 /**
  * The headers that name a request: `svc-request-id` (the trace's turn_id), and the same id under the names
  * the Anthropic and OpenAI SDKs read into `_request_id`.
  */
 export function requestIdHeaders(id: string): Record<string, string> {
+  // the names of REQUEST_ID_HEADER_NAMES, written out: this runs on every answer
   return { 'svc-request-id': id, 'request-id': id, 'x-request-id': id };
 }
 

@@ -7,6 +7,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { SvcError } from '../lib/errors.ts';
+import { type HeaderReader, requestHeaders } from './request-headers.ts';
 
 /**
  * Names added by SVC_ALLOWED_HOSTS (comma-separated; an entry may carry `:port` to pin the port). An entry
@@ -73,20 +74,28 @@ export function isLoopbackName(name: string): boolean {
 /** Middleware: 403 host_not_allowed / origin_not_allowed before anything else runs. */
 export function createHostCheck(options: { allowedHosts: readonly string[] }): MiddlewareHandler {
   const allowed = options.allowedHosts;
-  return async function hostCheck(c, next) {
-    if (!isAllowedHost(c.req.header('host'), allowed)) {
-      throw new SvcError('host_not_allowed', {
-        message:
-          'The Host header does not name this loopback service; add the name to SVC_ALLOWED_HOSTS if it is a legitimate alias.',
-      });
-    }
-    if (!isAllowedOrigin(c.req.header('origin'), allowed, c.req.header('host'))) {
-      throw new SvcError('origin_not_allowed', {
-        message: 'Requests from a foreign browser Origin are refused (DNS-rebinding protection).',
-      });
-    }
-    await next();
+  return function hostCheck(c, next) {
+    const refusal = hostRefusal(requestHeaders(c), allowed);
+    if (refusal) throw refusal;
+    return next();
   };
+}
+
+/** The 403 a request's Host or Origin earns (host_not_allowed / origin_not_allowed), or undefined. */
+export function hostRefusal(headers: HeaderReader, allowed: readonly string[]): SvcError | undefined {
+  const host = headers.get('host') ?? undefined;
+  if (!isAllowedHost(host, allowed)) {
+    return new SvcError('host_not_allowed', {
+      message:
+        'The Host header does not name this loopback service; add the name to SVC_ALLOWED_HOSTS if it is a legitimate alias.',
+    });
+  }
+  if (!isAllowedOrigin(headers.get('origin') ?? undefined, allowed, host)) {
+    return new SvcError('origin_not_allowed', {
+      message: 'Requests from a foreign browser Origin are refused (DNS-rebinding protection).',
+    });
+  }
+  return undefined;
 }
 
 // --- internal ---

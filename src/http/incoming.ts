@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../lib/errors.ts';
+import { rawHeader } from './request-headers.ts';
 
 /** What @hono/node-server passes as `c.env`. */
 export interface NodeBindings {
@@ -16,9 +17,11 @@ export interface NodeBindings {
 
 /** The body as UTF-8 text; 413 `request_too_large` past `limit` bytes. */
 export async function readBodyText(request: Request, limit: number, node?: NodeBindings): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (declared > limit) throw tooLarge(limit);
   const incoming = node?.incoming;
+  const length = incoming
+    ? rawHeader(incoming.rawHeaders, 'content-length')
+    : request.headers.get('content-length');
+  if (Number(length ?? Number.NaN) > limit) throw tooLarge(limit);
   if (incoming) return readIncoming(incoming, limit);
   const body = request.body;
   if (!body) return '';

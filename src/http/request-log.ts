@@ -4,8 +4,8 @@ import type { NodeBindings } from './incoming.ts';
 export interface RequestLogOptions {
   /** Receives one JSON line (with its newline) per finished request: stdout for the gateway. */
   write: (line: string) => void;
-  /** Per-app fields (key id, shape, model...); never tokens or prompts (DECISIONS §4). */
-  fields?: (c: Context) => Record<string, unknown>;
+  /** Adds per-app fields (key id, shape, model...) to the line; never tokens or prompts (DECISIONS §4). */
+  fields?: (c: Context, line: Record<string, unknown>) => void;
   now?: () => number;
 }
 
@@ -16,19 +16,32 @@ export interface RequestLogOptions {
  */
 export function createRequestLog(options: RequestLogOptions): MiddlewareHandler {
   const now = options.now ?? (() => performance.now());
+  const finish = createRequestLogFinish(options);
   return async function requestLog(c, next) {
     const started = now();
     try {
       await next();
     } finally {
-      const status = c.res.status;
-      const latencyMs = Math.round((now() - started) * 1000) / 1000;
-      const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
-      // a closure only for a stream (the hot path's other answers allocate none)
-      if (status === 200 && outgoing && !outgoing.closed && isEventStream(c.res))
-        outgoing.once('close', () => writeLine(options, c, status, latencyMs));
-      else writeLine(options, c, status, latencyMs);
+      finish(c, started);
     }
+  };
+}
+
+/**
+ * What the request log does once the app answered a request that `started` at `now()`: writes its line, or
+ * for an event stream arranges it for the stream's end. For an app that runs it inside its own first
+ * middleware rather than mounting `createRequestLog`.
+ */
+export function createRequestLogFinish(options: RequestLogOptions): (c: Context, started: number) => void {
+  const now = options.now ?? (() => performance.now());
+  return (c, started) => {
+    const status = c.res.status;
+    const latencyMs = Math.round((now() - started) * 1000) / 1000;
+    const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
+    // a closure only for a stream (the hot path's other answers allocate none)
+    if (status === 200 && outgoing && !outgoing.closed && isEventStream(c.res))
+      outgoing.once('close', () => writeLine(options, c, status, latencyMs));
+    else writeLine(options, c, status, latencyMs);
   };
 }
 
@@ -41,15 +54,15 @@ export function loggedPath(path: string): string {
 }
 
 function writeLine(options: RequestLogOptions, c: Context, status: number, latencyMs: number): void {
-  const line = {
+  const line: Record<string, unknown> = {
     time: new Date().toISOString(),
     msg: 'request',
     method: c.req.method,
     path: loggedPath(c.req.path),
-    ...options.fields?.(c),
-    status,
-    latency_ms: latencyMs,
   };
+  options.fields?.(c, line);
+  line.status = status;
+  line.latency_ms = latencyMs;
   options.write(`${JSON.stringify(line)}\n`);
 }
 

@@ -76,8 +76,7 @@ function settingsOf(options: Omit<VersioningOptions, 'log'>) {
 /** The middleware; mount it first on every service app. */
 export function createVersioning(options: VersioningOptions): MiddlewareHandler<VersioningEnv> {
   const { table, now, isExempt } = settingsOf(options);
-  return async function versioning(c, next) {
-    if (isExempt(c.req.path)) return next();
+  const versioned: MiddlewareHandler<VersioningEnv> = async (c, next) => {
     const today = now().toISOString().slice(0, 10);
     const r = resolveApiVersion(c.req.header('svc-api-version'), table, today);
     const headers = versionHeaders(r, supportedVersions(table, today));
@@ -90,6 +89,10 @@ export function createVersioning(options: VersioningOptions): MiddlewareHandler<
     if (c.res.status === 101) return;
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
   };
+  // an exempt path (every provider call) passes through without an async frame of its own
+  return function versioning(c, next) {
+    return isExempt(c.req.path) ? next() : versioned(c, next);
+  };
 }
 
 /**
@@ -101,9 +104,17 @@ export function createVersioning(options: VersioningOptions): MiddlewareHandler<
 export function createVersionHeaderStamp(
   options: Omit<VersioningOptions, 'log'> = {},
 ): MiddlewareHandler<VersioningEnv> {
-  const { table, now, isExempt } = settingsOf(options);
+  const stamp = createVersionStamp(options);
   return async function versionHeaderStamp(c, next) {
     await next();
+    stamp(c);
+  };
+}
+
+/** What `createVersionHeaderStamp` does once the app answered: for an app's own first middleware. */
+export function createVersionStamp(options: Omit<VersioningOptions, 'log'> = {}): (c: Context) => void {
+  const { table, now, isExempt } = settingsOf(options);
+  return (c) => {
     if (isExempt(c.req.path) || c.res.status === 101 || c.res.headers.has('svc-api-version')) return;
     const today = now().toISOString().slice(0, 10);
     const r = resolveApiVersion(c.req.header('svc-api-version'), table, today);

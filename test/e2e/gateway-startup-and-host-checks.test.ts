@@ -130,6 +130,22 @@ test('a foreign Host or browser Origin is refused with 403; SVC_ALLOWED_HOSTS ad
   assert.match(hostless, /^HTTP\/1\.1 403 /);
   assert.match(hostless, /"code":"host_not_allowed"/);
   assert.match(hostless, /svc-api-version: 1\.0/i);
+  // a second Host line is read with the first (as fetch's Headers joins them), in either order: refused,
+  // never the first line alone; a header name's case does not matter
+  const hostLines = [`Host: 127.0.0.1:${gw.port}`, 'Host: rebind.attacker.example'];
+  for (const lines of [hostLines, [...hostLines].reverse()]) {
+    const twice = await rawExchange(
+      gw.port,
+      `GET /healthz HTTP/1.1\r\n${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.match(twice, /^HTTP\/1\.1 403 /, lines.join(' then '));
+    assert.match(twice, /"code":"host_not_allowed"/);
+  }
+  const upper = await rawExchange(
+    gw.port,
+    `GET /healthz HTTP/1.1\r\nHOST: 127.0.0.1:${gw.port}\r\nConnection: close\r\n\r\n`,
+  );
+  assert.match(upper, /^HTTP\/1\.1 200 /);
   const service = await rawGet(gw.port, '/healthz', { host: 'svc-gateway:8422' });
   assert.equal(service.status, 200);
   const localhost = await rawGet(gw.port, '/healthz', { host: `localhost:${gw.port}` });
