@@ -42,8 +42,8 @@ export function mul(a: Decimal, b: Decimal): Decimal {
 /** a / b rounded half-up to `scale` digits. */
 export function div(a: Decimal, b: Decimal, scale = 12): Decimal {
   if (b.units === 0n) throw new RangeError('division by zero');
-  const num = a.units * 10n ** BigInt(scale + b.scale);
-  const den = b.units * 10n ** BigInt(a.scale);
+  const num = a.units * pow10(scale + b.scale);
+  const den = b.units * pow10(a.scale);
   const q = num / den;
   const r = num % den;
   const neg = num < 0n !== den < 0n;
@@ -99,8 +99,15 @@ export function toNumber(d: Decimal): number {
 // --- internal ---
 
 function rescale(d: Decimal, scale: number): bigint {
-  return d.units * 10n ** BigInt(scale - d.scale);
+  return scale === d.scale ? d.units : d.units * pow10(scale - d.scale);
 }
+
+/** 10^n, the first few kept (money is summed at a dozen or so digits; each power was a new bigint). */
+function pow10(n: number): bigint {
+  return n >= 0 && n < POWERS_OF_TEN.length ? POWERS_OF_TEN[n] : 10n ** BigInt(n);
+}
+
+const POWERS_OF_TEN: readonly bigint[] = Array.from({ length: 40 }, (_, i) => 10n ** BigInt(i));
 
 function numberToPlain(n: number): string {
   if (!Number.isFinite(n)) throw new RangeError(`not a finite number: ${n}`);
