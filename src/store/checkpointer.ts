@@ -9,6 +9,8 @@
  * SQLite never rewinds it and the file only grows: past WAL_TRUNCATE_BYTES the worker runs one
  * TRUNCATE checkpoint (writers wait for it; PASSIVE already copied most frames), and the server's
  * `journal_size_limit` trims the file whenever SQLite rewinds it, so the WAL stays under 64 MiB.
+ * At each checkpoint the worker also checks that the store's path still names the file opened: one removed
+ * or replaced under a running server takes its events with it, which is logged once as an error.
  */
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../lib/errors.ts';
@@ -60,7 +62,18 @@ const bound = () => {
   if (busy && !held) parentPort.postMessage({ busy: walBytes() });
   held = busy;
 };
-const checkpoint = () => { run('PASSIVE'); bound(); };
+// the file the path names now, to tell when it is no longer the one opened (removed, or replaced by another)
+const fileAt = () => { try { const st = statSync(workerData.path); return st.dev + ':' + st.ino; } catch { return null; } };
+const opened = fileAt();
+let gone = false;
+const watch = () => {
+  if (gone || opened === null) return;
+  const now = fileAt();
+  if (now === opened) return;
+  gone = true;
+  parentPort.postMessage({ gone: now === null ? 'removed' : 'replaced' });
+};
+const checkpoint = () => { watch(); run('PASSIVE'); bound(); };
 const timer = setInterval(checkpoint, workerData.intervalMs);
 const sizer = setInterval(bound, workerData.sizeCheckMs);
 parentPort.on('message', (m) => {
@@ -105,7 +118,12 @@ export function startCheckpointer(
   };
   // a checkpoint runs every 500 ms: on a full disk each one fails the same way
   const failures = createRepeatFilter(WARNING_INTERVAL_MS);
-  worker.on('message', (m: { warning?: string; busy?: number }) => {
+  worker.on('message', (m: { warning?: string; busy?: number; gone?: 'removed' | 'replaced' }) => {
+    if (m.gone)
+      log.error(
+        `trace store ${m.gone} while the server runs: new events go to a file no path leads to and are lost at stop; stop the server, then restore the store from a backup (svc restore) or start it on a new one`,
+        { path: store.path, found: m.gone },
+      );
     const repeat = m.warning ? failures(m.warning) : undefined;
     if (repeat?.emit)
       log.warn('background WAL checkpoint failed; will try again', {
