@@ -6,7 +6,7 @@
  */
 
 import { billedInputTokens } from './billing.ts';
-import { openaiCodec, userTooLong } from './openai.ts';
+import { effortRefusal, isChatModelName, isReasoningName, openaiCodec, userTooLong } from './openai.ts';
 import { obfuscates, obfuscationFor } from './openai-reply.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, Turn } from './responses.ts';
 import { jsonSchemaOf, splitFragments, splitWords } from './responses.ts';
@@ -21,7 +21,7 @@ export const responsesCodec: Codec = {
     if (typeof body.model !== 'string') return "Missing required parameter: 'model'.";
     if (body.input !== undefined && typeof body.input !== 'string' && !Array.isArray(body.input))
       return "Invalid type for 'input': expected one of a string or an array of input items.";
-    return userTooLong(body);
+    return userTooLong(body) ?? modelRefusal(body);
   },
   readTurn,
   encodeJson: (reply, ctx) => response(ctx, 'completed', outputOf(reply, ctx), reply),
@@ -57,6 +57,23 @@ export const responsesCodec: Codec = {
 };
 
 // --- internal ---
+
+/**
+ * What the Responses API refuses of a model by its kind: `reasoning.effort` on a model that does not reason
+ * (gpt-4.1, gpt-4o, gpt-5-chat-latest; isChatModelName); on a reasoning model a temperature or top_p but 1 and an effort it does
+ * not take.
+ */
+function modelRefusal(body: Record<string, unknown>): string | undefined {
+  const model = String(body.model);
+  const effort = (body.reasoning as { effort?: unknown } | null | undefined)?.effort;
+  if (isChatModelName(model) && effort != null)
+    return "Unsupported parameter: 'reasoning.effort' is not supported with this model.";
+  if (!isReasoningName(model)) return undefined;
+  for (const field of ['temperature', 'top_p'])
+    if (body[field] != null && body[field] !== 1)
+      return `Unsupported parameter: '${field}' is not supported with this model.`;
+  return effortRefusal(model, effort, 'reasoning.effort');
+}
 
 /** The usage of a response that failed before any output: the prompt it read. */
 function promptUsage(ctx: ReplyContext) {

@@ -262,27 +262,44 @@ export function userTooLong(body: Record<string, unknown>): string | undefined {
 
 /**
  * What OpenAI refuses of a model by its kind (wire-formats §2.2; the API's own messages): `reasoning_effort`
- * on a chat model that does not reason (gpt-4.1, gpt-4o, gpt-5-chat-latest); on its reasoning models (o-series,
+ * on a chat model that does not reason (gpt-4.1, gpt-4o, gpt-5-chat-latest; isChatModelName); on its reasoning models (o-series,
  * gpt-5 and later) `max_tokens`, `stop`, `logprobs`, a temperature or top_p but the default 1, and an effort
  * the model does not take (none on gpt-5, -mini, -nano and the o-series, minimal from gpt-5.1 on, xhigh before
  * gpt-5.2, only high on gpt-5-pro, only medium on the chat snapshots from gpt-5.1 on).
  */
 function modelRefusal(body: Record<string, unknown>): string | undefined {
   const model = String(body.model);
-  const reasoning = /^(o\d|gpt-(5|[6-9]))/i.test(model) && !/^gpt-5-chat/i.test(model);
   const effort = body.reasoning_effort;
-  if (!reasoning)
-    return effort != null ? 'Unrecognized request argument supplied: reasoning_effort' : undefined;
+  if (isChatModelName(model) && effort != null)
+    return 'Unrecognized request argument supplied: reasoning_effort';
+  if (!isReasoningName(model)) return undefined;
   for (const field of ['max_tokens', 'stop', 'logprobs'])
     if (body[field] != null && body[field] !== false)
       return `Unsupported parameter: '${field}' is not supported with this model.${field === 'max_tokens' ? " Use 'max_completion_tokens' instead." : ''}`;
   for (const field of ['temperature', 'top_p'])
     if (body[field] != null && body[field] !== 1)
       return `Unsupported value: '${field}' does not support ${String(body[field])} with this model. Only the default (1) value is supported.`;
+  return effortRefusal(model, effort, 'reasoning_effort');
+}
+
+/**
+ * OpenAI's chat models that do not reason, by name (gpt-4.1, gpt-4o, gpt-3.5, gpt-5-chat-latest); a name of
+ * neither kind (a test's `gpt-x`) is held to neither's rules.
+ */
+export function isChatModelName(model: string): boolean {
+  return /^(gpt-4|gpt-3\.5|chatgpt-|gpt-5-chat)/i.test(model);
+}
+
+/** OpenAI's reasoning models by name: the o-series, gpt-5 and later but ChatGPT's gpt-5-chat-latest. */
+export function isReasoningName(model: string): boolean {
+  return /^(o\d|gpt-(5|[6-9]))/i.test(model) && !/^gpt-5-chat/i.test(model);
+}
+
+/** The API's 400 for an effort the reasoning model does not take (`param` names the field as sent). */
+export function effortRefusal(model: string, effort: unknown, param: string): string | undefined {
   const taken = effortsTaken(model);
-  if (typeof effort === 'string' && !taken.includes(effort))
-    return `Unsupported value: 'reasoning_effort' does not support '${effort}' with this model. Supported values are: ${taken.map((e) => `'${e}'`).join(', ')}.`;
-  return undefined;
+  if (typeof effort !== 'string' || taken.includes(effort)) return undefined;
+  return `Unsupported value: '${param}' does not support '${effort}' with this model. Supported values are: ${taken.map((e) => `'${e}'`).join(', ')}.`;
 }
 
 function effortsTaken(model: string): string[] {

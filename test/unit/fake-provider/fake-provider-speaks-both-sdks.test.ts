@@ -532,3 +532,21 @@ test('openai refuses, as the API does, what a model of its kind does not take (r
   ] as const)
     await openai.chat.completions.create({ model, messages, ...fields } as never);
 });
+
+test('the Responses API refuses, as OpenAI does, reasoning on a model that does not reason and sampling on one that does', async () => {
+  const refused: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['gpt-4.1', { reasoning: { effort: 'low' } }, /'reasoning.effort' is not supported with this model/],
+    ['gpt-5-mini', { temperature: 0.2 }, /'temperature' is not supported with this model/],
+    ['gpt-5', { top_p: 0.5 }, /'top_p' is not supported with this model/],
+    ['o4-mini', { reasoning: { effort: 'minimal' } }, /Supported values are: 'low', 'medium', 'high'/],
+  ];
+  for (const [model, fields, message] of refused) {
+    await assert.rejects(
+      openai.responses.create({ model, input: 'q', ...fields } as never),
+      (err) => err instanceof OpenAI.BadRequestError && message.test(err.message),
+      `${model} ${JSON.stringify(fields)}`,
+    );
+  }
+  await openai.responses.create({ model: 'gpt-4.1', input: 'q', temperature: 0 });
+  await openai.responses.create({ model: 'gpt-5', input: 'q', reasoning: { effort: 'minimal' } });
+});
