@@ -1,0 +1,96 @@
+/**
+ * The Anthropic Messages API's refusals of a request body that the fake provider repeats (400
+ * invalid_request_error, wire-formats §1.4-1.6), so a gateway's translated body the real API would refuse
+ * is refused here too, and a prompt over the model's context window.
+ */
+
+import { billedInputTokens } from './billing.ts';
+
+type Obj = Record<string, unknown>;
+
+/**
+ * The API's 400s that bite translators (wire-formats §1.4–1.6), so a gateway's translated body the real API
+ * would refuse is refused here too: empty text blocks, `tool_use` / `tool_result` pairing between adjacent
+ * turns, `tool_use.id` and tool name patterns, thinking budgets, thinking with a forced tool choice or with
+ * sampling it does not take, and a tool loop's assistant turn that lost its leading thinking block.
+ */
+export function translatorRefusal(body: Obj): string | undefined {
+  const messages = body.messages as { role?: string; content?: unknown }[];
+  const blocks = (content: unknown): Obj[] =>
+    typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
+  if (typeof body.system === 'string' ? false : blocks(body.system).some((b) => b.text === ''))
+    return 'system: text content blocks must be non-empty';
+  for (const [i, m] of messages.entries()) {
+    const content = blocks(m.content);
+    if (content.some((b) => b.type === 'text' && b.text === ''))
+      return `messages.${i}: text content blocks must be non-empty`;
+    const uses = content.filter((b) => b.type === 'tool_use');
+    for (const u of uses)
+      if (typeof u.id !== 'string' || !/^[a-zA-Z0-9_-]+$/.test(u.id))
+        return `messages.${i}.content: tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+    const next = i + 1 < messages.length ? blocks(messages[i + 1].content) : undefined;
+    const answered = new Set(next?.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id));
+    const unanswered = next === undefined ? [] : uses.filter((u) => !answered.has(u.id));
+    if (m.role === 'assistant' && unanswered.length > 0)
+      return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unanswered.map((u) => u.id).join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    const previous = new Set(
+      i > 0
+        ? blocks(messages[i - 1].content)
+            .filter((b) => b.type === 'tool_use')
+            .map((b) => b.id)
+        : [],
+    );
+    const orphan = content.find((b) => b.type === 'tool_result' && !previous.has(b.tool_use_id));
+    if (orphan)
+      return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(orphan.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+  }
+  const tools = Array.isArray(body.tools) ? (body.tools as Obj[]) : [];
+  for (const [i, t] of tools.entries())
+    if (t.type === undefined && (typeof t.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name)))
+      return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+  const thinking = (body.thinking ?? {}) as { type?: string; budget_tokens?: number };
+  if (thinking.type !== 'enabled' && thinking.type !== 'adaptive') return undefined;
+  if (thinking.type === 'enabled') {
+    const budget = Number(thinking.budget_tokens);
+    if (!(budget >= 1024))
+      return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (budget >= Number(body.max_tokens))
+      return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
+  }
+  const choice = (body.tool_choice ?? {}) as { type?: string };
+  if (choice.type === 'any' || choice.type === 'tool')
+    return 'Thinking may not be enabled when `tool_choice` forces tool use.';
+  if (body.temperature !== undefined && body.temperature !== 1)
+    return '`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  if (body.top_k !== undefined) return '`top_k` must be unset when thinking is enabled.';
+  if (typeof body.top_p === 'number' && body.top_p < 0.95)
+    return '`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled.';
+  // the tool loop in progress: the last assistant turn, answered by tool results, starts with thinking
+  const last = messages.findLastIndex((m) => m.role === 'assistant');
+  const lastBlocks = last >= 0 ? blocks(messages[last].content) : [];
+  const answeredLoop =
+    last >= 0 &&
+    last === messages.length - 2 &&
+    lastBlocks.some((b) => b.type === 'tool_use') &&
+    blocks(messages[last + 1].content).some((b) => b.type === 'tool_result');
+  const head = lastBlocks[0]?.type;
+  if (answeredLoop && head !== 'thinking' && head !== 'redacted_thinking')
+    return `messages.${last}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(head)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
+  return undefined;
+}
+
+/** The 1M-token window's beta, and the models that take it (Claude Sonnet 4, 4.5, 4.6 and Opus 4.6). */
+const CONTEXT_1M_BETA = 'context-1m-2025-08-07';
+const CONTEXT_1M_MODELS = /^claude-(sonnet-4(-5|-6)?|opus-4-6)(-\d{8})?$/;
+
+/**
+ * A prompt over the model's window: 200,000 tokens, or 1,000,000 on a model that takes the 1M beta when the
+ * request's anthropic-beta names it (the API's message: `prompt is too long: N tokens > 200000 maximum`).
+ */
+export function promptTooLong(body: Obj, headers: Headers | undefined): string | undefined {
+  const betas = (headers?.get('anthropic-beta') ?? '').split(',').map((b) => b.trim());
+  const wide = betas.includes(CONTEXT_1M_BETA) && CONTEXT_1M_MODELS.test(String(body.model));
+  const maximum = wide ? 1_000_000 : 200_000;
+  const tokens = billedInputTokens('anthropic', body);
+  return tokens > maximum ? `prompt is too long: ${tokens} tokens > ${maximum} maximum` : undefined;
+}
