@@ -968,6 +968,21 @@ test('OpenAI models get only what each takes: gpt-5-chat-latest no reasoning_eff
   assert.deepEqual(ask({ stop_sequences: ['END'] }, 'gpt-oss-120b').stop, ['END']);
 });
 
+test("Claude models refuse an empty or whitespace-only stop sequence: a 400 naming the client's field, never sent", () => {
+  const messages = [{ role: 'user', content: 'x' }];
+  for (const stop of [['\n'], ['END', ' \t'], ['']])
+    assert.throws(
+      () => toAnthropic({ messages, stop }, 'claude-sonnet-4-5'),
+      (err: unknown) =>
+        err instanceof SvcError && err.status === 400 && /^stop: .*whitespace/.test(err.message),
+      JSON.stringify(stop),
+    );
+  assert.deepEqual(toAnthropic({ messages, stop: ['END', '\nEND'] }, 'claude-sonnet-4-5').stop_sequences, [
+    'END',
+    '\nEND',
+  ]);
+});
+
 test('documents reach OpenAI models: a PDF as a file part (also from a tool result), text documents and search results as text', () => {
   const pdf = {
     type: 'document',

@@ -550,3 +550,16 @@ test('the Responses API refuses, as OpenAI does, reasoning on a model that does 
   await openai.responses.create({ model: 'gpt-4.1', input: 'q', temperature: 0 });
   await openai.responses.create({ model: 'gpt-5', input: 'q', reasoning: { effort: 'minimal' } });
 });
+
+test('anthropic refuses, as the API does, an empty or whitespace-only stop sequence', async () => {
+  const messages = [{ role: 'user' as const, content: 'q' }];
+  for (const [stop, message] of [
+    [['\n'], /each stop sequence must contain non-whitespace/],
+    [['END', ''], /each stop sequence must be non-empty/],
+  ] as const)
+    await assert.rejects(
+      anthropic.messages.create({ model: 'claude-x', max_tokens: 9, messages, stop_sequences: [...stop] }),
+      (err) => err instanceof Anthropic.BadRequestError && message.test(err.message),
+    );
+  await anthropic.messages.create({ model: 'claude-x', max_tokens: 9, messages, stop_sequences: ['\nEND'] });
+});
