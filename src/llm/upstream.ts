@@ -4,7 +4,8 @@
  * DECISIONS §4: a total deadline until the response head arrives, and an idle limit between body chunks.
  * Also the caps on what an answer may hold (issue 17): a whole non-streaming body, one SSE line.
  */
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent } from 'undici';
 import { SvcError } from '../lib/errors.ts';
 
@@ -73,7 +74,9 @@ export function createUpstream(options: UpstreamOptions = {}): Upstream {
         signal: req.signal,
         ...(req.headersTimeoutMs !== undefined ? { headersTimeout: req.headersTimeoutMs } : {}),
       });
-      return { status: res.statusCode, headers: res.headers, body: res.body };
+      const coding = res.headers['content-encoding'];
+      if (coding === undefined) return { status: res.statusCode, headers: res.headers, body: res.body };
+      return { status: res.statusCode, ...decoded(res.headers, res.body, coding) };
     },
     close: () => agent.close(),
   };
@@ -151,6 +154,34 @@ function createTargetCache(): (url: string) => { origin: string; path: string } 
 }
 
 const ignore = () => {};
+
+/** The decoders of the content codings a provider may answer with unasked (no Accept-Encoding: RFC 9110 §12.5.3). */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: () => createGunzip(),
+  'x-gzip': () => createGunzip(),
+  deflate: () => createInflate(),
+  br: () => createBrotliDecompress(),
+};
+
+/**
+ * A body sent with a content coding, decoded as it is read: the caps count decoded bytes, and destroying
+ * the decoded stream drops the connection. Any other coding (or several) is left as it is, and reads as
+ * the answer that is not the provider's it then is.
+ */
+function decoded(
+  headers: Record<string, string | string[] | undefined>,
+  body: Readable,
+  coding: string | string[],
+): { headers: Record<string, string | string[] | undefined>; body: Readable } {
+  const name = typeof coding === 'string' ? coding.trim().toLowerCase() : '';
+  if (name === 'identity' || name === '') return { headers, body };
+  const decoder = DECODERS[name];
+  if (decoder === undefined) return { headers, body };
+  const { 'content-encoding': _, 'content-length': __, ...rest } = headers;
+  const out = decoder();
+  pipeline(body, out, ignore);
+  return { headers: rest, body: out };
+}
 
 /** What `for await` over a stream throws when it closes before its end. */
 function prematureClose(): Error {

@@ -222,6 +222,68 @@ test('upstream faults reach the SDKs in their own error shapes, retried only bef
     assert.equal(events.get('turn.completed')?.length, 1);
   });
 
+  await t.test(
+    'answers sent gzip-encoded (no Accept-Encoding asked otherwise) are decoded, streams too',
+    async () => {
+      for (const [shape, model] of [
+        ['anthropic', ANTHROPIC_MODEL],
+        ['openai', OPENAI_MODEL],
+        ['responses', OPENAI_MODEL],
+      ] as const) {
+        for (const stream of [false, true]) {
+          const text = `hi [[fake:gzip;text=unzipped ${shape}]]`;
+          const got =
+            shape === 'anthropic'
+              ? await stack.anthropic.messages.create({
+                  model,
+                  max_tokens: 64,
+                  messages: [{ role: 'user', content: text }],
+                })
+              : shape === 'openai'
+                ? await stack.openai.chat.completions.create({
+                    model,
+                    messages: [{ role: 'user', content: text }],
+                  })
+                : await stack.openai.responses.create({ model, input: text });
+          if (!stream) {
+            assert.match(
+              JSON.stringify(got),
+              new RegExp(`unzipped ${shape}`),
+              `${shape}: the decoded answer`,
+            );
+            continue;
+          }
+          const deltas: string[] = [];
+          if (shape === 'anthropic') {
+            const s = stack.anthropic.messages.stream({
+              model,
+              max_tokens: 64,
+              messages: [{ role: 'user', content: text }],
+            });
+            s.on('text', (d) => deltas.push(d));
+            await s.finalMessage();
+          } else if (shape === 'openai') {
+            const s = await stack.openai.chat.completions.create({
+              model,
+              messages: [{ role: 'user', content: text }],
+              stream: true,
+            });
+            for await (const c of s) deltas.push(c.choices[0]?.delta?.content ?? '');
+          } else {
+            const s = await stack.openai.responses.create({ model, input: text, stream: true });
+            for await (const e of s) if (e.type === 'response.output_text.delta') deltas.push(e.delta);
+          }
+          assert.equal(deltas.join(''), `unzipped ${shape}`, `${shape}: the decoded stream`);
+        }
+      }
+      // an error answer is decoded too: its message reaches the client
+      fake.script(['error=400;message=zipped refusal;gzip']);
+      const o = await call(stack, 'openai', OPENAI_MODEL);
+      assert.equal(o.status, 400);
+      assert.match(String(o.error?.message), /zipped refusal/);
+    },
+  );
+
   const table: Array<{
     name: string;
     shape: Shape;

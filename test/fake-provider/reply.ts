@@ -70,6 +70,25 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
     if (err instanceof DirectiveError) return errorReply(codec, ctx, 400, err.message);
     throw err;
   }
+  const res = await answer(c, codec, deps, { ctx, turn, parsed, plan, signal });
+  return plan.gzip ? gzipped(res) : res;
+}
+
+/** The answer the plan asks for (before any content coding). */
+async function answer(
+  c: Context,
+  codec: Codec,
+  deps: ReplyDeps,
+  at: {
+    ctx: ReplyContext;
+    turn: ReturnType<Codec['readTurn']>;
+    parsed: Record<string, unknown>;
+    plan: FakeStep;
+    signal: AbortSignal;
+  },
+): Promise<Response> {
+  const { ctx, turn, parsed, signal } = at;
+  let plan = at.plan;
   if (plan.slowHeadersMs) await sleep(plan.slowHeadersMs, signal);
   if (plan.hang) return hang(signal, deps.tracker);
   if (plan.hold && !(await held(signal, deps))) return new Response(null, { status: 499 });
@@ -150,6 +169,15 @@ export function errorReply(
 }
 
 // --- internal ---
+
+/** The same answer sent with `content-encoding: gzip` (a server may compress for a client that sent no Accept-Encoding). */
+function gzipped(res: Response): Response {
+  if (res.body === null) return res;
+  const headers = new Headers(res.headers);
+  headers.set('content-encoding', 'gzip');
+  headers.delete('content-length');
+  return new Response(res.body.pipeThrough(new CompressionStream('gzip')), { status: res.status, headers });
+}
 
 /** The 200 body: the provider's response object, or the scripted fault in its place. */
 function encodeBody(codec: Codec, reply: Reply, ctx: ReplyContext, plan: FakeStep): string {

@@ -74,6 +74,7 @@
  *                          when the client disconnects or the fake closes)
  *     drip=MS              delay every SSE frame (non-streaming: every body chunk) by MS
  *     slow-headers=MS      delay MS before the status line
+ *     gzip                 the answer (JSON, stream or error) sent with content-encoding: gzip
  *     ok                   no-op (a queued "ok" step succeeds even if the text carries fault directives)
  */
 
@@ -129,6 +130,8 @@ export type FakeStep = {
   stallAfter?: number;
   dripMs?: number;
   slowHeadersMs?: number;
+  /** Send the answer with `content-encoding: gzip`. */
+  gzip?: boolean;
 };
 
 export const FAULT_KEYS = [
@@ -154,6 +157,7 @@ export const FAULT_KEYS = [
   'stallAfter',
   'dripMs',
   'slowHeadersMs',
+  'gzip',
 ] as const satisfies readonly (keyof FakeStep)[];
 
 export const BAD_BODY_KINDS = ['string', 'empty', 'no-usage', 'no-content', 'wrong-types'] as const;
@@ -319,6 +323,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'slow-headers':
       step.slowHeadersMs = int(key, required(key, value));
+      return;
+    case 'gzip':
+      step.gzip = true;
       return;
     default:
       throw new DirectiveError(`fake provider: unknown directive '${key}'`);
