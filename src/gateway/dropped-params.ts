@@ -47,7 +47,8 @@ const NOT_TRANSLATED: Record<InboundShape, Partial<Record<AdapterName, readonly 
 
 /**
  * The parameters of a translated `body` (of `shape`) that a call to `model` on `adapter` is sent without: those
- * the other wire has no form of, and the sampling the model itself refuses (samplingRefused).
+ * the other wire has no form of, and the sampling or reasoning the model itself refuses (samplingRefused,
+ * reasoningRefused).
  */
 export function droppedParams(
   body: Record<string, unknown>,
@@ -56,7 +57,10 @@ export function droppedParams(
   model?: string,
 ): string[] {
   const unknown = (NOT_TRANSLATED[shape][adapter] ?? []).filter((name) => valueAt(body, name) != null);
-  const refused = model === undefined ? [] : samplingRefused(body, adapter, model);
+  const refused =
+    model === undefined
+      ? []
+      : [...samplingRefused(body, adapter, model), ...reasoningRefused(body, adapter, model)];
   return [...unknown, ...refused.filter((name) => !unknown.includes(name))];
 }
 
@@ -80,6 +84,20 @@ function samplingRefused(body: Record<string, unknown>, adapter: AdapterName, mo
       ...(topK != null ? ['top_k'] : []),
     ];
   return [];
+}
+
+/**
+ * An Anthropic request's thinking to an OpenAI chat model that does not reason (gpt-4.1, gpt-4o,
+ * gpt-5-chat-latest), which refuses reasoning_effort: `thinking` turned on and `output_config.effort` are left
+ * out (Claude Code asks for thinking on every call).
+ */
+function reasoningRefused(body: Record<string, unknown>, adapter: AdapterName, model: string): string[] {
+  if (adapter !== 'openai' || isReasoningModel(model)) return [];
+  const thinking = (body.thinking as { type?: unknown } | null | undefined)?.type;
+  return [
+    ...(thinking === 'enabled' || thinking === 'adaptive' ? ['thinking'] : []),
+    ...(valueAt(body, 'output_config.effort') != null ? ['output_config.effort'] : []),
+  ];
 }
 
 function valueAt(body: Record<string, unknown>, path: string): unknown {

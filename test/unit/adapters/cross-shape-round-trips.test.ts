@@ -536,7 +536,7 @@ test('every translation names the knobs it leaves out: verbosity to Claude, top_
   );
 });
 
-test('sampling the routed model refuses is named in svc-dropped-params: OpenAI reasoning models, Claude after Opus 4.6', () => {
+test('sampling and thinking the routed model refuses are named in svc-dropped-params: OpenAI models, Claude after Opus 4.6', () => {
   const messages = {
     model: 'x',
     max_tokens: 9,
@@ -572,6 +572,26 @@ test('sampling the routed model refuses is named in svc-dropped-params: OpenAI r
   assert.deepEqual(droppedParams(chat, 'openai', 'anthropic', 'claude-sonnet-4-5'), []);
   const responses = { model: 'x', input: 'hi', top_p: 0.5 };
   assert.deepEqual(droppedParams(responses, 'openai_responses', 'anthropic', 'claude-opus-4-7'), ['top_p']);
+  // thinking to an OpenAI model that does not reason: reasoning_effort is not sent (a 400 there)
+  const claudeCode = {
+    ...messages,
+    temperature: 1,
+    thinking: { type: 'adaptive' },
+    output_config: { effort: 'high' },
+  };
+  assert.deepEqual(droppedParams(claudeCode, 'anthropic', 'openai', 'gpt-4.1'), [
+    'thinking',
+    'output_config.effort',
+  ]);
+  assert.deepEqual(droppedParams(claudeCode, 'anthropic', 'openai', 'gpt-5-chat-latest'), [
+    'thinking',
+    'output_config.effort',
+  ]);
+  assert.deepEqual(droppedParams(claudeCode, 'anthropic', 'openai', 'gpt-5'), []);
+  assert.deepEqual(
+    droppedParams({ ...messages, thinking: { type: 'disabled' } }, 'anthropic', 'openai', 'gpt-4.1'),
+    [],
+  );
 });
 
 test('OpenAI request → Claude: a message left empty opens no turn, so the turns around it still alternate', () => {
