@@ -5,20 +5,19 @@
  * response or stream in the client's shape → the hold settled → turn.completed. Every answer is sent only
  * after its events are committed to the trace store.
  */
-import type { Context, Handler } from 'hono';
+import type { Handler } from 'hono';
 import type { Adapter, SameWireOps, UpstreamCall } from '../adapters/adapter.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
-import type { Bus, Published } from '../events/bus.ts';
+import type { Bus } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
 import { cutOffWhenStalled } from '../http/answer-stall.ts';
-import { type Decimal, formatDecimal, ZERO } from '../lib/decimal.ts';
-import { type ErrorCode, isSvcError, SvcError } from '../lib/errors.ts';
+import { isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
 import { classifyReadFailure, LlmCallFailed } from '../llm/call.ts';
-import { type CallRunner, type CallScope, type Hold, onceHold } from '../llm/runner.ts';
+import { type CallRunner, type Hold, onceHold } from '../llm/runner.ts';
 import { readUpstreamText, type UpstreamLimits } from '../llm/upstream.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { worstCaseCost } from '../models/pricing.ts';
@@ -29,7 +28,7 @@ import { describeRequest } from '../routing/request-facts.ts';
 import { DROPPED_PARAMS_HEADER, droppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
-import { budgetKeyIdOf, type KeyRecord } from './keystore/keystore.ts';
+import { budgetKeyIdOf } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
@@ -37,6 +36,7 @@ import { inputItems, type StoredResponses, withSignatures } from './shapes/respo
 import { SHAPES } from './shapes/shapes.ts';
 import type { SpendToday } from './spend-today.ts';
 import { createStreamResponse } from './stream-response.ts';
+import { costOnTurn, createTurn, scopeOf } from './turn.ts';
 
 /** Response header naming the registry model that served the request (issue 13). */
 export const ROUTED_MODEL_HEADER = 'svc-routed-model';
@@ -329,95 +329,4 @@ function encodeTranslated(
       details: { param: part.param },
     });
   return adapter.encodeRequest(req, upstreamModel);
-}
-
-interface Turn {
-  readonly id: string;
-  readonly shape: ShapeName;
-  requestedModel: string | null;
-  model: string | null;
-  provider: string | null;
-  cost: string;
-  /** The routing estimate (request-facts.ts), for clients that want an input count before the upstream's. */
-  inputTokensEstimate: number;
-  finished: boolean;
-  /** Publishes turn.completed once (later calls return the first publication). */
-  finish(status: number, errorCode: string | null): Published;
-}
-
-/**
- * The request's turn. Its end's error code is also the request log's `error_code`: a stream that fails after
- * its 200 (or whose client leaves) is logged when it ends, with the code its turn.completed records.
- */
-function createTurn(
-  bus: Bus,
-  c: Context<GatewayEnv>,
-  key: KeyRecord,
-  shape: ShapeName,
-  startedMs: number,
-): Turn {
-  const id = c.get('requestId');
-  let published: Published | undefined;
-  const turn: Turn = {
-    id,
-    shape,
-    requestedModel: null,
-    model: null,
-    provider: null,
-    cost: formatDecimal(ZERO),
-    inputTokensEstimate: 0,
-    finished: false,
-    finish(status, errorCode) {
-      if (published) return published;
-      turn.finished = true;
-      if (errorCode !== null) c.set('errorCode', errorCode as ErrorCode);
-      published = bus.publish({
-        type: 'turn.completed',
-        actor: 'gateway',
-        turn_id: id,
-        payload: {
-          gateway_key_id: key.key_id,
-          inbound_shape: shape,
-          user_id: key.user_id ?? null,
-          team_id: key.team_id ?? null,
-          requested_model: turn.requestedModel,
-          model: turn.model,
-          provider: turn.provider,
-          status,
-          error_code: errorCode,
-          cost_usd: turn.cost,
-          latency_ms: Math.round((performance.now() - startedMs) * 1000) / 1000,
-        },
-      });
-      return published;
-    },
-  };
-  return turn;
-}
-
-/** Who the gateway calls for: stamped on route.decided and llm.call_* (the agent passes its session). */
-function scopeOf(key: KeyRecord, turn: Turn): CallScope {
-  return {
-    actor: 'gateway',
-    turnId: turn.id,
-    sessionId: null,
-    gatewayKeyId: key.key_id,
-    inboundShape: turn.shape,
-    userId: key.user_id ?? null,
-    teamId: key.team_id ?? null,
-    parentSessionId: null,
-  };
-}
-
-/** The budget hold, also stamping the settled cost on turn.completed. */
-function costOnTurn(hold: Hold, turn: Turn, spent: (cost: Decimal) => void): Hold {
-  return {
-    settle(cost) {
-      const written = hold.settle(cost);
-      turn.cost = formatDecimal(cost);
-      spent(cost);
-      return written;
-    },
-    release: () => hold.release(),
-  };
 }
