@@ -8,7 +8,7 @@
  */
 import { takesSampling } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
-import { isReasoningModel } from '../adapters/openai/model-facts.ts';
+import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
 import type { InboundShape } from '../events/catalog.ts';
 
 /** Response header listing the request parameters a translated call was sent without. */
@@ -72,7 +72,7 @@ export function droppedParams(
  */
 function samplingRefused(body: Record<string, unknown>, adapter: AdapterName, model: string): string[] {
   const { temperature, top_p: topP, top_k: topK } = body;
-  if (adapter === 'openai' && isReasoningModel(model) && !/^gpt-oss/i.test(model))
+  if (adapter === 'openai' && takesDefaultSamplingOnly(model))
     return [
       ...(typeof temperature === 'number' && temperature !== 1 ? ['temperature'] : []),
       ...(typeof topP === 'number' && topP !== 1 ? ['top_p'] : []),

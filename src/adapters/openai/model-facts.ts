@@ -59,6 +59,15 @@ export function isReasoningModel(model: string): boolean {
 }
 
 /**
+ * OpenAI's own reasoning models (all but gpt-oss, which other servers run and which takes what a chat model
+ * takes): only the default temperature and top_p, no `stop`, and `max_completion_tokens` instead of
+ * `max_tokens`.
+ */
+export function takesDefaultSamplingOnly(model: string): boolean {
+  return isReasoningModel(model) && !/^gpt-oss/i.test(model);
+}
+
+/**
  * Whether OpenAI's strict mode accepts `schema`: every object lists all its properties as required and
  * says additionalProperties: false, nested objects and array items included.
  */

@@ -25,6 +25,7 @@ import {
   isReasoningModel,
   lowestEffort,
   qualifiesForStrict,
+  takesDefaultSamplingOnly,
 } from './model-facts.ts';
 import { encodeOpenAIMessages, reject } from './request-messages.ts';
 
@@ -68,7 +69,7 @@ export function encodeOpenAIRequest(
   // OpenAI's reasoning models take only the default sampling (an Anthropic client's temperature 0 is a 400)
   const reasoning = !router && isReasoningModel(model);
   // OpenAI's own reasoning models refuse other sampling; gpt-oss, served by others, takes it
-  const defaultSampling = reasoning && !/^gpt-oss/i.test(model);
+  const defaultSampling = !router && takesDefaultSamplingOnly(model);
   if (req.temperature !== undefined && (!defaultSampling || req.temperature === 1))
     body.temperature = req.temperature;
   if (req.top_p !== undefined && (!defaultSampling || req.top_p === 1)) body.top_p = req.top_p;
@@ -122,7 +123,8 @@ export function encodeOpenAIPassthrough(
   opts: OpenAIRequestOptions,
 ): UpstreamCall {
   let text = rewriteModel(input.bodyText, input.upstreamModel);
-  // OpenAI's reasoning models refuse `max_tokens` and take the same bound as `max_completion_tokens`; a client
+  // OpenAI's reasoning models refuse `max_tokens` and take the same bound as `max_completion_tokens` (gpt-oss on
+  // another server, such as Ollama, may take only the older name: left as sent); a client
   // that does not know the model behind a gateway name (the Vercel AI SDK's openai.chat('openai:gpt-5-mini'),
   // an alias, a fallback) sends the older name
   const max = input.body.max_tokens;
@@ -130,7 +132,7 @@ export function encodeOpenAIPassthrough(
     opts.flavor === 'openai' &&
     max != null &&
     input.body.max_completion_tokens == null &&
-    isReasoningModel(input.upstreamModel)
+    takesDefaultSamplingOnly(input.upstreamModel)
   )
     text = insertJsonMember(
       removeJsonMember(text, 'max_tokens'),

@@ -86,6 +86,8 @@ test('the OpenAI fast path names max_tokens max_completion_tokens on a reasoning
   // a model that takes max_tokens, or a client that sent both, gets its bytes as sent
   assert.deepEqual(sent(text, 'gpt-4.1'), { model: 'gpt-4.1', max_tokens: 256, messages: [] });
   assert.deepEqual(sent(text, 'gpt-5-chat-latest').max_tokens, 256);
+  // gpt-oss runs on other servers (OPENAI_BASE_URL at Ollama), some of which read only max_tokens
+  assert.deepEqual(sent(text, 'gpt-oss-120b').max_tokens, 256);
   const both = '{"model":"a","max_tokens":5,"max_completion_tokens":9,"messages":[]}';
   assert.deepEqual(sent(both, 'gpt-5'), {
     model: 'gpt-5',
