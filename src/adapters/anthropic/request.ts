@@ -79,13 +79,8 @@ export function encodeAnthropicRequest(
   const withoutThinking = (forced && tools !== undefined) || !thinkingReplayed(messages);
   encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model));
   if (version < '2026-10-21') encodeSampling(req, body, model);
-  // Claude refuses an empty or whitespace-only stop sequence (OpenAI takes "\n"): never left out unsaid, as
-  // the answer would run past where the client asked it to stop
   if (req.stop_sequences?.some((stop) => stop.trim() === ''))
-    reject(
-      req.passthrough?.wire === 'openai' ? 'stop' : 'stop_sequences',
-      'Claude models take no stop sequence that is empty or only whitespace (such as "\\n"); send ones with other characters, or use another model',
-    );
+    reject(req.passthrough?.wire === 'openai' ? 'stop' : 'stop_sequences', BLANK_STOP);
   if (req.stop_sequences?.length) body.stop_sequences = req.stop_sequences;
   if (req.user_id) body.metadata = { ...(body.metadata as object), user_id: req.user_id };
   if (req.response_format?.type === 'json_schema' && structured) {
@@ -180,6 +175,10 @@ function anthropicHeaders(
 function inputFieldOf(req: CanonicalRequest): string {
   return req.passthrough?.wire === 'openai_responses' ? 'input' : 'messages';
 }
+
+/** Claude refuses an empty or whitespace-only stop (OpenAI takes "\n"); never left out, or the answer runs past it. */
+const BLANK_STOP =
+  'Claude models take no stop sequence that is empty or only whitespace (such as "\\n"); send ones with other characters, or use another model';
 
 function reject(field: string, message: string): never {
   throw new SvcError('invalid_request', { message: `${field}: ${message}`, details: { param: field } });
