@@ -147,8 +147,8 @@ export async function listen(
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
     server.emit('request', req, res),
   );
-  const waiting = trackConnectionsWithoutRequest(server, options.onUpgrade !== undefined);
   const open = new Set<ServerResponse>();
+  const waiting = trackConnectionsWithoutRequest(server, open, options.onUpgrade !== undefined);
   let draining = false;
   const drain = createDrainDeadline();
   server.on('request', (_req, res) => {
@@ -281,31 +281,32 @@ function checkingIntervalMs(t: ClientTimeouts): number {
 }
 
 /**
- * The connections that carry no request the app is answering: new ones that have sent no request head
- * (or part of one) and keep-alive ones between requests. Node's closeIdleConnections leaves a connection
- * that has not sent a whole head to the headers timeout, which server.close() stops checking, so such a
- * connection would hold a graceful stop for its whole deadline. An upgraded connection (a WebSocket) is
- * its handler's to close.
+ * Closes the connections that carry no request the app is answering (`open`): new ones that have sent no
+ * request head (or part of one) and keep-alive ones between requests. Node's closeIdleConnections leaves a
+ * connection that has not sent a whole head to the headers timeout, which server.close() stops checking,
+ * so such a connection would hold a graceful stop for its whole deadline. An upgraded connection (a
+ * WebSocket) is its handler's to close. Only connections are tracked here, nothing per request.
  */
-function trackConnectionsWithoutRequest(server: Server, upgrades: boolean): () => void {
-  const requests = new Map<Socket, number>();
-  const settle = (socket: Socket, delta: number) => {
-    if (requests.has(socket)) requests.set(socket, (requests.get(socket) ?? 0) + delta);
-  };
+function trackConnectionsWithoutRequest(
+  server: Server,
+  open: ReadonlySet<ServerResponse>,
+  upgrades: boolean,
+): () => void {
+  const sockets = new Set<Socket>();
+  function forget(this: Socket) {
+    sockets.delete(this);
+  }
   server.on('connection', (socket: Socket) => {
-    requests.set(socket, 0);
-    socket.once('close', () => requests.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket as Socket;
-    settle(socket, 1);
-    res.once('close', () => settle(socket, -1));
+    sockets.add(socket);
+    socket.once('close', forget);
   });
   if (upgrades)
-    server.prependListener('upgrade', (req: IncomingMessage) => requests.delete(req.socket as Socket));
-  // the ones whose last answer is still being written are left for the next round
+    server.prependListener('upgrade', (req: IncomingMessage) => sockets.delete(req.socket as Socket));
   return () => {
-    for (const [socket, n] of requests) if (n === 0 && socket.writableLength === 0) socket.destroy();
+    const busy = new Set<unknown>();
+    for (const res of open) busy.add(res.socket);
+    // one whose last answer is still being written is left for the next round
+    for (const socket of sockets) if (!busy.has(socket) && socket.writableLength === 0) socket.destroy();
   };
 }
 
