@@ -12,6 +12,7 @@ import { positiveInt } from '../config/env-numbers.ts';
 import { assertProviderKeysSendable } from '../config/provider-keys.ts';
 import type { Bus } from '../events/bus.ts';
 import { isLoopbackName, parseAllowedHosts } from '../http/host-check.ts';
+import { MAX_SERVICE_BODY_BYTES } from '../http/json-body.ts';
 import {
   assertPortBindable,
   cutOffOnRepeatedStopSignal,
@@ -207,6 +208,7 @@ export async function runAgentServer<R extends AgentRuntime>(
       port: options.port,
       onUpgrade: stream.upgrade,
       answerWhileDraining: true,
+      maxBodyBytes: MAX_SERVICE_BODY_BYTES,
       // Node's own refusals (too slow, malformed HTTP, headers too large): the service error body with the
       // version headers every service answer carries, and a request-log line
       refusals: {

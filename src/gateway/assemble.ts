@@ -110,6 +110,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     adapters: Object.keys(adapters),
   });
   return {
+    maxBodyBytes,
     handleMessages: pipeline.messages,
     handleChatCompletions: pipeline.chatCompletions,
     handleResponses: pipeline.responses,

@@ -53,6 +53,8 @@ export type GatewayExtensions = Pick<
 > & {
   /** Releases what the extensions hold (the upstream connection pool) after the drain. */
   close?: () => Promise<void>;
+  /** SVC_GATEWAY_MAX_BODY_BYTES: a request that declares more is refused before `100 Continue`. */
+  maxBodyBytes?: number;
 };
 
 export interface RunGatewayOptions<R extends GatewayRuntime = GatewayRuntime> {
@@ -137,6 +139,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       host,
       port: options.port,
       clientTimeouts,
+      ...(extensions.maxBodyBytes !== undefined ? { maxBodyBytes: extensions.maxBodyBytes } : {}),
       refusals: gatewayRefusals(runtime.newId, options.writeRequestLog),
     });
   } catch (err) {

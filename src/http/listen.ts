@@ -123,6 +123,8 @@ export async function listen(
     answerWhileDraining?: boolean;
     /** How the requests Node refuses before the app sees them are answered and logged. */
     refusals?: RefusalOptions;
+    /** The app's body limit: a request with `Expect: 100-continue` that declares more gets no `100 Continue`. */
+    maxBodyBytes?: number;
   },
 ): Promise<Listening> {
   const timeouts = options.clientTimeouts ?? DEFAULT_CLIENT_TIMEOUTS;
@@ -147,6 +149,14 @@ export async function listen(
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
     server.emit('request', req, res),
   );
+  // Node sends 100 Continue to every such request: one whose declared body the app refuses unread (413)
+  // gets its answer instead, so the client never uploads it, and the connection closes after the answer
+  const maxBodyBytes = options.maxBodyBytes;
+  if (maxBodyBytes !== undefined)
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      if (!(Number(req.headers['content-length']) > maxBodyBytes)) res.writeContinue();
+      server.emit('request', req, res);
+    });
   const open = new Set<ServerResponse>();
   const waiting = trackConnectionsWithoutRequest(server, open, options.onUpgrade !== undefined);
   let draining = false;

@@ -281,6 +281,11 @@ test('slow clients are cut off after the header and request timeouts; slow answe
         assert.equal(expect.status, 200, JSON.stringify(expect.body));
         assert.equal(expect.body.status, 'ok');
         assert.ok(expect.headers.get('svc-request-id'), 'a request id');
+        // Expect: 100-continue for a body over the limit: the 413 instead of 100 Continue, so it is never sent
+        const oversize = await sendAndWait(gw.port, `${head(40 * 1024 * 1024)}expect: 100-continue\r\n\r\n`);
+        assert.equal(oversize.status, 413, JSON.stringify(oversize.body));
+        assert.equal(oversize.body.type, 'error');
+        assert.equal(oversize.headers.get('connection'), 'close');
       },
     ],
     [
