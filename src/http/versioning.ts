@@ -142,8 +142,19 @@ export function isProviderOrMetricsPath(path: string): boolean {
 
 type Parsed = [number, number];
 
+/**
+ * `major.minor`, `major.minor.patch`, or a full semantic version with its pre-release and build parts
+ * (`0.9.0-beta.1+build.7`): each is a version the resolution table compares (spec 1: one that "parses
+ * below" the minimum is 410), by major and minor, the granularity of `Svc-API-Version`. Anything else is
+ * malformed: echoed and served.
+ */
+const DOTTED_IDS = '[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*';
+const VERSION = new RegExp(
+  `^(\\d{1,6})\\.(\\d{1,6})(?:\\.\\d{1,6}(?:-${DOTTED_IDS})?(?:\\+${DOTTED_IDS})?)?$`,
+);
+
 function parseVersion(text: string): Parsed | undefined {
-  const m = /^(\d{1,6})\.(\d{1,6})(?:\.\d{1,6})?$/.exec(text);
+  const m = VERSION.exec(text);
   return m ? [Number(m[1]), Number(m[2])] : undefined;
 }
 

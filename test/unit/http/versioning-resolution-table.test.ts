@@ -163,6 +163,20 @@ test('row: a version below the minimum is 410 below_min without Sunset', async (
   assert.deepEqual(handled, []);
 });
 
+test('row: a full semantic version below the minimum, pre-release or build included, is 410 below_min', async () => {
+  for (const v of ['0.9.0-beta.1', '0.9.3+build.7', '0.1.0-rc.1+exp.sha.5114f85']) {
+    const res = await get(makeApp().app, '/sessions', v);
+    assert.equal(res.status, 410, v);
+    assert.equal(res.headers.get('svc-api-version'), v);
+    assert.equal(((await res.json()) as any).error.reason, 'below_min', v);
+  }
+  // at or above the minimum it is served, and a deprecated one is served with its Deprecation and Sunset
+  assert.equal((await get(makeApp().app, '/sessions', '1.0.0-rc.1')).status, 200);
+  const deprecated = await get(makeApp().app, '/sessions', '2.0.1-beta');
+  assert.equal(deprecated.status, 200);
+  assert.equal(deprecated.headers.get('sunset'), '2026-06-30');
+});
+
 test('row: an unknown or future version above the minimum is echoed and served', async () => {
   for (const v of ['3.7', '1.2', '2.1.4']) {
     const res = await get(makeApp().app, '/sessions', v);
@@ -173,7 +187,7 @@ test('row: an unknown or future version above the minimum is echoed and served',
 });
 
 test('row: a malformed version is echoed and served', async () => {
-  for (const v of ['banana', 'v1', '1', '1.0-beta']) {
+  for (const v of ['banana', 'v1', '1', '1.0-beta', '0.9-beta', '0.9.0-', '0.9.0-beta..1', 'v0.9.0']) {
     const res = await get(makeApp().app, '/sessions', v);
     assert.equal(res.status, 200, v);
     assert.equal(res.headers.get('svc-api-version'), v);
