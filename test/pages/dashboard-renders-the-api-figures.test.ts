@@ -126,7 +126,12 @@ async function startDashboardServer(t: Scope, seeded: boolean, env: Record<strin
   return startAgentServer(t, { home: tmp.dir, env });
 }
 
-async function serveDashboard(t: Scope, seeded: boolean, env: Record<string, string> = {}) {
+async function serveDashboard(
+  t: Scope,
+  seeded: boolean,
+  env: Record<string, string> = {},
+  opts: { clock?: boolean } = {},
+) {
   sharedBrowser ??= launchChromium({ after: (fn) => void browserCleanups.push(fn) });
   const browser = await sharedBrowser;
   let server: AgentServer;
@@ -146,6 +151,8 @@ async function serveDashboard(t: Scope, seeded: boolean, env: Record<string, str
     const url = new URL(r.url());
     if (url.pathname.startsWith('/analytics/')) asked.push(url);
   });
+  // the page's clock, moved by the test (page.clock.fastForward) to stand for time passing
+  if (opts.clock) await page.clock.install({ time: new Date() });
   /** What the server answers to the page's latest request of `path` (with that group_by), fetched anew. */
   const sameAnswer = async (path: string, groupBy?: string) => {
     const url = asked.findLast(
@@ -238,6 +245,19 @@ test('the Cost tab shows the API figures for the 7-day window and a custom windo
   );
   const box = await page.locator('#cost-chart').boundingBox();
   assert.ok(box && box.width > 100 && box.height > 100, 'the chart has room on the page');
+  assert.deepEqual(problems, []);
+});
+
+test('a preset window ends when a tab asks, not when the page was loaded', { skip }, async (t) => {
+  const { page, problems, sameAnswer } = await serveDashboard(t, true, {}, { clock: true });
+  await page.locator('[data-field="total-cost"]').waitFor();
+  const loaded = Date.parse((await sameAnswer('cost', 'none')).url.searchParams.get('to') ?? '');
+  // two hours on the page later, Activity asks up to that moment, so calls made meanwhile count
+  await page.clock.fastForward('02:00:00');
+  await page.getByRole('tab', { name: 'Activity' }).click();
+  await page.locator('#turn-form').waitFor();
+  const routing = await sameAnswer('routing');
+  assert.ok(Date.parse(routing.url.searchParams.get('to') ?? '') >= loaded + 2 * 3_600_000, routing.url.href);
   assert.deepEqual(problems, []);
 });
 

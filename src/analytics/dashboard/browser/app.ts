@@ -54,6 +54,8 @@ async function getJson(url: string): Promise<any> {
 
 async function load(): Promise<void> {
   const mine = ++generation;
+  // a preset ends now: a tab opened later asks up to this moment, not up to when the window was picked
+  if (state.preset !== 'custom') state.window = resolvePreset(state.preset, new Date());
   const w = { from: state.window.from, to: state.window.to };
   showRange();
   // figures of another tab or window must not stand under this one's name while its answers come
