@@ -65,6 +65,21 @@ export function formatPercent(fraction: number): string {
   return `${(fraction * 100).toFixed(1)}%`;
 }
 
+/**
+ * A share of the window's spend: one decimal, as formatPercent, except near half, where the callout's
+ * line lies (strictly above 50 %): a share that is not exactly half gets the decimals that tell which side
+ * it is on (0.500133 → `50.01%`, 0.49996 → `49.996%`), so a called-out share never reads as 50.0%.
+ */
+export function formatShare(fraction: number): string {
+  const text = formatPercent(fraction);
+  if (text !== '50.0%' || fraction === 0.5) return text;
+  for (let digits = 2; digits <= 12; digits++) {
+    const more = (fraction * 100).toFixed(digits);
+    if (Number(more) !== 50) return `${more}%`;
+  }
+  return `${(fraction * 100).toPrecision(17)}%`;
+}
+
 export function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }

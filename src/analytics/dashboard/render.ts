@@ -16,6 +16,7 @@ import {
   formatCalls,
   formatCount,
   formatPercent,
+  formatShare,
   formatUsd,
   type IdentityShare,
   KIND_LABEL,
@@ -209,13 +210,13 @@ export function renderIdentityTab(d: IdentityTabData): string {
     const said =
       callout === undefined
         ? ''
-        : `<div class="callout" data-field="callout" data-kind="${callout.kind}" data-value="${callout.share}">Top ${KIND_LABEL[callout.kind]} <strong>${esc(callout.id)}</strong> accounts for ${formatPercent(callout.share)} of spend in this window.</div>`;
+        : `<div class="callout" data-field="callout" data-kind="${callout.kind}" data-value="${callout.share}">Top ${KIND_LABEL[callout.kind]} <strong>${esc(callout.id)}</strong> accounts for ${formatShare(callout.share)} of spend in this window.</div>`;
     return `<section><h2>${title}</h2>${said}<div class="tiles">${list
       .map(
         (
           s,
         ) => `<div class="tile identity" data-kind="${kind}" data-id="${esc(s.id ?? '')}"><h3>${esc(s.id ?? untagged)}</h3>
-      ${money(s.cost_usd, `${kind}-cost`)}<p class="sub">${d.total > 0 ? formatPercent(s.cost_usd / d.total) : '–'} of spend · ${formatCalls(s.call_count)}</p></div>`,
+      ${money(s.cost_usd, `${kind}-cost`)}<p class="sub">${d.total > 0 ? formatShare(s.cost_usd / d.total) : '–'} of spend · ${formatCalls(s.call_count)}</p></div>`,
       )
       .join('')}</div></section>`;
   };

@@ -12,6 +12,7 @@ const {
   bucketFor,
   concentrationCallouts,
   formatPercent,
+  formatShare,
   formatUsd,
   localInputToUtc,
   resolvePreset,
@@ -95,6 +96,14 @@ test('the callout appears only when one identity takes strictly more than half o
     ['team', 'key'],
   );
   assert.deepEqual(concentrationCallouts(0, [team('t1', 0)]), []);
+  // a share shows the side of half it is on: a called-out one never reads as 50.0%, exactly half does
+  assert.deepEqual([0.500133, 0.49996, 0.5, 0.6, 0.5000000001].map(formatShare), [
+    '50.01%',
+    '49.996%',
+    '50.0%',
+    '60.0%',
+    '50.00000001%',
+  ]);
 });
 
 test('money keeps its sign; the savings tile warns when rows lack prices', () => {

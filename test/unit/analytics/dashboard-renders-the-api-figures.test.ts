@@ -150,6 +150,29 @@ test('a tile or warning about one call says "1 call", not "1 calls"', () => {
   assert.match(one.warning ?? '', /^1 call used models missing from the price table/);
 });
 
+test('a called-out share just above half never reads as 50.0%', () => {
+  const spend = { input_tokens: 1, output_tokens: 1, cached_input_tokens: 0, cache_creation_input_tokens: 0 };
+  const team = (team_id: string, cost_usd: number) => ({
+    team_id,
+    cost_usd,
+    call_count: 2,
+    user_count: 0,
+    by_user: [],
+    ...spend,
+  });
+  const html = renderIdentityTab({
+    total: 10,
+    teams: [team('t1', 5.004), team('t2', 4.996)],
+    users: [],
+    keys: [],
+  });
+  assert.match(html, /Top team <strong>t1<\/strong> accounts for 50\.04% of spend/);
+  assert.deepEqual(
+    [...html.matchAll(/([\d.]+%) of spend · /g)].map((m) => m[1]),
+    ['50.04%', '49.96%'],
+  );
+});
+
 test('an empty window says how to get data in; Activity renders sessions, routing and a turn', async (t) => {
   const { api, fx } = await setup(t);
   const empty = { from: '2025-01-01T00:00:00Z', to: '2025-01-02T00:00:00Z' };
