@@ -132,6 +132,37 @@ test('the table view names the window and shows the rows', async () => {
   assert.equal(noSessions.stdout, 'pricing builtin-2025-11-01\nnone yet\n');
 });
 
+test('the savings table warns that savings_pct is overstated when calls used models missing from the price table', async () => {
+  const models = join(tmp.dir, 'sonnet-only.yaml');
+  writeFileSync(
+    models,
+    [
+      'pricing_version: sonnet-only',
+      'models:',
+      '  - id: anthropic:claude-sonnet-4-5',
+      '    tier: balanced',
+      '    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }',
+      '    prices: { input: 3, output: 15 }',
+      '',
+    ].join('\n'),
+  );
+  const missing = (await json(['savings', ...WINDOW, '--models', models])).data.rows_missing_from_price_table;
+  assert.ok(missing > 1);
+  const [unpriced, priced] = await Promise.all(
+    [['--models', models], []].map((m) =>
+      runSvc(['analytics', 'savings', ...WINDOW, ...m, '--db-path', db], { env }),
+    ),
+  );
+  assert.equal(unpriced.code, 0, unpriced.stderr);
+  assert.match(
+    unpriced.stdout,
+    new RegExp(
+      `\\nwarning: ${missing} calls used models missing from the price table, so savings_pct is overstated\\.\\n$`,
+    ),
+  );
+  assert.doesNotMatch(priced.stdout, /warning/);
+});
+
 test('the table writes small amounts as decimals (a call of a cheap model costs under $0.000001)', async () => {
   const tiny = join(tmp.dir, 'tiny.db');
   const store = await openStore(tiny);

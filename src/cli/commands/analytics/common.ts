@@ -78,6 +78,8 @@ export interface ReportSpec<T> {
   read(ctx: ReportContext): Promise<T>;
   /** Header and rows of the table view. */
   table(data: T): Table;
+  /** Lines printed under the table (a caveat the figures carry), none by default. */
+  notes?(data: T): string[];
 }
 
 /** A citty command for one report. */
@@ -183,7 +185,8 @@ function renderReport<T>(answer: ReturnType<typeof envelope<T>>, spec: ReportSpe
       .join('  ')
       .trimEnd(),
   );
-  return `${title}\n${lines.join('\n')}\n`;
+  const notes = spec.notes?.(answer.data) ?? [];
+  return `${title}\n${[...lines, ...notes].join('\n')}\n`;
 }
 
 function cell(value: Cell): string {
