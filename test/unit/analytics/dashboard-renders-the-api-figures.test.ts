@@ -92,6 +92,36 @@ test('the Cost tab shows the API figures, negative savings with a minus sign, an
     days.map((r: any) => r.cost_usd),
   );
   assert.deepEqual(costSeries(days, 'hour').labels, ['01-01 01:00', '01-01 02:00', '01-01 03:00']);
+  // over the window asked for, every hour has its bar: $0 where the API answered no bucket
+  const filled = costSeries(days, 'hour', W1);
+  assert.equal(filled.labels.length, 24);
+  assert.deepEqual(filled.labels.slice(0, 5), [
+    '01-01 00:00',
+    '01-01 01:00',
+    '01-01 02:00',
+    '01-01 03:00',
+    '01-01 04:00',
+  ]);
+  assert.deepEqual(filled.values.slice(0, 5), [0, ...days.map((r: any) => r.cost_usd), 0]);
+  assert.equal(
+    filled.values.reduce((a, b) => a + b),
+    10,
+  );
+  const week = costSeries(
+    [{ bucket: '2026-01-02', cost_usd: 2 } as any, { bucket: '2026-01-05', cost_usd: 3 } as any],
+    'day',
+    { from: '2025-12-31T18:30:00.000Z', to: '2026-01-06T12:00:00.000Z' },
+  );
+  assert.deepEqual(week.labels, [
+    '2025-12-31',
+    '2026-01-01',
+    '2026-01-02',
+    '2026-01-03',
+    '2026-01-04',
+    '2026-01-05',
+    '2026-01-06',
+  ]);
+  assert.deepEqual(week.values, [0, 0, 2, 0, 0, 3, 0]);
 });
 
 test('the identity tab calls out the team, developer and key above half the spend, and nobody at exactly half', async (t) => {

@@ -116,7 +116,7 @@ async function drawCostChart(w: UtcWindow, mine: number): Promise<void> {
     return;
   }
   if (mine !== generation) return;
-  const s = costSeries(rows, bucket);
+  const s = costSeries(rows, bucket, w);
   chart = new Chart(canvas, {
     type: 'bar',
     data: {
