@@ -60,6 +60,22 @@ export function formatUsd(value: number): string {
   return `${sign}$${text}`;
 }
 
+/**
+ * A money axis tick: the tick's own digits (up to 6 significant ones), at least two decimals from a cent
+ * up, so neighbouring ticks never share a label as formatUsd's cents would make them ($0.015 and $0.02
+ * both read $0.02 there): `$0.015`, `$0.02`, `$1.50`, `$0.0005`.
+ */
+export function formatUsdTick(value: number): string {
+  const sign = value < 0 ? '-' : '';
+  const abs = Math.abs(value);
+  let text = abs.toLocaleString('en-US', { maximumSignificantDigits: 6 });
+  if (abs >= 0.01 || abs === 0) {
+    const [whole, fraction = ''] = text.split('.');
+    if (fraction.length < 2) text = `${whole}.${fraction.padEnd(2, '0')}`;
+  }
+  return `${sign}$${text}`;
+}
+
 /** A fraction as a percentage with its sign: 0.6612 → `66.1%`, -0.05 → `-5.0%`. */
 export function formatPercent(fraction: number): string {
   return `${(fraction * 100).toFixed(1)}%`;

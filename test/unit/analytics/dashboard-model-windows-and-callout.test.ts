@@ -14,6 +14,7 @@ const {
   formatPercent,
   formatShare,
   formatUsd,
+  formatUsdTick,
   localInputToUtc,
   resolvePreset,
   savingsView,
@@ -103,6 +104,25 @@ test('the callout appears only when one identity takes strictly more than half o
     '50.0%',
     '60.0%',
     '50.00000001%',
+  ]);
+});
+
+test('the chart axis gives each tick its own label: no two read the same', () => {
+  // Chart.js steps of half a cent: cents alone would label 0.015 and 0.02 both $0.02
+  assert.deepEqual([0, 0.005, 0.01, 0.015, 0.02, 0.025, 0.030000000000000002].map(formatUsdTick), [
+    '$0.00',
+    '$0.005',
+    '$0.01',
+    '$0.015',
+    '$0.02',
+    '$0.025',
+    '$0.03',
+  ]);
+  assert.deepEqual([0.0000005, 1.5, 2500, -0.25].map(formatUsdTick), [
+    '$0.0000005',
+    '$1.50',
+    '$2,500.00',
+    '-$0.25',
   ]);
 });
 

@@ -6,7 +6,14 @@
 import { BarController, BarElement, CategoryScale, Chart, LinearScale, Tooltip } from 'chart.js';
 import type { AnalyticsEnvelope } from '../../envelope.ts';
 import { costSeries } from '../charts.ts';
-import { bucketFor, formatUsd, resolvePreset, type UtcWindow, type WindowPreset } from '../model.ts';
+import {
+  bucketFor,
+  formatUsd,
+  formatUsdTick,
+  resolvePreset,
+  type UtcWindow,
+  type WindowPreset,
+} from '../model.ts';
 import {
   renderActivityTab,
   renderCostTab,
@@ -128,7 +135,7 @@ async function drawCostChart(w: UtcWindow, mine: number): Promise<void> {
       animation: false,
       scales: {
         x: { title: { display: true, text: s.unit } },
-        y: { beginAtZero: true, ticks: { callback: (v) => formatUsd(Number(v)) } },
+        y: { beginAtZero: true, ticks: { callback: (v) => formatUsdTick(Number(v)) } },
       },
       plugins: { tooltip: { callbacks: { label: (c) => formatUsd(Number(c.parsed.y)) } } },
     },
