@@ -13,9 +13,10 @@ export interface ServiceErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };
 }
 
-/** The body for one SvcError; `details` only when there are any. */
+/** The body for one SvcError; `details` only when there are any (`should_retry` is a gateway header's, not one). */
 export function encodeServiceError(err: SvcError): ServiceErrorBody {
-  const details = err.details && Object.keys(err.details).length > 0 ? err.details : undefined;
+  const { should_retry: _, ...rest } = err.details ?? {};
+  const details = Object.keys(rest).length > 0 ? rest : undefined;
   return { error: { code: err.code, message: err.message, ...(details ? { details } : {}) } };
 }
 

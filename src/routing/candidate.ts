@@ -25,11 +25,20 @@ export function validateCandidate(modelId: string, facts: RouteFacts, ctx: Route
     return { entry, failure: 'missing_capability' };
   // a worker turn (a planner delegated it) runs only on a model that takes delegated work, whatever proposed it
   if (facts.delegateModel && !entry.can_delegate) return { entry, failure: 'missing_capability' };
-  const input = facts.smallestInputTokens ?? facts.estimatedInputTokens;
-  const window = contextWindowOf(entry, facts.anthropicBetas);
-  if (!fitsContext(input, facts.maxOutputTokens ?? null, caps, window))
-    return { entry, failure: 'context_too_small' };
+  const { need, window } = contextNeed(entry, facts);
+  if (need > window) return { entry, failure: 'context_too_small' };
   return { entry, failure: null };
+}
+
+/**
+ * What the context check weighs on `entry`: the estimated input (an agent turn's smallest window) plus the
+ * output asked for (see fitsContext), against the window the request gets there.
+ */
+export function contextNeed(entry: ModelEntry, facts: RouteFacts): { need: number; window: number } {
+  const input = facts.smallestInputTokens ?? facts.estimatedInputTokens;
+  const caps = entry.capabilities;
+  const need = input + Math.min(facts.maxOutputTokens ?? 0, caps.max_output_tokens);
+  return { need, window: contextWindowOf(entry, facts.anthropicBetas) };
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { RouteChainEntry } from '../events/catalog.ts';
 import { SvcError } from '../lib/errors.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
-import { validateCandidate } from './candidate.ts';
+import { contextNeed, validateCandidate } from './candidate.ts';
 import type { PolicyName, PredicateEnv, RouteContext, RouteFacts } from './facts.ts';
 import type { RequestFingerprint } from './pattern/fingerprint.ts';
 import type { PatternMatch } from './pattern/table.ts';
@@ -86,7 +86,7 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
     chain.push({ ...named, model, verdict: 'rejected', validation_failure: failure ?? undefined });
     if (failure === 'model_not_allowed' && slot.explicit) break;
   }
-  return decided(chain, -1, null, started, routeError(chain, facts), env, null, ctx);
+  return decided(chain, -1, null, started, routeError(chain, facts, ctx), env, null, ctx);
 }
 
 // --- internal ---
@@ -116,7 +116,7 @@ function decided(
 }
 
 /** 403 when any candidate was refused by allowed_models (no silent fallback), else 503. */
-function routeError(chain: RouteChainEntry[], facts: RouteFacts): SvcError {
+function routeError(chain: RouteChainEntry[], facts: RouteFacts, ctx: RouteContext): SvcError {
   const tried = chain
     .filter((e) => e.verdict === 'rejected')
     .map((e) => ({ policy: e.policy, model: e.model, reason: e.validation_failure }));
@@ -127,8 +127,30 @@ function routeError(chain: RouteChainEntry[], facts: RouteFacts): SvcError {
       details: { model: notAllowed.model, requested_model: facts.requestedModel, tried },
     });
   const list = tried.map((t) => `${t.model} (${t.reason})`).join(', ');
+  const usable = `no candidate model is usable${list ? `: ${list}` : ''}`;
+  const tooLong = tooLongForEvery(tried, facts, ctx);
+  if (tooLong === null) return new SvcError('routing_failed', { message: usable, details: { tried } });
+  // every candidate is too small for this request, which no wait changes: said in the Messages API's own words
+  // (Claude Code reads 'prompt is too long: N tokens > M maximum' and offers to compact; a retry of a 503 it
+  // would repeat for a minute and a half), and not retryable
   return new SvcError('routing_failed', {
-    message: `no candidate model is usable${list ? `: ${list}` : ''}`,
-    details: { tried },
+    message: `prompt is too long: ${tooLong.need} tokens > ${tooLong.window} maximum (the gateway's estimate of the input plus the output asked for; ${usable})`,
+    details: { tried, should_retry: false },
   });
+}
+
+/** The largest window of the candidates when each was refused context_too_small, else null. */
+function tooLongForEvery(
+  tried: Array<{ model: string | null; reason: string | undefined }>,
+  facts: RouteFacts,
+  ctx: RouteContext,
+): { need: number; window: number } | null {
+  let largest: { need: number; window: number } | null = null;
+  for (const t of tried) {
+    const entry = t.reason === 'context_too_small' && t.model ? ctx.registry.get(t.model) : undefined;
+    if (!entry) return null;
+    const fit = contextNeed(entry, facts);
+    if (largest === null || fit.window > largest.window) largest = fit;
+  }
+  return largest;
 }

@@ -22,7 +22,13 @@ interface Run {
   stderr: string;
 }
 
-function claude(stack: GatewayStack, home: string, args: string[], token = stack.token): Promise<Run> {
+function claude(
+  stack: GatewayStack,
+  home: string,
+  args: string[],
+  token = stack.token,
+  stdin = '',
+): Promise<Run> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: home,
@@ -39,7 +45,7 @@ function claude(stack: GatewayStack, home: string, args: string[], token = stack
       (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
-    child.stdin?.end();
+    child.stdin?.end(stdin);
   });
 }
 
@@ -185,6 +191,26 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       },
     );
   }
+
+  await t.test(
+    'a prompt no model can hold: one request, and Claude Code says the prompt is too long',
+    async () => {
+      // routing refuses it (context_too_small on every candidate): a 503 Claude Code would retry for a minute
+      // and a half and then call temporary, unless it says so in the API's words and that no retry helps
+      const turns = readEvents(stack.files.db, 'turn.completed').length;
+      const prompt = `summarize: ${'lorem ipsum dolor sit amet '.repeat(24_000)}`; // ~160,000 tokens
+      const run = await claude(stack, tmp.dir, ['--model', 'haiku'], stack.token, prompt);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stdout, /^Prompt is too long/);
+      const refused = readEvents(stack.files.db, 'turn.completed').slice(turns);
+      assert.deepEqual(
+        refused.map((e) => [e.payload.status, e.payload.error_code]),
+        [[503, 'routing_failed']],
+        'one request, no retry',
+      );
+      assert.equal(fake.requests.length, 0);
+    },
+  );
 
   await t.test('a wrong key: one 401 with x-should-retry false, and Claude Code stops', async () => {
     const before = readEvents(stack.files.db, 'gateway.auth_failed').length;
