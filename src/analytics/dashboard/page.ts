@@ -36,7 +36,8 @@ export const DASHBOARD_HTML = `<!doctype html>
   .warning { color: var(--warn); font-size: 12px; margin: 6px 0 0; }
   .callout { background: #fff7e6; border: 1px solid #f0c36d; border-radius: 8px; padding: 10px 14px; margin: 14px 0; }
   table { border-collapse: collapse; width: 100%; margin: 6px 0; }
-  th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+  th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; } /* ids, paths and times break rather than push the table out of its card */
+  section { overflow-x: auto; }
   th { color: var(--muted); font-weight: 600; font-size: 12px; }
   .chart { position: relative; height: 260px; }
   .empty, .empty-state p { color: var(--muted); }
