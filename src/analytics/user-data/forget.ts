@@ -73,9 +73,10 @@ export async function runForgetUser(deps: ForgetUserDeps, userId: string): Promi
     const pseudonym = pseudonymFor(salt, id);
     const rows = await countMatches(trx, dialect, id);
     for (const location of USER_ID_LOCATIONS) {
+      const match = matchLocation(dialect, location, id);
+      if (dialect.engine === 'postgres') await rewriteRowsHoldingNul(trx, match, location.path, pseudonym);
       const rewritten = dialect.jsonSetString(sql.ref('payload'), location.path, pseudonym);
-      await sql`UPDATE events SET payload = ${rewritten}
-        WHERE ${matchLocation(dialect, location, id)}`.execute(trx);
+      await sql`UPDATE events SET payload = ${rewritten} WHERE ${match}`.execute(trx);
     }
     const completedAt = formatUs(deps.clock.nowUs());
     const audit = deps.bus.stamp({
@@ -150,4 +151,30 @@ function matchLocation(dialect: SqlDialect, location: UserIdLocation, id: string
   if (location.when)
     parts.push(sql`${dialect.jsonText(payload, location.when.path)} = ${location.when.equals}`);
   return sql.join(parts, sql` AND `);
+}
+
+/**
+ * PostgreSQL's jsonb cannot hold the escape \u0000 (a provider's error message may carry it): jsonb_set
+ * would store the rows its reads see, with U+FFFD in its place (and in a text `\\u0000`), changing what
+ * the user's events say. Such rows are rewritten here instead, the JSON parsed and written back as svc
+ * wrote it (key order kept), in pages: a rewritten row no longer matches.
+ */
+async function rewriteRowsHoldingNul(
+  trx: Executor,
+  match: RawBuilder<unknown>,
+  path: string,
+  value: string,
+): Promise<void> {
+  const key = /^\$\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(path)?.[1];
+  if (key === undefined) throw new Error(`not a top-level JSON path: ${path}`);
+  for (;;) {
+    const page = await sql<{ id: string; payload: string }>`SELECT id, payload FROM events
+      WHERE ${match} AND strpos(payload, ${String.raw`\u0000`}) > 0 ORDER BY id LIMIT 500`.execute(trx);
+    for (const row of page.rows) {
+      const payload = JSON.parse(row.payload) as Record<string, unknown>;
+      payload[key] = value;
+      await sql`UPDATE events SET payload = ${JSON.stringify(payload)} WHERE id = ${row.id}`.execute(trx);
+    }
+    if (page.rows.length < 500) return;
+  }
 }

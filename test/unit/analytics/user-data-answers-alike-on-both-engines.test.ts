@@ -1,7 +1,8 @@
 /**
  * Per-user export and forget on both engines: the export returns the subject's rows in id order, exactly
  * as stored; forget rewrites every location of the id in place (no row deleted, neighbours untouched),
- * leaves no row holding the id, and a repeat rewrites nothing.
+ * leaves no row holding the id, and a repeat rewrites nothing. A payload holding the escape \u0000 (a provider's
+ * error message; PostgreSQL's json reads cannot take it) keeps it, and a U+FFFD beside it, through the rewrite.
  */
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
@@ -37,6 +38,12 @@ describeEachEngine('user export and forget', postgres, (engine) => {
       row(i, i % 2 ? 'llm.call_completed' : 'tool.failed', callPayload(users[i % users.length], { seq: i })),
     );
     rows.push(
+      // NUL, a U+FFFD and a backslash followed by u0000 (text, not the escape): all kept as they were
+      row(
+        102,
+        'llm.call_failed',
+        callPayload('u1', { error_class: 'invalid_request', message: 'bad\u0000nul \uFFFD \\u0000 u1' }),
+      ),
       row(100, 'quota.alert', {
         identity_kind: 'user',
         identity_id: 'u1',
@@ -68,7 +75,7 @@ describeEachEngine('user export and forget', postgres, (engine) => {
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.equal(summary.rowCount, 16);
+    assert.equal(summary.rowCount, 17);
     assert.deepEqual(
       lines.map((l) => l.id),
       lines.map((l) => l.id as string).sort(),
@@ -88,7 +95,7 @@ describeEachEngine('user export and forget', postgres, (engine) => {
     const r = await runForgetUser(deps, 'u1');
     const salt = await readForgetSalt(store.kysely);
     assert.equal(r.pseudonym, pseudonymFor(salt as string, 'u1'));
-    assert.equal(r.pseudonymized_rows, 17); // 16 payload user_id + 1 per-user quota event
+    assert.equal(r.pseudonymized_rows, 18); // 17 payload user_id + 1 per-user quota event
     const after = await store.kysely
       .selectFrom('events')
       .select(['id', 'payload', 'user_id'])
