@@ -36,6 +36,11 @@ export interface PassthroughInput {
   stream: boolean;
   /** Client headers meaningful to this wire (`anthropic-version`, `anthropic-beta`). */
   headers?: Record<string, string>;
+  /**
+   * Set when the client wrote the body for another model than the one that serves it (a native-name rule, an
+   * alias): the Anthropic wire fits max_tokens, thinking and effort to the routed model (anthropic/fit-model.ts).
+   */
+  fitTo?: { maxOutputTokens: number };
 }
 
 export interface TapOptions {

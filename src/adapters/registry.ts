@@ -5,6 +5,7 @@
 import { decodeSse } from '../lib/sse-decode.ts';
 import { type Adapter, type AdapterConfig, runStreamDecoder } from './adapter.ts';
 import { classifyAnthropicResponse, classifyAnthropicStreamStart } from './anthropic/errors.ts';
+import { fitToModel } from './anthropic/fit-model.ts';
 import {
   encodeAnthropicCountTokens,
   encodeAnthropicPassthrough,
@@ -45,7 +46,7 @@ export function createAnthropicAdapter(config: AdapterConfig): Adapter {
     name: 'anthropic',
     wire: 'anthropic',
     encodeRequest: (req, model) => encodeAnthropicRequest(req, model, config),
-    encodePassthrough: (input) => encodeAnthropicPassthrough(input, config),
+    encodePassthrough: (input) => encodeAnthropicPassthrough(fitToModel(input), config),
     encodeCountTokens: (input) => encodeAnthropicCountTokens(input, config),
     decodeResponse: decodeAnthropicResponse,
     createStreamDecoder: createAnthropicStreamDecoder,

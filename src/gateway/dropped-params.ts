@@ -4,8 +4,10 @@
  * in the `svc-dropped-params` response header and the request log line. What would change the answer's shape
  * (log probabilities, audio output, web search, n > 1, MCP servers) is a 400 instead (the adapters' encoders).
  * Fields that only steer one provider's own storage or caching (`store`, `metadata`, `prompt_cache_key`) are
- * left out without a word; on the same wire every field is forwarded as sent.
+ * left out without a word; on the same wire every field is forwarded as sent, but for a body written for another
+ * Claude model (fittedDroppedParams).
  */
+import { effortLeftOut } from '../adapters/anthropic/fit-model.ts';
 import { takesSampling } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
@@ -62,6 +64,18 @@ export function droppedParams(
       ? []
       : [...samplingRefused(body, adapter, model), ...reasoningRefused(body, adapter, model)];
   return [...unknown, ...refused.filter((name) => !unknown.includes(name))];
+}
+
+/**
+ * On the same wire, what a body written for another Claude model than the routed one loses when it is fitted
+ * to that one (adapters/anthropic/fit-model.ts): an effort no thinking budget carries, on a model without effort.
+ */
+export function fittedDroppedParams(
+  body: Record<string, unknown>,
+  adapter: AdapterName,
+  model: string,
+): string[] {
+  return adapter === 'anthropic' && effortLeftOut(body, model) ? ['output_config.effort'] : [];
 }
 
 /**

@@ -25,7 +25,7 @@ import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
 import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
-import { DROPPED_PARAMS_HEADER, droppedParams } from './dropped-params.ts';
+import { DROPPED_PARAMS_HEADER, droppedParams, fittedDroppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import { budgetKeyIdOf } from './keystore/keystore.ts';
@@ -134,10 +134,19 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           c.set('droppedTools', dropped);
           c.header(DROPPED_TOOLS_HEADER, dropped);
         }
+        // a body written for another Claude model is fitted to the routed one (adapters/anthropic/fit-model.ts)
+        const fitTo =
+          sameWire && req.model !== model.id && req.model !== upstreamModel
+            ? { maxOutputTokens: model.capabilities.max_output_tokens }
+            : undefined;
         // knobs the other wire has no equivalent for are left out, and the answer says which
-        const params = sameWire
-          ? ''
-          : droppedParams(received, shapeName, adapter.name, upstreamModel).join(', ');
+        const params = (
+          sameWire
+            ? fitTo
+              ? fittedDroppedParams(received, adapter.name, upstreamModel)
+              : []
+            : droppedParams(received, shapeName, adapter.name, upstreamModel)
+        ).join(', ');
         if (params) {
           droppedHeader[DROPPED_PARAMS_HEADER] = params;
           c.set('droppedParams', params);
@@ -166,6 +175,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
               upstreamModel,
               stream: req.stream,
               headers: req.passthrough?.headers,
+              fitTo,
             })
           : encodeTranslated(adapter, req, upstreamModel, shapeName, body, model.id);
         const bound = boundCallTokens(req, model, bodyText);

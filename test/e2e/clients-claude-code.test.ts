@@ -74,6 +74,16 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       const body = sent[0].body as Record<string, unknown>;
       assert.equal(body.model, routed.slice('anthropic:'.length));
       assert.equal(body.stream, true);
+      // it writes the request for claude-*-5-5 (max_tokens 128,000, adaptive thinking, an effort), which the
+      // 4.5 model refuses: fitted to it, as Claude Code itself asks a 4.5 model it knows (no request refused)
+      assert.equal(body.max_tokens, 64_000);
+      assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 8192, display: 'omitted' });
+      assert.deepEqual(body.output_config, flag === 'opus' ? { effort: 'medium' } : undefined);
+      const statuses = readEvents(stack.files.db, 'turn.completed').map((e) => e.payload.status);
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200),
+        [],
+      );
       const decided = readEvents(stack.files.db, 'route.decided').at(-1)!;
       assert.match(String(decided.payload.requested_model), new RegExp(`^claude-${flag}-`));
       const chain = decided.payload.chain as Array<{ policy: string; verdict: string; model: string }>;

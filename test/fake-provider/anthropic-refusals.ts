@@ -15,6 +15,8 @@ type Obj = Record<string, unknown>;
  * sampling it does not take, and a tool loop's assistant turn that lost its leading thinking block.
  */
 export function translatorRefusal(body: Obj): string | undefined {
+  const unfit = modelRefusal(body);
+  if (unfit) return unfit;
   const messages = body.messages as { role?: string; content?: unknown }[];
   const blocks = (content: unknown): Obj[] =>
     typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
@@ -76,6 +78,34 @@ export function translatorRefusal(body: Obj): string | undefined {
   const head = lastBlocks[0]?.type;
   if (answeredLoop && head !== 'thinking' && head !== 'redacted_thinking')
     return `messages.${last}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(head)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
+  return undefined;
+}
+
+/** Output limits of the Claude models of the built-in registry (the API refuses a max_tokens above). */
+const MAX_OUTPUT: ReadonlyArray<[RegExp, number]> = [
+  [/^claude-(opus|sonnet|haiku)-4-5(-\d{8})?$/, 64_000],
+  [/^claude-opus-4-1(-\d{8})?$/, 32_000],
+];
+
+/**
+ * What a Claude model before 4.6 refuses of what newer ones take (a body written for a newer model, such as
+ * Claude Code's for `claude-sonnet-5-5`, sent to it unchanged): a max_tokens above its output limit, adaptive
+ * thinking, and `output_config.effort` (Opus 4.5 takes effort). Names of other forms are not checked.
+ */
+function modelRefusal(body: Obj): string | undefined {
+  const model = String(body.model);
+  const limit = MAX_OUTPUT.find(([name]) => name.test(model))?.[1];
+  if (limit !== undefined && Number(body.max_tokens) > limit)
+    return `max_tokens: ${body.max_tokens} > ${limit}, which is the maximum allowed number of output tokens for ${model}`;
+  const v = /^claude-(opus|sonnet|haiku)-(\d)-(\d)(?!\d)/.exec(model);
+  if (!v) return undefined;
+  const version = Number(v[2]) + Number(v[3]) / 10;
+  if (version >= 4.6) return undefined;
+  if ((body.thinking as Obj | undefined)?.type === 'adaptive')
+    return 'adaptive thinking is not supported on this model';
+  const effort = (body.output_config as Obj | undefined)?.effort;
+  if (effort !== undefined && !(v[1] === 'opus' && version >= 4.5))
+    return 'This model does not support the effort parameter.';
   return undefined;
 }
 

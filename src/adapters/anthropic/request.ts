@@ -390,7 +390,7 @@ function encodeThinking(
 }
 
 /** Thinking budgets for an effort, on models that take a budget rather than an effort. */
-const EFFORT_BUDGET: Record<string, number> = {
+export const EFFORT_BUDGET: Record<string, number> = {
   minimal: 1024,
   low: 2048,
   medium: 8192,

@@ -5,6 +5,7 @@ import {
   createOpenAIAdapter,
   createOpenRouterAdapter,
 } from '#src/adapters/registry.ts';
+import { fittedDroppedParams } from '#src/gateway/dropped-params.ts';
 import { rewriteModel } from '#src/lib/json-splice.ts';
 
 const passthrough = (bodyText: string, stream = false, headers: Record<string, string> = {}) => ({
@@ -95,4 +96,51 @@ test('the OpenAI fast path names max_tokens max_completion_tokens on a reasoning
     max_completion_tokens: 9,
     messages: [],
   });
+});
+
+test('the Anthropic fast path fits a body written for another Claude model to the routed one', () => {
+  const anthropic = createAnthropicAdapter({ baseUrl: 'https://a.test', apiKey: 'k' });
+  const send = (body: Record<string, unknown>, upstreamModel: string, fit = true) =>
+    JSON.parse(
+      anthropic.encodePassthrough({
+        ...passthrough(JSON.stringify({ model: 'claude-sonnet-5-5', messages: [], ...body })),
+        upstreamModel,
+        ...(fit ? { fitTo: { maxOutputTokens: 64_000 } } : {}),
+      }).body,
+    );
+  // Claude Code's request for claude-*-5-5: a 4.5 model takes a budget for the effort, and only Opus 4.5 the effort
+  const claudeCode = {
+    max_tokens: 128_000,
+    thinking: { type: 'adaptive', display: 'omitted' },
+    output_config: { effort: 'medium', format: { type: 'json_schema', schema: {} } },
+  };
+  const sonnet = send(claudeCode, 'claude-sonnet-4-5');
+  assert.equal(sonnet.max_tokens, 64_000);
+  assert.deepEqual(sonnet.thinking, { type: 'enabled', budget_tokens: 8192, display: 'omitted' });
+  assert.deepEqual(sonnet.output_config, { format: { type: 'json_schema', schema: {} } });
+  assert.deepEqual(send(claudeCode, 'claude-opus-4-5').output_config, claudeCode.output_config);
+  // a model that takes it all gets it as sent, and so does a body the client wrote for the routed model
+  assert.deepEqual(
+    send({ ...claudeCode, max_tokens: 32_000 }, 'claude-opus-4-6').thinking,
+    claudeCode.thinking,
+  );
+  assert.equal(send(claudeCode, 'claude-sonnet-4-5', false).max_tokens, 128_000);
+  // a budget the client asked stays below the max_tokens it is fitted to; no room for 1,024: no thinking
+  const budget = { max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 90_000 } };
+  assert.deepEqual(send(budget, 'claude-haiku-4-5').thinking, { type: 'enabled', budget_tokens: 63_999 });
+  const small = send(
+    { max_tokens: 1500, thinking: { type: 'adaptive' }, output_config: { effort: 'low' } },
+    'claude-haiku-4-5',
+  );
+  assert.deepEqual([small.thinking, small.output_config], [undefined, undefined]);
+  // an effort no thinking budget carries is named in svc-dropped-params
+  assert.deepEqual(
+    fittedDroppedParams({ output_config: { effort: 'low' } }, 'anthropic', 'claude-haiku-4-5'),
+    ['output_config.effort'],
+  );
+  assert.deepEqual(fittedDroppedParams(claudeCode, 'anthropic', 'claude-haiku-4-5'), []);
+  assert.deepEqual(
+    fittedDroppedParams({ output_config: { effort: 'low' } }, 'anthropic', 'claude-opus-4-5'),
+    [],
+  );
 });

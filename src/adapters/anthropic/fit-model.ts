@@ -1,0 +1,79 @@
+/**
+ * @module A Messages request written for another Claude model than the one that serves it, fitted to that one on
+ * the same wire. Claude Code asks for `claude-sonnet-5-5` (`--model sonnet`) with what that model takes:
+ * max_tokens 128,000, adaptive thinking and `output_config.effort`; a native-name rule sends it to the registry's
+ * `claude-sonnet-4-5`, which refuses all three with a 400 (64,000 output tokens at most, a thinking budget, no
+ * effort). Only those fields change, in the JSON text; the rest goes as sent.
+ */
+import { removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
+import type { PassthroughInput } from '../adapter.ts';
+import { thinkingStyleOf } from './model-facts.ts';
+import { EFFORT_BUDGET } from './request.ts';
+
+/** The effort adaptive thinking runs at when the request names none (the Messages API's default). */
+const DEFAULT_EFFORT = 'high';
+
+/** `input` with its body fitted to `input.upstreamModel` when `input.fitTo` asks for it; else `input` itself. */
+export function fitToModel(input: PassthroughInput): PassthroughInput {
+  if (!input.fitTo) return input;
+  const { body, upstreamModel } = input;
+  let text = input.bodyText;
+  const asked = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
+  const maxTokens = asked === undefined ? undefined : Math.min(asked, input.fitTo.maxOutputTokens);
+  if (maxTokens !== asked) text = replaceJsonValue(text, ['max_tokens'], String(maxTokens)) ?? text;
+  const style = thinkingStyleOf(upstreamModel);
+  const thinking = objectAt(body, 'thinking');
+  const config = objectAt(body, 'output_config');
+  const effort = typeof config?.effort === 'string' ? config.effort : undefined;
+  if (thinking?.type === 'adaptive' && !style.adaptive) {
+    // a budget for the effort asked, leaving a quarter of max_tokens (1,024 at least) for the answer, as a
+    // translated request's reasoning_effort gets (request.ts encodeThinking); no room for one: no thinking
+    const room = maxTokens === undefined ? 0 : maxTokens - Math.max(1024, Math.floor(maxTokens / 4));
+    const budget = Math.min(EFFORT_BUDGET[effort ?? DEFAULT_EFFORT] ?? EFFORT_BUDGET[DEFAULT_EFFORT], room);
+    const display = thinking.display === undefined ? {} : { display: thinking.display };
+    text =
+      budget >= 1024
+        ? (replaceJsonValue(
+            text,
+            ['thinking'],
+            JSON.stringify({ type: 'enabled', budget_tokens: budget, ...display }),
+          ) ?? text)
+        : removeJsonMember(text, 'thinking');
+  } else if (thinking?.type === 'enabled' && maxTokens !== asked && maxTokens !== undefined) {
+    // a budget must stay below max_tokens, now lower than the client asked
+    const budget = Number(thinking.budget_tokens);
+    if (budget >= maxTokens)
+      text =
+        maxTokens - 1 >= 1024
+          ? (replaceJsonValue(text, ['thinking', 'budget_tokens'], String(maxTokens - 1)) ?? text)
+          : removeJsonMember(text, 'thinking');
+  }
+  if (effort !== undefined && !style.effort) {
+    const { effort: _, ...rest } = config!;
+    text =
+      Object.keys(rest).length > 0
+        ? (replaceJsonValue(text, ['output_config'], JSON.stringify(rest)) ?? text)
+        : removeJsonMember(text, 'output_config');
+  }
+  return text === input.bodyText ? input : { ...input, bodyText: text };
+}
+
+/**
+ * Whether `output_config.effort` of `body` is left out by fitToModel without going into a thinking budget (no
+ * adaptive thinking to carry it): what `svc-dropped-params` names.
+ */
+export function effortLeftOut(body: Record<string, unknown>, upstreamModel: string): boolean {
+  const effort = objectAt(body, 'output_config')?.effort;
+  return (
+    effort != null &&
+    !thinkingStyleOf(upstreamModel).effort &&
+    objectAt(body, 'thinking')?.type !== 'adaptive'
+  );
+}
+
+function objectAt(body: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
+  const value = body[key];
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
