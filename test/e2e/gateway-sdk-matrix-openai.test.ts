@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type OpenAI from 'openai';
-import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
+import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { z } from 'zod';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
@@ -151,6 +151,47 @@ for (const p of PROVIDERS) {
     checkTrace(stack.files.db, turnId, { ...trace, shape: 'openai_responses' as 'openai' });
   });
 }
+
+// Claude's structured outputs refuse numeric bounds, lengths and minItems above 1 (400 "For 'integer' type,
+// property 'minimum' is not supported"), which zod's .int() and .email() write; the gateway sends them in the
+// schema's description, as the Anthropic SDK's own transform does, and the client checks the answer
+const BOUNDED = z.object({ year: z.number().int(), email: z.string().email(), tags: z.array(z.string()) });
+test('OpenAI SDK → a Claude model: parse with zod bounds (.int(), .email()) and a strict zodFunction tool get parsed values', async () => {
+  const p = PROVIDERS.find((x) => x.wire === 'anthropic')!;
+  const ask = { model: p.model, messages: [{ role: 'user' as const, content: 'Which year?' }] };
+  const want = { year: 1, email: 'value@example.com', tags: [] };
+  stack.fake.reset();
+  stack.fake.script([{ usage: USAGE }]);
+  const parsed = await stack.openai.chat.completions
+    .parse({ ...ask, response_format: zodResponseFormat(BOUNDED, 'out') })
+    .withResponse();
+  assert.deepEqual(parsed.data.choices[0].message.parsed, want);
+  const sent = stack.fake.requests[0].body as { output_config: { format: { schema: Record<string, any> } } };
+  const { year, email } = sent.output_config.format.schema.properties;
+  assert.deepEqual(year, {
+    type: 'integer',
+    description: '{minimum: -9007199254740991, maximum: 9007199254740991}',
+  });
+  assert.equal(email.format, 'email');
+  const trace = { p, requestedModel: p.model, keyId: stack.keyId, stopReason: 'end_turn', stream: false };
+  checkTrace(stack.files.db, parsed.response.headers.get('svc-request-id'), { ...trace, shape: 'openai' });
+  const text = zodTextFormat(BOUNDED, 'out');
+  const response = await stack.openai.responses.parse({
+    model: p.model,
+    input: 'Which year?',
+    text: { format: text },
+  });
+  assert.deepEqual(response.output_parsed, want);
+  const tool = zodFunction({ name: 'log_year', parameters: BOUNDED });
+  const called = await stack.openai.chat.completions.parse({
+    ...ask,
+    tools: [tool],
+    tool_choice: 'required',
+  });
+  assert.deepEqual(called.choices[0].message.tool_calls?.[0]?.function.parsed_arguments, want);
+  const [sentTool] = (stack.fake.requests.at(-1)!.body as { tools: Array<Record<string, any>> }).tools;
+  assert.deepEqual([sentTool.strict, sentTool.input_schema.properties.year], [true, year]);
+});
 
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {

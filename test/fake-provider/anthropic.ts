@@ -5,6 +5,7 @@
 
 import { promptTooLong, translatorRefusal } from './anthropic-refusals.ts';
 import { billedInputTokens } from './billing.ts';
+import { structuredSchemaRefusal } from './claude-schema-refusal.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, ReplyUsage, Turn } from './responses.ts';
 import { jsonSchemaOf, splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
@@ -52,7 +53,12 @@ export const anthropicCodec: Codec = {
     if (typeof body.model !== 'string') return 'model: Field required';
     if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
     if (!Array.isArray(body.messages)) return 'messages: Field required';
-    return stopRefusal(body) ?? translatorRefusal(body) ?? promptTooLong(body, headers);
+    return (
+      stopRefusal(body) ??
+      structuredSchemaRefusal(body) ??
+      translatorRefusal(body) ??
+      promptTooLong(body, headers)
+    );
   },
   readTurn,
   encodeJson(reply, ctx) {

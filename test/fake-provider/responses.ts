@@ -4,6 +4,7 @@
  */
 
 import type { CacheUsage } from './prompt-cache.ts';
+import { schemaValue } from './schema-value.ts';
 import type { FakeStep, FakeUsage } from './script.ts';
 
 /** What the fake needs to know about a request, read from either wire format. */
@@ -145,7 +146,7 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
 
 /** A JSON value satisfying the schema's required properties (strings `"<name>-value"`, numbers 1, …). */
 export function inputFromSchema(schema: unknown): Record<string, unknown> {
-  const value = valueFor(schema, 'value');
+  const value = schemaValue(schema);
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : {};
@@ -199,7 +200,7 @@ function replyText(turn: Turn, plan: FakeStep): string | undefined {
       : `image-check: ${n} image${n > 1 ? 's' : ''} (${turn.images.join(', ')})`;
   }
   if (turn.outputSchema !== undefined && plan.toolCalls === undefined && !plan.toolUses?.length)
-    return JSON.stringify(valueFor(turn.outputSchema, 'value'));
+    return JSON.stringify(schemaValue(turn.outputSchema));
   if (turn.toolResults.length > 0) return `Tool result received: ${turn.toolResults.join(' | ')}`;
   if (plan.toolCalls !== undefined && plan.toolCalls > 0 && turn.tools.length > 0) return undefined;
   if (plan.toolUses?.length) return undefined;
@@ -242,35 +243,6 @@ function cachedUsage(cache: CacheUsage | undefined): FakeUsage {
 
 function signatureFor(text: string): string {
   return `EqQBfake${Buffer.from(text).toString('base64').slice(0, 24)}`;
-}
-
-function valueFor(schema: unknown, name: string): unknown {
-  const s = (typeof schema === 'object' && schema !== null ? schema : {}) as Record<string, unknown>;
-  const first = [s.anyOf, s.oneOf, s.allOf].find((x) => Array.isArray(x) && x.length > 0);
-  if (first) return valueFor((first as unknown[])[0], name);
-  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
-  if ('const' in s) return s.const;
-  const type = Array.isArray(s.type) ? s.type[0] : s.type;
-  switch (type) {
-    case 'string':
-      return `${name}-value`;
-    case 'integer':
-    case 'number':
-      return 1;
-    case 'boolean':
-      return true;
-    case 'array':
-      return [];
-    case 'null':
-      return null;
-    default: {
-      const properties = (s.properties ?? {}) as Record<string, unknown>;
-      const requiredNames = Array.isArray(s.required) ? (s.required as string[]) : [];
-      const out: Record<string, unknown> = {};
-      for (const key of requiredNames) out[key] = valueFor(properties[key], key);
-      return out;
-    }
-  }
 }
 
 export type Provider = 'anthropic' | 'openai' | 'openrouter';

@@ -14,6 +14,7 @@ import { SvcError } from '../../lib/errors.ts';
 import { rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
 import { type ThinkingStyle, takesSampling, takesStructuredOutputs, thinkingStyleOf } from './model-facts.ts';
+import { claudeStrictSchema, claudeToolSchema } from './strict-schema.ts';
 
 export const ANTHROPIC_DEFAULT_VERSION = '2023-06-01';
 
@@ -70,7 +71,7 @@ export function encodeAnthropicRequest(
   const system = instruction ? [...prompt, instruction] : prompt;
   if (system.length > 0) body.system = encodeSystem(system);
   body.messages = messages;
-  const tools = req.tools?.map((t) => encodeTool(t, structured));
+  const tools = req.tools?.map((t) => encodeTool(t, structured, same === undefined));
   if (tools?.length) {
     body.tools = tools;
     if (req.tool_choice) body.tool_choice = req.tool_choice;
@@ -84,9 +85,10 @@ export function encodeAnthropicRequest(
   if (req.stop_sequences?.length) body.stop_sequences = req.stop_sequences;
   if (req.user_id) body.metadata = { ...(body.metadata as object), user_id: req.user_id };
   if (req.response_format?.type === 'json_schema' && structured) {
+    const { schema } = req.response_format;
     body.output_config = {
       ...(body.output_config as object),
-      format: { type: 'json_schema', schema: req.response_format.schema },
+      format: { type: 'json_schema', schema: same ? schema : claudeStrictSchema(schema) },
     };
   }
   if (req.stream) body.stream = true;
@@ -258,7 +260,7 @@ function pdfDocument(part: Record<string, unknown>): Record<string, unknown> | u
   return doc;
 }
 
-function encodeTool(t: CanonicalTool, structured: boolean): Record<string, unknown> {
+function encodeTool(t: CanonicalTool, structured: boolean, foreign: boolean): Record<string, unknown> {
   if (t.type === 'raw') {
     if (t.wire === 'anthropic') return t.value;
     return reject(t.at ?? 'tools', `tool of type ${String(t.value.type)} has no Anthropic equivalent`);
@@ -275,13 +277,11 @@ function encodeTool(t: CanonicalTool, structured: boolean): Record<string, unkno
       'the input schema must be an object schema without top-level anyOf/oneOf/allOf',
     );
   }
-  const out: Record<string, unknown> = {
-    name: t.name,
-    input_schema: s.type === undefined ? { type: 'object', ...s } : s,
-  };
-  if (t.description !== undefined) out.description = t.description;
   // strict tool use is structured outputs' too: a model without them refuses `strict`, so the tool goes plain
-  if (t.strict !== undefined && structured) out.strict = t.strict;
+  const strict = structured ? t.strict : undefined;
+  const out: Record<string, unknown> = { name: t.name, input_schema: claudeToolSchema(s, foreign && strict) };
+  if (t.description !== undefined) out.description = t.description;
+  if (strict !== undefined) out.strict = strict;
   if (t.cache_control) out.cache_control = t.cache_control;
   return out;
 }
