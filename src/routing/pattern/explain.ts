@@ -10,7 +10,7 @@ import { type RouteDecision, resolveRoute } from '../chain.ts';
 import type { RouteContext, RouteFacts } from '../facts.ts';
 import { describeRequest } from '../request-facts.ts';
 import { patternKeys, structuralParts } from './fingerprint.ts';
-import { describeModelStat, lookupPattern, type PatternTable } from './table.ts';
+import { describeModelStat, lookupPattern, type PatternTable, requests } from './table.ts';
 
 export interface ExplainInput {
   facts: RouteFacts;
@@ -117,7 +117,7 @@ function slotFourLines(input: ExplainInput, ctx: RouteContext, d: RouteDecision)
   if (entry.verdict === 'accepted') {
     const m = d.pattern!;
     return say(
-      `matched ${m.fingerprint} → ${m.model} (${m.samples} requests, ${(m.success_rate * 100).toFixed(1)} % success, median $${m.median_cost_usd})`,
+      `matched ${m.fingerprint} → ${m.model} (${requests(m.samples)}, ${(m.success_rate * 100).toFixed(1)} % success, median $${m.median_cost_usd})`,
     );
   }
   if (entry.verdict === 'rejected')

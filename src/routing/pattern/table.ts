@@ -115,7 +115,7 @@ export function lookupPattern(table: PatternTable, print: RequestFingerprint): P
 
 /** Why a model is or is not chosen for a key (`svc routing explain`). */
 export function describeModelStat(stat: ModelStat, config: PatternConfig): string {
-  const rate = `${(stat.successRate * 100).toFixed(1)} % success over ${stat.samples} requests`;
+  const rate = `${(stat.successRate * 100).toFixed(1)} % success over ${requests(stat.samples)}`;
   const cost = stat.medianCostUsd === null ? 'no successful request' : `median $${stat.medianCostUsd}`;
   const why: string[] = [];
   if (!config.registered.has(stat.model)) why.push('not in models.yaml');
@@ -123,6 +123,11 @@ export function describeModelStat(stat: ModelStat, config: PatternConfig): strin
   if (stat.samples < config.minSamples) why.push(`below min_samples ${config.minSamples}`);
   if (stat.successRate < config.minSuccessRate) why.push(`below min_success_rate ${config.minSuccessRate}`);
   return `${stat.model}: ${rate}, ${cost}${why.length ? ` (${why.join(', ')})` : ''}`;
+}
+
+/** A count of requests as a sentence says it: `1 request`, `25 requests`. */
+export function requests(n: number): string {
+  return `${n} request${n === 1 ? '' : 's'}`;
 }
 
 // --- internal ---

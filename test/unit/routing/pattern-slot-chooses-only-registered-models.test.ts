@@ -19,7 +19,7 @@ import { DAY_US } from '#src/routing/pattern/router.ts';
 import { queryPatternStats } from '#src/routing/pattern/stats-query.ts';
 import { buildPatternTable, lookupPattern } from '#src/routing/pattern/table.ts';
 import { openStore } from '#src/store/open.ts';
-import { HAIKU, MINI, NOW_US, seedRequests, times } from './pattern-seed.ts';
+import { HAIKU, MINI, NOW_US, SONNET, seedRequests, times } from './pattern-seed.ts';
 import { ALL_ADAPTERS, facts } from './routing-fixture.ts';
 
 /** models.yaml after the operator dropped haiku: mini and sonnet stay. */
@@ -51,6 +51,7 @@ test('slot 4 chooses among the models of models.yaml, not a cheaper one that lef
   seedRequests(store.db, [
     ...times(25, { print, model: HAIKU, cost: '0.001000' }),
     ...times(25, { print, model: MINI, cost: '0.002000', keyId: 'gk_other' }),
+    ...times(1, { print, model: SONNET, cost: '0.003000', keyId: 'gk_third' }),
   ]);
   const check = compilePolicyText('pattern: { enabled: true }', 'routing.yaml', { registry: REGISTRY });
   assert.deepEqual(check.errors, []);
@@ -66,8 +67,10 @@ test('slot 4 chooses among the models of models.yaml, not a cheaper one that lef
   assert.deepEqual(decision.chain[3], { policy: 'pattern', model: MINI, verdict: 'accepted' });
   assert.equal(decision.pattern?.model, MINI);
 
-  // svc routing explain says why haiku is out
-  const { lines } = explainRoute({ facts: f, ctx, table, tableSource: 'test' });
+  // svc routing explain says why haiku is out; it reads every (key, model), one request or more
+  const all = queryPatternStats(store.db, { sinceUs: 0, version: 'structural', minSamples: 1 });
+  const shown = buildPatternTable(all, policy.pattern, NOW_US);
+  const { lines } = explainRoute({ facts: f, ctx, table: shown, tableSource: 'test' });
   const text = lines.join('\n');
   assert.match(
     text,
@@ -76,5 +79,12 @@ test('slot 4 chooses among the models of models.yaml, not a cheaper one that lef
     ),
   );
   assert.match(text, new RegExp(`${MINI}: .*← chosen`));
+  assert.match(text, /matched s1:\S+ → openai:gpt-5-mini \(25 requests, 100\.0 % success/);
+  assert.ok(
+    lines.includes(
+      `               ${SONNET}: 100.0 % success over 1 request, median $0.003000 (below min_samples 20)`,
+    ),
+    text,
+  ); // not "1 requests"
   assert.ok(lines.includes('table        1 key (test)'), text); // one key, not "1 keys"
 });
