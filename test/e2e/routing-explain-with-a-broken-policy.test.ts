@@ -38,6 +38,16 @@ test('explain names the broken file and routes with what a server would keep', a
   assert.match(good.stdout, /^winner {7}global_default → anthropic:claude-haiku-4-5$/m);
   assert.equal(existsSync(configDir) && readdirSync(configDir).some((f) => f.startsWith('routing.')), false);
 
+  // a valid file's warnings, as POST /routing/check gives them (explain is the gateway's way to check a file)
+  writeFileSync(routing, 'rules:\n  - { name: all, use: fast }\n  - { name: never, use: deep }\n');
+  const warned = await explain();
+  assert.equal(
+    warned.first,
+    `policy       ${routing}: rules[1] (never) is shadowed: rules[0] (all) before it has no \`when\` and always matches`,
+  );
+  assert.match(warned.stdout, /^winner {7}rule → anthropic:claude-haiku-4-5$/m);
+  writeFileSync(routing, 'global_default: haiku\n');
+
   // a server that loaded the file valid keeps its copy, and keeps routing with it when the file breaks
   const serve = await startSvc(['serve', '--port', '{port}', '--routing', routing], {
     env,

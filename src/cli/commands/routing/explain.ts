@@ -113,7 +113,7 @@ export default defineCommand({
       lines.unshift(
         `policy       ${routingPath} is invalid (${view.errors.join('; ')}); shown with ${fallback}`,
       );
-    }
+    } else lines.unshift(...view.warnings.map((w) => `policy       ${view.source}: ${w}`));
     process.stdout.write(`${lines.join('\n')}\n`);
   },
 });
