@@ -136,7 +136,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
         // a body written for another Claude model is fitted to the routed one (adapters/anthropic/fit-model.ts)
         const fitTo =
-          sameWire && req.model !== model.id && req.model !== upstreamModel
+          sameWire && adapter.name === 'anthropic' && req.model !== model.id && req.model !== upstreamModel
             ? { maxOutputTokens: model.capabilities.max_output_tokens }
             : undefined;
         // knobs the other wire has no equivalent for are left out, and the answer says which
@@ -164,8 +164,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const remember = (response: Record<string, unknown>) =>
           stored?.remember(response, inputItems(body as Record<string, unknown>), key.key_id);
 
-        // translated: never more output asked of the model than it can give (the bound holds that much)
-        if (!sameWire) req = withinOutputLimit(req, model);
+        // translated or fitted: never more output asked of the model than it can give (the bound holds that much)
+        if (!sameWire || fitTo) req = withinOutputLimit(req, model);
         // encoded before the budget is asked: a request the routed model refuses (a field only another
         // provider serves) is the 400 that names it, never a 429 for a reservation it would not bill
         const call = wire

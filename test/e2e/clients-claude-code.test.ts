@@ -66,8 +66,11 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
     ['sonnet', 'anthropic:claude-sonnet-4-5'],
   ] as const) {
     await t.test(`--model ${flag} is served by ${routed}, won by a native-name rule`, async () => {
-      const run = await claude(stack, tmp.dir, ['say hi', '--model', flag]);
-      assert.equal(run.code, 0, run.stderr);
+      // on a key capped at 1.60 USD a day: the 128,000 output tokens Claude Code asks would hold 1.92 USD at
+      // sonnet's 15 / M; fitted to the model's 64,000 the call holds 0.96 USD and its prompt's bound
+      const token = flag === 'sonnet' ? (await stack.issue(['--daily-cap-usd', '1.6'])).token : stack.token;
+      const run = await claude(stack, tmp.dir, ['say hi', '--model', flag], token);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
       assert.equal(run.stdout.trim(), 'Hello from the fake provider.');
       const sent = fake.requests.filter((r) => r.path.startsWith('/v1/messages'));
       assert.ok(sent.length > 0);
