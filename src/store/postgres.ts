@@ -43,15 +43,31 @@ export function redactDatabaseUrl(url: string): string {
 /**
  * What to do about a store that cannot be opened. The server answered with an SQL error (a table of
  * that name that is not svc's, a role that may not create tables): the URL names the wrong database or
- * the role lacks rights. Anything else (refused, unknown host, password, TLS, the server going away) is
- * about reaching it.
+ * the role lacks rights. An empty password refused ('empty password returned by client') when the URL
+ * has none and PGPASSWORD is unset says where the password goes. Anything else
+ * (refused, unknown host, a wrong password, TLS, the server going away) is about reaching it.
  */
-function storeAdvice(err: unknown): string {
+function storeAdvice(err: unknown, url: string): string {
   const code = (err as { code?: unknown } | null)?.code;
+  if (
+    code === '28P01' &&
+    /empty password/.test(errorMessage(err)) &&
+    !process.env.PGPASSWORD &&
+    !hasPassword(url)
+  )
+    return 'no password was given (none in the URL, PGPASSWORD unset): set PGPASSWORD, or put it in the URL percent-encoded';
   const sqlError = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|28|3D|53|57)/.test(code);
   return sqlError
     ? 'check that SVC_DATABASE_URL (or --database-url) names a database of svc (an empty one before the first start) and that its role may create tables in it'
     : 'check SVC_DATABASE_URL (or --database-url) and that the server accepts connections';
+}
+
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** The sslmode values whose meaning node-postgres takes from libpq only when asked (uselibpqcompat). */
@@ -133,7 +149,7 @@ export async function openPostgresStore(
     if (options.signal?.aborted) throw options.signal.reason;
     if (err instanceof SvcError) throw err;
     throw new SvcError('store_error', {
-      message: `Cannot ${verb} the PostgreSQL store ${label}: ${errorMessage(err)}; ${storeAdvice(err)}.`,
+      message: `Cannot ${verb} the PostgreSQL store ${label}: ${errorMessage(err)}; ${storeAdvice(err, url)}.`,
       cause: err,
     });
   };

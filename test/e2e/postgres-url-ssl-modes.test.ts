@@ -67,4 +67,19 @@ test('sslmode in the URL: require encrypts, verify-full verifies, every refusal 
   // a plain connection is what this server refuses: one sentence, the password never shown
   oneSentence(await run('sslmode=disable'));
   oneSentence(await run(''));
+
+  // a URL without its password: PGPASSWORD supplies it, and without one the sentence says where it goes
+  const bare = new URL(db);
+  const password = decodeURIComponent(bare.password);
+  bare.password = '';
+  bare.search = 'sslmode=require';
+  const withPassword = (value: string | undefined) =>
+    runSvc(['gateway', 'list-keys'], {
+      env: { ...process.env, SVC_DATABASE_URL: bare.toString(), PGPASSWORD: value, SVC_DEBUG: '' },
+    });
+  const given = await withPassword(password);
+  assert.equal(given.code, 0, given.stderr);
+  const missing = await withPassword(undefined);
+  oneSentence(missing);
+  assert.match(missing.stderr, /no password was given \(none in the URL, PGPASSWORD unset\): set PGPASSWORD/);
 });
