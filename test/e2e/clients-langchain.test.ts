@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ChatAnthropic } from '@langchain/anthropic';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { type AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { type AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
+import { z } from 'zod';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 
@@ -110,7 +111,19 @@ test('LangChain ChatOpenAI (both APIs) and ChatAnthropic', { timeout: 60_000 }, 
       // withStructuredOutput: a JSON schema (ChatOpenAI) or a forced tool (ChatAnthropic) on any model
       const place = await c.model.withStructuredOutput(PLACE).invoke('where? [[fake:text={"city":"Oslo"}]]');
       assert.deepEqual(place, { city: c.name.startsWith('ChatAnthropic') ? 'city-value' : 'Oslo' });
-      const turns = readEvents(stack.files.db, 'turn.completed').slice(-5);
+      // both structured-output methods with a zod schema, and a tool call streamed in chunks
+      const Place = z.object({ city: z.string(), population: z.number().int() });
+      for (const method of ['functionCalling', 'jsonSchema'] as const) {
+        const got = await c.model.withStructuredOutput(Place, { method }).invoke('where?');
+        assert.deepEqual(got, { city: 'city-value', population: 1 }, method);
+      }
+      let streamedCall: AIMessageChunk | undefined;
+      for await (const chunk of await withTools.stream([ask]))
+        streamedCall = streamedCall ? streamedCall.concat(chunk) : chunk;
+      assert.ok((streamedCall?.tool_call_chunks?.length ?? 0) > 0);
+      assert.deepEqual(streamedCall?.tool_calls?.[0]?.args, { city: 'city-value' });
+      assert.ok((streamedCall?.usage_metadata?.output_tokens ?? 0) > 0);
+      const turns = readEvents(stack.files.db, 'turn.completed').slice(-8);
       assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
     });
   }

@@ -10,9 +10,21 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, type LanguageModel, Output, stepCountIs, streamText, tool } from 'ai';
+import {
+  generateObject,
+  generateText,
+  jsonSchema,
+  type LanguageModel,
+  Output,
+  stepCountIs,
+  streamObject,
+  streamText,
+  tool,
+} from 'ai';
+import { z } from 'zod';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
+import { PNG_BASE64 } from '../helpers/sdk-matrix.ts';
 
 test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
   timeout: 60_000,
@@ -196,7 +208,25 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
       // builds from the schema
       const forcedTool = c.name === '@ai-sdk/anthropic on a GPT model';
       assert.deepEqual(structured.output, { city: forcedTool ? 'city-value' : 'Oslo' });
-      const turns = readEvents(stack.files.db, 'turn.completed').slice(-7);
+      // generateObject / streamObject with a zod schema, and an image part
+      const Place = z.object({ city: z.string(), population: z.number().int() });
+      const object = await generateObject({ model: c.model, schema: Place, prompt: 'where?', maxRetries: 0 });
+      assert.deepEqual(object.object, { city: 'city-value', population: 1 });
+      const streamedObject = streamObject({ model: c.model, schema: Place, prompt: 'where?', maxRetries: 0 });
+      for await (const _ of streamedObject.partialObjectStream);
+      assert.deepEqual(await streamedObject.object, { city: 'city-value', population: 1 });
+      const image = {
+        type: 'image' as const,
+        image: Buffer.from(PNG_BASE64, 'base64'),
+        mediaType: 'image/png',
+      };
+      const seen = await generateText({
+        model: c.model,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'what? [[fake:image-check]]' }, image] }],
+        maxRetries: 0,
+      });
+      assert.equal(seen.text, 'image-check: 1 image (image/png)');
+      const turns = readEvents(stack.files.db, 'turn.completed').slice(-10);
       assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
     });
   }

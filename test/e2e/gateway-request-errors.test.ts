@@ -320,6 +320,22 @@ test('GET /v1/models lists only the models the key may use, in the shape asked f
       stack.openai.models.retrieve('openai:gpt-5-mini'),
       (err) => err instanceof OpenAI.NotFoundError && err.code === 'not_found',
     );
+    // so are the APIs the gateway does not serve: embeddings, files, batches
+    for (const call of [
+      () => stack.openai.embeddings.create({ model: 'text-embedding-3-small', input: 'x' }),
+      () => stack.openai.files.list(),
+      () =>
+        stack.openai.batches.create({
+          input_file_id: 'f',
+          endpoint: '/v1/responses',
+          completion_window: '24h',
+        }),
+    ])
+      await assert.rejects(call(), (err) => err instanceof OpenAI.NotFoundError && err.code === 'not_found');
+    await assert.rejects(
+      stack.anthropic.messages.batches.create({ requests: [] }),
+      (err) => err instanceof Anthropic.NotFoundError && err.type === 'not_found_error',
+    );
   });
 
   await t.test('GET /v1/models needs a token', async () => {

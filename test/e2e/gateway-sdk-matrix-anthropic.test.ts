@@ -275,6 +275,49 @@ for (const p of PROVIDERS.filter((x) => x.wire === 'openai')) {
   });
 }
 
+// the stream helper's text events and a forced tool choice, on each wire; each call one trace record
+for (const p of PROVIDERS.filter((x) => x.provider !== 'openrouter')) {
+  test(`Anthropic SDK helpers → ${p.model}: stream on('text') and finalMessage, tool_choice any`, async () => {
+    stack.fake.reset();
+    const before = readEvents(stack.files.db, 'llm.call_completed').length;
+    const stream = stack.anthropic.messages.stream({
+      model: p.model,
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi [[fake:text=streamed reply]]' }],
+    });
+    let text = '';
+    stream.on('text', (delta) => {
+      text += delta;
+    });
+    const message = await stream.finalMessage();
+    assert.deepEqual(
+      [text, message.stop_reason, message.usage.output_tokens],
+      ['streamed reply', 'end_turn', 2],
+    );
+    const tools = [{ name: 'get_weather', input_schema: { type: 'object' as const, properties: {} } }];
+    const forced = { model: p.model, max_tokens: 64, tools, tool_choice: { type: 'any' as const } };
+    for (const stream of [false, true]) {
+      const params = { ...forced, messages: [{ role: 'user' as const, content: 'weather' }] };
+      const answer = stream
+        ? await stack.anthropic.messages.stream(params).finalMessage()
+        : await stack.anthropic.messages.create(params);
+      assert.deepEqual(
+        answer.content.map((b) => b.type),
+        ['tool_use'],
+      );
+    }
+    const calls = readEvents(stack.files.db, 'llm.call_completed').slice(before);
+    assert.deepEqual(
+      calls.map((e) => [e.payload.inbound_shape, e.payload.model, e.payload.stop_reason]),
+      [
+        ['anthropic', p.model, 'end_turn'],
+        ['anthropic', p.model, 'tool_use'],
+        ['anthropic', p.model, 'tool_use'],
+      ],
+    );
+  });
+}
+
 test('Anthropic SDK → a GPT reasoning model with temperature 0: left out (the model takes only 1) and named in svc-dropped-params', async () => {
   const p = PROVIDERS.find((x) => x.model === 'openai:gpt-5-mini')!;
   stack.fake.reset();

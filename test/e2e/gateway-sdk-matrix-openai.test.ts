@@ -10,6 +10,7 @@ import type OpenAI from 'openai';
 import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { z } from 'zod';
+import { readEvents } from '../helpers/gateway-keys.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 import {
   checkTrace,
@@ -192,6 +193,59 @@ test('OpenAI SDK → a Claude model: parse with zod bounds (.int(), .email()) an
   const [sentTool] = (stack.fake.requests.at(-1)!.body as { tools: Array<Record<string, any>> }).tools;
   assert.deepEqual([sentTool.strict, sentTool.input_schema.properties.year], [true, year]);
 });
+
+// the SDK helpers that drive more than one call or read the stream themselves, on each wire; every call is
+// one trace record with the client's inbound shape
+for (const p of PROVIDERS.filter((x) => x.provider !== 'openrouter')) {
+  test(`OpenAI SDK helpers → ${p.model}: stream events, runTools, responses.stream and previous_response_id`, async () => {
+    stack.fake.reset();
+    const before = readEvents(stack.files.db, 'llm.call_completed').length;
+    const messages = [{ role: 'user' as const, content: 'hi [[fake:text=streamed reply]]' }];
+    const chat = stack.openai.chat.completions.stream({ model: p.model, messages });
+    let deltas = '';
+    chat.on('content.delta', ({ delta }) => {
+      deltas += delta;
+    });
+    assert.equal((await chat.finalChatCompletion()).choices[0].message.content, 'streamed reply');
+    assert.equal(deltas, 'streamed reply');
+    const weather = zodFunction({
+      name: 'get_weather',
+      parameters: z.object({ city: z.string() }),
+      function: ({ city }) => `Sunny in ${city}`,
+    });
+    const ask = [{ role: 'user' as const, content: 'weather? [[fake:tool_call]]' }];
+    const loop = { model: p.model, messages: ask, tools: [weather] };
+    const done = 'Tool result received: Sunny in city-value';
+    assert.equal(await stack.openai.chat.completions.runTools(loop).finalContent(), done);
+    const streamed = stack.openai.chat.completions.runTools({ ...loop, stream: true });
+    assert.equal(await streamed.finalContent(), done);
+    const first = await stack.openai.responses
+      .stream({ model: p.model, input: 'I am Ada [[fake:text=Hi Ada]]' })
+      .finalResponse();
+    assert.equal(first.output_text, 'Hi Ada');
+    await stack.openai.responses.create({
+      model: p.model,
+      input: 'who am I?',
+      previous_response_id: first.id,
+    });
+    // the follow-up reaches the model with the turn it continues (OpenAI holds it; Claude gets it spelled out)
+    assert.match(JSON.stringify(stack.fake.requests.at(-1)!.body), p.wire === 'openai' ? /resp_/ : /Hi Ada/);
+    const calls = readEvents(stack.files.db, 'llm.call_completed').slice(before);
+    assert.deepEqual(
+      calls.map((e) => [e.payload.inbound_shape, e.payload.model, e.payload.stop_reason]),
+      [
+        ['openai', p.model, 'end_turn'],
+        ...[1, 2].flatMap(() => [
+          ['openai', p.model, 'tool_use'],
+          ['openai', p.model, 'end_turn'],
+        ]),
+        ['openai_responses', p.model, 'end_turn'],
+        ['openai_responses', p.model, 'end_turn'],
+      ],
+    );
+    assert.ok(calls.every((e) => Number(e.payload.cost_usd) > 0));
+  });
+}
 
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
