@@ -166,10 +166,9 @@ export interface LlmCallFailedPayload extends CallAttribution {
   [extra: string]: unknown;
 }
 
+/** DECISIONS §4's chain entry, exactly: {policy, model, verdict, validation_failure?}. */
 export interface RouteChainEntry {
   policy: string;
-  /** Slot 3: the name of the routing.yaml rule whose `when` held. */
-  rule?: string;
   model: string | null;
   verdict: 'accepted' | 'rejected' | 'no_match';
   validation_failure?: string;
@@ -192,6 +191,8 @@ export interface RouteDecidedPayload {
   elapsed_ms: number;
   /** SHA-256 of the routing policy that decided. */
   routing_policy_version?: string;
+  /** The routing.yaml rule whose `when` held when slot 3 proposed a model (the chain's `rule` entry). */
+  rule?: string;
   fingerprint?: RouteFingerprint;
   /** The request's estimated input tokens (routing's script-aware estimate). */
   input_tokens_estimate?: number;

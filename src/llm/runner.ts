@@ -195,6 +195,8 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
           elapsed_ms: decision.elapsed_ms,
           // which routing.yaml decided (its SHA-256, as GET /routing/policy shows it): a reload is visible here
           routing_policy_version: decision.policy_version,
+          // the rule behind the chain's `rule` entry (accepted or rejected): which of several rules routed it
+          ...(decision.rule === null ? {} : { rule: decision.rule }),
           requested_model: input.facts.requestedModel,
           gateway_key_id: s.gatewayKeyId,
           inbound_shape: s.inboundShape,

@@ -60,6 +60,12 @@ export interface RouteDecision {
   pattern: PatternMatch | null;
   /** The version (SHA-256) of the routing policy that decided: route.decided and the session record it. */
   policy_version: string;
+  /**
+   * The routing.yaml rule slot 3 proposed from (its chain entry is the `rule` one), accepted or rejected; null
+   * when slot 3 answered no_match or was not reached. route.decided carries it beside the chain, whose entries
+   * keep DECISIONS §4's shape.
+   */
+  rule: string | null;
 }
 
 /**
@@ -70,6 +76,7 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
   const started = performance.now();
   const env = createPredicateEnv(facts, ctx);
   const chain: RouteChainEntry[] = [];
+  let ruleName: string | null = null;
   for (const slot of ROUTING_CHAIN) {
     const proposal = slot.propose(facts, ctx, env);
     if (proposal === null) {
@@ -77,16 +84,16 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
       continue;
     }
     const { model, match, rule } = typeof proposal === 'string' ? { model: proposal } : proposal;
-    const named = rule === undefined ? { policy: slot.name } : { policy: slot.name, rule };
+    if (rule !== undefined) ruleName = rule;
     const { entry, failure } = validateCandidate(model, facts, ctx);
     if (failure === null && entry) {
-      chain.push({ ...named, model, verdict: 'accepted' });
-      return decided(chain, chain.length - 1, entry, started, null, env, match ?? null, ctx);
+      chain.push({ policy: slot.name, model, verdict: 'accepted' });
+      return decided(chain, chain.length - 1, entry, started, null, env, match ?? null, ctx, ruleName);
     }
-    chain.push({ ...named, model, verdict: 'rejected', validation_failure: failure ?? undefined });
+    chain.push({ policy: slot.name, model, verdict: 'rejected', validation_failure: failure ?? undefined });
     if (failure === 'model_not_allowed' && slot.explicit) break;
   }
-  return decided(chain, -1, null, started, routeError(chain, facts, ctx), env, null, ctx);
+  return decided(chain, -1, null, started, routeError(chain, facts, ctx), env, null, ctx, ruleName);
 }
 
 // --- internal ---
@@ -100,6 +107,7 @@ function decided(
   env: PredicateEnv,
   pattern: PatternMatch | null,
   ctx: RouteContext,
+  rule: string | null,
 ): RouteDecision {
   const fingerprint = env.fingerprint(); // part of routing's cost: counted in elapsed_ms
   const elapsed = Math.round((performance.now() - started) * 1000) / 1000;
@@ -112,6 +120,7 @@ function decided(
     fingerprint,
     pattern,
     policy_version: ctx.policy.version,
+    rule,
   };
 }
 

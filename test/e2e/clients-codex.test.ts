@@ -89,12 +89,8 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
       const decided = readEvents(stack.files.db, 'route.decided').at(-1)!;
       assert.equal(decided.payload.requested_model, 'gpt-6.1-sol');
       const chain = decided.payload.chain as Array<{ policy: string; verdict: string; model: string }>;
-      assert.deepEqual(chain.at(-1), {
-        policy: 'rule',
-        rule: 'native-gpt',
-        model: 'openai:gpt-5',
-        verdict: 'accepted',
-      });
+      assert.deepEqual(chain.at(-1), { policy: 'rule', model: 'openai:gpt-5', verdict: 'accepted' });
+      assert.equal(decided.payload.rule, 'native-gpt');
       const done = readEvents(stack.files.db, 'llm.call_completed').at(-1)!;
       assert.equal(done.payload.inbound_shape, 'openai_responses');
     },

@@ -93,10 +93,11 @@ test('SIGHUP reloads routing.yaml; a bad file keeps the old policy and the gatew
   const last = readEvents(stack.files.db, 'route.decided').at(-1)!;
   const strong = reloads().find((l) => l.msg === 'routing policy reloaded' && l.valid)!;
   assert.equal(last.payload.routing_policy_version, strong.version, 'the policy that decided');
+  // DECISIONS §4's chain entry exactly; the rule that proposed it is named beside the chain
   assert.deepEqual((last.payload.chain as unknown[]).at(-1), {
     policy: 'rule',
-    rule: 'strong',
     model: 'anthropic:claude-opus-4-1',
     verdict: 'accepted',
   });
+  assert.equal(last.payload.rule, 'strong');
 });

@@ -87,7 +87,7 @@ export function explainRoute(input: ExplainInput): Explained {
     ...slotFourLines(input, ctx, decision),
     'chain',
     ...decision.chain.map((e, i) =>
-      `  ${i + 1} ${e.policy.padEnd(21)} ${e.verdict.padEnd(9)} ${e.model ?? ''}${e.rule ? ` (rule ${e.rule})` : ''}${e.validation_failure ? ` (${e.validation_failure})` : ''}`.trimEnd(),
+      `  ${i + 1} ${e.policy.padEnd(21)} ${e.verdict.padEnd(9)} ${e.model ?? ''}${e.policy === 'rule' && decision.rule ? ` (rule ${decision.rule})` : ''}${e.validation_failure ? ` (${e.validation_failure})` : ''}`.trimEnd(),
     ),
     decision.chosen
       ? `winner       ${decision.chain[decision.winner_index].policy} → ${decision.chosen.id}`

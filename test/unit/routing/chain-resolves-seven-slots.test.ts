@@ -96,23 +96,23 @@ test('slot 3 picks the first matching rule', () => {
   - { name: tools, when: { has_tools: true }, use: fast }
 `;
   const d = route({ hasTools: true }, { yaml });
-  // the entry names the rule that matched (README: a native-name win reads `native-…`)
-  assert.deepEqual(d.chain[2], {
-    policy: 'rule',
-    rule: 'tools',
-    model: 'anthropic:claude-haiku-4-5',
-    verdict: 'accepted',
-  });
+  // the entry is DECISIONS §4's {policy, model, verdict, validation_failure?}, nothing more; the decision names
+  // the rule that matched beside it (README: a native-name win reads `native-…`)
+  assert.deepEqual(d.chain[2], { policy: 'rule', model: 'anthropic:claude-haiku-4-5', verdict: 'accepted' });
+  assert.equal(d.rule, 'tools');
   assert.equal(d.winner_index, 2);
-  assert.deepEqual(route({}, { yaml }).chain[2], { policy: 'rule', model: null, verdict: 'no_match' });
+  const none = route({}, { yaml });
+  assert.deepEqual(none.chain[2], { policy: 'rule', model: null, verdict: 'no_match' });
+  assert.equal(none.rule, null);
   const llama = 'rules:\n  - { name: cheap, use: openrouter:meta-llama/llama-3.3-70b-instruct }\n';
-  assert.deepEqual(route({ hasImages: true }, { yaml: llama }).chain[2], {
+  const rejected = route({ hasImages: true }, { yaml: llama });
+  assert.deepEqual(rejected.chain[2], {
     policy: 'rule',
-    rule: 'cheap',
     model: 'openrouter:meta-llama/llama-3.3-70b-instruct',
     verdict: 'rejected',
     validation_failure: 'missing_capability',
   });
+  assert.equal(rejected.rule, 'cheap', 'the rule whose proposal was rejected');
 });
 
 const learned = (model: string): PatternMatch => ({
@@ -191,7 +191,6 @@ test('a worker turn never runs on a model that cannot take delegated work, which
   const worker = route({ hasTools: true, delegateModel: 'fast' }, { yaml });
   assert.deepEqual(worker.chain[2], {
     policy: 'rule',
-    rule: 'agents',
     model: 'openai:gpt-4o',
     verdict: 'rejected',
     validation_failure: 'missing_capability',
