@@ -4,7 +4,8 @@
  * them) and old page images in the WAL. VACUUM rebuilds every page from the live rows, then a TRUNCATE
  * checkpoint writes the rebuilt pages into the main file and empties the WAL.
  * On PostgreSQL, VACUUM of the events table removes the dead row versions an UPDATE left behind from
- * every page and index a query can reach, without blocking writers; freed page space, the server's WAL
+ * every page and index a query can reach, without blocking writers, and its ANALYZE takes the planner's
+ * statistics again (pg_stats samples column values, a user id among them); freed page space, the server's WAL
  * and its archives may hold the old bytes until they are overwritten (VACUUM FULL events rewrites the
  * table, under a lock that stops every replica's writes: an operator's maintenance-window step).
  */
@@ -69,10 +70,10 @@ async function truncateWal(store: SqliteStore): Promise<boolean> {
 
 async function vacuumEvents(store: Store): Promise<ScrubReport> {
   try {
-    await sql`VACUUM events`.execute(store.kysely);
+    await sql`VACUUM (ANALYZE) events`.execute(store.kysely);
   } catch (cause) {
     throw new SvcError('store_error', {
-      message: `Cannot vacuum the events table of ${store.path} (${errorMessage(cause)}); run VACUUM events as the table's owner.`,
+      message: `Cannot vacuum the events table of ${store.path} (${errorMessage(cause)}); run VACUUM (ANALYZE) events as the table's owner.`,
       cause,
     });
   }

@@ -3,9 +3,12 @@
  * as stored; forget rewrites every location of the id in place (no row deleted, neighbours untouched),
  * leaves no row holding the id, and a repeat rewrites nothing. A payload holding the escape \u0000 (a provider's
  * error message; PostgreSQL's json reads cannot take it) keeps it, and a U+FFFD beside it, through the rewrite.
+ * On PostgreSQL the planner's statistics (pg_stats, readable by any role that may read events) no longer
+ * hold the id either.
  */
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import { sql } from 'kysely';
 import { pseudonymFor, runForgetUser, runUserExport } from '#src/analytics/index.ts';
 import { readForgetSalt } from '#src/analytics/user-data/pseudonym.ts';
 import { createBus } from '#src/events/bus.ts';
@@ -92,6 +95,8 @@ describeEachEngine('user export and forget', postgres, (engine) => {
   test('forget rewrites every location in place; no row holds the id afterwards; a repeat rewrites 0', async (t) => {
     const { store, deps } = await setup(t);
     const before = await store.kysely.selectFrom('events').select(['id', 'payload']).orderBy('id').execute();
+    // what autovacuum does on its own: the sampled values of user_id and payload go into pg_statistic
+    if (engine.name === 'postgres') await sql`ANALYZE events`.execute(store.kysely);
     const r = await runForgetUser(deps, 'u1');
     const salt = await readForgetSalt(store.kysely);
     assert.equal(r.pseudonym, pseudonymFor(salt as string, 'u1'));
@@ -112,6 +117,16 @@ describeEachEngine('user export and forget', postgres, (engine) => {
       if (old.user_id === 'u1') assert.deepEqual(now, { ...old, user_id: r.pseudonym });
       else if (old.identity_kind === 'user') assert.deepEqual(now, { ...old, identity_id: r.pseudonym });
       else assert.deepEqual(now, old, 'others untouched');
+    }
+    if (engine.name === 'postgres') {
+      const stats = await sql<{ attname: string; vals: string | null }>`SELECT attname,
+          concat(most_common_vals::text, ' ', histogram_bounds::text) AS vals
+        FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'events'`.execute(store.kysely);
+      const sampled = (col: string) => stats.rows.find((x) => x.attname === col)?.vals ?? '';
+      assert.match(sampled('user_id'), /redacted_/, 'the statistics were taken again');
+      assert.doesNotMatch(sampled('user_id'), /(^|[^A-Za-z0-9_-])u1([^A-Za-z0-9_-]|$)/);
+      // (the key-kind quota event's identity_id "u1" is a key id, which stays)
+      assert.equal(sampled('payload').includes('user_id\\":\\"u1\\"'), false, 'a sampled payload names u1');
     }
     const again = await runForgetUser(deps, 'u1');
     assert.equal(again.pseudonymized_rows, 0);
