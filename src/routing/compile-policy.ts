@@ -107,8 +107,12 @@ function compilePolicy(
 ): CompiledPolicy {
   const { registry } = opts;
   const tierOverrides = new Map<string, string>();
+  const modelTiers = tiersByModelField(registry);
+  // a tier name: the policy's `tiers`, else the owner of that alias, else the first model declaring that tier
+  const lookup = (value: string): string | undefined =>
+    tierOverrides.get(value) ?? registry.resolve(value)?.id ?? modelTiers.get(value);
   const ref = (value: string, path: string): string => {
-    const id = tierOverrides.get(value) ?? registry.resolve(value)?.id;
+    const id = lookup(value);
     if (id === undefined) {
       const guess = suggestModel(value, registry);
       errors.push(
@@ -121,7 +125,7 @@ function compilePolicy(
   for (const tier of TIERS) {
     const given = file.tiers[tier];
     if (given !== undefined) tierOverrides.set(tier, ref(given, `tiers.${tier}`));
-    tiers[tier] = tierOverrides.get(tier) ?? registry.resolveAlias(tier)?.id ?? null;
+    tiers[tier] = lookup(tier) ?? null;
   }
   const rules = file.rules.map((r, i) => ({
     name: r.name,
@@ -133,7 +137,7 @@ function compilePolicy(
     test: compileWorkspaceMatcher(w.match),
     use: ref(w.use, `workspaces[${i}].use`),
   }));
-  const globalDefault = resolveGlobalDefault(file, opts, ref, tierOverrides, warnings);
+  const globalDefault = resolveGlobalDefault(file, opts, ref, lookup, warnings);
   warnings.push(...shadowingWarnings(file));
   const pattern = compilePatternConfig(
     file.pattern,
@@ -150,7 +154,7 @@ function compilePolicy(
     rules,
     workspaces,
     pattern,
-    resolveRef: (value) => tierOverrides.get(value) ?? registry.resolve(value)?.id,
+    resolveRef: lookup,
   };
 }
 
@@ -158,7 +162,7 @@ function resolveGlobalDefault(
   file: RoutingPolicyFile,
   opts: CompileOptions,
   ref: (value: string, path: string) => string,
-  tierOverrides: Map<string, string>,
+  lookup: (value: string) => string | undefined,
   warnings: string[],
 ): string {
   if (file.global_default !== undefined) {
@@ -169,7 +173,7 @@ function resolveGlobalDefault(
     return ref(file.global_default, 'global_default');
   }
   const fallback = opts.envGlobalDefault ?? BUILT_IN_GLOBAL_DEFAULT;
-  const id = tierOverrides.get(fallback) ?? opts.registry.resolve(fallback)?.id;
+  const id = lookup(fallback);
   if (id === undefined) {
     const guess = suggestModel(fallback, opts.registry);
     // the policy has no global_default: name where the model came from, so the warning says what to change
@@ -181,6 +185,20 @@ function resolveGlobalDefault(
     );
   }
   return id ?? fallback;
+}
+
+/**
+ * Tier names no alias claims, each to the first model of models.yaml (file order) whose `tier` field names it:
+ * a models.yaml without the built-in table's `fast` / `balanced` / `deep` aliases still has its tiers.
+ */
+function tiersByModelField(registry: ModelRegistry): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const tier of TIERS) {
+    if (registry.resolveAlias(tier) !== undefined) continue;
+    const first = registry.list().find((m) => m.tier === tier);
+    if (first) out.set(tier, first.id);
+  }
+  return out;
 }
 
 /** Rules or workspace entries that can never be reached because an earlier one always matches first. */

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { parseModelRegistry } from '#src/models/registry.ts';
 import { ROUTING_CHAIN, resolveRoute } from '#src/routing/chain.ts';
+import { compilePolicyText } from '#src/routing/compile-policy.ts';
 import { POLICY_NAMES } from '#src/routing/facts.ts';
 import type { PatternMatch } from '#src/routing/pattern/table.ts';
 import { ALL_ADAPTERS, facts, policyOf, registry, route } from './routing-fixture.ts';
@@ -52,6 +54,53 @@ test('aliases win slot 1: fast, balanced, deep, mini and family names', () => {
 test('tier names follow the policy tiers when the policy sets them', () => {
   const d = route({ requestedModel: 'fast' }, { yaml: 'tiers: { fast: openai:gpt-5-nano }' });
   assert.equal(d.chosen?.id, 'openai:gpt-5-nano');
+});
+
+test("a models.yaml without the tier aliases still has its tiers: the first model of each model's `tier`", () => {
+  // a local server and one Claude model, tiers declared on the models only (no fast/balanced/deep alias)
+  const local = parseModelRegistry(
+    `pricing_version: t
+models:
+  - id: openai:llama3.2
+    tier: fast
+    capabilities: { supports_images: false, supports_tools: false, max_context_tokens: 8000, max_output_tokens: 2000 }
+  - id: openai:qwen3
+    tier: fast
+    capabilities: { supports_images: false, supports_tools: true, max_context_tokens: 32000, max_output_tokens: 4000 }
+  - id: anthropic:claude-sonnet-4-5
+    tier: balanced
+    aliases: [sonnet]
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
+`,
+    'models.yaml',
+  );
+  const yaml =
+    'global_default: balanced\nrules:\n  - { name: small, when: { input_tokens_above: 100000 }, use: balanced }\n';
+  const check = compilePolicyText(yaml, 'routing.yaml', { registry: local });
+  assert.deepEqual(check.errors, [], 'balanced is a tier name of this models.yaml');
+  const policy = check.policy!;
+  assert.deepEqual(policy.tiers, {
+    fast: 'openai:llama3.2',
+    balanced: 'anthropic:claude-sonnet-4-5',
+    deep: null,
+  });
+  assert.equal(policy.globalDefault, 'anthropic:claude-sonnet-4-5');
+  const d = resolveRoute(facts({ requestedModel: 'fast' }), {
+    policy,
+    registry: local,
+    availableAdapters: ALL_ADAPTERS,
+  });
+  assert.deepEqual(d.chain[0], {
+    policy: 'per_message_override',
+    model: 'openai:llama3.2',
+    verdict: 'accepted',
+  });
+  // the policy's tiers still win, and a tier alias still means its owner
+  assert.equal(
+    compilePolicyText('tiers: { fast: openai:qwen3 }', 'r', { registry: local }).policy?.tiers.fast,
+    'openai:qwen3',
+  );
+  assert.equal(policyOf('rules: []').tiers.fast, 'anthropic:claude-haiku-4-5');
 });
 
 test('a bare provider model name does not match slot 1 and falls to the global default', () => {
