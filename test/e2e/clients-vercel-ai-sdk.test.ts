@@ -226,7 +226,15 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
         maxRetries: 0,
       });
       assert.equal(seen.text, 'image-check: 1 image (image/png)');
-      const turns = readEvents(stack.files.db, 'turn.completed').slice(-10);
+      // a PDF file part reaches the model as a document named by its filename, whatever the wire
+      const pdf = { type: 'file' as const, data: Buffer.from('%PDF-1.4\n'), mediaType: 'application/pdf' };
+      const report = [
+        { type: 'text' as const, text: 'sum up' },
+        { ...pdf, filename: 'q3.pdf' },
+      ];
+      await generateText({ model: c.model, messages: [{ role: 'user', content: report }], maxRetries: 0 });
+      assert.match(JSON.stringify(fake.requests.at(-1)!.body), /"(filename|title)":"q3\.pdf"/);
+      const turns = readEvents(stack.files.db, 'turn.completed').slice(-11);
       assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
     });
   }

@@ -71,7 +71,9 @@ function documentParts(block: RawBlock): { text?: string; file?: Record<string, 
     | undefined;
   const title = typeof value.title === 'string' && value.title !== '' ? `${value.title}\n` : '';
   if (value.type === 'document' && source?.type === 'base64' && source.media_type === 'application/pdf') {
-    const filename = `${typeof value.title === 'string' && value.title !== '' ? value.title : 'document'}.pdf`;
+    // a title that already names a PDF file (the AI SDK sends the filename) gets no second extension
+    const name = typeof value.title === 'string' && value.title !== '' ? value.title : 'document';
+    const filename = /\.pdf$/i.test(name) ? name : `${name}.pdf`;
     return {
       file: { type: 'file', file: { filename, file_data: `data:application/pdf;base64,${source.data}` } },
     };
