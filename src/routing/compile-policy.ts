@@ -12,7 +12,12 @@ import { suggestModel } from '../models/suggest-model.ts';
 import { compileWorkspaceMatcher, isCatchAll } from './glob.ts';
 import { compilePatternConfig, type PatternConfig } from './pattern/config.ts';
 import type { Predicate, RoutingPolicyFile } from './policy-schema.ts';
-import { RoutingPolicyFileSchema } from './policy-schema.ts';
+import {
+  PredicateSchema,
+  RoutingPolicyFileSchema,
+  RuleSchema,
+  WorkspaceEntrySchema,
+} from './policy-schema.ts';
 import { type CompiledPredicate, compilePredicate } from './when.ts';
 import { predicateImplies } from './when-implies.ts';
 
@@ -80,20 +85,19 @@ export function compilePolicyText(
   }
   const input = doc ?? {};
   const parsed = v.safeParse(RoutingPolicyFileSchema, input);
-  if (!parsed.success)
-    return {
-      valid: false,
-      errors: describeIssues(parsed.issues, RoutingPolicyFileSchema, input),
-      warnings: [],
-    };
+  const version = sha256Hex(bytes);
+  if (!parsed.success) {
+    const errors = describeIssues(parsed.issues, RoutingPolicyFileSchema, input);
+    // what the schema let through is compiled too, so one check names every mistake (an unknown model, a
+    // regular expression RE2 refuses), not the schema's first and the rest after a fix
+    const rest = v.safeParse(RoutingPolicyFileSchema, salvage(input, opts.registry.list()[0]?.id));
+    const more: string[] = [];
+    if (rest.success) compilePolicy(rest.output, { ...opts, version, source }, more, []);
+    return { valid: false, errors: [...errors, ...more.filter((e) => !errors.includes(e))], warnings: [] };
+  }
   const errors: string[] = [];
   const warnings: string[] = [];
-  const policy = compilePolicy(
-    parsed.output,
-    { ...opts, version: sha256Hex(bytes), source },
-    errors,
-    warnings,
-  );
+  const policy = compilePolicy(parsed.output, { ...opts, version, source }, errors, warnings);
   return errors.length > 0 ? { valid: false, errors, warnings } : { valid: true, errors, warnings, policy };
 }
 
@@ -185,6 +189,34 @@ function resolveGlobalDefault(
     );
   }
   return id ?? fallback;
+}
+
+/**
+ * The document without the parts the schema refused: a refused rule or workspace entry becomes a neutral one at
+ * its index (so later paths keep their numbers), keeping a refused rule's `use` and `when` when each is sound
+ * alone; a refused section is left out. Not a mapping: an empty one.
+ */
+function salvage(input: unknown, neutral: string | undefined): Record<string, unknown> {
+  if (input === null || typeof input !== 'object' || Array.isArray(input) || neutral === undefined) return {};
+  const sections = RoutingPolicyFileSchema.entries;
+  const fits = (schema: v.GenericSchema, value: unknown) => v.safeParse(schema, value).success;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (key === 'rules' && Array.isArray(value))
+      out.rules = value.map((r, i) => {
+        if (fits(RuleSchema, r)) return r;
+        const { when, use } = (r ?? {}) as { when?: unknown; use?: unknown };
+        return {
+          name: `#${i}`,
+          use: typeof use === 'string' && use !== '' ? use : neutral,
+          ...(when !== undefined && fits(PredicateSchema, when) ? { when } : {}),
+        };
+      });
+    else if (key === 'workspaces' && Array.isArray(value))
+      out.workspaces = value.map((w) => (fits(WorkspaceEntrySchema, w) ? w : { match: '/', use: neutral }));
+    else if (key in sections && fits(sections[key as keyof typeof sections], value)) out[key] = value;
+  }
+  return out;
 }
 
 /**

@@ -34,6 +34,25 @@ test('a misspelt key names the keys allowed at that place', () => {
   ]);
 });
 
+test('one check names every mistake: what the schema refuses and what the rest then finds', () => {
+  const yaml = `global_default: nope
+rules:
+  - { name: a, when: { has_image: true }, use: fats }
+  - { name: b, when: { text_matches: '(?=x)' }, use: fast }
+workspaces:
+  - { match: relative/path, use: deep }
+  - { match: /srv, use: depe }
+`;
+  assert.deepEqual(errorsOf(yaml), [
+    'rules[0].when.has_image: is not a known key; use one of has_images, has_tools, input_tokens_above, text_matches, workspace, cost_today_above, requested_model, all, any, not',
+    'workspaces[0].match: must be an absolute path or a glob such as /srv/app or /home/*/scratch/** (~ and relative paths are not expanded)',
+    'rules[0].use: unknown model "fats" (not a canonical id or alias in built-in models.yaml); did you mean fast?',
+    'rules[1].when.text_matches: not a valid RE2 regular expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+    'workspaces[1].use: unknown model "depe" (not a canonical id or alias in built-in models.yaml); did you mean deep?',
+    'global_default: unknown model "nope" (not a canonical id or alias in built-in models.yaml)',
+  ]);
+});
+
 test('a missing key is "is required" under its own name', () => {
   assert.deepEqual(errorsOf('workspaces:\n  - /srv/infra: deep\n'), [
     'workspaces[0].match: is required',
