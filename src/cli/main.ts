@@ -8,6 +8,7 @@ import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
 import { holdHangups, releaseHangups } from '../lib/hangup.ts';
 import { holdStopSignals, releaseStopSignals } from '../lib/stop-signal.ts';
 import { describeUnreachableStore } from '../store/dialect.ts';
+import { describePostgresRefusal } from '../store/postgres-refusals.ts';
 import { describeSqliteFailure } from '../store/sqlite-errors.ts';
 import { rootCommand, VERSION } from './root.ts';
 
@@ -219,7 +220,7 @@ function report(err: unknown): number {
     process.stderr.write(`svc: ${err.message.replace(ANSI_RE, '')}; see --help.\n`);
     return 2;
   }
-  const sqlite = describeSqliteFailure(err) ?? describeUnreachableStore(err);
+  const sqlite = describeSqliteFailure(err) ?? describeUnreachableStore(err) ?? describePostgresRefusal(err);
   if (sqlite !== undefined) {
     process.stderr.write(`svc: ${sqlite}\n`);
     if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);

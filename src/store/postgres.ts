@@ -13,6 +13,7 @@ import { errorMessage, SvcError } from '../lib/errors.ts';
 import { EVENT_COLUMNS, eventValues, postgresDialect } from './dialect.ts';
 import { migratePostgres, readPostgresSchemaVersion } from './migrate.ts';
 import type { OpenStoreOptions, PostgresStore } from './open.ts';
+import { postgresRefusalAdvice } from './postgres-refusals.ts';
 import { createSessionConnection, presenceLockArgs, type SessionConnection } from './postgres-session.ts';
 import type { Database, NewEventRow } from './schema.ts';
 import { secondServeRefusal } from './server-lock.ts';
@@ -56,6 +57,8 @@ function storeAdvice(err: unknown, url: string): string {
     !hasPassword(url)
   )
     return 'no password was given (none in the URL, PGPASSWORD unset): set PGPASSWORD, or put it in the URL percent-encoded';
+  const refusal = postgresRefusalAdvice(err);
+  if (refusal !== undefined) return refusal;
   const sqlError = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|28|3D|53|57)/.test(code);
   return sqlError
     ? 'check that SVC_DATABASE_URL (or --database-url) names a database of svc (an empty one before the first start) and that its role may create tables in it'

@@ -72,3 +72,49 @@ test("a database with another program's events table is refused before anything 
   assert.deepEqual(tables.rows, [{ tablename: 'events' }]);
   assert.deepEqual((await client.query('SELECT note FROM events')).rows, [{ note: 'theirs' }]);
 });
+
+test('a read-only server or role and a statement_timeout too short are said as what to change', {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const home = makeTempDir('svc-pg-refusals-');
+  t.after(() => home.cleanup());
+  const withOptions = (options: string) => {
+    const u = new URL(url);
+    u.searchParams.set('options', options);
+    return isolatedEnv(home.dir, { SVC_DATABASE_URL: u.toString() });
+  };
+  const issued = await runSvc(['gateway', 'issue-key', '--name', 'a', '--workspace', home.dir], {
+    env: isolatedEnv(home.dir, { SVC_DATABASE_URL: url }),
+  });
+  assert.equal(issued.code, 0, issued.stderr);
+  const oneSentence = (r: { code: number | null; stderr: string }, advice: RegExp) => {
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.doesNotMatch(r.stderr, /unexpected error|svc-test-password/);
+    assert.match(r.stderr, advice);
+  };
+  // a URL at a standby or read replica (here: a role whose transactions are read-only)
+  const readOnly = withOptions('-c default_transaction_read_only=on');
+  for (const args of [
+    ['user', 'forget', 'usr_a', '--confirm'],
+    ['gateway', 'issue-key', '--name', 'b', '--workspace', home.dir],
+  ])
+    oneSentence(
+      await runSvc(args, { env: readOnly }),
+      /read-only transaction\): the server or role takes no writes .*point SVC_DATABASE_URL \(or --database-url\) at the primary/,
+    );
+  // a statement held past the role's statement_timeout (a lock the test holds) is cancelled by the server
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  t.after(() => client.end());
+  await client.query('BEGIN');
+  await client.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+  const cancelled = await runSvc(['analytics', 'cost'], { env: withOptions('-c statement_timeout=200') });
+  await client.query('ROLLBACK');
+  oneSentence(
+    cancelled,
+    /statement timeout\)?[:;] a statement_timeout of the role or database .*raise the timeout/,
+  );
+});
