@@ -2,7 +2,9 @@
  * @module The built-in routing.yaml: the hardcoded defaults of spec 2 §What the service does, item 5, plus
  * slot-3 rules that send provider-native model names (what Claude Code, Codex and the SDKs' examples send:
  * `claude-opus-4-8`, `claude-haiku-4-5-20251001`, `gpt-5-codex`, `gpt-4o`) to the registry model they name
- * or its nearest sibling (issue 13). A rule whose model the registry lacks is left out, so the built-in
+ * or its nearest sibling (issue 13). A rule whose model the registry lacks is left out (its names fall through
+ * to the next rule), except a Claude family's last rule, which takes the registry's first model of that family
+ * (opus, sonnet, haiku), so the built-in
  * policy stays valid with any models.yaml; the global default comes from SVC_GATEWAY_GLOBAL_DEFAULT or the
  * built-in id.
  */
@@ -16,7 +18,17 @@ export interface NativeNameRule {
   name: string;
   models: readonly string[];
   use: string;
+  /**
+   * When the registry lacks `use`: the first model of the registry (file order) of `use`'s adapter whose name
+   * one of these globs matches, so a models.yaml with other Claude models of that family still gets its names.
+   * Set on a family's last rule only: its narrower rules are left out and their names fall through to it.
+   */
+  family?: readonly string[];
 }
+
+const OPUS = ['claude-opus-*', 'claude-3-opus*'];
+const SONNET = ['claude-sonnet-*', 'claude-3-7-sonnet*', 'claude-3-5-sonnet*', 'claude-3-sonnet*'];
+const HAIKU = ['claude-haiku-*', 'claude-3-5-haiku*', 'claude-3-haiku*'];
 
 /**
  * First match wins, so narrower names come first. Dated forms (`-20251001`, `-2025-08-07`) and `-latest`
@@ -31,22 +43,14 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
     models: ['claude-opus-4-1*', 'claude-opus-4', 'claude-opus-4-0', 'claude-opus-4-2025*', 'claude-3-opus*'],
     use: 'anthropic:claude-opus-4-1',
   },
-  { name: 'native-claude-opus', models: ['claude-opus-*'], use: 'anthropic:claude-opus-4-5' },
+  { name: 'native-claude-opus', models: OPUS, use: 'anthropic:claude-opus-4-5', family: OPUS },
   {
     name: 'native-claude-sonnet-4',
     models: ['claude-sonnet-4', 'claude-sonnet-4-0', 'claude-sonnet-4-2025*'],
     use: 'anthropic:claude-sonnet-4',
   },
-  {
-    name: 'native-claude-sonnet',
-    models: ['claude-sonnet-*', 'claude-3-7-sonnet*', 'claude-3-5-sonnet*', 'claude-3-sonnet*'],
-    use: 'anthropic:claude-sonnet-4-5',
-  },
-  {
-    name: 'native-claude-haiku',
-    models: ['claude-haiku-*', 'claude-3-5-haiku*', 'claude-3-haiku*'],
-    use: 'anthropic:claude-haiku-4-5',
-  },
+  { name: 'native-claude-sonnet', models: SONNET, use: 'anthropic:claude-sonnet-4-5', family: SONNET },
+  { name: 'native-claude-haiku', models: HAIKU, use: 'anthropic:claude-haiku-4-5', family: HAIKU },
   { name: 'native-gpt-4.1-mini', models: ['gpt-4.1-mini*', 'gpt-4.1-nano*'], use: 'openai:gpt-4.1-mini' },
   { name: 'native-gpt-4.1', models: ['gpt-4.1*'], use: 'openai:gpt-4.1' },
   { name: 'native-gpt-4o-mini', models: ['gpt-4o-mini*'], use: 'openai:gpt-4o-mini' },
@@ -70,11 +74,22 @@ export const DEFAULT_POLICY_YAML = renderDefaultPolicy(NATIVE_NAME_RULES);
  * of your models.yaml, which `o3*` / `gpt-4.1-nano*` send to a sibling) gets an exact-name rule first.
  */
 export function defaultPolicyYaml(registry: ModelRegistry): string {
-  const kept = NATIVE_NAME_RULES.filter((r) => registry.resolve(r.use) !== undefined);
+  const kept = NATIVE_NAME_RULES.flatMap((r) => {
+    const use = registry.resolve(r.use) !== undefined ? r.use : familyModel(registry, r);
+    return use === undefined ? [] : [{ ...r, use }];
+  });
   return renderDefaultPolicy([...exactNameRules(registry, kept), ...kept]);
 }
 
 // --- internal ---
+
+/** The registry's first model (file order) of the rule's family and adapter, for a rule whose model it lacks. */
+function familyModel(registry: ModelRegistry, rule: NativeNameRule): string | undefined {
+  if (!rule.family) return undefined;
+  const adapter = splitCanonicalId(rule.use)?.adapter;
+  const inFamily = compileModelGlobs(rule.family);
+  return registry.list().find((m) => m.adapter === adapter && inFamily(m.model_name))?.id;
+}
 
 /** Rules for the registry's own native models whose bare name the first matching `kept` rule misroutes. */
 function exactNameRules(registry: ModelRegistry, kept: readonly NativeNameRule[]): NativeNameRule[] {

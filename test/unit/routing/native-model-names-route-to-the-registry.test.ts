@@ -145,6 +145,47 @@ test('a model of the rules that the registry lacks drops its rule; the policy st
   assert.equal(defaultPolicyYaml(registry), DEFAULT_POLICY_YAML, 'the built-in registry keeps every rule');
 });
 
+test("a Claude family's names reach your models.yaml's model of that family when it lacks the rule's", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-native-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'models.yaml');
+  const caps =
+    'capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 8192 }';
+  // older models only: no opus 4.5, sonnet 4.5 or haiku 4.5 (and no global default: the names must not need it)
+  const ids = [
+    'anthropic:claude-opus-4-1',
+    'anthropic:claude-sonnet-4',
+    'anthropic:claude-3-5-haiku-20241022',
+  ];
+  writeFileSync(
+    file,
+    [
+      'pricing_version: t1',
+      'models:',
+      ...ids.flatMap((id) => [`  - id: ${id}`, '    tier: balanced', `    ${caps}`]),
+      '',
+    ].join('\n'),
+  );
+  const own = loadModelRegistry(file);
+  const store = loadRoutingPolicy({ path: undefined, registry: own, log: silent });
+  assert.equal(store.view().valid, true);
+  for (const [name, id] of [
+    ['claude-opus-5-5', 'anthropic:claude-opus-4-1'], // Claude Code's --model opus
+    ['claude-opus-4-5-20251101', 'anthropic:claude-opus-4-1'],
+    ['claude-3-opus-latest', 'anthropic:claude-opus-4-1'],
+    ['claude-sonnet-4-5-20250929', 'anthropic:claude-sonnet-4'],
+    ['claude-haiku-5-5', 'anthropic:claude-3-5-haiku-20241022'],
+  ]) {
+    const d = resolveRoute(facts({ requestedModel: name }), {
+      policy: store.current(),
+      registry: own,
+      availableAdapters: ALL_ADAPTERS,
+    });
+    assert.equal(d.chain[d.winner_index]?.policy, 'rule', name);
+    assert.equal(d.chosen?.id, id, name);
+  }
+});
+
 test('the built-in rules shadow none of each other; requested_model globs imply only a superset', () => {
   const check = compilePolicyText(DEFAULT_POLICY_YAML, DEFAULT_POLICY_SOURCE, { registry });
   assert.deepEqual([check.valid, check.errors, check.warnings], [true, [], []]);
