@@ -174,8 +174,10 @@ export function eventOrigin(dialect: SqlDialect, alias: string): RawBuilder<stri
 
 /** 40001 serialization failure, 40P01 deadlock, 55P03 lock not available, 08* connection, 57P0* shutdown. */
 // serialization failure, deadlock, lock not available, connection exceptions, too many connections,
-// admin/crash shutdown and cannot connect now (a restarting server)
-const RETRYABLE_PG_CODES = /^(40001|40P01|55P03|08...|53300|57P0[1-3])$/;
+// admin/crash shutdown and cannot connect now (a restarting server), and 25006 read-only transaction: a
+// failover's demoted primary still reached through a name that now means the new one (the connection is
+// dropped, statement-bounds.ts, so a retry connects anew); not an outage to commands (postgres-refusals.ts)
+const RETRYABLE_PG_CODES = /^(40001|40P01|55P03|08...|53300|57P0[1-3]|25006)$/;
 const UNREACHABLE_PG_CODES = /^(08...|53300|57P0[1-3])$/;
 const NODE_NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
 

@@ -52,16 +52,26 @@ export function boundStatements(client: pg.PoolClient, timeoutMs: number): void 
   };
 }
 
-/** Records that `err` (from a statement of `client`) is its timeout: the connection is then dropped. */
+/**
+ * Records that `err` (from a statement of `client`) is its timeout, or a read-only server's refusal (25006:
+ * a demoted primary, which stays read-only for as long as the connection lasts): the connection is then
+ * dropped.
+ */
 export function markIfHung(client: pg.PoolClient, err: unknown): void {
   if (err instanceof Error && err.message === QUERY_TIMEOUT_MESSAGE) hung.add(client);
+  else if ((err as { code?: unknown } | null)?.code === '25006') hung.add(client);
 }
 
-/** Makes the release of this checkout drop the connection when one of its statements timed out. */
+/** Makes the release of this checkout drop the connection when markIfHung marked it. */
 export function releaseHung(client: pg.PoolClient): void {
   const release = client.release;
   client.release = (err?: Error | boolean) =>
-    release(err ?? (hung.has(client) ? new Error('a statement timed out on this connection') : undefined));
+    release(
+      err ??
+        (hung.has(client)
+          ? new Error('a statement timed out on this connection, or it reached a read-only server')
+          : undefined),
+    );
 }
 
 // --- internal ---

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import pg from 'pg';
 import { createBus } from '#src/events/bus.ts';
 import { createTraceWriter } from '#src/events/trace-writer.ts';
 import { createIdFactory } from '#src/lib/ids.ts';
@@ -121,4 +122,50 @@ test('a commit PostgreSQL leaves unanswered (paused, black-holed) fails at its b
   assert.equal(rows.length, 1);
   // the connection that waited was dropped: the store goes on answering at once
   await bus.publish({ type: 'turn.completed', payload: { after: true } }).committed;
+});
+
+test("a failover's read-only phase (the old primary, now a standby, still answering) is waited out on a new connection", {
+  timeout: 30_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = new URL(await postgres.createDatabase());
+  const database = url.pathname.slice(1);
+  const admin = new pg.Client({ connectionString: postgres.url() });
+  await admin.connect();
+  t.after(() => admin.end());
+  const warnings: string[] = [];
+  const log: Logger = {
+    ...silentLogger,
+    warn: (msg: string, fields?: Record<string, unknown>) =>
+      void warnings.push(`${msg}: ${String(fields?.message)}`),
+  };
+  const store = await openStore({ engine: 'postgres', url: url.toString() }, { log });
+  // bounded below the 60 s default: a writer that kept its read-only connection fails here, not by timeout
+  const writer = createTraceWriter({ store, log, outageMs: 10_000 });
+  const bus = createBus({ newId: createIdFactory(), clock: systemClock, log: silentLogger });
+  bus.subscribe(writer.subscriber);
+  t.after(async () => {
+    await writer.stop();
+    await store.close();
+  });
+  await bus.publish({ type: 'turn.completed', payload: { before: true } }).committed;
+
+  // the writer's connections end and new ones reach a server that takes no writes (as through a DNS name
+  // still naming the demoted primary)
+  await admin.query(`ALTER DATABASE "${database}" SET default_transaction_read_only = on`);
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+  const published = bus.publish({ type: 'turn.completed', payload: { during: true } });
+  const refused = () => warnings.some((w) => /trace writer commit failed; retrying: .*read-only/.test(w));
+  while (!refused() && writer.stats.dropped === 0) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(writer.stats.dropped, 0, 'the event was dropped at the first read-only refusal');
+  // the promoted primary: connections made from now on write again
+  await admin.query(`ALTER DATABASE "${database}" RESET default_transaction_read_only`);
+  await published.committed;
+  assert.equal(writer.stats.dropped, 0, 'the event was dropped: the retries kept the read-only connection');
+  const rows = await store.kysely
+    .selectFrom('events')
+    .select('id')
+    .where('id', '=', published.event.id)
+    .execute();
+  assert.equal(rows.length, 1);
 });
