@@ -59,7 +59,7 @@ test('a session of more than one page of turns lists its 20 newest, newest first
       els.filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.querySelector('h2')?.textContent),
     );
   assert.deepEqual(overflow, [], 'no table is wider than its card');
-  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 900, 'no sideways scroll');
+  assert.equal(await page.locator('html').evaluate((e) => e.scrollWidth), 900, 'no sideways scroll');
   const listed = await page.locator('#session-turns button[data-turn]').allInnerTexts();
   const newest = Array.from({ length: 20 }, (_, k) => turnId(TURNS - 1 - k));
   assert.deepEqual(listed, newest);
