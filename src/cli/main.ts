@@ -220,7 +220,7 @@ function report(err: unknown): number {
     process.stderr.write(`svc: ${err.message.replace(ANSI_RE, '')}; see --help.\n`);
     return 2;
   }
-  const sqlite = describeSqliteFailure(err) ?? describeUnreachableStore(err) ?? describePostgresRefusal(err);
+  const sqlite = describeSqliteFailure(err) ?? describePostgresRefusal(err) ?? describeUnreachableStore(err);
   if (sqlite !== undefined) {
     process.stderr.write(`svc: ${sqlite}\n`);
     if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);

@@ -119,7 +119,7 @@ export function dialectOf(engine: EngineName): SqlDialect {
  * connection lost mid-statement), as opposed to a statement it refused or lock contention: a request that
  * met it is answered 503 store_unavailable, and work already accepted waits for the store to come back.
  * Connection exceptions (08…), a server shutting down or starting (57P01–57P03), too many connections
- * (53300), the socket's own errors, node-postgres' lost-connection messages and a statement or connection
+ * (53300), a server that takes no writes (25006: a failover's demoted primary), the socket's own errors, node-postgres' lost-connection messages and a statement or connection
  * attempt that went unanswered past its bound (a server that hangs). SQLite is a local file: never.
  */
 export function isStoreUnreachable(err: unknown): boolean {
@@ -178,7 +178,8 @@ export function eventOrigin(dialect: SqlDialect, alias: string): RawBuilder<stri
 // failover's demoted primary still reached through a name that now means the new one (the connection is
 // dropped, statement-bounds.ts, so a retry connects anew); not an outage to commands (postgres-refusals.ts)
 const RETRYABLE_PG_CODES = /^(40001|40P01|55P03|08...|53300|57P0[1-3]|25006)$/;
-const UNREACHABLE_PG_CODES = /^(08...|53300|57P0[1-3])$/;
+// a read-only server (25006) is a failover under way to servers: svc serve answers 503 and turns wait
+const UNREACHABLE_PG_CODES = /^(08...|53300|57P0[1-3]|25006)$/;
 const NODE_NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
 
 function pgJson(json: RawBuilder<unknown>): RawBuilder<unknown> {

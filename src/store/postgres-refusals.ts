@@ -2,7 +2,8 @@
  * @module PostgreSQL refusals that are neither an outage (dialect.ts isStoreUnreachable) nor a fault of
  * svc's, but of how the database was set up for it: a read-only server or role (a standby, a read replica,
  * default_transaction_read_only), a statement_timeout shorter than a statement needs, a missing privilege,
- * a full disk. The command line says what to change instead of 'unexpected error'.
+ * a full disk. The command line says what to change instead of 'unexpected error' (a read-only server is
+ * also what a failover looks like for a while, which servers wait out: dialect.ts).
  */
 import { errorMessage } from '../lib/errors.ts';
 

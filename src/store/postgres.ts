@@ -161,6 +161,15 @@ export async function openPostgresStore(
   } catch (err) {
     return fail('reach', err);
   }
+  // a server on a standby, a read replica or a read-only role would run and write nothing (svc serve
+  // started, its every write refused): refused at the start, as the sentence of postgres-refusals.ts
+  if (options.serverLock && !options.readOnly) {
+    const r = await sql<{ ro: string }>`SELECT current_setting('transaction_read_only') AS ro`
+      .execute(kysely)
+      .catch((err: unknown) => fail('reach', err));
+    if (r.rows[0]?.ro === 'on')
+      return fail('write to', Object.assign(new Error('transaction_read_only is on'), { code: '25006' }));
+  }
   let schemaVersion: number;
   try {
     // a database without svc's tables is no store for a command that needs one: nothing is created in it

@@ -190,6 +190,29 @@ test('a tool output holding a NUL byte does not end the turn on PostgreSQL (its 
   );
 });
 
+test("a failover's read-only phase is 503 store_unavailable like an outage, and over once the primary writes", {
+  timeout: 60_000,
+}, async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const url = await postgres.createDatabase();
+  const database = new URL(url).pathname.slice(1);
+  const server = await startAgentServer(t, { env: { SVC_DATABASE_URL: url } });
+  const admin = new pg.Client({ connectionString: postgres.url() });
+  await admin.connect();
+  t.after(() => admin.end());
+  // the server's connections end and new ones reach a server that takes no writes (a demoted primary)
+  await admin.query(`ALTER DATABASE "${database}" SET default_transaction_read_only = on`);
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+  const refused = await server.api('POST', '/sessions', { workspace_path: server.workspace });
+  assert.equal(refused.status, 503, JSON.stringify(refused.body));
+  assert.equal(refused.body.error.code, 'store_unavailable');
+  assert.equal(refused.headers.get('retry-after'), '1');
+  await admin.query(`ALTER DATABASE "${database}" RESET default_transaction_read_only`);
+  // the read-only connection was dropped: the next call connects anew and writes
+  const created = await server.api('POST', '/sessions', { workspace_path: server.workspace });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+});
+
 test('an export whose store goes away mid-stream is cut off with one JSON log line, no stack trace', {
   timeout: 60_000,
 }, async (t) => {

@@ -83,8 +83,9 @@ test('a read-only server or role and a statement_timeout too short are said as w
   const withOptions = (options: string) => {
     const u = new URL(url);
     u.searchParams.set('options', options);
-    return isolatedEnv(home.dir, { SVC_DATABASE_URL: u.toString() });
+    return isolatedEnv(home.dir, { SVC_DATABASE_URL: u.toString(), ANTHROPIC_API_KEY: 'sk-ant-test' });
   };
+
   const issued = await runSvc(['gateway', 'issue-key', '--name', 'a', '--workspace', home.dir], {
     env: isolatedEnv(home.dir, { SVC_DATABASE_URL: url }),
   });
@@ -95,15 +96,17 @@ test('a read-only server or role and a statement_timeout too short are said as w
     assert.doesNotMatch(r.stderr, /unexpected error|svc-test-password/);
     assert.match(r.stderr, advice);
   };
-  // a URL at a standby or read replica (here: a role whose transactions are read-only)
   const readOnly = withOptions('-c default_transaction_read_only=on');
+  // a URL at a standby or read replica (here: a role whose transactions are read-only); a server is
+  // refused at its start (svc serve ran on, every write of it refused)
   for (const args of [
     ['user', 'forget', 'usr_a', '--confirm'],
     ['gateway', 'issue-key', '--name', 'b', '--workspace', home.dir],
+    ['serve', '--port', '0'],
   ])
     oneSentence(
-      await runSvc(args, { env: readOnly }),
-      /read-only transaction\): the server or role takes no writes .*point SVC_DATABASE_URL \(or --database-url\) at the primary/,
+      await runSvc(args, { env: readOnly, timeoutMs: 20_000 }),
+      /(read-only transaction|transaction_read_only is on)\)?[:;] the server or role takes no writes .*point SVC_DATABASE_URL \(or --database-url\) at the primary/,
     );
   // a statement held past the role's statement_timeout (a lock the test holds) is cancelled by the server
   const client = new pg.Client({ connectionString: url });
