@@ -133,7 +133,15 @@ function postgresTarget(url: string, source: string): StoreTarget {
       message: `${source} must be a valid postgres:// or postgresql:// URL (postgres://user:password@host:5432/database); fix it, or ${unset} to use the SQLite file.`,
     });
   }
-  const mode = new URL(url).searchParams.get('sslmode');
+  // a '@' in the path or any fragment: an unencoded @ / ? # of the password ended the host early (p@ss#1
+  // is host 'ss' and fragment '#1…'), so the messages that name the database would show the password
+  const parsed = new URL(url);
+  if (parsed.hash !== '' || url.includes('#') || parsed.pathname.includes('@')) {
+    throw new SvcError(code, {
+      message: `${source} must be a valid postgres:// or postgresql:// URL, and this one's user or password seems to hold a character to percent-encode (@ is %40, # %23, / %2F, ? %3F, % %25); fix it (or leave the password out and set PGPASSWORD), or ${unset} to use the SQLite file.`,
+    });
+  }
+  const mode = parsed.searchParams.get('sslmode');
   if (mode !== null && !SSL_MODES.has(mode)) {
     const shown = /^[\w-]{1,40}$/.test(mode) ? `sslmode=${mode}` : 'its sslmode';
     throw new SvcError(code, {

@@ -35,6 +35,7 @@ export function redactDatabaseUrl(url: string): string {
     const u = new URL(url);
     u.password = '';
     u.search = '';
+    u.hash = '';
     return u.toString();
   } catch {
     return 'postgres://(unparseable URL)';

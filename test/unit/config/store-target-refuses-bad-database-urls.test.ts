@@ -34,6 +34,10 @@ test('bad PostgreSQL URLs: a flag is a usage error, a variable refuses the start
     /^--database-url .*leave it out/,
   );
   usage(() => resolveStoreTarget(env(), { databaseUrl: 'postgres://h/db', dbPath: '/tmp/x.db' }), /not both/);
+  // a password's unencoded @ # / ? ends the host early: the rest would be shown as fragment or database name
+  for (const url of ['postgres://u:p@s3cret#1@127.0.0.1:5432/db', 'postgres://u:12/s3cret@127.0.0.1:5432/db'])
+    badVariable(() => resolveStoreTarget(env(url)), /a character to percent-encode \(@ is %40, # %23/);
+  assert.equal(resolveStoreTarget(env('postgres://u:p%40s3cret%231@h:5432/db')).engine, 'postgres');
   usage(() => resolveStoreTarget(env(), { dbPath: '' }), /^--db-path needs a file path/);
   assert.deepEqual(resolveStoreTarget(env(), { databaseUrl: 'postgresql://u:p@h:5432/db' }), {
     engine: 'postgres',
