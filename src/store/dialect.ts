@@ -153,8 +153,8 @@ export function engineOfKysely(db: Pick<Kysely<never>, 'getExecutor'>): EngineNa
 }
 
 /**
- * PostgreSQL advisory lock keys, each two int4 halves. Transaction-scoped ('svc', purpose): migrations
- * and key updates. Session-scoped presence: ('svp', hashtext(origin)), held by a live process; and the
+ * PostgreSQL advisory lock keys, each two int4 halves. Transaction-scoped ('svc', purpose): migrations,
+ * key updates, and a forget against an export's audit record (user-data/pseudonym.ts). Session-scoped presence: ('svp', hashtext(origin)), held by a live process; and the
  * agent server's ('svc', 4), held by the one `svc serve` of the database (postgres-session.ts).
  */
 export const ADVISORY_LOCKS = {
@@ -163,6 +163,7 @@ export const ADVISORY_LOCKS = {
   gaps: [0x737663, 3],
   presence: 0x737670,
   serve: [0x737663, 4],
+  forget: [0x737663, 5],
 } as const;
 
 /** events.origin of `alias` (PostgreSQL: the process that wrote the row); NULL on SQLite. */

@@ -4,13 +4,15 @@
  * pages over the `events_user (user_id, id)` index, so memory stays constant however many rows match.
  */
 import { Buffer } from 'node:buffer';
+import type { Kysely } from 'kysely';
 import type { Bus } from '../../events/bus.ts';
 import type { Actor } from '../../events/catalog.ts';
+import { toRow } from '../../events/trace-writer.ts';
 import type { Store } from '../../store/open.ts';
-import type { EventRow } from '../../store/schema.ts';
+import type { Database, EventRow } from '../../store/schema.ts';
 import { assertUserId } from '../identity.ts';
 import { formatWindow, type TimeWindow } from '../window.ts';
-import { pseudonymFor, readForgetSalt } from './pseudonym.ts';
+import { lockForget, pseudonymFor, readForgetSalt } from './pseudonym.ts';
 
 /** Rows per page read from the store. */
 export const EXPORT_PAGE_SIZE = 500;
@@ -40,7 +42,8 @@ export interface UserExportRequest {
 
 export interface UserExportDeps {
   store: Store;
-  bus: Pick<Bus, 'publish'>;
+  /** The audit event is stamped by the bus, stored in the transaction that decides its subject, then delivered. */
+  bus: Pick<Bus, 'stamp' | 'deliverStored'>;
   /** Who asked: `operator` on the command line, `user` through the HTTP endpoint. */
   actor?: Actor;
   pageSize?: number;
@@ -61,8 +64,9 @@ export interface UserExportSummary {
 
 /**
  * Streams the export into `sink` in chunks of whole lines (a page, or about EXPORT_CHUNK_CHARS),
- * awaiting each, then emits `analytics.user_exported` with the realised counts and window and waits
- * for it to be committed. A sink that throws, or a `drained` that rejects, ends the export without the
+ * awaiting each, then stores `analytics.user_exported` with the realised counts and window in one write
+ * transaction with the decision of whom it names (a forget is serialised before or after it, never
+ * between), and delivers it. A sink that throws, or a `drained` that rejects, ends the export without the
  * audit event (not drained).
  */
 export async function runUserExport(
@@ -97,13 +101,18 @@ export async function runUserExport(
   // the audit claims a full export only once the reader has every byte (HTTP: the response finished)
   await options.drained?.();
   const window = formatWindow(request.window);
-  const subject = await auditSubject(deps.store, userId);
-  const { event, committed } = deps.bus.publish({
-    type: 'analytics.user_exported',
-    actor: deps.actor ?? 'operator',
-    payload: { user_id: subject, row_count: rowCount, byte_count: byteCount, window },
+  const event = await deps.store.kysely.transaction().execute(async (trx) => {
+    await lockForget(trx, deps.store.dialect.engine);
+    const subject = await auditSubject(trx, userId);
+    const audit = deps.bus.stamp({
+      type: 'analytics.user_exported',
+      actor: deps.actor ?? 'operator',
+      payload: { user_id: subject, row_count: rowCount, byte_count: byteCount, window },
+    });
+    await trx.insertInto('events').values(toRow(audit)).execute();
+    return audit;
   });
-  await committed;
+  deps.bus.deliverStored(event);
   return { userId, rowCount, byteCount, window, auditEventId: event.id };
 }
 
@@ -112,11 +121,11 @@ export async function runUserExport(
  * `analytics.user_forgotten` of that pseudonym is stored), so exporting a forgotten id never writes
  * the raw id back into the store. Reads only: a store without a salt has forgotten nobody.
  */
-async function auditSubject(store: Store, userId: string): Promise<string> {
-  const salt = await readForgetSalt(store.kysely);
+async function auditSubject(db: Kysely<Database>, userId: string): Promise<string> {
+  const salt = await readForgetSalt(db);
   if (salt === undefined) return userId;
   const pseudonym = pseudonymFor(salt, userId);
-  const forgotten = await store.kysely
+  const forgotten = await db
     .selectFrom('events')
     .select('id')
     .where('user_id', '=', pseudonym)

@@ -15,7 +15,7 @@ import { assertStoreIntact } from '../../store/integrity.ts';
 import type { Store } from '../../store/open.ts';
 import { scrubStore } from '../../store/scrub.ts';
 import { assertUserId } from '../identity.ts';
-import { loadForgetSalt, pseudonymFor, readForgetSalt } from './pseudonym.ts';
+import { loadForgetSalt, lockForget, pseudonymFor, readForgetSalt } from './pseudonym.ts';
 
 export interface UserIdLocation {
   /** JSON path of the id inside `events.payload`. */
@@ -69,6 +69,7 @@ export async function runForgetUser(deps: ForgetUserDeps, userId: string): Promi
   const { dialect } = deps.store;
   await assertStoreIntact(deps.store, 'nothing was changed');
   const event = await deps.store.kysely.transaction().execute(async (trx) => {
+    await lockForget(trx, dialect.engine);
     const salt = await loadForgetSalt(trx);
     const pseudonym = pseudonymFor(salt, id);
     const rows = await countMatches(trx, dialect, id);

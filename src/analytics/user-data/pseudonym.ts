@@ -5,8 +5,9 @@
  * guessed id by hashing it.
  */
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { sha256Hex } from '../../lib/hash.ts';
+import { ADVISORY_LOCKS, type EngineName } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 
 export const PSEUDONYM_PREFIX = 'redacted_';
@@ -42,4 +43,16 @@ export async function readForgetSalt(db: Kysely<Database>): Promise<string | und
     .where('key', '=', FORGET_SALT_KEY)
     .executeTakeFirst();
   return row?.value;
+}
+
+/**
+ * Serialises a forget against an export's audit record: call first in the write transaction that
+ * decides who the record names and stores it, and in the forget's. SQLite's BEGIN IMMEDIATE already
+ * does; PostgreSQL takes a transaction-scoped advisory lock, so a forget committing between the decision
+ * and the insert cannot leave the raw id behind.
+ */
+export async function lockForget(trx: Kysely<Database>, engine: EngineName): Promise<void> {
+  if (engine !== 'postgres') return;
+  const [a, b] = ADVISORY_LOCKS.forget;
+  await sql`SELECT pg_advisory_xact_lock(${sql.lit(a)}, ${sql.lit(b)})`.execute(trx);
 }

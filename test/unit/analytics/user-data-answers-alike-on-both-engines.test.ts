@@ -4,7 +4,8 @@
  * leaves no row holding the id, and a repeat rewrites nothing. A payload holding the escape \u0000 (a provider's
  * error message; PostgreSQL's json reads cannot take it) keeps it, and a U+FFFD beside it, through the rewrite.
  * On PostgreSQL the planner's statistics (pg_stats, readable by any role that may read events) no longer
- * hold the id either.
+ * hold the id either. A forget meeting an export's audit record is serialised with it, never between
+ * its decision of whom the record names and its insert.
  */
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
@@ -90,6 +91,33 @@ describeEachEngine('user export and forget', postgres, (engine) => {
       .where('id', '=', seqId(0))
       .executeTakeFirst();
     assert.equal(JSON.stringify(lines.find((l) => l.id === seqId(0))?.payload), stored?.payload);
+  });
+
+  test('a forget starting once an export decided whom its audit record names waits for it, then rewrites it', async (t) => {
+    const { store, deps } = await setup(t);
+    let forget: Promise<unknown> | undefined;
+    const bus: typeof deps.bus = {
+      ...deps.bus,
+      stamp(input) {
+        forget ??= runForgetUser({ ...deps, scrub: false }, 'u1'); // svc user forget u1, meanwhile
+        return deps.bus.stamp(input);
+      },
+    };
+    const s = await runUserExport(
+      { store, bus },
+      { userId: 'u1', window: { startUs: null, endUs: null } },
+      () => {},
+    );
+    assert.ok(forget, 'the export stamped its audit record');
+    await forget;
+    const raw = await store.kysely.selectFrom('events').select('type').where('user_id', '=', 'u1').execute();
+    assert.deepEqual(raw, [], 'no row holds the forgotten id');
+    const audit = await store.kysely
+      .selectFrom('events')
+      .select('user_id')
+      .where('id', '=', s.auditEventId)
+      .executeTakeFirstOrThrow();
+    assert.match(audit.user_id ?? '', /^redacted_/);
   });
 
   test('forget rewrites every location in place; no row holds the id afterwards; a repeat rewrites 0', async (t) => {

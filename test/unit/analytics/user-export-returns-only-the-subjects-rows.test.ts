@@ -29,23 +29,26 @@ const tmp = mkdtempSync(join(tmpdir(), 'svc-export-'));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 let n = 0;
 
-/** A fresh store with a recording publisher that also writes each event (as the runtime's does). */
+/** A fresh store with a bus recording what it stamps (the export stores it) and what it delivers. */
 async function setup(t: { after: (fn: () => unknown) => void }) {
   const store = await openStore(join(tmp, `s${++n}.db`));
   t.after(() => store.close());
   const published: EventInput[] = [];
-  const newId = createIdFactory();
+  const delivered: string[] = [];
+  const real = createBus({ newId: createIdFactory(), clock: systemClock, log: silentLogger });
   const deps: UserExportDeps = {
     store,
     bus: {
-      publish(input) {
+      stamp(input) {
         published.push(input as EventInput);
-        const event = { id: newId(), type: input.type } as never;
-        return { event, committed: Promise.resolve() };
+        return real.stamp(input);
+      },
+      deliverStored(event) {
+        delivered.push(event.id);
       },
     },
   };
-  return { store, deps, published };
+  return { store, deps, published, delivered };
 }
 
 async function exportAll(deps: UserExportDeps, userId: string, window = resolveWindow({})) {
@@ -141,7 +144,9 @@ test('from includes and to excludes; open ends mean all time', async (t) => {
   }));
   const at = (s: number) => `2026-01-01T00:00:0${s}Z`;
   const ids = async (from?: string, to?: string) =>
-    (await exportAll(deps, 'u1', resolveWindow({ from, to }))).rows.map((r) => r.id);
+    (await exportAll(deps, 'u1', resolveWindow({ from, to }))).rows
+      .filter((r) => r.type !== 'analytics.user_exported') // the audit records of the earlier calls
+      .map((r) => r.id);
   assert.deepEqual(await ids(at(2), at(5)), [seqId(2), seqId(3), seqId(4)]);
   assert.deepEqual(await ids(at(8)), [seqId(8), seqId(9)]);
   assert.deepEqual(await ids(undefined, at(1)), [seqId(0)]);
@@ -188,9 +193,10 @@ test('one analytics.user_exported event follows the last row, with row count, by
   const recording: UserExportDeps = {
     ...deps,
     bus: {
-      publish(input) {
+      ...deps.bus,
+      stamp(input) {
         order.push(`event:${input.type}`);
-        return deps.bus.publish(input);
+        return deps.bus.stamp(input);
       },
     },
   };
