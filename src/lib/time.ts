@@ -36,7 +36,7 @@ export function nowIso(clock: Clock = systemClock): string {
 }
 
 const ISO_RE =
-  /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
  * Epoch microseconds of an ISO 8601 timestamp; undefined when malformed. The zone is `Z` or an offset

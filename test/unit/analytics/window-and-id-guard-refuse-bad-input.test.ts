@@ -134,4 +134,13 @@ test('a bound between two microseconds moves up to the next one: from keeps incl
     start: '2026-11-22T06:01:02.123456Z',
     end: '2026-11-22T06:01:02.123457Z',
   });
+  // ISO 8601 sets no limit on the fraction's digits: past nine they round the same way
+  const long = resolveWindow({
+    from: '2026-11-22T06:01:02.1234560000001Z',
+    to: `2026-11-22T06:01:02.12346${'0'.repeat(40)}Z`,
+  });
+  assert.deepEqual(formatWindow(long), {
+    start: '2026-11-22T06:01:02.123457Z',
+    end: '2026-11-22T06:01:02.123460Z',
+  });
 });
