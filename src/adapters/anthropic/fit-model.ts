@@ -7,7 +7,7 @@
  */
 import { removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
 import type { PassthroughInput } from '../adapter.ts';
-import { thinkingStyleOf } from './model-facts.ts';
+import { takesThinking, thinkingStyleOf } from './model-facts.ts';
 import { EFFORT_BUDGET } from './request.ts';
 
 /** The effort adaptive thinking runs at when the request names none (the Messages API's default). */
@@ -25,7 +25,10 @@ export function fitToModel(input: PassthroughInput): PassthroughInput {
   const thinking = objectAt(body, 'thinking');
   const config = objectAt(body, 'output_config');
   const effort = typeof config?.effort === 'string' ? config.effort : undefined;
-  if (thinking?.type === 'adaptive' && !style.adaptive) {
+  if (thinking !== undefined && !takesThinking(upstreamModel)) {
+    // a Claude 3 or 3.5 model (a family rule's fallback in your models.yaml) has no extended thinking at all
+    text = removeJsonMember(text, 'thinking');
+  } else if (thinking?.type === 'adaptive' && !style.adaptive) {
     // a budget for the effort asked, leaving a quarter of max_tokens (1,024 at least) for the answer, as a
     // translated request's reasoning_effort gets (request.ts encodeThinking); no room for one: no thinking
     const room = maxTokens === undefined ? 0 : maxTokens - Math.max(1024, Math.floor(maxTokens / 4));
@@ -67,7 +70,7 @@ export function effortLeftOut(body: Record<string, unknown>, upstreamModel: stri
   return (
     effort != null &&
     !thinkingStyleOf(upstreamModel).effort &&
-    objectAt(body, 'thinking')?.type !== 'adaptive'
+    (objectAt(body, 'thinking')?.type !== 'adaptive' || !takesThinking(upstreamModel))
   );
 }
 

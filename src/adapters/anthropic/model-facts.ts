@@ -25,6 +25,15 @@ export function thinkingStyleOf(model: string): ThinkingStyle {
 }
 
 /**
+ * Whether a Claude model takes extended thinking at all: Claude 3.7 Sonnet and later do; the Claude 3 and 3.5
+ * models refuse `thinking` with a 400. A name that is no Claude model's takes it as asked.
+ */
+export function takesThinking(model: string): boolean {
+  const v = claudeVersionOf(model);
+  return v === undefined || v.version >= 3.7;
+}
+
+/**
  * Whether a Claude model takes sampling parameters as asked. Models released after Claude Opus 4.6
  * (`claude-opus-4-7`, `claude-sonnet-5`, `claude-mythos-5`) refuse with a 400 any temperature but 1, any top_p
  * below 0.99 and every top_k (the Messages API reference); a Claude name of another form (a newer family)

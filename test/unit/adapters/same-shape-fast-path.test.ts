@@ -133,6 +133,16 @@ test('the Anthropic fast path fits a body written for another Claude model to th
     'claude-haiku-4-5',
   );
   assert.deepEqual([small.thinking, small.output_config], [undefined, undefined]);
+  // a Claude 3 or 3.5 model (a family rule's fallback in a models.yaml) takes no thinking at all: a 400 with it
+  for (const old of ['claude-3-5-haiku-20241022', 'claude-3-haiku-20240307', 'claude-3-5-sonnet-latest']) {
+    const fitted = send(claudeCode, old);
+    assert.deepEqual(
+      [fitted.thinking, fitted.output_config],
+      [undefined, { format: claudeCode.output_config.format }],
+    );
+    assert.deepEqual(fittedDroppedParams(claudeCode, 'anthropic', old), ['output_config.effort']);
+  }
+  assert.deepEqual(send(claudeCode, 'claude-3-7-sonnet-latest').thinking.type, 'enabled');
   // an effort no thinking budget carries is named in svc-dropped-params
   assert.deepEqual(
     fittedDroppedParams({ output_config: { effort: 'low' } }, 'anthropic', 'claude-haiku-4-5'),
