@@ -17,6 +17,9 @@ export function configDir(env: SvcEnv): string {
   return join(xdg ?? join(homeDir(env), '.config'), 'svc');
 }
 
+/** The default trace store as README and every `--db-path` help give it (resolveDbPath's last choice). */
+export const DEFAULT_DB_PATH_HELP = '$XDG_CONFIG_HOME/svc/svc.db, i.e. ~/.config/svc/svc.db';
+
 /** Trace store path; gateway commands also honour SVC_GATEWAY_DB_PATH, which wins over SVC_DB_PATH. */
 export function resolveDbPath(
   env: SvcEnv,

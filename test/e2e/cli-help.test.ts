@@ -60,6 +60,14 @@ test('every command and subcommand answers --help with exit 0', async () => {
     const r = await help(p);
     assert.equal(r.code, 0, `${p.join(' ')}: ${r.stderr}`);
     assert.match(r.stdout, /USAGE/, p.join(' '));
+    // README: the store's default follows XDG_CONFIG_HOME
+    const dbPath = r.stdout.split('\n').find((l) => l.includes('--db-path'));
+    if (dbPath)
+      assert.match(
+        dbPath,
+        /(or|else) \$XDG_CONFIG_HOME\/svc\/svc\.db, i\.e\. ~\/\.config\/svc\/svc\.db\)/,
+        p.join(' '),
+      );
   }
 });
 

@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../config/env.ts';
-import { resolveStoreTarget } from '../../config/paths.ts';
+import { DEFAULT_DB_PATH_HELP, resolveStoreTarget } from '../../config/paths.ts';
 import { backupStore, formatSummaryLines, sqliteFileOf } from '../../store/backup.ts';
 import { invokedUnderGateway } from '../scope.ts';
 import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../store-flags.ts';
@@ -11,8 +11,7 @@ export default defineCommand({
     dest_file: { type: 'positional', required: true, description: 'Destination file (must not exist)' },
     'db-path': {
       type: 'string',
-      description:
-        'Trace store path (default SVC_GATEWAY_DB_PATH under svc gateway, then SVC_DB_PATH, else ~/.config/svc/svc.db)',
+      description: `Trace store path (default SVC_GATEWAY_DB_PATH under svc gateway, then SVC_DB_PATH, else ${DEFAULT_DB_PATH_HELP})`,
     },
     ...databaseUrlArg,
   },

@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../config/env.ts';
-import { resolveStoreTarget } from '../../config/paths.ts';
+import { DEFAULT_DB_PATH_HELP, resolveStoreTarget } from '../../config/paths.ts';
 import { formatSummaryLines, sqliteFileOf } from '../../store/backup.ts';
 import { restoreStore } from '../../store/restore.ts';
 import { invokedUnderGateway } from '../scope.ts';
@@ -12,8 +12,7 @@ export default defineCommand({
     backup_file: { type: 'positional', required: true, description: 'Backup file written by svc backup' },
     'db-path': {
       type: 'string',
-      description:
-        'Trace store path (default SVC_GATEWAY_DB_PATH under svc gateway, then SVC_DB_PATH, else ~/.config/svc/svc.db)',
+      description: `Trace store path (default SVC_GATEWAY_DB_PATH under svc gateway, then SVC_DB_PATH, else ${DEFAULT_DB_PATH_HELP})`,
     },
     ...databaseUrlArg,
     force: { type: 'boolean', description: 'Replace an existing store' },

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty';
 import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer, servePortOf } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
+import { DEFAULT_DB_PATH_HELP } from '../../config/paths.ts';
 import { parsePort } from '../../http/listen.ts';
 import { installFatalErrorHandler } from '../../lib/fatal-error.ts';
 import { createLogger } from '../../lib/log.ts';
@@ -20,7 +21,7 @@ export default defineCommand({
     },
     'db-path': {
       type: 'string',
-      description: 'Trace store (default SVC_DB_PATH, else ~/.config/svc/svc.db)',
+      description: `Trace store (default SVC_DB_PATH, else ${DEFAULT_DB_PATH_HELP})`,
     },
     ...databaseUrlArg,
     models: { type: 'string', description: 'models.yaml (default SVC_MODELS, else the built-in table)' },

@@ -16,7 +16,7 @@ import {
   type TimeWindow,
 } from '../../../analytics/index.ts';
 import { readEnv } from '../../../config/env.ts';
-import { resolveStoreTarget } from '../../../config/paths.ts';
+import { DEFAULT_DB_PATH_HELP, resolveStoreTarget } from '../../../config/paths.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { systemClock } from '../../../lib/time.ts';
 import { loadModelRegistry, type ModelRegistry } from '../../../models/registry.ts';
@@ -43,7 +43,7 @@ const commonArgs = {
   },
   'db-path': {
     type: 'string',
-    description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+    description: `Trace store path (default SVC_DB_PATH or ${DEFAULT_DB_PATH_HELP})`,
   },
   ...databaseUrlArg,
 } as const;

@@ -10,7 +10,12 @@ import { dirname, join, resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { assertUserId, type ExportSink, resolveWindow, runUserExport } from '../../../analytics/index.ts';
 import { readEnv } from '../../../config/env.ts';
-import { resolveStoreTarget, type StoreFlags, type StoreTarget } from '../../../config/paths.ts';
+import {
+  DEFAULT_DB_PATH_HELP,
+  resolveStoreTarget,
+  type StoreFlags,
+  type StoreTarget,
+} from '../../../config/paths.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { createFolders, PRIVATE_FOLDER_MODE } from '../../../lib/folders.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
@@ -38,7 +43,7 @@ export default defineCommand({
     },
     'db-path': {
       type: 'string',
-      description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+      description: `Trace store path (default SVC_DB_PATH or ${DEFAULT_DB_PATH_HELP})`,
     },
     ...databaseUrlArg,
   },

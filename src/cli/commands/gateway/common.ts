@@ -4,7 +4,12 @@
  * that records lifecycle events in the trace store when it is reachable, and otherwise warns (exit 0).
  */
 import { readEnv, type SvcEnv } from '../../../config/env.ts';
-import { resolveKeystorePath, resolveStoreTarget, type StoreFlags } from '../../../config/paths.ts';
+import {
+  DEFAULT_DB_PATH_HELP,
+  resolveKeystorePath,
+  resolveStoreTarget,
+  type StoreFlags,
+} from '../../../config/paths.ts';
 import { createEnvelope, type EventInput } from '../../../events/envelope.ts';
 import { createTraceWriter } from '../../../events/trace-writer.ts';
 import type { AuditSink, KeyAdminDeps } from '../../../gateway/index.ts';
@@ -24,7 +29,7 @@ export const keystoreArgs = {
   },
   'db-path': {
     type: 'string',
-    description: 'Trace store for the audit events (default SVC_GATEWAY_DB_PATH / SVC_DB_PATH)',
+    description: `Trace store for the audit events (default SVC_GATEWAY_DB_PATH, then SVC_DB_PATH, else ${DEFAULT_DB_PATH_HELP})`,
   },
   ...databaseUrlArg,
 } as const;

@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../../config/env.ts';
-import { resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.ts';
+import { DEFAULT_DB_PATH_HELP, resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.ts';
 import { assembleGateway, runGateway } from '../../../gateway/index.ts';
 import { parsePort } from '../../../http/listen.ts';
 import { installFatalErrorHandler } from '../../../lib/fatal-error.ts';
@@ -28,7 +28,7 @@ export default defineCommand({
     // the key commands' --db-path takes only their audit events; the gateway's is its whole trace store
     'db-path': {
       type: 'string',
-      description: 'Trace store (default SVC_GATEWAY_DB_PATH, then SVC_DB_PATH, else ~/.config/svc/svc.db)',
+      description: `Trace store (default SVC_GATEWAY_DB_PATH, then SVC_DB_PATH, else ${DEFAULT_DB_PATH_HELP})`,
     },
   },
   subCommands: {

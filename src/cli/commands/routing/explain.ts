@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { defineCommand } from 'citty';
 import { readEnv } from '../../../config/env.ts';
-import { resolveStoreTarget, type StoreTarget } from '../../../config/paths.ts';
+import { DEFAULT_DB_PATH_HELP, resolveStoreTarget, type StoreTarget } from '../../../config/paths.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { silentLogger } from '../../../lib/log.ts';
 import { systemClock } from '../../../lib/time.ts';
@@ -54,7 +54,7 @@ export default defineCommand({
     models: { type: 'string', description: 'models.yaml (default SVC_MODELS or the built-in registry)' },
     'db-path': {
       type: 'string',
-      description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+      description: `Trace store path (default SVC_DB_PATH or ${DEFAULT_DB_PATH_HELP})`,
     },
     ...databaseUrlArg,
   },

@@ -5,7 +5,7 @@
 import { defineCommand } from 'citty';
 import { assertUserId, previewForgetUser, runForgetUser } from '../../../analytics/index.ts';
 import { readEnv } from '../../../config/env.ts';
-import { resolveStoreTarget, type StoreFlags } from '../../../config/paths.ts';
+import { DEFAULT_DB_PATH_HELP, resolveStoreTarget, type StoreFlags } from '../../../config/paths.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { formatSummaryLines } from '../../../store/backup.ts';
 import { openStore } from '../../../store/open.ts';
@@ -20,7 +20,7 @@ export default defineCommand({
     confirm: { type: 'boolean', description: 'Required: confirm the rewrite' },
     'db-path': {
       type: 'string',
-      description: 'Trace store path (default SVC_DB_PATH or ~/.config/svc/svc.db)',
+      description: `Trace store path (default SVC_DB_PATH or ${DEFAULT_DB_PATH_HELP})`,
     },
     ...databaseUrlArg,
   },
