@@ -76,6 +76,9 @@ export function createUpstream(options: UpstreamOptions = {}): Upstream {
       });
       const coding = res.headers['content-encoding'];
       if (coding === undefined) return { status: res.statusCode, headers: res.headers, body: res.body };
+      // a body that is empty (a proxy's 429 or 204 marked gzip) holds no coded bytes: zlib refuses it as cut short
+      if (res.headers['content-length'] === '0' || res.statusCode === 204 || res.statusCode === 304)
+        return { status: res.statusCode, headers: res.headers, body: res.body };
       return { status: res.statusCode, ...decoded(res.headers, res.body, coding) };
     },
     close: () => agent.close(),

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { test } from 'node:test';
-import { readUpstreamText, type UpstreamResponse } from '#src/llm/upstream.ts';
+import { gzipSync } from 'node:zlib';
+import { createUpstream, readUpstreamText, type UpstreamResponse } from '#src/llm/upstream.ts';
 
 const answer = (body: Readable, headers: UpstreamResponse['headers'] = {}): UpstreamResponse => ({
   status: 200,
@@ -56,4 +59,34 @@ test('a body that errors, closes before its end, was destroyed before the read, 
   slow.write('a');
   await assert.rejects(slowRead, { name: 'TimeoutError' });
   assert.ok(slow.destroyed);
+});
+
+test('a gzip body is read decoded, and an empty one (a 429 or 204 marked gzip by a proxy) reads as empty', async (t) => {
+  const answers = [
+    { status: 200, body: gzipSync('{"ok":true}') },
+    { status: 429, body: Buffer.alloc(0) },
+    { status: 204, body: Buffer.alloc(0) },
+  ];
+  const server = createServer((req, res) => {
+    const a = answers.shift()!;
+    req
+      .resume()
+      .on('end', () =>
+        res.writeHead(a.status, { 'content-encoding': 'gzip', 'content-length': a.body.length }).end(a.body),
+      );
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const upstream = createUpstream();
+  t.after(async () => {
+    await upstream.close();
+    server.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/messages`;
+  const read = async () => {
+    const res = await upstream.send({ url, headers: {}, body: '{}' });
+    return [res.status, await readUpstreamText(res, 1024)];
+  };
+  assert.deepEqual(await read(), [200, '{"ok":true}']);
+  assert.deepEqual(await read(), [429, '']);
+  assert.deepEqual(await read(), [204, '']);
 });
