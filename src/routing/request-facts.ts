@@ -57,8 +57,9 @@ export function describeRequest(req: CanonicalRequest, input: RequestFactsInput)
   return {
     requestedModel: req.model,
     hasImages: images > 0,
-    hasTools: (req.tools?.length ?? 0) > 0,
-    toolNames: (req.tools ?? []).map(toolName),
+    // a Responses request's hosted web search is a tool too, though translation may leave it out
+    hasTools: (req.tools?.length ?? 0) > 0 || (req.hosted_tools?.length ?? 0) > 0,
+    toolNames: [...(req.tools ?? []).map(toolName), ...(req.hosted_tools ?? [])],
     messageCount: req.messages.length,
     estimatedInputTokens: Math.ceil(quarters / QUARTERS_PER_TOKEN) + images * IMAGE_TOKEN_ESTIMATE,
     anthropicBetas: anthropicBetasOf(req),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CanonicalRequest } from '#src/canonical/request.ts';
+import { decodeResponsesRequest } from '#src/gateway/shapes/responses/decode.ts';
 import { describeRequest, IMAGE_TOKEN_ESTIMATE, lastUserText } from '#src/routing/request-facts.ts';
 
 const base = (over: Partial<CanonicalRequest> = {}): CanonicalRequest => ({
@@ -23,6 +24,15 @@ test('images and tools are seen anywhere in the conversation, tool results inclu
   assert.equal(facts.hasTools, true);
   assert.equal(facts.workspacePath, '/srv/a');
   assert.ok(facts.estimatedInputTokens >= IMAGE_TOKEN_ESTIMATE);
+});
+
+test('a Responses request whose only tool is hosted web search has tools (a model without them is missing_capability)', () => {
+  for (const type of ['web_search', 'web_search_preview']) {
+    const req = decodeResponsesRequest({ model: 'local', input: 'news?', tools: [{ type }] });
+    const facts = describeRequest(req, { workspacePath: null });
+    assert.equal(facts.hasTools, true, type);
+    assert.deepEqual(facts.toolNames, [type]);
+  }
 });
 
 test('the input estimate is characters / 4 over text, tool calls and system, rounded up', () => {
