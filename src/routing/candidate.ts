@@ -24,7 +24,8 @@ export function validateCandidate(modelId: string, facts: RouteFacts, ctx: Route
   if ((facts.hasImages && !caps.supports_images) || (facts.hasTools && !caps.supports_tools))
     return { entry, failure: 'missing_capability' };
   // a worker turn (a planner delegated it) runs only on a model that takes delegated work, whatever proposed it
-  if (facts.delegateModel && !entry.can_delegate) return { entry, failure: 'missing_capability' };
+  if ((facts.workerTurn || facts.delegateModel) && !entry.can_delegate)
+    return { entry, failure: 'missing_capability' };
   const { need, window } = contextNeed(entry, facts);
   if (need > window) return { entry, failure: 'context_too_small' };
   return { entry, failure: null };

@@ -59,6 +59,8 @@ export interface RouteFacts {
   manualStickyModel?: string | null;
   /** Slot 5: the model a delegating planner asked for; null for gateway traffic. */
   delegateModel?: string | null;
+  /** A worker turn (a planner delegated it, naming a model or not): only can_delegate models serve it. */
+  workerTurn?: boolean;
 }
 
 /** Hooks for the pluggable slots; each returns a model reference (or a learned match) or null (no_match). */

@@ -4,7 +4,7 @@
  * provider over HTTP (undici), the shared call runner, the workspace tools and the turn engine. Tests
  * script the fake, submit turns and read the events the bus carried (streaming ones included).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KyselyPlugin } from 'kysely';
 import { createAdapters } from '#src/adapters/registry.ts';
@@ -54,6 +54,8 @@ export interface HarnessOptions {
   enginePlugin?: KyselyPlugin;
   /** Called synchronously as each event is published (to act at an exact moment of a turn). */
   onEvent?: (e: SeenEvent, engine: TurnEngine) => void;
+  /** A models.yaml text instead of the built-in table. */
+  modelsYaml?: string;
 }
 
 export async function startAgentHarness(options: HarnessOptions = {}): Promise<AgentHarness> {
@@ -77,7 +79,12 @@ export async function startAgentHarness(options: HarnessOptions = {}): Promise<A
       for (const w of waiters.splice(0)) w();
     },
   });
-  const registry = loadModelRegistry(undefined);
+  let modelsPath: string | undefined;
+  if (options.modelsYaml !== undefined) {
+    modelsPath = join(tmp.dir, 'models.yaml');
+    writeFileSync(modelsPath, options.modelsYaml);
+  }
+  const registry = loadModelRegistry(modelsPath);
   const policy = loadRoutingPolicy({ path: undefined, registry, log: silentLogger });
   const adapters = createAdapters({
     anthropic: { apiKey: 'sk-ant-test', baseUrl: fake.anthropicBaseUrl },

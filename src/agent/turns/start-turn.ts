@@ -300,6 +300,7 @@ async function route(
   facts.maxOutputTokens = null;
   facts.manualStickyModel = input.session.sticky === 1 ? input.session.active_model : null;
   facts.delegateModel = input.worker?.delegateModel ?? null;
+  facts.workerTurn = input.worker !== null;
   // cost_today_above: what this server's own calls spent today (README §Routing policy)
   const costToday = await inProcessSpendToday(deps.db, deps.clock);
   return deps.runner.route({ facts, scope, hooks: deps.routingHooks, costTodayUsd: () => costToday });

@@ -330,6 +330,41 @@ test('delegating to a model that cannot take delegated work fails at once as inv
   assert.equal(ofTurn(t.turn_id, 'tool.failed')[0].payload.error_class, 'invalid_input');
 });
 
+test('a delegation naming no model, with no fast tier, refuses a model without can_delegate as a named one would', async (t) => {
+  // one model, can_delegate left at its default (false), no fast tier: the delegate tool's default is none
+  const local = await startAgentHarness({
+    modelsYaml: `pricing_version: t
+models:
+  - id: anthropic:claude-sonnet-4-5
+    tier: balanced
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
+    prices: { input: 3, output: 15 }
+`,
+  });
+  t.after(() => local.close());
+  const s = await local.newSession();
+  local.fake.script([
+    { toolUses: [{ name: 'delegate', input: { task: 'count files' } }] },
+    { text: 'understood' },
+  ]);
+  const t1 = await local.engine.submit({ sessionId: s.id, content: text('delegate') });
+  assert.equal((await local.turnEnd(t1.turn_id)).type, 'turn.completed');
+  const failed = local.events.find((e) => e.turn_id === t1.turn_id && e.type === 'delegate.failed');
+  assert.equal(failed?.payload.failure_mode, 'routing_failed');
+  const worker = failed?.payload.worker_session_id as string;
+  const route = local.events.find((e) => e.session_id === worker && e.type === 'route.decided');
+  const chain = route?.payload.chain as Array<{ model: string; validation_failure?: string }>;
+  assert.ok(
+    chain.length > 0 && chain.every((c) => c.validation_failure !== undefined || c.model === null),
+    JSON.stringify(chain),
+  );
+  assert.ok(chain.some((c) => c.validation_failure === 'missing_capability'));
+  assert.equal(
+    local.events.filter((e) => e.session_id === worker && e.type === 'llm.call_completed').length,
+    0,
+  );
+});
+
 test('cancel during delegation: the worker is cancelled, delegate.failed cancelled_by_user, then turn.cancelled', async () => {
   const s = await h.newSession();
   h.fake.script([
