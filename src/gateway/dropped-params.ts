@@ -8,7 +8,7 @@
  * Claude model (fittedDroppedParams).
  */
 import { effortLeftOut } from '../adapters/anthropic/fit-model.ts';
-import { takesSampling } from '../adapters/anthropic/model-facts.ts';
+import { takesSampling, takesThinking } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
 import type { InboundShape } from '../events/catalog.ts';
@@ -62,7 +62,11 @@ export function droppedParams(
   const refused =
     model === undefined
       ? []
-      : [...samplingRefused(body, adapter, model), ...reasoningRefused(body, adapter, model)];
+      : [
+          ...samplingRefused(body, adapter, model),
+          ...reasoningRefused(body, adapter, model),
+          ...thinkingRefused(body, shape, adapter, model),
+        ];
   return [...unknown, ...refused.filter((name) => !unknown.includes(name))];
 }
 
@@ -112,6 +116,20 @@ function reasoningRefused(body: Record<string, unknown>, adapter: AdapterName, m
     ...(thinking === 'enabled' || thinking === 'adaptive' ? ['thinking'] : []),
     ...(valueAt(body, 'output_config.effort') != null ? ['output_config.effort'] : []),
   ];
+}
+
+/** An OpenAI client's reasoning effort to a Claude 3 or 3.5 model, which has no extended thinking: left out. */
+function thinkingRefused(
+  body: Record<string, unknown>,
+  shape: InboundShape,
+  adapter: AdapterName,
+  model: string,
+): string[] {
+  if (adapter !== 'anthropic' || takesThinking(model)) return [];
+  const name =
+    shape === 'openai' ? 'reasoning_effort' : shape === 'openai_responses' ? 'reasoning.effort' : undefined;
+  const effort = name === undefined ? undefined : valueAt(body, name);
+  return effort != null && effort !== 'none' ? [name!] : [];
 }
 
 function valueAt(body: Record<string, unknown>, path: string): unknown {

@@ -6,6 +6,8 @@
 
 /** What a Claude model takes for reasoning: adaptive thinking (4.6 and later) and `output_config.effort` (Opus 4.5 too). */
 export interface ThinkingStyle {
+  /** Extended thinking at all (takesThinking): not on the Claude 3 and 3.5 models. */
+  thinking: boolean;
   adaptive: boolean;
   effort: boolean;
 }
@@ -17,8 +19,9 @@ export interface ThinkingStyle {
  */
 export function thinkingStyleOf(model: string): ThinkingStyle {
   const v = claudeVersionOf(model);
-  if (!v) return { adaptive: true, effort: true };
+  if (!v) return { thinking: true, adaptive: true, effort: true };
   return {
+    thinking: v.version >= 3.7,
     adaptive: v.version >= 4.6,
     effort: v.version >= 4.6 || (v.family === 'opus' && v.version >= 4.5),
   };

@@ -365,8 +365,8 @@ function encodeThinking(
 ): void {
   const t = req.thinking;
   const effort = req.reasoning_effort && req.reasoning_effort !== 'none' ? req.reasoning_effort : undefined;
-  // forced tool use is incompatible with thinking (wire-formats §1.5): the explicit tool choice wins (choice)
-  if (t && t.type !== 'disabled' && !withoutThinking) {
+  // forced tool use is incompatible with thinking (wire-formats §1.5; the tool choice wins); Claude 3 / 3.5 have none
+  if (t && t.type !== 'disabled' && !withoutThinking && style.thinking) {
     const display = t.display ? { display: t.display } : {};
     // a model before adaptive thinking gets a budget: the client's, else one for the effort asked, which
     // leaves a quarter of max_tokens (1,024 at least) for the answer itself

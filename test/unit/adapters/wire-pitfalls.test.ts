@@ -11,6 +11,7 @@ import {
 } from '#src/adapters/registry.ts';
 import type { CanonicalRequest } from '#src/canonical/request.ts';
 import type { CanonicalStreamEvent } from '#src/canonical/stream.ts';
+import { droppedParams } from '#src/gateway/dropped-params.ts';
 import { decodeAnthropicRequest } from '#src/gateway/shapes/anthropic/decode.ts';
 import { encodeAnthropicStream } from '#src/gateway/shapes/anthropic/encode-stream.ts';
 import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
@@ -876,6 +877,18 @@ test('reasoning_effort reaches Claude in the form the model takes: a budget befo
   assert.equal(ask('claude-sonnet-5').thinking.type, 'adaptive');
   assert.equal(ask('claude-sonnet-4-20250514').thinking.type, 'enabled');
   assert.equal(ask('claude-3-7-sonnet-latest').thinking.type, 'enabled');
+  // Claude 3 and 3.5 models have no extended thinking (a 400): the effort is left out, and named
+  assert.equal(ask('claude-3-5-haiku-20241022').thinking, undefined);
+  assert.equal(ask('claude-3-haiku-20240307').thinking, undefined);
+  const effort = { model: 'm', messages: [], reasoning_effort: 'high' };
+  assert.deepEqual(droppedParams(effort, 'openai', 'anthropic', 'claude-3-5-haiku-20241022'), [
+    'reasoning_effort',
+  ]);
+  assert.deepEqual(droppedParams(effort, 'openai', 'anthropic', 'claude-haiku-4-5'), []);
+  assert.deepEqual(
+    droppedParams({ reasoning: { effort: 'low' } }, 'openai_responses', 'anthropic', 'claude-3-5-haiku'),
+    ['reasoning.effort'],
+  );
   // a small max_tokens keeps the budget under it, leaving a quarter (1,024 at least) for the answer
   assert.equal(ask('claude-haiku-4-5', { max_completion_tokens: 4000 }).thinking.budget_tokens, 2976);
   assert.equal(ask('claude-haiku-4-5', { max_completion_tokens: 2000 }).thinking, undefined);
