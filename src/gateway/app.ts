@@ -12,7 +12,12 @@ import { type RefusalOptions, wasCutOffByStop } from '../http/listen.ts';
 import { createAllowLookup } from '../http/method-not-allowed.ts';
 import { type HeaderReader, requestHeaders } from '../http/request-headers.ts';
 import { createRequestLogFinish } from '../http/request-log.ts';
-import { createVersioning, createVersionStamp } from '../http/versioning.ts';
+import {
+  createVersioning,
+  createVersionStamp,
+  defaultVersionHeaders,
+  isProviderOrMetricsPath,
+} from '../http/versioning.ts';
 import { isSvcError, SvcError, shouldRetryFor } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -113,14 +118,17 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
 /**
  * The answers to requests Node refuses before the app sees them (listen.ts): each has a request id under
  * the three names the app's answers use, says `x-should-retry` (true on 408: nothing went upstream; false
- * on 400/431), and is logged in the request log.
+ * on 400/431), carries the version headers when its path is known to be a service path, and is logged in
+ * the request log.
  */
 export function gatewayRefusals(newId: NewId, writeRequestLog?: (line: string) => void): RefusalOptions {
   return {
     newRequestId: () => newId(),
-    headers: (err, id) => ({
+    headers: (err, id, path) => ({
       ...(id ? requestIdHeaders(id) : {}),
       'x-should-retry': String(shouldRetryFor(err.code) ?? false),
+      // as the app's answers: a service path carries the version headers, /v1/* and /metrics never
+      ...(path !== undefined && !isProviderOrMetricsPath(path) ? defaultVersionHeaders() : {}),
     }),
     ...(writeRequestLog ? { writeRequestLog } : {}),
   };

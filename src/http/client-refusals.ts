@@ -14,8 +14,15 @@ import { encodeServiceError } from './service-errors.ts';
 export interface RefusalOptions {
   /** A fresh request id for each refusal (the gateway's; the agent server has none). */
   newRequestId?: () => string;
-  /** Headers a refusal carries besides `content-type` and `connection: close` (the request id's, x-should-retry). */
-  headers?: (err: SvcError, requestId: string | undefined) => Record<string, string>;
+  /**
+   * Headers a refusal carries besides `content-type` and `connection: close` (the request id's,
+   * x-should-retry, the version headers); `path` is the request's path when its request line was read.
+   */
+  headers?: (
+    err: SvcError,
+    requestId: string | undefined,
+    path: string | undefined,
+  ) => Record<string, string>;
   /** Receives the refusal's request-log line (the app's request log never sees these requests). */
   writeRequestLog?: (line: string) => void;
 }
@@ -53,7 +60,7 @@ export function answerClientError(
   const requestId = options.newRequestId?.();
   const body = JSON.stringify(encodeServiceError(refusal));
   const headers: Record<string, string> = {
-    ...options.headers?.(refusal, requestId),
+    ...options.headers?.(refusal, requestId, requestPathOf(err, socket)),
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(body)),
     connection: 'close',
@@ -80,6 +87,30 @@ export function answerClientError(
 }
 
 const answeredSockets = new WeakSet<Socket>();
+
+/**
+ * The refused request's path (no query), when known: from the request line at the start of the bytes Node
+ * was parsing (`rawPacket`), or the target the parser already took from earlier bytes. Undefined when the
+ * request line never arrived whole (a header timeout) or the bytes do not begin with it.
+ */
+function requestPathOf(err: NodeJS.ErrnoException, socket: Socket): string | undefined {
+  const parsed = (socket as { parser?: { _url?: unknown } | null }).parser?._url;
+  let target = typeof parsed === 'string' && parsed !== '' ? parsed : undefined;
+  if (target === undefined) {
+    const raw = (err as { rawPacket?: unknown }).rawPacket;
+    const head = Buffer.isBuffer(raw) ? raw.subarray(0, 8192).toString('latin1') : '';
+    target = REQUEST_LINE.exec(head)?.[1];
+  }
+  if (target === undefined) return undefined;
+  if (target.startsWith('/')) return target.split(/[?#]/, 1)[0];
+  try {
+    return new URL(target).pathname; // absolute form: GET http://host/healthz HTTP/1.1
+  } catch {
+    return undefined;
+  }
+}
+
+const REQUEST_LINE = /^[A-Z]+ (\S+) HTTP\/\d\.\d\r?\n/;
 
 /** A reset or broken socket, or a client that ended its side in the middle of its request: nobody reads. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'HPE_INVALID_EOF_STATE']);

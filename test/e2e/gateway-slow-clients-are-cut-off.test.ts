@@ -254,7 +254,7 @@ test('slow clients are cut off after the header and request timeouts; slow answe
     [
       'malformed HTTP gets 400 / 431 with a body, an id and a log line',
       async () => {
-        const [badHeader, tooLarge, badChunk] = await Promise.all([
+        const [badHeader, tooLarge, badChunk, badProvider] = await Promise.all([
           sendAndWait(gw.port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n'),
           sendAndWait(
             gw.port,
@@ -264,7 +264,15 @@ test('slow clients are cut off after the header and request timeouts; slow answe
             gw.port,
             `${head(0).replace('content-length: 0\r\n', 'transfer-encoding: chunked\r\n')}\r\nzz\r\n{}\r\n`,
           ),
+          sendAndWait(gw.port, 'GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n'),
         ]);
+        // spec 1: a service path's answers carry the version headers, as svc serve's refusals do; /v1/* never
+        for (const a of [badHeader, tooLarge]) {
+          assert.equal(a.headers.get('svc-api-version'), '1.0', JSON.stringify([...a.headers]));
+          assert.ok(a.headers.get('svc-api-versions-supported'));
+        }
+        assert.equal(badProvider.status, 400);
+        assert.equal(badProvider.headers.get('svc-api-version'), undefined);
         await assertNamedAnswer(gw, badHeader, 400, 'invalid_request', 'false');
         assert.equal((badHeader.body.error as { code: string }).code, 'invalid_request');
         await assertNamedAnswer(gw, tooLarge, 431, 'request_headers_too_large', 'false');
