@@ -4,12 +4,12 @@
  * the SVC_AGENT_* limits.
  */
 
-import { processEnvForChildren } from '../config/env.ts';
+import { processEnvForChildren, type SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
 import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
 import type { CallRunner } from '../llm/runner.ts';
 import type { SlotHooks } from '../routing/facts.ts';
-import { startPatternRouter } from '../routing/pattern/router.ts';
+import { readPatternRefreshMs, startPatternRouter } from '../routing/pattern/router.ts';
 import { reloadPolicyOnSignal } from '../routing/reload-signal.ts';
 import type { AgentEngine, AgentServices } from './server.ts';
 import { childEnvFrom } from './tools/child-env.ts';
@@ -23,6 +23,28 @@ export const DEFAULT_MAX_STEPS = 50;
 export const DEFAULT_CONFIRMATION_TIMEOUT_MS = 300_000;
 /** SVC_AGENT_TURN_TIMEOUT_MS default: 30 minutes. */
 export const DEFAULT_TURN_TIMEOUT_MS = 1_800_000;
+
+/**
+ * Reads every number setting the engine is built with (each parsed by its one reader), so that a typo
+ * refuses the start before the store is opened, migrated or locked: called first, as the port check is.
+ */
+export function checkAgentSettings(env: SvcEnv): void {
+  readCallPathSettings(env);
+  readAgentLimits(env);
+  readPatternRefreshMs(env);
+}
+
+/** SVC_AGENT_MAX_STEPS, SVC_AGENT_CONFIRMATION_TIMEOUT_MS and SVC_AGENT_TURN_TIMEOUT_MS, or their defaults. */
+function readAgentLimits(env: SvcEnv) {
+  return {
+    maxSteps: positiveInt(env.agentMaxSteps, 'SVC_AGENT_MAX_STEPS') ?? DEFAULT_MAX_STEPS,
+    confirmationTimeoutMs:
+      positiveInt(env.agentConfirmationTimeoutMs, 'SVC_AGENT_CONFIRMATION_TIMEOUT_MS') ??
+      DEFAULT_CONFIRMATION_TIMEOUT_MS,
+    turnTimeoutMs:
+      positiveInt(env.agentTurnTimeoutMs, 'SVC_AGENT_TURN_TIMEOUT_MS') ?? DEFAULT_TURN_TIMEOUT_MS,
+  };
+}
 
 export function assembleAgentEngine(services: AgentServices): AgentEngine {
   const { env } = services;
@@ -77,11 +99,6 @@ function createEngineOver(services: AgentServices, runner: CallRunner, routingHo
     policy: services.policy,
     tools: WORKSPACE_TOOLS,
     childEnv: childEnvFrom(processEnvForChildren()),
-    maxSteps: positiveInt(env.agentMaxSteps, 'SVC_AGENT_MAX_STEPS') ?? DEFAULT_MAX_STEPS,
-    confirmationTimeoutMs:
-      positiveInt(env.agentConfirmationTimeoutMs, 'SVC_AGENT_CONFIRMATION_TIMEOUT_MS') ??
-      DEFAULT_CONFIRMATION_TIMEOUT_MS,
-    turnTimeoutMs:
-      positiveInt(env.agentTurnTimeoutMs, 'SVC_AGENT_TURN_TIMEOUT_MS') ?? DEFAULT_TURN_TIMEOUT_MS,
+    ...readAgentLimits(env),
   });
 }

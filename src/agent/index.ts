@@ -3,7 +3,7 @@
  */
 
 export { type AgentAppDeps, createAgentApp } from './app.ts';
-export { assembleAgentEngine } from './assemble.ts';
+export { assembleAgentEngine, checkAgentSettings } from './assemble.ts';
 export type { AgentEnv, AgentVariables } from './env.ts';
 export {
   type AgentEngine,

@@ -13,7 +13,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import { createCallPath, readCallPathSettings } from '../llm/call-path.ts';
 import { loadCallConfig } from '../llm/load-call-config.ts';
-import { startPatternRouter } from '../routing/pattern/router.ts';
+import { readPatternRefreshMs, startPatternRouter } from '../routing/pattern/router.ts';
 import { reloadPolicyOnSignal } from '../routing/reload-signal.ts';
 import type { Store } from '../store/open.ts';
 import { runLongStatements } from '../store/statement-bounds.ts';
@@ -47,6 +47,21 @@ export interface AssembleOptions {
   keys: readonly KeyRecord[];
 }
 
+/**
+ * Reads every number setting assembleGateway reads (each parsed by its one reader), so that a typo refuses
+ * the start before the store is opened, migrated or locked: called first, as the port check is.
+ */
+export function checkGatewaySettings(env: SvcEnv): void {
+  readCallPathSettings(env);
+  readMaxBodyBytes(env);
+  readPatternRefreshMs(env);
+}
+
+/** SVC_GATEWAY_MAX_BODY_BYTES, or its default when unset. */
+function readMaxBodyBytes(env: SvcEnv): number {
+  return positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES;
+}
+
 export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExtensions> {
   const { env, log } = opts;
   const { registry, policy, adapters } = loadCallConfig({ ...opts, env, log });
@@ -59,8 +74,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     adapters,
     settings: readCallPathSettings(env),
   });
-  const maxBodyBytes =
-    positiveInt(env.gatewayMaxBodyBytes, 'SVC_GATEWAY_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBodyBytes = readMaxBodyBytes(env);
   const budgetOf = resolveBudgetOf(opts.keys);
   const quota = await createQuota(opts, budgetOf);
   // the start's scans are no request: the first one over a large PostgreSQL store (no gap watermark yet)

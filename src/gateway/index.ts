@@ -3,7 +3,7 @@
  */
 
 export { createGatewayApp, type ExtraRoute, type GatewayAppDeps, resolveShape } from './app.ts';
-export { assembleGateway } from './assemble.ts';
+export { assembleGateway, checkGatewaySettings } from './assemble.ts';
 export type { GatewayEnv, GatewayVariables } from './env.ts';
 export {
   type AuditSink,

@@ -4,6 +4,7 @@
  * usage error (exit 2).
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
@@ -52,4 +53,37 @@ test('a --port given wins: the port variable is then not read, so not checked ei
   const next = await runSvc(['gateway', '--port', '0'], { env: { ...files.env, SVC_GATEWAY_PORT: 'abc' } });
   assert.equal(next.code, 1, next.stderr);
   assertOneSentence(next.stderr, /^svc: The gateway refuses to start because there is no keystore at /);
+});
+
+test('a bad number setting refuses the start before the store is created', async () => {
+  const files = gatewayFiles(join(tmp.dir, 'numbers'));
+  await issueKey(files.env);
+  const fresh = (name: string) => join(tmp.dir, 'numbers', `${name}.db`);
+  const cases = [
+    [
+      'gateway',
+      { SVC_GATEWAY_DB_PATH: fresh('gw1'), SVC_GATEWAY_MAX_RETRIES: 'two' },
+      'SVC_GATEWAY_MAX_RETRIES',
+    ],
+    [
+      'gateway',
+      { SVC_GATEWAY_DB_PATH: fresh('gw2'), SVC_GATEWAY_MAX_BODY_BYTES: '1MB' },
+      'SVC_GATEWAY_MAX_BODY_BYTES',
+    ],
+    ['serve', { SVC_DB_PATH: fresh('serve1'), SVC_AGENT_MAX_STEPS: 'many' }, 'SVC_AGENT_MAX_STEPS'],
+    [
+      'serve',
+      { SVC_DB_PATH: fresh('serve2'), SVC_GATEWAY_UPSTREAM_TIMEOUT_MS: '10s' },
+      'SVC_GATEWAY_UPSTREAM_TIMEOUT_MS',
+    ],
+  ] as const;
+  const runs = await Promise.all(
+    cases.map(([command, env]) => runSvc([command, '--port', '0'], { env: { ...files.env, ...env } })),
+  );
+  cases.forEach(([command, env, name], i) => {
+    assert.equal(runs[i].code, 1, `${command}: ${runs[i].stderr}`);
+    assertOneSentence(runs[i].stderr, new RegExp(`^svc: ${name} must be .*; fix or unset it`));
+    const db = 'SVC_GATEWAY_DB_PATH' in env ? env.SVC_GATEWAY_DB_PATH : env.SVC_DB_PATH;
+    assert.equal(existsSync(db), false, `${command} ${name}: the store was created`);
+  });
 });

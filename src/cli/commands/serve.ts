@@ -1,5 +1,11 @@
 import { defineCommand } from 'citty';
-import { assembleAgentEngine, DEFAULT_SERVE_PORT, runAgentServer, servePortOf } from '../../agent/index.ts';
+import {
+  assembleAgentEngine,
+  checkAgentSettings,
+  DEFAULT_SERVE_PORT,
+  runAgentServer,
+  servePortOf,
+} from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
 import { DEFAULT_DB_PATH_HELP } from '../../config/paths.ts';
 import { parsePort } from '../../http/listen.ts';
@@ -37,6 +43,7 @@ export default defineCommand({
     // a --port given wins: SVC_SERVE_PORT is then not read (README §Environment variables)
     const port = args.port !== undefined ? parsePort(args.port, '--port') : servePortOf(env);
     const { modelsPath, routingPath } = configFileFlagsOf(args);
+    checkAgentSettings(env); // a typo in a number refuses the start before the store is touched
     await runAgentServer({
       env,
       log,

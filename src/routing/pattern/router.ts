@@ -148,6 +148,11 @@ function allowedNow(match: PatternMatch, cfg: PatternConfig): boolean {
   );
 }
 
+/** SVC_PATTERN_REFRESH_MS, or its default when unset; a value that is not a whole number above 0 refuses the start. */
+export function readPatternRefreshMs(env: Pick<SvcEnv, 'patternRefreshMs'>): number {
+  return positiveInt(env.patternRefreshMs, 'SVC_PATTERN_REFRESH_MS') ?? DEFAULT_PATTERN_REFRESH_MS;
+}
+
 /** A server's slot 4 over its trace store (statistics read by a worker thread), started. */
 export function startPatternRouter(opts: {
   store: Store;
@@ -158,8 +163,7 @@ export function startPatternRouter(opts: {
   env: Pick<SvcEnv, 'patternRefreshMs'>;
 }): PatternRouter {
   // before the statistics worker starts: a refused value leaves nothing running
-  const refreshMs =
-    positiveInt(opts.env.patternRefreshMs, 'SVC_PATTERN_REFRESH_MS') ?? DEFAULT_PATTERN_REFRESH_MS;
+  const refreshMs = readPatternRefreshMs(opts.env);
   const router = createPatternRouter({
     policy: opts.policy,
     readStats:

@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../../config/env.ts';
 import { DEFAULT_DB_PATH_HELP, resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.ts';
-import { assembleGateway, runGateway } from '../../../gateway/index.ts';
+import { assembleGateway, checkGatewaySettings, runGateway } from '../../../gateway/index.ts';
 import { parsePort } from '../../../http/listen.ts';
 import { installFatalErrorHandler } from '../../../lib/fatal-error.ts';
 import { createLogger } from '../../../lib/log.ts';
@@ -52,6 +52,7 @@ export default defineCommand({
     const { modelsPath, routingPath } = configFileFlagsOf(args);
     const target = resolveStoreTarget(env, storeFlagsOf(args), 'gateway');
     if (target.engine === 'postgres') assertNoKeystoreFlag(args);
+    checkGatewaySettings(env); // a typo in a number refuses the start before the store is touched
     await runGateway({
       env,
       log,
