@@ -359,6 +359,15 @@ test('an unknown session or an unreachable server is one sentence on stderr and 
   assert.match(badErr, /^svc: --server must be the agent server's http:\/\/ URL/);
 });
 
+test('an unknown --model is one sentence naming --model, not the REST field', async () => {
+  const c = chat(['--model', 'nope'], '');
+  assert.equal(await c.exit, 1);
+  assert.match(
+    c.err(),
+    /^svc: --model "nope" is not a model id, alias or tier in .*; svc serve's GET \/models lists them\. \(model_not_configured\)\n$/,
+  );
+});
+
 test('--session of an ended session is refused at start with one sentence (exit 1), not at the first prompt', async () => {
   const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
   assert.equal((await server.api('DELETE', `/sessions/${sid}`)).status, 200);

@@ -174,6 +174,22 @@ export async function runChat(o: ChatOptions): Promise<number> {
 
 // --- internal ---
 
+/**
+ * The server names the field the model went in (initial_active_model, active_model) and its own GET
+ * /models; a chat user typed --model: the refusal of an unknown model says so, in the CLI's words.
+ */
+async function asModelFlag<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (!isSvcError(err) || err.details?.code !== 'model_not_configured') throw err;
+    const message = err.message
+      .replace(/^(initial_active_model|active_model): /, '--model ')
+      .replace('GET /models lists them', "svc serve's GET /models lists them");
+    throw new SvcError(err.code, { message, details: err.details, cause: err });
+  }
+}
+
 async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<string> {
   if (o.session) {
     const s = await api.getSession(o.session);
@@ -183,11 +199,11 @@ async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<st
         message: `Session ${s.id} ended at ${s.ended_at}; start a new one (svc chat without --session).`,
       });
     let model = s.active_model;
-    if (o.model) model = (await api.setModel(s.id, o.model)).active_model;
+    if (o.model) model = (await asModelFlag(api.setModel(s.id, o.model))).active_model;
     p.line(`session ${s.id} · ${s.workspace_path} · ${model}`, true);
     return s.id;
   }
-  const created = await api.createSession(resolve(o.workspace), o.model);
+  const created = await asModelFlag(api.createSession(resolve(o.workspace), o.model));
   const s = await api.getSession(created.id);
   p.line(`session ${s.id} · ${s.workspace_path} · ${s.active_model}`, true);
   return s.id;
