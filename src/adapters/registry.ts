@@ -47,7 +47,7 @@ export function createAnthropicAdapter(config: AdapterConfig): Adapter {
     wire: 'anthropic',
     encodeRequest: (req, model) => encodeAnthropicRequest(req, model, config),
     encodePassthrough: (input) => encodeAnthropicPassthrough(fitToModel(input), config),
-    encodeCountTokens: (input) => encodeAnthropicCountTokens(input, config),
+    encodeCountTokens: (input) => encodeAnthropicCountTokens(fitToModel(input), config),
     decodeResponse: decodeAnthropicResponse,
     createStreamDecoder: createAnthropicStreamDecoder,
     decodeStream: (events) => runStreamDecoder(events, createAnthropicStreamDecoder()),

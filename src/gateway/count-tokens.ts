@@ -58,12 +58,20 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
       c.header(TOKEN_COUNT_HEADER, 'estimate');
       return c.json({ input_tokens: facts.estimatedInputTokens });
     }
+    // a body written for another Claude model is fitted to the routed one as its call would be (thinking and
+    // effort: the count endpoint refuses what Messages refuses of them), max_tokens aside: a count has none
+    const { upstreamModel } = routed;
+    const fitTo =
+      req.model !== routed.model.id && req.model !== upstreamModel
+        ? { maxOutputTokens: routed.model.capabilities.max_output_tokens }
+        : undefined;
     const call = adapter.encodeCountTokens({
       bodyText,
       body: body as Record<string, unknown>,
-      upstreamModel: routed.upstreamModel,
+      upstreamModel,
       stream: false,
       headers: req.passthrough?.headers,
+      fitTo,
     });
     const signal = inboundSignal(c);
     try {

@@ -33,6 +33,29 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
     },
   );
 
+  await t.test(
+    "Claude Code's count for a newer Claude is fitted to the routed model as its call is",
+    async () => {
+      // claude-sonnet-5-5's adaptive thinking and effort, which claude-sonnet-4-5 refuses on count_tokens too
+      const { data, response } = await anthropic.messages
+        .countTokens({
+          model: 'claude-sonnet-5-5',
+          messages,
+          thinking: { type: 'adaptive' },
+          output_config: { effort: 'medium' },
+        } as Anthropic.MessageCountTokensParams)
+        .withResponse();
+      assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-sonnet-4-5');
+      const sent = fake.requests.filter((r) => r.path === '/v1/messages/count_tokens');
+      assert.deepEqual(sent[0].body, {
+        model: 'claude-sonnet-4-5',
+        messages,
+        thinking: { type: 'enabled', budget_tokens: 8192 },
+      });
+      assert.ok(data.input_tokens > 0);
+    },
+  );
+
   await t.test('any other model gets the estimate, marked as one, and no upstream call', async () => {
     const { data, response } = await anthropic.messages
       .countTokens({ model: 'openai:gpt-5-mini', messages })

@@ -53,10 +53,8 @@ export function translatorRefusal(body: Obj): string | undefined {
   const thinking = (body.thinking ?? {}) as { type?: string; budget_tokens?: number };
   if (thinking.type !== 'enabled' && thinking.type !== 'adaptive') return undefined;
   if (thinking.type === 'enabled') {
-    const budget = Number(thinking.budget_tokens);
-    if (!(budget >= 1024))
-      return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    if (budget >= Number(body.max_tokens))
+    // a budget under 1,024 is thinkingRefusal's (modelRefusal above)
+    if (Number(thinking.budget_tokens) >= Number(body.max_tokens))
       return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
   }
   const choice = (body.tool_choice ?? {}) as { type?: string };
@@ -97,12 +95,24 @@ function modelRefusal(body: Obj): string | undefined {
   const limit = MAX_OUTPUT.find(([name]) => name.test(model))?.[1];
   if (limit !== undefined && Number(body.max_tokens) > limit)
     return `max_tokens: ${body.max_tokens} > ${limit}, which is the maximum allowed number of output tokens for ${model}`;
+  return thinkingRefusal(body);
+}
+
+/**
+ * What a Claude model before 4.6 refuses of a body's thinking and effort, on Messages and on count_tokens
+ * alike (the count takes the same body without the generation fields, wire-formats §1.1): adaptive thinking,
+ * `output_config.effort` (Opus 4.5 takes effort), and a thinking budget under 1,024.
+ */
+export function thinkingRefusal(body: Obj): string | undefined {
+  const thinking = body.thinking as Obj | undefined;
+  if (thinking?.type === 'enabled' && !(Number(thinking.budget_tokens) >= 1024))
+    return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  const model = String(body.model);
   const v = /^claude-(opus|sonnet|haiku)-(\d)-(\d)(?!\d)/.exec(model);
   if (!v) return undefined;
   const version = Number(v[2]) + Number(v[3]) / 10;
   if (version >= 4.6) return undefined;
-  if ((body.thinking as Obj | undefined)?.type === 'adaptive')
-    return 'adaptive thinking is not supported on this model';
+  if (thinking?.type === 'adaptive') return 'adaptive thinking is not supported on this model';
   const effort = (body.output_config as Obj | undefined)?.effort;
   if (effort !== undefined && !(v[1] === 'opus' && version >= 4.5))
     return 'This model does not support the effort parameter.';

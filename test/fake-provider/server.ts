@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { anthropicCodec } from './anthropic.ts';
+import { thinkingRefusal } from './anthropic-refusals.ts';
 import { billedInputTokens } from './billing.ts';
 import { openaiCodec, openrouterCodec } from './openai.ts';
 import { responsesCodec } from './openai-responses.ts';
@@ -275,6 +276,8 @@ async function countTokens(c: Context, newId: (prefix: string) => string): Promi
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     return errorReply(anthropicCodec, ctx, 400, 'The request body is not valid JSON.');
+  const unfit = thinkingRefusal(body as Record<string, unknown>);
+  if (unfit) return errorReply(anthropicCodec, ctx, 400, unfit);
   const input_tokens = billedInputTokens('anthropic', body as Record<string, unknown>);
   return c.json({ input_tokens }, 200, anthropicCodec.headers(ctx));
 }

@@ -13,7 +13,11 @@ import { EFFORT_BUDGET } from './request.ts';
 /** The effort adaptive thinking runs at when the request names none (the Messages API's default). */
 const DEFAULT_EFFORT = 'high';
 
-/** `input` with its body fitted to `input.upstreamModel` when `input.fitTo` asks for it; else `input` itself. */
+/**
+ * `input` with its body fitted to `input.upstreamModel` when `input.fitTo` asks for it; else `input` itself. A
+ * `POST /v1/messages/count_tokens` body (no max_tokens) gets the same thinking and effort fitting, since the count
+ * endpoint refuses what Messages refuses of them.
+ */
 export function fitToModel(input: PassthroughInput): PassthroughInput {
   if (!input.fitTo) return input;
   const { body, upstreamModel } = input;
@@ -30,8 +34,12 @@ export function fitToModel(input: PassthroughInput): PassthroughInput {
     text = removeJsonMember(text, 'thinking');
   } else if (thinking?.type === 'adaptive' && !style.adaptive) {
     // a budget for the effort asked, leaving a quarter of max_tokens (1,024 at least) for the answer, as a
-    // translated request's reasoning_effort gets (request.ts encodeThinking); no room for one: no thinking
-    const room = maxTokens === undefined ? 0 : maxTokens - Math.max(1024, Math.floor(maxTokens / 4));
+    // translated request's reasoning_effort gets (request.ts encodeThinking); no room for one: no thinking.
+    // A count_tokens body has no max_tokens (wire-formats §1.1): the effort's budget as it is.
+    const room =
+      maxTokens === undefined
+        ? Number.POSITIVE_INFINITY
+        : maxTokens - Math.max(1024, Math.floor(maxTokens / 4));
     const budget = Math.min(EFFORT_BUDGET[effort ?? DEFAULT_EFFORT] ?? EFFORT_BUDGET[DEFAULT_EFFORT], room);
     const display = thinking.display === undefined ? {} : { display: thinking.display };
     text =
