@@ -6,6 +6,7 @@
  * `model` field as they are.
  */
 import type { Handler } from 'hono';
+import { requestHeaders } from '../http/request-headers.ts';
 import { SvcError } from '../lib/errors.ts';
 import { contextWindowOf, parseBetas } from '../models/long-context.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
@@ -36,7 +37,8 @@ export function createModelsHandler(deps: ModelsRouteDeps): Handler<GatewayEnv> 
       });
       // a client that opens a long-context window (anthropic-beta: context-1m-…) on its messages is told that
       // window, as routing gives it: the same headers get the same figure
-      const betas = parseBetas(c.req.header('anthropic-beta') ?? '');
+      // (read from Node's raw header list: c.req.header builds an undici Headers of every line)
+      const betas = parseBetas(requestHeaders(c).get('anthropic-beta') ?? '');
       return c.json(encodeAnthropicList(page.models, page.hasMore, betas));
     }
     return c.json(encodeOpenAIList(models, deps.createdAt));

@@ -30,6 +30,16 @@ const MODEL_INFO_FIELDS: Record<keyof ModelInfo, true> = {
 };
 
 function client(): Anthropic {
+  const app = gatewayApp();
+  return new Anthropic({
+    apiKey: 'gw_x',
+    baseURL: 'http://gateway.test',
+    maxRetries: 0,
+    fetch: async (url, init) => app.fetch(new Request(url, init)),
+  });
+}
+
+function gatewayApp(): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.use(async (c, next) => {
     c.set('gatewayKey', { key_id: 'gk_1' } as KeyRecord);
@@ -41,12 +51,7 @@ function client(): Anthropic {
     '/v1/models',
     createModelsHandler({ registry, availableAdapters: new Set(['anthropic']), createdAt: 1 }),
   );
-  return new Anthropic({
-    apiKey: 'gw_x',
-    baseURL: 'http://gateway.test',
-    maxRetries: 0,
-    fetch: async (url, init) => app.fetch(new Request(url, init)),
-  });
+  return app;
 }
 
 test('each listed model has every ModelInfo field, from the registry or the API value for unknown', async () => {
@@ -103,4 +108,19 @@ test('max_input_tokens is the window the request would get: 1M on Sonnet 4 / 4.5
   // a model without that window keeps its own
   assert.equal(opened['anthropic:claude-haiku-4-5'], 200000);
   assert.equal((await windows(['interleaved-thinking-2025-05-14']))['anthropic:claude-sonnet-4-5'], 200000);
+});
+
+test('served by Node, anthropic-beta is read from the raw header list, never through an undici Headers of every line', async () => {
+  // as @hono/node-server hands a request over: c.env.incoming, and c.req.raw.headers built on first touch
+  const request = new Request('http://gateway.test/v1/models?limit=1000', {
+    headers: { 'anthropic-version': '2023-06-01' },
+  });
+  Object.defineProperty(request, 'headers', {
+    get: () => assert.fail('the handler built the Headers of every request line'),
+  });
+  const rawHeaders = ['Anthropic-Version', '2023-06-01', 'Anthropic-Beta', 'context-1m-2025-08-07'];
+  const res = await gatewayApp().fetch(request, { incoming: { rawHeaders } });
+  assert.equal(res.status, 200);
+  const { data } = (await res.json()) as { data: ModelInfo[] };
+  assert.equal(data.find((m) => m.id === 'anthropic:claude-sonnet-4-5')?.max_input_tokens, 1000000);
 });
