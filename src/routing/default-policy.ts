@@ -105,11 +105,22 @@ function exactNameRules(registry: ModelRegistry, kept: readonly NativeNameRule[]
   return out;
 }
 
+/**
+ * The policy's text. A glob an earlier rule already lists is left out of a later one (`claude-3-opus*` of the
+ * opus family rule, first listed by `native-claude-opus-4-1`): first match wins, so it could never win there,
+ * and each name is listed once; the family rule keeps it when that earlier rule is left out.
+ */
 function renderDefaultPolicy(rules: readonly NativeNameRule[]): string {
-  const lines = rules.map(
-    (r) =>
-      `  - { name: ${r.name}, when: { requested_model: [${r.models.map((m) => JSON.stringify(m)).join(', ')}] }, use: ${JSON.stringify(r.use)} }`,
-  );
+  const listed = new Set<string>();
+  const lines = rules.flatMap((r) => {
+    const models = r.models.filter((m) => !listed.has(m));
+    for (const m of models) listed.add(m);
+    return models.length === 0
+      ? []
+      : [
+          `  - { name: ${r.name}, when: { requested_model: [${models.map((m) => JSON.stringify(m)).join(', ')}] }, use: ${JSON.stringify(r.use)} }`,
+        ];
+  });
   return `# svc built-in routing policy
 # provider-native model names (claude-*, gpt-*, o-series) go to the registry model they name (slot 3)
 rules:${lines.length === 0 ? ' []' : `\n${lines.join('\n')}`}

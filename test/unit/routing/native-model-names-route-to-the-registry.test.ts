@@ -184,12 +184,40 @@ test("a Claude family's names reach your models.yaml's model of that family when
     assert.equal(d.chain[d.winner_index]?.policy, 'rule', name);
     assert.equal(d.chosen?.id, id, name);
   }
+  // with no opus 4.1 rule, Claude 3 Opus names are the family rule's (listed there only then)
+  const opus3 = join(dir, 'opus3.yaml');
+  writeFileSync(
+    opus3,
+    [
+      'pricing_version: t1',
+      'models:',
+      '  - id: anthropic:claude-3-opus-20240229',
+      '    tier: balanced',
+      `    ${caps}`,
+      '',
+    ].join('\n'),
+  );
+  const old = loadModelRegistry(opus3);
+  const d = resolveRoute(facts({ requestedModel: 'claude-3-opus-latest' }), {
+    policy: loadRoutingPolicy({ path: undefined, registry: old, log: silent }).current(),
+    registry: old,
+    availableAdapters: ALL_ADAPTERS,
+  });
+  assert.deepEqual([d.rule, d.chosen?.id], ['native-claude-opus', 'anthropic:claude-3-opus-20240229']);
 });
 
 test('the built-in rules shadow none of each other; requested_model globs imply only a superset', () => {
   const check = compilePolicyText(DEFAULT_POLICY_YAML, DEFAULT_POLICY_SOURCE, { registry });
   assert.deepEqual([check.valid, check.errors, check.warnings], [true, [], []]);
   assert.ok((check.policy?.rules.length ?? 0) > 10);
+  // each name glob is listed by one rule: a later rule's copy could never win (first match wins)
+  const globs = [...DEFAULT_POLICY_YAML.matchAll(/requested_model: \[([^\]]*)\]/g)].flatMap((m) =>
+    m[1].split(', '),
+  );
+  assert.deepEqual(
+    globs.filter((g, i) => globs.indexOf(g) !== i),
+    [],
+  );
   assert.equal(
     predicateImplies({ requested_model: 'claude-opus-*' }, { requested_model: ['CLAUDE-OPUS-*', 'x'] }),
     true,
