@@ -141,12 +141,13 @@ test('a models.yaml or routing.yaml path that is a device or a FIFO is refused, 
       r.stderr,
     );
   }
-  // a policy that cannot be read is reported and the built-in one shown, as for a missing file
+  // a policy that cannot be read is reported and the built-in one shown, as for a missing file; an invalid file
   for (const [r, path] of [
     [routing, '/dev/zero'],
     [routingFifo, fifo],
   ] as const) {
-    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.ok(
       r.stdout.includes(
         `${path} is invalid (cannot read the routing policy ${path}: not a regular file: a device, FIFO or socket); shown with the built-in policy`,

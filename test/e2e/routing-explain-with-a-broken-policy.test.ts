@@ -1,7 +1,8 @@
 /**
  * `svc routing explain --routing <file>` with a file that is invalid names that file (it named the policy it
  * fell back on: "built-in routing.yaml is invalid") and explains with the policy a server would use: the
- * file's last known good copy once a server has loaded it valid, else the built-in one. Explain writes nothing.
+ * file's last known good copy once a server has loaded it valid, else the built-in one, and exits 1 with one
+ * sentence on stderr (it exited 0), since README has explain check a file before it ships. Explain writes nothing.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
@@ -15,20 +16,29 @@ test('explain names the broken file and routes with what a server would keep', a
   const env = isolatedEnv(tmp.dir, { ANTHROPIC_API_KEY: 'sk-ant-test' });
   const configDir = join(tmp.dir, '.config', 'svc');
   const routing = join(tmp.dir, 'routing.yaml');
-  const explain = async () => {
+  const errors =
+    'global_defualt: is not a known key; use one of global_default, tiers, rules, workspaces, pattern';
+  // an invalid file fails the command (exit 1, one sentence), so a script that checks it before shipping stops
+  const explain = async (invalidWith?: string) => {
     const run = await runSvc(
       ['routing', 'explain', '--model', 'auto', '--text', 'hi', '--routing', routing],
       {
         env,
       },
     );
-    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.code, invalidWith ? 1 : 0, run.stderr);
+    assert.equal(
+      run.stderr,
+      invalidWith
+        ? `svc: ${routing} is invalid (${errors}); a server would route with ${invalidWith} instead: fix the file before you ship it.\n`
+        : '',
+    );
     return { first: run.stdout.split('\n')[0], stdout: run.stdout };
   };
-  const invalid = `policy       ${routing} is invalid (global_defualt: is not a known key; use one of global_default, tiers, rules, workspaces, pattern); shown with`;
+  const invalid = `policy       ${routing} is invalid (${errors}); shown with`;
 
   writeFileSync(routing, 'global_defualt: haiku\n');
-  const never = await explain();
+  const never = await explain('the built-in policy');
   assert.equal(never.first, `${invalid} the built-in policy`);
   assert.match(never.stdout, /^winner {7}global_default → anthropic:claude-sonnet-4-5$/m);
 
@@ -55,7 +65,7 @@ test('explain names the broken file and routes with what a server would keep', a
   });
   assert.equal(await serve.stop(), 0);
   writeFileSync(routing, 'global_defualt: haiku\n');
-  const kept = await explain();
+  const kept = await explain('its last known good copy');
   assert.equal(kept.first, `${invalid} its last known good copy`);
   assert.match(kept.stdout, /^winner {7}global_default → anthropic:claude-haiku-4-5$/m);
 });

@@ -107,14 +107,19 @@ export default defineCommand({
       tableSource: source,
     });
     lines.splice(1, 0, providersLine(available));
-    if (!view.valid) {
-      const fallback =
-        view.source === DEFAULT_POLICY_SOURCE ? 'the built-in policy' : 'its last known good copy';
+    const fallback =
+      view.source === DEFAULT_POLICY_SOURCE ? 'the built-in policy' : 'its last known good copy';
+    if (!view.valid)
       lines.unshift(
         `policy       ${routingPath} is invalid (${view.errors.join('; ')}); shown with ${fallback}`,
       );
-    } else lines.unshift(...view.warnings.map((w) => `policy       ${view.source}: ${w}`));
+    else lines.unshift(...view.warnings.map((w) => `policy       ${view.source}: ${w}`));
     process.stdout.write(`${lines.join('\n')}\n`);
+    // explain is how a file is checked before it ships (README): a script (CI) sees an invalid one fail
+    if (!view.valid)
+      throw new SvcError('config_invalid', {
+        message: `${routingPath} is invalid (${view.errors.join('; ')}); a server would route with ${fallback} instead: fix the file before you ship it.`,
+      });
   },
 });
 
