@@ -14,7 +14,7 @@ export { type CacheEffectivenessRow, queryCacheEffectiveness } from './queries/c
 export { type CostQuery, type CostRow, queryCost } from './queries/cost.ts';
 export { queryReliability, type ReliabilityData } from './queries/reliability.ts';
 export { queryRouting, type RoutingData } from './queries/routing.ts';
-export { defaultBaseline, querySavings, type SavingsData } from './queries/savings.ts';
+export { defaultBaseline, querySavings, resolveBaseline, type SavingsData } from './queries/savings.ts';
 export { querySessions, type SessionSummary } from './queries/sessions.ts';
 export { queryTurn, type TurnDrillDown } from './queries/turn.ts';
 export { type AnalyticsDeps, mountAnalyticsRoutes } from './routes.ts';

@@ -269,7 +269,7 @@ test('the by-key table names the in-process inbound shape, so it never reads as 
   );
 });
 
-test('bad flags exit 2 with one sentence; a missing store exits 1', async () => {
+test('bad flags exit 2 with one sentence, before the store is opened; a missing store exits 1', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['cost', '--group-by', 'week'], /--group-by "week" is not one of model, provider/],
     [['cost', '--user', 'a b'], /--user filter "a b" is not valid/],
@@ -284,8 +284,10 @@ test('bad flags exit 2 with one sentence; a missing store exits 1', async () => 
     [['cost', '--group-by=none', '--group-by', 'model'], /--group-by is given 2 times; give it once/],
     [['sessions', '--limit', '5', '--limit', '6'], /--limit is given 2 times; give it once/],
   ];
+  // a flag is refused before the store is opened: a typo is the same usage error with no store at the path
+  const nope = join(tmp.dir, 'nope.db');
   for (const [args, message] of cases) {
-    const r = await runSvc(['analytics', ...args, '--db-path', db], { env });
+    const r = await runSvc(['analytics', ...args, '--db-path', nope], { env });
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, message);
     assert.equal(r.stderr.trim().split('\n').length, 1);
@@ -304,13 +306,13 @@ test('bad flags exit 2 with one sentence; a missing store exits 1', async () => 
       '',
     ].join('\n'),
   );
-  const noDefault = await runSvc(['analytics', 'savings', '--models', models, '--db-path', db], { env });
+  const noDefault = await runSvc(['analytics', 'savings', '--models', models, '--db-path', nope], { env });
   assert.equal(noDefault.code, 2, noDefault.stderr);
   assert.match(
     noDefault.stderr,
     /no balanced model to compare against; pass --baseline with a priced model id\.$/m,
   );
-  const missing = await runSvc(['analytics', 'cost', '--db-path', join(tmp.dir, 'nope.db')], { env });
+  const missing = await runSvc(['analytics', 'cost', '--db-path', nope], { env });
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /No trace store at/);
 });

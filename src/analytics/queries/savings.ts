@@ -93,8 +93,15 @@ export async function querySavings(
 
 // --- internal ---
 
-/** `name` spells the parameter as the caller's user types it (`baseline`, or `--baseline` on the CLI). */
-function resolveBaseline(registry: ModelRegistry, requested: string | undefined, name: ParamNamer): string {
+/**
+ * The baseline a savings answer compares against, or 400 unknown_baseline_model. `name` spells the
+ * parameter as the caller's user types it (`baseline`, or `--baseline` on the CLI).
+ */
+export function resolveBaseline(
+  registry: ModelRegistry,
+  requested: string | undefined,
+  name: ParamNamer,
+): string {
   const id = requested ?? defaultBaseline(registry);
   if (id !== undefined && registry.get(id)?.prices) return id;
   throw new SvcError('unknown_baseline_model', {

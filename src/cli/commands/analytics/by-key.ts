@@ -7,6 +7,7 @@ export default defineReport({
   description: 'Spend per gateway key (and per inbound shape) in the window',
   windowed: true,
   args: { 'gateway-key': { type: 'string', description: 'Only this gateway key id' } },
+  check: (raw) => parseGatewayKey(raw, flagName),
   read: ({ store, raw, window }) =>
     queryByKey(store.kysely, { window, gatewayKey: parseGatewayKey(raw, flagName) }),
   table: (rows) => ({

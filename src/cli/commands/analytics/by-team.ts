@@ -7,6 +7,7 @@ export default defineReport({
   description: 'Spend per team (and per user) in the window',
   windowed: true,
   args: { team: { type: 'string', description: 'Only this team id' } },
+  check: (raw) => parseTeam(raw, flagName),
   read: ({ store, raw, window }) => queryByTeam(store.kysely, { window, team: parseTeam(raw, flagName) }),
   table: (rows) => ({
     header: ['TEAM_ID', 'USER_ID', 'COST_USD', 'CALL_COUNT', 'USER_COUNT'],

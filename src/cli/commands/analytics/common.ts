@@ -75,6 +75,11 @@ export interface ReportSpec<T> {
   args: Record<string, { type: 'string'; description: string }>;
   /** False for the sessions list (no window; works on PostgreSQL too). */
   windowed: boolean;
+  /**
+   * Refuses a bad report flag before the store is opened, so a typo is a usage error (exit 2) whether or
+   * not the store exists; read() parses the same flags again.
+   */
+  check?(raw: RawParams, registry: ModelRegistry): void;
   read(ctx: ReportContext): Promise<T>;
   /** Header and rows of the table view. */
   table(data: T): Table;
@@ -97,6 +102,7 @@ export function defineReport<T>(spec: ReportSpec<T>) {
       const registry = loadModelRegistry((args as { models?: string }).models ?? env.models);
       const nowUs = systemClock.nowUs();
       const window = parseWindow(raw, nowUs, flagName);
+      spec.check?.(raw, registry);
       // read-only: no chmod, no migration, no WAL change; works for a user who may only read the store
       const store = await openStore(resolveStoreTarget(env, storeFlagsOf(args)), {
         readOnly: true,

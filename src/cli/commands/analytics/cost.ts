@@ -16,6 +16,10 @@ export default defineReport({
       description: 'true (default) or false: leave out worker-session calls',
     },
   },
+  check: (raw) => {
+    parseGroupBy(raw, flagName);
+    parseSpendFilters(raw, flagName);
+  },
   read: ({ store, raw, window }) =>
     queryCost(store.kysely, {
       window,

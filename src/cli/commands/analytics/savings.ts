@@ -1,5 +1,5 @@
 /** `svc analytics savings`: the window's calls re-priced against one baseline model (GET /analytics/savings). */
-import { querySavings } from '../../../analytics/index.ts';
+import { querySavings, resolveBaseline } from '../../../analytics/index.ts';
 import { defineReport, fieldCell, flagName } from './common.ts';
 
 export default defineReport({
@@ -12,6 +12,7 @@ export default defineReport({
       description: 'Canonical model id (default the first balanced anthropic model)',
     },
   },
+  check: (raw, registry) => resolveBaseline(registry, raw.baseline, flagName),
   read: ({ store, registry, raw, window }) =>
     querySavings(store.kysely, registry, { window, baseline: raw.baseline, name: flagName }),
   table: (d) => ({ header: ['FIELD', 'VALUE'], rows: Object.keys(d).map((k) => [k, fieldCell(d, k)]) }),

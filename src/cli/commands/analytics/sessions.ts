@@ -10,6 +10,10 @@ export default defineReport({
     limit: { type: 'string', description: 'How many, 1 to 500 (default 25)' },
     order: { type: 'string', description: 'recency (default) or cost' },
   },
+  check: (raw) => {
+    parseSessionOrder(raw, flagName);
+    parseSessionsLimit(raw, flagName);
+  },
   read: ({ store, raw }) =>
     querySessions(store.kysely, {
       order: parseSessionOrder(raw, flagName),
