@@ -219,6 +219,17 @@ test('the Cost tab shows the API figures for the 7-day window and a custom windo
     byModel.data.map((r: any) => r.cost_usd),
   );
   assert.deepEqual(await texts(page, '[data-field="model-cost"]'), ['$6.00', '$3.00', '$1.00']);
+  // a table's money reads at the size of its row, not as a tile's headline figure
+  assert.deepEqual(
+    await page
+      .locator('[data-field="model-cost"]')
+      .first()
+      .evaluate((e) => {
+        const view = e.ownerDocument.defaultView as any;
+        return [view.getComputedStyle(e).fontSize, view.getComputedStyle(e.parentElement).fontSize];
+      }),
+    ['14px', '14px'],
+  );
   const loss = await sameAnswer('savings');
   assert.deepEqual([loss.data.savings_usd, loss.data.savings_pct], [-12, -4]);
   assert.equal(await value(page, '[data-field="savings-usd"]'), loss.data.savings_usd);

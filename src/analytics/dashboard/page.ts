@@ -33,6 +33,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   .figure { font-size: 22px; font-weight: 650; margin: 2px 0; display: block; }
   .sub { color: var(--muted); margin: 2px 0 0; font-size: 12px; }
   .negative .figure, .figure.negative { color: var(--bad); }
+  td .figure { font-size: inherit; font-weight: inherit; margin: 0; display: inline; } /* a table's money reads at its row's size */
   .warning { color: var(--warn); font-size: 12px; margin: 6px 0 0; }
   .callout { background: #fff7e6; border: 1px solid #f0c36d; border-radius: 8px; padding: 10px 14px; margin: 14px 0; }
   table { border-collapse: collapse; width: 100%; margin: 6px 0; }
