@@ -337,6 +337,31 @@ test('Anthropic SDK → a GPT reasoning model with temperature 0: left out (the 
   assert.equal((got.body as Record<string, unknown>).temperature, undefined);
 });
 
+// wire-formats §1.2: the 2026-10-21 version removed temperature, top_p and top_k, which a Claude model then
+// refuses even at their defaults; same wire, the gateway forwards the body and the provider's 400 comes back
+test("Anthropic SDK 1.x (2026-10-21) with temperature → a Claude model: forwarded, and the provider's 400 reaches the client", async () => {
+  stack.fake.reset();
+  const params = {
+    model: 'anthropic:claude-sonnet-4-5',
+    max_tokens: 64,
+    temperature: 1,
+    messages: [{ role: 'user', content: 'hi' }],
+  };
+  const err = await stack.anthropic.messages
+    .create(params as unknown as Anthropic.MessageCreateParamsNonStreaming)
+    .then(
+      () => assert.fail('the 2026-10-21 version refuses temperature'),
+      (e: unknown) => e,
+    );
+  assert.ok(err instanceof APIError);
+  assert.equal(err.status, 400);
+  assert.match(err.message, /temperature: Extra inputs are not permitted/);
+  const [got] = stack.fake.requests;
+  assert.equal(stack.fake.requests.length, 1, 'one upstream call, not retried');
+  assert.equal(got.headers['anthropic-version'], CLIENT_VERSION);
+  assert.equal((got.body as Record<string, unknown>).temperature, 1);
+});
+
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
   scriptFake(stack, turn);

@@ -134,3 +134,15 @@ export function promptTooLong(body: Obj, headers: Headers | undefined): string |
   const tokens = billedInputTokens('anthropic', body);
   return tokens > maximum ? `prompt is too long: ${tokens} tokens > ${maximum} maximum` : undefined;
 }
+
+/**
+ * What the `2026-10-21` API version refuses that `2023-06-01` takes (wire-formats §1.2): `temperature`,
+ * `top_p` and `top_k` were removed, so any of them is a 400 even at its default value; the API refuses a
+ * removed field as it does any field it does not know.
+ */
+export function versionRefusal(body: Obj, headers: Headers | undefined): string | undefined {
+  const version = headers?.get('anthropic-version') ?? '';
+  if (version < '2026-10-21') return undefined;
+  const sampling = ['temperature', 'top_p', 'top_k'].find((field) => body[field] !== undefined);
+  return sampling === undefined ? undefined : `${sampling}: Extra inputs are not permitted`;
+}

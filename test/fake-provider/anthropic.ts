@@ -3,7 +3,7 @@
  * replies, error bodies.
  */
 
-import { promptTooLong, translatorRefusal } from './anthropic-refusals.ts';
+import { promptTooLong, translatorRefusal, versionRefusal } from './anthropic-refusals.ts';
 import { billedInputTokens } from './billing.ts';
 import { structuredSchemaRefusal } from './claude-schema-refusal.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, ReplyUsage, Turn } from './responses.ts';
@@ -54,6 +54,7 @@ export const anthropicCodec: Codec = {
     if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
     if (!Array.isArray(body.messages)) return 'messages: Field required';
     return (
+      versionRefusal(body, headers) ??
       stopRefusal(body) ??
       structuredSchemaRefusal(body) ??
       translatorRefusal(body) ??
