@@ -32,13 +32,14 @@ const MESSAGES_NOT_FOR_OPENAI = ['top_k', 'service_tier', 'inference_geo', 'spee
 
 /**
  * Per inbound shape, per adapter of another wire: the parameters left out (dotted for nested fields). The
- * Responses API shares `service_tier` and (under `text`) `verbosity` with Chat Completions.
+ * Responses API shares `service_tier` and (under `text`) `verbosity` with Chat Completions; its `truncation`
+ * has no form elsewhere.
  */
 const NOT_TRANSLATED: Record<InboundShape, Partial<Record<AdapterName, readonly string[]>>> = {
   openai: { anthropic: CHAT_NOT_FOR_CLAUDE },
   openai_responses: {
-    anthropic: ['service_tier', 'text.verbosity'],
-    openrouter: ['service_tier', 'text.verbosity'],
+    anthropic: ['service_tier', 'text.verbosity', 'truncation'],
+    openrouter: ['service_tier', 'text.verbosity', 'truncation'],
   },
   anthropic: {
     openai: MESSAGES_NOT_FOR_OPENAI,
@@ -46,6 +47,13 @@ const NOT_TRANSLATED: Record<InboundShape, Partial<Record<AdapterName, readonly 
     openrouter: MESSAGES_NOT_FOR_OPENAI.filter((name) => name !== 'top_k'),
   },
 };
+
+/**
+ * A value that asks for what every translated call does anyway, so leaving it out changes nothing: the
+ * Responses API's `truncation: "disabled"` (its default; `"auto"` would drop earlier items rather than overflow
+ * the context window, which no other wire does for the gateway).
+ */
+const ALREADY_SO: Readonly<Record<string, unknown>> = { truncation: 'disabled' };
 
 /**
  * The parameters of a translated `body` (of `shape`) that a call to `model` on `adapter` is sent without: those
@@ -58,7 +66,10 @@ export function droppedParams(
   adapter: AdapterName,
   model?: string,
 ): string[] {
-  const unknown = (NOT_TRANSLATED[shape][adapter] ?? []).filter((name) => valueAt(body, name) != null);
+  const unknown = (NOT_TRANSLATED[shape][adapter] ?? []).filter((name) => {
+    const value = valueAt(body, name);
+    return value != null && value !== ALREADY_SO[name];
+  });
   const refused =
     model === undefined
       ? []

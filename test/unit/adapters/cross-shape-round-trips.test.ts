@@ -482,7 +482,7 @@ test('OpenAI request → Claude: audio output, web_search_options and the deprec
   assert.deepEqual(droppedParams(knobs, 'openai', 'openrouter'), []);
 });
 
-test('every translation names the knobs it leaves out: verbosity to Claude, top_k and service_tier to OpenAI, service_tier and text.verbosity off the Responses API', () => {
+test('every translation names the knobs it leaves out: verbosity to Claude, top_k and service_tier to OpenAI, service_tier, text.verbosity and truncation auto off the Responses API', () => {
   // gpt-5's verbosity has no Claude form: it was left out without a word
   const chat = { model: 'x', messages: [{ role: 'user', content: 'hi' }], verbosity: 'low', store: true };
   assert.deepEqual(droppedParams(chat, 'openai', 'anthropic'), ['verbosity']);
@@ -534,6 +534,18 @@ test('every translation names the knobs it leaves out: verbosity to Claude, top_
     droppedParams({ model: 'x', input: 'hi', text: { verbosity: null } }, 'openai_responses', 'anthropic'),
     [],
   );
+  // truncation "auto" (OpenAI drops earlier items rather than overflow the window) has no form on another
+  // wire, whose call is sent whole and overflows: it went without a word; "disabled" is what every call does
+  for (const adapter of ['anthropic', 'openrouter'] as const) {
+    assert.deepEqual(
+      droppedParams({ model: 'x', input: 'hi', truncation: 'auto' }, 'openai_responses', adapter),
+      ['truncation'],
+    );
+    assert.deepEqual(
+      droppedParams({ model: 'x', input: 'hi', truncation: 'disabled' }, 'openai_responses', adapter),
+      [],
+    );
+  }
 });
 
 test('sampling and thinking the routed model refuses are named in svc-dropped-params: OpenAI models, Claude after Opus 4.6', () => {
