@@ -362,6 +362,44 @@ test("Anthropic SDK 1.x (2026-10-21) with temperature → a Claude model: forwar
   assert.equal((got.body as Record<string, unknown>).temperature, 1);
 });
 
+// wire-formats §1.2: role "system" inside messages is taken from Claude Opus 4.8 on. Same wire to the model
+// asked, it goes as sent (the provider judges it); a body written for a newer model and routed to an older
+// one (claude-sonnet-5-5 to claude-sonnet-4-5) gets each such message folded into the user turn beside it.
+test('Anthropic SDK, a mid-conversation system message for a newer Claude model routed to claude-sonnet-4-5: folded into the user turn', async () => {
+  stack.fake.reset();
+  const messages = [
+    { role: 'user', content: 'hi' },
+    { role: 'system', content: 'Answer in French.' },
+    { role: 'assistant', content: 'Bonjour' },
+    { role: 'user', content: [{ type: 'text', text: 'again' }] },
+  ];
+  const asked = { max_tokens: 64, messages } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+  const { data, response } = await stack.anthropic.messages
+    .create({ ...asked, model: 'claude-sonnet-5-5' })
+    .withResponse();
+  assert.equal(data.stop_reason, 'end_turn');
+  assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-sonnet-4-5');
+  assert.deepEqual((stack.fake.requests[0].body as Record<string, unknown>).messages, [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'text', text: 'Answer in French.' },
+      ],
+    },
+    { role: 'assistant', content: 'Bonjour' },
+    { role: 'user', content: [{ type: 'text', text: 'again' }] },
+  ]);
+  // the model asked by name gets the body as sent, and refuses the role as the API does
+  const err = await stack.anthropic.messages.create({ ...asked, model: 'anthropic:claude-sonnet-4-5' }).then(
+    () => assert.fail('claude-sonnet-4-5 takes no system messages'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof APIError);
+  assert.equal(err.status, 400);
+  assert.match(err.message, /messages\.1\.role/);
+});
+
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
   scriptFake(stack, turn);

@@ -95,7 +95,18 @@ function modelRefusal(body: Obj): string | undefined {
   const limit = MAX_OUTPUT.find(([name]) => name.test(model))?.[1];
   if (limit !== undefined && Number(body.max_tokens) > limit)
     return `max_tokens: ${body.max_tokens} > ${limit}, which is the maximum allowed number of output tokens for ${model}`;
-  return thinkingRefusal(body);
+  return systemRoleRefusal(body) ?? thinkingRefusal(body);
+}
+
+/**
+ * `role: "system"` inside `messages` (wire-formats §1.2): taken from Claude Opus 4.8 on; a Claude model before
+ * it refuses the role as any value it does not know. Names of other forms are not checked.
+ */
+function systemRoleRefusal(body: Obj): string | undefined {
+  const v = /^claude-(opus|sonnet|haiku)-(\d)-(\d)(?!\d)/.exec(String(body.model));
+  if (!v || Number(v[2]) + Number(v[3]) / 10 >= 4.8) return undefined;
+  const i = (body.messages as { role?: unknown }[]).findIndex((m) => m?.role === 'system');
+  return i < 0 ? undefined : `messages.${i}.role: Input should be 'user' or 'assistant'`;
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
 import type { PassthroughInput } from '../adapter.ts';
-import { takesThinking, thinkingStyleOf } from './model-facts.ts';
+import { takesSystemMessages, takesThinking, thinkingStyleOf } from './model-facts.ts';
 import { EFFORT_BUDGET } from './request.ts';
 
 /** The effort adaptive thinking runs at when the request names none (the Messages API's default). */
@@ -66,6 +66,9 @@ export function fitToModel(input: PassthroughInput): PassthroughInput {
         ? (replaceJsonValue(text, ['output_config'], JSON.stringify(rest)) ?? text)
         : removeJsonMember(text, 'output_config');
   }
+  const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
+  if (!takesSystemMessages(upstreamModel) && messages.some((m) => m?.role === 'system'))
+    text = replaceJsonValue(text, ['messages'], JSON.stringify(foldSystemMessages(messages))) ?? text;
   return text === input.bodyText ? input : { ...input, bodyText: text };
 }
 
@@ -80,6 +83,34 @@ export function effortLeftOut(body: Record<string, unknown>, upstreamModel: stri
     !thinkingStyleOf(upstreamModel).effort &&
     (objectAt(body, 'thinking')?.type !== 'adaptive' || !takesThinking(upstreamModel))
   );
+}
+
+type Message = { role?: unknown; content?: unknown };
+
+/**
+ * Mid-conversation system messages (`role: "system"`, taken from Claude Opus 4.8 on) as user text, for a model
+ * that refuses the role: each joins the user turn next to it (tool results stay first in a turn), as a
+ * translated request's later system prompts do (request.ts encodeAnthropicMessages).
+ */
+function foldSystemMessages(messages: Message[]): Message[] {
+  // `folded`: the turn holds a system message, so a user turn next to it joins it; other turns go as sent
+  const out: Array<{ message: Message; folded: boolean }> = [];
+  const blocks = (content: unknown): unknown[] =>
+    typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
+  const isResult = (b: unknown) => (b as { type?: unknown } | null)?.type === 'tool_result';
+  for (const m of messages) {
+    const system = m.role === 'system';
+    const last = out.at(-1);
+    if ((system || m.role === 'user') && last?.message.role === 'user' && (system || last.folded)) {
+      const merged = [...blocks(last.message.content), ...blocks(m.content)];
+      last.message = {
+        ...last.message,
+        content: [...merged.filter(isResult), ...merged.filter((b) => !isResult(b))],
+      };
+      last.folded = system;
+    } else out.push({ message: system ? { ...m, role: 'user' } : m, folded: system });
+  }
+  return out.map((t) => t.message);
 }
 
 function objectAt(body: Record<string, unknown>, key: string): Record<string, unknown> | undefined {

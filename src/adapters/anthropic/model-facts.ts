@@ -65,3 +65,12 @@ function claudeVersionOf(model: string): { family: string; version: number } | u
   const m = /claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(model);
   return m ? { family: m[1]!, version: Number(m[2]) + Number(m[3] ?? 0) / 10 } : undefined;
 }
+
+/**
+ * Whether a Claude model takes `role: "system"` entries inside `messages` (wire-formats §1.2: introduced with
+ * Claude Opus 4.8; earlier models refuse the role with a 400). A name that is no Claude model's takes them.
+ */
+export function takesSystemMessages(model: string): boolean {
+  const v = claudeVersionOf(model);
+  return v === undefined || v.version >= 4.8;
+}
