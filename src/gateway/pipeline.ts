@@ -31,6 +31,7 @@ import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboun
 import { budgetKeyIdOf } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
+import { withoutForeignReasoning } from './shapes/responses/foreign-reasoning.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
 import { SHAPES } from './shapes/shapes.ts';
@@ -158,6 +159,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           body = sameWire ? kept.expand(body as Record<string, unknown>, key.key_id, true) : whole;
           bodyText = JSON.stringify(body);
           req = sameWire ? shape.decode(body, inboundAnthropicHeaders(c)) : wholeReq;
+        }
+        // another provider's reasoning replayed to OpenAI (Codex after a model switch) is left out: OpenAI
+        // refuses the whole request over a signature it did not seal
+        if (sameWire && shapeName === 'openai_responses') {
+          const portable = withoutForeignReasoning(body as Record<string, unknown>);
+          if (portable !== body) {
+            body = portable;
+            bodyText = JSON.stringify(body);
+            req = shape.decode(body, inboundAnthropicHeaders(c));
+          }
         }
         // what this translated answer says is kept for the key's follow-ups (OpenAI keeps its own)
         const stored = sameWire ? undefined : kept;

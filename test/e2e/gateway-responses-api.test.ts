@@ -169,6 +169,45 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    "a Codex conversation moved from a Claude model to an OpenAI one (store: false, the whole history resent): Claude's reasoning items stay out of OpenAI's input, OpenAI's own go in",
+    async () => {
+      const ask = (model: string, input: ResponseInputItem[]) =>
+        client.responses.create({
+          model,
+          input,
+          store: false,
+          include: ['reasoning.encrypted_content'],
+          reasoning: { effort: 'low' },
+        });
+      const first: ResponseInputItem[] = [{ role: 'user', content: 'plan it [[fake:thinking]]' }];
+      const claude = await ask('anthropic:claude-haiku-4-5', first);
+      const openai = await ask('openai:gpt-5-mini', [
+        ...first,
+        ...(claude.output as ResponseInputItem[]),
+        { role: 'user', content: 'go on [[fake:thinking]]' },
+      ]);
+      assert.equal(openai.status, 'completed');
+      const sent = (fake.requests.at(-1)!.body as { input: Array<{ type?: string }> }).input;
+      assert.deepEqual(
+        sent.map((i) => i.type ?? 'message'),
+        ['message', 'message', 'message'],
+      );
+      // OpenAI's own sealed reasoning, replayed, still reaches it
+      const again = await ask('openai:gpt-5-mini', [
+        { role: 'user', content: 'go on' },
+        ...(openai.output as ResponseInputItem[]),
+        { role: 'user', content: 'and then?' },
+      ]);
+      assert.equal(again.status, 'completed');
+      const resent = (fake.requests.at(-1)!.body as { input: Array<{ type?: string }> }).input;
+      assert.deepEqual(
+        resent.map((i) => i.type ?? 'message'),
+        ['message', 'reasoning', 'message', 'message'],
+      );
+    },
+  );
+
+  await t.test(
     'hosted web searches on an OpenAI model: each web_search_call is counted and priced, streaming and not',
     async () => {
       const ask = {

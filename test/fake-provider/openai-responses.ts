@@ -21,7 +21,7 @@ export const responsesCodec: Codec = {
     if (typeof body.model !== 'string') return "Missing required parameter: 'model'.";
     if (body.input !== undefined && typeof body.input !== 'string' && !Array.isArray(body.input))
       return "Invalid type for 'input': expected one of a string or an array of input items.";
-    return userTooLong(body) ?? modelRefusal(body);
+    return userTooLong(body) ?? modelRefusal(body) ?? sealedReasoningRefusal(body);
   },
   readTurn,
   encodeJson: (reply, ctx) => response(ctx, 'completed', outputOf(reply, ctx), reply),
@@ -73,6 +73,21 @@ function modelRefusal(body: Record<string, unknown>): string | undefined {
     if (body[field] != null && body[field] !== 1)
       return `Unsupported parameter: '${field}' is not supported with this model.`;
   return effortRefusal(model, effort, 'reasoning.effort');
+}
+
+/**
+ * A replayed reasoning item whose `encrypted_content` OpenAI did not seal (another provider's signature): the
+ * API cannot open it and refuses the request (openai/codex#8145, code invalid_encrypted_content). Its own
+ * tokens are Fernet tokens, `gAAAAA…`.
+ */
+function sealedReasoningRefusal(body: Record<string, unknown>): string | undefined {
+  if (!Array.isArray(body.input)) return undefined;
+  for (const item of body.input as Array<{ type?: unknown; encrypted_content?: unknown }>) {
+    const sealed = item?.type === 'reasoning' ? item.encrypted_content : undefined;
+    if (typeof sealed === 'string' && !sealed.startsWith('gAAAAA'))
+      return `The encrypted content ${sealed.slice(0, 4)}...${sealed.slice(-4)} could not be verified. Reason: Encrypted content could not be decrypted or parsed.`;
+  }
+  return undefined;
 }
 
 /** The usage of a response that failed before any output: the prompt it read. */
@@ -206,7 +221,7 @@ function itemOf(
     const item: Obj = { id: itemId('rs', ctx, index), type: 'reasoning', summary: [] };
     const include = ctx.body?.include;
     if (Array.isArray(include) && include.includes('reasoning.encrypted_content'))
-      item.encrypted_content = `gAAAAfake${block.signature}`;
+      item.encrypted_content = `gAAAAAfake${block.signature}`;
     return item;
   }
   if (block.type === 'text')
