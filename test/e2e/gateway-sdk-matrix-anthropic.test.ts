@@ -241,6 +241,55 @@ test('Anthropic SDK → a Claude model, a conversation with moving cache_control
   assert.ok((third.cache_creation_input_tokens ?? 0) > 0);
 });
 
+// A top-level cache_control (automatic caching) puts the breakpoint on the last cacheable block itself: the
+// provider writes the whole prompt, and the next turn reads it; the gateway forwards the field and bills both.
+test('Anthropic SDK → a Claude model, top-level cache_control: the next turn reads what the last wrote, billed exactly', async () => {
+  stack.fake.reset();
+  const system = 'You are terse. '.repeat(400);
+  const history: Anthropic.MessageParam[] = [];
+  const usages: Anthropic.Usage[] = [];
+  for (const ask of ['first question', 'second question']) {
+    const params = {
+      model: 'anthropic:claude-sonnet-4-5',
+      max_tokens: 256,
+      system,
+      cache_control: { type: 'ephemeral' },
+      messages: [...history, { role: 'user', content: ask }],
+    } as Anthropic.MessageCreateParamsNonStreaming;
+    const { data, response } = await stack.anthropic.messages.create(params).withResponse();
+    usages.push(data.usage);
+    const done = readEvents(stack.files.db, 'llm.call_completed').filter(
+      (e) => e.turn_id === response.headers.get('svc-request-id'),
+    );
+    const u = data.usage;
+    const nanoUsd =
+      3000 * u.input_tokens +
+      15000 * u.output_tokens +
+      300 * (u.cache_read_input_tokens ?? 0) +
+      3750 * (u.cache_creation_input_tokens ?? 0);
+    assert.deepEqual(
+      done.map((e) => [
+        e.payload.cached_input_tokens,
+        e.payload.cache_creation_input_tokens,
+        Number(e.payload.cost_usd),
+      ]),
+      [[u.cache_read_input_tokens, u.cache_creation_input_tokens, nanoUsd / 1e9]],
+      'one trace record, priced by class',
+    );
+    history.push({ role: 'user', content: ask }, { role: 'assistant', content: data.content });
+  }
+  assert.deepEqual(
+    stack.fake.requests.map((r) => (r.body as Record<string, unknown>).cache_control),
+    [{ type: 'ephemeral' }, { type: 'ephemeral' }],
+  );
+  const [first, second] = usages;
+  assert.equal(first.cache_read_input_tokens, 0);
+  assert.ok((first.cache_creation_input_tokens ?? 0) > 1024, 'the whole prompt is written');
+  assert.equal(first.input_tokens, 0, 'the breakpoint is on the last block');
+  assert.equal(second.cache_read_input_tokens, first.cache_creation_input_tokens);
+  assert.ok((second.cache_creation_input_tokens ?? 0) > 0, 'the new turns are written');
+});
+
 // Anthropic's structured output (output_config.format) is always constrained to the schema; OpenAI's
 // json_schema is only with strict: true, which its strict mode accepts only for a schema whose objects
 // require every property and are closed (as for strict tools).

@@ -5,7 +5,8 @@
  * blocks before one of its breakpoints was written reads it. Usage then splits the prompt into
  * `cache_read_input_tokens` (the longest prefix read), `cache_creation_input_tokens` (from there to the last
  * breakpoint; the part ending at a one-hour breakpoint is a one-hour write) and `input_tokens` (the rest).
- * A prefix shorter than the model's minimum cacheable length is never written.
+ * A prefix shorter than the model's minimum cacheable length is never written. A top-level `cache_control`
+ * (automatic caching) is one more breakpoint on the last cacheable block, moving with the conversation.
  */
 
 import { createHash } from 'node:crypto';
@@ -42,7 +43,13 @@ export class FakePromptCache {
       const marker = (slot.block as { cache_control?: { ttl?: string } } | undefined)?.cache_control;
       if (marker) breakpoints.push({ at, ttlMs: marker.ttl === '1h' ? ONE_HOUR : FIVE_MINUTES });
     }
+    // a top-level cache_control (automatic caching) places one more breakpoint on the last cacheable block
+    const auto = body.cache_control as { ttl?: string } | undefined;
+    const last = slots.findLastIndex((slot) => cacheable(slot.block));
+    if (auto && typeof auto === 'object' && last >= 0 && !breakpoints.some((bp) => bp.at === last))
+      breakpoints.push({ at: last, ttlMs: auto.ttl === '1h' ? ONE_HOUR : FIVE_MINUTES });
     if (breakpoints.length === 0) return undefined;
+    breakpoints.sort((a, b) => a.at - b.at);
     const plain = normalized(stripMarkers(body) as Obj);
     const model = String(body.model ?? '');
     const prefixes = new Map<number, { key: string; tokens: number }>();
@@ -96,6 +103,14 @@ export function minimumCacheable(model: string): number {
 }
 
 // --- internal ---
+
+/** Whether a block can carry a breakpoint (thinking blocks and empty text cannot). */
+function cacheable(block: unknown): boolean {
+  if (typeof block === 'string') return block !== '';
+  const b = block as { type?: unknown; text?: unknown } | null;
+  if (b?.type === 'thinking' || b?.type === 'redacted_thinking') return false;
+  return !(b?.type === 'text' && b.text === '');
+}
 
 /** Each cacheable block in prefix order: tools, system blocks, then every message's content blocks. */
 type Slot = { block: unknown; tools: number; system: number; message: number; content: number };
