@@ -7,7 +7,7 @@
  * left out without a word; on the same wire every field is forwarded as sent, but for a body written for another
  * Claude model (fittedDroppedParams).
  */
-import { effortLeftOut } from '../adapters/anthropic/fit-model.ts';
+import { effortLeftOut, samplingLeftOut } from '../adapters/anthropic/fit-model.ts';
 import { takesSampling, takesThinking } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
@@ -83,14 +83,16 @@ export function droppedParams(
 
 /**
  * On the same wire, what a body written for another Claude model than the routed one loses when it is fitted
- * to that one (adapters/anthropic/fit-model.ts): an effort no thinking budget carries, on a model without effort.
+ * to that one (adapters/anthropic/fit-model.ts): sampling a model after Opus 4.6 refuses, and an effort no thinking
+ * budget carries, on a model without effort.
  */
 export function fittedDroppedParams(
   body: Record<string, unknown>,
   adapter: AdapterName,
   model: string,
 ): string[] {
-  return adapter === 'anthropic' && effortLeftOut(body, model) ? ['output_config.effort'] : [];
+  if (adapter !== 'anthropic') return [];
+  return [...samplingLeftOut(body, model), ...(effortLeftOut(body, model) ? ['output_config.effort'] : [])];
 }
 
 /**

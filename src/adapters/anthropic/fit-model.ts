@@ -7,7 +7,7 @@
  */
 import { removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
 import type { PassthroughInput } from '../adapter.ts';
-import { takesSystemMessages, takesThinking, thinkingStyleOf } from './model-facts.ts';
+import { takesSampling, takesSystemMessages, takesThinking, thinkingStyleOf } from './model-facts.ts';
 import { EFFORT_BUDGET } from './request.ts';
 
 /** The effort adaptive thinking runs at when the request names none (the Messages API's default). */
@@ -66,6 +66,8 @@ export function fitToModel(input: PassthroughInput): PassthroughInput {
         ? (replaceJsonValue(text, ['output_config'], JSON.stringify(rest)) ?? text)
         : removeJsonMember(text, 'output_config');
   }
+  // a Claude model after Opus 4.6 takes only temperature 1, top_p from 0.99 and no top_k (400 otherwise)
+  for (const name of samplingLeftOut(body, upstreamModel)) text = removeJsonMember(text, name);
   const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
   if (!takesSystemMessages(upstreamModel) && messages.some((m) => m?.role === 'system'))
     text = replaceJsonValue(text, ['messages'], JSON.stringify(foldSystemMessages(messages))) ?? text;
@@ -83,6 +85,20 @@ export function effortLeftOut(body: Record<string, unknown>, upstreamModel: stri
     !thinkingStyleOf(upstreamModel).effort &&
     (objectAt(body, 'thinking')?.type !== 'adaptive' || !takesThinking(upstreamModel))
   );
+}
+
+/**
+ * The sampling of `body` a Claude model released after Opus 4.6 refuses, which fitToModel leaves out: a
+ * temperature below 1, a top_p below 0.99 and any top_k (what `svc-dropped-params` names).
+ */
+export function samplingLeftOut(body: Record<string, unknown>, upstreamModel: string): string[] {
+  if (takesSampling(upstreamModel)) return [];
+  const { temperature, top_p: topP, top_k: topK } = body;
+  return [
+    ...(typeof temperature === 'number' && temperature < 1 ? ['temperature'] : []),
+    ...(typeof topP === 'number' && topP < 0.99 ? ['top_p'] : []),
+    ...(topK != null ? ['top_k'] : []),
+  ];
 }
 
 type Message = { role?: unknown; content?: unknown };

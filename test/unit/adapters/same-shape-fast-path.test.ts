@@ -153,4 +153,44 @@ test('the Anthropic fast path fits a body written for another Claude model to th
     fittedDroppedParams({ output_config: { effort: 'low' } }, 'anthropic', 'claude-opus-4-5'),
     [],
   );
+  // a body for an older model (or an alias) routed to a Claude model after Opus 4.6, which takes temperature 1
+  // only, top_p from 0.99 and no top_k: the rest is left out and named
+  const sampled = { max_tokens: 1000, temperature: 0.2, top_p: 0.9, top_k: 40 };
+  const newer = send(sampled, 'claude-opus-4-8');
+  assert.deepEqual(
+    [newer.temperature, newer.top_p, newer.top_k, newer.max_tokens],
+    [undefined, undefined, undefined, 1000],
+  );
+  assert.deepEqual(fittedDroppedParams(sampled, 'anthropic', 'claude-opus-4-8'), [
+    'temperature',
+    'top_p',
+    'top_k',
+  ]);
+  const taken = { max_tokens: 1000, temperature: 1, top_p: 0.99 };
+  assert.deepEqual(send(taken, 'claude-opus-4-8'), { model: 'claude-opus-4-8', messages: [], ...taken });
+  assert.deepEqual(send(sampled, 'claude-sonnet-4-5').top_k, 40);
+  assert.deepEqual(fittedDroppedParams(sampled, 'anthropic', 'claude-sonnet-4-5'), []);
+  // a mid-conversation system message joins the user turn beside it on a model before Opus 4.8
+  const midSystem = {
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'more' },
+      { role: 'assistant', content: 'ok' },
+      { role: 'system', content: 'Now French.' },
+    ],
+  };
+  assert.deepEqual(send(midSystem, 'claude-sonnet-4-5').messages, [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'text', text: 'Be brief.' },
+        { type: 'text', text: 'more' },
+      ],
+    },
+    { role: 'assistant', content: 'ok' },
+    { role: 'user', content: 'Now French.' },
+  ]);
+  assert.deepEqual(send(midSystem, 'claude-opus-4-8').messages, midSystem.messages);
 });
