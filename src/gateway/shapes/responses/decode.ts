@@ -341,7 +341,7 @@ function decodeTools(req: ResponsesRequest, out: CanonicalRequest): void {
   else if (c === 'required') choice = { type: 'any' };
   else if (c?.type === 'function' && typeof c.name === 'string') choice = { type: 'tool', name: c.name };
   else if (c?.type === 'allowed_tools' && Array.isArray(c.tools)) {
-    const allowed = new Set(c.tools.map((t) => (t as { name?: string }).name));
+    const allowed = allowedFunctions(c.tools, tools);
     tools = tools?.filter((t) => t.type !== 'function' || allowed.has(t.name));
     choice = { type: c.mode === 'required' ? 'any' : 'auto' };
   }
@@ -352,6 +352,31 @@ function decodeTools(req: ResponsesRequest, out: CanonicalRequest): void {
   }
   if (tools) out.tools = tools;
   if (choice) out.tool_choice = choice;
+}
+
+/**
+ * The canonical names of the function tools an `allowed_tools` choice lets the model call. One naming no
+ * declared function is refused: left to the filter, a `required` choice over no tool at all became an answer
+ * without a call.
+ */
+function allowedFunctions(entries: readonly unknown[], tools: CanonicalTool[] | undefined): Set<string> {
+  const declared = tools?.flatMap((t) => (t.type === 'function' ? [t.name] : [])) ?? [];
+  const allowed = new Set<string>();
+  entries.forEach((entry, i) => {
+    const e = entry as { type?: unknown; name?: unknown; namespace?: unknown };
+    if (e?.type !== 'function' || typeof e.name !== 'string') return;
+    const { name, namespace } = e;
+    // a namespace's member, named with its namespace or alone
+    const matches = declared.filter((d) =>
+      typeof namespace === 'string'
+        ? d === flatToolName(namespace, name)
+        : d === name || d.endsWith(flatToolName('', name)),
+    );
+    if (matches.length === 0)
+      invalid(`tool_choice.tools.${i}`, `names the function ${name}, which is not among tools`);
+    for (const m of matches) allowed.add(m);
+  });
+  return allowed;
 }
 
 function functionTool(t: ResponsesTool, path: string, namespace?: string): CanonicalTool {

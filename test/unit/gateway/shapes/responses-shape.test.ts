@@ -248,6 +248,28 @@ test('responses: stored state, stored prompts, hosted tool_choice and file parts
   );
 });
 
+test('responses: an allowed_tools choice narrows the function tools, and one naming no declared function is a 400 naming it', () => {
+  const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
+  const ns = { type: 'namespace', name: 'crm', tools: [fn('lookup')] };
+  const choice = (tools: unknown[]) => ({ type: 'allowed_tools', mode: 'required', tools });
+  const body = (tools: unknown[]) => ({
+    model: 'claude-x',
+    input: 'hi',
+    tools: [fn('a'), fn('b'), ns],
+    tool_choice: choice(tools),
+  });
+  const names = (tools: unknown[]) =>
+    decodeResponsesRequest(body(tools)).tools?.map((t) => (t.type === 'function' ? t.name : t.type));
+  assert.deepEqual(names([{ type: 'function', name: 'b' }]), ['b']);
+  assert.deepEqual(names([{ type: 'function', name: 'lookup', namespace: 'crm' }]), ['crm__lookup']);
+  assert.deepEqual(names([{ type: 'function', name: 'lookup' }]), ['crm__lookup']);
+  // a required call over no tool at all was sent as no tools: the model answered without the call
+  assert.throws(
+    () => decodeResponsesRequest(body([{ type: 'function', name: 'nope' }])),
+    (e: SvcError) => e.code === 'invalid_request' && e.details?.param === 'tool_choice.tools.0',
+  );
+});
+
 test('responses: a namespace of functions is flattened and hosted web search left out for other models; other hosted tools are refused', () => {
   const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
   const ns = {
