@@ -12,6 +12,7 @@ import { takesSampling, takesThinking } from '../adapters/anthropic/model-facts.
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
 import type { InboundShape } from '../events/catalog.ts';
+import { KNOWN_FIELDS, TRANSLATION_HANDLED_FIELDS } from './shapes/responses/schema.ts';
 
 /** Response header listing the request parameters a translated call was sent without. */
 export const DROPPED_PARAMS_HEADER = 'svc-dropped-params';
@@ -78,7 +79,15 @@ export function droppedParams(
           ...reasoningRefused(body, adapter, model),
           ...thinkingRefused(body, shape, adapter, model),
         ];
-  return [...unknown, ...refused.filter((name) => !unknown.includes(name))];
+  const newer = shape === 'openai_responses' ? newerResponsesFields(body) : [];
+  return [...unknown, ...newer, ...refused.filter((name) => !unknown.includes(name))];
+}
+
+/** A Responses request's top-level fields no step of a translation knows (newer than this gateway). */
+function newerResponsesFields(body: Record<string, unknown>): string[] {
+  return Object.keys(body).filter(
+    (name) => body[name] != null && !KNOWN_FIELDS.has(name) && !TRANSLATION_HANDLED_FIELDS.has(name),
+  );
 }
 
 /**

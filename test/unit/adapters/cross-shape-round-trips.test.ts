@@ -545,6 +545,28 @@ test('every translation names the knobs it leaves out: verbosity to Claude, top_
       droppedParams({ model: 'x', input: 'hi', truncation: 'disabled' }, 'openai_responses', adapter),
       [],
     );
+    // a field newer than this gateway was left out without a word; Codex's everyday fields stay unnamed
+    const codex = {
+      model: 'x',
+      input: 'hi',
+      store: false,
+      include: ['reasoning.encrypted_content'],
+      prompt_cache_key: 'k',
+      client_metadata: { a: 'b' },
+      stream_options: { include_obfuscation: false },
+      max_tool_calls: 3,
+      metadata: {},
+      safety_identifier: 'u',
+    };
+    assert.deepEqual(droppedParams(codex, 'openai_responses', adapter), []);
+    assert.deepEqual(
+      droppedParams(
+        { ...codex, context_management: { mode: 'auto' }, later: null },
+        'openai_responses',
+        adapter,
+      ),
+      ['context_management'],
+    );
   }
 });
 

@@ -142,3 +142,26 @@ export const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'user',
   'safety_identifier',
 ]);
+
+/**
+ * Top-level fields a translation reads elsewhere or leaves out by design: stored state and what only OpenAI
+ * runs (refused by name in decode.ts's findOpenAIOnlyPart, or expanded from the gateway's own store), storage,
+ * caching and client metadata (left out without a word), the knobs dropped-params.ts names, and
+ * `max_tool_calls` (it caps OpenAI's built-in tools, which no other model runs). Any other field (one newer
+ * than this gateway) is named in svc-dropped-params when a call is translated.
+ */
+export const TRANSLATION_HANDLED_FIELDS: ReadonlySet<string> = new Set([
+  'previous_response_id',
+  'conversation',
+  'prompt',
+  'background',
+  'top_logprobs',
+  'service_tier',
+  'truncation',
+  'max_tool_calls',
+  'metadata',
+  'client_metadata',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'stream_options',
+]);
