@@ -18,19 +18,36 @@ export interface TextBlock {
 }
 
 /**
- * The web page a citation points at, as OpenAI's `url_citation` annotation names one: Anthropic's
- * `web_search_result_location` (web search), or a `search_result_location` whose source is an http(s) URL.
- * A citation of a document (`char_location`, `page_location`, `content_block_location`) has no such form.
+ * A text block's citations of web pages as the spans of OpenAI's `url_citation` annotations: the whole block,
+ * `start` code points into the text it is part of (a Chat message's text; 0 for a Responses `output_text`),
+ * offsets in code points (a Python string's indices, not UTF-16 units). The web page is Anthropic's
+ * `web_search_result_location` (web search), or a `search_result_location` whose source is an http(s) URL;
+ * a citation of a document (`char_location`, `page_location`, `content_block_location`) has no such form.
+ * A block without citations costs nothing.
  */
-export function citedPage(c: Record<string, unknown>): { url: string; title: string } | undefined {
-  const url =
-    c.type === 'web_search_result_location'
-      ? c.url
-      : c.type === 'search_result_location'
-        ? c.source
-        : undefined;
-  if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) return undefined;
-  return { url, title: typeof c.title === 'string' ? c.title : '' };
+export function urlCitationSpans(
+  b: TextBlock,
+  start: number,
+): { start_index: number; end_index: number; url: string; title: string }[] {
+  if (!b.citations?.length) return [];
+  const end = start + codePoints(b.text);
+  return b.citations.flatMap((c) => {
+    const url =
+      c.type === 'web_search_result_location'
+        ? c.url
+        : c.type === 'search_result_location'
+          ? c.source
+          : undefined;
+    if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) return [];
+    return [{ start_index: start, end_index: end, url, title: typeof c.title === 'string' ? c.title : '' }];
+  });
+}
+
+/** The number of code points of `text`. */
+export function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
 }
 
 export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };

@@ -8,7 +8,7 @@
  * Claude model (fittedDroppedParams).
  */
 import { effortLeftOut, samplingLeftOut } from '../adapters/anthropic/fit-model.ts';
-import { takesSampling, takesThinking } from '../adapters/anthropic/model-facts.ts';
+import { takesThinking } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
 import type { InboundShape } from '../events/catalog.ts';
@@ -111,18 +111,13 @@ export function fittedDroppedParams(
  * left out beside thinking or for the temperature and top_p pair is not named (README says so).
  */
 function samplingRefused(body: Record<string, unknown>, adapter: AdapterName, model: string): string[] {
-  const { temperature, top_p: topP, top_k: topK } = body;
+  const { temperature, top_p: topP } = body;
   if (adapter === 'openai' && takesDefaultSamplingOnly(model))
     return [
       ...(typeof temperature === 'number' && temperature !== 1 ? ['temperature'] : []),
       ...(typeof topP === 'number' && topP !== 1 ? ['top_p'] : []),
     ];
-  if (adapter === 'anthropic' && !takesSampling(model))
-    return [
-      ...(typeof temperature === 'number' && temperature < 1 ? ['temperature'] : []),
-      ...(typeof topP === 'number' && topP < 0.99 ? ['top_p'] : []),
-      ...(topK != null ? ['top_k'] : []),
-    ];
+  if (adapter === 'anthropic') return samplingLeftOut(body, model);
   return [];
 }
 

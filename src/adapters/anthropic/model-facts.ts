@@ -32,8 +32,7 @@ export function thinkingStyleOf(model: string): ThinkingStyle {
  * models refuse `thinking` with a 400. A name that is no Claude model's takes it as asked.
  */
 export function takesThinking(model: string): boolean {
-  const v = claudeVersionOf(model);
-  return v === undefined || v.version >= 3.7;
+  return thinkingStyleOf(model).thinking;
 }
 
 /**

@@ -3,7 +3,7 @@
  * requested name. `prompt_tokens` counts all three input classes (wire-formats §6 #9); thinking is exposed
  * the OpenRouter way (`reasoning`, `reasoning_details`) so clients can replay signatures.
  */
-import { type ContentBlock, citedPage, type TextBlock } from '../../../canonical/message.ts';
+import { type ContentBlock, codePoints, urlCitationSpans } from '../../../canonical/message.ts';
 import {
   type CanonicalResponse,
   type CanonicalUsage,
@@ -19,7 +19,10 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
   const annotations: unknown[] = [];
   for (const b of res.content) {
     if (b.type === 'text') {
-      annotations.push(...urlCitations(b, codePoints(text ?? '')));
+      // url_citation annotations over the block's span of the message text (code points in)
+      if (b.citations?.length)
+        for (const { start_index, end_index, url, title } of urlCitationSpans(b, codePoints(text ?? '')))
+          annotations.push({ type: 'url_citation', url_citation: { start_index, end_index, url, title } });
       text = (text ?? '') + b.text;
     } else if (b.type === 'tool_use') {
       toolCalls.push({
@@ -48,27 +51,6 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
     ],
     usage: encodeOpenAIUsage(res.usage),
   };
-}
-
-/**
- * A text block's citations of web pages as OpenAI `url_citation` annotations over the block's span of the
- * message text (`start` code points in); a citation of a document has no such form and is left out.
- */
-function urlCitations(b: TextBlock, start: number): unknown[] {
-  const end = start + codePoints(b.text);
-  return (b.citations ?? []).flatMap((c) => {
-    const page = citedPage(c);
-    return page
-      ? [{ type: 'url_citation', url_citation: { start_index: start, end_index: end, ...page } }]
-      : [];
-  });
-}
-
-/** OpenAI's annotation offsets count code points (a Python string's indices), not UTF-16 units. */
-function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
 }
 
 export function openaiCompletionId(id: string): string {

@@ -5,7 +5,7 @@
  * fields the real API echoes (`instructions`, `tools`, `tool_choice`, `text`, …). Shared by the streaming
  * encoder, whose `response.completed` carries the same object.
  */
-import { type ContentBlock, citedPage, type TextBlock } from '../../../canonical/message.ts';
+import { type ContentBlock, type TextBlock, urlCitationSpans } from '../../../canonical/message.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
 import type { EncodeOptions } from '../shape.ts';
 import { callNameFields } from './namespaces.ts';
@@ -107,16 +107,9 @@ export function encodeOutputItem(
   }
 }
 
-/**
- * A text block's citations of web pages as the Responses API's `url_citation` annotations over the whole
- * block (its own `output_text`, offsets in code points); a citation of a document has no such form.
- */
+/** A text block's citations of web pages as `url_citation` annotations over its own `output_text`. */
 function urlAnnotations(b: TextBlock): Record<string, unknown>[] {
-  const end = [...b.text].length;
-  return (b.citations ?? []).flatMap((c) => {
-    const page = citedPage(c);
-    return page ? [{ type: 'url_citation', start_index: 0, end_index: end, ...page }] : [];
-  });
+  return urlCitationSpans(b, 0).map((span) => ({ type: 'url_citation', ...span }));
 }
 
 /**
