@@ -55,6 +55,8 @@ export interface GatewayAppDeps {
   handleCountTokens?: Handler<GatewayEnv>;
   /** GET /v1/models after auth; shape is `anthropic` when `anthropic-version` is sent. Default: 501. */
   handleModels?: Handler<GatewayEnv>;
+  /** GET /v1/models/{model} (the rest of the path, slashes included) after auth, shaped as the list. Default: 501. */
+  handleModel?: Handler<GatewayEnv>;
   /** Unauthenticated routes such as /metrics (DECISIONS §4 endpoints). */
   extraRoutes?: readonly ExtraRoute[];
 }
@@ -76,6 +78,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   app.post('/v1/chat/completions', guard(auth, 'openai'), deps.handleChatCompletions ?? notYet);
   app.post('/v1/responses', guard(auth, 'openai_responses'), deps.handleResponses ?? notYet);
   app.get('/v1/models', guard(auth), deps.handleModels ?? notYet);
+  app.get(MODEL_PATH, guard(auth), deps.handleModel ?? notYet);
   // any other method on a provider path: 405 in that provider's error shape (issue 13)
   for (const [path, allow] of METHODS) app.all(path, methodNotAllowed(allow));
 
@@ -141,7 +144,7 @@ export function resolveShape(path: string, headers: HeaderReader): InboundShape 
   if (path === '/v1/chat/completions' || path.startsWith('/v1/chat/completions/')) return 'openai';
   // a stored-response path (`GET /v1/responses/{id}`) is not served, but answers as the OpenAI SDK expects
   if (path === '/v1/responses' || path.startsWith('/v1/responses/')) return 'openai_responses';
-  // one model (`GET /v1/models/{id}`, the SDKs' models.retrieve) is not served, but its 404 is in the SDK's shape
+  // one model (`GET /v1/models/{id}`, the SDKs' models.retrieve) answers in the list's shape
   if (path === '/v1/models' || path.startsWith('/v1/models/'))
     return headers.get('anthropic-version') !== null ? 'anthropic' : 'openai';
   // any other provider-style path (`/v1/embeddings`, `/v1/files`…) is not served: its 404 is in the OpenAI
@@ -205,6 +208,9 @@ function shapeOf(c: Context<GatewayEnv>): InboundShape | undefined {
   return c.get('shape') ?? resolveShape(c.req.path, requestHeaders(c));
 }
 
+/** One model of the list: `/v1/models/` and the rest of the path, slashes included (canonical ids hold them). */
+const MODEL_PATH = '/v1/models/:model{.+}';
+
 /** Provider paths and the methods they answer. */
 const METHODS: ReadonlyArray<readonly [string, string]> = [
   ['/v1/messages', 'POST'],
@@ -212,6 +218,7 @@ const METHODS: ReadonlyArray<readonly [string, string]> = [
   ['/v1/chat/completions', 'POST'],
   ['/v1/responses', 'POST'],
   ['/v1/models', 'GET'],
+  [MODEL_PATH, 'GET'],
 ];
 
 function methodNotAllowed(allow: string): Handler<GatewayEnv> {

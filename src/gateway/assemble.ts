@@ -19,7 +19,7 @@ import type { Store } from '../store/open.ts';
 import { runLongStatements } from '../store/statement-bounds.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
 import { type KeyRecord, resolveBudgetOf } from './keystore/keystore.ts';
-import { createModelsHandler } from './models-route.ts';
+import { createModelHandler, createModelsHandler } from './models-route.ts';
 import { createPipeline } from './pipeline.ts';
 import { createQuotaManager, type QuotaManager } from './quota.ts';
 import { loadQuotaSeed } from './quota-seed.ts';
@@ -115,6 +115,12 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     storedResponses: createStoredResponses(),
   });
   const stopReloads = reloadPolicyOnSignal(policy, log);
+  const modelsDeps = {
+    registry,
+    availableAdapters: new Set(Object.keys(adapters)),
+    createdAt: Math.floor(opts.clock.nowUs() / 1_000_000),
+    resolveRef: (ref: string) => policy.current().resolveRef(ref),
+  };
   log.info('gateway routing ready', {
     models: registry.source,
     pricing_version: registry.pricingVersion,
@@ -135,11 +141,8 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
       spendToday,
       routingHooks: pattern.hooks,
     }),
-    handleModels: createModelsHandler({
-      registry,
-      availableAdapters: new Set(Object.keys(adapters)),
-      createdAt: Math.floor(opts.clock.nowUs() / 1_000_000),
-    }),
+    handleModels: createModelsHandler(modelsDeps),
+    handleModel: createModelHandler(modelsDeps),
     async close() {
       stopReloads();
       await pattern.stop();

@@ -3,15 +3,17 @@
  * adapter has a provider key, narrowed by the key's allowed_models — in the OpenAI list shape, or the
  * Anthropic list shape (paged by `limit`, `after_id`, `before_id` as the API pages, filtered by `lifecycle`)
  * when the request carries `anthropic-version`. Ids are canonical ids, which the routing chain accepts in the
- * `model` field as they are.
+ * `model` field as they are. GET /v1/models/{model} (the SDKs' `models.retrieve`) describes one of those
+ * models as its list entry does, named by canonical id, alias or tier, or bare provider name (modelFor).
  */
-import type { Handler } from 'hono';
+import type { Context, Handler } from 'hono';
 import { requestHeaders } from '../http/request-headers.ts';
 import { SvcError } from '../lib/errors.ts';
 import { contextWindowOf, parseBetas } from '../models/long-context.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import type { GatewayEnv } from './env.ts';
+import { MAX_MODEL_LENGTH } from './shapes/shape.ts';
 
 export interface ModelsRouteDeps {
   registry: ModelRegistry;
@@ -21,13 +23,14 @@ export interface ModelsRouteDeps {
   createdAt: number;
 }
 
+export interface ModelRouteDeps extends ModelsRouteDeps {
+  /** Canonical id for a tier name, canonical id or alias, as the routing policy in force resolves `model`. */
+  resolveRef: (ref: string) => string | undefined;
+}
+
 export function createModelsHandler(deps: ModelsRouteDeps): Handler<GatewayEnv> {
   return (c) => {
-    const key = c.get('gatewayKey');
-    const allowed = key.allowed_models?.length ? new Set(key.allowed_models) : null;
-    const models = deps.registry
-      .list()
-      .filter((m) => deps.availableAdapters.has(m.adapter) && (!allowed || allowed.has(m.id)));
+    const models = keyModels(c, deps);
     if (c.get('shape') === 'anthropic') {
       const listed = hasActiveLifecycle(c.req.queries()) ? models : [];
       const page = anthropicPage(listed, {
@@ -35,21 +38,57 @@ export function createModelsHandler(deps: ModelsRouteDeps): Handler<GatewayEnv> 
         after_id: c.req.query('after_id'),
         before_id: c.req.query('before_id'),
       });
-      // a client that opens a long-context window (anthropic-beta: context-1m-…) on its messages is told that
-      // window, as routing gives it: the same headers get the same figure
-      // (read from Node's raw header list: c.req.header builds an undici Headers of every line)
-      const betas = parseBetas(requestHeaders(c).get('anthropic-beta') ?? '');
-      return c.json(encodeAnthropicList(page.models, page.hasMore, betas));
+      return c.json(encodeAnthropicList(page.models, page.hasMore, betasOf(c)));
     }
     return c.json(encodeOpenAIList(models, deps.createdAt));
   };
 }
 
-export function encodeOpenAIList(models: readonly ModelEntry[], created: number) {
-  return {
-    object: 'list',
-    data: models.map((m) => ({ id: m.id, object: 'model', created, owned_by: m.adapter })),
+/**
+ * GET /v1/models/{model}: the list's entry for one model the key may use, in the same shape (404
+ * `model_not_found` for any other name). `model` is the path's rest, percent-decoded, so a canonical id's
+ * `:` and `/` may come as they are or encoded (the SDKs send `openrouter:meta-llama%2Fllama-3.3-70b-instruct`).
+ */
+export function createModelHandler(deps: ModelRouteDeps): Handler<GatewayEnv> {
+  return (c) => {
+    const ref = modelParam(c.req.url);
+    const m = ref === undefined ? undefined : modelFor(ref, keyModels(c, deps), deps.resolveRef);
+    if (!m) {
+      // a name past the `model` field's bound is not echoed (as that field's refusal does not echo it)
+      const named = ref !== undefined && ref.length <= MAX_MODEL_LENGTH ? JSON.stringify(ref) : 'in the path';
+      throw new SvcError('model_not_found', {
+        message: `The model ${named} does not exist or this key may not use it; GET /v1/models lists the models it may use.`,
+      });
+    }
+    if (c.get('shape') === 'anthropic') return c.json(encodeAnthropicModelInfo(m, betasOf(c)));
+    return c.json(encodeOpenAIModel(m, deps.createdAt));
   };
+}
+
+/**
+ * The model `ref` names among `models` (the key's list): a canonical id, an alias or a tier name as `model`
+ * resolves them in routing slot 1; else the bare provider name of a listed model (`claude-sonnet-4-5`,
+ * `meta-llama/llama-3.3-70b-instruct`), the first in registry order when two providers list it. Only the
+ * exact name: the native-name routing rules' globs (`gpt-*`) would describe every name as some model.
+ */
+export function modelFor(
+  ref: string,
+  models: readonly ModelEntry[],
+  resolveRef: (ref: string) => string | undefined,
+): ModelEntry | undefined {
+  const id = resolveRef(ref);
+  return (
+    (id === undefined ? undefined : models.find((m) => m.id === id)) ??
+    models.find((m) => m.model_name === ref)
+  );
+}
+
+export function encodeOpenAIList(models: readonly ModelEntry[], created: number) {
+  return { object: 'list', data: models.map((m) => encodeOpenAIModel(m, created)) };
+}
+
+export function encodeOpenAIModel(m: ModelEntry, created: number) {
+  return { id: m.id, object: 'model', created, owned_by: m.adapter } as const;
 }
 
 export function encodeAnthropicList(
@@ -93,6 +132,37 @@ export function encodeAnthropicModelInfo(m: ModelEntry, betas: readonly string[]
 }
 
 const UNKNOWN_RELEASE_DATE = '1970-01-01T00:00:00Z';
+const MODEL_PATH_PREFIX = '/v1/models/';
+
+/** Registry entries whose adapter has a provider key, narrowed by the calling key's allowed_models. */
+function keyModels(c: Context<GatewayEnv>, deps: ModelsRouteDeps): ModelEntry[] {
+  const key = c.get('gatewayKey');
+  const allowed = key.allowed_models?.length ? new Set(key.allowed_models) : null;
+  return deps.registry
+    .list()
+    .filter((m) => deps.availableAdapters.has(m.adapter) && (!allowed || allowed.has(m.id)));
+}
+
+/**
+ * The `anthropic-beta` values: a client that opens a long-context window (context-1m-…) on its messages is
+ * told that window, as routing gives it (read from Node's raw header list: c.req.header builds an undici
+ * Headers of every line).
+ */
+function betasOf(c: Context<GatewayEnv>): readonly string[] {
+  return parseBetas(requestHeaders(c).get('anthropic-beta') ?? '');
+}
+
+/**
+ * The model name of a /v1/models/{model} URL, percent-decoded once (from the URL as sent: the router's path
+ * is already decoded, so `%25` would be decoded twice); undefined when its encoding is broken.
+ */
+function modelParam(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).pathname.slice(MODEL_PATH_PREFIX.length));
+  } catch {
+    return undefined;
+  }
+}
 const LIFECYCLES = ['active', 'deprecated', 'retired'];
 
 /**

@@ -49,6 +49,7 @@ export type GatewayExtensions = Pick<
   | 'handleResponses'
   | 'handleCountTokens'
   | 'handleModels'
+  | 'handleModel'
   | 'extraRoutes'
 > & {
   /** Releases what the extensions hold (the upstream connection pool) after the drain. */
@@ -125,6 +126,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
       handleResponses: extensions.handleResponses,
       handleCountTokens: extensions.handleCountTokens,
       handleModels: extensions.handleModels,
+      handleModel: extensions.handleModel,
       extraRoutes: [{ path: '/metrics', app: createMetricsApp(metrics) }, ...(extensions.extraRoutes ?? [])],
       keys: keys.cache,
       bus: runtime.bus,

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   request_headers_too_large: 431,
   routing_failed: 503,
   not_found: 404,
+  // GET /v1/models/{model} naming no model the key may use (OpenAI's own code for it, wire-formats §2.8)
+  model_not_found: 404,
   method_not_allowed: 405,
   // upstream failures (DECISIONS §4)
   upstream_invalid_request: 400,

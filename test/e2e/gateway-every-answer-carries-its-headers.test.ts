@@ -331,6 +331,7 @@ const CASES: Case[] = [
       ['GET', '/v1/messages', 'anthropic', 405, 'method_not_allowed'],
       ['GET', '/v1/chat/completions', 'openai', 405, 'method_not_allowed'],
       ['POST', '/v1/models', 'openai', 405, 'method_not_allowed'],
+      ['DELETE', '/v1/models/openai:gpt-5-mini', 'openai', 405, 'method_not_allowed'],
     ] as const
   ).map(
     ([method, path, shape, status, code]): Case => ({

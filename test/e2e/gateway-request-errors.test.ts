@@ -1,7 +1,7 @@
 /**
  * Requests the gateway refuses before any upstream call (DECISIONS §4): bodies that are not JSON or miss a
  * field (400 naming it), bodies over the size limit (413), models no adapter can serve (503 with
- * `details.tried`); GET /v1/models in both list shapes narrowed to what the key may use; and provider
+ * `details.tried`); GET /v1/models and GET /v1/models/{model} in both shapes narrowed to what the key may use; and provider
  * paths that ignore query strings (the Anthropic SDK's beta client sends `/v1/messages?beta=true`).
  */
 import assert from 'node:assert/strict';
@@ -307,36 +307,92 @@ test('GET /v1/models lists only the models the key may use, in the shape asked f
     },
   );
 
-  await t.test('models.retrieve (not served) is each SDK own NotFoundError, in its error shape', async () => {
-    // the gateway lists models but does not describe one; the 404 says so in the shape the SDK reads
-    await assert.rejects(
-      stack.anthropic.models.retrieve('anthropic:claude-haiku-4-5'),
-      (err) =>
+  await t.test(
+    'models.retrieve describes a model the key may use as the list does, by any of its names',
+    async () => {
+      const listed = (await stack.openai.models.list()).data;
+      const entry = (id: string) => listed.find((m) => m.id === id);
+      // canonical ids (the SDKs percent-encode the slash; curl sends it as it is), aliases, tiers, bare names
+      for (const [name, id] of [
+        ['openrouter:meta-llama/llama-3.3-70b-instruct', 'openrouter:meta-llama/llama-3.3-70b-instruct'],
+        ['meta-llama/llama-3.3-70b-instruct', 'openrouter:meta-llama/llama-3.3-70b-instruct'],
+        ['sonnet', 'anthropic:claude-sonnet-4-5'],
+        ['fast', 'anthropic:claude-haiku-4-5'],
+        ['claude-haiku-4-5', 'anthropic:claude-haiku-4-5'],
+      ] as const) {
+        const m = await stack.openai.models.retrieve(name);
+        assert.deepEqual({ ...m }, { ...entry(id) }, name);
+      }
+      const raw = await fetch(`${stack.gw.url}/v1/models/openrouter:meta-llama/llama-3.3-70b-instruct`, {
+        headers: { authorization: `Bearer ${stack.token}` },
+      });
+      assert.equal(raw.status, 200);
+      assert.equal(((await raw.json()) as { id: string }).id, 'openrouter:meta-llama/llama-3.3-70b-instruct');
+      // the Anthropic shape: the list's ModelInfo, the long-context window when the beta opens it
+      const page = await stack.anthropic.models.list({ limit: 1000 });
+      const info = await stack.anthropic.models.retrieve('sonnet');
+      assert.deepEqual(
+        info,
+        page.data.find((m) => m.id === 'anthropic:claude-sonnet-4-5'),
+      );
+      const long = await stack.anthropic.beta.models.retrieve('anthropic:claude-sonnet-4-5', {
+        betas: ['context-1m-2025-08-07'],
+      });
+      assert.equal(long.max_input_tokens, 1_000_000);
+      assert.equal(stack.fake.requests.length, 0, 'the description is the gateway own, not the upstream');
+    },
+  );
+
+  await t.test(
+    'models.retrieve of a model the key may not use is 404 model_not_found in each SDK shape',
+    async () => {
+      const openaiNotFound = (err: unknown) =>
+        err instanceof OpenAI.NotFoundError &&
+        err.code === 'model_not_found' &&
+        err.type === 'invalid_request_error' &&
+        err.param === 'model' &&
+        err.headers.get('x-should-retry') === 'false';
+      const anthropicNotFound = (err: unknown) =>
         err instanceof Anthropic.NotFoundError &&
         err.type === 'not_found_error' &&
-        /No route for GET \/v1\/models\//.test(String(err.apiMessage)),
-    );
-    await assert.rejects(
-      stack.openai.models.retrieve('openai:gpt-5-mini'),
-      (err) => err instanceof OpenAI.NotFoundError && err.code === 'not_found',
-    );
-    // so are the APIs the gateway does not serve: embeddings, files, batches
-    for (const call of [
-      () => stack.openai.embeddings.create({ model: 'text-embedding-3-small', input: 'x' }),
-      () => stack.openai.files.list(),
-      () =>
-        stack.openai.batches.create({
-          input_file_id: 'f',
-          endpoint: '/v1/responses',
-          completion_window: '24h',
-        }),
-    ])
-      await assert.rejects(call(), (err) => err instanceof OpenAI.NotFoundError && err.code === 'not_found');
-    await assert.rejects(
-      stack.anthropic.messages.batches.create({ requests: [] }),
-      (err) => err instanceof Anthropic.NotFoundError && err.type === 'not_found_error',
-    );
-  });
+        err.headers.get('x-should-retry') === 'false';
+      const narrowOpenAI = new OpenAI({ apiKey: narrow.token, baseURL: `${stack.gw.url}/v1`, maxRetries: 0 });
+      const narrowAnthropic = new Anthropic({ apiKey: narrow.token, baseURL: stack.gw.url, maxRetries: 0 });
+      // unknown; a routing glob's match (gpt-* routes to a GPT model) is no model of that name
+      await assert.rejects(stack.openai.models.retrieve('nope'), openaiNotFound);
+      await assert.rejects(stack.anthropic.models.retrieve('claude-nope-9'), anthropicNotFound);
+      // listed in the registry, but no provider key (OpenAI) or not among the key's allowed_models
+      await assert.rejects(stack.openai.models.retrieve('openai:gpt-5-mini'), openaiNotFound);
+      await assert.rejects(narrowOpenAI.models.retrieve('sonnet'), openaiNotFound);
+      await assert.rejects(narrowAnthropic.models.retrieve('anthropic:claude-sonnet-4-5'), anthropicNotFound);
+      assert.equal((await narrowOpenAI.models.retrieve('haiku')).id, 'anthropic:claude-haiku-4-5');
+    },
+  );
+
+  await t.test(
+    'APIs the gateway does not serve are each SDK own NotFoundError, in its error shape',
+    async () => {
+      // so are the APIs the gateway does not serve: embeddings, files, batches
+      for (const call of [
+        () => stack.openai.embeddings.create({ model: 'text-embedding-3-small', input: 'x' }),
+        () => stack.openai.files.list(),
+        () =>
+          stack.openai.batches.create({
+            input_file_id: 'f',
+            endpoint: '/v1/responses',
+            completion_window: '24h',
+          }),
+      ])
+        await assert.rejects(
+          call(),
+          (err) => err instanceof OpenAI.NotFoundError && err.code === 'not_found',
+        );
+      await assert.rejects(
+        stack.anthropic.messages.batches.create({ requests: [] }),
+        (err) => err instanceof Anthropic.NotFoundError && err.type === 'not_found_error',
+      );
+    },
+  );
 
   await t.test('GET /v1/models needs a token', async () => {
     const res = await fetch(`${stack.gw.url}/v1/models`);
