@@ -4,13 +4,15 @@
  * that call's events to the trace store and exits 0. An answer that starts during the stop says
  * `Connection: close`, so a keep-alive client opens a new connection instead of reusing one the stop closes.
  * A connection that has sent no request (or part of its head) is closed at once, like an idle keep-alive
- * one: it does not hold the stop for the drain's 30 s.
+ * one: it does not hold the stop for the drain's 30 s. Streams in flight at the signal, in each inbound shape
+ * and translated from another provider's wire, run to their terminal frame and keep their events.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { readEvents } from '../helpers/gateway-keys.ts';
-import { startGatewayStack } from '../helpers/gateway-stack.ts';
+import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
+import { parseSseText } from '../helpers/sse-fixtures.ts';
 
 /** A connection open before the stop that sends `bytes` (no whole request head); resolves when the server closes it. */
 async function connectionSending(port: number, bytes: string): Promise<{ closed: Promise<void> }> {
@@ -33,6 +35,39 @@ function refused(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(true));
   });
+}
+
+/** A stream of each inbound shape, translated from another wire, dripping so that it is still running at the signal. */
+const STREAMS = [
+  { path: '/v1/messages', model: 'openai:gpt-5-mini', last: 'message_stop' },
+  { path: '/v1/chat/completions', model: 'anthropic:claude-haiku-4-5', last: '[DONE]' },
+  { path: '/v1/responses', model: 'anthropic:claude-haiku-4-5', last: 'response.completed' },
+] as const;
+
+/** Starts a dripping stream; resolves with its head once its first frame arrived, and with its whole text later. */
+async function streamInFlight(stack: GatewayStack, s: (typeof STREAMS)[number]) {
+  const text = `[[fake:drip=100;text=${Array.from({ length: 8 }, (_, i) => `w${i}`).join(' ')}]]`;
+  const res = await fetch(`${stack.gw.url}${s.path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${stack.token}`,
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(
+      s.path === '/v1/responses'
+        ? { model: s.model, stream: true, input: text }
+        : { model: s.model, stream: true, max_tokens: 64, messages: [{ role: 'user', content: text }] },
+    ),
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let body = decoder.decode((await reader.read()).value);
+  const rest = (async () => {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) body += decoder.decode(r.value);
+    return body;
+  })();
+  return { res, rest };
 }
 
 async function waitFor(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 5_000) {
@@ -64,6 +99,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       () => {},
     );
     await waitFor('the upstream request', () => fake.requests.length === 1);
+    const streams = await Promise.all(STREAMS.map((s) => streamInFlight(stack, s)));
     const silent = await connectionSending(gw.port, '');
     const halfHead = await connectionSending(
       gw.port,
@@ -78,7 +114,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       false,
       'the listener and the connections without a request closed while the request was in flight',
     );
-    assert.equal(fake.requests[0].closedEarlyAt, undefined, 'the upstream call was not cut off');
+    assert.ok(
+      fake.requests.every((r) => r.closedEarlyAt === undefined),
+      'no upstream call was cut off',
+    );
 
     const { data, response } = await answer;
     assert.equal(response.status, 200);
@@ -93,5 +132,29 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       .filter((e) => e.turn_id === turnId)
       .map((e) => e.type);
     assert.deepEqual(types, ['route.decided', 'llm.call_started', 'llm.call_completed', 'turn.completed']);
+
+    // the streams were in flight at the signal (their first frames had arrived) ...
+    const stopping = gw
+      .output()
+      .stderr.split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'gateway stopping');
+    assert.equal(stopping?.in_flight, 1 + STREAMS.length, JSON.stringify(stopping));
+    // ... and each ran to its own terminal frame, its call recorded as a success
+    for (const [i, { res, rest }] of streams.entries()) {
+      const frames = parseSseText(await rest);
+      const last = frames.at(-1)!;
+      assert.equal(
+        last.data === '[DONE]' ? '[DONE]' : JSON.parse(last.data).type,
+        STREAMS[i].last,
+        STREAMS[i].path,
+      );
+      const calls = readEvents(stack.files.db).filter((e) => e.turn_id === res.headers.get('svc-request-id'));
+      const completed = calls.filter((e) => e.type === 'llm.call_completed');
+      assert.equal(completed.length, 1, STREAMS[i].path);
+      assert.equal(completed[0].payload.error_class, null);
+      assert.equal(calls.filter((e) => e.type === 'turn.completed')[0]?.payload.status, 200);
+    }
   });
 }
