@@ -46,10 +46,13 @@ export async function runDelegation(
   const requested = input.model ?? policy.tiers.fast ?? null;
   const target =
     requested === null ? undefined : deps.registry.get(policy.resolveRef(requested) ?? requested);
+  // the delegation's end is a child of its delegate.started (none when it failed before a worker existed)
+  let startedId: string | null = null;
   const failed = (failure_mode: string, message: string, workerId: string | null, cost = ZERO) => {
     deps.bus.publish({
       ...base,
       type: 'delegate.failed',
+      parent_event_id: startedId,
       payload: {
         tool_use_id: input.toolUseId,
         worker_session_id: workerId,
@@ -90,7 +93,7 @@ export async function runDelegation(
     parent_session_id: input.plannerSessionId,
     now,
   });
-  deps.bus.publish({
+  startedId = deps.bus.publish({
     ...base,
     type: 'delegate.started',
     payload: {
@@ -100,7 +103,7 @@ export async function runDelegation(
       requested_model: input.model,
       model: worker.active_model,
     },
-  });
+  }).event.id;
   let started: Started;
   let outcome: LoopOutcome;
   try {
@@ -138,6 +141,7 @@ export async function runDelegation(
   deps.bus.publish({
     ...base,
     type: 'delegate.completed',
+    parent_event_id: startedId,
     payload: {
       tool_use_id: input.toolUseId,
       worker_session_id: worker.id,

@@ -85,12 +85,15 @@ export async function runToolUses(
     const base = { actor: 'tool', session_id: turn.sessionId, turn_id: turn.turnId } as const;
     // the events and the row hold the input with long strings cut; the message holds it whole
     const shown = previewInput(use.input);
+    // the call's end and its confirmation are children of its tool.called (none at the seam: never called)
+    let calledId: string | null = null;
     const failed = async (error_class: ToolErrorClass, message: string, output?: string) => {
       // the event carries the failure's sentence only; what the tool printed goes to the model and the row
       const content = `${error_class}: ${message}${output ? `\n${output}` : ''}`;
       deps.bus.publish({
         ...base,
         type: 'tool.failed',
+        parent_event_id: calledId,
         payload: { tool_use_id: use.id, tool_name: use.name, latency_ms: ms(started), error_class, message },
       });
       const completed_at = now(deps);
@@ -126,12 +129,12 @@ export async function runToolUses(
       await failed('cancelled', 'the turn was cancelled before this tool started');
       continue;
     }
-    deps.bus.publish({
+    calledId = deps.bus.publish({
       ...base,
       type: 'tool.called',
       payload: { tool_use_id: use.id, tool_name: use.name, ...inputFields(shown) },
-    });
-    const outcome = await runOne(deps, turn, use, shown, () => {
+    }).event.id;
+    const outcome = await runOne(deps, turn, use, shown, calledId, () => {
       started = performance.now();
     }).catch((err: unknown): RunOutcome => {
       // a tool that throws is that call's failure, never the turn's end (tools return their own failures)
@@ -157,6 +160,7 @@ export async function runToolUses(
     deps.bus.publish({
       ...base,
       type: 'tool.completed',
+      parent_event_id: calledId,
       payload: {
         tool_use_id: use.id,
         tool_name: use.name,
@@ -191,6 +195,7 @@ async function runOne(
   turn: DispatchTurn,
   use: ToolUseBlock,
   shown: InputPreview,
+  calledId: string,
   onAnswered: () => void,
 ): Promise<RunOutcome> {
   const tool = deps.tools.find((t) => t.name === use.name);
@@ -219,7 +224,7 @@ async function runOne(
     // a call that cannot run (bad input, a path outside the workspace) fails without asking the user
     const invalid = await tool.check?.(use.input, toolContext(deps, turn));
     if (invalid) return { kind: 'failed', error_class: invalid.error_class, message: invalid.message };
-    const denied = await confirm(deps, turn, use, shown);
+    const denied = await confirm(deps, turn, use, shown, calledId);
     onAnswered();
     if (denied) return denied;
   }
@@ -254,14 +259,24 @@ async function confirm(
   turn: DispatchTurn,
   use: ToolUseBlock,
   shown: InputPreview,
+  calledId: string,
 ): Promise<RunOutcome | undefined> {
   const requestId = deps.newId();
-  const base = { actor: 'agent', session_id: turn.sessionId, turn_id: turn.turnId } as const;
-  deps.bus.publish({
-    ...base,
+  const requested = deps.bus.publish({
+    actor: 'agent',
+    session_id: turn.sessionId,
+    turn_id: turn.turnId,
+    parent_event_id: calledId,
     type: 'tool.confirmation_requested',
     payload: { request_id: requestId, tool_use_id: use.id, tool_name: use.name, ...inputFields(shown) },
   });
+  // the answer (or the cancel that settles it) is a child of the request, as recovery writes it
+  const base = {
+    actor: 'agent',
+    session_id: turn.sessionId,
+    turn_id: turn.turnId,
+    parent_event_id: requested.event.id,
+  } as const;
   const outcome = await deps.confirmations.ask({
     requestId,
     sessionId: turn.sessionId,

@@ -61,6 +61,34 @@ async function eventsUntil(
 const ended = (turnId: string) => (evs: Array<{ type: string; turn_id: string }>) =>
   evs.some((e) => e.turn_id === turnId && (e.type === 'turn.completed' || e.type === 'turn.cancelled'));
 
+/** Each closing event's parent, and the payload field that ties the two together. */
+const PARENT_OF: Record<string, [parent: string, key: string]> = {
+  'tool.confirmation_requested': ['tool.called', 'tool_use_id'],
+  'tool.confirmation_resolved': ['tool.confirmation_requested', 'request_id'],
+  'tool.completed': ['tool.called', 'tool_use_id'],
+  'tool.failed': ['tool.called', 'tool_use_id'],
+  'delegate.completed': ['delegate.started', 'tool_use_id'],
+  'delegate.failed': ['delegate.started', 'tool_use_id'],
+  'turn.completed': ['turn.started', ''],
+  'turn.cancelled': ['turn.started', ''],
+};
+
+/** A turn's ends, answers and confirmations point at the event they close (parent_event_id), as recovery's do. */
+function assertParentLinks(events: Array<Record<string, any>>, turnId: string): void {
+  const mine = events.filter((e) => e.turn_id === turnId);
+  const byId = new Map(mine.map((e) => [e.id, e]));
+  let linked = 0;
+  for (const e of mine) {
+    const expected = PARENT_OF[e.type];
+    if (!expected) continue;
+    const parent = byId.get(e.parent_event_id);
+    assert.equal(parent?.type, expected[0], `${e.type}'s parent_event_id ${e.parent_event_id}`);
+    if (expected[1]) assert.equal(parent.payload[expected[1]], e.payload[expected[1]], e.type);
+    linked++;
+  }
+  assert.ok(linked > 0);
+}
+
 async function allowNext(
   server: AgentServer,
   sid: string,
@@ -130,6 +158,7 @@ test('a scripted multi-call turn over REST: tools run in the workspace, events, 
   assert.equal(types.at(-1), 'turn.completed');
   assert.equal(types.filter((x) => x === 'llm.call_completed').length, 7);
   assert.equal(types.filter((x) => x === 'tool.completed').length, 6);
+  assertParentLinks(events, sub.body.turn_id);
   assert.equal(readFileSync(join(server.workspace, 'app.txt'), 'utf8'), 'version=2\n');
   assert.equal(readFileSync(join(server.workspace, 'notes/done.md'), 'utf8'), 'done\n');
 
@@ -246,7 +275,7 @@ test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and r
   const loser = a.status === 409 ? a : b;
   assert.equal(loser.body.error.code, 'confirmation_already_resolved');
   assert.equal(loser.body.error.details.applied, false);
-  await eventsUntil(server, sid, ended(turn.turn_id));
+  assertParentLinks(await eventsUntil(server, sid, ended(turn.turn_id)), turn.turn_id);
   assert.equal((await server.api('GET', `/sessions/${sid}`)).body.active_model, 'anthropic:claude-haiku-4-5');
   const late = await server.api('POST', `/sessions/${sid}/turns/${turn.turn_id}/cancel`, {});
   assert.equal(late.status, 409);
@@ -268,6 +297,7 @@ test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and r
   assert.deepEqual(cancel.body, { turn_id: slow.turn_id, cancellation_initiated: true });
   const all = await eventsUntil(server, sid, ended(slow.turn_id));
   assert.equal((await server.api('GET', `/sessions/${sid}`)).body.active_model, cleared.body.active_model);
+  assertParentLinks(all, slow.turn_id);
   const tail = all.filter((e) => e.turn_id === slow.turn_id).map((e) => e.type);
   assert.deepEqual(tail.slice(-2), ['llm.call_failed', 'turn.cancelled']);
   assert.equal(
@@ -315,6 +345,7 @@ test('delegation over REST: the worker session is listed with its parent, and it
   const started = events.find((e) => e.type === 'delegate.started')!;
   const done = events.find((e) => e.type === 'delegate.completed')!;
   assert.equal(done.payload.result, 'two files');
+  assertParentLinks(events, turn.turn_id);
   const workers = (await server.api('GET', '/sessions?is_worker=true')).body.sessions;
   const worker = workers.find((w: { id: string }) => w.id === started.payload.worker_session_id);
   assert.equal(worker.parent_session_id, sid);

@@ -125,10 +125,10 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     teamId: null,
     parentSessionId: session.parent_session_id,
   };
-  const base = { actor: 'agent', session_id: session.id, turn_id: turnId } as const;
-  deps.bus.publish({
-    ...base,
+  const opened = deps.bus.publish({
     actor: 'user',
+    session_id: session.id,
+    turn_id: turnId,
     type: 'turn.started',
     payload: {
       user_message_id: userMessageId,
@@ -137,6 +137,13 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
       parent_session_id: session.parent_session_id,
     },
   });
+  // the turn's end (turn.completed / turn.cancelled) is a child of its turn.started, as recovery writes it
+  const base = {
+    actor: 'agent',
+    session_id: session.id,
+    turn_id: turnId,
+    parent_event_id: opened.event.id,
+  } as const;
   let routed: Routed;
   let system: string;
   const root = await deps.workspaceRoots.of(session);
@@ -261,7 +268,7 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
       await whileStoreAway(deps.log, 'refused message', () =>
         setMessageStatus(deps.db, userMessageId, 'cancelled'),
       );
-    await endTurn(deps, input, handle, routed, outcome);
+    await endTurn(deps, input, handle, routed, outcome, opened.event.id);
     return outcome;
   };
   (handle as { done: Promise<LoopOutcome> }).done = run();
@@ -312,8 +319,14 @@ async function endTurn(
   handle: TurnHandle,
   routed: Routed,
   outcome: LoopOutcome,
+  startedEventId: string,
 ): Promise<void> {
-  const base = { actor: 'agent', session_id: handle.sessionId, turn_id: handle.turnId } as const;
+  const base = {
+    actor: 'agent',
+    session_id: handle.sessionId,
+    turn_id: handle.turnId,
+    parent_event_id: startedEventId,
+  } as const;
   const cost: Decimal = outcome.cost;
   const now = formatUs(deps.clock.nowUs());
   // the session follows the model its turns run on, unless the user pinned one or this turn overrode it
