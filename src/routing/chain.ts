@@ -24,6 +24,8 @@ export interface Proposal {
   model: string;
   match?: PatternMatch;
   rule?: string;
+  /** The model the request named (as SlotPolicy.explicit, for this proposal only). */
+  explicit?: boolean;
 }
 
 export interface SlotPolicy {
@@ -83,7 +85,7 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
       chain.push({ policy: slot.name, model: null, verdict: 'no_match' });
       continue;
     }
-    const { model, match, rule } = typeof proposal === 'string' ? { model: proposal } : proposal;
+    const { model, match, rule, explicit } = typeof proposal === 'string' ? { model: proposal } : proposal;
     if (rule !== undefined) ruleName = rule;
     const { entry, failure } = validateCandidate(model, facts, ctx);
     if (failure === null && entry) {
@@ -91,7 +93,7 @@ export function resolveRoute(facts: RouteFacts, ctx: RouteContext): RouteDecisio
       return decided(chain, chain.length - 1, entry, started, null, env, match ?? null, ctx, ruleName);
     }
     chain.push({ policy: slot.name, model, verdict: 'rejected', validation_failure: failure ?? undefined });
-    if (failure === 'model_not_allowed' && slot.explicit) break;
+    if (failure === 'model_not_allowed' && (slot.explicit || explicit)) break;
   }
   return decided(chain, -1, null, started, routeError(chain, facts, ctx), env, null, ctx, ruleName);
 }

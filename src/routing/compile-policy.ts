@@ -29,6 +29,11 @@ export interface CompiledRule {
   test: CompiledPredicate | null;
   /** Canonical id. */
   use: string;
+  /**
+   * The rule's `when` is only `requested_model`: it maps the name the client sent (the built-in
+   * provider-native rules), so `use` is the model the request named and is never swapped for another.
+   */
+  namesRequestedModel: boolean;
 }
 
 export interface CompiledWorkspace {
@@ -135,6 +140,7 @@ function compilePolicy(
     name: r.name,
     test: r.when ? compilePredicate(r.when, `rules[${i}].when`, errors) : null,
     use: ref(r.use, `rules[${i}].use`),
+    namesRequestedModel: r.when !== undefined && Object.keys(r.when).join() === 'requested_model',
   }));
   const workspaces = file.workspaces.map((w, i) => ({
     match: w.match,

@@ -153,12 +153,16 @@ test('a daily cap admits exactly what it can pay for, under a concurrent burst',
 test('a model outside allowed_models is 403 with no upstream call and no fallback', {
   timeout: 60_000,
 }, async (t) => {
-  const stack = await startGatewayStack({ keyArgs: ['--allow-model', 'openai:gpt-5-mini'] });
+  // the global default is allowed: a refused model must not be swapped for it
+  const stack = await startGatewayStack({
+    keyArgs: ['--allow-model', 'openai:gpt-5-mini', '--allow-model', 'anthropic:claude-sonnet-4-5'],
+  });
   t.after(() => stack.stop());
   const { fake } = stack;
   t.beforeEach(() => fake.reset());
 
-  const refusedModels = ['anthropic:claude-haiku-4-5', 'openai:gpt-5'];
+  // canonical ids, and the provider-native names the SDKs and Claude Code send (mapped by built-in rules)
+  const refusedModels = ['anthropic:claude-haiku-4-5', 'openai:gpt-5', 'claude-haiku-4-5', 'gpt-5'];
   for (const model of refusedModels) {
     for (const shape of ['anthropic', 'openai'] as const) {
       await t.test(`${model} on the ${shape} path is 403 model_not_allowed`, async () => {

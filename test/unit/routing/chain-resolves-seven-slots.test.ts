@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { parseModelRegistry } from '#src/models/registry.ts';
 import { ROUTING_CHAIN, resolveRoute } from '#src/routing/chain.ts';
 import { compilePolicyText } from '#src/routing/compile-policy.ts';
+import { DEFAULT_POLICY_YAML } from '#src/routing/default-policy.ts';
 import { POLICY_NAMES } from '#src/routing/facts.ts';
 import type { PatternMatch } from '#src/routing/pattern/table.ts';
 import { ALL_ADAPTERS, facts, policyOf, registry, route } from './routing-fixture.ts';
@@ -317,6 +318,33 @@ test('a slot-1 model outside allowed_models is a 403 with no fallback', () => {
   assert.equal(d.chain[0].validation_failure, 'model_not_allowed');
   assert.equal(d.error?.code, 'model_not_allowed');
   assert.equal(d.error?.status, 403);
+});
+
+test('a rule that maps the requested name is the model the request named: outside allowed_models it is a 403, never the default', () => {
+  // the built-in native-name rule sends claude-haiku-4-5 to anthropic:claude-haiku-4-5
+  const native = route(
+    { requestedModel: 'claude-haiku-4-5' },
+    { yaml: DEFAULT_POLICY_YAML, allowedModels: new Set([SONNET]) },
+  );
+  assert.equal(native.chosen, null);
+  assert.deepEqual(native.chain.at(-1), {
+    policy: 'rule',
+    model: 'anthropic:claude-haiku-4-5',
+    verdict: 'rejected',
+    validation_failure: 'model_not_allowed',
+  });
+  assert.equal(native.error?.code, 'model_not_allowed');
+  // a routing.yaml rule on requested_model alone does the same; one with another condition is a preference
+  const yaml = [
+    'rules:',
+    '  - { name: by-name, when: { requested_model: "my-*" }, use: deep }',
+    '  - { name: tools, when: { has_tools: true }, use: deep }',
+  ].join('\n');
+  assert.equal(
+    route({ requestedModel: 'my-model' }, { yaml, allowedModels: new Set([SONNET]) }).error?.status,
+    403,
+  );
+  assert.equal(route({ hasTools: true }, { yaml, allowedModels: new Set([SONNET]) }).chosen?.id, SONNET);
 });
 
 test('other slots skip a disallowed candidate and continue', () => {
