@@ -359,12 +359,19 @@ test('an unknown session or an unreachable server is one sentence on stderr and 
   assert.match(badErr, /^svc: --server must be the agent server's http:\/\/ URL/);
 });
 
-test('an unknown --model is one sentence naming --model, not the REST field', async () => {
+test('an unknown --model or a --workspace that is no folder is one sentence naming the flag, not the REST field', async () => {
   const c = chat(['--model', 'nope'], '');
   assert.equal(await c.exit, 1);
   assert.match(
     c.err(),
     /^svc: --model "nope" is not a model id, alias or tier in .*; svc serve's GET \/models lists them\. \(model_not_configured\)\n$/,
+  );
+  const missing = join(server.workspace, 'no-such-folder');
+  const w = chat(['--workspace', missing], '');
+  assert.equal(await w.exit, 1);
+  assert.equal(
+    w.err(),
+    `svc: --workspace ${missing} is not an existing directory; pass the folder to work in (the default is the current directory). (workspace_not_found)\n`,
   );
 });
 
@@ -422,6 +429,13 @@ test('an empty --model, --session, --workspace or --server, or an SVC_SERVE_PORT
     assert.deepEqual([r.code, r.out], [2, ''], `${flag} '': ${r.err}`);
     assert.equal(r.err, `svc: Option ${flag} of svc chat needs a value.\n`);
   }
+  // --session resumes a session on its own folder: a --workspace beside it is refused, not ignored
+  const both = await run(['--server', server.url, '--session', 'sess_x', '--workspace', server.workspace]);
+  assert.deepEqual([both.code, both.out], [2, ''], both.err);
+  assert.equal(
+    both.err,
+    'svc: --workspace and --session cannot be used together: --session resumes a session on the folder it was created on; pass one of them.\n',
+  );
   const port = await run([], { ...server.env, SVC_SERVE_PORT: 'abc' });
   assert.deepEqual([port.code, port.out], [1, ''], port.err);
   assert.match(port.err, /^svc: SVC_SERVE_PORT must be a port number from 0 to 65535, not "abc"; [^\n]+\n$/);

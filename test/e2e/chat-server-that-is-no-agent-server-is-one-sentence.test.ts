@@ -100,11 +100,11 @@ test('an agent-server error body (a code of svc) is still shown as the server sa
     send(
       400,
       'application/json',
-      JSON.stringify({ error: { code: 'workspace_not_found', message: 'No folder /nowhere.' } }),
+      JSON.stringify({ error: { code: 'internal_error', message: 'The store failed.' } }),
     )(res),
   );
   assert.equal(r.code, 1, r.stderr);
-  assert.equal(r.stderr, 'svc: No folder /nowhere. (workspace_not_found)\n');
+  assert.equal(r.stderr, 'svc: The store failed. (internal_error)\n');
 });
 
 test('another svc server (svc gateway: 404 not_found in the service error body) is no agent server either', async () => {

@@ -190,6 +190,23 @@ async function asModelFlag<T>(call: Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The server refuses a folder that is not a directory by its REST field (workspace_path); a chat user typed
+ * --workspace (or left it to the current directory): the refusal says so, in the CLI's words.
+ */
+async function asWorkspaceFlag<T>(call: Promise<T>, workspace: string): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (!isSvcError(err) || err.details?.code !== 'workspace_not_found') throw err;
+    throw new SvcError(err.code, {
+      message: `--workspace ${workspace} is not an existing directory; pass the folder to work in (the default is the current directory). (workspace_not_found)`,
+      details: err.details,
+      cause: err,
+    });
+  }
+}
+
 async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<string> {
   if (o.session) {
     const s = await api.getSession(o.session);
@@ -203,7 +220,8 @@ async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<st
     p.line(`session ${s.id} · ${s.workspace_path} · ${model}`, true);
     return s.id;
   }
-  const created = await asModelFlag(api.createSession(resolve(o.workspace), o.model));
+  const workspace = resolve(o.workspace);
+  const created = await asWorkspaceFlag(asModelFlag(api.createSession(workspace, o.model)), workspace);
   const s = await api.getSession(created.id);
   p.line(`session ${s.id} · ${s.workspace_path} · ${s.active_model}`, true);
   return s.id;

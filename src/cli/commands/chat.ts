@@ -24,6 +24,12 @@ export default defineCommand({
     for (const flag of ['workspace', 'session', 'model', 'server'] as const)
       if (args[flag] !== undefined && args[flag].trim() === '')
         throw new SvcError('usage_error', { message: `Option --${flag} of svc chat needs a value.` });
+    // a resumed session keeps the folder it was created on: a --workspace beside --session would be ignored
+    if (args.session !== undefined && args.workspace !== undefined)
+      throw new SvcError('usage_error', {
+        message:
+          '--workspace and --session cannot be used together: --session resumes a session on the folder it was created on; pass one of them.',
+      });
     process.exitCode = await runChat({
       server: args.server === undefined ? `http://127.0.0.1:${servePortOf(env)}` : serverUrl(args.server),
       workspace: args.workspace ?? process.cwd(),
