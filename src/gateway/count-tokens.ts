@@ -3,10 +3,12 @@
  * call but no call is made and no event is written. A model on the Anthropic wire gets the provider's own
  * count (the client body forwarded, only `model` replaced); any other model gets routing's script-aware
  * estimate (request-facts.ts), marked
- * `svc-token-count: estimate` (issue 13).
+ * `svc-token-count: estimate` (issue 13). A body fitted to the routed model names what fitting left out in
+ * `svc-dropped-params`, as the call does.
  */
 import type { Handler } from 'hono';
 import * as v from 'valibot';
+import { fitTarget } from '../adapters/anthropic/fit-model.ts';
 import { checkResponseShape, TokenCountSchema } from '../adapters/response-shape.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
@@ -14,6 +16,7 @@ import type { CallRunner } from '../llm/runner.ts';
 import { readUpstreamText, type Upstream } from '../llm/upstream.ts';
 import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
+import { DROPPED_PARAMS_HEADER, fittedDroppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import { budgetKeyIdOf } from './keystore/keystore.ts';
@@ -59,12 +62,15 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
       return c.json({ input_tokens: facts.estimatedInputTokens });
     }
     // a body written for another Claude model is fitted to the routed one as its call would be (thinking and
-    // effort: the count endpoint refuses what Messages refuses of them), max_tokens aside: a count has none
+    // effort: the count endpoint refuses what Messages refuses of them), max_tokens aside: a count has none;
+    // what that leaves out is named as the call names it
     const { upstreamModel } = routed;
-    const fitTo =
-      req.model !== routed.model.id && req.model !== upstreamModel
-        ? { maxOutputTokens: routed.model.capabilities.max_output_tokens }
-        : undefined;
+    const fitTo = fitTarget(req.model, routed, true);
+    const params = fittedDroppedParams(body, upstreamModel, fitTo).join(', ');
+    if (params) {
+      c.set('droppedParams', params);
+      c.header(DROPPED_PARAMS_HEADER, params);
+    }
     const call = adapter.encodeCountTokens({
       bodyText,
       body: body as Record<string, unknown>,

@@ -7,7 +7,7 @@
  * left out without a word; on the same wire every field is forwarded as sent, but for a body written for another
  * Claude model (fittedDroppedParams).
  */
-import { effortLeftOut, samplingLeftOut } from '../adapters/anthropic/fit-model.ts';
+import { type FitTo, fitLeftOut, samplingLeftOut } from '../adapters/anthropic/fit-model.ts';
 import { takesThinking } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
@@ -92,16 +92,16 @@ function newerResponsesFields(body: Record<string, unknown>): string[] {
 
 /**
  * On the same wire, what a body written for another Claude model than the routed one loses when it is fitted
- * to that one (adapters/anthropic/fit-model.ts): sampling a model after Opus 4.6 refuses, and an effort no thinking
- * budget carries, on a model without effort.
+ * to that one (`fitTo`: fitTarget; adapters/anthropic/fit-model.ts): thinking the model does not take, an effort
+ * no thinking budget carries on a model without effort, and sampling a model after Opus 4.6 refuses. POST
+ * /v1/messages and count_tokens name it alike.
  */
 export function fittedDroppedParams(
   body: Record<string, unknown>,
-  adapter: AdapterName,
-  model: string,
+  upstreamModel: string,
+  fitTo: FitTo | undefined,
 ): string[] {
-  if (adapter !== 'anthropic') return [];
-  return [...samplingLeftOut(body, model), ...(effortLeftOut(body, model) ? ['output_config.effort'] : [])];
+  return fitTo ? fitLeftOut(body, upstreamModel, fitTo) : [];
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import type { Handler } from 'hono';
 import type { Adapter, SameWireOps, UpstreamCall } from '../adapters/adapter.ts';
+import { fitTarget } from '../adapters/anthropic/fit-model.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
@@ -136,16 +137,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           c.header(DROPPED_TOOLS_HEADER, dropped);
         }
         // a body written for another Claude model is fitted to the routed one (adapters/anthropic/fit-model.ts)
-        const fitTo =
-          sameWire && adapter.name === 'anthropic' && req.model !== model.id && req.model !== upstreamModel
-            ? { maxOutputTokens: model.capabilities.max_output_tokens }
-            : undefined;
+        const fitTo = fitTarget(req.model, routed, sameWire);
         // knobs the other wire has no equivalent for are left out, and the answer says which
         const params = (
           sameWire
-            ? fitTo
-              ? fittedDroppedParams(received, adapter.name, upstreamModel)
-              : []
+            ? fittedDroppedParams(received, upstreamModel, fitTo)
             : droppedParams(received, shapeName, adapter.name, upstreamModel)
         ).join(', ');
         if (params) {

@@ -53,6 +53,27 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
         thinking: { type: 'enabled', budget_tokens: 8192 },
       });
       assert.ok(data.input_tokens > 0);
+      // the effort went into the thinking budget: nothing is left out
+      assert.equal(response.headers.get('svc-dropped-params'), null);
+    },
+  );
+
+  await t.test(
+    'what fitting leaves out of a count is named in svc-dropped-params, as the call names it',
+    async () => {
+      // an effort (Claude Code's for a newer Haiku) that claude-haiku-4-5 does not take, with no thinking to carry it
+      const asked = { model: 'claude-haiku-5', messages, output_config: { effort: 'low' } };
+      const counted = await anthropic.messages
+        .countTokens(asked as Anthropic.MessageCountTokensParams)
+        .withResponse();
+      const called = await anthropic.messages
+        .create({ ...asked, max_tokens: 64 } as Anthropic.MessageCreateParamsNonStreaming)
+        .withResponse();
+      assert.equal(counted.response.headers.get('svc-routed-model'), 'anthropic:claude-haiku-4-5');
+      assert.equal(counted.response.headers.get('svc-dropped-params'), 'output_config.effort');
+      assert.equal(called.response.headers.get('svc-dropped-params'), 'output_config.effort');
+      const sent = fake.requests.find((r) => r.path === '/v1/messages/count_tokens');
+      assert.deepEqual(sent?.body, { model: 'claude-haiku-4-5', messages });
     },
   );
 

@@ -6,6 +6,7 @@
  * effort). Only those fields change, in the JSON text; the rest goes as sent.
  */
 import { removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
+import type { ModelEntry } from '../../models/model-schema.ts';
 import type { PassthroughInput } from '../adapter.ts';
 import { takesSampling, takesSystemMessages, takesThinking, thinkingStyleOf } from './model-facts.ts';
 import { EFFORT_BUDGET } from './request.ts';
@@ -22,45 +23,16 @@ export function fitToModel(input: PassthroughInput): PassthroughInput {
   if (!input.fitTo) return input;
   const { body, upstreamModel } = input;
   let text = input.bodyText;
-  const asked = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
-  const maxTokens = asked === undefined ? undefined : Math.min(asked, input.fitTo.maxOutputTokens);
+  const asked = askedMaxTokens(body);
+  const maxTokens = fittedMaxTokens(body, input.fitTo);
   if (maxTokens !== asked) text = replaceJsonValue(text, ['max_tokens'], String(maxTokens)) ?? text;
-  const style = thinkingStyleOf(upstreamModel);
-  const thinking = objectAt(body, 'thinking');
+  const thinking = fittedThinking(body, upstreamModel, maxTokens);
+  if (thinking === null) text = removeJsonMember(text, 'thinking');
+  else if (thinking !== undefined)
+    text = replaceJsonValue(text, ['thinking'], JSON.stringify(thinking)) ?? text;
   const config = objectAt(body, 'output_config');
-  const effort = typeof config?.effort === 'string' ? config.effort : undefined;
-  if (thinking !== undefined && !takesThinking(upstreamModel)) {
-    // a Claude 3 or 3.5 model (a family rule's fallback in your models.yaml) has no extended thinking at all
-    text = removeJsonMember(text, 'thinking');
-  } else if (thinking?.type === 'adaptive' && !style.adaptive) {
-    // a budget for the effort asked, leaving a quarter of max_tokens (1,024 at least) for the answer, as a
-    // translated request's reasoning_effort gets (request.ts encodeThinking); no room for one: no thinking.
-    // A count_tokens body has no max_tokens (wire-formats §1.1): the effort's budget as it is.
-    const room =
-      maxTokens === undefined
-        ? Number.POSITIVE_INFINITY
-        : maxTokens - Math.max(1024, Math.floor(maxTokens / 4));
-    const budget = Math.min(EFFORT_BUDGET[effort ?? DEFAULT_EFFORT] ?? EFFORT_BUDGET[DEFAULT_EFFORT], room);
-    const display = thinking.display === undefined ? {} : { display: thinking.display };
-    text =
-      budget >= 1024
-        ? (replaceJsonValue(
-            text,
-            ['thinking'],
-            JSON.stringify({ type: 'enabled', budget_tokens: budget, ...display }),
-          ) ?? text)
-        : removeJsonMember(text, 'thinking');
-  } else if (thinking?.type === 'enabled' && maxTokens !== asked && maxTokens !== undefined) {
-    // a budget must stay below max_tokens, now lower than the client asked
-    const budget = Number(thinking.budget_tokens);
-    if (budget >= maxTokens)
-      text =
-        maxTokens - 1 >= 1024
-          ? (replaceJsonValue(text, ['thinking', 'budget_tokens'], String(maxTokens - 1)) ?? text)
-          : removeJsonMember(text, 'thinking');
-  }
-  if (effort !== undefined && !style.effort) {
-    const { effort: _, ...rest } = config!;
+  if (config?.effort !== undefined && !thinkingStyleOf(upstreamModel).effort) {
+    const { effort: _, ...rest } = config;
     text =
       Object.keys(rest).length > 0
         ? (replaceJsonValue(text, ['output_config'], JSON.stringify(rest)) ?? text)
@@ -75,16 +47,40 @@ export function fitToModel(input: PassthroughInput): PassthroughInput {
 }
 
 /**
- * Whether `output_config.effort` of `body` is left out by fitToModel without going into a thinking budget (no
- * adaptive thinking to carry it): what `svc-dropped-params` names.
+ * The fields of `body` fitToModel leaves out when it fits the body to `upstreamModel` (what
+ * `svc-dropped-params` names, on POST /v1/messages and count_tokens alike): thinking the model does not take
+ * (Claude 3 or 3.5) or that no budget fits beside the fitted max_tokens, an `output_config.effort` no thinking
+ * budget carries on a model without effort, and the sampling samplingLeftOut names.
  */
-export function effortLeftOut(body: Record<string, unknown>, upstreamModel: string): boolean {
+export function fitLeftOut(body: Record<string, unknown>, upstreamModel: string, fitTo: FitTo): string[] {
+  const asked = objectAt(body, 'thinking');
+  const thinking = fittedThinking(body, upstreamModel, fittedMaxTokens(body, fitTo));
   const effort = objectAt(body, 'output_config')?.effort;
-  return (
-    effort != null &&
-    !thinkingStyleOf(upstreamModel).effort &&
-    (objectAt(body, 'thinking')?.type !== 'adaptive' || !takesThinking(upstreamModel))
-  );
+  // the effort adaptive thinking runs at goes into the budget that replaces it, when there is one
+  const carried = asked?.type === 'adaptive' && thinking != null;
+  return [
+    ...(thinking === null && asked?.type !== 'disabled' ? ['thinking'] : []),
+    ...(effort != null && !thinkingStyleOf(upstreamModel).effort && !carried ? ['output_config.effort'] : []),
+    ...samplingLeftOut(body, upstreamModel),
+  ];
+}
+
+/**
+ * The fitting a body gets on its way to `routed` (fitToModel): a body forwarded on the Anthropic wire that names
+ * neither the routed model's canonical id nor its provider name (written for another Claude model, or an alias);
+ * undefined: it goes as sent. `forwarded`: the client's body goes upstream (the same wire; a count always).
+ */
+export function fitTarget(
+  requestedModel: string,
+  routed: { model: ModelEntry; adapter: { name: string }; upstreamModel: string },
+  forwarded: boolean,
+): FitTo | undefined {
+  return forwarded &&
+    routed.adapter.name === 'anthropic' &&
+    requestedModel !== routed.model.id &&
+    requestedModel !== routed.upstreamModel
+    ? { maxOutputTokens: routed.model.capabilities.max_output_tokens }
+    : undefined;
 }
 
 /**
@@ -101,7 +97,54 @@ export function samplingLeftOut(body: Record<string, unknown>, upstreamModel: st
   ];
 }
 
+/** What a body is fitted to: the routed model's output limit. */
+export type FitTo = NonNullable<PassthroughInput['fitTo']>;
+
 type Message = { role?: unknown; content?: unknown };
+
+function askedMaxTokens(body: Record<string, unknown>): number | undefined {
+  return typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
+}
+
+/** max_tokens no higher than the model gives; a count_tokens body has none (wire-formats §1.1). */
+function fittedMaxTokens(body: Record<string, unknown>, fitTo: FitTo): number | undefined {
+  const asked = askedMaxTokens(body);
+  return asked === undefined ? undefined : Math.min(asked, fitTo.maxOutputTokens);
+}
+
+/**
+ * What fitting does to `thinking`: undefined keeps it as sent, null leaves it out, an object replaces it. A Claude
+ * 3 or 3.5 model (a family rule's fallback in your models.yaml) has no extended thinking at all; adaptive thinking
+ * on a model before 4.6 becomes a budget for the effort asked, leaving a quarter of max_tokens (1,024 at least)
+ * for the answer, as a translated request's reasoning_effort gets (request.ts encodeThinking), and a count_tokens
+ * body (no max_tokens) the effort's budget as it is; a budget the client set stays below a lowered max_tokens.
+ * No room for a budget of 1,024: no thinking.
+ */
+function fittedThinking(
+  body: Record<string, unknown>,
+  upstreamModel: string,
+  maxTokens: number | undefined,
+): Record<string, unknown> | null | undefined {
+  const thinking = objectAt(body, 'thinking');
+  if (thinking === undefined) return undefined;
+  if (!takesThinking(upstreamModel)) return null;
+  if (thinking.type === 'adaptive' && !thinkingStyleOf(upstreamModel).adaptive) {
+    const effort = objectAt(body, 'output_config')?.effort;
+    const room =
+      maxTokens === undefined
+        ? Number.POSITIVE_INFINITY
+        : maxTokens - Math.max(1024, Math.floor(maxTokens / 4));
+    const asked = typeof effort === 'string' ? EFFORT_BUDGET[effort] : undefined;
+    const budget = Math.min(asked ?? EFFORT_BUDGET[DEFAULT_EFFORT], room);
+    const display = thinking.display === undefined ? {} : { display: thinking.display };
+    return budget >= 1024 ? { type: 'enabled', budget_tokens: budget, ...display } : null;
+  }
+  if (thinking.type === 'enabled' && maxTokens !== undefined && maxTokens !== askedMaxTokens(body)) {
+    if (Number(thinking.budget_tokens) < maxTokens) return undefined;
+    return maxTokens - 1 >= 1024 ? { ...thinking, budget_tokens: maxTokens - 1 } : null;
+  }
+  return undefined;
+}
 
 /**
  * Mid-conversation system messages (`role: "system"`, taken from Claude Opus 4.8 on) as user text, for a model

@@ -108,6 +108,9 @@ test('the Anthropic fast path fits a body written for another Claude model to th
         ...(fit ? { fitTo: { maxOutputTokens: 64_000 } } : {}),
       }).body,
     );
+  // what svc-dropped-params names of such a body (POST /v1/messages and count_tokens alike)
+  const named = (body: Record<string, unknown>, upstreamModel: string) =>
+    fittedDroppedParams(body, upstreamModel, { maxOutputTokens: 64_000 });
   // Claude Code's request for claude-*-5-5: a 4.5 model takes a budget for the effort, and only Opus 4.5 the effort
   const claudeCode = {
     max_tokens: 128_000,
@@ -133,6 +136,13 @@ test('the Anthropic fast path fits a body written for another Claude model to th
     'claude-haiku-4-5',
   );
   assert.deepEqual([small.thinking, small.output_config], [undefined, undefined]);
+  assert.deepEqual(
+    named(
+      { max_tokens: 1500, thinking: { type: 'adaptive' }, output_config: { effort: 'low' } },
+      'claude-haiku-4-5',
+    ),
+    ['thinking', 'output_config.effort'],
+  );
   // a Claude 3 or 3.5 model (a family rule's fallback in a models.yaml) takes no thinking at all: a 400 with it
   for (const old of ['claude-3-5-haiku-20241022', 'claude-3-haiku-20240307', 'claude-3-5-sonnet-latest']) {
     const fitted = send(claudeCode, old);
@@ -140,19 +150,13 @@ test('the Anthropic fast path fits a body written for another Claude model to th
       [fitted.thinking, fitted.output_config],
       [undefined, { format: claudeCode.output_config.format }],
     );
-    assert.deepEqual(fittedDroppedParams(claudeCode, 'anthropic', old), ['output_config.effort']);
+    assert.deepEqual(named(claudeCode, old), ['thinking', 'output_config.effort']);
   }
   assert.deepEqual(send(claudeCode, 'claude-3-7-sonnet-latest').thinking.type, 'enabled');
   // an effort no thinking budget carries is named in svc-dropped-params
-  assert.deepEqual(
-    fittedDroppedParams({ output_config: { effort: 'low' } }, 'anthropic', 'claude-haiku-4-5'),
-    ['output_config.effort'],
-  );
-  assert.deepEqual(fittedDroppedParams(claudeCode, 'anthropic', 'claude-haiku-4-5'), []);
-  assert.deepEqual(
-    fittedDroppedParams({ output_config: { effort: 'low' } }, 'anthropic', 'claude-opus-4-5'),
-    [],
-  );
+  assert.deepEqual(named({ output_config: { effort: 'low' } }, 'claude-haiku-4-5'), ['output_config.effort']);
+  assert.deepEqual(named(claudeCode, 'claude-haiku-4-5'), []);
+  assert.deepEqual(named({ output_config: { effort: 'low' } }, 'claude-opus-4-5'), []);
   // a body for an older model (or an alias) routed to a Claude model after Opus 4.6, which takes temperature 1
   // only, top_p from 0.99 and no top_k: the rest is left out and named
   const sampled = { max_tokens: 1000, temperature: 0.2, top_p: 0.9, top_k: 40 };
@@ -161,15 +165,11 @@ test('the Anthropic fast path fits a body written for another Claude model to th
     [newer.temperature, newer.top_p, newer.top_k, newer.max_tokens],
     [undefined, undefined, undefined, 1000],
   );
-  assert.deepEqual(fittedDroppedParams(sampled, 'anthropic', 'claude-opus-4-8'), [
-    'temperature',
-    'top_p',
-    'top_k',
-  ]);
+  assert.deepEqual(named(sampled, 'claude-opus-4-8'), ['temperature', 'top_p', 'top_k']);
   const taken = { max_tokens: 1000, temperature: 1, top_p: 0.99 };
   assert.deepEqual(send(taken, 'claude-opus-4-8'), { model: 'claude-opus-4-8', messages: [], ...taken });
   assert.deepEqual(send(sampled, 'claude-sonnet-4-5').top_k, 40);
-  assert.deepEqual(fittedDroppedParams(sampled, 'anthropic', 'claude-sonnet-4-5'), []);
+  assert.deepEqual(named(sampled, 'claude-sonnet-4-5'), []);
   // a mid-conversation system message joins the user turn beside it on a model before Opus 4.8
   const midSystem = {
     messages: [
