@@ -52,6 +52,27 @@ test('piped stdin: a turn streams its text, shows the tool calls, asks to confir
   assert.equal(session.workspace_path, server.workspace);
 });
 
+test('a confirmation shows the whole command, and no control character from the model reaches the terminal', async () => {
+  // the end of a long command is what a 60-character cut would hide
+  const command = `echo ${'harmless '.repeat(10)}; touch surprise`;
+  fake.script([
+    {
+      text: 'Look\u001b]0;title\u0007 here\u001b[2K\r.',
+      toolUses: [{ name: 'run_command', input: { command: `${command}\u001b[8m` } }],
+    },
+    { text: 'Not run.' },
+  ]);
+  const c = chat(['--workspace', server.workspace], 'run it\nn\n');
+  assert.equal(await c.exit, 0, c.err());
+  const out = c.out();
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters that must not be printed
+  assert.equal(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(out), false, JSON.stringify(out));
+  assert.match(out, /^Look␛\]0;title␇ here␛\[2K␍\.$/m);
+  const question = `? allow run_command command=${JSON.stringify(command).slice(0, -1)}\\u001b[8m" [y/n/a] n`;
+  assert.ok(out.includes(question), out);
+  assert.match(out, /^ {2}✗ run_command: denied_by_user/m);
+});
+
 test('Ctrl-C cancels the running turn and the chat goes on; a second Ctrl-C after it quits with 130', async () => {
   const slow = () => ({ text: Array.from({ length: 300 }, (_, i) => `w${i}`).join(' '), dripMs: 20 });
   fake.script([slow()]);

@@ -5,9 +5,10 @@
  */
 import type { Writable } from 'node:stream';
 import type { EventEnvelope } from '../../events/envelope.ts';
+import { needsQuotes, terminalSafe } from './terminal-text.ts';
 
 export interface Printer {
-  /** Assistant text, as is. */
+  /** Assistant text, as is (but for terminal control characters, shown as signs: terminal-text.ts). */
   text(chunk: string): void;
   /** A line of its own (a newline first if text is mid-line). */
   line(text: string, dim?: boolean): void;
@@ -25,10 +26,11 @@ export function createPrinter(out: Writable & { isTTY?: boolean }): Printer {
   };
   const dimmed = (s: string) => (color ? `\u001b[2m${s}\u001b[0m` : s);
   return {
-    text: write,
+    text: (chunk) => write(terminalSafe(chunk)),
     line(text, dim = false) {
       if (midLine) write('\n');
-      write(`${dim ? dimmed(text) : text}\n`);
+      const safe = terminalSafe(text);
+      write(`${dim ? dimmed(safe) : safe}\n`);
     },
     endLine() {
       if (midLine) write('\n');
@@ -138,20 +140,28 @@ function stepsOf(n: unknown): string {
   return `${n} step${n === 1 ? '' : 's'}`;
 }
 
-/** `truncated`: the event's input_truncated, the full lengths of the strings the event carries cut. */
-export function compactInput(input: unknown, truncated?: unknown): string {
+/**
+ * `truncated`: the event's input_truncated, the full lengths of the strings the event carries cut. `whole`:
+ * fields shown in full, quoted with their line breaks escaped, as a confirmation question shows the command
+ * and the path the user is asked about (a long one cut to its first 60 characters could hide its end).
+ * Safe for a terminal: no control character of the input reaches it (terminal-text.ts).
+ */
+export function compactInput(input: unknown, truncated?: unknown, whole: readonly string[] = []): string {
   if (!input || typeof input !== 'object') return '';
   const lengths = (truncated && typeof truncated === 'object' ? truncated : {}) as Record<string, unknown>;
-  return Object.entries(input as Record<string, unknown>)
-    .map(([k, v]) => {
-      if (typeof v === 'string') {
-        const shown = oneLine(v, 60);
-        const length = typeof lengths[k] === 'number' ? lengths[k] : v.length;
-        return `${k}=${shown === v && !/\s/.test(v) ? v : JSON.stringify(shown)}${length > 60 ? ` (${length} chars)` : ''}`;
+  const fields = Object.entries(input as Record<string, unknown>).map(([k, v]) => {
+    if (typeof v === 'string') {
+      const length = typeof lengths[k] === 'number' ? lengths[k] : v.length;
+      if (whole.includes(k)) {
+        const cut = length > v.length ? ` (${length} chars)` : '';
+        return `${k}=${needsQuotes(v) ? JSON.stringify(v) : v}${cut}`;
       }
-      return `${k}=${oneLine(JSON.stringify(v), 60)}`;
-    })
-    .join(' ');
+      const shown = oneLine(v, 60);
+      return `${k}=${shown === v && !needsQuotes(v) ? v : JSON.stringify(shown)}${length > 60 ? ` (${length} chars)` : ''}`;
+    }
+    return `${k}=${oneLine(JSON.stringify(v), 60)}`;
+  });
+  return terminalSafe(fields.join(' '));
 }
 
 function finalText(content: unknown): string {

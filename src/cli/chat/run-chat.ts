@@ -13,6 +13,7 @@ import { createCatchUp } from './catch-up.ts';
 import { createLineSource, type LineSource } from './input.ts';
 import { compactInput, createPrinter, createRenderer, type Printer } from './render.ts';
 import { openChatStream } from './stream.ts';
+import { terminalSafe } from './terminal-text.ts';
 
 export interface ChatOptions {
   server: string;
@@ -245,7 +246,9 @@ async function confirm(
     input: unknown;
     input_truncated?: unknown;
   };
-  const question = `? allow ${pl.tool_name} ${compactInput(pl.input, pl.input_truncated)} [y/n/a] `;
+  // the command and the path asked about are shown whole; the question is safe for a terminal as a whole
+  const shown = compactInput(pl.input, pl.input_truncated, ['command', 'path']);
+  const question = terminalSafe(`? allow ${pl.tool_name} ${shown} [y/n/a] `);
   p.endLine();
   // from a pipe too, the question shows before its answer is read: a program driving svc chat waits for it
   if (!lines.interactive) p.text(question);

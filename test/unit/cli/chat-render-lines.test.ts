@@ -3,8 +3,9 @@
  * singular when there is one, no trailing space after a tool called without input.
  */
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
-import { createRenderer, type Printer } from '#src/cli/chat/render.ts';
+import { compactInput, createPrinter, createRenderer, type Printer } from '#src/cli/chat/render.ts';
 import type { EventEnvelope } from '#src/events/envelope.ts';
 
 function render(events: Array<{ type: string; payload: Record<string, unknown> }>): string[] {
@@ -81,4 +82,32 @@ test('a message is printed once: a stored copy after its deltas, or its deltas a
     '· part of this message was missed while reconnecting; in full:\n',
     'half and the rest',
   ]);
+});
+
+test('a confirmation shows the fields it names whole; other long strings are cut with their length', () => {
+  const path = `src/${'deep/'.repeat(20)}file.ts`;
+  const command = `ls ${'-l '.repeat(30)}&& rm -r build\nrm -r dist`;
+  assert.equal(
+    compactInput({ command, path, content: 'x'.repeat(100) }, undefined, ['command', 'path']),
+    `command=${JSON.stringify(command)} path=${path} content="${'x'.repeat(59)}…" (100 chars)`,
+  );
+  // a whole field the event carries cut still says how long it is
+  assert.equal(
+    compactInput({ command: 'abc' }, { command: 70000 }, ['command']),
+    'command=abc (70000 chars)',
+  );
+});
+
+test('control characters never reach the terminal: shown as signs in text, quoted and escaped in inputs', () => {
+  const out = new PassThrough();
+  let written = '';
+  out.on('data', (d) => {
+    written += d;
+  });
+  const p = createPrinter(out);
+  p.text('a\u001b[31mred\u001b[0m\r\nnext\rover\u0007\u009b2J\u202eevil\u007f\tok');
+  p.line('tool\u001b[2K');
+  assert.equal(written, 'a␛[31mred␛[0m\nnext␍over␇\ufffd2J\ufffdevil␡\tok\ntool␛[2K\n');
+  assert.equal(compactInput({ path: 'a\u001b[2Kb' }), 'path="a␛[2Kb"'.replace('␛', '\\u001b'));
+  assert.equal(compactInput({ path: 'a\u009bb', name: 'x\u202ey' }), 'path="a\ufffdb" name="x\ufffdy"');
 });
