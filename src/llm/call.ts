@@ -206,6 +206,12 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         // the usage a failed first event states (the prompt it read) is billed, as a failed 200 body's is
         if (opening?.usage) lost = addUsage(lost, opening.usage);
         early = opening?.failure ?? (peeked.first === null && peeked.noEvents ? noEventStream(res) : null);
+        if (early === null && peeked.unreadable) {
+          // a frame that is not JSON before anything reached the client: a 502 as for such a 200 body (not
+          // retried, the upstream's fault), not a 200 whose stream is only an error frame; it read the prompt
+          lost = addUsage(lost, resolvePartialUsage(emptyUsage(), input.inputTokensEstimate ?? 0, 0));
+          early = classifyReadFailure(input.adapter, peeked.unreadable, input.signal);
+        }
       }
       let text: string | undefined;
       if (opened && early === null) {

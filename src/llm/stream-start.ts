@@ -57,6 +57,12 @@ export interface Peeked {
   noEvents: boolean;
   /** `maxWaitMs` passed before the first event (not a comment, a size limit or the body's end). */
   waitedOut: boolean;
+  /**
+   * An event up to and including `first` (the preamble's too) whose data is not JSON, with the parser's
+   * error: the stream is unreadable before anything of it could reach the client. Only events up to
+   * UNREADABLE_CHECK_MAX_CHARS are looked at (a longer one is the stream decoder's to report).
+   */
+  unreadable?: SyntaxError;
   /** The body to read from now on: `body` with the bytes read put back, or a copy of them if it ended. */
   body: Readable;
 }
@@ -92,9 +98,14 @@ export async function peekFirstEvent(
   let events = 0;
   let ended = false;
   let waitedOut = false;
+  let unreadable: SyntaxError | undefined;
   const take = (decoded: SseEvent[]) => {
     events += decoded.length;
-    for (const e of decoded) if (seen.length > 0 || !preamble?.(e)) seen.push(e);
+    for (const e of decoded) {
+      // every event up to the first is read whatever the chunking: checking those alone is deterministic
+      if (seen.length === 0 && unreadable === undefined) unreadable = unreadableData(e.data);
+      if (seen.length > 0 || !preamble?.(e)) seen.push(e);
+    }
   };
   let deadline = Date.now() + maxWaitMs;
   let following = false;
@@ -134,16 +145,34 @@ export async function peekFirstEvent(
   const first = seen[0] ?? null;
   const next = first !== null && (following || follow?.(first)) ? (seen[1] ?? null) : null;
   const noEvents = ended && events === 0;
+  const found = { first, next, noEvents, waitedOut, ...(unreadable ? { unreadable } : {}) };
   const bytes = read.length === 1 ? read[0]! : Buffer.concat(read, size);
-  if (size === 0) return { first, next, noEvents, waitedOut, body };
+  if (size === 0) return { ...found, body };
   // an ended stream takes no bytes back: the reader gets a copy of them instead
-  if (ended || body.readableEnded)
-    return { first, next, noEvents, waitedOut, body: Readable.from([bytes], { objectMode: false }) };
+  if (ended || body.readableEnded) return { ...found, body: Readable.from([bytes], { objectMode: false }) };
   body.unshift(bytes);
-  return { first, next, noEvents, waitedOut, body };
+  return { ...found, body };
 }
 
 // --- internal ---
+
+/**
+ * Events up to this many characters are parsed by the look: the usual first events (message_start, a role
+ * chunk, response.created) are a few hundred. A longer one (a Responses preamble repeating a large request's
+ * instructions and tools) is left to the stream decoder, which reports it mid-stream, rather than parsed twice.
+ */
+const UNREADABLE_CHECK_MAX_CHARS = 65_536;
+
+/** The parser's error when an event's data is not JSON (`[DONE]`, the OpenAI wire's end, is not data). */
+function unreadableData(data: string): SyntaxError | undefined {
+  if (data === '[DONE]' || data.trim() === '' || data.length > UNREADABLE_CHECK_MAX_CHARS) return undefined;
+  try {
+    JSON.parse(data);
+    return undefined;
+  } catch (err) {
+    return err instanceof SyntaxError ? err : new SyntaxError(String(err));
+  }
+}
 
 /** The first line is an SSE comment (`:`), after a UTF-8 byte order mark if any. */
 function startsWithComment(chunk: Buffer): boolean {

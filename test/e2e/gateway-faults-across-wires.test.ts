@@ -58,6 +58,24 @@ const ROWS: Row[] = [
     errorClass,
     attempts: 1,
   })),
+  // a first frame that is not JSON (the Responses API's response.created included): nothing was sent yet,
+  // so the status is still the gateway's to choose, as for a 200 body that is not JSON (not retried)
+  ...(
+    [
+      ['anthropic', ANTHROPIC],
+      ['openai', OPENROUTER],
+      ['responses', OPENAI],
+    ] as const
+  ).map(([shape, model]) => ({
+    shape,
+    model,
+    fault: 'malformed=0',
+    stream: true,
+    status: 502,
+    code: 'upstream_error',
+    errorClass: 'server_error',
+    attempts: 1,
+  })),
   // before the first byte on the Responses path: the error table, in the OpenAI error shape
   ...(
     [
@@ -164,9 +182,10 @@ test('upstream faults across wires end in the client shape and count once in the
 
             if (row.status === 200) assertEndsInClientShape(row, text);
             else {
-              const body = JSON.parse(text) as { error: Record<string, unknown> };
+              const body = JSON.parse(text) as { type?: string; error: Record<string, unknown> };
               assert.equal(body.error.code, row.code);
-              assert.equal(body.error.param, null, 'the OpenAI error shape');
+              if (row.shape === 'anthropic') assert.equal(body.type, 'error', 'the Anthropic error shape');
+              else assert.equal(body.error.param, null, 'the OpenAI error shape');
               assert.equal(typeof body.error.type, 'string');
               const retry = row.status === 429 || row.status === 503;
               assert.equal(res.headers.get('x-should-retry'), String(retry));
@@ -187,9 +206,9 @@ test('upstream faults across wires end in the client shape and count once in the
                 .map((e) => [e.payload.status, e.payload.error_code]),
               [[row.status, row.code]],
             );
-            // a stream broken after its first byte was read by the provider: its input (and any output seen)
-            // is billed, stated or estimated, never "0"
-            if (row.status === 200)
+            // a stream broken after its head was read by the provider: its input (and any output seen) is
+            // billed, stated or estimated, never "0"
+            if (row.status === 200 || row.fault.startsWith('malformed'))
               assert.ok(Number(failed[0].payload.cost_usd) > 0, 'the broken call is priced');
           },
         ),
