@@ -213,6 +213,12 @@ test('the Cost tab shows the API figures for the 7-day window and a custom windo
   assert.deepEqual([day.data.cost_usd, day.data.call_count], [10, 3]);
   assert.equal(await text(page, '[data-field="total-cost"]'), '$10.00');
   assert.equal(await text(page, '[data-field="total-calls"]'), '3');
+  // the tiles' headline figures read alike: the call count as large as the spend beside it
+  const fontSize = (selector: string) =>
+    page
+      .locator(selector)
+      .evaluate((e) => (e.ownerDocument.defaultView as any).getComputedStyle(e).fontSize as string);
+  assert.equal(await fontSize('[data-field="total-calls"]'), await fontSize('[data-field="total-cost"]'));
   const byModel = await sameAnswer('cost', 'model');
   assert.deepEqual(
     await values(page, '[data-field="model-cost"]'),

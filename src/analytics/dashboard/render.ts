@@ -40,7 +40,7 @@ export function renderCostTab(d: CostTabData): string {
   const cached = d.cache.reduce((n, r) => n + r.cached_input_tokens, 0);
   return `<div class="tiles">
   ${tile('Spend', money(d.total.cost_usd, 'total-cost'))}
-  ${tile('Calls', count(d.total.call_count, 'total-calls'))}
+  ${tile('Calls', `<p class="figure">${count(d.total.call_count, 'total-calls')}</p>`)}
   ${savingsTile(d.savings)}
   ${tile('Cache hit rate', input === 0 ? '<p class="figure">–</p>' : `<p class="figure" data-field="cache-hit-rate" data-value="${cached / input}">${formatPercent(cached / input)}</p>`)}
 </div>
