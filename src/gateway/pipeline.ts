@@ -149,10 +149,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           c.set('droppedParams', params);
           c.header(DROPPED_PARAMS_HEADER, params);
         }
-        // that follow-up is spelled out on any model (an OpenAI model gets the kept turns as plain input
-        // items, since OpenAI never stored them)
-        if (kept && whole !== body) {
-          body = sameWire ? kept.expand(body as Record<string, unknown>, key.key_id, true) : whole;
+        // that follow-up is spelled out on any model (an OpenAI model gets the gateway's kept turns as plain input
+        // items, since OpenAI never stored them; what OpenAI stored itself goes to it as named)
+        const spelled = kept && whole !== body && sameWire ? kept.expand(received, key.key_id, true) : whole;
+        if (spelled !== body) {
+          body = spelled;
           bodyText = JSON.stringify(body);
           req = sameWire ? shape.decode(body, inboundAnthropicHeaders(c)) : wholeReq;
         }
@@ -166,10 +167,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             req = shape.decode(body, inboundAnthropicHeaders(c));
           }
         }
-        // what this translated answer says is kept for the key's follow-ups (OpenAI keeps its own)
-        const stored = sameWire ? undefined : kept;
+        // what this answer says is kept for the key's follow-ups: a translated answer, and an OpenAI model's
+        // (which OpenAI stores too) so the conversation can move on to another model
+        const storedBy = !kept ? undefined : !sameWire ? 'gateway' : keptWhole(whole) ? 'openai' : undefined;
+        const stored = storedBy ? kept : undefined;
         const remember = (response: Record<string, unknown>) =>
-          stored?.remember(response, inputItems(body as Record<string, unknown>), key.key_id);
+          stored?.remember(response, inputItems(whole), key.key_id, storedBy);
 
         // translated or fitted: never more output asked of the model than it can give (the bound holds that much)
         if (!sameWire || fitTo) req = withinOutputLimit(req, model);
@@ -241,10 +244,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
 
         let text: string;
+        let answered: Record<string, unknown>;
         let decoded: CanonicalResponse;
         try {
           text = running.text ?? (await readUpstreamText(running.response, deps.upstreamLimits.maxBodyBytes));
-          decoded = (wire ?? adapter).decodeResponse(JSON.parse(text));
+          answered = JSON.parse(text);
+          decoded = (wire ?? adapter).decodeResponse(answered);
         } catch (err) {
           const failure = classifyReadFailure(adapter, err, signal);
           if (failure.error_class === 'cancelled') {
@@ -258,8 +263,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const { published } = running.complete({ usage: decoded.usage, stopReason: decoded.stop_reason });
         // the call is closed: an encoding failure from here on is the gateway's own 500, not the upstream's
         let out: string;
-        if (sameWire) out = rewriteModel(text, req.model);
-        else {
+        if (sameWire) {
+          out = rewriteModel(text, req.model);
+          if (stored) remember(answered);
+        } else {
           const encoded = shape.encode(decoded, { model: req.model, request: received, idBase: turn.id });
           // what is kept for follow-ups carries the reasoning signatures, asked for or not
           if (stored)
@@ -306,6 +313,22 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 }
 
 // --- internal ---
+
+/**
+ * Whether an OpenAI model's answer to `whole` (the request with what the gateway keeps spelled out) is kept
+ * too: when OpenAI stores it (store not false) and the gateway knows all it continues (no stored
+ * conversation, prompt template or earlier response it does not keep) and the answer is in the response
+ * (not background). Otherwise a follow-up on another model gets the 400, never an answer without turns.
+ */
+function keptWhole(whole: Record<string, unknown>): boolean {
+  return (
+    whole.store !== false &&
+    whole.background !== true &&
+    whole.previous_response_id == null &&
+    whole.conversation == null &&
+    whole.prompt == null
+  );
+}
 
 /** The adapter's wire that matches the client's shape (its bytes pass through), if it has one. */
 function sameWireOps(adapter: Adapter, shape: ShapeName): SameWireOps | undefined {

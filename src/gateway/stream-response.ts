@@ -50,7 +50,10 @@ export interface StreamResponseInput {
   turn: { finish(status: number, errorCode: string | null): Published };
   /** Responses: the id base of the response and its items (the gateway's request id). */
   idBase?: string;
-  /** Translated Responses streams: the final response object, once complete (kept for follow-ups). */
+  /**
+   * Responses streams: the final response object, once complete and committed (kept for follow-ups); same
+   * wire, the one the upstream's terminal frame carried. Never called for a stream that failed.
+   */
   onResponse?: (response: Record<string, unknown>) => void;
 }
 
@@ -155,6 +158,11 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
   const adapter = input.call.routed.adapter;
   const end = ends(input);
   const cut = input.shape.createPassthroughEnd?.(input.requestedModel);
+  const ok = async (done: CanonicalStreamEvent & { type: 'message.complete' }) => {
+    await end.ok(done.usage, done.stop_reason, state.ttft);
+    const response = input.onResponse && cut?.completed();
+    if (response) input.onResponse?.(response);
+  };
   const errorFrames = (failure: UpstreamFailure) =>
     utf8.encode(
       cut ? cut.encodeError(failureError(failure)) : input.shape.encodeStreamError(failureError(failure)),
@@ -175,7 +183,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
           const error = tapped.error();
           if (completed?.type === 'message.complete') {
             state.done = true;
-            await end.ok(completed.usage, completed.stop_reason, state.ttft);
+            await ok(completed);
           } else if (error) {
             state.done = true;
             const failure = classifyReadFailure(adapter, error, input.signal);
@@ -204,7 +212,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
     state.done = true;
     const completed = tapped.completed();
     if (completed?.type === 'message.complete') {
-      await end.ok(completed.usage, completed.stop_reason, state.ttft);
+      await ok(completed);
       return;
     }
     const err = tapped.error() ?? new SvcError('upstream_error', { message: TRUNCATED });

@@ -109,8 +109,10 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
   const [refusalKey, ...keys] = await Promise.all(
     ['0.01', cap, cap, cap].map((c) => stack.issue(['--daily-cap-usd', c])),
   );
+  // a response OpenAI stored (asked for by another key, so the gateway has nothing of it to spell out)
+  const stored = await stack.openai.responses.create({ model, input: 'hi', max_output_tokens: 16 });
   for (const [i, held] of [
-    { previous_response_id: 'resp_held' },
+    { previous_response_id: stored.id },
     { conversation: 'conv_held' },
     { prompt: { id: 'pmpt_held' } },
   ].entries()) {

@@ -346,6 +346,100 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    'a conversation OpenAI stored (store on, the SDK default) continues on a Claude model, streamed or not',
+    async () => {
+      // the first turn on an OpenAI model, with reasoning OpenAI sealed
+      const first = await client.responses.create({
+        model: 'mini',
+        instructions: 'Be brief.',
+        input: 'my name is Ada [[fake:text=Hi Ada]]',
+        reasoning: { effort: 'low' },
+        include: ['reasoning.encrypted_content'],
+      });
+      assert.match(JSON.stringify(first.output), /"encrypted_content":"gAAAAA/);
+      const toClaude = (body: unknown) =>
+        (body as { system?: unknown; messages: Array<{ role: string; content: unknown }> }).messages.map(
+          (m) => [m.role, textOf(m.content)],
+        );
+      const next = await client.responses.create({
+        model: 'haiku',
+        input: 'and then?',
+        previous_response_id: first.id,
+      });
+      assert.equal(next.previous_response_id, first.id);
+      const sent = fake.requests.at(-1)!;
+      assert.equal(sent.path, '/v1/messages');
+      // the earlier turns as they were, without OpenAI's reasoning and without the earlier instructions
+      assert.deepEqual(toClaude(sent.body), [
+        ['user', 'my name is Ada [[fake:text=Hi Ada]]'],
+        ['assistant', 'Hi Ada'],
+        ['user', 'and then?'],
+      ]);
+      assert.doesNotMatch(JSON.stringify(sent.body), /gAAAAA|thinking|Be brief/);
+      // back on the OpenAI model, naming the Claude turn: every turn as plain input, no id OpenAI lacks
+      await client.responses.create({ model: 'mini', input: 'and now?', previous_response_id: next.id });
+      const back = fake.requests.at(-1)!.body as {
+        input: Array<{ role?: string }>;
+        previous_response_id?: string;
+      };
+      assert.equal(back.previous_response_id, undefined);
+      assert.deepEqual(
+        back.input.map((i) => i.role),
+        ['user', 'assistant', 'user', 'assistant', 'user'],
+      );
+      // naming OpenAI's own response on an OpenAI model goes to OpenAI as sent (it has it)
+      await client.responses.create({ model: 'mini', input: 'again?', previous_response_id: first.id });
+      assert.deepEqual(
+        [fake.requests.at(-1)!.body].map((b) => [
+          (b as { previous_response_id: string }).previous_response_id,
+          (b as { input: unknown }).input,
+        ]),
+        [[first.id, 'again?']],
+      );
+
+      // streamed on the OpenAI model, then followed up on Claude, streamed too
+      const streamed = await client.responses
+        .stream({ model: 'mini', input: 'I am Bo [[fake:text=Hi Bo]]' })
+        .finalResponse();
+      const followed = await client.responses
+        .stream({ model: 'haiku', input: 'who am I?', previous_response_id: streamed.id })
+        .finalResponse();
+      assert.equal(followed.status, 'completed');
+      assert.deepEqual(toClaude(fake.requests.at(-1)!.body), [
+        ['user', 'I am Bo [[fake:text=Hi Bo]]'],
+        ['assistant', 'Hi Bo'],
+        ['user', 'who am I?'],
+      ]);
+
+      // kept for the key that asked only; store: false and a stream that failed keep nothing
+      const other = await stack.issue();
+      const stranger = new OpenAI({ apiKey: other.token, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      const unkept = await client.responses.create({ model: 'mini', input: 'secret', store: false });
+      let failedId = '';
+      await assert.rejects(async () => {
+        const events = await client.responses.create({
+          model: 'mini',
+          input: 'cut [[fake:long=4096;reset-after=5]]',
+          stream: true,
+        });
+        for await (const e of events) if (e.type === 'response.created') failedId = e.response.id;
+      });
+      assert.ok(failedId, 'the failed stream named its response');
+      const calls = fake.requests.length;
+      for (const [asker, id] of [
+        [stranger, first.id],
+        [client, unkept.id],
+        [client, failedId],
+      ] as const)
+        await assert.rejects(
+          asker.responses.create({ model: 'haiku', input: 'and?', previous_response_id: id }),
+          (err) => err instanceof OpenAI.BadRequestError && /previous_response_id/.test(err.message),
+        );
+      assert.equal(fake.requests.length, calls);
+    },
+  );
+
+  await t.test(
     'a PDF given inline (input_file with file_data) reaches a Claude model as a document, as on the chat path',
     async () => {
       // the Vercel AI SDK's openai(model) sends every PDF file part this way; openai.chat(model) got through
@@ -539,12 +633,15 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       }
       assert.equal(fake.requests.length, 0);
       // the gateway stores nothing: retrieving a response is an OpenAI-shaped 404 the SDK raises as its own
+      for (const ask of [client.responses.retrieve('resp_abc'), client.responses.delete('resp_abc')])
+        await assert.rejects(ask, (err) => err instanceof OpenAI.NotFoundError);
+      // the same follow-up on an OpenAI model is the provider's to answer (OpenAI stored no such response)
       await assert.rejects(
-        client.responses.retrieve('resp_abc'),
-        (err) => err instanceof OpenAI.NotFoundError,
+        client.responses.create({ model: 'mini', input: 'and then?', previous_response_id: 'resp_abc' }),
+        (err) =>
+          err instanceof OpenAI.BadRequestError &&
+          /Previous response with id 'resp_abc' not found/.test(err.message),
       );
-      // the same follow-up on an OpenAI model is the provider's to answer
-      await client.responses.create({ model: 'mini', input: 'and then?', previous_response_id: 'resp_abc' });
       assert.equal((fake.requests[0].body as Record<string, unknown>).previous_response_id, 'resp_abc');
     },
   );

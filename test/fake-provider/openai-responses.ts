@@ -15,6 +15,7 @@ import { sseFrame } from './sse.ts';
 /** `POST /v1/responses` as OpenAI answers it. */
 export const responsesCodec: Codec = {
   ...openaiCodec,
+  storesResponses: true,
   messageIdPrefix: 'resp_Fake',
   toolIdPrefix: 'call_Fake',
   checkBody(body) {

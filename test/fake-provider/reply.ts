@@ -12,6 +12,7 @@ import type { FakeStep } from './script.ts';
 import { DirectiveError, parseDirectives, resolvePlan } from './script.ts';
 import type { Tracker } from './sse.ts';
 import { chunkStream, scriptFrames, sleep, splitBody } from './sse.ts';
+import type { FakeStoredResponses } from './stored-responses.ts';
 import type { FakeThreads } from './threads.ts';
 
 /** What a reply needs from the fake instance. */
@@ -22,6 +23,8 @@ export type ReplyDeps = {
   now(): number;
   /** Anthropic message threads held by this instance. */
   threads: FakeThreads;
+  /** Responses API answers stored by this instance. */
+  responses: FakeStoredResponses;
   /** Anthropic prompt caches written by this instance's answers. */
   promptCache: FakePromptCache;
   /** Requests waiting on a `hold` step: each resumes when called (the fake's release()). */
@@ -60,6 +63,8 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   const parsed = opened.body;
   const invalid = codec.checkBody(parsed, c.req.raw.headers);
   if (invalid) return errorReply(codec, ctx, 400, invalid);
+  const unstored = codec.storesResponses ? deps.responses.refusal(parsed) : undefined;
+  if (unstored) return json(unstored.status, unstored.body, codec.headers(ctx));
   const turn = codec.readTurn(parsed);
   ctx.includeUsage = turn.includeUsage;
   ctx.body = parsed;
@@ -117,6 +122,7 @@ async function answer(
   if (status !== undefined) return errorReply(codec, ctx, status, plan.message, faultHeaders(plan));
   if (codec.provider === 'anthropic') turn.promptCache = deps.promptCache.use(parsed);
   const reply = buildReply(turn, plan, () => deps.newId(codec.toolIdPrefix));
+  if (codec.storesResponses) deps.responses.hold(parsed, ctx.id);
   if (codec.provider === 'anthropic')
     deps.threads.hold(parsed, ctx.id, (codec.encodeJson(reply, ctx) as { content: unknown }).content);
   const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;

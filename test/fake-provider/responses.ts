@@ -261,6 +261,8 @@ export type ReplyContext = {
 /** What the server needs from one provider's wire format. */
 export type Codec = {
   provider: Provider;
+  /** The Responses API: answers are stored and `previous_response_id` must name one (stored-responses.ts). */
+  storesResponses?: true;
   /** The provider's usual response headers (request id and the like). */
   headers(ctx: ReplyContext): Record<string, string>;
   messageIdPrefix: string;

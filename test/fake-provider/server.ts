@@ -19,6 +19,7 @@ import type { Codec, Provider } from './responses.ts';
 import type { FakeStep } from './script.ts';
 import { toStep } from './script.ts';
 import type { Tracker } from './sse.ts';
+import { FakeStoredResponses } from './stored-responses.ts';
 import { FakeThreads } from './threads.ts';
 
 /** One request as the fake received it. */
@@ -98,10 +99,12 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
   };
   const now = options.now ?? Date.now;
   const threads = new FakeThreads();
+  const responses = new FakeStoredResponses();
   const promptCache = new FakePromptCache(now);
   const holds = new Set<() => void>();
   const deps = {
     threads,
+    responses,
     promptCache,
     holds,
     tracker,
@@ -166,6 +169,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       queue.length = 0;
       counter = 0;
       threads.clear();
+      responses.clear();
       promptCache.clear();
       defaultStep = initialDefault;
     },

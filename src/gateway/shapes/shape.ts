@@ -80,6 +80,8 @@ export interface InboundShape {
 export interface PassthroughEnd {
   observe(e: SseEvent): void;
   encodeError(err: unknown): string;
+  /** The response object the upstream's terminal frame carried (Responses: kept for follow-ups), once seen. */
+  completed(): Record<string, unknown> | undefined;
 }
 
 /** Longest accepted `model` name (issue 17: an 8 MiB name was stored four times in the trace and logged). */

@@ -45,11 +45,14 @@ export function encodeResponsesStreamError(value: unknown): string {
 /**
  * The end of a same-wire stream the gateway cuts (a reset, a timeout, an unreadable frame), as a translated
  * stream ends: an `error` event, then `response.failed` (the response of `response.created`, status failed,
- * `error.code` in the API's terms, the items done so far), numbered on from the upstream's frames.
+ * `error.code` in the API's terms, the items done so far), numbered on from the upstream's frames. It also
+ * holds the response a stream that ended well completed with.
  */
 export function createResponsesPassthroughEnd(requestedModel: string): PassthroughEnd {
   let seq = -1;
   let response: Record<string, unknown> | undefined;
+  /** The data of `response.completed` / `response.incomplete`, read only when asked for. */
+  let terminal: string | undefined;
   const done: unknown[] = [];
   const frame = (type: string, fields: Record<string, unknown>) =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: ++seq, ...fields })}\n\n`;
@@ -61,6 +64,12 @@ export function createResponsesPassthroughEnd(requestedModel: string): Passthrou
         response = (JSON.parse(e.data) as { response?: Record<string, unknown> }).response ?? response;
       else if (e.event === 'response.output_item.done')
         done.push((JSON.parse(e.data) as { item?: unknown }).item);
+      else if (e.event === 'response.completed' || e.event === 'response.incomplete') terminal = e.data;
+    },
+    completed() {
+      return terminal === undefined
+        ? undefined
+        : (JSON.parse(terminal) as { response?: Record<string, unknown> }).response;
     },
     encodeError(err) {
       const fields = responsesErrorFields(err);

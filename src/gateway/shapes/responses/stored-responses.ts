@@ -1,23 +1,35 @@
 /**
- * @module Responses the gateway answered on a translated model, kept in memory so a follow-up that names
- * them works on any model (issue 13): `previous_response_id` puts the stored input and output before the
- * new input, and an `item_reference` (the Vercel AI SDK sends one for earlier assistant text by default)
- * is replaced by the stored output item. Bounded by size, oldest dropped first, and lost on restart: a
- * follow-up naming what is not kept still gets the 400 that says to send the whole conversation. An OpenAI
- * model's responses are stored by OpenAI itself (same wire), and `store: false` keeps nothing. Every answer
- * belongs to the gateway key that asked for it: another key naming it finds nothing (ids are guessable).
+ * @module Responses kept in memory so a follow-up that names them works on any model (issue 13):
+ * `previous_response_id` puts the stored input and output before the new input, and an `item_reference`
+ * (the Vercel AI SDK sends one for earlier assistant text by default) is replaced by the stored output item.
+ * Kept are the gateway's own answers on translated models and, under OpenAI's id, an OpenAI model's answers
+ * (same wire), which OpenAI stores itself: a follow-up on an OpenAI model still names those to OpenAI, one
+ * on another model gets them spelled out (a conversation moved from an OpenAI model to a Claude model).
+ * Bounded by size, oldest dropped first, and lost on restart: a follow-up naming what is not kept still gets
+ * the 400 that says to send the whole conversation. `store: false` keeps nothing. Every answer belongs to
+ * the gateway key that asked for it: another key naming it finds nothing (ids are guessable).
  */
+
+/** Who stores a kept response besides this gateway: no one (a translated answer), or OpenAI. */
+export type StoredBy = 'gateway' | 'openai';
 
 export interface StoredResponses {
   /**
    * Keeps `response` (a Responses object) with the input items that produced it, for `owner` (the gateway
-   * key), unless it says store: false.
+   * key), unless it says store: false or did not finish (a failed, queued or cancelled response).
    */
-  remember(response: Record<string, unknown>, input: readonly unknown[], owner: string): void;
+  remember(
+    response: Record<string, unknown>,
+    input: readonly unknown[],
+    owner: string,
+    storedBy?: StoredBy,
+  ): void;
   /**
    * `body` with the stored state of `owner` it names expanded; `body` itself when it names nothing kept.
-   * `portable`: for an OpenAI model, which never stored them, the kept items go in without the ids and
-   * status only this gateway knows and without reasoning items (their signatures are another provider's).
+   * `portable`: for an OpenAI model, what OpenAI stored stays named as sent, and the gateway's own items go
+   * in without the ids and status only this gateway knows and without reasoning items (their signatures
+   * are another provider's). Otherwise OpenAI's hosted web search calls are left out (the answer's text
+   * holds what the search found, and no other model can run one).
    */
   expand(body: Record<string, unknown>, owner: string, portable?: boolean): Record<string, unknown>;
   /** Bytes held (the JSON size of what is kept). */
@@ -47,7 +59,7 @@ export function inputItems(body: Record<string, unknown>): unknown[] {
 
 export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): StoredResponses {
   const responses = new Map<string, Entry>();
-  const items = new Map<string, { owner: string; item: Record<string, unknown> }>();
+  const items = new Map<string, { owner: string; item: Record<string, unknown>; storedBy: StoredBy }>();
   let bytes = 0;
 
   const drop = (id: string) => {
@@ -59,29 +71,34 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
   };
 
   return {
-    remember(response, input, owner) {
+    remember(response, input, owner, storedBy = 'gateway') {
       const id = response.id;
       const output = Array.isArray(response.output) ? (response.output as Record<string, unknown>[]) : [];
-      if (typeof id !== 'string' || response.store === false) return;
+      if (typeof id !== 'string' || response.store === false || unfinished(response.status)) return;
       const size = JSON.stringify(input).length + JSON.stringify(output).length;
       if (size > maxBytes / 4) return; // one conversation may not push out everything else
       drop(id);
-      responses.set(id, { owner, input, output, bytes: size });
+      responses.set(id, { owner, input, output, bytes: size, storedBy });
       bytes += size;
-      for (const item of output) if (typeof item.id === 'string') items.set(item.id, { owner, item });
+      for (const item of output)
+        if (typeof item.id === 'string') items.set(item.id, { owner, item, storedBy });
       for (const oldest of responses.keys()) {
         if (bytes <= maxBytes) break;
         drop(oldest);
       }
     },
     expand(body, owner, portable = false) {
-      const fit = (items: readonly unknown[]) => (portable ? items.flatMap(portableItem) : items);
+      const fit = (items: readonly unknown[]) =>
+        portable ? items.flatMap(portableItem) : items.filter(translatable);
+      // kept for this key, and not OpenAI's own on its way to OpenAI (OpenAI has it)
+      const mine = <T extends { owner: string; storedBy: StoredBy }>(kept: T | undefined): kept is T =>
+        kept !== undefined && kept.owner === owner && !(portable && kept.storedBy === 'openai');
       let input = inputItems(body);
       let changed = false;
       const previous = body.previous_response_id;
       const entry = typeof previous === 'string' ? responses.get(previous) : undefined;
       // a previous response kept for another key, or not at all, stays as named (OpenAI's, or a 400)
-      const resolved = entry !== undefined && entry.owner === owner;
+      const resolved = mine(entry);
       if (resolved) {
         // most recently used last, so eviction drops conversations nobody continues
         responses.delete(previous as string);
@@ -93,7 +110,7 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
         const ref = item as { type?: unknown; id?: unknown };
         const stored =
           ref?.type === 'item_reference' && typeof ref.id === 'string' ? items.get(ref.id) : undefined;
-        if (!stored || stored.owner !== owner) return [item];
+        if (!mine(stored)) return [item];
         changed = true;
         return fit([stored.item]);
       });
@@ -110,6 +127,19 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
 
 // --- internal ---
 
+/**
+ * A response whose output is not final (failed, queued, in progress, cancelled): only `completed` and
+ * `incomplete` (cut by the token limit, yet continued) are kept.
+ */
+function unfinished(status: unknown): boolean {
+  return status !== undefined && status !== 'completed' && status !== 'incomplete';
+}
+
+/** A kept item another model can take: not a hosted web search OpenAI ran (the answer's text holds it). */
+function translatable(item: unknown): boolean {
+  return (item as { type?: unknown } | null)?.type !== 'web_search_call';
+}
+
 /** A kept item as OpenAI can take it (see `expand`'s `portable`). */
 function portableItem(item: unknown): unknown[] {
   const i = item as Record<string, unknown>;
@@ -121,6 +151,7 @@ function portableItem(item: unknown): unknown[] {
 
 interface Entry {
   owner: string;
+  storedBy: StoredBy;
   input: readonly unknown[];
   output: Record<string, unknown>[];
   bytes: number;

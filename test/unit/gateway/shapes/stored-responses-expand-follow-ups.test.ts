@@ -128,3 +128,34 @@ test("a previous response not kept here stays as named while this key's item ref
   assert.equal(expanded.previous_response_id, 'resp_stored_by_openai');
   assert.equal((expanded.input as Array<{ type: string }>)[0]!.type, 'message');
 });
+
+test("an OpenAI model's answer is kept under OpenAI's id: spelled out for another model, named as sent to OpenAI", () => {
+  const kept = createStoredResponses();
+  const openai = {
+    ...answer('resp_oa', 'Found it'),
+    status: 'completed',
+    output: [
+      { id: 'ws_1', type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'q' } },
+      ...answer('resp_oa', 'Found it').output,
+    ],
+  };
+  kept.remember(openai, inputItems({ input: 'search' }), 'gk_a', 'openai');
+  const body = {
+    input: [
+      { role: 'user', content: 'and?' },
+      { type: 'item_reference', id: 'msg_resp_oa_0' },
+    ],
+    previous_response_id: 'resp_oa',
+  };
+  // to OpenAI, which has them: as sent
+  assert.equal(kept.expand(body, 'gk_a', true), body);
+  // to another model: the turns as they were, without the hosted search
+  const types = (kept.expand(body, 'gk_a').input as Array<{ type?: string; role?: string }>).map(
+    (i) => i.type ?? i.role,
+  );
+  assert.deepEqual(types, ['user', 'message', 'user', 'message']);
+  // a response that did not finish is not kept
+  kept.remember({ ...answer('resp_failed', 'x'), status: 'failed' }, [], 'gk_a', 'openai');
+  const failed = { input: 'a', previous_response_id: 'resp_failed' };
+  assert.equal(kept.expand(failed, 'gk_a'), failed);
+});
