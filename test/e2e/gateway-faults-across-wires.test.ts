@@ -154,8 +154,10 @@ test('upstream faults across wires end in the client shape and count once in the
   const stack = await startGatewayStack({
     env: {
       SVC_GATEWAY_MAX_RETRIES: String(RETRIES),
-      // the hang row costs the call's total time once; the stalls cost the idle timeout
-      SVC_GATEWAY_UPSTREAM_TIMEOUT_MS: '1500',
+      // the hang row costs the call's total time once; the stalls cost the idle timeout. The total leaves the
+      // retry-after=1 row room for its wait after a first attempt slowed by a busy machine (a retry whose wait
+      // would end past the deadline is not made)
+      SVC_GATEWAY_UPSTREAM_TIMEOUT_MS: '4000',
       SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS: '1000',
     },
   });
