@@ -121,19 +121,25 @@ function renderEvent(p: Printer, e: EventEnvelope): void {
     case 'delegate.failed':
       p.line(`↳ worker failed: ${pl.failure_mode}`);
       return;
-    case 'turn.completed':
+    case 'turn.completed': {
+      // a turn that ended at the step limit or on a cut or refused answer did not finish its work: said so
+      const stopped = pl.status === 'completed' && !FINISHED_STOPS.includes(pl.stop_reason);
       p.line(
-        pl.status === 'completed'
-          ? `— done · $${pl.cost_usd} · ${stepsOf(pl.steps)}`
-          : `— failed: ${pl.error_code ?? pl.status} · $${pl.cost_usd}`,
-        pl.status === 'completed',
+        pl.status !== 'completed'
+          ? `— failed: ${pl.error_code ?? pl.status} · $${pl.cost_usd}`
+          : `— ${stopped ? `stopped: ${pl.stop_reason}` : 'done'} · $${pl.cost_usd} · ${stepsOf(pl.steps)}`,
+        pl.status === 'completed' && !stopped,
       );
       return;
+    }
     case 'turn.cancelled':
       p.line(`— cancelled (${pl.reason}) · $${pl.cost_usd ?? '0'}`);
       return;
   }
 }
+
+/** Stop reasons of a turn that finished its answer (any other, such as max_steps or max_tokens, stopped it). */
+const FINISHED_STOPS: readonly unknown[] = ['end_turn', 'stop_sequence', null, undefined];
 
 /** `path=app.txt content="…" (12 chars)`: every input field on one short line. */
 function stepsOf(n: unknown): string {

@@ -111,3 +111,16 @@ test('control characters never reach the terminal: shown as signs in text, quote
   assert.equal(compactInput({ path: 'a\u001b[2Kb' }), 'path="a␛[2Kb"'.replace('␛', '\\u001b'));
   assert.equal(compactInput({ path: 'a\u009bb', name: 'x\u202ey' }), 'path="a\ufffdb" name="x\ufffdy"');
 });
+
+test('a turn that stopped at the step limit or on a cut answer says so instead of done', () => {
+  const end = (stop_reason: string) => ({
+    type: 'turn.completed',
+    payload: { status: 'completed', stop_reason, cost_usd: '0.5', steps: 50 },
+  });
+  assert.deepEqual(render([end('max_steps'), end('max_tokens'), end('end_turn'), end('stop_sequence')]), [
+    '— stopped: max_steps · $0.5 · 50 steps',
+    '— stopped: max_tokens · $0.5 · 50 steps',
+    '— done · $0.5 · 50 steps',
+    '— done · $0.5 · 50 steps',
+  ]);
+});
