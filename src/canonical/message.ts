@@ -2,6 +2,7 @@
  * @module Canonical messages and content blocks: the one conversation form that neither an inbound shape
  * nor an adapter owns. Block fields follow the richer wire (Anthropic) so nothing is lost in either direction.
  */
+import type { ReasoningFormat } from './reasoning-origin.ts';
 
 /** Prompt-cache breakpoint (Anthropic `cache_control`, OpenRouter on parts). */
 export interface CacheControl {
@@ -81,11 +82,14 @@ export interface ThinkingBlock {
   thinking: string;
   /** Opaque; must be replayed unchanged (wire-formats §1.4). Null when the upstream sent none. */
   signature: string | null;
+  /** The model family that wrote it, when known (reasoning-origin.ts): only that family takes it back. */
+  origin?: ReasoningFormat;
 }
 
 export interface RedactedThinkingBlock {
   type: 'redacted_thinking';
   data: string;
+  origin?: ReasoningFormat;
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { textWeight } from '../lib/text-weight.ts';
 import type { ContentBlock, ThinkingBlock, ToolUseBlock } from './message.ts';
+import type { ReasoningFormat } from './reasoning-origin.ts';
 import { type CanonicalUsage, emptyUsage, type StopReason, stopReasonWithTools } from './response.ts';
 
 export interface MessageStartEvent {
@@ -30,6 +31,8 @@ export interface ThinkingDeltaEvent {
    * `text`, no signature) carrying the block's opaque data, so a stream shows it where the answer has it.
    */
   redacted_data?: string;
+  /** Beyond spec 2: the model family that wrote the block, when known (canonical/reasoning-origin.ts). */
+  origin?: ReasoningFormat;
 }
 export interface ToolUseStartEvent {
   type: 'tool.use_start';
@@ -181,16 +184,31 @@ export class StreamBuilder implements StreamProgress {
     return { type: 'text.delta', message_id: this.#id!, content_block_index: index, text };
   }
 
-  openThinking(): number {
-    return this.#push({ type: 'thinking', thinking: '', signature: null });
+  openThinking(origin?: ReasoningFormat): number {
+    return this.#push({ type: 'thinking', thinking: '', signature: null, ...(origin ? { origin } : {}) });
   }
-  thinking(index: number, text: string, signature: string | null = null): ThinkingDeltaEvent {
+  /** `origin`, when given, names the family that wrote the block (the first one said stays). */
+  thinking(
+    index: number,
+    text: string,
+    signature: string | null = null,
+    origin?: ReasoningFormat,
+  ): ThinkingDeltaEvent {
     const b = this.#blocks[index] as ThinkingBlock;
     b.thinking += text;
     if (signature !== null) b.signature = (b.signature ?? '') + signature;
+    if (origin && !b.origin) b.origin = origin;
     this.#content = true;
     this.#quarterTokens += textWeight(text);
-    return { type: 'thinking.delta', message_id: this.#id!, content_block_index: index, text, signature };
+    const event: ThinkingDeltaEvent = {
+      type: 'thinking.delta',
+      message_id: this.#id!,
+      content_block_index: index,
+      text,
+      signature,
+    };
+    if (b.origin) event.origin = b.origin;
+    return event;
   }
 
   openToolUse(id: string, name: string): ToolUseStartEvent {
@@ -220,8 +238,8 @@ export class StreamBuilder implements StreamProgress {
   }
 
   /** A redacted thinking block, which arrives complete: its one `thinking.delta` carries its data. */
-  redactedThinking(data: string): ThinkingDeltaEvent {
-    const index = this.addBlock({ type: 'redacted_thinking', data });
+  redactedThinking(data: string, origin?: ReasoningFormat): ThinkingDeltaEvent {
+    const index = this.addBlock({ type: 'redacted_thinking', data, ...(origin ? { origin } : {}) });
     return {
       type: 'thinking.delta',
       message_id: this.#id!,
@@ -229,6 +247,7 @@ export class StreamBuilder implements StreamProgress {
       text: '',
       signature: null,
       redacted_data: data,
+      ...(origin ? { origin } : {}),
     };
   }
 

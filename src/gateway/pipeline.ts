@@ -28,11 +28,11 @@ import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import { DROPPED_PARAMS_HEADER, droppedParams, fittedDroppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
+import { portableReasoning } from './foreign-reasoning.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import { budgetKeyIdOf } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
-import { withoutForeignReasoning } from './shapes/responses/foreign-reasoning.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
 import { SHAPES } from './shapes/shapes.ts';
@@ -157,10 +157,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           bodyText = JSON.stringify(body);
           req = sameWire ? shape.decode(body, inboundAnthropicHeaders(c)) : wholeReq;
         }
-        // another provider's reasoning replayed to OpenAI (Codex after a model switch) is left out: OpenAI
-        // refuses the whole request over a signature it did not seal
-        if (sameWire && shapeName === 'openai_responses') {
-          const portable = withoutForeignReasoning(body as Record<string, unknown>);
+        // another model family's reasoning replayed as sent (Codex after a model switch, a conversation moved
+        // from an OpenRouter model to Claude) is left out: a provider refuses the whole request over a seal it
+        // did not make
+        if (sameWire) {
+          const portable = portableReasoning(
+            shapeName,
+            adapter.name,
+            upstreamModel,
+            body as Record<string, unknown>,
+          );
           if (portable !== body) {
             body = portable;
             bodyText = JSON.stringify(body);

@@ -196,6 +196,49 @@ for (const model of ['anthropic:claude-sonnet-4-5', 'openrouter:anthropic/claude
   }
 }
 
+// A conversation moved between model families: an OpenRouter Gemini model's reasoning carries Google's seal
+// (OpenRouter labels it google-gemini-v1), which Claude refuses for the whole request (400 "Invalid `signature`
+// in `thinking` block"). Continued on Claude, directly or on OpenRouter, it is left out; continued on Gemini,
+// it goes back with its seal and format as OpenRouter wrote them.
+test('Anthropic SDK: a conversation answered by an OpenRouter Gemini model with reasoning continues on Claude, which never gets the Gemini seal', async () => {
+  stack.fake.reset();
+  const ask = { role: 'user' as const, content: 'plan it [[fake:thinking=weigh the options]]' };
+  const params = { max_tokens: 4096, thinking: { type: 'enabled' as const, budget_tokens: 2048 } };
+  const gemini = await stack.anthropic.messages.create({
+    model: 'openrouter:google/gemini-2.5-flash',
+    ...params,
+    messages: [ask],
+  });
+  const thought = gemini.content.find((b) => b.type === 'thinking');
+  assert.ok(thought?.type === 'thinking' && thought.thinking === 'weigh the options');
+  const history = (model: string) =>
+    stack.anthropic.messages.create({
+      model,
+      ...params,
+      messages: [ask, { role: 'assistant', content: gemini.content }, { role: 'user', content: 'go on' }],
+    });
+  stack.fake.reset();
+  await history('openrouter:google/gemini-2.5-flash');
+  const replayed = (stack.fake.requests[0].body as { messages: Array<Record<string, unknown>> }).messages[1];
+  const [detail] = replayed.reasoning_details as Array<{ signature: string }>;
+  assert.deepEqual(replayed.reasoning_details, [
+    {
+      type: 'reasoning.text',
+      text: 'weigh the options',
+      signature: detail.signature,
+      format: 'google-gemini-v1',
+    },
+  ]);
+  assert.ok(detail.signature.startsWith('CiQB'), detail.signature);
+  for (const model of ['anthropic:claude-sonnet-4-5', 'openrouter:anthropic/claude-sonnet-4.5']) {
+    stack.fake.reset();
+    const next = await history(model);
+    assert.equal(next.stop_reason, 'end_turn');
+    const sent = JSON.stringify(stack.fake.requests[0].body);
+    assert.ok(!sent.includes(detail.signature), `${model} got the Gemini seal: ${sent}`);
+  }
+});
+
 // Prompt caching as Claude Code asks for it: a breakpoint on the system prompt and one on the last block,
 // which moves on each turn. The provider writes the prefix, the next turn reads it (the fake bills as the API
 // does); the trace stamps each class and prices it: claude-sonnet-4-5 at 3 / 15, reads 0.30, writes 3.75.

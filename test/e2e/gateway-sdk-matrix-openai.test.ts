@@ -128,6 +128,59 @@ test('OpenAI SDK → a Claude model with seed and frequency_penalty: the answer 
   assert.equal((got.body as Record<string, unknown>).seed, undefined);
 });
 
+// A conversation moved between model families: an OpenRouter Gemini model's reasoning carries Google's seal,
+// which Claude refuses for the whole request (400 "Invalid `signature` in `thinking` block"). Replayed as the
+// client got it (Chat Completions reasoning_details, Responses reasoning items with encrypted_content) to
+// Claude, directly or on OpenRouter, it is left out and the call is answered.
+const CLAUDES = ['anthropic:claude-sonnet-4-5', 'openrouter:anthropic/claude-sonnet-4.5'];
+test('OpenAI SDK: a conversation answered by an OpenRouter Gemini model with reasoning continues on Claude, which never gets the Gemini seal (Chat Completions and Responses)', async () => {
+  stack.fake.reset();
+  const ask = { role: 'user' as const, content: 'plan it [[fake:thinking]]' };
+  const gemini = await stack.openai.chat.completions.create({
+    model: 'openrouter:google/gemini-2.5-flash',
+    messages: [ask],
+  });
+  const answer = gemini.choices[0].message as OpenAI.ChatCompletionMessage & {
+    reasoning_details?: Array<{ signature?: string; format?: string }>;
+  };
+  const seal = answer.reasoning_details?.[0]?.signature ?? '';
+  assert.equal(answer.reasoning_details?.[0]?.format, 'google-gemini-v1');
+  assert.ok(seal.startsWith('CiQB'), seal);
+  const responded = await stack.openai.responses.create({
+    model: 'openrouter:google/gemini-2.5-flash',
+    input: [ask],
+    store: false,
+    include: ['reasoning.encrypted_content'],
+  });
+  for (const model of CLAUDES) {
+    stack.fake.reset();
+    const chat = await stack.openai.chat.completions.create({
+      model,
+      messages: [
+        ask,
+        answer as OpenAI.ChatCompletionAssistantMessageParam,
+        { role: 'user', content: 'go on' },
+      ],
+    });
+    assert.equal(chat.choices[0].finish_reason, 'stop');
+    const response = await stack.openai.responses.create({
+      model,
+      input: [
+        ask,
+        ...(responded.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: 'user', content: 'go on' },
+      ],
+      store: false,
+    });
+    assert.equal(response.status, 'completed');
+    for (const { body } of stack.fake.requests)
+      assert.ok(
+        !JSON.stringify(body).includes(seal),
+        `${model} got the Gemini seal: ${JSON.stringify(body)}`,
+      );
+  }
+});
+
 // the fake answers a json_schema format with a value of the schema, as the API does (no scripted text)
 const CITY = z.object({ city: z.string(), population: z.number(), note: z.string().nullable() });
 const PARSED = { city: 'city-value', population: 1, note: 'note-value' };

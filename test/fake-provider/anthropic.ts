@@ -6,6 +6,7 @@
 import { promptTooLong, translatorRefusal, versionRefusal } from './anthropic-refusals.ts';
 import { billedInputTokens } from './billing.ts';
 import { structuredSchemaRefusal } from './claude-schema-refusal.ts';
+import { claudeSignatureRefusal } from './reasoning-seals.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, ReplyUsage, Turn } from './responses.ts';
 import { jsonSchemaOf, splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
@@ -58,6 +59,7 @@ export const anthropicCodec: Codec = {
       stopRefusal(body) ??
       structuredSchemaRefusal(body) ??
       translatorRefusal(body) ??
+      claudeSignatureRefusal(body) ??
       promptTooLong(body, headers)
     );
   },

@@ -3,6 +3,7 @@
  * sequence, including tool-call fragments, the usage chunk and `[DONE]`.
  */
 
+import { openRouterReasoning } from './reasoning-seals.ts';
 import type { Reply, ReplyBlock, ReplyContext, ReplyUsage } from './responses.ts';
 import { splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
@@ -31,8 +32,8 @@ export function encodeChatJson(reply: Reply, ctx: ReplyContext, openrouter: bool
     if (thinking.length > 0)
       message.reasoning_details = thinking.map((b, index) =>
         b.redacted
-          ? encryptedDetail(b.signature, index)
-          : reasoningDetail({ text: b.text, signature: b.signature }, index),
+          ? encryptedDetail(ctx.model, b.signature, index)
+          : reasoningDetail(ctx.model, { text: b.text, signature: b.signature }, index),
       );
   } else {
     message.annotations = [];
@@ -84,20 +85,20 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
       if (!openrouter) continue; // OpenAI returns no reasoning text, only reasoning_tokens.
       const index = detailIndex++;
       if (block.redacted) {
-        chunk({ content: '', reasoning_details: [encryptedDetail(block.signature, index)] });
+        chunk({ content: '', reasoning_details: [encryptedDetail(ctx.model, block.signature, index)] });
         continue;
       }
       for (const piece of splitWords(block.text)) {
         chunk({
           content: '',
           reasoning: piece,
-          reasoning_details: [reasoningDetail({ text: piece }, index)],
+          reasoning_details: [reasoningDetail(ctx.model, { text: piece }, index)],
         });
       }
       chunk({
         content: '',
         reasoning: '',
-        reasoning_details: [reasoningDetail({ signature: block.signature }, index)],
+        reasoning_details: [reasoningDetail(ctx.model, { signature: block.signature }, index)],
       });
     } else if (block.type === 'text') {
       for (const piece of splitWords(block.text)) chunk({ content: piece });
@@ -184,13 +185,22 @@ function callsOf(blocks: ReplyBlock[]) {
   return blocks.flatMap((b) => (b.type === 'tool_call' ? [b] : []));
 }
 
-function reasoningDetail(fields: { text?: string; signature?: string }, index = 0): Record<string, unknown> {
-  return { type: 'reasoning.text', ...fields, format: 'anthropic-claude-v1', index };
+/** A reasoning.text detail labelled and sealed by the model's family (reasoning-seals.ts). */
+function reasoningDetail(
+  model: string,
+  fields: { text?: string; signature?: string },
+  index = 0,
+): Record<string, unknown> {
+  const { text, signature } = fields;
+  const { format, seal } = openRouterReasoning(model, signature ?? '');
+  const signed = signature !== undefined && seal !== undefined ? { signature: seal } : {};
+  return { type: 'reasoning.text', ...(text !== undefined ? { text } : {}), ...signed, format, index };
 }
 
-/** OpenRouter's form of Anthropic's redacted thinking (wire-formats §5.2). */
-function encryptedDetail(data: string, index = 0): Record<string, unknown> {
-  return { type: 'reasoning.encrypted', data, format: 'anthropic-claude-v1', index };
+/** OpenRouter's form of redacted (encrypted) reasoning (wire-formats §5.2), labelled by the model's family. */
+function encryptedDetail(model: string, data: string, index = 0): Record<string, unknown> {
+  const { format, seal } = openRouterReasoning(model, data);
+  return { type: 'reasoning.encrypted', data: seal ?? data, format, index };
 }
 
 function usageOf(usage: ReplyUsage, openrouter: boolean): Record<string, unknown> {

@@ -5,6 +5,7 @@
 
 import { billedInputTokens } from './billing.ts';
 import { encodeChatFrames, encodeChatJson } from './openai-reply.ts';
+import { openRouterClaudeRefusal } from './reasoning-seals.ts';
 import type { Codec, Provider, Turn } from './responses.ts';
 import { jsonSchemaOf } from './responses.ts';
 import { sseFrame } from './sse.ts';
@@ -77,7 +78,7 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
       if (typeof body.model !== 'string') return 'you must provide a model parameter';
       if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
       if (!openrouter) return userTooLong(body) ?? modelRefusal(body) ?? translatorRefusal(body);
-      return undefined;
+      return openRouterClaudeRefusal(body);
     },
     readTurn: (body) => readTurn(body, openrouter),
     encodeJson: (reply, ctx) => encodeChatJson(reply, ctx, openrouter),

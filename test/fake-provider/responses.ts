@@ -4,6 +4,7 @@
  */
 
 import type { CacheUsage } from './prompt-cache.ts';
+import { CLAUDE_SIGNATURE_PREFIX } from './reasoning-seals.ts';
 import { schemaValue } from './schema-value.ts';
 import type { FakeStep, FakeUsage } from './script.ts';
 
@@ -242,7 +243,7 @@ function cachedUsage(cache: CacheUsage | undefined): FakeUsage {
 }
 
 function signatureFor(text: string): string {
-  return `EqQBfake${Buffer.from(text).toString('base64').slice(0, 24)}`;
+  return `${CLAUDE_SIGNATURE_PREFIX}${Buffer.from(text).toString('base64').slice(0, 24)}`;
 }
 
 export type Provider = 'anthropic' | 'openai' | 'openrouter';

@@ -3,12 +3,8 @@
  * alternating turns with tool results first, no empty text, tool ids matching `^[a-zA-Z0-9_-]+$`, a
  * max_tokens, thinking budgets below it, no sampling params on `2026-10-21`.
  */
-import {
-  type CanonicalMessage,
-  type ContentBlock,
-  isOpenAISealedReasoning,
-  type TextBlock,
-} from '../../canonical/message.ts';
+import type { CanonicalMessage, ContentBlock, TextBlock } from '../../canonical/message.ts';
+import { claudeSealed } from '../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest, CanonicalTool } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { rewriteModel } from '../../lib/json-splice.ts';
@@ -229,13 +225,12 @@ function encodeBlock(b: ContentBlock): unknown {
     }
     case 'thinking':
       // replayed unchanged, also signature-only blocks; unsigned reasoning from other models cannot be (§6 #18),
-      // nor can OpenAI's sealed reasoning (a Codex conversation moving to Claude): Claude refuses a foreign
-      // signature with a 400, and a tool turn left without its thinking then goes without thinking
-      return b.signature === null || isOpenAISealedReasoning(b.signature)
-        ? undefined
-        : { type: 'thinking', thinking: b.thinking, signature: b.signature };
+      // nor can another family's sealed reasoning (OpenAI's in a Codex conversation, an OpenRouter model's):
+      // Claude refuses a signature it did not issue with a 400, and a tool turn left without its thinking then
+      // goes without thinking
+      return claudeSealed(b) ? { type: 'thinking', thinking: b.thinking, signature: b.signature } : undefined;
     case 'redacted_thinking':
-      return { type: 'redacted_thinking', data: b.data };
+      return claudeSealed(b) ? { type: 'redacted_thinking', data: b.data } : undefined;
     case 'raw':
       if (b.wire === 'anthropic') return b.value;
       return (

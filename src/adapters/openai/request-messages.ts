@@ -13,17 +13,26 @@ import {
   type TextBlock,
   type ToolResultBlock,
 } from '../../canonical/message.ts';
+import { ownReasoningFormat, type ReasoningFormat, replayableTo } from '../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
 
-/** Canonical conversation → OpenAI messages (system first, tool messages before other user content). */
-export function encodeOpenAIMessages(req: CanonicalRequest, router: boolean): Record<string, unknown>[] {
+/**
+ * Canonical conversation → OpenAI messages (system first, tool messages before other user content). `model`
+ * is the routed OpenRouter model, whose family's reasoning alone goes back to it.
+ */
+export function encodeOpenAIMessages(
+  req: CanonicalRequest,
+  router: boolean,
+  model = '',
+): Record<string, unknown>[] {
+  const own = ownReasoningFormat(model);
   const out: Record<string, unknown>[] = [];
   if (req.system.length > 0) out.push({ role: 'system', content: textContent(req.system, router) });
   for (const m of req.messages) {
     if (m.role === 'system')
       out.push({ role: 'system', content: textContent(m.content.filter(isText), router) });
-    else if (m.role === 'assistant') out.push(encodeAssistant(m, router));
+    else if (m.role === 'assistant') out.push(encodeAssistant(m, router, own));
     else encodeUser(m, router, out);
   }
   return out;
@@ -113,7 +122,11 @@ function imagePart(b: ImageBlock): Record<string, unknown> {
   return { type: 'image_url', image_url: b.detail ? { url, detail: b.detail } : { url } };
 }
 
-function encodeAssistant(m: CanonicalMessage, router: boolean): Record<string, unknown> {
+function encodeAssistant(
+  m: CanonicalMessage,
+  router: boolean,
+  own: ReasoningFormat,
+): Record<string, unknown> {
   let text: string | null = null;
   let cache: TextBlock['cache_control'];
   const calls: unknown[] = [];
@@ -129,14 +142,18 @@ function encodeAssistant(m: CanonicalMessage, router: boolean): Record<string, u
         function: { name: b.name, arguments: JSON.stringify(b.input) },
       });
     // OpenAI's sealed reasoning (a Codex conversation served by an OpenAI model) opens only for the OpenAI
-    // organization that sealed it, never through OpenRouter: left out, as on Claude
-    else if (b.type === 'thinking' && !(b.signature && isOpenAISealedReasoning(b.signature)))
-      details.push({
-        type: 'reasoning.text',
-        text: b.thinking,
-        ...(b.signature ? { signature: b.signature } : {}),
-      });
-    else if (b.type === 'redacted_thinking') details.push({ type: 'reasoning.encrypted', data: b.data });
+    // organization that sealed it, never through OpenRouter: left out, as on Claude; another family's
+    // reasoning is left out too (OpenRouter hands it on, and Claude refuses a signature it did not issue)
+    else if (b.type === 'thinking' && !(b.signature && isOpenAISealedReasoning(b.signature))) {
+      if (replayableTo(b, own))
+        details.push({
+          type: 'reasoning.text',
+          text: b.thinking,
+          ...(b.signature ? { signature: b.signature } : {}),
+          ...(b.origin ? { format: b.origin } : {}),
+        });
+    } else if (b.type === 'redacted_thinking' && replayableTo(b, own))
+      details.push({ type: 'reasoning.encrypted', data: b.data, ...(b.origin ? { format: b.origin } : {}) });
     else if (b.type === 'raw' && b.wire === 'anthropic')
       reject(b.at ?? 'messages', `content block of type ${String(b.value.type)} has no OpenAI equivalent`);
   }

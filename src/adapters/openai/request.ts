@@ -57,7 +57,7 @@ export function encodeOpenAIRequest(
     );
   const body: Record<string, unknown> =
     req.passthrough?.wire === 'openai' ? { ...req.passthrough.fields, model } : { model };
-  const messages = encodeOpenAIMessages(req, router);
+  const messages = encodeOpenAIMessages(req, router, router ? model : '');
   // OpenAI refuses an empty conversation (every message of an Anthropic request empty, a Responses input '')
   if (messages.length === 0)
     reject(

@@ -5,6 +5,7 @@
  * deltas as thinking blocks, `finish_reason:"error"` and `{"error":…}` chunks raised, and a body that ends
  * before `data: [DONE]` is an error, never a silent success (§6 #24).
  */
+import { reasoningFormatOf } from '../../canonical/reasoning-origin.ts';
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
 import { StreamBuilder } from '../../canonical/stream.ts';
 import { SvcError } from '../../lib/errors.ts';
@@ -153,9 +154,11 @@ function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void 
   const d = choice.delta ?? {};
   const details = Array.isArray(d.reasoning_details) ? d.reasoning_details : [];
   for (const r of details) {
+    // OpenRouter's `format` says which model family wrote (and sealed) it
+    const origin = reasoningFormatOf(r?.format);
     if (r?.type === 'reasoning.encrypted' && typeof r.data === 'string') {
       closeOpen(s, out);
-      out.push(s.b.redactedThinking(r.data));
+      out.push(s.b.redactedThinking(r.data, origin));
       continue;
     }
     const text = typeof r?.text === 'string' ? r.text : typeof r?.summary === 'string' ? r.summary : '';
@@ -166,7 +169,7 @@ function decodeChoice(s: State, choice: any, out: CanonicalStreamEvent[]): void 
     const index = typeof r?.index === 'number' ? r.index : undefined;
     if (s.openKind === 'thinking' && index !== undefined && s.detail !== undefined && index !== s.detail)
       closeOpen(s, out);
-    out.push(s.b.thinking(ensure(s, 'thinking', out), text, sig));
+    out.push(s.b.thinking(ensure(s, 'thinking', out), text, sig, origin));
     s.detail = index ?? s.detail;
   }
   // plain reasoning text: OpenRouter's `reasoning`, or `reasoning_content` (DeepSeek, vLLM, llama.cpp)

@@ -4,6 +4,7 @@
  * tool_use and `message.complete` with stop_reason `cancelled` and the partial final_content.
  */
 import type { ContentBlock } from '../../canonical/message.ts';
+import type { ReasoningFormat } from '../../canonical/reasoning-origin.ts';
 import { type CanonicalStreamEvent, parseToolInput, type ToolUseEndEvent } from '../../canonical/stream.ts';
 
 export interface PartialMessage {
@@ -35,12 +36,14 @@ export function createPartialMessage(): PartialMessage {
           break;
         case 'thinking.delta': {
           if (e.redacted_data !== undefined) {
-            whole.set(e.content_block_index, { type: 'redacted_thinking', data: e.redacted_data });
+            const origin = e.origin ? { origin: e.origin } : {};
+            whole.set(e.content_block_index, { type: 'redacted_thinking', data: e.redacted_data, ...origin });
             break;
           }
           const d = draft(e.content_block_index, () => ({ kind: 'thinking', text: '', signature: null }));
           d.text += e.text;
           if (e.signature !== null && d.kind === 'thinking') d.signature = e.signature;
+          if (e.origin && d.kind === 'thinking') d.origin = e.origin;
           break;
         }
         case 'tool.use_start':
@@ -89,7 +92,15 @@ export function createPartialMessage(): PartialMessage {
       const drafted = [...blocks].map(([index, d]): [number, ContentBlock] => {
         if (d.kind === 'text') return [index, { type: 'text', text: d.text }];
         if (d.kind === 'thinking')
-          return [index, { type: 'thinking', thinking: d.text, signature: d.signature }];
+          return [
+            index,
+            {
+              type: 'thinking',
+              thinking: d.text,
+              signature: d.signature,
+              ...(d.origin ? { origin: d.origin } : {}),
+            },
+          ];
         return [index, { type: 'tool_use', id: d.id, name: d.name, input: d.input ?? partialInput(d.text) }];
       });
       return [...drafted, ...whole].sort((a, b) => a[0] - b[0]).map(([, b]) => b);
@@ -101,7 +112,7 @@ export function createPartialMessage(): PartialMessage {
 
 type Draft =
   | { kind: 'text'; text: string }
-  | { kind: 'thinking'; text: string; signature: string | null }
+  | { kind: 'thinking'; text: string; signature: string | null; origin?: ReasoningFormat }
   | { kind: 'tool'; id: string; name: string; text: string; input: Record<string, unknown> | null };
 
 /** spec 2: final_input of a cut tool_use is what parses, or an empty object. */

@@ -526,9 +526,11 @@ test('openrouter: streamed reasoning_details of different index are separate thi
     `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 9, completion_tokens: 8, total_tokens: 17 } })}\n\n`,
     'data: [DONE]\n\n',
   ].join('');
+  // each block keeps the family OpenRouter says wrote it (`format`), so only that family gets it back
+  const origin = 'anthropic-claude-v1';
   const expected = [
-    { type: 'thinking', thinking: 'First block.', signature: 'sig-0' },
-    { type: 'thinking', thinking: 'Second block.', signature: 'sig-1' },
+    { type: 'thinking', thinking: 'First block.', signature: 'sig-0', origin },
+    { type: 'thinking', thinking: 'Second block.', signature: 'sig-1', origin },
     { type: 'text', text: 'Hi!' },
   ];
   const events = await collect(adapter.decodeStream(decodeSse(chunks([utf8(stream)]))));
@@ -544,8 +546,8 @@ test('openrouter: streamed reasoning_details of different index are separate thi
           role: 'assistant',
           content: 'Hi!',
           reasoning_details: [
-            { type: 'reasoning.text', text: 'First block.', signature: 'sig-0', index: 0 },
-            { type: 'reasoning.text', text: 'Second block.', signature: 'sig-1', index: 1 },
+            { type: 'reasoning.text', text: 'First block.', signature: 'sig-0', format: origin, index: 0 },
+            { type: 'reasoning.text', text: 'Second block.', signature: 'sig-1', format: origin, index: 1 },
           ],
         },
         finish_reason: 'stop',

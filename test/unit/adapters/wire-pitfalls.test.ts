@@ -648,7 +648,12 @@ test('#18 thinking blocks (also signature-only) are replayed unchanged and in or
     ],
   });
   assert.deepEqual(viaOpenAI.messages[1].content[0], { type: 'thinking', thinking: 't', signature: 's' });
-  const router = toOpenAI({ messages: history }, openrouter);
+  // to a Claude model on OpenRouter, which keeps Anthropic signatures valid through reasoning_details
+  const toClaude = openrouter.encodeRequest(
+    decodeAnthropicRequest({ model: 'm', max_tokens: 50, messages: history }),
+    'anthropic/claude-x',
+  );
+  const router = JSON.parse(toClaude.body);
   assert.deepEqual(router.messages[1].reasoning_details[0], {
     type: 'reasoning.text',
     text: '',
@@ -849,6 +854,67 @@ test('#18 OpenAI sealed reasoning replayed to Claude is left out, and the tool l
     signature: 'EqQBCkgIARABGAIiQL',
   });
   assert.equal(claude.thinking?.type, 'enabled');
+});
+
+test('#18 reasoning another model family wrote (OpenRouter format) goes back to that family only', () => {
+  // a conversation an OpenRouter Gemini model answered, replayed as a Chat Completions client got it
+  const gemini = [
+    { type: 'reasoning.text', text: 'g', signature: 'CiQBg', format: 'google-gemini-v1', index: 0 },
+    { type: 'reasoning.encrypted', data: 'CiQBe', format: 'google-gemini-v1', index: 1 },
+  ];
+  const messages = [
+    { role: 'user', content: 'weather?' },
+    {
+      role: 'assistant',
+      content: null,
+      reasoning_details: gemini,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    },
+    { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+  ];
+  const tools = [
+    { type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } },
+  ];
+  const req = decodeOpenAIRequest({
+    model: 'm',
+    messages,
+    tools,
+    reasoning_effort: 'high',
+    max_tokens: 4000,
+  });
+  // Claude refuses a signature it did not issue: left out, and the tool loop goes without thinking
+  const claude = JSON.parse(anthropic.encodeRequest(req, 'claude-sonnet-4-5').body);
+  assert.deepEqual(
+    claude.messages[1].content.map((b: { type: string }) => b.type),
+    ['tool_use'],
+  );
+  assert.equal(claude.thinking, undefined);
+  const via = (model: string) =>
+    JSON.parse(openrouter.encodeRequest(req, model).body).messages[1].reasoning_details;
+  assert.equal(via('anthropic/claude-sonnet-4.5'), undefined);
+  assert.equal(via('openai/gpt-5'), undefined);
+  assert.deepEqual(via('google/gemini-2.5-flash'), [
+    { type: 'reasoning.text', text: 'g', signature: 'CiQBg', format: 'google-gemini-v1' },
+    { type: 'reasoning.encrypted', data: 'CiQBe', format: 'google-gemini-v1' },
+  ]);
+  // a Claude signature (no format) goes to Claude, not to Gemini
+  const signed = decodeOpenAIRequest({
+    model: 'm',
+    messages: [
+      messages[0],
+      { ...messages[1], reasoning_details: [{ type: 'reasoning.text', text: 'c', signature: 'EqQBc' }] },
+      messages[2],
+    ],
+  });
+  assert.equal(
+    JSON.parse(anthropic.encodeRequest(signed, 'claude-sonnet-4-5').body).messages[1].content[0].signature,
+    'EqQBc',
+  );
+  assert.equal(
+    JSON.parse(openrouter.encodeRequest(signed, 'google/gemini-2.5-flash').body).messages[1]
+      .reasoning_details,
+    undefined,
+  );
 });
 
 test('reasoning_effort reaches Claude in the form the model takes: a budget before 4.6, adaptive with effort after', () => {

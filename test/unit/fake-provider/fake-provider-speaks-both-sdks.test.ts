@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { CLAUDE_SIGNATURE_PREFIX } from '../../fake-provider/reasoning-seals.ts';
 import { fakeSdkClients } from '../../fake-provider/sdk-clients.ts';
 import { startFakeProvider } from '../../fake-provider/server.ts';
 
@@ -273,14 +274,26 @@ test('openrouter streams reasoning, keep-alive comments and always sends usage',
     `${fake.openrouterBaseUrl}/chat/completions`,
     { authorization: 'Bearer k' },
     {
-      model: 'a/b',
+      model: 'anthropic/claude-x',
       stream: true,
       reasoning: { effort: 'low' },
       messages: [{ role: 'user', content: 'hi' }],
     },
   );
   assert.match(raw, /^: OPENROUTER PROCESSING\n\n/);
-  assert.match(raw, /"reasoning_details":\[\{"type":"reasoning.text","signature":/);
+  assert.match(
+    raw,
+    /"reasoning_details":\[\{"type":"reasoning.text","signature":"EqQB[^"]*","format":"anthropic-claude-v1"/,
+  );
+  // each detail says which model family wrote it, as OpenRouter's `format` does, and carries its seal
+  const gemini = await openrouter.chat.completions.create({
+    model: 'google/gemini-x',
+    messages: [{ role: 'user', content: 'hi [[fake:thinking]]' }],
+  });
+  const [detail] = (gemini.choices[0].message as unknown as { reasoning_details: Record<string, unknown>[] })
+    .reasoning_details;
+  assert.equal(detail.format, 'google-gemini-v1');
+  assert.match(String(detail.signature), /^CiQB/);
 });
 
 test('image-check says whether an image arrived, in both shapes', async () => {
@@ -384,7 +397,7 @@ test('anthropic refuses, as the API does, the bodies that bite translators (wire
   const user = (content: unknown) => ({ role: 'user' as const, content });
   const call = { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } };
   const result = { type: 'tool_result', tool_use_id: 'toolu_1', content: 'Sunny' };
-  const thinking = { type: 'thinking', thinking: 'hm', signature: 'sig' };
+  const thinking = { type: 'thinking', thinking: 'hm', signature: `${CLAUDE_SIGNATURE_PREFIX}sig` };
   const loop = (assistant: unknown[]) => [
     user('q'),
     { role: 'assistant', content: assistant },
@@ -429,6 +442,17 @@ test('anthropic refuses, as the API does, the bodies that bite translators (wire
       'thinking with temperature 0.5',
       { thinking: on, temperature: 0.5, messages: [user('q')] },
       /temperature/,
+    ],
+    [
+      'a thinking block whose signature Claude did not issue (another model family wrote it)',
+      {
+        messages: [
+          user('q'),
+          { role: 'assistant', content: [{ ...thinking, signature: 'CiQBgemini' }] },
+          user('go on'),
+        ],
+      },
+      /messages\.1\.content\.0: Invalid `signature` in `thinking` block/,
     ],
     [
       'thinking in a tool loop whose assistant turn lost its thinking block',

@@ -10,6 +10,7 @@ import type {
   RawBlock,
   TextBlock,
 } from '../../../canonical/message.ts';
+import { unmarkSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
 import { type InboundSummary, parseOrThrow, splitFields } from '../shape.ts';
 import {
@@ -126,10 +127,19 @@ function decodeBlock(b: Head, path: string): ContentBlock {
     }
     case 'thinking': {
       const t = parseOrThrow(ThinkingBlockSchema, b, path);
-      return { type: 'thinking', thinking: t.thinking, signature: t.signature ?? null };
+      // the empty signature this gateway hands out for unsigned reasoning is none
+      const { seal, origin } = unmarkSeal(t.signature ?? '');
+      return {
+        type: 'thinking',
+        thinking: t.thinking,
+        signature: seal || null,
+        ...(origin ? { origin } : {}),
+      };
     }
-    case 'redacted_thinking':
-      return { type: 'redacted_thinking', data: parseOrThrow(RedactedThinkingBlockSchema, b, path).data };
+    case 'redacted_thinking': {
+      const { seal, origin } = unmarkSeal(parseOrThrow(RedactedThinkingBlockSchema, b, path).data);
+      return { type: 'redacted_thinking', data: seal, ...(origin ? { origin } : {}) };
+    }
     default:
       return { type: 'raw', wire: 'anthropic', value: b, at: path };
   }

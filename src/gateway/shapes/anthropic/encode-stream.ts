@@ -5,6 +5,7 @@
  * sends it), `message_delta` + `message_stop` on every normal end, `event: error` on a failure after the
  * first frame.
  */
+import { markSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
@@ -154,7 +155,7 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
           out +
           open(s, e.content_block_index, 'redacted_thinking', {
             type: 'redacted_thinking',
-            data: e.redacted_data,
+            data: markSeal(e.redacted_data, e.origin),
           })[0]
         );
       const [o, index] = open(s, e.content_block_index, 'thinking', {
@@ -164,7 +165,9 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       });
       out += o;
       if (e.text !== '') out += delta(index, { type: 'thinking_delta', thinking: e.text });
-      if (e.signature !== null) out += delta(index, { type: 'signature_delta', signature: e.signature });
+      // another family's seal goes out marked with its origin, so a replay to Claude leaves it out
+      if (e.signature !== null)
+        out += delta(index, { type: 'signature_delta', signature: markSeal(e.signature, e.origin) });
       return out;
     }
     case 'tool.use_start': {

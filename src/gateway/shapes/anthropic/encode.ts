@@ -5,6 +5,7 @@
  * Usage splits input into uncached, cache-read and cache-write counts (wire-formats §1.8).
  */
 import type { ContentBlock } from '../../../canonical/message.ts';
+import { markSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
 import type { EncodeOptions } from '../shape.ts';
 
@@ -84,10 +85,15 @@ export function encodeAnthropicContent(blocks: readonly ContentBlock[]): Record<
         out.push({ type: 'tool_use', id: b.id, name: b.name, input: b.input });
         break;
       case 'thinking':
-        out.push({ type: 'thinking', thinking: b.thinking, signature: b.signature ?? '' });
+        // another family's seal goes out marked with its origin, so a replay to Claude leaves it out
+        out.push({
+          type: 'thinking',
+          thinking: b.thinking,
+          signature: markSeal(b.signature ?? '', b.origin),
+        });
         break;
       case 'redacted_thinking':
-        out.push({ type: 'redacted_thinking', data: b.data });
+        out.push({ type: 'redacted_thinking', data: markSeal(b.data, b.origin) });
         break;
       case 'raw':
         if (b.wire === 'anthropic') out.push(b.value);

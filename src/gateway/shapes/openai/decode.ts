@@ -12,6 +12,7 @@ import {
   type TextBlock,
   type ThinkingBlock,
 } from '../../../canonical/message.ts';
+import { reasoningFormatOf } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
 import { parseToolInput } from '../../../canonical/stream.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
@@ -172,15 +173,19 @@ function assistantContent(m: OpenAIMessage, path: string): ContentBlock[] {
 function decodeReasoningDetails(m: OpenAIMessage): ContentBlock[] {
   const out: ContentBlock[] = [];
   for (const d of m.reasoning_details ?? []) {
+    // OpenRouter's `format` says which model family wrote (and sealed) it
+    const origin = reasoningFormatOf(d.format);
+    const from = origin ? { origin } : {};
     if (d.type === 'reasoning.text' && typeof d.text === 'string') {
       const block: ThinkingBlock = {
         type: 'thinking',
         thinking: d.text,
-        signature: typeof d.signature === 'string' ? d.signature : null,
+        signature: typeof d.signature === 'string' && d.signature !== '' ? d.signature : null,
+        ...from,
       };
       out.push(block);
     } else if (d.type === 'reasoning.encrypted' && typeof d.data === 'string') {
-      out.push({ type: 'redacted_thinking', data: d.data });
+      out.push({ type: 'redacted_thinking', data: d.data, ...from });
     }
   }
   if (out.length === 0 && m.reasoning) out.push({ type: 'thinking', thinking: m.reasoning, signature: null });

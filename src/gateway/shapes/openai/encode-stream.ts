@@ -67,18 +67,22 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       return e.text === '' ? out : out + chunk(s, `{"content":${JSON.stringify(e.text)}}`);
     case 'thinking.delta': {
       // a redacted block travels as OpenRouter writes one (what the decoder reads back)
+      const format = e.origin ? { format: e.origin } : {};
       if (e.redacted_data !== undefined)
         return (
           out +
           chunk(
             s,
-            JSON.stringify({ reasoning_details: [{ type: 'reasoning.encrypted', data: e.redacted_data }] }),
+            JSON.stringify({
+              reasoning_details: [{ type: 'reasoning.encrypted', data: e.redacted_data, ...format }],
+            }),
           )
         );
       const detail = {
         type: 'reasoning.text',
         text: e.text,
         ...(e.signature !== null ? { signature: e.signature } : {}),
+        ...format,
       };
       return out + chunk(s, JSON.stringify({ reasoning: e.text, reasoning_details: [detail] }));
     }

@@ -88,7 +88,10 @@ export function encodeOpenAIUsage(u: CanonicalUsage): Record<string, unknown> {
   };
 }
 
-/** Non-standard reasoning fields (OpenRouter convention); empty object when there is no thinking. */
+/**
+ * Non-standard reasoning fields (OpenRouter convention, `format` naming the family that wrote a detail when
+ * known); empty object when there is no thinking.
+ */
 export function encodeReasoning(blocks: readonly ContentBlock[]): Record<string, unknown> {
   let reasoning: string | null = null;
   const details: unknown[] = [];
@@ -99,8 +102,10 @@ export function encodeReasoning(blocks: readonly ContentBlock[]): Record<string,
         type: 'reasoning.text',
         text: b.thinking,
         ...(b.signature ? { signature: b.signature } : {}),
+        ...(b.origin ? { format: b.origin } : {}),
       });
-    } else if (b.type === 'redacted_thinking') details.push({ type: 'reasoning.encrypted', data: b.data });
+    } else if (b.type === 'redacted_thinking')
+      details.push({ type: 'reasoning.encrypted', data: b.data, ...(b.origin ? { format: b.origin } : {}) });
   }
   return details.length > 0 ? { reasoning, reasoning_details: details } : {};
 }

@@ -14,6 +14,7 @@ import type {
   RawBlock,
   TextBlock,
 } from '../../../canonical/message.ts';
+import { unmarkSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
 import { parseToolInput } from '../../../canonical/stream.ts';
 import { decodeImageUrl } from '../openai/decode.ts';
@@ -259,14 +260,22 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
     } else if (type === 'reasoning') {
       const r = parseOrThrow(ReasoningItemSchema, item, path);
       const sealed = r.encrypted_content ?? null;
+      // a seal another family made comes back marked with its origin (canonical/reasoning-origin.ts)
       if (sealed?.startsWith(REDACTED_REASONING_PREFIX)) {
-        push('assistant', [
-          { type: 'redacted_thinking', data: sealed.slice(REDACTED_REASONING_PREFIX.length) },
-        ]);
+        const { seal, origin } = unmarkSeal(sealed.slice(REDACTED_REASONING_PREFIX.length));
+        push('assistant', [{ type: 'redacted_thinking', data: seal, ...(origin ? { origin } : {}) }]);
         return;
       }
+      const { seal, origin } = unmarkSeal(sealed ?? '');
       const parts = [...(r.summary ?? []), ...(r.content ?? [])].map((p) => p.text ?? '');
-      push('assistant', [{ type: 'thinking', thinking: parts.join('\n\n'), signature: sealed }]);
+      push('assistant', [
+        {
+          type: 'thinking',
+          thinking: parts.join('\n\n'),
+          signature: seal || null,
+          ...(origin ? { origin } : {}),
+        },
+      ]);
     } else push('user', [raw(item)]);
   });
   return messages;

@@ -9,6 +9,7 @@
  * an `error` event and then `response.failed` (the OpenAI SDK throws on the first; Codex reads the second).
  */
 import { randomBytes } from 'node:crypto';
+import { markSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
@@ -112,9 +113,15 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
     case 'thinking.delta':
       // a redacted block arrives whole: its reasoning item is added and done at once, where it stands
       if (e.redacted_data !== undefined)
-        return out + close(s) + openRedacted(s, e.content_block_index, e.redacted_data) + close(s);
+        return (
+          out +
+          close(s) +
+          openRedacted(s, e.content_block_index, markSeal(e.redacted_data, e.origin)) +
+          close(s)
+        );
       if (s.open?.block !== e.content_block_index) out += close(s) + openReasoning(s, e.content_block_index);
-      if (e.signature !== null) s.open!.signature = e.signature;
+      // another family's seal goes out marked with its origin, so a replay to Claude or OpenAI leaves it out
+      if (e.signature !== null) s.open!.signature = markSeal(e.signature, e.origin);
       if (e.text === '') return out;
       s.open!.text += e.text;
       return (

@@ -6,6 +6,7 @@
  * encoder, whose `response.completed` carries the same object.
  */
 import { type ContentBlock, type TextBlock, urlCitationSpans } from '../../../canonical/message.ts';
+import { markSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
 import type { EncodeOptions } from '../shape.ts';
 import { callNameFields } from './namespaces.ts';
@@ -98,10 +99,17 @@ export function encodeOutputItem(
         call_id: b.id,
         ...callNameFields(b.name, request),
       };
+    // another family's seal goes out marked with its origin, so a replay to Claude or OpenAI leaves it out
     case 'thinking':
-      return reasoningItem(base, index, b.thinking, b.signature, request);
+      return reasoningItem(base, index, b.thinking, b.signature && markSeal(b.signature, b.origin), request);
     case 'redacted_thinking':
-      return reasoningItem(base, index, '', `${REDACTED_REASONING_PREFIX}${b.data}`, request);
+      return reasoningItem(
+        base,
+        index,
+        '',
+        `${REDACTED_REASONING_PREFIX}${markSeal(b.data, b.origin)}`,
+        request,
+      );
     default:
       return null;
   }
