@@ -105,8 +105,9 @@ const shared = new Map<string, Shared>();
 
 /**
  * Opens (creating and migrating unless readOnly) the store. A string is a SQLite path. Fails with
- * store_error and one sentence for a missing file (when it must exist), a non-SQLite file, an old SQLite,
- * an unreachable database or a newer schema. Each caller closes its own handle.
+ * store_error and one sentence for a missing file (when it must exist), a non-SQLite file, an empty one
+ * (when it must exist), another application's database (svc-schema.ts), an old SQLite, an unreachable
+ * database or a newer schema. Each caller closes its own handle.
  */
 export function openStore(path: string, options?: OpenStoreOptions): Promise<SqliteStore>;
 export function openStore(

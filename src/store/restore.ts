@@ -36,6 +36,7 @@ import { SCHEMA_VERSION } from './migrate.ts';
 import { openStore, type Store } from './open.ts';
 import { createPrivateFile } from './private-files.ts';
 import { SQLITE, sqliteCode } from './sqlite-errors.ts';
+import { isNotSvcStore, storeFileContent } from './svc-schema.ts';
 
 export interface RestoreOptions {
   backup: string;
@@ -86,7 +87,8 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
     'restore to a writable location',
     PRIVATE_FOLDER_MODE,
   );
-  const lock = exists ? lockStore(target) : undefined;
+  // an empty file (touch svc.db) holds no store to keep: it is replaced without --force, under the lock
+  const lock = exists || existsSync(target) ? lockStore(target) : undefined;
   const staged = tempPathBeside(target, 'restore');
   try {
     await stage(source, staged);
@@ -126,7 +128,6 @@ export function lockStore(path: string): DatabaseSync {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE');
     db.exec('COMMIT');
-    return db;
   } catch (err) {
     db?.close();
     const code = sqliteCode(err);
@@ -144,6 +145,14 @@ export function lockStore(path: string): DatabaseSync {
       cause: err,
     });
   }
+  // --force replaces a trace store, never another application's database
+  if (storeFileContent(db) === 'foreign') {
+    db.close();
+    refuse(
+      `${path} is a SQLite database without svc's tables (another application's?), not a trace store to replace; move it away or restore to another --db-path.`,
+    );
+  }
+  return db;
 }
 
 // --- internal ---
@@ -195,6 +204,10 @@ async function verifyBackup(source: SqliteSource): Promise<void> {
   try {
     store = await openStore(source, { readOnly: true });
   } catch (err) {
+    if (isNotSvcStore(err))
+      refuse(
+        `The backup ${path} holds no svc trace store (no svc tables); pass a file written by svc backup.`,
+      );
     // the store's own sentences advise on --db-path; the backup needs advice about itself
     const cause = isSvcError(err) && err.cause !== undefined ? err.cause : err;
     if (isBusy(cause))

@@ -19,6 +19,7 @@ import { createPrivateFile, tightenStoreFiles } from './private-files.ts';
 import type { Database } from './schema.ts';
 import { holdServerLock, type ServerLock } from './server-lock.ts';
 import { SQLITE, sqliteAdvice, sqliteCode } from './sqlite-errors.ts';
+import { assertSvcStoreContent } from './svc-schema.ts';
 
 /** SQLite before 3.51.3 can corrupt a WAL database when two connections write and reset the WAL. */
 export const MIN_SQLITE_VERSION = '3.51.3';
@@ -70,6 +71,8 @@ export async function openSqliteStore(
   try {
     if (readOnly) db = readableConnection(db, path, busyMs);
     else assertSqliteFile(db, path);
+    // an empty file is a store only to a server, which creates one; another application's database never
+    if (exists) assertSvcStoreContent(db, path, readOnly || options.mustExist === true);
     // only a file now known to be a SQLite database is made private: never whatever the path named
     if (exists && !readOnly) makePrivate(path, options);
     assertSqliteVersion(sqliteVersion(db));

@@ -15,6 +15,7 @@ import {
   readFileSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -446,6 +447,68 @@ test('a missing store is a failure (exit 1) for both commands, and no store is c
     assert.match(r.stderr, /^svc: No trace store at .*absent\/svc\.db; pass --db-path or set SVC_DB_PATH/);
   }
   assert.equal(existsSync(db), false);
+});
+
+test("an empty file or another application's database is no store: every command that needs one refuses it (exit 1) and leaves it as it was", async () => {
+  const dir = join(tmp.dir, 'not-stores');
+  mkdirSync(dir);
+  const empty = join(dir, 'touched.db');
+  writeFileSync(empty, '');
+  const foreign = join(dir, 'other-app.db');
+  const other = new DatabaseSync(foreign);
+  other.exec('CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES (1); PRAGMA user_version = 3');
+  other.close();
+  const backup = freshPath();
+  await seedNeighbours(backup);
+  const files = [empty, foreign];
+  const before = files.map((f) => readFileSync(f));
+  const emptyRefusal =
+    /^svc: .*touched\.db is empty, not an svc trace store; point --db-path or SVC_DB_PATH at the store svc gateway or svc serve writes/;
+  const foreignRefusal =
+    /^svc: .*other-app\.db is a SQLite database without svc's tables \(another application's\?\), so it cannot be the trace store and was left as it is; /;
+  const cases: Array<[string[], RegExp]> = [
+    ...[empty, foreign].flatMap((db): Array<[string[], RegExp]> => {
+      const refusal = db === empty ? emptyRefusal : foreignRefusal;
+      const backupTo = join(dir, `backup-of-${n++}.db`);
+      return [
+        [['analytics', 'user-export', 'u1', '--db-path', db], refusal],
+        [['backup', backupTo, '--db-path', db], refusal],
+        ...(db === empty
+          ? ([
+              [['user', 'forget', 'u1', '--confirm', '--db-path', db], refusal],
+              [['analytics', 'cost', '--db-path', db], refusal],
+            ] as Array<[string[], RegExp]>)
+          : []),
+      ];
+    }),
+    [
+      ['restore', foreign, '--db-path', join(dir, 'restored.db')],
+      /^svc: The backup .*other-app\.db holds no svc trace store \(no svc tables\); pass a file written by svc backup\.$/,
+    ],
+    [
+      ['restore', backup, '--force', '--db-path', foreign],
+      /^svc: .*other-app\.db is a SQLite database without svc's tables \(another application's\?\), not a trace store to replace; /,
+    ],
+  ];
+  // restore takes an empty file for what it is, no store to keep (before: 'A trace store appeared', even with --force)
+  const emptyTarget = join(tmp.dir, 'touched-target.db');
+  writeFileSync(emptyTarget, '');
+  const [restored, ...results] = await Promise.all([
+    runSvc(['restore', backup, '--db-path', emptyTarget], { env }),
+    ...cases.map(([args]) => runSvc(args, { env })),
+  ]);
+  assert.equal(restored.code, 0, restored.stderr);
+  assert.equal(report(restored.stdout).replaced_existing, 'no');
+  assert.deepEqual(allPayloads(emptyTarget), allPayloads(backup));
+  results.forEach((r, i) => {
+    const what = cases[i][0].join(' ');
+    assert.equal(r.code, 1, `${what}: ${r.stderr}`);
+    assert.equal(r.stdout, '', what);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr.trimEnd(), cases[i][1], what);
+  });
+  for (const [i, f] of files.entries()) assert.deepEqual(readFileSync(f), before[i], `${f} is unchanged`);
+  assert.deepEqual(readdirSync(dir).sort(), ['other-app.db', 'touched.db'], 'no backup, no -wal or -shm');
 });
 
 test('forget without --confirm warns what it would rewrite and exits 2 without changing anything', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -147,6 +147,31 @@ test('a missing store is refused when it must exist; a folder is not a store', a
     storeError(/No trace store at/),
   );
   await assert.rejects(openStore(tmp, { mustExist: true }), storeError(/is not a (regular )?file/));
+});
+
+test("an empty file is a store only to a server; another application's database is none, and stays as it was", async () => {
+  const empty = join(tmp, 'touched.db');
+  writeFileSync(empty, '');
+  for (const options of [{ mustExist: true }, { readOnly: true }])
+    await assert.rejects(
+      openStore(empty, options),
+      storeError(/touched\.db is empty, not an svc trace store/),
+    );
+  assert.equal(statSync(empty).size, 0, 'a refused command leaves the empty file empty');
+  const foreign = join(tmp, 'other-app.db');
+  const other = new DatabaseSync(foreign);
+  other.exec('CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES (1); PRAGMA user_version = 3');
+  other.close();
+  chmodSync(foreign, 0o644);
+  const bytes = readFileSync(foreign);
+  for (const options of [{}, { mustExist: true }, { readOnly: true }])
+    await assert.rejects(openStore(foreign, options), storeError(/without svc's tables .*left as it is/));
+  assert.deepEqual(readFileSync(foreign), bytes, 'not migrated, not switched to WAL');
+  assert.equal(statSync(foreign).mode & 0o777, 0o644, 'not made private');
+  // a server creates its store in the empty file
+  const store = await openStore(empty);
+  assert.equal(store.schemaVersion, SCHEMA_VERSION);
+  await store.close();
 });
 
 test('read-only opens do not migrate and cannot write', async () => {
