@@ -85,13 +85,19 @@ export async function runAgentLoop(
     steps: progress.steps,
     ...failureOf(err),
   });
+  // cancelled before its first call (while it was routed): an empty cancelled answer, as a cancel before the
+  // first byte leaves, so the history reads the request as cancelled (sessions/messages.ts)
+  const cancelledAt = async (step: number): Promise<LoopOutcome> => {
+    if (step === 1) await persistAssistant(deps, turn, deps.newId(), [], 'cancelled', turn.routed);
+    return out('cancelled', 'cancelled');
+  };
   for (let step = 1; step <= deps.maxSteps; step++) {
-    if (turn.signal.aborted) return out('cancelled', 'cancelled');
+    if (turn.signal.aborted) return cancelledAt(step);
     const messages = (await whileStoreAway(deps.log, 'history', () =>
       sessionHistory(deps.db, turn.sessionId),
     ))!;
     // cancelled while the history was read: no call is opened (the seam between steps)
-    if (turn.signal.aborted) return out('cancelled', 'cancelled');
+    if (turn.signal.aborted) return cancelledAt(step);
     progress.steps = step;
     // the whole history, or the newest part that fits the routed model's context (the rest noted as left out)
     const call = await runModelCall(

@@ -332,6 +332,30 @@ test('REST cancel, a confirmation race, PATCH queued to the turn boundary, and r
   });
 });
 
+test('DELETE racing a turn submission: the turn is refused session_already_ended or cancelled, never run on', async () => {
+  const server = shared;
+  for (let i = 0; i < 8; i++) {
+    const sid = await newSession(server);
+    const [turn, del] = await Promise.all([
+      server.api('POST', `/sessions/${sid}/turns`, {
+        content: text('go [[fake:drip=20;text=a b c d e f g h i j]]'),
+      }),
+      server.api('DELETE', `/sessions/${sid}`),
+    ]);
+    assert.equal(del.status, 200);
+    if (turn.status === 409) {
+      assert.equal(turn.body.error.code, 'session_already_ended');
+      continue;
+    }
+    assert.equal(turn.status, 202, JSON.stringify(turn.body));
+    const end = (await eventsUntil(server, sid, ended(turn.body.turn_id))).find(
+      (e) => e.turn_id === turn.body.turn_id && e.type.startsWith('turn.') && e.type !== 'turn.started',
+    )!;
+    // a turn that claimed the session just before the DELETE ended it is cancelled, not run to its end
+    assert.deepEqual([end.type, end.payload.reason], ['turn.cancelled', 'session_ended']);
+  }
+});
+
 test('delegation over REST: the worker session is listed with its parent, and its cost is the planner’s', async () => {
   const server = shared;
   const sid = await newSession(server);

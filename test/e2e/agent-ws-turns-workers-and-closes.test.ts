@@ -71,6 +71,31 @@ test('the cancel frame cancels like REST: message.complete cancelled, llm.call_f
   await done(c);
 });
 
+test('a cancel sent as soon as turn.started arrives (socket or REST) cancels the turn, even while it is routed', async () => {
+  const sid = await session(server);
+  const c = await subscribed(server, sid);
+  for (const via of ['socket', 'rest', 'socket', 'rest', 'socket', 'rest']) {
+    const from = c.frames.length;
+    const posted = server.api('POST', `/sessions/${sid}/turns`, { content: text('wait [[fake:hang]]') });
+    const turnId = (await c.next(isEvent('turn.started'), from)).event.turn_id;
+    if (via === 'socket') c.send({ type: 'cancel', turn_id: turnId, reason: 'at once' });
+    else {
+      const res = await server.api('POST', `/sessions/${sid}/turns/${turnId}/cancel`, { reason: 'at once' });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+    }
+    // the turn was registered before turn.started went out: never turn_already_completed for a live turn
+    const end = await c.next((f) => f.type === 'error' || isEvent('turn.cancelled', turnId)(f), from);
+    assert.equal(end.type, 'event', `${via}: ${JSON.stringify(end)}`);
+    assert.equal(end.event.payload.reason, 'at once');
+    assert.equal((await posted).status, 202);
+    // its answer, empty when the cancel came before the model call, is kept cancelled for the history's note
+    const msgs = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+    const answer = msgs.find((m: any) => m.turn_id === turnId && m.role === 'assistant');
+    assert.equal(answer?.status, 'cancelled', JSON.stringify(msgs.at(-1)));
+  }
+  await done(c);
+});
+
 test("message.complete names a provider's refusal, pause or context-window stop in spec 2's stop reasons; turn.completed keeps the provider's", async () => {
   const sid = await session(server);
   const c = await subscribed(server, sid);

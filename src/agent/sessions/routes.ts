@@ -117,7 +117,11 @@ export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
     await readJsonBody(c, { optional: true }); // a form post must not end a session: any body is JSON or 415
     const row = await requireSession(deps.db, c.req.param('session_id'));
     const now = formatUs(deps.clock.nowUs());
-    if (row.current_turn_id !== null) await stopTurn(deps, row.id, row.current_turn_id, purge === 'true');
+    // ended before its turn is looked up: no turn can claim the session after the end, and one that claimed
+    // it before (a submission racing this DELETE) is read here and cancelled
+    const ended = await endSession(deps.db, row.id, now);
+    const turnId = ended?.current_turn_id ?? null;
+    if (turnId !== null) await stopTurn(deps, row.id, turnId, purge === 'true');
     if (purge === 'true') {
       await deps.flushEvents?.();
       await purgeSession(deps.db, row.id);
@@ -125,7 +129,6 @@ export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
       deps.engine?.forgetSession?.(row.id);
       return c.json({ id: row.id, ended_at: row.ended_at ?? now });
     }
-    const ended = await endSession(deps.db, row.id, now);
     deps.onSessionEnded?.(row.id);
     deps.engine?.forgetSession?.(row.id);
     return c.json({ id: row.id, ended_at: ended?.ended_at ?? now });

@@ -57,6 +57,9 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         await whileStoreAway(deps.log, 'model swap', () => applyQueuedSwap(h.sessionId));
         await free();
       }),
+    onClaimed(h: TurnHandle) {
+      turns.set(h.turnId, h);
+    },
     onEnd(h: TurnHandle) {
       turns.delete(h.turnId);
     },
@@ -66,9 +69,7 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     registry: deps.registry,
     policy: deps.policy,
     async startWorkerTurn(session, content, worker) {
-      const started = await startTurn(full, { session, content, override: null, worker, ...hooks });
-      turns.set(started.handle.turnId, started.handle);
-      return started;
+      return startTurn(full, { session, content, override: null, worker, ...hooks });
     },
     plannerApprovals: approvalsOf,
   };
@@ -212,7 +213,6 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
         worker: null,
         ...hooks,
       });
-      turns.set(started.handle.turnId, started.handle);
       // the stop began while this submission was on its way (a request begun before the signal is let
       // finish): its turn is cancelled like the ones running then, not left to run on a closing server
       if (stopping !== null) {
@@ -228,7 +228,10 @@ export function createTurnEngine(deps: TurnEngineDeps): TurnEngine {
     },
 
     async cancel(sessionId, turnId, reason) {
-      await openSession(sessionId);
+      // an ended session is refused by the routes (REST and socket); DELETE cancels the turn of the session it
+      // has just ended, a submission that claimed it before the end included
+      if (!(await getSession(deps.db, sessionId)))
+        throw new SvcError('session_not_found', { message: `no session ${sessionId}` });
       const handle = turns.get(turnId);
       if (!handle || handle.sessionId !== sessionId) {
         await requireTurn(sessionId, turnId);

@@ -31,8 +31,9 @@ export interface TurnEngine {
   /** 202 body; throws SvcError session_not_found / session_already_ended / turn_in_flight / invalid_content. */
   submit(input: SubmitTurnInput): Promise<SubmittedTurn>;
   /**
-   * Starts cancellation; throws session_not_found / session_already_ended / turn_not_found /
-   * turn_already_completed. A second cancel of a cancelling turn is a no-op (bus.handler_warning).
+   * Starts cancellation; throws session_not_found / turn_not_found / turn_already_completed (the routes
+   * refuse an ended session first: DELETE cancels the turn of the session it has just ended). A second
+   * cancel of a cancelling turn is a no-op (bus.handler_warning).
    */
   cancel(
     sessionId: string,

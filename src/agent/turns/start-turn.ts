@@ -20,7 +20,7 @@ import { isStoreUnreachable } from '../../store/dialect.ts';
 import type { Database, SessionRow } from '../../store/schema.ts';
 import { type LoopDeps, type LoopOutcome, runAgentLoop, type TurnProgress } from '../loop.ts';
 import { appendMessage, sessionHistory, setMessageStatus } from '../sessions/messages.ts';
-import { beginTurn, clearTurn, finishTurn, setActiveModel } from '../sessions/store.ts';
+import { beginTurn, clearTurn, finishTurn, getSession, setActiveModel } from '../sessions/store.ts';
 import type { WorkspaceRoots } from '../sessions/workspace-roots.ts';
 import { whileStoreAway } from '../store-wait.ts';
 import { buildSystemPrompt } from '../system-prompt.ts';
@@ -65,6 +65,11 @@ export interface StartTurnInput {
    * then runs `free`, one step that no model swap on the session may interleave with.
    */
   release(handle: TurnHandle, free: () => Promise<void>): Promise<void>;
+  /**
+   * Called once the session is claimed, before turn.started is published: from then on a cancel (REST, or a
+   * socket that saw turn.started) finds the turn, even while it is still being routed.
+   */
+  onClaimed(handle: TurnHandle): void;
   /** Called once the turn has ended (the session released), just before its end event is published. */
   onEnd(handle: TurnHandle, outcome: LoopOutcome): void;
 }
@@ -85,6 +90,9 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
   // leave the session held by a turn that never started (409 turn_in_flight until a restart)
   const claim = deps.db.transaction().execute(async (trx) => {
     if (!(await beginTurn(trx, session.id, turnId, submittedAt))) {
+      // ended since the route read it (a DELETE racing this submission): not a turn in flight
+      if ((await getSession(trx, session.id))?.ended_at)
+        throw new SvcError('session_already_ended', { message: `session ${session.id} has ended` });
       throw new SvcError('turn_in_flight', {
         message: `session ${session.id} already has a turn in flight; wait for it to end or cancel it`,
         details: { current_turn_id: session.current_turn_id },
@@ -114,6 +122,24 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
       }),
     );
     throw err;
+  }
+  const controller = new AbortController();
+  let settle!: (outcome: Promise<LoopOutcome>) => void;
+  const handle: TurnHandle = {
+    turnId,
+    sessionId: session.id,
+    controller,
+    cancelReason: null,
+    done: new Promise<LoopOutcome>((resolve) => {
+      settle = resolve;
+    }),
+  };
+  input.onClaimed(handle);
+  // a DELETE that ended the session between the claim and the registration found no turn to cancel: the
+  // turn cancels itself (DELETE ends the session before it looks for the turn, so one of the two sees it)
+  if ((await getSession(deps.db, session.id).catch(() => undefined))?.ended_at) {
+    handle.cancelReason ??= 'session_ended';
+    controller.abort();
   }
   const scope: CallScope = {
     actor: 'agent',
@@ -153,6 +179,17 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
   } catch (err) {
     const unreachable = isStoreUnreachable(err);
     const code = unreachable ? 'store_unavailable' : isSvcError(err) ? err.code : 'internal_error';
+    const refusal: LoopOutcome = {
+      status: 'failed',
+      cost: ZERO,
+      stopReason: null,
+      finalText: '',
+      steps: 0,
+      errorCode: code,
+      errorClass: null,
+    };
+    input.onEnd(handle, refusal);
+    settle(Promise.resolve(refusal));
     // the client is told the turn was refused: its message stays readable but is never sent to a model again
     // (kept in the history, a message too large for every model refused every later turn as well)
     const refused = async () => {
@@ -205,14 +242,6 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     });
   }
 
-  const controller = new AbortController();
-  const handle: TurnHandle = {
-    turnId,
-    sessionId: session.id,
-    controller,
-    cancelReason: null,
-    done: undefined!,
-  };
   const parent = input.worker?.parentSignal;
   const onParentAbort = () => {
     handle.cancelReason ??= 'planner_cancelled';
@@ -271,7 +300,7 @@ export async function startTurn(deps: StartTurnDeps, input: StartTurnInput): Pro
     await endTurn(deps, input, handle, routed, outcome, opened.event.id);
     return outcome;
   };
-  (handle as { done: Promise<LoopOutcome> }).done = run();
+  settle(run());
   return { handle, userMessageId, submittedAt, routed };
 }
 
