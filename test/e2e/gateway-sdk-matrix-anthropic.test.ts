@@ -204,11 +204,10 @@ test('Anthropic SDK: a conversation answered by an OpenRouter Gemini model with 
   stack.fake.reset();
   const ask = { role: 'user' as const, content: 'plan it [[fake:thinking=weigh the options]]' };
   const params = { max_tokens: 4096, thinking: { type: 'enabled' as const, budget_tokens: 2048 } };
-  const gemini = await stack.anthropic.messages.create({
-    model: 'openrouter:google/gemini-2.5-flash',
-    ...params,
-    messages: [ask],
-  });
+  // streamed: the signature arrives as a signature_delta
+  const gemini = await stack.anthropic.messages
+    .stream({ model: 'openrouter:google/gemini-2.5-flash', ...params, messages: [ask] })
+    .finalMessage();
   const thought = gemini.content.find((b) => b.type === 'thinking');
   assert.ok(thought?.type === 'thinking' && thought.thinking === 'weigh the options');
   const history = (model: string) =>

@@ -146,12 +146,15 @@ test('OpenAI SDK: a conversation answered by an OpenRouter Gemini model with rea
   const seal = answer.reasoning_details?.[0]?.signature ?? '';
   assert.equal(answer.reasoning_details?.[0]?.format, 'google-gemini-v1');
   assert.ok(seal.startsWith('CiQB'), seal);
-  const responded = await stack.openai.responses.create({
-    model: 'openrouter:google/gemini-2.5-flash',
-    input: [ask],
-    store: false,
-    include: ['reasoning.encrypted_content'],
-  });
+  // streamed: the reasoning item's encrypted_content arrives with its output_item.done
+  const responded = await stack.openai.responses
+    .stream({
+      model: 'openrouter:google/gemini-2.5-flash',
+      input: [ask],
+      store: false,
+      include: ['reasoning.encrypted_content'],
+    })
+    .finalResponse();
   for (const model of CLAUDES) {
     stack.fake.reset();
     const chat = await stack.openai.chat.completions.create({
