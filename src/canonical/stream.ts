@@ -3,7 +3,7 @@
  * emit them while keeping the authoritative final content, stop reason and running usage.
  */
 import { textWeight } from '../lib/text-weight.ts';
-import type { ContentBlock, ThinkingBlock, ToolUseBlock } from './message.ts';
+import type { ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock } from './message.ts';
 import type { ReasoningFormat } from './reasoning-origin.ts';
 import { type CanonicalUsage, emptyUsage, type StopReason, stopReasonWithTools } from './response.ts';
 
@@ -18,6 +18,11 @@ export interface TextDeltaEvent {
   message_id: string;
   content_block_index: number;
   text: string;
+  /**
+   * Beyond spec 2: a source the block's text cites (Anthropic `citations_delta`, as sent), on a delta of its
+   * own with empty `text`; the final block lists them all in `citations`.
+   */
+  citation?: Record<string, unknown>;
 }
 export interface ThinkingDeltaEvent {
   type: 'thinking.delta';
@@ -182,6 +187,13 @@ export class StreamBuilder implements StreamProgress {
     this.#content = true;
     this.#quarterTokens += textWeight(text);
     return { type: 'text.delta', message_id: this.#id!, content_block_index: index, text };
+  }
+
+  /** A source the text block at `index` cites (see TextDeltaEvent.citation). */
+  citation(index: number, citation: Record<string, unknown>): TextDeltaEvent {
+    const b = this.#blocks[index] as TextBlock;
+    b.citations = [...(b.citations ?? []), citation];
+    return { type: 'text.delta', message_id: this.#id!, content_block_index: index, text: '', citation };
   }
 
   openThinking(origin?: ReasoningFormat): number {

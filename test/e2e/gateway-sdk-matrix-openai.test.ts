@@ -184,6 +184,41 @@ test('OpenAI SDK: a conversation answered by an OpenRouter Gemini model with rea
   }
 });
 
+// A Claude answer's web citations, streamed (Anthropic's citations_delta): Chat Completions sends them as one
+// chunk's delta.annotations, which the SDK's stream helper sets on message.annotations; the Responses API as
+// response.output_text.annotation.added events and on the done part and item. Both as the answer unstreamed has them.
+test('OpenAI SDK → a Claude model: a streamed answer carries its web citations as the unstreamed one does (Chat Completions and Responses)', async () => {
+  const model = 'anthropic:claude-sonnet-4-5';
+  const input = 'capital of France? [[fake:text=Let me check.;cite]]';
+  const messages = [{ role: 'user' as const, content: input }];
+  // the cited block " Paris is the capital of France." follows "Let me check.": code points 13 to 45
+  const cited = { url: 'https://example.com/paris', title: 'Paris - Example' };
+  const expected = [{ type: 'url_citation', url_citation: { start_index: 13, end_index: 45, ...cited } }];
+  const once = await stack.openai.chat.completions.create({ model, messages });
+  assert.deepEqual(once.choices[0].message.annotations, expected);
+  const streamed = await stack.openai.chat.completions.stream({ model, messages }).finalChatCompletion();
+  assert.equal(streamed.choices[0].message.content, once.choices[0].message.content);
+  assert.deepEqual(streamed.choices[0].message.annotations, expected);
+
+  const annotationsOf = (output: OpenAI.Responses.ResponseOutputItem[]) =>
+    output.flatMap((item) =>
+      item.type === 'message'
+        ? item.content.flatMap((c) => (c.type === 'output_text' ? c.annotations : []))
+        : [],
+    );
+  const unstreamed = annotationsOf((await stack.openai.responses.create({ model, input })).output);
+  assert.deepEqual(unstreamed, [{ type: 'url_citation', start_index: 0, end_index: 32, ...cited }]);
+  const stream = stack.openai.responses.stream({ model, input });
+  const added: unknown[] = [];
+  const done: OpenAI.Responses.ResponseOutputItem[] = [];
+  stream.on('response.output_text.annotation.added', (e) => added.push(e.annotation));
+  stream.on('response.output_item.done', (e) => done.push(e.item));
+  const final = await stream.finalResponse();
+  assert.deepEqual(added, unstreamed);
+  assert.deepEqual(annotationsOf(done), unstreamed);
+  assert.deepEqual(annotationsOf(final.output), unstreamed);
+});
+
 // the fake answers a json_schema format with a value of the schema, as the API does (no scripted text)
 const CITY = z.object({ city: z.string(), population: z.number(), note: z.string().nullable() });
 const PARSED = { city: 'city-value', population: 1, note: 'note-value' };

@@ -77,7 +77,10 @@ export const anthropicCodec: Codec = {
         if (block.type === 'thinking')
           return { type: 'thinking', thinking: block.text, signature: block.signature };
         // the real API omits `citations` on a text block without citations (@ai-sdk/anthropic rejects null)
-        if (block.type === 'text') return { type: 'text', text: block.text };
+        if (block.type === 'text')
+          return block.citations
+            ? { type: 'text', text: block.text, citations: block.citations }
+            : { type: 'text', text: block.text };
         return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
       }),
       stop_reason: reply.stopReason,
@@ -325,6 +328,8 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       delta({ type: 'signature_delta', signature: block.signature });
     } else if (block.type === 'text') {
       start({ type: 'text', text: '' });
+      // a cited block's sources come first, its text after (wire-formats §1.10 citations_delta)
+      for (const citation of block.citations ?? []) delta({ type: 'citations_delta', citation });
       for (const piece of splitWords(block.text)) delta({ type: 'text_delta', text: piece });
     } else {
       start({ type: 'tool_use', id: block.id, name: block.name, input: {} });

@@ -55,7 +55,8 @@ export type Turn = {
 export type ReplyBlock =
   /** `redacted`: a redacted block, its opaque data in `signature` and no text. */
   | { type: 'thinking'; text: string; signature: string; redacted?: boolean }
-  | { type: 'text'; text: string }
+  /** `citations`: the sources the text cites (Anthropic's form, the `cite` directive). */
+  | { type: 'text'; text: string; citations?: Record<string, unknown>[] }
   | {
       type: 'tool_call';
       id: string;
@@ -96,6 +97,15 @@ export type Reply = {
 };
 
 export const DEFAULT_TEXT = 'Hello from the fake provider.';
+/** The text block the `cite` directive adds, and the web page it cites (web-search-tool docs' citation form). */
+export const CITED_TEXT = ' Paris is the capital of France.';
+export const CITATION = {
+  type: 'web_search_result_location',
+  url: 'https://example.com/paris',
+  title: 'Paris - Example',
+  encrypted_index: 'Eo8BCioIAhgBFake',
+  cited_text: 'Paris is the capital and largest city of France.',
+};
 export const DEFAULT_THINKING = 'The user wants a reply. I will answer briefly.';
 /** The opaque data of a redacted thinking block (the shape of Anthropic's docs example). */
 export const REDACTED_DATA =
@@ -121,6 +131,7 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
   const text = replyText(turn, plan);
   const prefilled = turn.noTextBeforeForcedCall && turn.forcedTool !== undefined && used > 0;
   if (text !== undefined && !prefilled) blocks.push({ type: 'text', text });
+  if (plan.cite) blocks.push({ type: 'text', text: CITED_TEXT, citations: [CITATION] });
   for (let i = 0; i < calls; i++) {
     const tool = pickTool(turn, i);
     const input = inputFromSchema(tool.schema);

@@ -26,6 +26,9 @@
  *                          web_search_tool_result blocks and usage.server_tool_use.web_search_requests N,
  *                          Responses N `web_search_call` output items (with their streaming events)
  *     image-check          reply says whether image blocks/parts arrived: "image-check: 1 image (image/png)"
+ *     cite                 Anthropic: the answer ends with a text block citing a web page, as an answer after a
+ *                          web search does (CITED_TEXT, a web_search_result_location citation; streamed as a
+ *                          citations_delta before its text); the OpenAI wires get the same text uncited
  *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal|pause_turn|
  *                          model_context_window_exceeded)
  *     stop-sequence=STR    stop on the custom stop sequence STR (stop_reason stop_sequence, stop_sequence STR;
@@ -102,6 +105,8 @@ export type FakeStep = {
   /** Server-side web searches the model runs (when the request offers the server tool). */
   webSearches?: number;
   imageCheck?: boolean;
+  /** The answer ends with a text block citing a web page (Anthropic citations). */
+  cite?: boolean;
   stopReason?: string;
   stopSequence?: string;
   error?: number;
@@ -242,6 +247,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'image-check':
       step.imageCheck = true;
+      return;
+    case 'cite':
+      step.cite = true;
       return;
     case 'stop':
       step.stopReason = required(key, value);

@@ -89,7 +89,12 @@ function start(
     case 'text': {
       const ci = b.openText();
       blocks.set(index, ci);
-      return block.text ? [b.text(ci, block.text)] : [];
+      // citations arrive as citations_delta; a start that already lists some is read the same way
+      const cited = Array.isArray(block.citations) ? block.citations.filter(isObject) : [];
+      return [
+        ...cited.map((c: Record<string, unknown>) => b.citation(ci, c)),
+        ...(block.text ? [b.text(ci, block.text)] : []),
+      ];
     }
     case 'thinking': {
       const ci = b.openThinking();
@@ -142,9 +147,15 @@ function delta(
       return [b.thinking(ci, '', String(d.signature))];
     case 'input_json_delta':
       return [b.toolInput(ci, String(d.partial_json))];
+    case 'citations_delta':
+      return isObject(d.citation) ? [b.citation(ci, d.citation)] : [];
     default:
       return [];
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** Tap frame rewriter: echoes `model` in message_start (the only frame that names it). */

@@ -32,7 +32,8 @@ export function createPartialMessage(): PartialMessage {
     push(e) {
       switch (e.type) {
         case 'text.delta':
-          draft(e.content_block_index, () => ({ kind: 'text', text: '' })).text += e.text;
+          // a delta with no text (a citation's) makes no block: an empty text block is refused on replay
+          if (e.text !== '') draft(e.content_block_index, () => ({ kind: 'text', text: '' })).text += e.text;
           break;
         case 'thinking.delta': {
           if (e.redacted_data !== undefined) {

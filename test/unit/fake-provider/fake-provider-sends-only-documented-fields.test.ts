@@ -91,9 +91,10 @@ test('web search answers (Anthropic server tool blocks and usage, Responses web_
     model: 'claude-x',
     max_tokens: 100,
     tools: [{ type: 'web_search_20250305', name: 'web_search' }],
-    messages: [{ role: 'user', content: 'news? [[fake:web-search=1]]' }],
+    messages: [{ role: 'user', content: 'news? [[fake:web-search=1;cite]]' }],
   });
   const paths = fieldPaths(anthropic);
+  assert.ok(paths.has('content[text].citations[web_search_result_location].url'));
   assert.ok(paths.has('content[web_search_tool_result].content[web_search_result].url'));
   assert.ok(paths.has('usage.server_tool_use.web_search_requests'));
   assert.deepEqual(undocumented(anthropic, ANTHROPIC_MESSAGE), []);

@@ -1,12 +1,13 @@
 /**
  * @module Canonical stream events → OpenAI `chat.completion.chunk` SSE (wire-formats §2.7, §5.3): role on
  * the first chunk, tool calls numbered 0,1,… by order of appearance (not by block index), continuation
- * fragments without id/name, a finish chunk, the usage chunk only when asked, `data: [DONE]`.
+ * fragments without id/name, the answer's web citations as `delta.annotations`, a finish chunk, the usage chunk
+ * only when asked, `data: [DONE]`.
  */
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
-import { encodeOpenAIUsage, openaiCompletionId, openaiFinishReason } from './encode.ts';
+import { encodeOpenAIUsage, openaiCompletionId, openaiFinishReason, urlAnnotations } from './encode.ts';
 import { encodeOpenAIStreamError } from './errors.ts';
 
 export async function* encodeOpenAIStream(
@@ -109,7 +110,11 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       return out + toolCall(s, e.content_block_index, { arguments: JSON.stringify(e.final_input) });
     case 'message.complete': {
       const hasTools = s.tools.size > 0 || e.final_content.some((b) => b.type === 'tool_use');
-      let end = out + chunk(s, '{}', JSON.stringify(openaiFinishReason(e.stop_reason, hasTools)));
+      // the answer's web citations, each over its block's span of the whole text, in one chunk before the
+      // finish: the OpenAI SDK's stream helper sets message.annotations from it, as the answer unstreamed has them
+      const annotations = urlAnnotations(e.final_content);
+      let end = annotations.length > 0 ? out + chunk(s, JSON.stringify({ annotations })) : out;
+      end += chunk(s, '{}', JSON.stringify(openaiFinishReason(e.stop_reason, hasTools)));
       if (s.opts.include_usage) {
         const head = s.prefix.slice(0, s.prefix.indexOf(',"choices":'));
         end += `${head},"choices":[],"usage":${JSON.stringify(encodeOpenAIUsage(e.usage))}}\n\n`;

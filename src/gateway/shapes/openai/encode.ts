@@ -16,13 +16,8 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
   const message: Record<string, unknown> = { role: 'assistant', content: null, refusal: null };
   let text: string | null = null;
   const toolCalls: unknown[] = [];
-  const annotations: unknown[] = [];
   for (const b of res.content) {
     if (b.type === 'text') {
-      // url_citation annotations over the block's span of the message text (code points in)
-      if (b.citations?.length)
-        for (const { start_index, end_index, url, title } of urlCitationSpans(b, codePoints(text ?? '')))
-          annotations.push({ type: 'url_citation', url_citation: { start_index, end_index, url, title } });
       text = (text ?? '') + b.text;
     } else if (b.type === 'tool_use') {
       toolCalls.push({
@@ -33,6 +28,7 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
     }
   }
   message.content = text;
+  const annotations = urlAnnotations(res.content);
   if (annotations.length > 0) message.annotations = annotations;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   Object.assign(message, encodeReasoning(res.content));
@@ -51,6 +47,23 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
     ],
     usage: encodeOpenAIUsage(res.usage),
   };
+}
+
+/**
+ * The `url_citation` annotations of a message's text blocks, each over its block's span of the message text
+ * (code points in): `message.annotations`, and a stream's `delta.annotations`. Nothing to do without citations.
+ */
+export function urlAnnotations(content: readonly ContentBlock[]): Record<string, unknown>[] {
+  if (!content.some((b) => b.type === 'text' && b.citations?.length)) return [];
+  const annotations: Record<string, unknown>[] = [];
+  let before = 0;
+  for (const b of content) {
+    if (b.type !== 'text') continue;
+    for (const { start_index, end_index, url, title } of urlCitationSpans(b, before))
+      annotations.push({ type: 'url_citation', url_citation: { start_index, end_index, url, title } });
+    before += codePoints(b.text);
+  }
+  return annotations;
 }
 
 export function openaiCompletionId(id: string): string {

@@ -2,11 +2,12 @@
  * @module Canonical stream events → OpenAI Responses SSE, as the OpenAI SDK's stream accumulator and the
  * Vercel AI SDK consume it: `response.created` and `response.in_progress` first; per output item
  * `response.output_item.added` … `response.output_item.done`, with `content_part` / `output_text`
- * events for text, `reasoning_summary_part` / `reasoning_summary_text` for thinking and
- * `function_call_arguments` for tool calls; then `response.completed` (or `response.incomplete`) carrying
- * the whole response with usage. Every event has `event:`, `type` and a rising `sequence_number`, and every
- * response object of one stream the same `created_at`. A failure after the first event ends the stream with
- * an `error` event and then `response.failed` (the OpenAI SDK throws on the first; Codex reads the second).
+ * events for text (and `output_text.annotation.added` for each web page it cites), `reasoning_summary_part` /
+ * `reasoning_summary_text` for thinking and `function_call_arguments` for tool calls; then `response.completed`
+ * (or `response.incomplete`) carrying the whole response with usage. Every event has `event:`, `type` and a
+ * rising `sequence_number`, and every response object of one stream the same `created_at`. A failure after the
+ * first event ends the stream with an `error` event and then `response.failed` (the OpenAI SDK throws on the
+ * first; Codex reads the second).
  */
 import { randomBytes } from 'node:crypto';
 import { markSeal } from '../../../canonical/reasoning-origin.ts';
@@ -21,6 +22,7 @@ import {
   responseIdBase,
   responseObject,
   statusOf,
+  urlAnnotations,
 } from './encode.ts';
 import { responsesErrorFields, responsesFailureCode } from './errors.ts';
 import { callNameFields } from './namespaces.ts';
@@ -38,6 +40,7 @@ export async function* encodeResponsesStream(
     open: null,
     outputs: 0,
     done: [],
+    citations: new Map(),
   };
   try {
     for await (const e of events) {
@@ -77,6 +80,8 @@ interface State {
   outputs: number;
   /** Output items finished so far (a failed response carries them). */
   done: Record<string, unknown>[];
+  /** Canonical block index → the sources its text cites, until its item is done. */
+  citations: Map<number, Record<string, unknown>[]>;
 }
 
 function frame(s: State, type: string, fields: Record<string, unknown>): string {
@@ -97,6 +102,12 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
     case 'message.start':
       return out;
     case 'text.delta':
+      // a citation of the block's text: its annotation is added when the block's text is whole (close)
+      if (e.citation)
+        s.citations.set(e.content_block_index, [
+          ...(s.citations.get(e.content_block_index) ?? []),
+          e.citation,
+        ]);
       // an empty text block is no item, streamed or final (encodeOutputItem)
       if (e.text === '') return out;
       if (s.open?.block !== e.content_block_index) out += close(s) + openText(s, e.content_block_index);
@@ -236,6 +247,21 @@ function close(s: State, status: 'completed' | 'incomplete' = 'completed'): stri
   let out = '';
   let done: Record<string, unknown>;
   if (item.kind === 'text') {
+    // web citations as url_citation annotations over the whole part, each announced before the text is done
+    const annotations = urlAnnotations({
+      type: 'text',
+      text: item.text,
+      citations: s.citations.get(item.block),
+    });
+    s.citations.delete(item.block);
+    annotations.forEach((annotation, annotation_index) => {
+      out += frame(s, 'response.output_text.annotation.added', {
+        ...at(item),
+        content_index: 0,
+        annotation_index,
+        annotation,
+      });
+    });
     out += frame(s, 'response.output_text.done', {
       ...at(item),
       content_index: 0,
@@ -245,14 +271,14 @@ function close(s: State, status: 'completed' | 'incomplete' = 'completed'): stri
     out += frame(s, 'response.content_part.done', {
       ...at(item),
       content_index: 0,
-      part: outputText(item.text),
+      part: outputText(item.text, annotations),
     });
     done = {
       id: item.id,
       type: 'message',
       status,
       role: 'assistant',
-      content: [outputText(item.text)],
+      content: [outputText(item.text, annotations)],
     };
   } else if (item.kind === 'reasoning' && item.redacted) {
     done = reasoningItem(s.base, item.block, '', item.signature, s.opts.request);
@@ -291,8 +317,8 @@ function callItem(s: State, item: OpenItem, status: string, args: string): Recor
   };
 }
 
-function outputText(text: string): Record<string, unknown> {
-  return { type: 'output_text', text, annotations: [] };
+function outputText(text: string, annotations: Record<string, unknown>[] = []): Record<string, unknown> {
+  return { type: 'output_text', text, annotations };
 }
 
 function summaryText(text: string): Record<string, unknown> {

@@ -116,7 +116,7 @@ export function encodeOutputItem(
 }
 
 /** A text block's citations of web pages as `url_citation` annotations over its own `output_text`. */
-function urlAnnotations(b: TextBlock): Record<string, unknown>[] {
+export function urlAnnotations(b: TextBlock): Record<string, unknown>[] {
   return urlCitationSpans(b, 0).map((span) => ({ type: 'url_citation', ...span }));
 }
 
