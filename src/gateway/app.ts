@@ -8,10 +8,11 @@ import type { Bus } from '../events/bus.ts';
 import type { InboundShape } from '../events/catalog.ts';
 import { createHealthHandler } from '../http/health.ts';
 import { hostRefusal } from '../http/host-check.ts';
-import { type RefusalOptions, wasCutOffByStop } from '../http/listen.ts';
+import type { RefusalOptions } from '../http/listen.ts';
 import { createAllowLookup } from '../http/method-not-allowed.ts';
 import { type HeaderReader, requestHeaders } from '../http/request-headers.ts';
 import { createRequestLogFinish } from '../http/request-log.ts';
+import { wasCutOffByStop } from '../http/stop-cut-off.ts';
 import {
   createVersioning,
   createVersionStamp,

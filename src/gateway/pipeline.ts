@@ -14,6 +14,7 @@ import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
 import { cutOffWhenStalled } from '../http/answer-stall.ts';
+import { stopCutOffSignal } from '../http/stop-cut-off.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
@@ -242,6 +243,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
                 stall_ms: deps.clientStallMs,
               }),
             signal,
+            stopSignal: stopCutOffSignal(c.env?.outgoing),
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
             headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id, ...droppedHeader },
             turn,

@@ -38,6 +38,11 @@ export interface StreamResponseInput {
   /** The client's request signal: aborted when it disconnects. */
   signal: AbortSignal;
   /**
+   * Aborted when the gateway's stop cuts the stream off (its drain deadline, a second signal): the stream
+   * ends with the client's error frame (`service_shutting_down`) and its call is closed as cancelled.
+   */
+  stopSignal?: AbortSignal;
+  /**
    * Longest time the client may leave a chunk untaken (its socket full, SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS);
    * past it the client is cut off and the call closed as cancelled.
    */
@@ -57,6 +62,15 @@ export interface StreamResponseInput {
   onResponse?: (response: Record<string, unknown>) => void;
 }
 
+/** How a stream the stop cut off fails: the gateway's doing, not the provider's, so its call is cancelled. */
+function cutOffByStop(): SvcError {
+  return new SvcError('service_shutting_down', {
+    message:
+      'The gateway is shutting down and cut this stream off before it finished; send the request again.',
+    details: { error_class: 'cancelled' },
+  });
+}
+
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
 export function createStreamResponse(input: StreamResponseInput): Response {
@@ -70,6 +84,12 @@ export function createStreamResponse(input: StreamResponseInput): Response {
     input.turn.finish(499, 'cancelled');
   };
   input.signal.addEventListener('abort', cancel, { once: true });
+  // the stop ends the upstream body with its own failure, which the stream turns into the call's closing
+  // event and the client's error frame like any upstream failure (an answer already complete goes out whole)
+  const stopped = () => {
+    if (!state.done) input.call.response.body.destroy(cutOffByStop());
+  };
+  input.stopSignal?.addEventListener('abort', stopped, { once: true });
   // armed while a chunk waits for the client to take it (the server's write did not drain), never while the
   // upstream is awaited: that silence is the upstream's idle timeout. One timer per stream, re-armed with
   // refresh() at each chunk (a new timer per chunk cost about 7x as much); a firing while disarmed is ignored
@@ -94,6 +114,7 @@ export function createStreamResponse(input: StreamResponseInput): Response {
           const next = await iterator.next();
           if (next.done) {
             input.signal.removeEventListener('abort', cancel);
+            input.stopSignal?.removeEventListener('abort', stopped);
             clearTimeout(stall);
             controller.close();
           } else {

@@ -12,18 +12,11 @@ import type { Logger } from '../lib/log.ts';
 import { onRepeatedStopSignal } from '../lib/stop-signal.ts';
 import { answerClientError, type RefusalOptions } from './client-refusals.ts';
 import { isLoopbackName } from './host-check.ts';
+import { cutOff } from './stop-cut-off.ts';
 
 export type { RefusalOptions } from './client-refusals.ts';
 
 export const LOOPBACK_HOST = '127.0.0.1';
-
-/** Responses whose connections a stop closed before they finished (its deadline or a second signal). */
-const cutOffByStop = new WeakSet<object>();
-
-/** Whether a stop, not the client, closed this response's connection (`c.env.outgoing`) before it finished. */
-export function wasCutOffByStop(res: object | undefined): boolean {
-  return res !== undefined && cutOffByStop.has(res);
-}
 
 /** A loopback address is kept; `localhost` and every other value become 127.0.0.1 (non-loopback: warned). */
 export function resolveLoopbackHost(requested: string | undefined, log: Logger): string {
@@ -193,9 +186,7 @@ export async function listen(
         waiting,
         () => open.size,
         drain,
-        () => {
-          for (const res of open) cutOffByStop.add(res);
-        },
+        () => cutOff(open),
       );
     },
     cutOff() {
@@ -325,19 +316,25 @@ async function closeGracefully(
   closeWaiting: () => void,
   inFlight: () => number,
   drain: DrainDeadline,
-  beforeCutOff: () => void,
+  cutOff: () => Promise<void>,
 ): Promise<{ forced: boolean }> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   let forced = false;
+  /** Set at the deadline: the cut-off responses are ending themselves; closed once they have. */
+  let cutting: Promise<void> | undefined;
+  let cut = false;
   // Keep-alive sockets become idle once their response ends; close them as they do.
   const timer = setInterval(() => {
     server.closeIdleConnections();
     closeWaiting();
-    if (drain.passed()) {
-      forced ||= inFlight() > 0;
-      beforeCutOff();
-      server.closeAllConnections();
+    if (!drain.passed()) return;
+    if (cutting === undefined) {
+      forced = inFlight() > 0;
+      cutting = cutOff().then(() => {
+        cut = true;
+      });
     }
+    if (cut) server.closeAllConnections();
   }, 50);
   server.closeIdleConnections();
   closeWaiting();

@@ -5,11 +5,16 @@
  * `Connection: close`, so a keep-alive client opens a new connection instead of reusing one the stop closes.
  * A connection that has sent no request (or part of its head) is closed at once, like an idle keep-alive
  * one: it does not hold the stop for the drain's 30 s. Streams in flight at the signal, in each inbound shape
- * and translated from another provider's wire, run to their terminal frame and keep their events.
+ * and translated from another provider's wire, run to their terminal frame and keep their events. A second
+ * signal cuts the streams still running off: each ends with its shape's error frame (`service_shutting_down`),
+ * which the official SDKs raise as an APIError, and its call's closing events are committed before the exit.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { connect } from 'node:net';
 import { test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 import { parseSseText } from '../helpers/sse-fixtures.ts';
@@ -44,9 +49,17 @@ const STREAMS = [
   { path: '/v1/responses', model: 'anthropic:claude-haiku-4-5', last: 'response.completed' },
 ] as const;
 
+/** A reply of `words` words, each frame held `dripMs` by the fake provider. */
+function dripping(dripMs: number, words: number): string {
+  return `[[fake:drip=${dripMs};text=${Array.from({ length: words }, (_, i) => `w${i}`).join(' ')}]]`;
+}
+
 /** Starts a dripping stream; resolves with its head once its first frame arrived, and with its whole text later. */
-async function streamInFlight(stack: GatewayStack, s: (typeof STREAMS)[number]) {
-  const text = `[[fake:drip=100;text=${Array.from({ length: 8 }, (_, i) => `w${i}`).join(' ')}]]`;
+async function streamInFlight(
+  stack: GatewayStack,
+  s: { path: string; model: string },
+  text = dripping(100, 8),
+) {
   const res = await fetch(`${stack.gw.url}${s.path}`, {
     method: 'POST',
     headers: {
@@ -158,3 +171,106 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     }
   });
 }
+
+/** The error a stream read through an official SDK ended with (null: it ended well). */
+async function sdkStreamInFlight(stream: AsyncIterable<unknown>): Promise<{ ended: Promise<unknown> }> {
+  const events = stream[Symbol.asyncIterator]();
+  await events.next(); // its first event arrived: the stream is running
+  const ended = (async () => {
+    try {
+      while (!(await events.next()).done);
+      return null;
+    } catch (err) {
+      return err;
+    }
+  })();
+  return { ended };
+}
+
+test('a second SIGTERM cuts the running streams off: each ends with its shape error frame, its events committed', {
+  timeout: 30_000,
+}, async (t) => {
+  const stack = await startGatewayStack();
+  t.after(() => stack.stop());
+  const { gw } = stack;
+  // 60 frames 150 ms apart: only the cut ends these streams while the test runs
+  const long = dripping(150, 60);
+  const messages = [{ role: 'user' as const, content: long }];
+  const anthropicStreams = ['anthropic:claude-haiku-4-5', 'openai:gpt-5-mini'].map(async (model) => {
+    const { data, response } = await stack.anthropic.messages
+      .create({ model, max_tokens: 64, stream: true, messages })
+      .withResponse();
+    return { model, id: response.headers.get('svc-request-id'), ...(await sdkStreamInFlight(data)) };
+  });
+  const chatStreams = ['openai:gpt-5-mini', 'anthropic:claude-haiku-4-5'].map(async (model) => {
+    const { data, response } = await stack.openai.chat.completions
+      .create({ model, stream: true, messages })
+      .withResponse();
+    return { model, id: response.headers.get('svc-request-id'), ...(await sdkStreamInFlight(data)) };
+  });
+  const responsesStreams = ['openai:gpt-5-mini', 'anthropic:claude-haiku-4-5'].map(async (model) => ({
+    model,
+    ...(await streamInFlight(stack, { path: '/v1/responses', model }, long)),
+  }));
+  const [sdkMessages, sdkChat, raw] = await Promise.all([
+    Promise.all(anthropicStreams),
+    Promise.all(chatStreams),
+    Promise.all(responsesStreams),
+  ]);
+
+  const exited = once(gw.child, 'exit');
+  gw.child.kill('SIGTERM');
+  await waitFor('the stop to begin', () => gw.output().stderr.includes('"msg":"gateway stopping"'));
+  gw.child.kill('SIGTERM');
+
+  // the official SDKs raise the gateway's error, not a dropped connection (TypeError: terminated)
+  for (const s of sdkMessages) {
+    const err = await s.ended;
+    assert.ok(err instanceof Anthropic.APIError, `${s.model}: ${String(err)}`);
+    assert.equal((err.error as { error: { code: string } }).error.code, 'service_shutting_down', s.model);
+  }
+  for (const s of sdkChat) {
+    const err = await s.ended;
+    assert.ok(err instanceof OpenAI.APIError, `${s.model}: ${String(err)}`);
+    assert.equal(err.code, 'service_shutting_down', s.model);
+  }
+  // Codex reads the Responses stream's end: error, then response.failed, numbered on from what came before
+  for (const s of raw) {
+    const frames = parseSseText(await s.rest).map((f) => JSON.parse(f.data) as Record<string, unknown>);
+    const [error, failed] = frames.slice(-2);
+    assert.equal(error.type, 'error', s.model);
+    assert.equal(error.code, 'service_shutting_down', s.model);
+    assert.equal(failed.type, 'response.failed', s.model);
+    assert.deepEqual(
+      frames.map((f) => f.sequence_number),
+      frames.map((_, i) => i),
+      s.model,
+    );
+  }
+  assert.deepEqual(await exited, [0, null], gw.output().stderr);
+
+  // each call closed once, as cancelled by the gateway, and its turn names the code the client got
+  const events = readEvents(stack.files.db);
+  const ids = [
+    ...sdkMessages.map((s) => s.id),
+    ...sdkChat.map((s) => s.id),
+    ...raw.map((s) => s.res.headers.get('svc-request-id')),
+  ];
+  for (const id of ids) {
+    const closing = events.filter(
+      (e) => e.turn_id === id && e.type !== 'route.decided' && e.type !== 'llm.call_started',
+    );
+    assert.deepEqual(
+      closing.map((e) => [
+        e.type,
+        e.payload.error_class ?? e.payload.status,
+        e.payload.code ?? e.payload.error_code,
+      ]),
+      [
+        ['llm.call_failed', 'cancelled', 'service_shutting_down'],
+        ['turn.completed', 200, 'service_shutting_down'],
+      ],
+      id ?? '',
+    );
+  }
+});
