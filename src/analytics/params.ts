@@ -5,7 +5,7 @@
  */
 import { type ErrorCode, SvcError } from '../lib/errors.ts';
 import { assertIdentityId } from './identity.ts';
-import { MIN_WINDOW_US, resolveWindow, type TimeWindow } from './window.ts';
+import { exactBounds, MIN_WINDOW_US, resolveWindow, type TimeWindow, windowOf } from './window.ts';
 
 /** spec 3 §GET /analytics/cost: the group_by whitelist, in the spec's order. */
 export const GROUP_BY = [
@@ -92,19 +92,12 @@ export interface SpendFilters {
  */
 export function parseWindow(raw: RawParams, nowUs: number, name: ParamNamer = httpName): TimeWindow {
   const names = { from: name('from'), to: name('to') };
-  const { endUs } = resolveWindow({ to: raw.to }, { defaults: { startUs: null, endUs: nowUs }, names });
-  const end = endUs ?? nowUs;
-  return resolveWindow(
-    { from: raw.from, to: raw.to },
-    {
-      defaults: {
-        // a `to` in the first week of year 0000 starts the default window at that year's first instant
-        startUs: Math.max(end - DEFAULT_WINDOW_DAYS * 86_400_000_000, MIN_WINDOW_US),
-        endUs: end,
-      },
-      names,
-    },
-  );
+  const to = resolveWindow({ to: raw.to }, { defaults: { startUs: null, endUs: nowUs }, names });
+  const end = exactBounds(to).end ?? BigInt(nowUs);
+  const weekBefore = end - BigInt(DEFAULT_WINDOW_DAYS) * 86_400_000_000n;
+  // a `to` in the first week of year 0000 starts the default window at that year's first instant
+  const defaults = windowOf(weekBefore > MIN_WINDOW_US ? weekBefore : MIN_WINDOW_US, end);
+  return resolveWindow({ from: raw.from, to: raw.to }, { defaults, names });
 }
 
 export function parseGroupBy(raw: RawParams, name: ParamNamer = httpName): GroupBy {

@@ -44,6 +44,15 @@ const ISO_RE =
  * seconds may be left out. An offset whose `+` arrived as a space (unencoded in a URL) is read as `+`.
  */
 export function parseIsoUs(text: string): number | undefined {
+  const us = parseIsoExactUs(text);
+  return us === undefined ? undefined : Number(us);
+}
+
+/**
+ * parseIsoUs to the microsecond: a double holds every microsecond only between the years 1685 and 2255,
+ * so a bound such as 9999-12-31T23:59:59.999999Z is read as a bigint.
+ */
+export function parseIsoExactUs(text: string): bigint | undefined {
   const m = ISO_RE.exec(
     text.replace(/^(.*[Tt ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?) (\d{2}(?::?\d{2})?)$/, '$1+$2'),
   );
@@ -60,7 +69,15 @@ export function parseIsoUs(text: string): number | undefined {
       : (offset[0] === '-' ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4)));
   if (new Date(ms + offsetMin * 60_000).toISOString().slice(0, 19) !== wall) return undefined;
   const frac = (fraction ?? '').padEnd(6, '0').slice(0, 6);
-  return ms * 1000 + Number(frac);
+  return BigInt(ms) * 1000n + BigInt(frac);
+}
+
+/** formatUs of exact microseconds (parseIsoExactUs), for instants a double cannot hold to the microsecond. */
+export function formatExactUs(us: bigint): string {
+  let second = us / 1_000_000n;
+  if (second * 1_000_000n > us) second -= 1n; // floor, before the epoch too
+  const prefix = new Date(Number(second) * 1000).toISOString().slice(0, 19);
+  return `${prefix}.${String(us - second * 1_000_000n).padStart(6, '0')}Z`;
 }
 
 /** `+02`, `+0200` or `+02:00` → `+02:00`. */

@@ -117,14 +117,16 @@ test('the table view names the window and shows the rows', async () => {
       'analytics',
       'by-team',
       '--from',
-      '2020-01-01T00:00:00Z',
+      '9999-12-24T00:00:00Z',
       '--to',
-      '2020-01-02T00:00:00Z',
+      '9999-12-31T23:59:59.999999Z', // the last microsecond, which a double cannot hold (before: exit 2)
       '--db-path',
       db,
     ],
     { env },
   );
+  assert.equal(empty.code, 0, empty.stderr);
+  assert.match(empty.stdout, /^window 9999-12-24T00:00:00\.000000Z \.\. 9999-12-31T23:59:59\.999999Z /);
   assert.match(empty.stdout, /no data in this window/);
   // the sessions list is not windowed, so its empty answer names no window
   const noSessions = await runSvc(['analytics', 'sessions', '--db-path', db], { env });

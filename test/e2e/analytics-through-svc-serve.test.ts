@@ -61,6 +61,18 @@ test('spend, export with its audit after the response finished, and forget over 
     cost.body.data.map((r: any) => [r.team_id, r.cost_usd, r.call_count]),
     [['team_core', 0.369123, 3001]],
   );
+  // the years' first and last microseconds, which a double cannot hold (before: 400 invalid_window
+  // 'falls outside the years 0000 to 9999', the last one rounded onto year 10000)
+  const utmost = await server.api(
+    'GET',
+    '/analytics/cost?group_by=team&from=0000-01-01T00:00:00.000001Z&to=9999-12-31T23:59:59.999999Z',
+  );
+  assert.equal(utmost.status, 200, JSON.stringify(utmost.body));
+  assert.deepEqual(utmost.body.window, {
+    start: '0000-01-01T00:00:00.000001Z',
+    end: '9999-12-31T23:59:59.999999Z',
+  });
+  assert.deepEqual(utmost.body.data, cost.body.data);
 
   const res = await fetch(`${server.url}/analytics/user/u_big/export`);
   assert.equal(res.headers.get('x-svc-row-count'), '1000');

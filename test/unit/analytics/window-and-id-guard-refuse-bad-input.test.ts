@@ -114,6 +114,26 @@ test('a bound outside the years 0000 to 9999 in UTC is invalid_window, so the ec
     start: '0000-01-01T00:00:00.000000Z',
     end: '9999-12-31T23:59:59.000000Z',
   });
+  // the years' last and first microseconds, which a double cannot hold (before: 400 'falls outside' for
+  // the last, rounded onto 10000-01-01; the first echoed as 0000-01-01T00:00:00.000000Z)
+  const utmost = resolveWindow({ from: '0000-01-01T00:00:00.000001Z', to: '9999-12-31T23:59:59.999999Z' });
+  assert.deepEqual(formatWindow(utmost), {
+    start: '0000-01-01T00:00:00.000001Z',
+    end: '9999-12-31T23:59:59.999999Z',
+  });
+  assert.deepEqual(formatWindow(parseWindow({ to: '9999-12-31T23:59:59.999999Z' }, 0)), {
+    start: '9999-12-24T23:59:59.999999Z',
+    end: '9999-12-31T23:59:59.999999Z',
+  });
+  assert.deepEqual(
+    formatWindow(resolveWindow({ to: '9999-12-31T23:59:59.9999981Z' })).end,
+    '9999-12-31T23:59:59.999999Z',
+  );
+  refused({ to: '9999-12-31T23:59:59.9999991Z' }); // rounds up onto 10000-01-01
+  assert.throws(
+    () => resolveWindow({ from: '9999-12-31T23:59:59.999998Z', to: '9999-12-31T23:59:59.999997Z' }),
+    /start from 9999-12-31T23:59:59\.999998Z is after its end to 9999-12-31T23:59:59\.999997Z/,
+  );
   // the default start (7 days before `to`) never falls before year 0000 either
   const early = parseWindow({ to: '0000-01-03T00:00:00Z' }, 0);
   assert.deepEqual(formatWindow(early), {
