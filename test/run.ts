@@ -1,0 +1,63 @@
+/**
+ * The test phase of `npm test`: every test/**\/*.test.ts, as `node --test --test-concurrency=4
+ * --test-timeout=180000` runs them (4 test files at a time, each in its own process, a test that hangs
+ * failing after 3 minutes), with two differences that shorten the run on a 2-core machine:
+ * - the unit files run together in one process (unit-tests.ts), which saves each of ~150 files its own
+ *   Node start and its own load of the same src/ modules: about half of the unit tests' CPU;
+ * - the files that take longest start first, so that none of them starts late and ends the run alone
+ *   (node --test starts files in path order).
+ * `node test/run.ts` takes no arguments; run one file with `node --test <file>`.
+ */
+import { globSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const UNIT_TESTS = join(ROOT, 'test/unit-tests.ts');
+
+/**
+ * The slowest files, slowest first (per-file wall time of a suite run on the 2-core machine). A file not
+ * listed starts after these, in path order; a listed file that no longer exists is passed over.
+ */
+const SLOWEST_FIRST = [
+  'test/e2e/gateway-key-commands.test.ts',
+  'test/unit-tests.ts',
+  'test/e2e/chat-cli-drives-turns.test.ts',
+  'test/e2e/clients-claude-code.test.ts',
+  'test/deploy/docker-entrypoint-dispatch.test.ts',
+  'test/e2e/user-export-and-forget-cli.test.ts',
+  'test/e2e/agent-rest-and-turns-outlive-a-postgres-outage.test.ts',
+  'test/e2e/agent-server-lifecycle.test.ts',
+  'test/e2e/cli-help.test.ts',
+  'test/e2e/gateway-replicas-act-as-one.test.ts',
+  'test/e2e/one-server-of-each-kind-per-store.test.ts',
+  'test/e2e/analytics-reports-answer-like-the-endpoints.test.ts',
+  'test/pages/dashboard-renders-the-api-figures.test.ts',
+  'test/e2e/gateway-on-postgres.test.ts',
+  'test/e2e/gateway-outlives-a-postgres-outage.test.ts',
+  'test/e2e/postgres-url-ssl-modes.test.ts',
+  'test/e2e/backup-restore-refusals.test.ts',
+  'test/e2e/provider-base-url-that-is-no-url-refuses-the-start.test.ts',
+  'test/e2e/agent-restart-closes-open-tools-and-delegations.test.ts',
+  'test/e2e/postgres-read-commands-need-a-store.test.ts',
+  'test/e2e/rotated-keys-share-one-budget.test.ts',
+  'test/e2e/agent-turns-end-to-end.test.ts',
+  'test/e2e/clients-claude-code-auth-and-routing.test.ts',
+  'test/e2e/gateway-responses-api.test.ts',
+  'test/e2e/gateway-concurrency.test.ts',
+];
+
+const separate = globSync('test/**/*.test.ts', { cwd: ROOT })
+  .filter((f) => !f.startsWith('test/unit/'))
+  .sort();
+const all = [...separate, relative(ROOT, UNIT_TESTS)];
+const first = SLOWEST_FIRST.filter((f) => all.includes(f));
+const files = [...first, ...all.filter((f) => !first.includes(f))].map((f) => join(ROOT, f));
+
+const stream = run({ files, concurrency: 4, timeout: 180_000, cwd: ROOT });
+stream.on('test:summary', (summary) => {
+  if (summary.file === undefined && !summary.success) process.exitCode = 1;
+});
+stream.compose(spec).pipe(process.stdout);
