@@ -52,7 +52,12 @@ for (const [first, second] of [
       `POST /sessions HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
         'content-length: 1000\r\n\r\n{"workspace_path":',
     );
-    const slowClosed = once(slow, 'close');
+    // cut off with a FIN or, when the server had not yet read all it was sent, a reset: either closes it
+    let slowError: NodeJS.ErrnoException | undefined;
+    slow.on('error', (err) => {
+      slowError = err;
+    });
+    const slowClosed = new Promise((resolve) => slow.once('close', resolve));
     await new Promise((r) => setTimeout(r, 100)); // the request reaches the server before the stop
 
     server.svc.child.kill(first);
@@ -66,6 +71,7 @@ for (const [first, second] of [
     assert.match(stderr, /second stop signal; cutting off the in-flight requests now/);
     assert.match(stderr, /agent server stopped/);
     await slowClosed;
+    assert.ok(slowError === undefined || slowError.code === 'ECONNRESET', String(slowError));
     const types = turnEvents().map((e) => e.type);
     assert.deepEqual(types.slice(-2), ['llm.call_failed', 'turn.cancelled']);
     const end = JSON.parse(turnEvents().at(-1)!.payload);
