@@ -16,6 +16,7 @@ import type { Clock } from '../lib/time.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
+import { bodyCutShort, cutShort } from './cut-short.ts';
 import { resolvePartialUsage } from './partial-usage.ts';
 import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
 import { PEEK_MAX_WAIT_MS, peekFirstEvent, preamblePeekBytes } from './stream-start.ts';
@@ -219,6 +220,8 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         if (!input.stream && input.bodyMaxBytes !== undefined) {
           try {
             text = await readUpstreamText(res, input.bodyMaxBytes, leftMs());
+            // ended cleanly but before its JSON did (a chunked body closed early): lost as a reset loses it
+            if (cutShort(text)) throw bodyCutShort(text);
           } catch (err) {
             lost = addUsage(lost, resolvePartialUsage(emptyUsage(), input.inputTokensEstimate ?? 0, 0));
             throw err;

@@ -31,6 +31,8 @@ interface Row {
   code: string;
   errorClass: string;
   attempts: number;
+  /** A failure before the first byte that the provider bills all the same (it answered 200). */
+  billed?: boolean;
 }
 
 const RETRIES = 1;
@@ -75,6 +77,20 @@ const ROWS: Row[] = [
     code: 'upstream_error',
     errorClass: 'server_error',
     attempts: 1,
+  })),
+  // a non-streaming 200 body lost on the way, by a reset or cut short by a clean early end (a chunked body
+  // closed halfway): the same failure, a connection error before the first byte (retried), its input billed
+  // on every attempt (before: the cut-short body was 502 server_error, not retried, not billed)
+  ...(['reset-after=1', 'cut-short'] as const).map((fault) => ({
+    shape: 'openai' as const,
+    model: ANTHROPIC,
+    fault,
+    stream: false,
+    status: 502,
+    code: 'upstream_error',
+    errorClass: 'connection_error',
+    attempts: 1 + RETRIES,
+    billed: true,
   })),
   // before the first byte on the Responses path: the error table, in the OpenAI error shape
   ...(
@@ -210,8 +226,9 @@ test('upstream faults across wires end in the client shape and count once in the
             );
             // a stream broken after its head was read by the provider: its input (and any output seen) is
             // billed, stated or estimated, never "0"
-            if (row.status === 200 || row.fault.startsWith('malformed'))
+            if (row.status === 200 || row.fault.startsWith('malformed') || row.billed)
               assert.ok(Number(failed[0].payload.cost_usd) > 0, 'the broken call is priced');
+            if (row.billed) assert.equal(failed[0].payload.usage_estimated, true);
           },
         ),
       ),

@@ -151,9 +151,11 @@ async function answer(
     });
   }
   const encoded = encodeBody(codec, reply, ctx, plan);
-  if (!plan.dripMs && plan.resetAfter === undefined && plan.oversize === undefined)
+  if (!plan.dripMs && plan.resetAfter === undefined && plan.oversize === undefined && !plan.cutShort)
     return json(200, encoded, codec.headers(ctx));
-  const stream = chunkStream(splitBody(encoded), {
+  // cut short: two of the body's four pieces, then the chunked body ends as a whole one does
+  const pieces = plan.cutShort ? splitBody(encoded).slice(0, 2) : splitBody(encoded);
+  const stream = chunkStream(pieces, {
     ...body,
     resetAfter: plan.resetAfter === undefined ? undefined : 2,
   });
@@ -187,7 +189,7 @@ function gzipped(res: Response): Response {
 
 /** The 200 body: the provider's response object, or the scripted fault in its place. */
 function encodeBody(codec: Codec, reply: Reply, ctx: ReplyContext, plan: FakeStep): string {
-  if (plan.malformed !== undefined) return `{"id":"${ctx.id}","malformed":`;
+  if (plan.malformed !== undefined) return `{"id":"${ctx.id}","malformed": oops}`;
   if (plan.oversize !== undefined) {
     const text = 'x'.repeat(plan.oversize);
     return JSON.stringify(codec.encodeJson({ ...reply, blocks: [{ type: 'text', text }] }, ctx));

@@ -59,7 +59,9 @@
  *     reset-at-end         streaming: every frame, the terminal one included (message_stop, [DONE],
  *                          response.completed), then reset the connection instead of ending it
  *     malformed[=N]        after N frames (default 2) send a frame with invalid JSON and end the stream;
- *                          non-streaming: a 200 with an invalid JSON body
+ *                          non-streaming: a 200 with an invalid JSON body (whole: it ends as an object does)
+ *     cut-short            non-streaming: a 200 whose body is the first half of the answer, ended cleanly (its
+ *                          chunked body closed, no reset: a proxy's `res.end(half)`); streaming: as no-terminal
  *     stream-error=STATUS  after 2 frames send the provider's in-stream error event for STATUS and end;
  *                          non-streaming: the HTTP error for STATUS
  *     stream-error-after=N the in-stream error after N frames instead of 2; 0 = a 200 whose first event is
@@ -126,6 +128,8 @@ export type FakeStep = {
   /** Reset the connection after the terminal frame instead of ending the stream. */
   resetAtEnd?: boolean;
   malformed?: number;
+  /** Non-streaming: the body's first half, ended cleanly. */
+  cutShort?: boolean;
   streamError?: number;
   streamErrorAfter?: number;
   badBody?: BadBodyKind;
@@ -153,6 +157,7 @@ export const FAULT_KEYS = [
   'resetAfter',
   'resetAtEnd',
   'malformed',
+  'cutShort',
   'streamError',
   'streamErrorAfter',
   'badBody',
@@ -306,6 +311,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'malformed':
       step.malformed = value === undefined ? 2 : int(key, value);
+      return;
+    case 'cut-short':
+      step.cutShort = true;
       return;
     case 'bad-body': {
       const kind = required(key, value) as BadBodyKind;

@@ -38,7 +38,7 @@ export function scriptFrames(
     ];
   if (plan.oversize !== undefined)
     return [...frames.slice(0, 2), ...endlessLine(faultFrames.openText, plan.oversize)];
-  if (plan.noTerminal) return frames.slice(0, -1);
+  if (plan.noTerminal || plan.cutShort) return frames.slice(0, -1);
   return frames;
 }
 
