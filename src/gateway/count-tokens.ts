@@ -4,7 +4,7 @@
  * count (the client body forwarded, only `model` replaced); any other model gets routing's script-aware
  * estimate (request-facts.ts), marked
  * `svc-token-count: estimate` (issue 13). A body fitted to the routed model names what fitting left out in
- * `svc-dropped-params`, as the call does.
+ * `svc-dropped-params`, as the call does; reasoning Claude did not seal is left out as the call leaves it out.
  */
 import type { Handler } from 'hono';
 import * as v from 'valibot';
@@ -18,6 +18,7 @@ import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
 import { DROPPED_PARAMS_HEADER, fittedDroppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
+import { portableReasoning } from './foreign-reasoning.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import { budgetKeyIdOf } from './keystore/keystore.ts';
 import { ROUTED_MODEL_HEADER } from './pipeline.ts';
@@ -71,9 +72,12 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
       c.set('droppedParams', params);
       c.header(DROPPED_PARAMS_HEADER, params);
     }
+    // reasoning another model family sealed (or a gateway mark) is left out as the call leaves it out, so the
+    // count is of what the call sends
+    const sent = portableReasoning('anthropic', adapter.name, upstreamModel, body as Record<string, unknown>);
     const call = adapter.encodeCountTokens({
-      bodyText,
-      body: body as Record<string, unknown>,
+      bodyText: sent === body ? bodyText : JSON.stringify(sent),
+      body: sent,
       upstreamModel,
       stream: false,
       headers: req.passthrough?.headers,

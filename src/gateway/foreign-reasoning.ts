@@ -6,13 +6,12 @@
  * hands another family's reasoning_details on to the model as they are, so such reasoning is left out, as the
  * translated path leaves it out (canonical/reasoning-origin.ts).
  */
-import type { RedactedThinkingBlock, ThinkingBlock } from '../canonical/message.ts';
 import {
-  foreignToClaude,
-  ownReasoningFormat,
-  reasoningFormatOf,
-  replayableTo,
-} from '../canonical/reasoning-origin.ts';
+  claudeToolTurnWithoutThinking,
+  reasoningDetailBlock,
+  withoutReasoning,
+} from '../adapters/openrouter/claude-tool-turn.ts';
+import { foreignToClaude, ownReasoningFormat, replayableTo } from '../canonical/reasoning-origin.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
 import { withoutForeignReasoning } from './shapes/responses/foreign-reasoning.ts';
 
@@ -22,7 +21,12 @@ type Obj = Record<string, unknown>;
 export function portableReasoning(shape: ShapeName, adapter: string, upstreamModel: string, body: Obj): Obj {
   if (shape === 'openai_responses') return withoutForeignReasoning(body);
   if (shape === 'anthropic' && adapter === 'anthropic') return withoutForeignThinking(body);
-  if (shape === 'openai' && adapter === 'openrouter') return withOwnReasoningDetails(body, upstreamModel);
+  if (shape === 'openai' && adapter === 'openrouter') {
+    const own = withOwnReasoningDetails(body, upstreamModel);
+    // a Claude tool turn left without its thinking goes without reasoning (adapters/openrouter/claude-tool-turn.ts)
+    const messages = Array.isArray(own.messages) ? own.messages : [];
+    return claudeToolTurnWithoutThinking(upstreamModel, messages) ? withoutReasoning(own) : own;
+  }
   return body;
 }
 
@@ -75,7 +79,7 @@ function withOwnReasoningDetails(body: Obj, upstreamModel: string): Obj {
   const out = (messages as Obj[]).map((m) => {
     const details = m?.reasoning_details;
     if (!Array.isArray(details)) return m;
-    const kept = details.filter((d) => replayableTo(blockOf(d), own));
+    const kept = details.filter((d) => replayableTo(reasoningDetailBlock(d), own));
     if (kept.length === details.length) return m;
     changed = true;
     const next: Obj = { ...m, reasoning_details: kept };
@@ -86,14 +90,4 @@ function withOwnReasoningDetails(body: Obj, upstreamModel: string): Obj {
     return next;
   });
   return changed ? { ...body, messages: out } : body;
-}
-
-function blockOf(detail: unknown): ThinkingBlock | RedactedThinkingBlock {
-  const d = (detail ?? {}) as Obj;
-  const origin = reasoningFormatOf(d.format);
-  const from = origin ? { origin } : {};
-  if (d.type === 'reasoning.encrypted')
-    return { type: 'redacted_thinking', data: String(d.data ?? ''), ...from };
-  const signature = typeof d.signature === 'string' && d.signature !== '' ? d.signature : null;
-  return { type: 'thinking', thinking: '', signature, ...from };
 }

@@ -236,6 +236,60 @@ test('Anthropic SDK: a conversation answered by an OpenRouter Gemini model with 
     const sent = JSON.stringify(stack.fake.requests[0].body);
     assert.ok(!sent.includes(detail.signature), `${model} got the Gemini seal: ${sent}`);
   }
+  // a count of that conversation for Claude counts what the call sends: the marked Gemini seal, which the
+  // API could never take, is left out of it too
+  stack.fake.reset();
+  const marked = thought.signature;
+  assert.ok(marked.startsWith('svc-reasoning:google-gemini-v1:'), marked);
+  const count = await stack.anthropic.messages.countTokens({
+    model: 'anthropic:claude-sonnet-4-5',
+    thinking: params.thinking,
+    messages: [ask, { role: 'assistant', content: gemini.content }, { role: 'user', content: 'go on' }],
+  });
+  assert.ok(count.input_tokens > 0);
+  const counted = JSON.stringify(stack.fake.requests[0].body);
+  assert.equal(stack.fake.requests[0].path, '/v1/messages/count_tokens');
+  assert.ok(!counted.includes(detail.signature), `the count got the Gemini seal: ${counted}`);
+});
+
+// The same move in a tool loop: the Gemini model called a tool, and its result goes to Claude with thinking
+// on. Its reasoning left out, the tool turn has no thinking, which Claude refuses with thinking on (400
+// "Expected `thinking` or `redacted_thinking`, but found `tool_use`", through OpenRouter too): that call goes
+// without thinking, on Anthropic's API and on OpenRouter's Claude alike.
+test('Anthropic SDK: a tool call an OpenRouter Gemini model made with reasoning, answered on Claude with thinking on, goes without thinking', async () => {
+  stack.fake.reset();
+  const tools: Anthropic.Tool[] = [
+    {
+      name: 'get_weather',
+      description: 'Weather for a city',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  ];
+  const ask = { role: 'user' as const, content: 'weather in Oslo? [[fake:thinking=look it up;tool_call]]' };
+  const params = { max_tokens: 4096, thinking: { type: 'enabled' as const, budget_tokens: 2048 }, tools };
+  const gemini = await stack.anthropic.messages.create({
+    model: 'openrouter:google/gemini-2.5-flash',
+    ...params,
+    messages: [ask],
+  });
+  const call = gemini.content.find((b) => b.type === 'tool_use');
+  assert.ok(call?.type === 'tool_use' && gemini.content[0].type === 'thinking');
+  for (const model of ['anthropic:claude-sonnet-4-5', 'openrouter:anthropic/claude-sonnet-4.5']) {
+    stack.fake.reset();
+    const next: Anthropic.Message = await stack.anthropic.messages.create({
+      model,
+      ...params,
+      messages: [
+        ask,
+        { role: 'assistant', content: gemini.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'sunny' }] },
+      ],
+    });
+    assert.equal(next.type, 'message');
+    const sent = stack.fake.requests[0].body as Record<string, unknown>;
+    assert.equal(sent.thinking, undefined, `${model} got thinking on: ${JSON.stringify(sent)}`);
+    assert.equal(sent.reasoning, undefined, `${model} got reasoning on: ${JSON.stringify(sent)}`);
+  }
 });
 
 // Prompt caching as Claude Code asks for it: a breakpoint on the system prompt and one on the last block,

@@ -184,6 +184,66 @@ test('OpenAI SDK: a conversation answered by an OpenRouter Gemini model with rea
   }
 });
 
+// The same move in a tool loop: the Gemini model called a tool, and its result goes to Claude with reasoning
+// asked for. Its reasoning left out, the tool turn has no thinking, which Claude refuses with thinking on (400
+// "Expected `thinking` or `redacted_thinking`, but found `tool_use`", through OpenRouter too): that call goes
+// without reasoning (Chat Completions forwarded to OpenRouter, Responses translated).
+test('OpenAI SDK: a tool call an OpenRouter Gemini model made with reasoning, answered on Claude with reasoning_effort, goes without reasoning (Chat Completions and Responses)', async () => {
+  stack.fake.reset();
+  const ask = { role: 'user' as const, content: 'weather in Oslo? [[fake:thinking;tool_call]]' };
+  const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+  const gemini = await stack.openai.chat.completions.create({
+    model: 'openrouter:google/gemini-2.5-flash',
+    messages: [ask],
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters } }],
+    reasoning_effort: 'low',
+  });
+  const answer = gemini.choices[0].message;
+  const [call] = answer.tool_calls ?? [];
+  assert.ok(call && 'reasoning_details' in answer, JSON.stringify(answer));
+  const responded = await stack.openai.responses.create({
+    model: 'openrouter:google/gemini-2.5-flash',
+    input: [ask],
+    tools: [{ type: 'function', name: 'get_weather', parameters, strict: false }],
+    reasoning: { effort: 'low' },
+    store: false,
+    include: ['reasoning.encrypted_content'],
+  });
+  const responsesCall = responded.output.find((item) => item.type === 'function_call');
+  assert.ok(responsesCall?.type === 'function_call' && responded.output[0].type === 'reasoning');
+  for (const model of CLAUDES) {
+    stack.fake.reset();
+    const chat = await stack.openai.chat.completions.create({
+      model,
+      messages: [
+        ask,
+        answer as OpenAI.ChatCompletionAssistantMessageParam,
+        { role: 'tool', tool_call_id: call.id, content: 'sunny' },
+      ],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters } }],
+      reasoning_effort: 'low',
+    });
+    assert.ok(chat.choices[0].message, model);
+    const response: OpenAI.Responses.Response = await stack.openai.responses.create({
+      model,
+      input: [
+        ask,
+        ...(responded.output as OpenAI.Responses.ResponseInputItem[]),
+        { type: 'function_call_output', call_id: responsesCall.call_id, output: 'sunny' },
+      ],
+      tools: [{ type: 'function', name: 'get_weather', parameters, strict: false }],
+      reasoning: { effort: 'low' },
+      store: false,
+    });
+    assert.equal(response.status, 'completed');
+    for (const { body } of stack.fake.requests) {
+      const sent = body as Record<string, unknown>;
+      for (const name of ['thinking', 'reasoning', 'reasoning_effort'])
+        assert.equal(sent[name], undefined, `${model} got ${name}: ${JSON.stringify(sent)}`);
+    }
+  }
+});
+
 // A Claude answer's web citations, streamed (Anthropic's citations_delta): Chat Completions sends them as one
 // chunk's delta.annotations, which the SDK's stream helper sets on message.annotations; the Responses API as
 // response.output_text.annotation.added events and on the done part and item. Both as the answer unstreamed has them.

@@ -52,5 +52,41 @@ export function openRouterClaudeRefusal(body: Record<string, unknown>): string |
       if (d.type === 'reasoning.text' && !String(d.signature ?? '').startsWith(CLAUDE_SIGNATURE_PREFIX))
         return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
   }
-  return undefined;
+  return openRouterClaudeToolTurnRefusal(body, messages);
+}
+
+/**
+ * Claude's refusal, with reasoning on, of a tool loop whose last assistant turn (its calls answered by the
+ * tool messages at the conversation's end) carries no reasoning Claude sealed: OpenRouter makes the turn's
+ * thinking blocks of its reasoning_details alone, and passes Claude's 400 on.
+ */
+function openRouterClaudeToolTurnRefusal(
+  body: Record<string, unknown>,
+  messages: Array<Record<string, unknown>>,
+): string | undefined {
+  const reasoning = body.reasoning as Record<string, unknown> | null | undefined;
+  const on =
+    (reasoning != null && reasoning.enabled !== false && reasoning.effort !== 'none') ||
+    (body.reasoning_effort != null && body.reasoning_effort !== 'none') ||
+    body.include_reasoning === true;
+  if (!on) return undefined;
+  const last = messages.findLastIndex((m) => m.role === 'assistant');
+  const calls = last >= 0 && Array.isArray(messages[last].tool_calls) ? messages[last].tool_calls : [];
+  // the tool messages (and any user message after them, which Claude merges into the same turn)
+  const after = messages.slice(last + 1);
+  const answered =
+    (calls as unknown[]).length > 0 &&
+    after.some((m) => m.role === 'tool') &&
+    after.every((m) => m.role === 'tool' || m.role === 'user');
+  if (!answered) return undefined;
+  const details = Array.isArray(messages[last].reasoning_details)
+    ? (messages[last].reasoning_details as Array<Record<string, unknown>>)
+    : [];
+  const sealed = details.some((d) =>
+    d.type === 'reasoning.encrypted'
+      ? d.format === 'anthropic-claude-v1'
+      : String(d.signature ?? '').startsWith(CLAUDE_SIGNATURE_PREFIX),
+  );
+  if (sealed) return undefined;
+  return `messages.${last}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`tool_use\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
 }

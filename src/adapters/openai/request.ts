@@ -19,6 +19,7 @@ import {
   rewriteModel,
 } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
+import { claudeToolTurnWithoutThinking } from '../openrouter/claude-tool-turn.ts';
 import {
   effortFromThinking,
   fitEffort,
@@ -85,8 +86,12 @@ export function encodeOpenAIRequest(
   if (req.stop_sequences?.length) body.stop = req.stop_sequences;
   if (req.user_id) body.user = fitUserId(req.user_id);
   encodeTools(req, body);
-  if (router) encodeRouterReasoning(req.thinking, req.reasoning_effort, body);
-  else {
+  if (router) {
+    // Claude refuses reasoning over a tool turn that lost its thinking (a history rebuilt without it, or
+    // another family's left out): that call goes without, as on the Anthropic adapter
+    if (!claudeToolTurnWithoutThinking(model, messages))
+      encodeRouterReasoning(req.thinking, req.reasoning_effort, body);
+  } else {
     // only reasoning models take reasoning_effort (Claude Code asks for it on every call, gpt-4.1 included);
     // thinking turned off is the least reasoning the model takes (it has no off switch before gpt-5.1)
     const effort =
