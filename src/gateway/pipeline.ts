@@ -8,6 +8,7 @@
 import type { Handler } from 'hono';
 import type { Adapter, SameWireOps, UpstreamCall } from '../adapters/adapter.ts';
 import { fitTarget } from '../adapters/anthropic/fit-model.ts';
+import { samplingLeftOutForGatewayName, withoutMembers } from '../adapters/openai/fit-sampling.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
@@ -139,10 +140,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
         // a body written for another Claude model is fitted to the routed one (adapters/anthropic/fit-model.ts)
         const fitTo = fitTarget(req.model, routed, sameWire);
+        // sampling an OpenAI reasoning model refuses, from a client that did not know the model (adapters/openai/fit-sampling.ts)
+        const leftOut = sameWire
+          ? samplingLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received)
+          : [];
         // knobs the other wire has no equivalent for are left out, and the answer says which
         const params = (
           sameWire
-            ? fittedDroppedParams(received, upstreamModel, fitTo)
+            ? [...fittedDroppedParams(received, upstreamModel, fitTo), ...leftOut]
             : droppedParams(received, shapeName, adapter.name, upstreamModel)
         ).join(', ');
         if (params) {
@@ -187,7 +192,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // provider serves) is the 400 that names it, never a 429 for a reservation it would not bill
         const call = wire
           ? wire.encodePassthrough({
-              bodyText,
+              bodyText: withoutMembers(bodyText, leftOut),
               body: body as Record<string, unknown>,
               upstreamModel,
               stream: req.stream,

@@ -146,6 +146,37 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
     },
   );
 
+  await t.test(
+    'openai(model) and openai.chat(model) by a gateway name with temperature: a reasoning model gets none, and the answer says so',
+    async () => {
+      // the SDK leaves temperature and topP out only for the OpenAI names it knows (gpt-5-mini); OpenAI's
+      // reasoning models refuse them with a 400
+      for (const model of [openai('openai:gpt-5-mini'), openai.chat('openai:gpt-5-mini')]) {
+        fake.reset();
+        const answer = await generateText({
+          model,
+          prompt: 'hi',
+          temperature: 0.5,
+          topP: 0.9,
+          maxRetries: 0,
+        });
+        assert.equal(answer.text, 'Hello from the fake provider.');
+        assert.equal(answer.response.headers?.['svc-dropped-params'], 'temperature, top_p');
+        const sent = fake.requests[0]!.body as Record<string, unknown>;
+        assert.deepEqual([sent.model, sent.temperature, sent.top_p], ['gpt-5-mini', undefined, undefined]);
+      }
+      // a model that takes sampling gets it as sent
+      fake.reset();
+      await generateText({
+        model: openai.chat('openai:gpt-4.1'),
+        prompt: 'hi',
+        temperature: 0.5,
+        maxRetries: 0,
+      });
+      assert.equal((fake.requests[0]!.body as { temperature?: number }).temperature, 0.5);
+    },
+  );
+
   for (const c of cases) {
     await t.test(`${c.name}: text, stream and a tool round trip`, async () => {
       const text = await generateText({
