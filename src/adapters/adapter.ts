@@ -54,6 +54,12 @@ export interface TapOptions {
   onEvent?: (e: CanonicalStreamEvent) => void;
   /** Called for every upstream SSE event the decoder read (as received, before any rewrite). */
   onFrame?: (e: SseEvent) => void;
+  /**
+   * The upstream's in-stream error frame is not forwarded either (nor anything after it): the caller ends the
+   * client's stream with its own error frame, as for a frame the decoder could not read. For OpenRouter, whose
+   * error chunk (`error` beside `choices` that finished with "error") is no OpenAI error frame.
+   */
+  replaceErrorFrame?: boolean;
 }
 
 /** Upstream bytes passed through (unchanged in byte mode) while canonical events are observed. */

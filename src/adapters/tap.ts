@@ -39,7 +39,7 @@ export function tapSse(
         opts.onFrame?.(ev);
       } catch (err) {
         error = err as Error;
-        if (!isSvcError(err)) unreadable = ev;
+        if (!isSvcError(err) || opts.replaceErrorFrame) unreadable = ev;
       }
     }
   };

@@ -184,6 +184,9 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
     const response = input.onResponse && cut?.completed();
     if (response) input.onResponse?.(response);
   };
+  // OpenRouter's error chunk is no OpenAI error frame (the Vercel AI SDK reads it as an answer that ended): ours
+  // goes in its place
+  const ownErrorFrame = adapter.name === 'openrouter';
   const errorFrames = (failure: UpstreamFailure) =>
     utf8.encode(
       cut ? cut.encodeError(failureError(failure)) : input.shape.encodeStreamError(failureError(failure)),
@@ -193,6 +196,7 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
     includeUsageChunk: input.includeUsage,
     maxLineBytes: input.maxSseLineBytes,
     ...(cut ? { onFrame: (e) => cut.observe(e) } : {}),
+    replaceErrorFrame: ownErrorFrame,
   });
   async function* chunks(): AsyncGenerator<Uint8Array> {
     let forwardedError = false;
@@ -209,8 +213,9 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
             state.done = true;
             const failure = classifyReadFailure(adapter, error, input.signal);
             await end.failed(failure, input.call.unfinishedUsage(tapped));
-            if (!isSvcError(error)) {
-              // a frame the decoder could not read, not an error frame of the upstream's: send ours and stop
+            if (!isSvcError(error) || ownErrorFrame) {
+              // a frame the decoder could not read, not an error frame of the upstream's (or one not in the
+              // client's shape): send ours and stop
               yield chunk;
               yield errorFrames(failure);
               return;

@@ -177,6 +177,25 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
     },
   );
 
+  await t.test(
+    'openai.chat(model) on an OpenRouter model: a failure mid-stream reaches the SDK as an error',
+    async () => {
+      const stream = streamText({
+        model: openai.chat('openrouter:google/gemini-2.5-flash'),
+        prompt: 'hi [[fake:stream-error=529]]',
+        maxRetries: 0,
+        onError: () => {},
+      });
+      const errors: unknown[] = [];
+      for await (const part of stream.fullStream) if (part.type === 'error') errors.push(part.error);
+      // OpenRouter's error chunk (error beside choices that finished "error") read as an answer that ended
+      assert.equal(errors.length, 1, 'one error part');
+      assert.match(String((errors[0] as { message?: string }).message), /overloaded/);
+      const failed = readEvents(stack.files.db, 'llm.call_failed').at(-1)!;
+      assert.equal(failed.payload.error_class, 'overloaded');
+    },
+  );
+
   for (const c of cases) {
     await t.test(`${c.name}: text, stream and a tool round trip`, async () => {
       const text = await generateText({
