@@ -103,11 +103,11 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     );
   });
   app.onError((err, c) => {
-    if (isSvcError(err) && err.code === 'cancelled') {
-      // the client left, or the stop cut the request off: not a gateway failure, and nobody reads the answer
+    if (isSvcError(err) && (err.code === 'cancelled' || err.code === 'service_shutting_down')) {
+      // the client left, or the stop cut the request off (answered 503 when it could be): not a gateway failure
       if (wasCutOffByStop(c.env?.outgoing)) {
         deps.log.info('request cut off by the stop before its answer', { request_id: c.get('requestId') });
-      } else {
+      } else if (err.code === 'cancelled') {
         deps.log.info('client disconnected before the answer', {
           request_id: c.get('requestId'),
           message: err.message,

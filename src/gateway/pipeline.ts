@@ -15,7 +15,7 @@ import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
 import { cutOffWhenStalled } from '../http/answer-stall.ts';
-import { stopCutOffSignal } from '../http/stop-cut-off.ts';
+import { type BeforeAnswer, stopCutOffSignal, untilAnswered } from '../http/stop-cut-off.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
@@ -97,8 +97,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const turn = createTurn(deps.bus, c, key, shapeName, startedMs);
       const scope = scopeOf(key, turn);
       let hold: Hold | undefined;
+      let before: BeforeAnswer | undefined;
       try {
         let { bodyText, body } = await readInboundBody(c, deps.maxBodyBytes);
+        // from here until its answer begins, a stop that cuts the request off answers it 503 (x-should-retry)
+        before = untilAnswered(c.env?.outgoing, signal);
         let req = shape.decode(body, inboundAnthropicHeaders(c));
         // the body as the client sent it: what a response echoes (its previous_response_id included)
         const received = body as Record<string, unknown>;
@@ -215,7 +218,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           stream: req.stream,
           scope,
           requestedModel: req.model,
-          signal,
+          signal: before.signal,
           hold: costOnTurn(hold, turn, (cost) => deps.spendToday.add(budgetKeyIdOf(key), cost)),
           inputTokensEstimate: turn.inputTokensEstimate,
           outputTokensBound: bound.outputTokens,
@@ -228,8 +231,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
                 classifyBody: (wire ?? adapter).classifyResponseBody,
               }),
         });
+        before.answered();
 
         if (req.stream) {
+          // the stop came as the stream's first event did (its body is aborted): nothing went out yet
+          if (before.cut) {
+            await running.fail(classifyReadFailure(adapter, before.signal.reason, before.signal)).committed;
+            throw shuttingDown(before.signal.reason);
+          }
           return createStreamResponse({
             call: running,
             runner: deps.runner,
@@ -303,7 +312,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const answer = signal.aborted
           ? new SvcError('cancelled', { message: 'the client closed the connection', cause: err })
           : err instanceof LlmCallFailed
-            ? err.toSvcError()
+            ? before?.cut && err.failure.error_class === 'cancelled'
+              ? shuttingDown(before.signal.reason)
+              : err.toSvcError()
             : err;
         if (!turn.finished) {
           const code = isSvcError(answer) ? answer.code : 'internal_error';
@@ -326,6 +337,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 }
 
 // --- internal ---
+
+/** The answer to a request the stop cut off before its answer began: 503, its message (the SDKs retry it). */
+function shuttingDown(reason: unknown): SvcError {
+  const message = reason instanceof Error ? reason.message : undefined;
+  return new SvcError('service_shutting_down', { message });
+}
 
 /**
  * Whether an OpenAI model's answer to `whole` (the request with what the gateway keeps spelled out) is kept

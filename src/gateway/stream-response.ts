@@ -13,6 +13,7 @@ import type { UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { CanonicalUsage, StopReason } from '../canonical/response.ts';
 import type { CanonicalStreamEvent, StreamProgress } from '../canonical/stream.ts';
 import type { Published } from '../events/bus.ts';
+import { stopCutOffError } from '../http/stop-cut-off.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { classifyReadFailure } from '../llm/call.ts';
 import { failureError } from '../llm/call-stream.ts';
@@ -62,15 +63,6 @@ export interface StreamResponseInput {
   onResponse?: (response: Record<string, unknown>) => void;
 }
 
-/** How a stream the stop cut off fails: the gateway's doing, not the provider's, so its call is cancelled. */
-function cutOffByStop(): SvcError {
-  return new SvcError('service_shutting_down', {
-    message:
-      'The gateway is shutting down and cut this stream off before it finished; send the request again.',
-    details: { error_class: 'cancelled' },
-  });
-}
-
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
 export function createStreamResponse(input: StreamResponseInput): Response {
@@ -87,7 +79,7 @@ export function createStreamResponse(input: StreamResponseInput): Response {
   // the stop ends the upstream body with its own failure, which the stream turns into the call's closing
   // event and the client's error frame like any upstream failure (an answer already complete goes out whole)
   const stopped = () => {
-    if (!state.done) input.call.response.body.destroy(cutOffByStop());
+    if (!state.done) input.call.response.body.destroy(stopCutOffError('stream'));
   };
   input.stopSignal?.addEventListener('abort', stopped, { once: true });
   // armed while a chunk waits for the client to take it (the server's write did not drain), never while the

@@ -1,9 +1,11 @@
 /**
  * @module What a stop does to the responses still open at its deadline (or a second signal): marks them as
  * cut off by the stop (the log says so, not "client disconnected"), and lets those that end themselves (a
- * gateway stream: its error frame and its call's closing events) do so before their connections close.
+ * gateway stream: its error frame; a request whose answer has not begun: its 503; and their calls' closing
+ * events) do so before their connections close.
  */
 import type { ServerResponse } from 'node:http';
+import { SvcError } from '../lib/errors.ts';
 
 /** Responses whose connections a stop closed before they finished (its deadline or a second signal). */
 const cutOffByStop = new WeakSet<object>();
@@ -32,6 +34,63 @@ export function stopCutOffSignal(res: object | undefined): AbortSignal | undefin
     stopCutOffs.set(res, controller);
   }
   return controller.signal;
+}
+
+/**
+ * Why the stop cut a call off (the abort reason of its signal, a stream's failure): `service_shutting_down`,
+ * the gateway's doing and not the provider's, so the call is recorded as cancelled (`details.error_class`).
+ */
+export function stopCutOffError(what: 'stream' | 'request'): SvcError {
+  return new SvcError('service_shutting_down', {
+    message:
+      what === 'stream'
+        ? 'The gateway is shutting down and cut this stream off before it finished; send the request again.'
+        : 'The gateway is shutting down and cut this request off before its answer began; send the request again.',
+    details: { error_class: 'cancelled' },
+  });
+}
+
+/** A request's signal until its answer begins (see untilAnswered). */
+export interface BeforeAnswer {
+  /**
+   * Aborted when the client leaves (with its reason), or when the stop cuts the response off before
+   * `answered()` (with stopCutOffError('request')): what the call runs under.
+   */
+  readonly signal: AbortSignal;
+  /** Whether the stop cut the response off before its answer began. */
+  readonly cut: boolean;
+  /** The answer begins: a cut-off from now on is the answer's own to handle (a stream's error frame). */
+  answered(): void;
+}
+
+/**
+ * The signal a request's upstream call runs under until its answer begins: the client's, and the stop's
+ * cut-off (the stop then waits up to CUT_OFF_ENDING_MS for the request's own answer: the gateway's 503).
+ */
+export function untilAnswered(res: object | undefined, client: AbortSignal): BeforeAnswer {
+  const stop = stopCutOffSignal(res);
+  if (stop === undefined) return { signal: client, cut: false, answered() {} };
+  const controller = new AbortController();
+  let cut = false;
+  const onClient = () => controller.abort(client.reason);
+  const onStop = () => {
+    if (controller.signal.aborted) return;
+    cut = true;
+    controller.abort(stopCutOffError('request'));
+  };
+  if (client.aborted) onClient();
+  else client.addEventListener('abort', onClient, { once: true });
+  if (stop.aborted) onStop();
+  else stop.addEventListener('abort', onStop, { once: true });
+  return {
+    signal: controller.signal,
+    get cut() {
+      return cut;
+    },
+    answered() {
+      stop.removeEventListener('abort', onStop);
+    },
+  };
 }
 
 /**

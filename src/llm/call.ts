@@ -274,9 +274,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
             { ...classifyReadFailure(input.adapter, err, input.signal), retryable: false }
           : input.adapter.classifyNetworkError(err);
     }
-    if (failure.error_class === 'cancelled' || input.signal.aborted) {
-      throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer(), lost);
-    }
+    if (failure.error_class === 'cancelled' || input.signal.aborted) throw cancelledCall(failure);
     const delay = failure.retryable
       ? resolveRetryDelay(deps.retryPolicy, attempts, failure.retry_after_ms)
       : undefined;
@@ -298,8 +296,27 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     try {
       await (deps.sleep ?? sleep)(delay, input.signal);
     } catch {
-      throw new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer(), lost);
+      throw cancelledCall(failure);
     }
+  }
+
+  /**
+   * The call ended by its signal before any answer. A caller that says why (an SvcError as the abort reason:
+   * the gateway's stop, `service_shutting_down`) gets llm.call_failed `cancelled` with that code and message;
+   * otherwise the caller left (cancelledBeforeAnswer).
+   */
+  function cancelledCall(failure: UpstreamFailure): LlmCallFailed {
+    const reason: unknown = input.signal.reason;
+    if (!isSvcError(reason))
+      return new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer(), lost);
+    const named: UpstreamFailure = {
+      error_class: 'cancelled',
+      code: reason.code,
+      status: null,
+      message: reason.message,
+      retryable: false,
+    };
+    return new LlmCallFailed(named, fail(named, lost), lost);
   }
 
   /**
