@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { CanonicalMessage, ContentBlock, ToolUseBlock } from '../canonical/message.ts';
 import { emptyUsage, type StopReason } from '../canonical/response.ts';
-import type { CanonicalStreamEvent, MessageCompleteEvent } from '../canonical/stream.ts';
+import type { CanonicalStreamEvent, MessageCompleteEvent, RawBlockEvent } from '../canonical/stream.ts';
 import type { Bus } from '../events/bus.ts';
 import { add, type Decimal, ZERO } from '../lib/decimal.ts';
 import { isSvcError } from '../lib/errors.ts';
@@ -150,7 +150,7 @@ async function runModelCall(
 ): Promise<CallOutcome> {
   const messageId = deps.newId();
   const { routed } = turn;
-  const publish = (e: CanonicalStreamEvent | FailedComplete) => {
+  const publish = (e: Exclude<CanonicalStreamEvent, RawBlockEvent> | FailedComplete) => {
     const { type, ...payload } = e;
     deps.bus.publish({
       type,
@@ -212,6 +212,7 @@ async function runModelCall(
         beforeFail: closeOnFailure,
       });
       for await (const e of events) {
+        if (e.type === 'block.raw') continue; // no agent tool is a server tool; spec 2 has no such event
         if (e.type === 'message.start') started = true;
         publish(
           e.type === 'message.start'

@@ -96,4 +96,17 @@ export interface CanonicalRequest {
    * gets them in the client's bytes and bills what they add; another model is sent without them.
    */
   hosted_tools?: string[];
+  /**
+   * OpenAI's hosted web search asked for (a Responses `web_search` tool, Chat `web_search_options`), in the
+   * terms a provider's own search tool takes; only an adapter whose provider runs one sends it (Anthropic's
+   * `web_search_20250305`), any other is sent without it.
+   */
+  web_search?: WebSearchRequest;
+}
+
+/** A hosted web search: where it may look and where the user is (OpenAI's approximate location). */
+export interface WebSearchRequest {
+  /** Domains results may come from only (no scheme), when limited. */
+  allowed_domains?: string[];
+  user_location?: { city?: string; region?: string; country?: string; timezone?: string };
 }

@@ -3,7 +3,7 @@
  * emit them while keeping the authoritative final content, stop reason and running usage.
  */
 import { textWeight } from '../lib/text-weight.ts';
-import type { ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock } from './message.ts';
+import type { ContentBlock, RawBlock, TextBlock, ThinkingBlock, ToolUseBlock } from './message.ts';
 import type { ReasoningFormat } from './reasoning-origin.ts';
 import { type CanonicalUsage, emptyUsage, type StopReason, stopReasonWithTools } from './response.ts';
 
@@ -71,8 +71,21 @@ export interface MessageCompleteEvent {
   stop_sequence?: string;
 }
 
+/**
+ * Beyond spec 2: a block only one wire knows (a server tool's call or its result, kept raw), whole, when the
+ * upstream ends it (Anthropic's content_block_stop), so a stream can show it where the answer has it; the final
+ * content holds it at `content_block_index`.
+ */
+export interface RawBlockEvent {
+  type: 'block.raw';
+  message_id: string;
+  content_block_index: number;
+  block: RawBlock;
+}
+
 export type CanonicalStreamEvent =
   | MessageStartEvent
+  | RawBlockEvent
   | TextDeltaEvent
   | ThinkingDeltaEvent
   | ToolUseStartEvent
@@ -263,7 +276,13 @@ export class StreamBuilder implements StreamProgress {
     };
   }
 
-  /** A block that arrives complete and only some wires know (server-tool results); no event. */
+  /** A block only some wires know (server-tool blocks), once the upstream ended it: its block.raw event. */
+  rawBlock(block: RawBlock): RawBlockEvent {
+    const index = this.addBlock(block);
+    return { type: 'block.raw', message_id: this.#id!, content_block_index: index, block };
+  }
+
+  /** A block that arrives complete; no event. */
   addBlock(block: ContentBlock): number {
     const index = this.#blocks.push(block) - 1;
     this.#content = true;

@@ -2,7 +2,7 @@
  * @module Request parameters a translation has no equivalent for and that change no answer's shape: the
  * translated call leaves them out and says so (wire-formats §5.1 last row: "drop with a warning header/log")
  * in the `svc-dropped-params` response header and the request log line. What would change the answer's shape
- * (log probabilities, audio output, web search, n > 1, MCP servers) is a 400 instead (the adapters' encoders).
+ * (log probabilities, audio output, n > 1, MCP servers) is a 400 instead (the adapters' encoders).
  * Fields that only steer one provider's own storage or caching (`store`, `metadata`, `prompt_cache_key`) are
  * left out without a word; on the same wire every field is forwarded as sent, but for a body written for another
  * Claude model (fittedDroppedParams).
@@ -13,6 +13,7 @@ import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
 import type { InboundShape } from '../events/catalog.ts';
 import { KNOWN_FIELDS, TRANSLATION_HANDLED_FIELDS } from './shapes/responses/schema.ts';
+import { runsWebSearch, webSearchLeftOut } from './shapes/web-search.ts';
 
 /** Response header listing the request parameters a translated call was sent without. */
 export const DROPPED_PARAMS_HEADER = 'svc-dropped-params';
@@ -80,7 +81,8 @@ export function droppedParams(
           ...thinkingRefused(body, shape, adapter, model),
         ];
   const newer = shape === 'openai_responses' ? newerResponsesFields(body) : [];
-  return [...unknown, ...newer, ...refused.filter((name) => !unknown.includes(name))];
+  const search = runsWebSearch(adapter) ? webSearchLeftOut(body, shape) : [];
+  return [...unknown, ...newer, ...search, ...refused.filter((name) => !unknown.includes(name))];
 }
 
 /** A Responses request's top-level fields no step of a translation knows (newer than this gateway). */

@@ -38,6 +38,7 @@ import { findOpenAIOnlyPart } from './shapes/responses/decode.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
 import { SHAPES } from './shapes/shapes.ts';
+import { runsWebSearch } from './shapes/web-search.ts';
 import type { SpendToday } from './spend-today.ts';
 import { createStreamResponse } from './stream-response.ts';
 import { costOnTurn, createTurn, scopeOf } from './turn.ts';
@@ -133,9 +134,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
         const wire = sameWireOps(adapter, shapeName);
         const sameWire = wire !== undefined;
-        // hosted web search (Codex always offers it) is left out on another wire, and the answer says so
+        // hosted web search (Codex always offers it) is left out on another wire, but for a model whose provider
+        // runs its own search (a Claude model: shapes/web-search.ts), and the answer says so
+        const searched = req.web_search !== undefined && runsWebSearch(adapter.name);
         const dropped =
-          shapeName === 'openai_responses' && !sameWire ? droppedHostedTools(received).join(', ') : '';
+          shapeName === 'openai_responses' && !sameWire && !searched
+            ? droppedHostedTools(received).join(', ')
+            : '';
         const droppedHeader: Record<string, string> = dropped ? { [DROPPED_TOOLS_HEADER]: dropped } : {};
         if (dropped) {
           c.set('droppedTools', dropped);

@@ -42,7 +42,7 @@ export const IMAGE_TOKEN_MAXIMA: ReadonlyArray<{ pattern: RegExp; tokens: number
 
 /**
  * Request fields (passed through on the same wire) that make the provider add input the body does not
- * show: remote MCP tool lists, skills in a container, OpenRouter's web plugin, OpenAI web search (and an
+ * show: remote MCP tool lists, skills in a container, OpenRouter's web plugin, web search (and an
  * Anthropic `thread` that continues a held conversation, below), each with the adapters that serve it. A
  * model of another provider refuses such a field with a 400 naming it (the Anthropic SDK's tool runner
  * replays a thread on that answer), so a reservation for it must not refuse the request with a 429 first.
@@ -52,7 +52,8 @@ const OPAQUE_FIELDS: ReadonlyArray<readonly [string, (adapter: AdapterName) => b
   ['container', (a) => a === 'anthropic'],
   // OpenRouter's own: OpenAI refuses an unknown field, and a Claude model is sent without it
   ['plugins', (a) => a === 'openrouter'],
-  ['web_search_options', (a) => a !== 'anthropic'],
+  // OpenAI's search models run it, a Claude model its own search tool (the Chat decoder's web_search)
+  ['web_search_options', () => true],
 ];
 
 /**
@@ -99,8 +100,9 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   const fields = req.passthrough?.fields ?? {};
   for (const [field, served] of OPAQUE_FIELDS)
     if (fields[field] !== undefined && served(model.adapter)) tally.opaque = true;
-  // OpenAI runs a hosted web search and bills the pages it reads as input
+  // OpenAI runs a hosted web search and bills the pages it reads as input; so does Claude with its own tool
   if (req.hosted_tools?.length && model.adapter === 'openai') tally.opaque = true;
+  if (req.web_search && model.adapter === 'anthropic') tally.opaque = true;
   // an Anthropic message thread continued: the provider bills the conversation it holds, which the body lacks
   const thread = fields.thread as { type?: unknown } | null | undefined;
   if (thread?.type === 'continue' && model.adapter === 'anthropic') tally.opaque = true;

@@ -147,6 +147,36 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
   );
 
   await t.test(
+    "openai.tools.webSearch() on a Claude model: Claude's own search runs, and the SDK reads its search call, the pages it read and the page cited, streamed or not",
+    async () => {
+      const ask = {
+        model: openai('anthropic:claude-sonnet-4-5'),
+        prompt: 'capital of France? [[fake:web-search=1;cite]]',
+        tools: { web_search: openai.tools.webSearch({}) },
+        maxRetries: 0,
+      };
+      const whole = await generateText(ask);
+      const streamed = streamText(ask);
+      for (const r of [whole, { content: await streamed.content, sources: await streamed.sources }]) {
+        const kinds = r.content.map((p) =>
+          p.type === 'tool-call' || p.type === 'tool-result' ? `${p.type}:${p.toolName}` : p.type,
+        );
+        assert.deepEqual(kinds.slice(0, 2), ['tool-call:web_search', 'tool-result:web_search']);
+        // the pages the search read are its sources (the SDK asks for them), the page cited the text's citation
+        assert.deepEqual(
+          r.sources.map((x) => x.sourceType === 'url' && x.url),
+          ['https://example.com/search/1'],
+        );
+        assert.match(JSON.stringify(r.content.at(-1)), /"url":"https:\/\/example.com\/paris"/);
+      }
+      assert.equal(
+        (fake.requests[0]!.body as { tools: Array<{ type: string }> }).tools[0]!.type,
+        'web_search_20250305',
+      );
+    },
+  );
+
+  await t.test(
     'openai(model) and openai.chat(model) by a gateway name with temperature: a reasoning model gets none, and the answer says so',
     async () => {
       // the SDK leaves temperature and topP out only for the OpenAI names it knows (gpt-5-mini); OpenAI's

@@ -137,7 +137,7 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
     });
   }
 
-  // A field only the other provider serves (conversation state it holds, its MCP connector, web search) is
+  // A field only the other provider serves (conversation state it holds, its MCP connector) is
   // refused by a model of another provider with a 400 naming it, which the Anthropic SDK's tool runner needs
   // to replay a thread: the reservation for it must not refuse the request with a 429 first.
   const refusals = [
@@ -170,16 +170,6 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
         mcp_servers: [{ type: 'url', url: 'https://mcp.example/sse', name: 'x' }],
       },
       param: 'mcp_servers',
-    },
-    {
-      path: '/v1/chat/completions',
-      body: {
-        model: 'anthropic:claude-haiku-4-5',
-        max_tokens: 16,
-        messages: [{ role: 'user', content: 'hi' }],
-        web_search_options: {},
-      },
-      param: 'web_search_options',
     },
     {
       // no max_tokens: Claude's whole output limit would be held, past this cap

@@ -233,6 +233,141 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    "hosted web search on a Claude model runs Claude's own search tool: a web_search_call per search before the message citing the pages, streamed with the search's events, billed; a replay goes without the calls",
+    async () => {
+      const model = 'anthropic:claude-sonnet-4-5';
+      const tools = [
+        {
+          type: 'web_search' as const,
+          search_context_size: 'low' as const,
+          filters: { allowed_domains: ['https://example.com'] },
+          user_location: { type: 'approximate' as const, country: 'FR', city: 'Paris', region: null },
+        },
+      ];
+      const ask = {
+        model,
+        tools,
+        input: 'capital of France? [[fake:web-search=2;cite;usage=in:1000,out:100]]',
+        include: ['web_search_call.action.sources' as const],
+      };
+      const { data: whole, response } = await client.responses.create(ask).withResponse();
+      assert.equal(response.headers.get('svc-dropped-tools'), null);
+      assert.equal(response.headers.get('svc-dropped-params'), 'tools.0.search_context_size');
+      assert.deepEqual((fake.requests[0].body as { tools: unknown }).tools, [
+        {
+          type: 'web_search_20250305',
+          name: 'web_search',
+          allowed_domains: ['example.com'],
+          user_location: { type: 'approximate', country: 'FR', city: 'Paris' },
+        },
+      ]);
+      const stream = client.responses.stream(ask);
+      const events: Array<{ type: string; output_index?: number; item?: { id?: string } }> = [];
+      for await (const e of stream) events.push(e);
+      const streamed = await stream.finalResponse();
+      for (const r of [whole, streamed]) {
+        assert.deepEqual(
+          r.output.map((o) => o.type),
+          ['web_search_call', 'web_search_call', 'message', 'message'],
+        );
+        const search = r.output[0];
+        assert.ok(search.type === 'web_search_call');
+        assert.equal(search.status, 'completed');
+        assert.deepEqual(search.action, {
+          type: 'search',
+          query: 'fake search 1',
+          sources: [{ type: 'url', url: 'https://example.com/search/1' }],
+        });
+        const cited = r.output[3];
+        assert.ok(cited.type === 'message' && cited.content[0].type === 'output_text');
+        assert.deepEqual(
+          cited.content[0].annotations.map((a) => a.type === 'url_citation' && a.url),
+          ['https://example.com/paris'],
+        );
+      }
+      // streamed as OpenAI streams a search: its item added, in_progress, searching, completed, its item done
+      const first = events.filter((e) => e.output_index === 0).map((e) => e.type);
+      assert.deepEqual(first, [
+        'response.output_item.added',
+        'response.web_search_call.in_progress',
+        'response.web_search_call.searching',
+        'response.web_search_call.completed',
+        'response.output_item.done',
+      ]);
+      for (const e of events)
+        if (e.type === 'response.output_item.done')
+          assert.equal(streamed.output[e.output_index!].id, e.item!.id);
+      // both calls billed their searches: sonnet 4.5, 1000 × 3 + 100 × 15 per million, plus 2 × 10 USD per 1,000
+      const traced = readEvents(stack.files.db, 'llm.call_completed').slice(-2);
+      assert.equal(traced[0].turn_id, response.headers.get('svc-request-id'));
+      for (const e of traced) {
+        assert.equal(e.payload.web_search_requests, 2);
+        assert.equal(e.payload.cost_usd, '0.024500');
+      }
+      // the conversation replayed (output items as input) or continued by id goes to Claude without the calls
+      fake.reset();
+      const replay = await client.responses.create({
+        model,
+        tools,
+        input: [
+          { role: 'user', content: 'capital of France?' },
+          ...(whole.output as ResponseInputItem[]),
+          { role: 'user', content: 'and of Spain?' },
+        ],
+      });
+      const next = await client.responses.create({
+        model,
+        tools,
+        previous_response_id: whole.id,
+        input: 'and Spain?',
+      });
+      for (const r of [replay, next]) assert.equal(r.status, 'completed');
+      for (const sent of fake.requests) {
+        const history = JSON.stringify((sent.body as { messages: unknown }).messages);
+        assert.ok(history.includes('Paris is the capital of France.'), history);
+        assert.ok(!history.includes('server_tool_use') && !history.includes('web_search_call'), history);
+      }
+    },
+  );
+
+  await t.test(
+    "Chat Completions web_search_options to a Claude model runs Claude's search tool: the pages cited are the message's url_citation annotations, the search billed",
+    async () => {
+      const ask = {
+        model: 'anthropic:claude-sonnet-4-5',
+        messages: [
+          { role: 'user' as const, content: 'capital? [[fake:web-search=1;cite;usage=in:1000,out:100]]' },
+        ],
+        web_search_options: {
+          search_context_size: 'high' as const,
+          user_location: { type: 'approximate' as const, approximate: { country: 'FR' } },
+        },
+      };
+      const { data, response } = await client.chat.completions.create(ask).withResponse();
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('svc-dropped-params'), 'web_search_options.search_context_size');
+      assert.deepEqual((fake.requests[0].body as { tools: unknown }).tools, [
+        {
+          type: 'web_search_20250305',
+          name: 'web_search',
+          user_location: { type: 'approximate', country: 'FR' },
+        },
+      ]);
+      const streamed = await client.chat.completions.stream(ask).finalChatCompletion();
+      for (const r of [data, streamed])
+        assert.deepEqual(
+          r.choices[0].message.annotations?.map((a) => a.url_citation.url),
+          ['https://example.com/paris'],
+        );
+      // sonnet 4.5: 1000 × 3 + 100 × 15 per million tokens, plus 1 search × 10 USD per 1,000
+      for (const e of readEvents(stack.files.db, 'llm.call_completed').slice(-2)) {
+        assert.equal(e.payload.web_search_requests, 1);
+        assert.equal(e.payload.cost_usd, '0.014500');
+      }
+    },
+  );
+
+  await t.test(
     'a refusal from an OpenAI model reaches the client as its refusal part and is traced as a refusal',
     async () => {
       const input = 'something bad [[fake:text=I cannot help with that;stop=refusal]]';

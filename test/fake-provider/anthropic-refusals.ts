@@ -15,7 +15,7 @@ type Obj = Record<string, unknown>;
  * sampling it does not take, and a tool loop's assistant turn that lost its leading thinking block.
  */
 export function translatorRefusal(body: Obj): string | undefined {
-  const unfit = modelRefusal(body);
+  const unfit = modelRefusal(body) ?? webSearchToolRefusal(body);
   if (unfit) return unfit;
   const messages = body.messages as { role?: string; content?: unknown }[];
   const blocks = (content: unknown): Obj[] =>
@@ -156,4 +156,42 @@ export function versionRefusal(body: Obj, headers: Headers | undefined): string 
   if (version < '2026-10-21') return undefined;
   const sampling = ['temperature', 'top_p', 'top_k'].find((field) => body[field] !== undefined);
   return sampling === undefined ? undefined : `${sampling}: Extra inputs are not permitted`;
+}
+
+/** The fields of the web search tool (`web_search_20250305`, web search tool docs) and of its user_location. */
+const WEB_SEARCH_FIELDS = new Set([
+  'type',
+  'name',
+  'max_uses',
+  'allowed_domains',
+  'blocked_domains',
+  'user_location',
+  'cache_control',
+  'defer_loading',
+  'strict',
+  'allowed_callers',
+]);
+const LOCATION_FIELDS = new Set(['type', 'city', 'region', 'country', 'timezone']);
+
+/**
+ * The API's 400 for a web search tool it does not take: a field it does not know (OpenAI's search_context_size
+ * or filters passed on), a name other than web_search, both domain lists, a location not `approximate`.
+ */
+function webSearchToolRefusal(body: Obj): string | undefined {
+  const tools = Array.isArray(body.tools) ? (body.tools as Obj[]) : [];
+  for (const [i, t] of tools.entries()) {
+    if (typeof t.type !== 'string' || !/^web_search_\d+$/.test(t.type)) continue;
+    const at = `tools.${i}.${t.type}`;
+    const extra = Object.keys(t).find((k) => !WEB_SEARCH_FIELDS.has(k));
+    if (extra) return `${at}.${extra}: Extra inputs are not permitted`;
+    if (t.name !== 'web_search') return `${at}.name: Input should be 'web_search'`;
+    if (t.allowed_domains !== undefined && t.blocked_domains !== undefined)
+      return `${at}: Cannot specify both allowed_domains and blocked_domains`;
+    const location = t.user_location as Obj | undefined;
+    if (location === undefined) continue;
+    if (location.type !== 'approximate') return `${at}.user_location.type: Input should be 'approximate'`;
+    const bad = Object.keys(location).find((k) => !LOCATION_FIELDS.has(k));
+    if (bad) return `${at}.user_location.${bad}: Extra inputs are not permitted`;
+  }
+  return undefined;
 }

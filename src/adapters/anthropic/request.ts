@@ -5,7 +5,7 @@
  */
 import type { CanonicalMessage, ContentBlock, TextBlock } from '../../canonical/message.ts';
 import { claudeSealed } from '../../canonical/reasoning-origin.ts';
-import type { CanonicalRequest, CanonicalTool } from '../../canonical/request.ts';
+import type { CanonicalRequest, CanonicalTool, WebSearchRequest } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
@@ -41,11 +41,6 @@ export function encodeAnthropicRequest(
       legacy,
       'the deprecated functions / function_call form is not translated; send tools and tool_choice',
     );
-  if (openai?.web_search_options != null)
-    reject(
-      'web_search_options',
-      'web search runs only on OpenAI search models; use one, or give the model a search tool',
-    );
   const body: Record<string, unknown> = { ...same?.fields, model };
   const maxTokens = req.max_tokens ?? config.defaultMaxTokens ?? 8192;
   body.max_tokens = maxTokens;
@@ -67,13 +62,16 @@ export function encodeAnthropicRequest(
   const system = instruction ? [...prompt, instruction] : prompt;
   if (system.length > 0) body.system = encodeSystem(system);
   body.messages = messages;
-  const tools = req.tools?.map((t) => encodeTool(t, structured, same === undefined));
-  if (tools?.length) {
+  const tools = (req.tools ?? []).map((t) => encodeTool(t, structured, same === undefined));
+  // OpenAI's hosted web search asked for: Claude runs its own (answers cite the pages, as url_citation)
+  if (req.web_search) tools.push(webSearchTool(req.web_search));
+  if (tools.length > 0) {
     body.tools = tools;
     if (req.tool_choice) body.tool_choice = req.tool_choice;
   }
   const forced = req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool';
-  const withoutThinking = (forced && tools !== undefined) || !thinkingReplayed(messages);
+  const withoutThinking =
+    (forced && (req.tools !== undefined || tools.length > 0)) || !thinkingReplayed(messages);
   encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model));
   if (version < '2026-10-21') encodeSampling(req, body, model);
   if (req.stop_sequences?.some((stop) => stop.trim() === ''))
@@ -279,6 +277,14 @@ function encodeTool(t: CanonicalTool, structured: boolean, foreign: boolean): Re
   if (strict !== undefined) out.strict = strict;
   if (t.cache_control) out.cache_control = t.cache_control;
   return out;
+}
+
+/** Claude's web search tool (`web_search_20250305`) for OpenAI's hosted web search. */
+function webSearchTool(search: WebSearchRequest): Record<string, unknown> {
+  const tool: Record<string, unknown> = { type: 'web_search_20250305', name: 'web_search' };
+  if (search.allowed_domains) tool.allowed_domains = search.allowed_domains;
+  if (search.user_location) tool.user_location = { type: 'approximate', ...search.user_location };
+  return tool;
 }
 
 /** The system text that asks for what `response_format: {type: "json_object"}` promises. */

@@ -43,12 +43,12 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         case 'content_block_stop': {
           const ci = blocks.get(d.index);
           const kept = raw.get(d.index);
+          raw.delete(d.index);
           if (kept) {
             const { _partial_json, ...block } = kept;
             if (typeof _partial_json === 'string') block.input = parseToolInput(_partial_json);
-            b.addBlock({ type: 'raw', wire: 'anthropic', value: block });
+            return [b.rawBlock({ type: 'raw', wire: 'anthropic', value: block })];
           }
-          raw.delete(d.index);
           if (ci === undefined || ci < 0) return [];
           const end = b.close(ci);
           return end ? [end] : [];

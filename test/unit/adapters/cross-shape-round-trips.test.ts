@@ -441,7 +441,7 @@ test('Anthropic request → OpenAI: more than 4 stop sequences, MCP servers or a
   assert.equal(refusal({ ...base, service_tier: 'auto' }), null);
 });
 
-test('OpenAI request → Claude: audio output, web_search_options and the deprecated functions are a 400 naming them; seed and penalties are listed as dropped', () => {
+test("OpenAI request → Claude: audio output and the deprecated functions are a 400 naming them; web_search_options is Claude's web search tool; seed and penalties are listed as dropped", () => {
   const base = { model: 'x', messages: [{ role: 'user', content: 'hi' }] };
   const param = (body: Record<string, unknown>) => {
     try {
@@ -458,7 +458,23 @@ test('OpenAI request → Claude: audio output, web_search_options and the deprec
   );
   assert.equal(param({ ...base, modalities: ['text', 'audio'] }), 'modalities');
   assert.equal(param({ ...base, modalities: ['text'] }), null);
-  assert.equal(param({ ...base, web_search_options: {} }), 'web_search_options');
+  assert.equal(param({ ...base, web_search_options: {} }), null);
+  const search = {
+    ...base,
+    web_search_options: {
+      search_context_size: 'low',
+      user_location: { type: 'approximate', approximate: { country: 'FR', city: 'Paris', region: null } },
+    },
+  };
+  const sent = JSON.parse(anthropic.encodeRequest(decodeOpenAIRequest(search), 'claude-sonnet-4-5').body);
+  assert.deepEqual(sent.tools, [
+    {
+      type: 'web_search_20250305',
+      name: 'web_search',
+      user_location: { type: 'approximate', country: 'FR', city: 'Paris' },
+    },
+  ]);
+  assert.deepEqual(droppedParams(search, 'openai', 'anthropic'), ['web_search_options.search_context_size']);
   // the deprecated function-calling form: sent without it, the model would answer as if it had no tools
   const fn = { name: 'f', parameters: { type: 'object', properties: {} } };
   assert.equal(param({ ...base, functions: [fn] }), 'functions');

@@ -159,10 +159,11 @@ test("a field only another provider serves reserves nothing for it: that provide
   assert.ok(inputOf('anthropic', thread) >= claude.capabilities.max_context_tokens);
   assert.ok(inputOf('anthropic', mcp) >= claude.capabilities.max_context_tokens);
   assert.ok(inputOf('openai', search, gpt) >= gpt.capabilities.max_context_tokens);
+  // a Claude model runs its own web search for web_search_options, and bills the pages it reads as input
+  assert.ok(inputOf('openai', search) >= claude.capabilities.max_context_tokens);
   // another provider's model refuses them with a 400 naming the field
   assert.ok(inputOf('anthropic', thread, gpt) < 1_000);
   assert.ok(inputOf('anthropic', mcp, gpt) < 1_000);
-  assert.ok(inputOf('openai', search) < 1_000);
   // OpenRouter's plugins: an OpenAI model refuses the unknown field, a Claude model is sent without it
   const plugins = { plugins: [{ id: 'web' }] };
   const router = registry.get('openrouter:meta-llama/llama-3.3-70b-instruct')!;
@@ -255,13 +256,19 @@ test('a Codex turn after its first patch (custom_tool_call and its output replay
   assert.ok(bound >= gpt.capabilities.max_context_tokens);
 });
 
-test('a hosted web search on the Responses API reserves the whole context on an OpenAI model, which runs it', () => {
+test('a hosted web search on the Responses API reserves the whole context on an OpenAI or Claude model, which run it', () => {
   const gpt = registry.get('openai:gpt-5')!;
   const claude = registry.get('anthropic:claude-haiku-4-5')!;
+  const router = registry.get('openrouter:meta-llama/llama-3.3-70b-instruct')!;
   const body = { model: 'm', input: 'news?', max_output_tokens: 16, tools: [{ type: 'web_search' }] };
-  const bound = (model: typeof gpt) =>
-    boundCallTokens(decodeResponsesRequest(body), model, JSON.stringify(body)).inputTokens;
+  const bound = (model: typeof gpt, b: Record<string, unknown> = body) =>
+    boundCallTokens(decodeResponsesRequest(b), model, JSON.stringify(b)).inputTokens;
   assert.ok(bound(gpt) >= gpt.capabilities.max_context_tokens);
-  // another model is sent without it (svc-dropped-tools), so it bills the body alone
-  assert.ok(bound(claude) < 1_000);
+  // a Claude model runs its own search tool, and bills the pages it reads as input
+  assert.ok(bound(claude) >= claude.capabilities.max_context_tokens);
+  // another model is sent without it (svc-dropped-tools), so it bills the body alone; so is a Claude model
+  // for Codex's search of OpenAI's cache only (external_web_access: false)
+  assert.ok(bound(router) < 1_000);
+  const cached = { ...body, tools: [{ type: 'web_search', external_web_access: false }] };
+  assert.ok(bound(claude, cached) < 1_000);
 });

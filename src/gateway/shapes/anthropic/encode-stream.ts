@@ -142,6 +142,7 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
   let out = ensureStarted(s, e.message_id);
   switch (e.type) {
     case 'message.start':
+    case 'block.raw': // a server tool's block: the wire that knows it gets the upstream's own bytes
       return out;
     case 'text.delta': {
       if (e.text === '') return out;

@@ -16,6 +16,7 @@ import { reasoningFormatOf } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
 import { parseToolInput } from '../../../canonical/stream.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
+import { chatWebSearch } from '../web-search.ts';
 import {
   ImagePartSchema,
   KNOWN_FIELDS,
@@ -58,6 +59,8 @@ export function decodeOpenAIRequest(body: unknown): CanonicalRequest {
   if (req.stop != null) out.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
   const user = req.user ?? req.safety_identifier;
   if (user) out.user_id = user;
+  const search = chatWebSearch((req as { web_search_options?: unknown }).web_search_options);
+  if (search) out.web_search = search;
   decodeTools(req, out);
   decodeReasoning(req, out);
   const rf = req.response_format;

@@ -63,6 +63,7 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
   const out = ensureStarted(s, e.message_id);
   switch (e.type) {
     case 'message.start':
+    case 'block.raw': // a server tool's block (a web search): its citations are the text's annotations
       return out;
     case 'text.delta':
       return e.text === '' ? out : out + chunk(s, `{"content":${JSON.stringify(e.text)}}`);

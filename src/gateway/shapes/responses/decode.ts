@@ -19,6 +19,7 @@ import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canon
 import { parseToolInput } from '../../../canonical/stream.ts';
 import { decodeImageUrl } from '../openai/decode.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
+import { responsesWebSearch } from '../web-search.ts';
 import { REDACTED_REASONING_PREFIX } from './encode.ts';
 import { droppedHostedTools, flatToolName, isDroppableHostedTool } from './namespaces.ts';
 import {
@@ -67,6 +68,8 @@ export function decodeResponsesRequest(body: unknown): CanonicalRequest {
   decodeTools(req, out);
   const hosted = droppedHostedTools(req as Record<string, unknown>);
   if (hosted.length > 0) out.hosted_tools = hosted;
+  const search = responsesWebSearch(req.tools);
+  if (search) out.web_search = search;
   const effort = req.reasoning?.effort;
   if (effort) {
     out.reasoning_effort = effort;
@@ -96,6 +99,7 @@ const TRANSLATED_ITEMS: ReadonlySet<string> = new Set([
   'function_call',
   'function_call_output',
   'reasoning',
+  'web_search_call', // left out (decodeInput)
 ]);
 
 const STORED =
@@ -276,7 +280,9 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
           ...(origin ? { origin } : {}),
         },
       ]);
-    } else push('user', [raw(item)]);
+    } else if (type !== 'web_search_call') push('user', [raw(item)]);
+    // a web search already run (OpenAI's, or a Claude model's as this gateway answered it) is left out: the
+    // answer's text after it holds what it found, and no model takes a search call without its sealed results
   });
   return messages;
 }

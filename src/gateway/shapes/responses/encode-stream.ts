@@ -3,7 +3,8 @@
  * Vercel AI SDK consume it: `response.created` and `response.in_progress` first; per output item
  * `response.output_item.added` … `response.output_item.done`, with `content_part` / `output_text`
  * events for text (and `output_text.annotation.added` for each web page it cites), `reasoning_summary_part` /
- * `reasoning_summary_text` for thinking and `function_call_arguments` for tool calls; then `response.completed`
+ * `reasoning_summary_text` for thinking, `function_call_arguments` for tool calls and `web_search_call` events
+ * for a Claude model's web searches; then `response.completed`
  * (or `response.incomplete`) carrying the whole response with usage. Every event has `event:`, `type` and a
  * rising `sequence_number`, and every response object of one stream the same `created_at`. A failure after the
  * first event ends the stream with an `error` event and then `response.failed` (the OpenAI SDK throws on the
@@ -27,6 +28,14 @@ import {
 import { responsesErrorFields, responsesFailureCode } from './errors.ts';
 import { callNameFields } from './namespaces.ts';
 import { withSignatures } from './stored-responses.ts';
+import {
+  type SearchCall,
+  type SearchOutcome,
+  searchCallOf,
+  searchItemId,
+  searchOutcomeOf,
+  webSearchCallItem,
+} from './web-search-calls.ts';
 
 export async function* encodeResponsesStream(
   events: AsyncIterable<CanonicalStreamEvent>,
@@ -41,6 +50,7 @@ export async function* encodeResponsesStream(
     outputs: 0,
     done: [],
     citations: new Map(),
+    searches: new Map(),
   };
   try {
     for await (const e of events) {
@@ -82,6 +92,8 @@ interface State {
   done: Record<string, unknown>[];
   /** Canonical block index → the sources its text cites, until its item is done. */
   citations: Map<number, Record<string, unknown>[]>;
+  /** Web searches announced, by Claude's server tool use id, until their result comes. */
+  searches: Map<string, { id: string; outputIndex: number; call: SearchCall }>;
 }
 
 function frame(s: State, type: string, fields: Record<string, unknown>): string {
@@ -141,6 +153,13 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       );
     case 'tool.use_start':
       return out + close(s) + openCall(s, e.content_block_index, e.tool_use_id, e.tool_name);
+    case 'block.raw': {
+      // a Claude model's web search: its web_search_call item opens with the call and is done with the result
+      const call = e.block.wire === 'anthropic' ? searchCallOf(e.block.value) : null;
+      if (call) return out + close(s) + openSearch(s, e.content_block_index, call);
+      const outcome = e.block.wire === 'anthropic' ? searchOutcomeOf(e.block.value) : null;
+      return outcome ? out + endSearch(s, outcome.toolUseId, outcome) : out;
+    }
     case 'tool.use_input_delta':
       if (s.open?.block !== e.content_block_index || e.partial_json === '') return out;
       s.open.text += e.partial_json;
@@ -160,9 +179,11 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
       // the item the token limit cut off is `incomplete`, as the real API marks it
       const last = status.status === 'incomplete' ? e.final_content.length - 1 : -1;
       out += close(s, last >= 0 && s.open?.block === last ? 'incomplete' : 'completed');
+      for (const id of [...s.searches.keys()]) out += endSearch(s, id, undefined);
       const outputFor = (request: Record<string, unknown> | undefined) =>
         e.final_content.flatMap((b, i) => {
-          const item = encodeOutputItem(b, s.base, i, request, i === last ? 'incomplete' : 'completed');
+          const status = i === last ? 'incomplete' : 'completed';
+          const item = encodeOutputItem(b, s.base, i, request, status, e.final_content);
           return item ? [item] : [];
         });
       const output = outputFor(s.opts.request);
@@ -237,6 +258,32 @@ function openCall(s: State, block: number, callId: string, name: string): string
     output_index: item.outputIndex,
     item: callItem(s, item, 'in_progress', ''),
   });
+}
+
+/** A web search's item, added `in_progress`, and the search's own progress events (no deltas), as OpenAI's. */
+function openSearch(s: State, block: number, call: SearchCall): string {
+  const search = { id: searchItemId(s.base, block), outputIndex: s.outputs++, call };
+  s.searches.set(call.id, search);
+  const at = { output_index: search.outputIndex, item_id: search.id };
+  const added = webSearchCallItem(search.id, call, undefined, s.opts.request, 'in_progress');
+  return (
+    frame(s, 'response.output_item.added', { output_index: search.outputIndex, item: added }) +
+    frame(s, 'response.web_search_call.in_progress', at) +
+    frame(s, 'response.web_search_call.searching', at)
+  );
+}
+
+/** A web search done: its `completed` event and its finished item (with what it found, when it came). */
+function endSearch(s: State, toolUseId: string, outcome: SearchOutcome | undefined): string {
+  const search = s.searches.get(toolUseId);
+  if (!search) return '';
+  s.searches.delete(toolUseId);
+  const item = webSearchCallItem(search.id, search.call, outcome, s.opts.request);
+  s.done.push(item);
+  return (
+    frame(s, 'response.web_search_call.completed', { output_index: search.outputIndex, item_id: search.id }) +
+    frame(s, 'response.output_item.done', { output_index: search.outputIndex, item })
+  );
 }
 
 /** Ends the open item with its `.done` events. */

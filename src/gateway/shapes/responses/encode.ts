@@ -1,7 +1,7 @@
 /**
  * @module CanonicalResponse → an OpenAI Responses `response` object (openai-node `Response`): output items
- * (`reasoning`, `message` with `output_text`, `function_call`), status and `incomplete_details` from the
- * stop reason, usage with cached and reasoning tokens, `model` = the requested name, and the request
+ * (`reasoning`, `message` with `output_text`, `function_call`, a Claude web search's `web_search_call`),
+ * status and `incomplete_details` from the stop reason, usage with cached and reasoning tokens, `model` = the requested name, and the request
  * fields the real API echoes (`instructions`, `tools`, `tool_choice`, `text`, …). Shared by the streaming
  * encoder, whose `response.completed` carries the same object.
  */
@@ -10,6 +10,7 @@ import { markSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
 import type { EncodeOptions } from '../shape.ts';
 import { callNameFields } from './namespaces.ts';
+import { outcomeIn, searchCallOf, searchItemId, webSearchCallItem } from './web-search-calls.ts';
 
 export function encodeResponsesResponse(
   res: CanonicalResponse,
@@ -20,7 +21,14 @@ export function encodeResponsesResponse(
   // the item the token limit cut off is `incomplete`, as the real API marks it (and as a stream does)
   const last = status.status === 'incomplete' ? res.content.length - 1 : -1;
   const output = res.content.flatMap((b, i) => {
-    const item = encodeOutputItem(b, base, i, opts.request, i === last ? 'incomplete' : 'completed');
+    const item = encodeOutputItem(
+      b,
+      base,
+      i,
+      opts.request,
+      i === last ? 'incomplete' : 'completed',
+      res.content,
+    );
     return item ? [item] : [];
   });
   return responseObject(base, opts, {
@@ -78,6 +86,7 @@ export function encodeOutputItem(
   index: number,
   request: Record<string, unknown> | undefined,
   status = 'completed',
+  content: readonly ContentBlock[] = [],
 ): Record<string, unknown> | null {
   switch (b.type) {
     case 'text':
@@ -110,6 +119,11 @@ export function encodeOutputItem(
         `${REDACTED_REASONING_PREFIX}${markSeal(b.data, b.origin)}`,
         request,
       );
+    case 'raw': {
+      // a Claude model's web search (the Anthropic adapter offered its search tool for OpenAI's hosted one)
+      const call = b.wire === 'anthropic' ? searchCallOf(b.value) : null;
+      return call && webSearchCallItem(searchItemId(base, index), call, outcomeIn(content, call), request);
+    }
     default:
       return null;
   }

@@ -4,9 +4,10 @@
  * plain function named `<namespace>__<name>` (a name every wire accepts), and the answer's calls of such a
  * name go back to the client as the API writes them: the member's own `name` plus `namespace`. Input
  * `function_call` items that carry a `namespace` are flattened the same way.
- * Hosted web search is the other tool Codex always sends; no other model can run it, so a translation
- * leaves it out and says so in the `svc-dropped-tools` response header.
+ * Hosted web search is the other tool Codex always sends; a Claude model runs it with its own search tool
+ * (web-search.ts), any other model is sent without it, and the `svc-dropped-tools` response header says so.
  */
+import { WEB_SEARCH_TOOL_TYPES } from '../web-search.ts';
 
 /** Between a namespace and its member's name in a flattened tool name. */
 export const NAMESPACE_SEPARATOR = '__';
@@ -14,13 +15,11 @@ export const NAMESPACE_SEPARATOR = '__';
 /** Response header listing the hosted tools a translated Responses request was sent without. */
 export const DROPPED_TOOLS_HEADER = 'svc-dropped-tools';
 
-/** Hosted tools a translation leaves out (the answer is the model's own, without searching the web). */
-const DROPPABLE_HOSTED_TOOLS: ReadonlySet<string> = new Set([
-  'web_search',
-  'web_search_preview',
-  'web_search_2025_08_26',
-  'web_search_preview_2025_03_11',
-]);
+/**
+ * Hosted tools a translation leaves out, unless the model's provider runs a search of its own (web-search.ts):
+ * the answer is then the model's own, without searching the web.
+ */
+const DROPPABLE_HOSTED_TOOLS = WEB_SEARCH_TOOL_TYPES;
 
 export function flatToolName(namespace: string, name: string): string {
   return `${namespace}${NAMESPACE_SEPARATOR}${name}`;

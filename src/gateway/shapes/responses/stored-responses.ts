@@ -143,7 +143,8 @@ function translatable(item: unknown): boolean {
 /** A kept item as OpenAI can take it (see `expand`'s `portable`). */
 function portableItem(item: unknown): unknown[] {
   const i = item as Record<string, unknown>;
-  if (i?.type === 'reasoning') return [];
+  // reasoning sealed by another provider; a Claude model's web search, which OpenAI never ran
+  if (i?.type === 'reasoning' || i?.type === 'web_search_call') return [];
   if (i === null || typeof i !== 'object' || i.id === undefined) return [item];
   const { id: _, status: __, ...rest } = i;
   return [rest];

@@ -92,12 +92,18 @@ test('an answer belongs to the key that asked for it: another key naming it find
   assert.equal(kept.expand(refByB, 'gk_b'), refByB);
 });
 
-test("for an OpenAI model the kept items go in without this gateway's ids and without reasoning items", () => {
+test("for an OpenAI model the kept items go in without this gateway's ids and without reasoning items or a Claude model's web searches", () => {
   const kept = createStoredResponses();
   const withReasoning = {
     ...answer('resp_1', 'Hi'),
     output: [
       { id: 'rs_resp_1_0', type: 'reasoning', summary: [], encrypted_content: 'anthropic-signature' },
+      {
+        id: 'ws_resp_1_1',
+        type: 'web_search_call',
+        status: 'completed',
+        action: { type: 'search', query: 'greetings' },
+      },
       {
         id: 'msg_resp_1_1',
         type: 'message',
