@@ -97,6 +97,19 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   );
 
   await t.test(
+    'an effort its default model takes and gpt-5 does not (xhigh) is fitted to the nearest gpt-5 takes',
+    async () => {
+      // Codex writes the request for gpt-6.1-sol, which takes none to xhigh; gpt-5 refuses both ends (400)
+      const run = await codex(stack, tmp.dir, ['-c', 'model_reasoning_effort="xhigh"', 'say hi']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Hello from the fake provider\./);
+      const sent = fake.requests.filter((r) => r.path === '/v1/responses');
+      assert.equal(sent.length, 1);
+      assert.equal((sent[0].body as { reasoning: { effort: string } }).reasoning.effort, 'high');
+    },
+  );
+
+  await t.test(
     'pointed at a Claude model it works: its namespace tool is flattened, hosted web search left out, and a tool round trip completes',
     async () => {
       const run = await codex(stack, tmp.dir, ['-m', 'haiku', 'list the files [[fake:tool_call]]']);

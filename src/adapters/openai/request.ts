@@ -20,6 +20,7 @@ import {
 } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
 import { claudeToolTurnWithoutThinking } from '../openrouter/claude-tool-turn.ts';
+import { EFFORT_PATHS, withEffortFitted } from './fit-effort.ts';
 import {
   effortFromThinking,
   fitEffort,
@@ -127,7 +128,12 @@ export function encodeOpenAIPassthrough(
   config: AdapterConfig,
   opts: OpenAIRequestOptions,
 ): UpstreamCall {
-  let text = rewriteModel(input.bodyText, input.upstreamModel);
+  let text = rewriteModel(
+    opts.flavor === 'openai'
+      ? withEffortFitted(input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.chat)
+      : input.bodyText,
+    input.upstreamModel,
+  );
   // OpenAI's reasoning models refuse `max_tokens` and take the same bound as `max_completion_tokens` (gpt-oss on
   // another server, such as Ollama, may take only the older name: left as sent); a client
   // that does not know the model behind a gateway name (the Vercel AI SDK's openai.chat('openai:gpt-5-mini'),

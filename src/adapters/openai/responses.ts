@@ -20,13 +20,17 @@ import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 import { type FrameRewriter, formatFrame } from '../tap.ts';
 import { toSvcError, type UpstreamFailure } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
+import { EFFORT_PATHS, withEffortFitted } from './fit-effort.ts';
 import { openaiHeaders } from './request.ts';
 
 export function encodeResponsesPassthrough(input: PassthroughInput, config: AdapterConfig): UpstreamCall {
   return {
     url: `${config.baseUrl.replace(/\/+$/, '')}/responses`,
     headers: openaiHeaders(config),
-    body: rewriteModel(input.bodyText, input.upstreamModel),
+    body: rewriteModel(
+      withEffortFitted(input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.responses),
+      input.upstreamModel,
+    ),
   };
 }
 

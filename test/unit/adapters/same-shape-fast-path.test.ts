@@ -98,6 +98,39 @@ test('the OpenAI fast path names max_tokens max_completion_tokens on a reasoning
   });
 });
 
+test('the OpenAI fast paths fit an effort written for another model to one the routed model takes', () => {
+  const openai = createOpenAIAdapter({ baseUrl: 'https://o.test/v1', apiKey: 'k' });
+  const responses = (model: string, effort: string, upstreamModel: string) =>
+    JSON.parse(
+      openai.responses!.encodePassthrough({
+        ...passthrough(JSON.stringify({ model, input: 'hi', reasoning: { effort, summary: 'auto' } })),
+        upstreamModel,
+      }).body,
+    ).reasoning;
+  // Codex's default gpt-6.1-sol takes none and xhigh; gpt-5, which serves it, takes minimal to high
+  assert.deepEqual(responses('gpt-6.1-sol', 'xhigh', 'gpt-5'), { effort: 'high', summary: 'auto' });
+  assert.deepEqual(responses('gpt-6.1-sol', 'none', 'gpt-5'), { effort: 'minimal', summary: 'auto' });
+  assert.deepEqual(responses('gpt-6.1-sol', 'medium', 'gpt-5'), { effort: 'medium', summary: 'auto' });
+  assert.deepEqual(responses('gpt-6.1-sol', 'none', 'o3'), { effort: 'low', summary: 'auto' });
+  // the model named as OpenAI names it: as sent (OpenAI's own 400 says what it refuses)
+  assert.deepEqual(responses('gpt-5', 'xhigh', 'gpt-5'), { effort: 'xhigh', summary: 'auto' });
+  const chat = (model: string, upstreamModel: string) =>
+    JSON.parse(
+      openai.encodePassthrough({
+        ...passthrough(JSON.stringify({ model, messages: [], reasoning_effort: 'none' })),
+        upstreamModel,
+      }).body,
+    ).reasoning_effort;
+  assert.equal(chat('fast', 'gpt-5-mini'), 'minimal');
+  assert.equal(chat('gpt-5-mini', 'gpt-5-mini'), 'none');
+  const openrouter = createOpenRouterAdapter({ baseUrl: 'https://r.test/api/v1', apiKey: 'k' });
+  const routed = openrouter.encodePassthrough({
+    ...passthrough('{"model":"a","messages":[],"reasoning_effort":"none"}'),
+    upstreamModel: 'openai/gpt-5',
+  });
+  assert.equal(JSON.parse(routed.body).reasoning_effort, 'none');
+});
+
 test('the Anthropic fast path fits a body written for another Claude model to the routed one', () => {
   const anthropic = createAnthropicAdapter({ baseUrl: 'https://a.test', apiKey: 'k' });
   const send = (body: Record<string, unknown>, upstreamModel: string, fit = true) =>

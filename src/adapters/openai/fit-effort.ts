@@ -1,0 +1,47 @@
+/**
+ * @module Same wire to an OpenAI reasoning model: a body written for another model than the one that serves it
+ * asks for an effort the routed model may refuse. Codex asks its default model (`gpt-6.1-sol`, which a
+ * native-name rule sends to gpt-5) for the effort the user set (`model_reasoning_effort`, `/reasoning`):
+ * `none` and `xhigh`, which that model takes, are a 400 on gpt-5 (minimal to high). The effort becomes the
+ * nearest one the routed model takes (model-facts fitEffort), as a translated request's does; a body for the
+ * model named as OpenAI names it goes as sent, so the provider's own 400 says what it refuses.
+ */
+import { REASONING_EFFORTS, type ReasoningEffort } from '../../canonical/request.ts';
+import { replaceJsonValue } from '../../lib/json-splice.ts';
+import { fitEffort } from './model-facts.ts';
+
+/** Where each same-wire body asks for an effort: Responses `reasoning.effort`, Chat `reasoning_effort`. */
+export const EFFORT_PATHS = {
+  responses: ['reasoning', 'effort'],
+  chat: ['reasoning_effort'],
+} as const;
+
+/**
+ * `bodyText` with the effort at `path` fitted to `upstreamModel` when `body` (the parsed text) names another
+ * model; `bodyText` itself when it names that model or asks an effort the model takes.
+ */
+export function withEffortFitted(
+  bodyText: string,
+  body: Record<string, unknown>,
+  upstreamModel: string,
+  path: readonly string[],
+): string {
+  if (body.model === upstreamModel) return bodyText;
+  const asked = valueAt(body, path);
+  if (!isEffort(asked)) return bodyText;
+  const fitted = fitEffort(upstreamModel, asked);
+  return fitted === asked ? bodyText : (replaceJsonValue(bodyText, path, JSON.stringify(fitted)) ?? bodyText);
+}
+
+function valueAt(body: Record<string, unknown>, path: readonly string[]): unknown {
+  let at: unknown = body;
+  for (const key of path) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
+}
+
+function isEffort(value: unknown): value is ReasoningEffort {
+  return typeof value === 'string' && (REASONING_EFFORTS as readonly string[]).includes(value);
+}
