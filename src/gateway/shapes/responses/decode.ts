@@ -179,7 +179,8 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
           p.type === 'input_image'
             ? 'an input_image given by file_id'
             : `a content part of type ${String(p.type)}`,
-        instead: 'send text, or an image as image_url (https or data URL), or use an OpenAI model',
+        instead:
+          'send text, or an image as an input_image whose image_url is an https or data URL, or use an OpenAI model',
       };
     }
   }

@@ -234,6 +234,12 @@ test('responses: stored state, stored prompts, hosted tool_choice and file parts
   assert.equal(param({ ...base, input: [{ role: 'user', content: [byId] }] }), 'input.0.content.0');
   const url = { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' };
   assert.equal(param({ ...base, input: [{ role: 'user', content: [text, url] }] }), null);
+  // a Chat Completions image part in a Responses message (LangChain's useResponsesApi sends its source_type
+  // image blocks so): the advice names the Responses form, not the part's own type
+  const chatPart = { type: 'image_url', image_url: { url: 'https://example.com/a.png' } };
+  const chatImage = findOpenAIOnlyPart({ ...base, input: [{ role: 'user', content: [text, chatPart] }] });
+  assert.equal(chatImage?.param, 'input.0.content.1');
+  assert.match(chatImage!.instead, /an input_image whose image_url is an https or data URL/);
   const output = { type: 'function_call_output', call_id: 'c', output: [text, file] };
   assert.equal(param({ ...base, input: [output] }), 'input.0.output.1');
   // what another model cannot give is refused, never answered without it
