@@ -110,6 +110,26 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   );
 
   await t.test(
+    'a provider overloaded after its answer began: one request, Codex says so and exits 1; the trace has the turn',
+    async () => {
+      const turns = readEvents(stack.files.db, 'turn.completed').length;
+      const run = await codex(stack, tmp.dir, ['say hi [[fake:stream-error=529;stream-error-after=4]]']);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, /Selected model is at capacity/);
+      assert.equal(fake.requests.length, 1, 'no retry');
+      const turn = readEvents(stack.files.db, 'turn.completed').slice(turns);
+      assert.deepEqual(
+        turn.map((e) => [e.payload.status, e.payload.error_code, e.payload.inbound_shape]),
+        [[200, 'upstream_overloaded', 'openai_responses']],
+      );
+      const failed = readEvents(stack.files.db, 'llm.call_failed').at(-1)!;
+      assert.equal(failed.turn_id, readEvents(stack.files.db, 'turn.completed').at(-1)!.turn_id);
+      assert.equal(failed.payload.error_class, 'overloaded');
+      assert.ok(Number(failed.payload.cost_usd) > 0, 'its input is billed');
+    },
+  );
+
+  await t.test(
     'pointed at a Claude model it works: its namespace tool is flattened, hosted web search left out, and a tool round trip completes',
     async () => {
       const run = await codex(stack, tmp.dir, ['-m', 'haiku', 'list the files [[fake:tool_call]]']);
