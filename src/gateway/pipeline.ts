@@ -275,7 +275,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         let decoded: CanonicalResponse;
         try {
           text = running.text ?? (await readUpstreamText(running.response, deps.upstreamLimits.maxBodyBytes));
-          answered = JSON.parse(text);
+          // parsed once, by the call that read it (llm/cut-short.ts): again only to report a body that is no JSON
+          answered = (running.json ?? JSON.parse(text)) as Record<string, unknown>;
           decoded = (wire ?? adapter).decodeResponse(answered);
         } catch (err) {
           const failure = classifyReadFailure(adapter, err, signal);

@@ -16,7 +16,7 @@ import type { Clock } from '../lib/time.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
-import { bodyCutShort, cutShort } from './cut-short.ts';
+import { parseWholeBody } from './cut-short.ts';
 import { resolvePartialUsage } from './partial-usage.ts';
 import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
 import { PEEK_MAX_WAIT_MS, peekFirstEvent, preamblePeekBytes } from './stream-start.ts';
@@ -85,6 +85,8 @@ export interface OpenLlmCall {
   readonly response: UpstreamResponse;
   /** The whole body, when the call was opened with `bodyMaxBytes`. */
   readonly text?: string;
+  /** `text` parsed (undefined when it is no JSON: the decoder's 502 to report). */
+  readonly json?: unknown;
   readonly attempts: number;
   /** Milliseconds since the call started. */
   elapsedMs(): number;
@@ -215,13 +217,14 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         }
       }
       let text: string | undefined;
+      let json: unknown;
       if (opened && early === null) {
         // a body lost on the way is a failure before the first byte reached the client: retried below
         if (!input.stream && input.bodyMaxBytes !== undefined) {
           try {
             text = await readUpstreamText(res, input.bodyMaxBytes, leftMs());
             // ended cleanly but before its JSON did (a chunked body closed early): lost as a reset loses it
-            if (cutShort(text)) throw bodyCutShort(text);
+            json = parseWholeBody(text);
           } catch (err) {
             lost = addUsage(lost, resolvePartialUsage(emptyUsage(), input.inputTokensEstimate ?? 0, 0));
             throw err;
@@ -242,6 +245,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         return {
           response: res,
           text,
+          json,
           attempts,
           elapsedMs,
           complete: (c) => {

@@ -3,24 +3,43 @@
  * proxy's `res.end(half)`): the same loss as a reset mid-body, so the call treats it as one (DECISIONS §4:
  * a connection error before the first byte to the client, retried; the provider answered, so billed).
  */
+
 /**
- * Whether a 2xx body is a JSON object cut short: it begins as one but neither ends as one nor parses. The look
- * at its last character costs nothing for a whole answer; a body that is no JSON object at all (a proxy's
- * page), or one that ends as an object does, is left to the decoder (502 upstream_error, not retried).
+ * The JSON of a whole 2xx body, parsed once for the call and its reader. Throws bodyCutShort for a JSON object
+ * cut short; undefined for a body that is whole but no JSON (a proxy's page, an unquoted value), which is left
+ * to the decoder (502 upstream_error, not retried).
  */
-export function cutShort(text: string): boolean {
-  let end = text.length - 1;
-  while (end >= 0 && isJsonSpace(text.charCodeAt(end))) end--;
-  if (end < 0 || text.charCodeAt(end) === 0x7d) return false; // }
-  let start = 0;
-  while (start < end && isJsonSpace(text.charCodeAt(start))) start++;
-  if (text.charCodeAt(start) !== 0x7b) return false; // {
+export function parseWholeBody(text: string): unknown {
   try {
-    JSON.parse(text);
-    return false;
+    return JSON.parse(text);
   } catch {
-    return true;
+    if (cutShort(text)) throw bodyCutShort(text);
+    return undefined;
   }
+}
+
+/**
+ * Whether a body that does not parse is a JSON object cut short: it begins as one and ends inside a string or
+ * with an object or array still open (a cut can fall right after a nested object's `}`). Only read once the
+ * parse has failed: a whole answer costs nothing here.
+ */
+function cutShort(text: string): boolean {
+  let at = 0;
+  while (at < text.length && isJsonSpace(text.charCodeAt(at))) at++;
+  if (text.charCodeAt(at) !== 0x7b) return false; // {
+  let depth = 0;
+  let inString = false;
+  // \ escapes the next character in a string; { [ open, } ] close
+  for (; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    if (inString) {
+      if (c === 0x5c) at++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) depth++;
+    else if ((c === 0x7d || c === 0x5d) && --depth === 0) return false; // closed: whole, malformed inside
+  }
+  return true;
 }
 
 function isJsonSpace(c: number): boolean {
@@ -28,7 +47,7 @@ function isJsonSpace(c: number): boolean {
 }
 
 /** The failure of a body cut short: a connection error, as the reset that usually cuts one (retried, billed). */
-export function bodyCutShort(text: string): Error {
+function bodyCutShort(text: string): Error {
   return new Error(
     `the provider ended its answer before it was complete (a 200 body of ${Buffer.byteLength(text)} bytes cut short)`,
   );

@@ -112,6 +112,8 @@ export interface RunningCall {
   readonly response: UpstreamResponse;
   /** The whole body, already read, when the call was started with `bodyMaxBytes`. */
   readonly text?: string;
+  /** `text` parsed, once (undefined when it is no JSON). */
+  readonly json?: unknown;
   readonly attempts: number;
   /** Milliseconds since the call started (before routing retries, after route.decided). */
   elapsedMs(): number;
@@ -264,6 +266,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
         routed,
         response: open.response,
         text: open.text,
+        json: open.json,
         attempts: open.attempts,
         elapsedMs: open.elapsedMs,
         closed: false,

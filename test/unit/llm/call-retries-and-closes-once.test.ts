@@ -252,3 +252,22 @@ test('a client that leaves after a stream answered 200, before its first event, 
   assert.equal(completed.payload.cost_usd, '0.001200'); // haiku 4.5: 1200 × 1e-6
   assert.equal(s.ofType('llm.call_failed').length, 0);
 });
+
+test('a 200 body cut short right after a nested object is retried like any cut-short body; a whole malformed one is not', async () => {
+  // a chunked body closed cleanly at a `}` of a nested object: its last character is the object's end, yet the
+  // answer's JSON is not whole (before: taken for a whole malformed body, not retried, not billed)
+  const whole = '{"id":"msg_1","type":"message","content":[{"type":"text","text":"hi"}]}';
+  const cut = whole.slice(0, whole.indexOf('}') + 1);
+  const s = setup([
+    { status: 200, body: cut },
+    { status: 200, body: whole },
+  ]);
+  const open = await openLlmCall(s.deps, { ...s.input(), bodyMaxBytes: 1 << 20, inputTokensEstimate: 100 });
+  assert.equal(open.attempts, 2);
+  assert.deepEqual(open.json, JSON.parse(whole));
+  // a body that is whole but no JSON (balanced, an unquoted value) is the decoder's 502: one attempt
+  const malformed = setup([{ status: 200, body: '{"id":"msg_1","malformed": oops}' }]);
+  const once = await openLlmCall(malformed.deps, { ...malformed.input(), bodyMaxBytes: 1 << 20 });
+  assert.equal(once.attempts, 1);
+  assert.equal(once.json, undefined);
+});
