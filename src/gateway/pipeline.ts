@@ -8,6 +8,7 @@
 import type { Handler } from 'hono';
 import type { Adapter, SameWireOps, UpstreamCall } from '../adapters/adapter.ts';
 import { fitTarget } from '../adapters/anthropic/fit-model.ts';
+import { reasoningLeftOutForGatewayName } from '../adapters/openai/fit-effort.ts';
 import { samplingLeftOutForGatewayName, withoutMembers } from '../adapters/openai/fit-sampling.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
 import type { CanonicalRequest } from '../canonical/request.ts';
@@ -150,7 +151,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const fitTo = fitTarget(req.model, routed, sameWire);
         // sampling an OpenAI reasoning model refuses, from a client that did not know the model (adapters/openai/fit-sampling.ts)
         const leftOut = sameWire
-          ? samplingLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received)
+          ? [
+              ...samplingLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
+              ...reasoningLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
+            ]
           : [];
         // knobs the other wire has no equivalent for are left out, and the answer says which
         const params = (

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
-import { makeTempDir, ROOT } from '../helpers/svc.ts';
+import { makeTempDir, ROOT, requestLogLine } from '../helpers/svc.ts';
 
 const CODEX = join(ROOT, 'node_modules/.bin/codex');
 
@@ -106,6 +106,30 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
       const sent = fake.requests.filter((r) => r.path === '/v1/responses');
       assert.equal(sent.length, 1);
       assert.equal((sent[0].body as { reasoning: { effort: string } }).reasoning.effort, 'high');
+    },
+  );
+
+  await t.test(
+    'pointed at a GPT model that does not reason by a gateway name, its effort is left out and named',
+    async () => {
+      // gpt-4.1 refuses any reasoning option (400 'Unsupported parameter: 'reasoning.effort'…')
+      const run = await codex(stack, tmp.dir, [
+        '-m',
+        'openai:gpt-4.1',
+        '-c',
+        'model_reasoning_effort="high"',
+        'say hi',
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Hello from the fake provider\./);
+      const sent = fake.requests.filter((r) => r.path === '/v1/responses');
+      assert.deepEqual(
+        sent.map((r) => [(r.body as { model: string }).model, (r.body as { reasoning?: unknown }).reasoning]),
+        [['gpt-4.1', undefined]],
+      );
+      const turn = readEvents(stack.files.db, 'turn.completed').at(-1)!;
+      const line = await requestLogLine(stack.gw, String(turn.turn_id));
+      assert.equal(line.dropped_params, 'reasoning');
     },
   );
 

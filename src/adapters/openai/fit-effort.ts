@@ -4,11 +4,14 @@
  * native-name rule sends to gpt-5) for the effort the user set (`model_reasoning_effort`, `/reasoning`):
  * `none` and `xhigh`, which that model takes, are a 400 on gpt-5 (minimal to high). The effort becomes the
  * nearest one the routed model takes (model-facts fitEffort), as a translated request's does; a body for the
- * model named as OpenAI names it goes as sent, so the provider's own 400 says what it refuses.
+ * model named as OpenAI names it goes as sent, so the provider's own 400 says what it refuses. A model that does
+ * not reason (gpt-4.1, gpt-4o: Codex pointed at `openai:gpt-4.1` with an effort set) refuses any effort: the
+ * reasoning options are left out and named in `svc-dropped-params`, as a translated request's are.
  */
 import { REASONING_EFFORTS, type ReasoningEffort } from '../../canonical/request.ts';
 import { replaceJsonValue } from '../../lib/json-splice.ts';
-import { fitEffort } from './model-facts.ts';
+import type { AdapterName } from '../names.ts';
+import { fitEffort, refusesReasoning } from './model-facts.ts';
 
 /** Where each same-wire body asks for an effort: Responses `reasoning.effort`, Chat `reasoning_effort`. */
 export const EFFORT_PATHS = {
@@ -32,6 +35,23 @@ export function withEffortFitted(
   const fitted = fitEffort(upstreamModel, asked);
   return fitted === asked ? bodyText : (replaceJsonValue(bodyText, path, JSON.stringify(fitted)) ?? bodyText);
 }
+
+/**
+ * The top-level reasoning options of a same-wire `body` (Chat `reasoning_effort`, the Responses `reasoning`
+ * object) left out for an OpenAI model that does not reason, asked for as `requestedModel` otherwise than
+ * OpenAI names it; none for a request naming the model itself (OpenAI's own 400 then).
+ */
+export function reasoningLeftOutForGatewayName(
+  adapter: AdapterName,
+  requestedModel: string,
+  upstreamModel: string,
+  body: Record<string, unknown>,
+): string[] {
+  if (adapter !== 'openai' || requestedModel === upstreamModel || !refusesReasoning(upstreamModel)) return [];
+  return REASONING_OPTIONS.filter((name) => body[name] != null);
+}
+
+const REASONING_OPTIONS = ['reasoning_effort', 'reasoning'] as const;
 
 function valueAt(body: Record<string, unknown>, path: readonly string[]): unknown {
   let at: unknown = body;

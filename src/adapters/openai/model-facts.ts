@@ -59,6 +59,15 @@ export function isReasoningModel(model: string): boolean {
 }
 
 /**
+ * OpenAI's chat models that do not reason (gpt-4.1, gpt-4o and the rest of GPT-4 and 3.5, chatgpt-4o-latest,
+ * gpt-5-chat-latest), which refuse any reasoning option with a 400; a name of neither kind (a local server's
+ * model) is neither.
+ */
+export function refusesReasoning(model: string): boolean {
+  return /^(gpt-4|gpt-3\.5|chatgpt-|gpt-5-chat)/i.test(model);
+}
+
+/**
  * OpenAI's own reasoning models (all but gpt-oss, which other servers run and which takes what a chat model
  * takes): only the default temperature and top_p, no `stop`, and `max_completion_tokens` instead of
  * `max_tokens`.

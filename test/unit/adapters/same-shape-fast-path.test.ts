@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { reasoningLeftOutForGatewayName } from '#src/adapters/openai/fit-effort.ts';
 import {
   createAnthropicAdapter,
   createOpenAIAdapter,
@@ -129,6 +130,23 @@ test('the OpenAI fast paths fit an effort written for another model to one the r
     upstreamModel: 'openai/gpt-5',
   });
   assert.equal(JSON.parse(routed.body).reasoning_effort, 'none');
+});
+
+test('the reasoning options of a body named otherwise are left out for an OpenAI model that does not reason', () => {
+  const chat = { model: 'fast', messages: [], reasoning_effort: 'low' };
+  const responses = { model: 'openai:gpt-4.1', input: 'hi', reasoning: { effort: 'high', summary: 'auto' } };
+  assert.deepEqual(reasoningLeftOutForGatewayName('openai', 'fast', 'gpt-4o', chat), ['reasoning_effort']);
+  assert.deepEqual(reasoningLeftOutForGatewayName('openai', 'openai:gpt-4.1', 'gpt-4.1', responses), [
+    'reasoning',
+  ]);
+  assert.deepEqual(reasoningLeftOutForGatewayName('openai', 'x', 'gpt-5-chat-latest', chat), [
+    'reasoning_effort',
+  ]);
+  // named as OpenAI names it (its own 400), a reasoning model, a local server's model, OpenRouter: as sent
+  assert.deepEqual(reasoningLeftOutForGatewayName('openai', 'gpt-4.1', 'gpt-4.1', responses), []);
+  assert.deepEqual(reasoningLeftOutForGatewayName('openai', 'fast', 'gpt-5-mini', chat), []);
+  assert.deepEqual(reasoningLeftOutForGatewayName('openai', 'local', 'qwen3:8b', chat), []);
+  assert.deepEqual(reasoningLeftOutForGatewayName('openrouter', 'a', 'openai/gpt-4.1', chat), []);
 });
 
 test('the Anthropic fast path fits a body written for another Claude model to the routed one', () => {
