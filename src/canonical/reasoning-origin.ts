@@ -56,6 +56,18 @@ export function claudeSealed(block: ThinkingBlock | RedactedThinkingBlock): bool
   return !!sealOf(block) && originOf(block) === CLAUDE;
 }
 
+/** A thinking or redacted thinking block as one of OpenRouter's `reasoning_details` (`format`: its origin). */
+export function reasoningDetailOf(b: ThinkingBlock | RedactedThinkingBlock): Record<string, unknown> {
+  const format = b.origin ? { format: b.origin } : {};
+  if (b.type === 'redacted_thinking') return { type: 'reasoning.encrypted', data: b.data, ...format };
+  return {
+    type: 'reasoning.text',
+    text: b.thinking,
+    ...(b.signature ? { signature: b.signature } : {}),
+    ...format,
+  };
+}
+
 /** The seal as a client is handed it where the wire has no field for its origin. */
 export function markSeal(seal: string, origin: ReasoningFormat | undefined): string {
   if (origin === undefined || origin === CLAUDE || seal === '' || isOpenAISealedReasoning(seal)) return seal;

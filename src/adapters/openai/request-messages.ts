@@ -13,7 +13,12 @@ import {
   type TextBlock,
   type ToolResultBlock,
 } from '../../canonical/message.ts';
-import { ownReasoningFormat, type ReasoningFormat, replayableTo } from '../../canonical/reasoning-origin.ts';
+import {
+  ownReasoningFormat,
+  type ReasoningFormat,
+  reasoningDetailOf,
+  replayableTo,
+} from '../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest } from '../../canonical/request.ts';
 import { SvcError } from '../../lib/errors.ts';
 
@@ -145,15 +150,8 @@ function encodeAssistant(
     // organization that sealed it, never through OpenRouter: left out, as on Claude; another family's
     // reasoning is left out too (OpenRouter hands it on, and Claude refuses a signature it did not issue)
     else if (b.type === 'thinking' && !(b.signature && isOpenAISealedReasoning(b.signature))) {
-      if (replayableTo(b, own))
-        details.push({
-          type: 'reasoning.text',
-          text: b.thinking,
-          ...(b.signature ? { signature: b.signature } : {}),
-          ...(b.origin ? { format: b.origin } : {}),
-        });
-    } else if (b.type === 'redacted_thinking' && replayableTo(b, own))
-      details.push({ type: 'reasoning.encrypted', data: b.data, ...(b.origin ? { format: b.origin } : {}) });
+      if (replayableTo(b, own)) details.push(reasoningDetailOf(b));
+    } else if (b.type === 'redacted_thinking' && replayableTo(b, own)) details.push(reasoningDetailOf(b));
     else if (b.type === 'raw' && b.wire === 'anthropic')
       reject(b.at ?? 'messages', `content block of type ${String(b.value.type)} has no OpenAI equivalent`);
   }

@@ -4,6 +4,7 @@
  * the OpenRouter way (`reasoning`, `reasoning_details`) so clients can replay signatures.
  */
 import { type ContentBlock, codePoints, urlCitationSpans } from '../../../canonical/message.ts';
+import { reasoningDetailOf } from '../../../canonical/reasoning-origin.ts';
 import {
   type CanonicalResponse,
   type CanonicalUsage,
@@ -109,16 +110,8 @@ export function encodeReasoning(blocks: readonly ContentBlock[]): Record<string,
   let reasoning: string | null = null;
   const details: unknown[] = [];
   for (const b of blocks) {
-    if (b.type === 'thinking') {
-      reasoning = (reasoning ?? '') + b.thinking;
-      details.push({
-        type: 'reasoning.text',
-        text: b.thinking,
-        ...(b.signature ? { signature: b.signature } : {}),
-        ...(b.origin ? { format: b.origin } : {}),
-      });
-    } else if (b.type === 'redacted_thinking')
-      details.push({ type: 'reasoning.encrypted', data: b.data, ...(b.origin ? { format: b.origin } : {}) });
+    if (b.type === 'thinking') reasoning = (reasoning ?? '') + b.thinking;
+    if (b.type === 'thinking' || b.type === 'redacted_thinking') details.push(reasoningDetailOf(b));
   }
   return details.length > 0 ? { reasoning, reasoning_details: details } : {};
 }
