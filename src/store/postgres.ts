@@ -21,6 +21,8 @@ import {
   boundStatements,
   DATABASE_TIMEOUT_MS,
   markIfHung,
+  noteConnected,
+  predatesReadOnlyRefusal,
   releaseHung,
   runUnboundedStatements,
   statementBoundMs,
@@ -267,18 +269,26 @@ function stampedConnections(
   const stamped = new WeakSet<pg.PoolClient>();
   return {
     async connect() {
-      const client = await pool.connect();
-      releaseHung(client);
-      if (stamped.has(client)) return client;
-      boundStatements(client, timeoutMs);
-      try {
-        await client.query("SELECT set_config('svc.origin', $1, false)", [origin]);
-      } catch (err) {
-        client.release(err as Error);
-        throw err;
+      for (;;) {
+        const client = await pool.connect();
+        // an idle connection from before a read-only refusal reached that server too: dropped, not used
+        if (predatesReadOnlyRefusal(client)) {
+          client.release(new Error('opened before a read-only refusal: it may reach a read-only server'));
+          continue;
+        }
+        releaseHung(client);
+        if (stamped.has(client)) return client;
+        boundStatements(client, timeoutMs);
+        try {
+          await client.query("SELECT set_config('svc.origin', $1, false)", [origin]);
+        } catch (err) {
+          client.release(err as Error);
+          throw err;
+        }
+        stamped.add(client);
+        noteConnected(client);
+        return client;
       }
-      stamped.add(client);
-      return client;
     },
     end: () => pool.end(),
   };

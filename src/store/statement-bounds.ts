@@ -55,11 +55,27 @@ export function boundStatements(client: pg.PoolClient, timeoutMs: number): void 
 /**
  * Records that `err` (from a statement of `client`) is its timeout, or a read-only server's refusal (25006:
  * a demoted primary, which stays read-only for as long as the connection lasts): the connection is then
- * dropped.
+ * dropped. A read-only refusal also condemns every other connection opened before it (see
+ * predatesReadOnlyRefusal): those reached the same server, and the idle ones a failover's reads left in
+ * the pool would otherwise refuse the next writes one by one after the primary is back.
  */
 export function markIfHung(client: pg.PoolClient, err: unknown): void {
   if (err instanceof Error && err.message === QUERY_TIMEOUT_MESSAGE) hung.add(client);
-  else if ((err as { code?: unknown } | null)?.code === '25006') hung.add(client);
+  else if ((err as { code?: unknown } | null)?.code === '25006') {
+    hung.add(client);
+    readOnlyRefusals++;
+  }
+}
+
+/** Notes that `client` has just connected (and been set up): what predatesReadOnlyRefusal compares with. */
+export function noteConnected(client: pg.PoolClient): void {
+  connectedAfter.set(client, readOnlyRefusals);
+}
+
+/** Whether a read-only refusal came on some connection since `client` connected: drop it rather than use it. */
+export function predatesReadOnlyRefusal(client: pg.PoolClient): boolean {
+  const seen = connectedAfter.get(client);
+  return seen !== undefined && seen < readOnlyRefusals;
 }
 
 /** Makes the release of this checkout drop the connection when markIfHung marked it. */
@@ -78,3 +94,6 @@ export function releaseHung(client: pg.PoolClient): void {
 
 const bounds = new AsyncLocalStorage<'long' | 'none'>();
 const hung = new WeakSet<pg.PoolClient>();
+/** Read-only refusals (25006) seen by this process, and how many each connection had seen when it connected. */
+let readOnlyRefusals = 0;
+const connectedAfter = new WeakMap<pg.PoolClient, number>();

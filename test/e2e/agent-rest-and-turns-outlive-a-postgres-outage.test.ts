@@ -203,12 +203,19 @@ test("a failover's read-only phase is 503 store_unavailable like an outage, and 
   // the server's connections end and new ones reach a server that takes no writes (a demoted primary)
   await admin.query(`ALTER DATABASE "${database}" SET default_transaction_read_only = on`);
   await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+  // reads still work there, on new connections that stay read-only for their whole life: several at once
+  // leave several such connections idle in the pool
+  const reads = await Promise.all(Array.from({ length: 4 }, () => server.api('GET', '/sessions')));
+  assert.deepEqual(
+    reads.map((r) => r.status),
+    [200, 200, 200, 200],
+  );
   const refused = await server.api('POST', '/sessions', { workspace_path: server.workspace });
   assert.equal(refused.status, 503, JSON.stringify(refused.body));
   assert.equal(refused.body.error.code, 'store_unavailable');
   assert.equal(refused.headers.get('retry-after'), '1');
   await admin.query(`ALTER DATABASE "${database}" RESET default_transaction_read_only`);
-  // the read-only connection was dropped: the next call connects anew and writes
+  // every connection opened before the refusal was dropped with it: the next call connects anew and writes
   const created = await server.api('POST', '/sessions', { workspace_path: server.workspace });
   assert.equal(created.status, 201, JSON.stringify(created.body));
 });
