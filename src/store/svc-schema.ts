@@ -11,12 +11,18 @@ export type StoreFileContent = 'svc' | 'empty' | 'foreign';
 
 /** What the opened file holds: svc's schema (user_version set by a migration, and its events table), nothing, or something else. */
 export function storeFileContent(db: DatabaseSync): StoreFileContent {
-  const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as Array<{
-    name: string;
-  }>;
-  const { user_version } = db.prepare('PRAGMA user_version').get() as { user_version: number };
-  if (tables.length === 0 && user_version === 0) return 'empty';
-  return user_version > 0 && tables.some((t) => t.name === 'events') ? 'svc' : 'foreign';
+  // one statement, so one read transaction: a migration another process commits cannot fall between the
+  // table list and user_version (no tables yet, version already set, would read as another app's file)
+  const { tables, has_events, user_version } = db
+    .prepare(
+      `SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'table') AS tables,
+              EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'events') AS has_events,
+              user_version
+         FROM pragma_user_version`,
+    )
+    .get() as { tables: number; has_events: number; user_version: number };
+  if (tables === 0 && user_version === 0) return 'empty';
+  return user_version > 0 && has_events === 1 ? 'svc' : 'foreign';
 }
 
 const refused = new WeakSet<SvcError>();
