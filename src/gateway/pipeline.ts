@@ -16,7 +16,7 @@ import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
 import { cutOffWhenStalled } from '../http/answer-stall.ts';
-import { type BeforeAnswer, stopCutOffSignal, untilAnswered } from '../http/stop-cut-off.ts';
+import { type BeforeAnswer, cutOffAnswer, stopCutOffSignal, untilAnswered } from '../http/stop-cut-off.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
@@ -195,8 +195,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // (which OpenAI stores too) so the conversation can move on to another model
         const storedBy = !kept ? undefined : !sameWire ? 'gateway' : keptWhole(whole) ? 'openai' : undefined;
         const stored = storedBy ? kept : undefined;
-        const remember = (response: Record<string, unknown>) =>
-          stored?.remember(response, inputItems(whole), key.key_id, storedBy);
+        const remember = (response: Record<string, unknown>, size?: number) =>
+          stored?.remember(response, inputItems(whole), key.key_id, storedBy, size);
 
         // translated or fitted: never more output asked of the model than it can give (the bound holds that much)
         if (!sameWire || fitTo) req = withinOutputLimit(req, model);
@@ -246,7 +246,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           // the stop came as the stream's first event did (its body is aborted): nothing went out yet
           if (before.cut) {
             await running.fail(classifyReadFailure(adapter, before.signal.reason, before.signal)).committed;
-            throw shuttingDown(before.signal.reason);
+            throw cutOffAnswer(before.signal.reason);
           }
           return createStreamResponse({
             call: running,
@@ -297,7 +297,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         let out: string;
         if (sameWire) {
           out = rewriteModel(text, req.model);
-          if (stored) remember(answered);
+          // weighed by the two bodies' lengths: measuring their JSON again cost about a second parse a call
+          if (stored) remember(answered, bodyText.length + text.length);
         } else {
           const encoded = shape.encode(decoded, { model: req.model, request: received, idBase: turn.id });
           // what is kept for follow-ups carries the reasoning signatures, asked for or not
@@ -323,7 +324,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           ? new SvcError('cancelled', { message: 'the client closed the connection', cause: err })
           : err instanceof LlmCallFailed
             ? before?.cut && err.failure.error_class === 'cancelled'
-              ? shuttingDown(before.signal.reason)
+              ? cutOffAnswer(before.signal.reason)
               : err.toSvcError()
             : err;
         if (!turn.finished) {
@@ -347,12 +348,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 }
 
 // --- internal ---
-
-/** The answer to a request the stop cut off before its answer began: 503, its message (the SDKs retry it). */
-function shuttingDown(reason: unknown): SvcError {
-  const message = reason instanceof Error ? reason.message : undefined;
-  return new SvcError('service_shutting_down', { message });
-}
 
 /**
  * Whether an OpenAI model's answer to `whole` (the request with what the gateway keeps spelled out) is kept

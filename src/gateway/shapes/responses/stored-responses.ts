@@ -17,12 +17,15 @@ export interface StoredResponses {
   /**
    * Keeps `response` (a Responses object) with the input items that produced it, for `owner` (the gateway
    * key), unless it says store: false or did not finish (a failed, queued or cancelled response).
+   * `size`: what it weighs against the bound when the caller knows it from the texts it already has (the
+   * request and answer bodies of a same-wire call, an upper bound); else their JSON is measured.
    */
   remember(
     response: Record<string, unknown>,
     input: readonly unknown[],
     owner: string,
     storedBy?: StoredBy,
+    size?: number,
   ): void;
   /**
    * `body` with the stored state of `owner` it names expanded; `body` itself when it names nothing kept.
@@ -71,11 +74,11 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
   };
 
   return {
-    remember(response, input, owner, storedBy = 'gateway') {
+    remember(response, input, owner, storedBy = 'gateway', knownSize) {
       const id = response.id;
       const output = Array.isArray(response.output) ? (response.output as Record<string, unknown>[]) : [];
       if (typeof id !== 'string' || response.store === false || unfinished(response.status)) return;
-      const size = JSON.stringify(input).length + JSON.stringify(output).length;
+      const size = knownSize ?? JSON.stringify(input).length + JSON.stringify(output).length;
       if (size > maxBytes / 4) return; // one conversation may not push out everything else
       drop(id);
       responses.set(id, { owner, input, output, bytes: size, storedBy });
