@@ -5,12 +5,14 @@
  * estimate (request-facts.ts), marked
  * `svc-token-count: estimate` (issue 13). A body fitted to the routed model names what fitting left out in
  * `svc-dropped-params`, as the call does; reasoning Claude did not seal is left out as the call leaves it out.
+ * A stop that cuts the count off before it is read answers 503 `service_shutting_down`, as a call's.
  */
 import type { Handler } from 'hono';
 import * as v from 'valibot';
 import { fitTarget } from '../adapters/anthropic/fit-model.ts';
 import { checkResponseShape, TokenCountSchema } from '../adapters/response-shape.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
+import { cutOffAnswer, untilAnswered } from '../http/stop-cut-off.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import type { CallRunner } from '../llm/runner.ts';
 import { readUpstreamText, type Upstream } from '../llm/upstream.ts';
@@ -84,9 +86,12 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
       fitTo,
     });
     const signal = inboundSignal(c);
+    // until the count is read, a stop that cuts the request off answers it 503 (x-should-retry), as a call's
+    const before = untilAnswered(c.env?.outgoing, signal);
     try {
-      const res = await deps.upstream.send({ ...call, signal });
+      const res = await deps.upstream.send({ ...call, signal: before.signal });
       const text = await readUpstreamText(res, COUNT_BODY_MAX_BYTES);
+      before.answered();
       if (res.status < 200 || res.status >= 300) {
         const header = (name: string) => headerValue(res.headers[name]);
         throw toSvcError(adapter.classifyResponse(res.status, header, text));
@@ -95,6 +100,7 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
       c.header(TOKEN_COUNT_HEADER, 'provider');
       return c.json({ input_tokens: count.input_tokens });
     } catch (err) {
+      if (before.cut) throw cutOffAnswer(before.signal.reason);
       if (signal.aborted) throw new SvcError('cancelled', { message: 'the client closed the connection' });
       if (isSvcError(err)) throw err;
       throw toSvcError(adapter.classifyNetworkError(err));

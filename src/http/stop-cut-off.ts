@@ -50,6 +50,15 @@ export function stopCutOffError(what: 'stream' | 'request'): SvcError {
   });
 }
 
+/**
+ * The answer to a request the stop cut off before its answer began (`reason`: its signal's, stopCutOffError's):
+ * 503 `service_shutting_down` with that message, which the SDKs retry.
+ */
+export function cutOffAnswer(reason: unknown): SvcError {
+  const message = reason instanceof Error ? reason.message : undefined;
+  return new SvcError('service_shutting_down', { message });
+}
+
 /** A request's signal until its answer begins (see untilAnswered). */
 export interface BeforeAnswer {
   /**

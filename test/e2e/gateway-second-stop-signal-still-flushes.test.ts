@@ -7,7 +7,8 @@
  * has not replied yet), in each inbound shape, same wire and translated, is answered 503
  * `service_shutting_down` in its own error shape with `x-should-retry: true` and `retry-after`, which the
  * official SDKs retry (behind a load balancer: on another replica); its events (llm.call_failed cancelled,
- * turn.completed 503) are committed before the exit. Its connection used to be closed with no answer.
+ * turn.completed 503) are committed before the exit. Its connection used to be closed with no answer. So is
+ * a token count (`POST /v1/messages/count_tokens`) waiting for the provider's count, which writes no event.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -71,7 +72,14 @@ for (const [first, second, same] of [
       { shape, model: MODELS[shape].translated, stream: !same.stream },
     ]);
     const ended = cases.map((c) => hanging(stack, c.shape, c.model, c.stream));
-    await waitFor('the upstream requests', () => fake.requests.length === cases.length);
+    // and a token count the provider never answers
+    const count = stack.anthropic.messages
+      .countTokens({ model: MODELS.messages.same, messages: [{ role: 'user', content: '[[fake:hang]]' }] })
+      .then(
+        () => new Error('answered'),
+        (err: unknown) => err,
+      );
+    await waitFor('the upstream requests', () => fake.requests.length === cases.length + 1);
 
     gw.child.kill(first);
     await waitFor('the drain to start', () => gw.output().stderr.includes('gateway stopping'));
@@ -87,6 +95,14 @@ for (const [first, second, same] of [
       fake.requests.every((r) => r.closedEarlyAt !== undefined),
       'every upstream call was cut',
     );
+
+    const counted = await count;
+    assert.ok(counted instanceof Anthropic.APIError, `count_tokens: ${String(counted)}`);
+    assert.equal(counted.status, 503, `count_tokens: ${String(counted)}`);
+    const { type, code } = (counted.error as { error: { type: string; code: string } }).error;
+    assert.deepEqual([type, code], ['overloaded_error', 'service_shutting_down'], 'count_tokens');
+    assert.equal(counted.headers?.get('x-should-retry'), 'true', 'count_tokens');
+    assert.equal(counted.headers?.get('retry-after'), '1', 'count_tokens');
 
     const events = readEvents(stack.files.db);
     for (const [i, c] of cases.entries()) {

@@ -239,7 +239,7 @@ function faultHeaders(plan: FakeStep): Record<string, string> {
 }
 
 /** Never answers; settles when the client goes away or the fake shuts down. */
-function hang(signal: AbortSignal, tracker: Tracker): Promise<Response> {
+export function hang(signal: AbortSignal, tracker: Tracker): Promise<Response> {
   return new Promise((resolve) => {
     const done = () => {
       untrack();
