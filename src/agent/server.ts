@@ -19,7 +19,6 @@ import {
   type Listening,
   LOOPBACK_HOST,
   listen,
-  parsePort,
   resolveLoopbackHost,
 } from '../http/listen.ts';
 import { defaultVersionHeaders } from '../http/versioning.ts';
@@ -46,12 +45,7 @@ import {
   type StreamServer,
 } from './ws/stream-server.ts';
 
-export const DEFAULT_SERVE_PORT = 8421;
-
-/** SVC_SERVE_PORT, else 8421: the agent server's port without --port, and where svc chat looks for it. */
-export function servePortOf(env: Pick<SvcEnv, 'servePort'>): number {
-  return env.servePort === undefined ? DEFAULT_SERVE_PORT : parsePort(env.servePort, 'SVC_SERVE_PORT');
-}
+export { DEFAULT_SERVE_PORT, servePortOf } from './serve-port.ts';
 /** spec 2 §Limits: graceful shutdown. */
 export const SHUTDOWN_GRACE_MS = 30_000;
 

@@ -15,6 +15,7 @@ import { isLoopbackName } from './host-check.ts';
 import { cutOff } from './stop-cut-off.ts';
 
 export type { RefusalOptions } from './client-refusals.ts';
+export { parsePort } from './port.ts';
 
 export const LOOPBACK_HOST = '127.0.0.1';
 
@@ -30,19 +31,6 @@ export function resolveLoopbackHost(requested: string | undefined, log: Logger):
     });
   }
   return LOOPBACK_HOST;
-}
-
-/**
- * A port number from a flag (`--port`) or a variable (SVC_GATEWAY_PORT, SVC_SERVE_PORT). A bad flag is a
- * usage error (exit 2); a bad variable refuses the start (exit 1, DECISIONS §2) like every other bad
- * SVC_* number, and says to fix or unset it.
- */
-export function parsePort(text: string, source: string): number {
-  const port = /^\d{1,5}$/.test(text.trim()) ? Number(text) : Number.NaN;
-  if (port >= 0 && port <= 65_535) return port;
-  const problem = `${source} must be a port number from 0 to 65535, not "${text}"`;
-  if (source.startsWith('--')) throw new SvcError('usage_error', { message: `${problem}.` });
-  throw new SvcError('startup_refused', { message: `${problem}; fix or unset it and start svc again.` });
 }
 
 /**

@@ -23,8 +23,8 @@ import {
 } from './files.ts';
 import { assertStoreIntact } from './integrity.ts';
 import { openStore, type Store } from './open.ts';
-import { redactDatabaseUrl } from './postgres.ts';
 import { createPrivateFile } from './private-files.ts';
+import { redactDatabaseUrl } from './redact-url.ts';
 
 export interface StoreSummary {
   readonly bytes: number;

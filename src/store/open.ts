@@ -10,7 +10,6 @@ import type { StoreTarget } from '../config/paths.ts';
 import type { Logger } from '../lib/log.ts';
 import type { EngineName, SqlDialect } from './dialect.ts';
 import { assertCurrentSchema, POSTGRES_SCHEMA_VERSION, SCHEMA_VERSION } from './migrate.ts';
-import { openPostgresStore } from './postgres.ts';
 import type { ChannelHandlers } from './postgres-session.ts';
 import type { Database, NewEventRow } from './schema.ts';
 import type { ServerKind } from './server-lock.ts';
@@ -129,7 +128,10 @@ export async function openStore(
     const opening =
       t.engine === 'sqlite'
         ? openSqliteStore(t.path, { ...options, busyTimeoutMs: t.busyTimeoutMs })
-        : openPostgresStore(t.url, { ...options, timeoutMs: t.timeoutMs });
+        : // pg and its helpers load only for a PostgreSQL store, not for every SQLite command
+          import('./postgres.ts').then((pg) =>
+            pg.openPostgresStore(t.url, { ...options, timeoutMs: t.timeoutMs }),
+          );
     entry = { opening, refs: 1 };
     shared.set(key, entry);
   }

@@ -15,6 +15,7 @@ import { migratePostgres, readPostgresSchemaVersion } from './migrate.ts';
 import type { OpenStoreOptions, PostgresStore } from './open.ts';
 import { postgresRefusalAdvice } from './postgres-refusals.ts';
 import { createSessionConnection, presenceLockArgs, type SessionConnection } from './postgres-session.ts';
+import { redactDatabaseUrl } from './redact-url.ts';
 import type { Database, NewEventRow } from './schema.ts';
 import { secondServeRefusal } from './server-lock.ts';
 import {
@@ -30,19 +31,6 @@ import {
 
 /** Connections per process: the trace writer, request-path budget updates and reads share them. */
 export const POOL_SIZE = 10;
-
-/** The URL without its password, for messages and logs. */
-export function redactDatabaseUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = '';
-    u.search = '';
-    u.hash = '';
-    return u.toString();
-  } catch {
-    return 'postgres://(unparseable URL)';
-  }
-}
 
 /**
  * What to do about a store that cannot be opened. The server answered with an SQL error (a table of

@@ -1,8 +1,7 @@
 import { defineCommand } from 'citty';
-import { DEFAULT_SERVE_PORT, servePortOf } from '../../agent/index.ts';
+import { DEFAULT_SERVE_PORT, servePortOf } from '../../agent/serve-port.ts';
 import { readEnv } from '../../config/env.ts';
 import { SvcError } from '../../lib/errors.ts';
-import { runChat } from '../chat/run-chat.ts';
 
 export default defineCommand({
   meta: {
@@ -30,6 +29,7 @@ export default defineCommand({
         message:
           '--workspace and --session cannot be used together: --session resumes a session on the folder it was created on; pass one of them.',
       });
+    const { runChat } = await import('../chat/run-chat.ts'); // ws and the HTTP client: only when it runs
     process.exitCode = await runChat({
       server: args.server === undefined ? `http://127.0.0.1:${servePortOf(env)}` : serverUrl(args.server),
       workspace: args.workspace ?? process.cwd(),

@@ -12,8 +12,9 @@ import {
 } from '../../../config/paths.ts';
 import { createEnvelope, type EventInput } from '../../../events/envelope.ts';
 import { createTraceWriter } from '../../../events/trace-writer.ts';
-import type { AuditSink, KeyAdminDeps } from '../../../gateway/index.ts';
-import { updateKeystoreFile, updateKeyTable } from '../../../gateway/index.ts';
+import type { AuditSink, KeyAdminDeps } from '../../../gateway/key-admin.ts';
+import { updateKeystoreFile } from '../../../gateway/keystore/file.ts';
+import { updateKeyTable } from '../../../gateway/keystore/table.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { createIdFactory } from '../../../lib/ids.ts';
 import { createLogger } from '../../../lib/log.ts';

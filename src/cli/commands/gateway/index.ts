@@ -1,17 +1,11 @@
+/**
+ * @module `svc gateway`: its flags and subcommands. The server's code (Hono, undici, prom-client, routing)
+ * loads only when the gateway itself runs (start.ts): a key command or `--help` does not pay for it.
+ */
 import { defineCommand } from 'citty';
-import { readEnv } from '../../../config/env.ts';
-import { DEFAULT_DB_PATH_HELP, resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.ts';
-import { assembleGateway, checkGatewaySettings, runGateway } from '../../../gateway/index.ts';
-import { parsePort } from '../../../http/listen.ts';
-import { installFatalErrorHandler } from '../../../lib/fatal-error.ts';
-import { createLogger } from '../../../lib/log.ts';
-import { heldStopAbortSignal } from '../../../lib/stop-signal.ts';
-import { configFileFlagsOf } from '../../config-flags.ts';
-import { createRuntime } from '../../runtime.ts';
-import { storeFlagsOf } from '../../store-flags.ts';
-import { assertNoKeystoreFlag, keystoreArgs } from './common.ts';
+import { DEFAULT_DB_PATH_HELP } from '../../../config/paths.ts';
+import { keystoreArgs } from './common.ts';
 
-const DEFAULT_PORT = 8422;
 const load = <T>(p: Promise<{ default: T }>) => p.then((m) => m.default);
 
 export default defineCommand({
@@ -40,52 +34,7 @@ export default defineCommand({
     restore: () => load(import('../restore.ts')),
   },
   async run({ args }) {
-    const env = readEnv();
-    const log = createLogger({ level: env.debug ? 'debug' : 'info' });
-    installFatalErrorHandler({ log, debug: env.debug, testFault: env.testFault });
-    const port =
-      args.port !== undefined
-        ? parsePort(args.port, '--port')
-        : env.gatewayPort !== undefined
-          ? parsePort(env.gatewayPort, 'SVC_GATEWAY_PORT')
-          : DEFAULT_PORT;
-    const { modelsPath, routingPath } = configFileFlagsOf(args);
-    const target = resolveStoreTarget(env, storeFlagsOf(args), 'gateway');
-    if (target.engine === 'postgres') assertNoKeystoreFlag(args);
-    checkGatewaySettings(env); // a typo in a number refuses the start before the store is touched
-    await runGateway({
-      env,
-      log,
-      port,
-      host: args.host ?? env.gatewayHost,
-      keys:
-        target.engine === 'sqlite'
-          ? { kind: 'file', path: resolveKeystorePath(env, args.keystore) }
-          : { kind: 'table' },
-      openRuntime: () =>
-        createRuntime({
-          env,
-          log,
-          dbPathFlag: args['db-path'],
-          databaseUrlFlag: args['database-url'],
-          scope: 'gateway',
-          backgroundCheckpoints: true,
-          serverLock: 'gateway', // a second gateway on a SQLite store is refused (README §Trace store)
-          signal: heldStopAbortSignal(), // a SIGTERM while PostgreSQL hangs ends the start at once
-        }),
-      extend: (runtime, keys) =>
-        assembleGateway({
-          keys,
-          env,
-          log,
-          bus: runtime.bus,
-          clock: runtime.clock,
-          newId: runtime.newId,
-          store: runtime.store,
-          modelsPath,
-          routingPath,
-        }),
-      writeRequestLog: (line) => process.stdout.write(line),
-    });
+    const { startGateway } = await import('./start.ts');
+    await startGateway(args);
   },
 });

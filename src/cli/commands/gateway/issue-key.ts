@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { PROVIDERS } from '../../../adapters/names.ts';
-import { IDENTITY_ID_RE } from '../../../analytics/index.ts';
-import { runIssueKey } from '../../../gateway/index.ts';
+import { IDENTITY_ID_RE } from '../../../analytics/identity.ts';
+import { runIssueKey } from '../../../gateway/key-admin.ts';
 import { isDecimalString } from '../../../lib/decimal.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { keystoreArgs, printLines, withKeyAdmin } from './common.ts';

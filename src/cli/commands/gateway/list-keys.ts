@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { type ListedKey, runListKeys } from '../../../gateway/index.ts';
+import { type ListedKey, runListKeys } from '../../../gateway/key-admin.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { keystoreArgs, withKeyAdmin } from './common.ts';
 

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { runRevokeKey } from '../../../gateway/index.ts';
+import { runRevokeKey } from '../../../gateway/key-admin.ts';
 import { keyIdArg, keystoreArgs, printLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty';
-import { DEFAULT_GRACE_PERIOD, parseGracePeriod, runRotateKey } from '../../../gateway/index.ts';
+import { runRotateKey } from '../../../gateway/key-admin.ts';
+import { DEFAULT_GRACE_PERIOD, parseGracePeriod } from '../../../gateway/keystore/grace-period.ts';
 import { keyIdArg, keystoreArgs, printLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
