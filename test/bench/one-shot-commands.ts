@@ -50,7 +50,7 @@ const COMMANDS: Array<[string, string[]]> = [
   ['svc gateway list-keys', ['gateway', 'list-keys', '--keystore', keys]],
   ['svc analytics cost', ['analytics', 'cost', '--db-path', db]],
   ['svc user forget --confirm', ['user', 'forget', 'usr_x', '--confirm', '--db-path', db]],
-  ['svc routing explain --help', ['routing', 'explain', '--help']],
+  ['svc routing explain', ['routing', 'explain', '--model', 'auto', '--text', 'hello', '--db-path', db]],
   ['svc serve --help', ['serve', '--help']],
 ];
 
