@@ -1,6 +1,6 @@
 /**
  * @module Meta endpoints of spec 2: GET /health, GET /server/version, GET /models (registry entries with
- * their availability) and the routing policy's view, check and reload.
+ * their availability: no provider key, or the provider's refusal of the model, model-availability.ts) and the routing policy's view, check and reload.
  */
 import type { Hono } from 'hono';
 import * as v from 'valibot';
@@ -14,6 +14,7 @@ import type { ModelEntry } from '../models/model-schema.ts';
 import { ROUTING_POLICY_SCHEMA_VERSION } from '../routing/policy-schema.ts';
 import type { AgentAppDeps } from './app.ts';
 import type { AgentEnv } from './env.ts';
+import { createModelAvailabilityView } from './model-availability.ts';
 import { countOpenSessions } from './sessions/store.ts';
 
 /** spec 2 Resources: Model entry `availability`. */
@@ -48,9 +49,13 @@ export function mountMetaRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
     }),
   );
 
-  app.get('/models', (c) =>
-    c.json({ models: deps.registry.list().map((m) => encodeModel(m, availabilityOf(m, deps))) }),
-  );
+  const availability = createModelAvailabilityView(deps);
+  app.get('/models', async (c) => {
+    const unavailable = await availability.unavailableModels();
+    return c.json({
+      models: deps.registry.list().map((m) => encodeModel(m, availabilityOf(m, deps, unavailable))),
+    });
+  });
 
   app.get('/routing/policy', (c) => c.json(deps.policy.view()));
 
@@ -111,8 +116,14 @@ function lastGoodSessionCount(deps: AgentAppDeps): () => Promise<number> {
   };
 }
 
-function availabilityOf(model: ModelEntry, deps: AgentAppDeps): ModelAvailability {
-  return deps.availableAdapters.has(model.adapter) ? 'healthy' : 'provider_unavailable';
+/** No key for the adapter comes first: then no call can have told anything about the model. */
+function availabilityOf(
+  model: ModelEntry,
+  deps: AgentAppDeps,
+  unavailable: ReadonlySet<string>,
+): ModelAvailability {
+  if (!deps.availableAdapters.has(model.adapter)) return 'provider_unavailable';
+  return unavailable.has(model.id) ? 'model_unavailable' : 'healthy';
 }
 
 function encodeModel(m: ModelEntry, availability: ModelAvailability) {

@@ -1,7 +1,8 @@
 /**
  * Agent turns through the real `svc serve` and the fake provider over HTTP: a scripted multi-call turn with
- * tools and confirmations, REST cancel, a confirmation race, delegation, PATCH during a turn, the provider
- * key hidden from run_command, and recovery from kill -9 mid-turn. Persisted events are read over REST and
+ * tools and confirmations, REST cancel, a confirmation race, delegation, PATCH during a turn, GET /models
+ * availability after a provider refused a model, the provider key hidden from run_command, and recovery
+ * from kill -9 mid-turn. Persisted events are read over REST and
  * SQL (streaming-only events travel on the WebSocket, not the store).
  */
 import assert from 'node:assert/strict';
@@ -384,6 +385,40 @@ test('delegation over REST: the worker session is listed with its parent, and it
       .map((r) => Number((r as { cost_usd: string }).cost_usd)),
   );
   assert.ok(Math.abs(planner.cost_so_far_usd - all.reduce((a, b) => a + b, 0)) < 1e-9);
+});
+
+test('GET /models: a model its provider says it does not have is model_unavailable until a call to it is answered', async () => {
+  const server = shared;
+  const availability = async () =>
+    new Map<string, string>(
+      (await server.api('GET', '/models')).body.models.map((m: any) => [m.id, m.availability]),
+    );
+  const turnOn = async (model: string, words: string) => {
+    const sid = await newSession(server, { initial_active_model: model });
+    const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text(words) })).body;
+    return (await eventsUntil(server, sid, ended(turn.turn_id))).filter((e) => e.turn_id === turn.turn_id);
+  };
+  const opus = 'anthropic:claude-opus-4-1';
+  const mini = 'openai:gpt-4.1-mini';
+  assert.equal((await availability()).get(opus), 'healthy');
+  // the APIs' answers for a model they do not have: Anthropic's 404 not_found_error 'model: …', OpenAI's
+  // 404 model_not_found
+  for (const model of [opus, mini]) {
+    const failed = (await turnOn(model, '[[fake:error=404]] hello')).find(
+      (e) => e.type === 'llm.call_failed',
+    );
+    assert.equal(failed?.payload.status, 404, model);
+  }
+  let seen = await availability();
+  assert.equal(seen.get(opus), 'model_unavailable');
+  assert.equal(seen.get(mini), 'model_unavailable');
+  assert.equal(seen.get('anthropic:claude-sonnet-4-5'), 'healthy');
+  // another refusal (a 400 on the request) says nothing about the model; an answered call makes it healthy
+  await turnOn(mini, '[[fake:error=400]] hello');
+  await turnOn(opus, 'hello again');
+  seen = await availability();
+  assert.equal(seen.get(opus), 'healthy');
+  assert.equal(seen.get(mini), 'model_unavailable');
 });
 
 test('kill -9 mid-turn: the restart detects the gap, cancels the turn with server_restart, and a new turn works', async (t) => {
