@@ -109,4 +109,6 @@ export interface WebSearchRequest {
   /** Domains results may come from only (no scheme), when limited. */
   allowed_domains?: string[];
   user_location?: { city?: string; region?: string; country?: string; timezone?: string };
+  /** The request forces the search (a Responses `tool_choice` of the hosted web search's type). */
+  forced?: true;
 }

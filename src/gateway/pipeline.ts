@@ -397,10 +397,11 @@ function encodeTranslated(
   body: unknown,
   modelId: string,
 ): UpstreamCall {
-  const part = shape === 'openai_responses' ? findOpenAIOnlyPart(body as Record<string, unknown>) : null;
+  const part =
+    shape === 'openai_responses' ? findOpenAIOnlyPart(body as Record<string, unknown>, adapter.name) : null;
   if (part)
     throw new SvcError('invalid_request', {
-      message: `${part.param}: ${part.what} can be served only by an OpenAI model, and ${modelId} is not one; ${part.instead}`,
+      message: `${part.param}: ${part.what} can be served only by ${part.by ?? 'an OpenAI model'}, and ${modelId} is not one; ${part.instead}`,
       details: { param: part.param },
     });
   return adapter.encodeRequest(req, upstreamModel);

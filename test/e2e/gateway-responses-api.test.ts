@@ -368,6 +368,55 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    "a forced hosted web search (tool_choice web_search) on a Claude model forces Claude's search tool; a model that cannot search, or tools with no live search, get a 400 saying what works",
+    async () => {
+      // both spellings; forcing a tool turns Claude's thinking off (the API refuses both together)
+      for (const type of ['web_search', 'web_search_preview'] as const) {
+        fake.reset();
+        const forced = await client.responses.create({
+          model: 'anthropic:claude-sonnet-4-5',
+          tools: [{ type }],
+          tool_choice: { type } as { type: 'web_search_preview' }, // the SDK's types know the preview only
+          reasoning: { effort: 'low' },
+          input: 'news today? [[fake:cite]]',
+        });
+        assert.equal(forced.status, 'completed');
+        assert.deepEqual(
+          forced.output.map((o) => o.type),
+          ['web_search_call', 'message', 'message'],
+        );
+        const sent = fake.requests[0].body as Record<string, unknown>;
+        assert.deepEqual(sent.tool_choice, { type: 'tool', name: 'web_search' });
+        assert.equal(sent.thinking, undefined);
+      }
+      const refused = (model: string, tools: unknown[]) =>
+        client.responses
+          .create({
+            model,
+            tools: tools as FunctionTool[],
+            tool_choice: { type: 'web_search' } as unknown as { type: 'web_search_preview' },
+            input: 'news today?',
+          })
+          .then(
+            () => assert.fail('answered'),
+            (err: unknown) => {
+              assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+              assert.match(err.message, /^400 tool_choice: /);
+              return err.message;
+            },
+          );
+      assert.match(
+        await refused('openrouter:google/gemini-2.5-flash', [{ type: 'web_search' }]),
+        /a forced web search\) can be served only by an OpenAI or Claude model, and openrouter:google\/gemini-2\.5-flash is not one; leave tool_choice out/,
+      );
+      assert.match(
+        await refused('anthropic:claude-sonnet-4-5', [{ type: 'web_search', external_web_access: false }]),
+        /without a web search tool among tools that searches the live web .*declare a \{"type": "web_search"\} tool/,
+      );
+    },
+  );
+
+  await t.test(
     'a refusal from an OpenAI model reaches the client as its refusal part and is traced as a refusal',
     async () => {
       const input = 'something bad [[fake:text=I cannot help with that;stop=refusal]]';

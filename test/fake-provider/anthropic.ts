@@ -152,6 +152,9 @@ function readTurn(body: Record<string, unknown>): Turn {
   const tools = Array.isArray(body.tools)
     ? (body.tools as { type?: string; name?: string; input_schema?: unknown }[])
     : [];
+  // forcing the API's own search tool makes the model search, not call a tool of the client's
+  const searchForced =
+    choice.type === 'tool' && tools.some((t) => isWebSearchTool(t) && t.name === choice.name);
   return {
     model: body.model as string,
     stream: body.stream === true,
@@ -161,9 +164,11 @@ function readTurn(body: Record<string, unknown>): Turn {
       .filter((t) => typeof t.name === 'string' && !isWebSearchTool(t))
       .map((t) => ({ name: t.name!, schema: t.input_schema })),
     webSearchTool: tools.some(isWebSearchTool),
+    webSearchForced: searchForced,
     toolResults,
     images: messages.flatMap((m) => imagesIn(m.content)),
-    forcedTool: choice.type === 'any' ? true : choice.type === 'tool' ? choice.name : undefined,
+    forcedTool:
+      choice.type === 'any' ? true : choice.type === 'tool' && !searchForced ? choice.name : undefined,
     toolChoiceNone: choice.type === 'none',
     singleToolCall: choice.disable_parallel_tool_use === true,
     noTextBeforeForcedCall: true,

@@ -42,6 +42,8 @@ export type Turn = {
   inputTokens: number;
   /** The request offers the provider's server-side web search tool (Anthropic, Responses). */
   webSearchTool?: boolean;
+  /** The request forces that search (Anthropic `tool_choice` naming it): the model searches at least once. */
+  webSearchForced?: boolean;
   /**
    * The JSON schema of the structured output the request asks for (Anthropic `output_config.format`, Chat
    * `response_format`, Responses `text.format`, of type `json_schema`): the API's answer text is then JSON
@@ -147,7 +149,7 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
   const stopReason = plan.stopReason ?? (used > 0 ? 'tool_use' : 'end_turn');
   const stopSequence = stopReason === 'stop_sequence' ? (plan.stopSequence ?? 'END') : null;
   const searches: ReplySearch[] = Array.from(
-    { length: turn.webSearchTool ? (plan.webSearches ?? 0) : 0 },
+    { length: turn.webSearchTool ? Math.max(plan.webSearches ?? 0, turn.webSearchForced ? 1 : 0) : 0 },
     (_, i) => ({
       query: `fake search ${i + 1}`,
     }),

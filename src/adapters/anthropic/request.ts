@@ -67,9 +67,13 @@ export function encodeAnthropicRequest(
   if (req.web_search) tools.push(webSearchTool(req.web_search));
   if (tools.length > 0) {
     body.tools = tools;
-    if (req.tool_choice) body.tool_choice = req.tool_choice;
+    // a forced hosted search forces Claude's own search tool (its parallel-use setting kept)
+    if (req.web_search?.forced)
+      body.tool_choice = { ...req.tool_choice, type: 'tool', name: WEB_SEARCH_NAME };
+    else if (req.tool_choice) body.tool_choice = req.tool_choice;
   }
-  const forced = req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool';
+  const forced =
+    req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool' || req.web_search?.forced === true;
   const withoutThinking =
     (forced && (req.tools !== undefined || tools.length > 0)) || !thinkingReplayed(messages);
   encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model));
@@ -279,9 +283,12 @@ function encodeTool(t: CanonicalTool, structured: boolean, foreign: boolean): Re
   return out;
 }
 
+/** The name of Claude's web search tool (the API takes no other), which a forced search's tool_choice names. */
+const WEB_SEARCH_NAME = 'web_search';
+
 /** Claude's web search tool (`web_search_20250305`) for OpenAI's hosted web search. */
 function webSearchTool(search: WebSearchRequest): Record<string, unknown> {
-  const tool: Record<string, unknown> = { type: 'web_search_20250305', name: 'web_search' };
+  const tool: Record<string, unknown> = { type: 'web_search_20250305', name: WEB_SEARCH_NAME };
   if (search.allowed_domains) tool.allowed_domains = search.allowed_domains;
   if (search.user_location) tool.user_location = { type: 'approximate', ...search.user_location };
   return tool;

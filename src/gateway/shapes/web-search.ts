@@ -29,13 +29,54 @@ export function runsWebSearch(adapter: AdapterName): boolean {
   return SEARCHING_ADAPTERS.has(adapter);
 }
 
-/** The web search a Responses request's `tools` ask for, from its first hosted web search tool that may search live. */
-export function responsesWebSearch(tools: readonly unknown[] | undefined): WebSearchRequest | undefined {
+/**
+ * The web search a Responses request's `tools` ask for, from its first hosted web search tool that may search
+ * live; forced when its `tool_choice` is of a hosted web search type.
+ */
+export function responsesWebSearch(
+  tools: readonly unknown[] | undefined,
+  toolChoice?: unknown,
+): WebSearchRequest | undefined {
   const i = searchToolIndex(tools ?? []);
   if (i < 0) return undefined;
   const tool = tools![i] as Record<string, unknown>;
   const filters = tool.filters as Record<string, unknown> | null | undefined;
-  return webSearch(`tools.${i}`, filters?.allowed_domains, tool.user_location);
+  const search = webSearch(`tools.${i}`, filters?.allowed_domains, tool.user_location);
+  if (isWebSearchChoice(toolChoice)) search.forced = true;
+  return search;
+}
+
+/** Whether a Responses `tool_choice` forces the hosted web search (`{type: "web_search"}`, `web_search_preview`…). */
+export function isWebSearchChoice(choice: unknown): boolean {
+  return (
+    typeof choice === 'object' &&
+    choice !== null &&
+    WEB_SEARCH_TOOL_TYPES.has(String((choice as { type?: unknown }).type))
+  );
+}
+
+/**
+ * Why a translated Responses request's forced web search (`tool_choice` of a hosted web search type) cannot be
+ * served on `adapter`, or null when it can: a provider with a search of its own (Claude's, forced by its own
+ * tool_choice) runs it when `tools` hold a web search tool that may search the live web.
+ */
+export function forcedSearchRefusal(
+  body: Record<string, unknown>,
+  adapter: AdapterName | undefined,
+): { what: string; instead: string; by?: string } | null {
+  const type = String((body.tool_choice as { type?: unknown }).type);
+  const what = `a tool_choice of type ${type} (a forced web search)`;
+  if (adapter === undefined || !runsWebSearch(adapter))
+    return {
+      what,
+      by: 'an OpenAI or Claude model',
+      instead: 'leave tool_choice out (this model is sent without the web search), or use such a model',
+    };
+  if (responsesWebSearch(Array.isArray(body.tools) ? body.tools : undefined)) return null;
+  return {
+    what: `${what} without a web search tool among tools that searches the live web (external_web_access: false asks for OpenAI's cached index only)`,
+    instead: `declare a {"type": "${type}"} tool that may search the live web, or use an OpenAI model`,
+  };
 }
 
 /** The web search Chat Completions `web_search_options` ask for (its location nests under `approximate`). */

@@ -7,6 +7,7 @@
  * other adapter refuses them with a 400 naming their type.
  */
 import type * as v from 'valibot';
+import type { AdapterName } from '../../../adapters/names.ts';
 import type {
   CanonicalMessage,
   ContentBlock,
@@ -19,7 +20,7 @@ import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canon
 import { parseToolInput } from '../../../canonical/stream.ts';
 import { decodeImageUrl } from '../openai/decode.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
-import { responsesWebSearch } from '../web-search.ts';
+import { forcedSearchRefusal, isWebSearchChoice, responsesWebSearch } from '../web-search.ts';
 import { REDACTED_REASONING_PREFIX } from './encode.ts';
 import { droppedHostedTools, flatToolName, isDroppableHostedTool } from './namespaces.ts';
 import {
@@ -68,7 +69,7 @@ export function decodeResponsesRequest(body: unknown): CanonicalRequest {
   decodeTools(req, out);
   const hosted = droppedHostedTools(req as Record<string, unknown>);
   if (hosted.length > 0) out.hosted_tools = hosted;
-  const search = responsesWebSearch(req.tools);
+  const search = responsesWebSearch(req.tools, req.tool_choice);
   if (search) out.web_search = search;
   const effort = req.reasoning?.effort;
   if (effort) {
@@ -92,6 +93,8 @@ export interface OpenAIOnlyPart {
   what: string;
   /** What works instead. */
   instead: string;
+  /** Which models can serve it, when others than OpenAI's can too (a forced web search: Claude's). */
+  by?: string;
 }
 
 const TRANSLATED_ITEMS: ReadonlySet<string> = new Set([
@@ -108,9 +111,13 @@ const STORED =
 /**
  * The first part of `body` (a validated Responses request) that needs OpenAI itself: state OpenAI stored
  * (`previous_response_id`, `item_reference`), input items and tools only the Responses API knows (Codex's
- * `additional_tools`, hosted and custom tools). Null when the request translates whole.
+ * `additional_tools`, hosted and custom tools), a forced web search `adapter` cannot run. Null when the
+ * request translates whole.
  */
-export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPart | null {
+export function findOpenAIOnlyPart(
+  body: Record<string, unknown>,
+  adapter?: AdapterName,
+): OpenAIOnlyPart | null {
   const previous = body.previous_response_id;
   if (typeof previous === 'string' && previous !== '')
     return {
@@ -148,7 +155,14 @@ export function findOpenAIOnlyPart(body: Record<string, unknown>): OpenAIOnlyPar
       instead: 'leave message.output_text.logprobs out of include, or use an OpenAI model',
     };
   const choice = body.tool_choice as { type?: unknown } | string | undefined;
-  if (typeof choice === 'object' && choice !== null && !TRANSLATED_TOOL_CHOICES.has(String(choice.type)))
+  if (isWebSearchChoice(choice)) {
+    const refused = forcedSearchRefusal(body, adapter);
+    if (refused) return { param: 'tool_choice', ...refused };
+  } else if (
+    typeof choice === 'object' &&
+    choice !== null &&
+    !TRANSLATED_TOOL_CHOICES.has(String(choice.type))
+  )
     return {
       param: 'tool_choice',
       what: `a tool_choice of type ${String(choice.type)}`,
