@@ -7,9 +7,11 @@
 
 import { billedInputTokens } from './billing.ts';
 import { effortRefusal, isChatModelName, isReasoningName, openaiCodec, userTooLong } from './openai.ts';
+import { responsesPartRefusal } from './openai-parts.ts';
 import { obfuscates, obfuscationFor } from './openai-reply.ts';
-import type { Codec, Reply, ReplyBlock, ReplyContext, Turn } from './responses.ts';
-import { jsonSchemaOf, splitFragments, splitWords } from './responses.ts';
+import { readResponsesTurn } from './openai-responses-turn.ts';
+import type { Codec, Reply, ReplyBlock, ReplyContext } from './responses.ts';
+import { splitFragments, splitWords } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
 /** `POST /v1/responses` as OpenAI answers it. */
@@ -22,9 +24,11 @@ export const responsesCodec: Codec = {
     if (typeof body.model !== 'string') return "Missing required parameter: 'model'.";
     if (body.input !== undefined && typeof body.input !== 'string' && !Array.isArray(body.input))
       return "Invalid type for 'input': expected one of a string or an array of input items.";
-    return userTooLong(body) ?? modelRefusal(body) ?? sealedReasoningRefusal(body);
+    return (
+      userTooLong(body) ?? responsesPartRefusal(body) ?? modelRefusal(body) ?? sealedReasoningRefusal(body)
+    );
   },
-  readTurn,
+  readTurn: readResponsesTurn,
   encodeJson: (reply, ctx) => response(ctx, 'completed', outputOf(reply, ctx), reply),
   encodeFrames,
   malformedFrame(ctx) {
@@ -60,15 +64,18 @@ export const responsesCodec: Codec = {
 // --- internal ---
 
 /**
- * What the Responses API refuses of a model by its kind: `reasoning.effort` on a model that does not reason
+ * What the Responses API refuses of a model by its kind: `reasoning.effort` or `.summary` on a model that does not reason
  * (gpt-4.1, gpt-4o, gpt-5-chat-latest; isChatModelName); on a reasoning model a temperature or top_p but 1 and an effort it does
  * not take.
  */
 function modelRefusal(body: Record<string, unknown>): string | undefined {
   const model = String(body.model);
-  const effort = (body.reasoning as { effort?: unknown } | null | undefined)?.effort;
-  if (isChatModelName(model) && effort != null)
-    return "Unsupported parameter: 'reasoning.effort' is not supported with this model.";
+  const reasoning = (body.reasoning ?? {}) as { effort?: unknown; summary?: unknown };
+  const effort = reasoning.effort;
+  if (isChatModelName(model))
+    for (const field of ['effort', 'summary'] as const)
+      if (reasoning[field] != null)
+        return `Unsupported parameter: 'reasoning.${field}' is not supported with this model.`;
   if (!isReasoningName(model)) return undefined;
   for (const field of ['temperature', 'top_p'])
     if (body[field] != null && body[field] !== 1)
@@ -121,81 +128,6 @@ const RESPONSES_STREAM_ERRORS: Record<number, [string, string, string]> = {
 
 type Obj = Record<string, unknown>;
 
-function readTurn(body: Obj): Turn {
-  const input: Obj[] =
-    typeof body.input === 'string'
-      ? [{ role: 'user', content: body.input }]
-      : Array.isArray(body.input)
-        ? (body.input as Obj[])
-        : [];
-  const lastAssistant = input.findLastIndex(
-    (i) =>
-      i.role === 'assistant' ||
-      i.type === 'function_call' ||
-      i.type === 'custom_tool_call' ||
-      i.type === 'reasoning',
-  );
-  const texts: string[] = [];
-  const toolResults: string[] = [];
-  for (const item of input.slice(lastAssistant + 1)) {
-    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
-      const text = typeof item.output === 'string' ? item.output : textOf(item.output);
-      toolResults.push(text);
-      texts.push(text);
-    } else if (item.role === 'user') texts.push(textOf(item.content));
-  }
-  const tools = Array.isArray(body.tools) ? (body.tools as Obj[]) : [];
-  const choice = body.tool_choice as string | Obj | undefined;
-  const reasoning = body.reasoning as { effort?: string } | undefined;
-  return {
-    model: String(body.model),
-    stream: body.stream === true,
-    includeUsage: true,
-    turnText: texts.join('\n'),
-    // a custom tool (type custom: free-text input, e.g. Codex's apply_patch) is called with text
-    tools: tools
-      .filter((t) => (t.type === 'function' || t.type === 'custom') && typeof t.name === 'string')
-      .map((t) => ({ name: t.name as string, schema: t.parameters, custom: t.type === 'custom' })),
-    toolResults,
-    images: input.flatMap((i) =>
-      partsOf(i.content)
-        .filter((p) => p.type === 'input_image')
-        .map(imageOf),
-    ),
-    forcedTool:
-      choice === 'required'
-        ? true
-        : typeof choice === 'object' && (choice?.type === 'function' || choice?.type === 'custom')
-          ? String(choice.name)
-          : undefined,
-    toolChoiceNone: choice === 'none',
-    singleToolCall: body.parallel_tool_calls === false,
-    thinkingRequested: reasoning?.effort !== undefined && reasoning.effort !== 'none',
-    inputTokens: billedInputTokens('openai_responses', body),
-    outputSchema: jsonSchemaOf((body.text as { format?: unknown } | undefined)?.format),
-    // the hosted tool: web_search, web_search_preview and their dated versions
-    webSearchTool: tools.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search')),
-  };
-}
-
-function partsOf(content: unknown): Obj[] {
-  if (typeof content === 'string') return [{ type: 'input_text', text: content }];
-  return Array.isArray(content) ? (content as Obj[]) : [];
-}
-
-function textOf(content: unknown): string {
-  return partsOf(content)
-    .filter((p) => typeof p.text === 'string')
-    .map((p) => p.text)
-    .join('');
-}
-
-function imageOf(part: Obj): string {
-  const url = typeof part.image_url === 'string' ? part.image_url : '';
-  const data = /^data:([^;,]+)[;,]/.exec(url);
-  return data ? data[1] : 'url';
-}
-
 /** Output item ids: `rs_…`, `msg_…`, `fc_…` (`ctc_…` for a custom tool's call) after the response id, in order. */
 function itemId(prefix: string, ctx: ReplyContext, index: number): string {
   return `${prefix}_${ctx.id.slice('resp_'.length)}${index}`;
@@ -218,8 +150,10 @@ function itemOf(
   refusal = false,
 ): Obj {
   if (block.type === 'thinking') {
-    // reasoning text stays on OpenAI's side; a summary only when `reasoning.summary` asks for one
-    const item: Obj = { id: itemId('rs', ctx, index), type: 'reasoning', summary: [] };
+    // reasoning text stays on OpenAI's side; a summary only when `reasoning.summary` asks for one, whole
+    // once the item is done (streamed, its parts arrive as reasoning_summary_* events between)
+    const summary = status === 'in_progress' ? [] : summaryOf(block, ctx).map(summaryPart);
+    const item: Obj = { id: itemId('rs', ctx, index), type: 'reasoning', summary };
     const include = ctx.body?.include;
     if (Array.isArray(include) && include.includes('reasoning.encrypted_content'))
       item.encrypted_content = `gAAAAAfake${block.signature}`;
@@ -250,6 +184,22 @@ function itemOf(
     call_id: block.id,
     name: block.name,
   };
+}
+
+/**
+ * A reasoning item's summary parts: the thinking text as one part when the request asks for a summary
+ * (`reasoning.summary`, or the deprecated `generate_summary`: auto, concise or detailed); none for a redacted
+ * or empty thought, and none unasked.
+ */
+function summaryOf(block: ReplyBlock, ctx: ReplyContext): string[] {
+  const reasoning = (ctx.body?.reasoning ?? {}) as Obj;
+  const asked = reasoning.summary ?? reasoning.generate_summary;
+  if (block.type !== 'thinking' || block.redacted || block.text === '') return [];
+  return typeof asked === 'string' && ['auto', 'concise', 'detailed'].includes(asked) ? [block.text] : [];
+}
+
+function summaryPart(text: string): Obj {
+  return { type: 'summary_text', text };
 }
 
 function outputOf(reply: Reply, ctx: ReplyContext): Obj[] {
@@ -371,7 +321,16 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       output_index,
       item: itemOf(block, ctx, index, 'in_progress', ''),
     });
-    if (block.type === 'text' && reply.stopReason === 'refusal') {
+    if (block.type === 'thinking')
+      summaryOf(block, ctx).forEach((text, summary_index) => {
+        const part = { ...at, summary_index };
+        event('response.reasoning_summary_part.added', { ...part, part: summaryPart('') });
+        for (const piece of splitWords(text))
+          event('response.reasoning_summary_text.delta', { ...part, delta: piece, ...pad(piece) });
+        event('response.reasoning_summary_text.done', { ...part, text });
+        event('response.reasoning_summary_part.done', { ...part, part: summaryPart(text) });
+      });
+    else if (block.type === 'text' && reply.stopReason === 'refusal') {
       event('response.content_part.added', { ...at, content_index: 0, part: textPart('', true) });
       for (const piece of splitWords(block.text))
         event('response.refusal.delta', { ...at, content_index: 0, delta: piece, ...pad(piece) });

@@ -4,6 +4,7 @@
  */
 
 import { billedInputTokens } from './billing.ts';
+import { chatPartRefusal } from './openai-parts.ts';
 import { encodeChatFrames, encodeChatJson } from './openai-reply.ts';
 import { openRouterClaudeRefusal } from './reasoning-seals.ts';
 import type { Codec, Provider, Turn } from './responses.ts';
@@ -77,18 +78,20 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
     checkBody(body) {
       if (typeof body.model !== 'string') return 'you must provide a model parameter';
       if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
-      if (!openrouter) return userTooLong(body) ?? modelRefusal(body) ?? translatorRefusal(body);
+      if (!openrouter)
+        return userTooLong(body) ?? chatPartRefusal(body) ?? modelRefusal(body) ?? translatorRefusal(body);
       return openRouterClaudeRefusal(body);
     },
     readTurn: (body) => readTurn(body, openrouter),
     encodeJson: (reply, ctx) => encodeChatJson(reply, ctx, openrouter),
     encodeFrames: (reply, ctx) => encodeChatFrames(reply, ctx, openrouter),
-    errorBody(status, message, ctx) {
+    errorBody(status, message, ctx, named) {
       if (openrouter)
         return { error: { code: status, message: message ?? OPENAI_ERRORS[status]?.[2] ?? 'Error' } };
       const [type, code, fallback] = OPENAI_ERRORS[status] ?? ['server_error', null, 'Error'];
       const text = message ?? (status === 404 ? `The model \`${ctx.model}\` does not exist.` : fallback);
-      return { error: { message: text, type, param: null, code } };
+      // a refusal naming its field (BodyRefusal) sets param and code
+      return { error: { message: text, type, param: null, code, ...named } };
     },
     ...(openrouter
       ? { errorIn200Body: (status, message, ctx) => codec.errorBody(status, message, ctx) }

@@ -62,7 +62,11 @@ export async function replyToGeneration(c: Context, codec: Codec, deps: ReplyDep
   }
   const parsed = opened.body;
   const invalid = codec.checkBody(parsed, c.req.raw.headers);
-  if (invalid) return errorReply(codec, ctx, 400, invalid);
+  if (typeof invalid === 'string') return errorReply(codec, ctx, 400, invalid);
+  if (invalid) {
+    const { message, ...named } = invalid;
+    return json(400, codec.errorBody(400, message, ctx, named), codec.headers(ctx));
+  }
   const unstored = codec.storesResponses ? deps.responses.refusal(parsed) : undefined;
   if (unstored) return json(unstored.status, unstored.body, codec.headers(ctx));
   const turn = codec.readTurn(parsed);

@@ -272,6 +272,9 @@ export type ReplyContext = {
   body?: Record<string, unknown>;
 };
 
+/** A 400 naming the field it refuses, as OpenAI words one: its `param` and `code` beside the message. */
+export type BodyRefusal = { message: string; param: string; code: string };
+
 /** What the server needs from one provider's wire format. */
 export type Codec = {
   provider: Provider;
@@ -283,13 +286,18 @@ export type Codec = {
   toolIdPrefix: string;
   /** Auth and header checks; the real API's refusal (status and body) when it would refuse. */
   checkHeaders(headers: Headers, ctx: ReplyContext): { status: number; body: unknown } | undefined;
-  /** Body checks; a message for a 400 when the real API would refuse. */
-  /** A 400's message for a body the API refuses (`headers`: the request's, for what a beta header opens). */
-  checkBody(body: Record<string, unknown>, headers?: Headers): string | undefined;
+  /**
+   * A 400's message for a body the API refuses (`headers`: the request's, for what a beta header opens), or
+   * the message with the field it names (OpenAI's `param` and `code`).
+   */
+  checkBody(body: Record<string, unknown>, headers?: Headers): string | BodyRefusal | undefined;
   readTurn(body: Record<string, unknown>): Turn;
   encodeJson(reply: Reply, ctx: ReplyContext): unknown;
   encodeFrames(reply: Reply, ctx: ReplyContext): string[];
-  /** `details`: the API's `error.details` (Anthropic's stable `error_code`), where it sends one. */
+  /**
+   * `details`: the API's `error.details` (Anthropic's stable `error_code`), where it sends one; OpenAI's
+   * `param` and `code` of a BodyRefusal.
+   */
   errorBody(
     status: number,
     message: string | undefined,

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import OpenAI from 'openai';
+import { fakeSdkClients } from '../../fake-provider/sdk-clients.ts';
+import { startFakeProvider } from '../../fake-provider/server.ts';
+
+const fake = await startFakeProvider();
+after(() => fake.close());
+
+const { openai } = fakeSdkClients(fake);
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+/** The OpenAI SDK's 400 for a request, with the error body's fields. */
+async function refusal(call: Promise<unknown>): Promise<{ message: string; param: unknown; code: unknown }> {
+  const err = await call.then(
+    () => assert.fail('answered where OpenAI refuses'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+  const body = err.error as { message: string; param: unknown; code: unknown; type: unknown };
+  assert.equal(body.type, 'invalid_request_error');
+  return { message: body.message, param: body.param, code: body.code };
+}
+
+test('Chat Completions refuses a content part of a type it has no schema for, naming its path', async () => {
+  // LangChain v1's standard image block, sent as is
+  const image = { type: 'image', source_type: 'base64', mime_type: 'image/png', data: PNG.slice(22) };
+  const messages = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, image] }];
+  assert.deepEqual(await refusal(openai.chat.completions.create({ model: 'gpt-4o', messages } as never)), {
+    message:
+      "Invalid value: 'image'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'.",
+    param: 'messages[0].content[1].type',
+    code: 'invalid_value',
+  });
+  // the valid form is served
+  const completion = await openai.chat.completions.create({
+    model: 'gpt-4o',
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '[[fake:image-check]]' },
+          { type: 'image_url', image_url: { url: PNG } },
+        ],
+      },
+    ],
+  });
+  assert.equal(completion.choices[0].message.content, 'image-check: 1 image (image/png)');
+});
+
+test('the Responses API refuses a Chat Completions part in a message and reads images in tool outputs', async () => {
+  const chatImage = { type: 'image_url', image_url: { url: PNG } };
+  const input = [{ role: 'user', content: [{ type: 'input_text', text: 'q' }, chatImage] }];
+  assert.deepEqual(await refusal(openai.responses.create({ model: 'gpt-5', input } as never)), {
+    message:
+      "Invalid value: 'image_url'. Supported values are: 'input_text', 'input_image', 'input_audio', 'output_text', 'refusal', 'input_file', 'computer_screenshot', 'summary_text', and 'encrypted_content'.",
+    param: 'input[0].content[1].type',
+    code: 'invalid_value',
+  });
+  const call = { type: 'function_call', call_id: 'call_1', name: 'shot', arguments: '{}' };
+  const output = (parts: unknown) => [
+    { role: 'user', content: 'take a screenshot' },
+    call,
+    { type: 'function_call_output', call_id: 'call_1', output: parts },
+    { role: 'user', content: '[[fake:image-check]]' },
+  ];
+  // a tool output holds input_text / input_image / input_file parts; an image there reaches the model
+  const answer = await openai.responses.create({
+    model: 'gpt-5',
+    input: output([
+      { type: 'input_text', text: 'here' },
+      { type: 'input_image', image_url: PNG },
+    ]),
+  } as never);
+  assert.equal(answer.output_text, 'image-check: 1 image (image/png)');
+  assert.deepEqual(
+    await refusal(openai.responses.create({ model: 'gpt-5', input: output([chatImage]) } as never)),
+    {
+      message:
+        "Invalid value: 'image_url'. Supported values are: 'input_text', 'input_image', and 'input_file'.",
+      param: 'input[2].output[0].type',
+      code: 'invalid_value',
+    },
+  );
+});
+
+test('the Responses API summarises reasoning when reasoning.summary asks, streamed and not', async () => {
+  const reasoning = { effort: 'low', summary: 'auto' } as const;
+  const answer = await openai.responses.create({ model: 'gpt-5', input: 'q', reasoning });
+  const item = answer.output.find((o) => o.type === 'reasoning');
+  assert.deepEqual(item?.summary, [
+    { type: 'summary_text', text: 'The user wants a reply. I will answer briefly.' },
+  ]);
+  const stream = await openai.responses.create({ model: 'gpt-5', input: 'q', reasoning, stream: true });
+  const events: string[] = [];
+  let deltas = '';
+  let done: unknown;
+  for await (const event of stream) {
+    events.push(event.type);
+    if (event.type === 'response.reasoning_summary_text.delta') deltas += event.delta;
+    if (event.type === 'response.output_item.done' && event.item.type === 'reasoning')
+      done = event.item.summary;
+  }
+  assert.deepEqual(
+    events.filter((t) => t.includes('reasoning_summary')),
+    [
+      'response.reasoning_summary_part.added',
+      ...Array(9).fill('response.reasoning_summary_text.delta'),
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+    ],
+  );
+  assert.equal(deltas, 'The user wants a reply. I will answer briefly.');
+  assert.deepEqual(done, item?.summary);
+  // a summary from a reasoning model asks for reasoning by itself; unasked, the item has none
+  const bySummary = await openai.responses.create({
+    model: 'gpt-5',
+    input: 'q',
+    reasoning: { summary: 'detailed' },
+  });
+  assert.equal(bySummary.output.find((o) => o.type === 'reasoning')?.summary.length, 1);
+  const unasked = await openai.responses.create({ model: 'gpt-5', input: 'q', reasoning: { effort: 'low' } });
+  assert.deepEqual(unasked.output.find((o) => o.type === 'reasoning')?.summary, []);
+  // a model that does not reason takes no summary
+  const chat = await refusal(
+    openai.responses.create({ model: 'gpt-4.1', input: 'q', reasoning: { summary: 'auto' } }),
+  );
+  assert.equal(chat.message, "Unsupported parameter: 'reasoning.summary' is not supported with this model.");
+});
