@@ -11,6 +11,7 @@
 import { REASONING_EFFORTS, type ReasoningEffort } from '../../canonical/request.ts';
 import { replaceJsonValue } from '../../lib/json-splice.ts';
 import type { AdapterName } from '../names.ts';
+import { namedByGatewayName } from './gateway-name.ts';
 import { fitEffort, refusesReasoning } from './model-facts.ts';
 
 /** Where each same-wire body asks for an effort: Responses `reasoning.effort`, Chat `reasoning_effort`. */
@@ -20,16 +21,18 @@ export const EFFORT_PATHS = {
 } as const;
 
 /**
- * `bodyText` with the effort at `path` fitted to `upstreamModel` when `body` (the parsed text) names another
- * model; `bodyText` itself when it names that model or asks an effort the model takes.
+ * `bodyText` with the effort at `path` fitted to `adapter`'s `upstreamModel` when `body` (the parsed text) names
+ * it by a gateway name; `bodyText` itself when it names that model as OpenAI does, or asks an effort the model
+ * takes.
  */
 export function withEffortFitted(
+  adapter: AdapterName,
   bodyText: string,
   body: Record<string, unknown>,
   upstreamModel: string,
   path: readonly string[],
 ): string {
-  if (body.model === upstreamModel) return bodyText;
+  if (!namedByGatewayName(adapter, body.model, upstreamModel)) return bodyText;
   const asked = valueAt(body, path);
   if (!isEffort(asked)) return bodyText;
   const fitted = fitEffort(upstreamModel, asked);
@@ -47,7 +50,8 @@ export function reasoningLeftOutForGatewayName(
   upstreamModel: string,
   body: Record<string, unknown>,
 ): string[] {
-  if (adapter !== 'openai' || requestedModel === upstreamModel || !refusesReasoning(upstreamModel)) return [];
+  if (!namedByGatewayName(adapter, requestedModel, upstreamModel) || !refusesReasoning(upstreamModel))
+    return [];
   return REASONING_OPTIONS.filter((name) => body[name] != null);
 }
 

@@ -9,6 +9,7 @@
  */
 import { removeJsonMember } from '../../lib/json-splice.ts';
 import type { AdapterName } from '../names.ts';
+import { namedByGatewayName } from './gateway-name.ts';
 import { takesDefaultSamplingOnly } from './model-facts.ts';
 
 const SAMPLING = ['temperature', 'top_p'] as const;
@@ -20,7 +21,7 @@ export function samplingLeftOutForGatewayName(
   upstreamModel: string,
   body: Record<string, unknown>,
 ): string[] {
-  if (adapter !== 'openai' || requestedModel === upstreamModel || !takesDefaultSamplingOnly(upstreamModel))
+  if (!namedByGatewayName(adapter, requestedModel, upstreamModel) || !takesDefaultSamplingOnly(upstreamModel))
     return [];
   return SAMPLING.filter((name) => typeof body[name] === 'number' && body[name] !== 1);
 }

@@ -51,11 +51,11 @@ export function effortFromThinking(t: ThinkingConfig | undefined): ReasoningEffo
 
 /**
  * OpenAI's reasoning models (o-series, gpt-5 and later, gpt-oss, codex), which take reasoning_effort and only the
- * default temperature and top_p; other chat models (gpt-4.1, gpt-4o, and `gpt-5-chat-latest`, ChatGPT's GPT-5
- * without reasoning) refuse reasoning_effort and take sampling as asked.
+ * default temperature and top_p; the chat models that refuse reasoning (refusesReasoning: gpt-4.1, gpt-4o, and
+ * `gpt-5-chat-latest`, ChatGPT's GPT-5 without reasoning) take sampling as asked.
  */
 export function isReasoningModel(model: string): boolean {
-  return /^(o\d|gpt-(5|[6-9])|gpt-oss|codex)/i.test(model) && !/^gpt-5-chat/i.test(model);
+  return /^(o\d|gpt-(5|[6-9])|gpt-oss|codex)/i.test(model) && !refusesReasoning(model);
 }
 
 /**

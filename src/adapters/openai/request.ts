@@ -129,9 +129,7 @@ export function encodeOpenAIPassthrough(
   opts: OpenAIRequestOptions,
 ): UpstreamCall {
   let text = rewriteModel(
-    opts.flavor === 'openai'
-      ? withEffortFitted(input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.chat)
-      : input.bodyText,
+    withEffortFitted(opts.flavor, input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.chat),
     input.upstreamModel,
   );
   // OpenAI's reasoning models refuse `max_tokens` and take the same bound as `max_completion_tokens` (gpt-oss on

@@ -28,7 +28,7 @@ export function encodeResponsesPassthrough(input: PassthroughInput, config: Adap
     url: `${config.baseUrl.replace(/\/+$/, '')}/responses`,
     headers: openaiHeaders(config),
     body: rewriteModel(
-      withEffortFitted(input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.responses),
+      withEffortFitted('openai', input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.responses),
       input.upstreamModel,
     ),
   };
