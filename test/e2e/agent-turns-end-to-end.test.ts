@@ -416,9 +416,31 @@ test('GET /models: a model its provider says it does not have is model_unavailab
   // another refusal (a 400 on the request) says nothing about the model; an answered call makes it healthy
   await turnOn(mini, '[[fake:error=400]] hello');
   await turnOn(opus, 'hello again');
+  // a gateway on the same store wrote OpenAI's refusal of gpt-5 (its row, as `svc gateway` stamps it)
+  withStore(server.db, (db) =>
+    db
+      .prepare(
+        `INSERT INTO events (id, timestamp, timestamp_us, session_id, turn_id, type, actor, payload, parent_event_id, sensitivity)
+         VALUES ('01KZZZZZZZZZZZZZZZZZZZZZZY', ?, ?, NULL, 'gwturn', 'llm.call_failed', 'gateway', ?, NULL, 'pseudonymous')`,
+      )
+      .run(
+        new Date().toISOString(),
+        Date.now() * 1000,
+        JSON.stringify({
+          model: 'openai:gpt-5',
+          provider: 'openai',
+          gateway_key_id: 'gk_01KZZZZZZZZZZZZZZZZZZZZZZZ',
+          error_class: 'invalid_request',
+          message: 'The model `gpt-5` does not exist or you do not have access to it.',
+          status: 404,
+          upstream_type: 'model_not_found',
+        }),
+      ),
+  );
   seen = await availability();
   assert.equal(seen.get(opus), 'healthy');
   assert.equal(seen.get(mini), 'model_unavailable');
+  assert.equal(seen.get('openai:gpt-5'), 'model_unavailable');
 });
 
 test('kill -9 mid-turn: the restart detects the gap, cancels the turn with server_restart, and a new turn works', async (t) => {
