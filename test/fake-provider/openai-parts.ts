@@ -7,7 +7,8 @@
  * Completions parts are `text`, `image_url`, `input_audio`, `file` (user) and `refusal` (assistant); a
  * Responses message's are `input_text`, `input_image`, `input_file` (`output_text` / `refusal` for an
  * assistant), and a `function_call_output` / `custom_tool_call_output` holds a string or an array of
- * `input_text`, `input_image` and `input_file` parts.
+ * `input_text`, `input_image` and `input_file` parts. Also the Responses API's pairing of tool calls and
+ * their outputs in the input.
  */
 
 import type { BodyRefusal } from './responses.ts';
@@ -51,6 +52,31 @@ export function responsesPartRefusal(body: Obj): BodyRefusal | undefined {
         : undefined;
     if (refused) return refused;
   }
+  return undefined;
+}
+
+/**
+ * A Responses tool call without its output, or an output answering no call, in the input: OpenAI's 400s "No
+ * tool output found for function call call_1." and "No tool call found for function call output with call_id
+ * call_1." (param `input`, code null; continuedev/continue#10092, router-for-me/CLIProxyAPI#2368). An output
+ * may answer a call of the previous response, so with `previous_response_id` or an `item_reference` only a
+ * call's missing output is refused.
+ */
+export function responsesToolPairRefusal(body: Obj): BodyRefusal | undefined {
+  const input = Array.isArray(body.input) ? (body.input as Obj[]) : [];
+  const calls = new Set<string>();
+  const outputs = new Set<string>();
+  for (const item of input) {
+    if (item?.type === 'function_call' || item?.type === 'custom_tool_call') calls.add(String(item.call_id));
+    if (TOOL_OUTPUTS.includes(String(item?.type))) outputs.add(String(item.call_id));
+  }
+  const refused = (message: string): BodyRefusal => ({ message, param: 'input', code: null });
+  for (const id of calls)
+    if (!outputs.has(id)) return refused(`No tool output found for function call ${id}.`);
+  const earlier = body.previous_response_id != null || input.some((i) => i?.type === 'item_reference');
+  if (!earlier)
+    for (const id of outputs)
+      if (!calls.has(id)) return refused(`No tool call found for function call output with call_id ${id}.`);
   return undefined;
 }
 

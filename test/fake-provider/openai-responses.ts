@@ -7,7 +7,7 @@
 
 import { billedInputTokens } from './billing.ts';
 import { effortRefusal, isChatModelName, isReasoningName, openaiCodec, userTooLong } from './openai.ts';
-import { responsesPartRefusal } from './openai-parts.ts';
+import { responsesPartRefusal, responsesToolPairRefusal } from './openai-parts.ts';
 import { obfuscates, obfuscationFor } from './openai-reply.ts';
 import { readResponsesTurn } from './openai-responses-turn.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext } from './responses.ts';
@@ -25,7 +25,11 @@ export const responsesCodec: Codec = {
     if (body.input !== undefined && typeof body.input !== 'string' && !Array.isArray(body.input))
       return "Invalid type for 'input': expected one of a string or an array of input items.";
     return (
-      userTooLong(body) ?? responsesPartRefusal(body) ?? modelRefusal(body) ?? sealedReasoningRefusal(body)
+      userTooLong(body) ??
+      responsesPartRefusal(body) ??
+      responsesToolPairRefusal(body) ??
+      modelRefusal(body) ??
+      sealedReasoningRefusal(body)
     );
   },
   readTurn: readResponsesTurn,

@@ -273,7 +273,7 @@ export type ReplyContext = {
 };
 
 /** A 400 naming the field it refuses, as OpenAI words one: its `param` and `code` beside the message. */
-export type BodyRefusal = { message: string; param: string; code: string };
+export type BodyRefusal = { message: string; param: string; code: string | null };
 
 /** What the server needs from one provider's wire format. */
 export type Codec = {

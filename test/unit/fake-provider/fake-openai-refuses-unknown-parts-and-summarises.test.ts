@@ -85,6 +85,31 @@ test('the Responses API refuses a Chat Completions part in a message and reads i
   );
 });
 
+test('the Responses API refuses a tool call without its output and an output answering no call', async () => {
+  const call = { type: 'function_call', call_id: 'call_1', name: 'get', arguments: '{}' };
+  const output = { type: 'function_call_output', call_id: 'call_2', output: 'ok' };
+  const user = { role: 'user', content: 'next' };
+  assert.deepEqual(
+    await refusal(openai.responses.create({ model: 'gpt-5', input: [user, call, user] } as never)),
+    {
+      message: 'No tool output found for function call call_1.',
+      param: 'input',
+      code: null,
+    },
+  );
+  assert.deepEqual(
+    await refusal(openai.responses.create({ model: 'gpt-5', input: [user, output] } as never)),
+    {
+      message: 'No tool call found for function call output with call_id call_2.',
+      param: 'input',
+      code: null,
+    },
+  );
+  // an output may answer a call of the response it follows
+  const first = await openai.responses.create({ model: 'gpt-5', input: 'q' });
+  await openai.responses.create({ model: 'gpt-5', previous_response_id: first.id, input: [output] } as never);
+});
+
 test('the Responses API summarises reasoning when reasoning.summary asks, streamed and not', async () => {
   const reasoning = { effort: 'low', summary: 'auto' } as const;
   const answer = await openai.responses.create({ model: 'gpt-5', input: 'q', reasoning });
