@@ -1,14 +1,15 @@
 /**
  * @module Which models the provider said it does not have (GET /models `availability: model_unavailable`):
  * a model whose latest such refusal in the trace store (an `llm.call_failed` of the agent server or of any
- * gateway writing the same store) is later than its latest `llm.call_completed`. Read from the store, never
+ * gateway writing the same store) is later than its latest answered `llm.call_completed` (not one a client
+ * left before any output). Read from the store, never
  * from this process alone: the first read after a start takes every failed call (partial index
- * `events_failed_call`; failures are few) and the completed calls since the oldest refusal (the covering
- * spend index); each later read takes only the events since the previous one, less a margin for other
+ * `events_failed_call`; failures are few) and the completed calls since the oldest refusal (the spend
+ * index); each later read takes only the events since the previous one, less a margin for other
  * processes' rows that commit late.
  */
 import { type Kysely, sql } from 'kysely';
-import { fromSpend } from '../analytics/read-paths.ts';
+import { expr, fromSpend } from '../analytics/read-paths.ts';
 import { errorMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
@@ -140,10 +141,16 @@ async function readRefusals(db: Kysely<Database>, fromUs: number | null): Promis
 async function readAnswers(db: Kysely<Database>, fromUs: number): Promise<ModelTime[]> {
   const engine = engineOfKysely(db);
   const window = { startUs: fromUs, endUs: null };
-  // LIMIT -1 keeps SQLite reading the inner rows from the covering index (see read-paths.ts spendRows)
+  // a gateway client that left before any output is a completed call `cancelled` the model never answered
+  const errorClass = sql.raw(
+    engine === 'sqlite' ? "json_extract(payload, '$.error_class')" : "(j ->> 'error_class')",
+  );
+  const answered = sql`(${errorClass} IS NULL OR ${expr('outputTokens', engine)} > 0)`;
+  // LIMIT -1 keeps SQLite reading the inner rows as a separate co-routine (see read-paths.ts spendRows)
   const limit = engine === 'sqlite' ? sql` LIMIT -1` : sql``;
   const r = await sql<{ model: string | null; at_us: number | string }>`
-    SELECT model, MAX(ts) AS at_us FROM (SELECT model, timestamp_us AS ts ${fromSpend(window, engine)}${limit}) AS answers
+    SELECT model, MAX(ts) AS at_us
+    FROM (SELECT model, timestamp_us AS ts ${fromSpend(window, engine)} AND ${answered}${limit}) AS answers
     GROUP BY model`.execute(db);
   return r.rows.flatMap((row) => (row.model === null ? [] : [{ model: row.model, atUs: Number(row.at_us) }]));
 }

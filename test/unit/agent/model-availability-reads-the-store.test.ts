@@ -83,7 +83,13 @@ describeEachEngine('GET /models availability from the store', postgres, (engine)
       assert.deepEqual([...(await view.unavailableModels())], ['openai:gpt-5-mini']);
 
       // rows another process writes later: a refusal, and an answer that clears an earlier one
-      await append('01LATER', [failure('openai:gpt-5', 20, gone), answer('openai:gpt-5-mini', 21)]);
+      await append('01LATER', [
+        failure('openai:gpt-5', 20, gone),
+        answer('openai:gpt-5-mini', 21),
+        // a gateway client that left before any output: a completed call the model never answered
+        (id) =>
+          callEvent(id, { at: 22, model: 'openai:gpt-5', errorClass: 'cancelled', input: 0, output: 0 }),
+      ]);
       nowUs = BASE_US + 30;
       assert.deepEqual([...(await view.unavailableModels())], ['openai:gpt-5']);
       if (store.engine !== 'sqlite') return;
