@@ -220,8 +220,8 @@ function imageOf(part: Part): string[] {
 /**
  * OpenAI's 400s that bite translators (wire-formats §2.2–2.4, §6 #15/#16): a `tool` message that answers no
  * `tool_calls` of the assistant message before its run of tool messages, an assistant's tool call left
- * unanswered before the next other message, an image in a `tool` message (text only), more than 4 `stop`
- * sequences.
+ * unanswered before the next other message, an image in a message of another role than `user` (a `tool`
+ * message is text only), more than 4 `stop` sequences.
  */
 function translatorRefusal(body: Record<string, unknown>): string | undefined {
   const messages = body.messages as {
@@ -237,10 +237,10 @@ function translatorRefusal(body: Record<string, unknown>): string | undefined {
       if (!inRun || !open.has(String(m.tool_call_id)))
         return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
       open.delete(String(m.tool_call_id));
-      if (partsOf(m.content).some((p) => p.type === 'image_url'))
-        return `Invalid 'messages[${i}]'. Image URLs are only allowed for messages with role 'user', but this message with role 'tool' contains an image URL.`;
-      continue;
     }
+    if (m.role !== 'user' && partsOf(m.content).some((p) => p.type === 'image_url'))
+      return `Invalid 'messages[${i}]'. Image URLs are only allowed for messages with role 'user', but this message with role '${m.role}' contains an image URL.`;
+    if (m.role === 'tool') continue;
     if (open.size > 0)
       return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`;
     inRun = m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0;

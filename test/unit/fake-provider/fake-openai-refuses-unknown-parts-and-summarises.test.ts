@@ -33,6 +33,20 @@ test('Chat Completions refuses a content part of a type it has no schema for, na
     param: 'messages[0].content[1].type',
     code: 'invalid_value',
   });
+  // an image only in a user message
+  const img = { type: 'image_url', image_url: { url: PNG } };
+  const history = [
+    { role: 'user', content: 'q' },
+    { role: 'assistant', content: [img] },
+    { role: 'user', content: 'q' },
+  ];
+  const assistant = await refusal(
+    openai.chat.completions.create({ model: 'gpt-4o', messages: history } as never),
+  );
+  assert.equal(
+    assistant.message,
+    "Invalid 'messages[1]'. Image URLs are only allowed for messages with role 'user', but this message with role 'assistant' contains an image URL.",
+  );
   // the valid form is served
   const completion = await openai.chat.completions.create({
     model: 'gpt-4o',
