@@ -20,7 +20,8 @@ import { type BeforeAnswer, cutOffAnswer, stopCutOffSignal, untilAnswered } from
 import { isSvcError, SvcError } from '../lib/errors.ts';
 import { rewriteModel } from '../lib/json-splice.ts';
 import type { Logger } from '../lib/log.ts';
-import { classifyReadFailure, LlmCallFailed } from '../llm/call.ts';
+import { LlmCallFailed } from '../llm/call.ts';
+import { classifyReadFailure } from '../llm/call-failure.ts';
 import { type CallRunner, type Hold, onceHold } from '../llm/runner.ts';
 import { readUpstreamText, type UpstreamLimits } from '../llm/upstream.ts';
 import type { ModelEntry } from '../models/model-schema.ts';

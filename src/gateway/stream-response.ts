@@ -15,7 +15,7 @@ import type { CanonicalStreamEvent, StreamProgress } from '../canonical/stream.t
 import type { Published } from '../events/bus.ts';
 import { stopCutOffError } from '../http/stop-cut-off.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
-import { classifyReadFailure } from '../llm/call.ts';
+import { classifyReadFailure } from '../llm/call-failure.ts';
 import { failureError } from '../llm/call-stream.ts';
 import type { CallRunner, RunningCall } from '../llm/runner.ts';
 import { type InboundShape, TRUNCATED } from './shapes/shape.ts';

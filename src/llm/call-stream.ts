@@ -6,7 +6,7 @@ import type { UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { CanonicalStreamEvent, MessageCompleteEvent, StreamProgress } from '../canonical/stream.ts';
 import { SvcError } from '../lib/errors.ts';
 import { decodeSse } from '../lib/sse-decode.ts';
-import { classifyReadFailure } from './call.ts';
+import { classifyReadFailure } from './call-failure.ts';
 import type { RunningCall } from './runner.ts';
 
 export interface StreamOptions {

@@ -9,16 +9,23 @@ import type { Adapter, EmbeddedError, HeaderGetter, UpstreamCall } from '../adap
 import { toSvcError, type UpstreamFailure } from '../adapters/upstream-error.ts';
 import { type CanonicalUsage, emptyUsage, type StopReason } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
-import type { CallActor, CallAttribution, ErrorClass, LlmCallCompletedPayload } from '../events/catalog.ts';
+import type { CallActor, CallAttribution } from '../events/catalog.ts';
 import { isSvcError, type SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
-import { type CallCost, priceCall } from '../models/pricing.ts';
+import type { CallCost } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
+import { type CallBase, completeCall, spentFields } from './call-close.ts';
+import {
+  CANCELLED_BEFORE_ANSWER,
+  classifyReadFailure,
+  firstEventTimeout,
+  withClientHint,
+} from './call-failure.ts';
 import { parseWholeBody } from './cut-short.ts';
 import { resolvePartialUsage } from './partial-usage.ts';
-import { type RetryBudget, type RetryPolicy, resolveClientRetryHint, resolveRetryDelay } from './retry.ts';
+import { type RetryBudget, type RetryPolicy, resolveRetryDelay } from './retry.ts';
 import { PEEK_MAX_WAIT_MS, peekFirstEvent, preamblePeekBytes } from './stream-start.ts';
 import {
   DEFAULT_UPSTREAM_LIMITS,
@@ -341,32 +348,6 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
 
 function ignore(): void {}
 
-/** The error class of a failure thrown while reading a stream or body (transport, or an in-stream error). */
-export function classifyReadFailure(adapter: Adapter, err: unknown, signal: AbortSignal): UpstreamFailure {
-  if (isSvcError(err)) {
-    const cls = (err.details?.error_class as ErrorClass | undefined) ?? 'server_error';
-    return {
-      error_class: cls,
-      code: err.code,
-      status: null,
-      message: err.message,
-      retryable: false,
-    };
-  }
-  if (err instanceof SyntaxError) {
-    // a frame or body that is not valid JSON is the upstream's fault, not the transport's
-    return {
-      error_class: 'server_error',
-      code: 'upstream_error',
-      status: null,
-      message: `the upstream sent data that is not valid JSON: ${err.message}`,
-      retryable: false,
-    };
-  }
-  const f = adapter.classifyNetworkError(err);
-  return signal.aborted ? { ...f, error_class: 'cancelled' } : f;
-}
-
 // --- internal ---
 
 /**
@@ -384,123 +365,8 @@ function noEventStream(res: UpstreamResponse): UpstreamFailure {
   };
 }
 
-/** A stream head that came in time, but whose first event did not before the call's total time ran out. */
-function firstEventTimeout(): Error {
-  const err = new Error(
-    'the provider sent no event of its stream in time (SVC_GATEWAY_UPSTREAM_TIMEOUT_MS, all attempts together)',
-  );
-  err.name = 'TimeoutError';
-  return err;
-}
-
-const CANCELLED_BEFORE_ANSWER: UpstreamFailure = {
-  error_class: 'cancelled',
-  code: 'upstream_error',
-  status: null,
-  message: 'the call was cancelled before the model answered',
-  retryable: false,
-};
-
 /** Longest non-2xx body read for its error message; past it the failure is classified by status alone. */
 const ERROR_BODY_MAX_BYTES = 1024 * 1024;
-
-interface CallBase {
-  actor: CallActor;
-  turn_id: string | null;
-  session_id: string | null;
-}
-
-function completeCall(
-  deps: LlmCallDeps,
-  input: LlmCallInput,
-  base: CallBase,
-  startedId: string,
-  attempts: number,
-  latencyMs: number,
-  c: CompleteInput,
-): { published: Published; cost: CallCost } {
-  const cost = priceCall(deps.registry, input.model.id, c.usage);
-  const payload: LlmCallCompletedPayload = {
-    ...input.attribution,
-    cost_usd: cost.cost_usd,
-    pricing_version: cost.pricing_version,
-    input_tokens: c.usage.input_tokens,
-    output_tokens: c.usage.output_tokens,
-    cached_input_tokens: c.usage.cached_input_tokens,
-    cache_creation_input_tokens: c.usage.cache_creation_input_tokens,
-    latency_ms: latencyMs,
-    ttft_ms: c.ttftMs ?? null,
-    stop_reason: c.cancelled ? 'cancelled' : (c.stopReason ?? null),
-    error_class: c.cancelled ? 'cancelled' : null,
-    attempts,
-    stream: input.stream,
-    usage: { cost_usd: cost.cost_usd },
-  };
-  if (c.usage.reasoning_tokens !== undefined) payload.reasoning_tokens = c.usage.reasoning_tokens;
-  if (c.usage.cache_creation_1h_input_tokens)
-    payload.cache_creation_1h_input_tokens = c.usage.cache_creation_1h_input_tokens;
-  if (c.usage.web_search_requests) payload.web_search_requests = c.usage.web_search_requests;
-  if (c.usage.upstream_cost !== undefined) payload.upstream_cost_usd = c.usage.upstream_cost;
-  // the call ended before the upstream said what it bills: some counts are the gateway's estimate
-  if (c.usage.estimated) payload.usage_estimated = true;
-  if (c.usage.missing) {
-    // the upstream never said what it used (a server ignoring stream_options.include_usage): loud, not $0
-    payload.usage_missing = true;
-    payload.pricing_warning = 'usage_missing';
-    deps.log.warn('the upstream reported no usage; tokens and cost stamped as 0', {
-      model: input.model.id,
-      provider: input.adapter.name,
-      turn_id: input.turnId,
-    });
-  }
-  if (!cost.priced) {
-    // never a silent $0 (issue: money and budgets): a field on the event and a log line
-    payload.priced = false;
-    payload.pricing_warning = 'model_unpriced';
-    deps.log.warn('model has no price in the model registry; cost stamped as 0', {
-      model: input.model.id,
-      pricing_version: cost.pricing_version,
-      turn_id: input.turnId,
-    });
-  }
-  const published = deps.bus.publish({
-    ...base,
-    type: 'llm.call_completed',
-    parent_event_id: startedId,
-    payload,
-  });
-  return { published, cost };
-}
-
-/** A rate limit or overload the client may retry always tells it how long to wait (wire-formats §4). */
-function withClientHint(policy: RetryPolicy, f: UpstreamFailure, attempts: number): UpstreamFailure {
-  if (
-    !f.retryable ||
-    f.retry_after_ms !== undefined ||
-    (f.error_class !== 'rate_limit' && f.error_class !== 'overloaded')
-  )
-    return f;
-  return { ...f, retry_after_ms: resolveClientRetryHint(policy, attempts) };
-}
-
-/** Usage and price of a call that failed after consuming tokens (the bill does not vanish with the call). */
-function spentFields(deps: LlmCallDeps, modelId: string, usage: CanonicalUsage): Record<string, unknown> {
-  const cost = priceCall(deps.registry, modelId, usage);
-  return {
-    cost_usd: cost.cost_usd,
-    pricing_version: cost.pricing_version,
-    input_tokens: usage.input_tokens,
-    output_tokens: usage.output_tokens,
-    cached_input_tokens: usage.cached_input_tokens,
-    cache_creation_input_tokens: usage.cache_creation_input_tokens,
-    ...(usage.cache_creation_1h_input_tokens
-      ? { cache_creation_1h_input_tokens: usage.cache_creation_1h_input_tokens }
-      : {}),
-    ...(usage.web_search_requests ? { web_search_requests: usage.web_search_requests } : {}),
-    ...(usage.upstream_cost !== undefined ? { upstream_cost_usd: usage.upstream_cost } : {}),
-    ...(usage.estimated ? { usage_estimated: true } : {}),
-  };
-}
 
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
