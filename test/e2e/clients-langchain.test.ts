@@ -127,4 +127,32 @@ test('LangChain ChatOpenAI (both APIs) and ChatAnthropic', { timeout: 60_000 }, 
       assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
     });
   }
+
+  await t.test('ChatOpenAI image blocks: which reach the model on each API', async () => {
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const blocks = {
+      imageUrl: { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+      sourceType: { type: 'image', source_type: 'base64', mime_type: 'image/png', data: png },
+      v1: { type: 'image', mimeType: 'image/png', data: png },
+    };
+    const ask = (block: object) =>
+      new HumanMessage({
+        content: [{ type: 'text', text: 'what is it? [[fake:image-check]]' }, block] as never,
+      });
+    const seen = 'image-check: 1 image (image/png)';
+    for (const model of ['openai:gpt-5-mini', 'haiku']) {
+      const chat = openai(model, false);
+      const responses = openai(model, true);
+      assert.equal((await chat.invoke([ask(blocks.imageUrl)])).text, seen, model);
+      assert.equal((await responses.invoke([ask(blocks.imageUrl)])).text, seen, model);
+      assert.equal((await chat.invoke([ask(blocks.sourceType)])).text, seen, model);
+      // sent as a Chat Completions part on the Responses API, and a v1 block as is on Chat Completions:
+      // OpenAI refuses both, and so does the gateway on a Claude model
+      await assert.rejects(responses.invoke([ask(blocks.sourceType)]), /image_url/, model);
+      await assert.rejects(chat.invoke([ask(blocks.v1)]), /type image|'image'/, model);
+      // LangChain leaves a v1 block out of a Responses request
+      assert.equal((await responses.invoke([ask(blocks.v1)])).text, 'image-check: no image', model);
+    }
+  });
 });
