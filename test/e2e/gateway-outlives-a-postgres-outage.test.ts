@@ -144,7 +144,8 @@ async function stopDuringTheLockedStart(env: NodeJS.ProcessEnv, db: Kysely<Datab
   for (;;) {
     const r = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE application_name = 'svc' AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`.execute(db);
+      WHERE application_name = 'svc' AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+        AND datname = current_database()`.execute(db);
     if ((r.rows[0]?.n ?? 0) > 0) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -160,9 +161,8 @@ async function waitForPresence(db: Kysely<Database>, accept: (pid: number) => bo
   for (;;) {
     const r = await sql<{ pid: number }>`
       SELECT pid FROM pg_locks
-      WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = ${ADVISORY_LOCKS.presence}::int::oid`.execute(
-      db,
-    );
+      WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = ${ADVISORY_LOCKS.presence}::int::oid
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(db);
     const pid = r.rows[0]?.pid;
     if (pid !== undefined && accept(pid)) return pid;
     await new Promise((resolve) => setTimeout(resolve, 50));

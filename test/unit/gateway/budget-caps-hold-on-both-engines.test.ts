@@ -222,7 +222,7 @@ test('a replica whose presence lapses while it reconnects (a PostgreSQL restart)
   await admin.connect();
   t.after(() => admin.end());
   const { rows } = await admin.query<{ pid: number }>(
-    "SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND a.application_name = 'reconnecting'",
+    "SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND a.application_name = 'reconnecting' AND a.datname = current_database()",
   );
   assert.equal(rows.length, 1);
   await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
@@ -248,7 +248,7 @@ test('a settlement resolves only once the window holds its cost', async (t) => {
   const settling = Promise.resolve(hold.settle(d('0.3'))).then(() => (written = true));
   const waiting = () =>
     admin.query(
-      "SELECT 1 FROM pg_stat_activity WHERE application_name = 'settling' AND wait_event_type = 'Lock'",
+      "SELECT 1 FROM pg_stat_activity WHERE application_name = 'settling' AND wait_event_type = 'Lock' AND datname = current_database()",
     );
   while (!(await waiting()).rowCount) {}
   const early = written;
