@@ -60,6 +60,10 @@ export function mountHistoryRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
   app.get('/sessions/:session_id/events', async (c) => {
     const q = validateInput(ListEventsSchema, c.req.query(), 'query');
     const session = await requireSession(deps.db, c.req.param('session_id'));
+    // what the stream already sent is read back: events published before this request (a turn.completed a
+    // socket client just got) are committed first. The store answered the session read, so this waits at
+    // most for the trace writer's current commit or retry (up to 1 s after a PostgreSQL outage).
+    await deps.flushEvents?.();
     return c.json(await listEvents(deps.db, session.id, q));
   });
 }
