@@ -149,7 +149,7 @@ function fittedThinking(
 /**
  * Mid-conversation system messages (`role: "system"`, taken from Claude Opus 4.8 on) as user text, for a model
  * that refuses the role: each joins the user turn next to it (tool results stay first in a turn), as a
- * translated request's later system prompts do (request.ts encodeAnthropicMessages).
+ * translated request's later system prompts do (request-messages.ts encodeAnthropicMessages).
  */
 function foldSystemMessages(messages: Message[]): Message[] {
   // `folded`: the turn holds a system message, so a user turn next to it joins it; other turns go as sent

@@ -1,10 +1,6 @@
 /** @module Anthropic Messages adapter (wire `anthropic`); `createAnthropicAdapter` lives in ../registry.ts. */
 export { classifyAnthropicResponse, classifyAnthropicStreamError } from './errors.ts';
-export {
-  encodeAnthropicMessages,
-  encodeAnthropicPassthrough,
-  encodeAnthropicRequest,
-  sanitizeToolId,
-} from './request.ts';
+export { encodeAnthropicPassthrough, encodeAnthropicRequest } from './request.ts';
+export { encodeAnthropicMessages, sanitizeToolId } from './request-messages.ts';
 export { decodeAnthropicResponse, decodeAnthropicUsage } from './response.ts';
 export { createAnthropicStreamDecoder, rewriteAnthropicFrame } from './stream.ts';
