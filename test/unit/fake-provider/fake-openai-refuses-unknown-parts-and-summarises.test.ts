@@ -167,3 +167,33 @@ test('the Responses API summarises reasoning when reasoning.summary asks, stream
   );
   assert.equal(chat.message, "Unsupported parameter: 'reasoning.summary' is not supported with this model.");
 });
+
+test('the Responses API finds an item named by reference only among stored answers', async () => {
+  const reasoning = { effort: 'low' } as const;
+  const kept = await openai.responses.create({ model: 'gpt-5', input: 'q', reasoning });
+  const refs = kept.output.map((o) => ({ type: 'item_reference', id: o.id }));
+  await openai.responses.create({
+    model: 'gpt-5',
+    input: [{ role: 'user', content: 'q' }, ...refs],
+  } as never);
+  const unkept = await openai.responses.create({
+    model: 'gpt-5',
+    input: 'q',
+    reasoning,
+    store: false,
+    include: ['reasoning.encrypted_content'],
+  });
+  const item = unkept.output.find((o) => o.type === 'reasoning')!;
+  const user = { role: 'user', content: 'q' };
+  // an unstored reasoning item goes back whole, with its sealed content; by its id alone it is not found
+  await openai.responses.create({ model: 'gpt-5', store: false, input: [user, item, user] } as never);
+  const { encrypted_content: _, ...byId } = item;
+  for (const named of [byId, { type: 'item_reference', id: item.id }]) {
+    const err = await openai.responses.create({ model: 'gpt-5', input: [user, named, user] } as never).then(
+      () => assert.fail('answered where OpenAI refuses'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof OpenAI.NotFoundError, String(err));
+    assert.match(err.message, new RegExp(`Item with id '${item.id}' not found. Items are not persisted`));
+  }
+});
