@@ -303,4 +303,5 @@ const TRY_PRESENCE = 'SELECT pg_try_advisory_lock($1, hashtext($2)) AS got';
 /** The serve lock tried, this connection's backend pid, and the holder's when it is not free. */
 const TRY_SERVE = `SELECT pg_try_advisory_lock($1::int4, $2::int4) AS got, pg_backend_pid() AS pid,
   (SELECT min(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
      AND classid = $1::int4::oid AND objid = $2::int4::oid AND pid <> pg_backend_pid()) AS holder`;
