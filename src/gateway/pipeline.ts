@@ -1,17 +1,15 @@
 /**
  * @module One gateway call, top to bottom (STYLE: the data path): body → shape decode → CanonicalRequest →
  * the call runner's routing chain (route.decided) → budget admission (worst case held) → adapter request
- * (same wire: the client's bytes with only `model` replaced) → the runner's call (retries, llm.call_*) →
- * response or stream in the client's shape → the hold settled → turn.completed. Every answer is sent only
- * after its events are committed to the trace store.
+ * (upstream-request.ts; same wire: the client's bytes with only `model` replaced) → the runner's call
+ * (retries, llm.call_*) → response or stream in the client's shape → the hold settled → turn.completed.
+ * Every answer is sent only after its events are committed to the trace store.
  */
 import type { Handler } from 'hono';
-import type { Adapter, SameWireOps, UpstreamCall } from '../adapters/adapter.ts';
 import { fitTarget } from '../adapters/anthropic/fit-model.ts';
 import { reasoningLeftOutForGatewayName } from '../adapters/openai/fit-effort.ts';
 import { samplingLeftOutForGatewayName, withoutMembers } from '../adapters/openai/fit-sampling.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
-import type { CanonicalRequest } from '../canonical/request.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
 import type { Bus } from '../events/bus.ts';
 import type { InboundShape as ShapeName } from '../events/catalog.ts';
@@ -24,7 +22,6 @@ import { LlmCallFailed } from '../llm/call.ts';
 import { classifyReadFailure } from '../llm/call-failure.ts';
 import { type CallRunner, type Hold, onceHold } from '../llm/runner.ts';
 import { readUpstreamText, type UpstreamLimits } from '../llm/upstream.ts';
-import type { ModelEntry } from '../models/model-schema.ts';
 import { worstCaseCost } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
@@ -37,13 +34,13 @@ import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboun
 import { budgetKeyIdOf } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
-import { findOpenAIOnlyPart } from './shapes/responses/openai-only.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
 import { SHAPES } from './shapes/shapes.ts';
 import { runsWebSearch } from './shapes/web-search.ts';
 import type { SpendToday } from './spend-today.ts';
 import { createStreamResponse } from './stream-response.ts';
 import { costOnTurn, createTurn, scopeOf } from './turn.ts';
+import { encodeTranslated, sameWireOps, withinOutputLimit } from './upstream-request.ts';
 
 /** Response header naming the registry model that served the request (issue 13). */
 export const ROUTED_MODEL_HEADER = 'svc-routed-model';
@@ -364,46 +361,4 @@ function keptWhole(whole: Record<string, unknown>): boolean {
     whole.conversation == null &&
     whole.prompt == null
   );
-}
-
-/** The adapter's wire that matches the client's shape (its bytes pass through), if it has one. */
-function sameWireOps(adapter: Adapter, shape: ShapeName): SameWireOps | undefined {
-  if (adapter.wire === shape) return adapter;
-  return shape === 'openai_responses' ? adapter.responses : undefined;
-}
-
-/**
- * A translated request asks for no more output than the routed model can give (Claude Code asks 32,000 of
- * every model; gpt-4o refuses more than 16,384): what it could never get is not asked for. A Claude model,
- * which needs a max_tokens, gets its whole output limit when the client named none (an OpenAI client's
- * "no limit"; wire-formats §5.1, §6 #22), as an OpenAI model gives by default.
- */
-function withinOutputLimit(req: CanonicalRequest, model: ModelEntry): CanonicalRequest {
-  const limit = model.capabilities.max_output_tokens;
-  if (req.max_tokens === undefined)
-    return model.adapter === 'anthropic' ? { ...req, max_tokens: limit } : req;
-  return req.max_tokens > limit ? { ...req, max_tokens: limit } : req;
-}
-
-/**
- * The upstream request for a model on another wire. A Responses request with a part only OpenAI can serve
- * (stored state, Codex's additional_tools, hosted tools) is refused with a 400 that names the part and says
- * what works, never answered without it (issue 13).
- */
-function encodeTranslated(
-  adapter: Adapter,
-  req: CanonicalRequest,
-  upstreamModel: string,
-  shape: ShapeName,
-  body: unknown,
-  modelId: string,
-): UpstreamCall {
-  const part =
-    shape === 'openai_responses' ? findOpenAIOnlyPart(body as Record<string, unknown>, adapter.name) : null;
-  if (part)
-    throw new SvcError('invalid_request', {
-      message: `${part.param}: ${part.what} can be served only by ${part.by ?? 'an OpenAI model'}, and ${modelId} is not one; ${part.instead}`,
-      details: { param: part.param },
-    });
-  return adapter.encodeRequest(req, upstreamModel);
 }
