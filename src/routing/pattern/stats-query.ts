@@ -40,12 +40,21 @@ export function queryPatternStats(db: DatabaseSync, p: PatternStatsParams): Patt
   return db.prepare(PATTERN_STATS_SQL).all(statsBindings(p)) as unknown as PatternStatRow[];
 }
 
+/** `text` when it is a plain decimal (`0.001`, `12`), as svc writes a cost, else NULL. */
+function decimalOrNull(text: string): string {
+  return `CASE WHEN ${text} GLOB '[0-9]*' AND ${text} NOT GLOB '*[^0-9.]*' AND ${text} NOT GLOB '*.*.*' AND ${text} NOT GLOB '*.' THEN ${text} END`;
+}
+
 export const PATTERN_STATS_SQL = `
 WITH routes AS MATERIALIZED (
   SELECT id, turn_id, timestamp_us,
     json_extract(payload, '$.chosen_model') AS model,
     json_extract(payload, '$.fingerprint.structural') AS structural,
-    json_extract(payload, '$.fingerprint.sketch') AS sketch,
+    -- a fingerprint or cost of another shape than svc writes (another tool's rows, a hand edit) is left out
+    -- of that sample, never a failed rebuild: json_each over a string is malformed JSON, a band that is no
+    -- string makes no key, a cost that is no decimal string has no median
+    CASE WHEN json_type(payload, '$.fingerprint.sketch') = 'array'
+      THEN json_extract(payload, '$.fingerprint.sketch') END AS sketch,
     -- whose next request with the same sketch would be a retry: the session, or the key and message count
     CASE
       WHEN session_id IS NOT NULL THEN 's ' || session_id
@@ -66,7 +75,8 @@ twins AS (
 ),
 samples AS MATERIALIZED (
   SELECT r.structural, r.sketch, r.model,
-    (SELECT json_extract(t.payload, '$.cost_usd') FROM events t
+    (SELECT CASE WHEN json_type(t.payload, '$.cost_usd') = 'text' THEN ${decimalOrNull("json_extract(t.payload, '$.cost_usd')")} END
+      FROM events t
       WHERE t.turn_id = r.turn_id AND t.type IN ('turn.completed', 'turn.cancelled') ORDER BY t.id LIMIT 1) AS cost,
     (EXISTS (SELECT 1 FROM events t WHERE t.turn_id = r.turn_id AND t.type = 'turn.completed'
         AND json_extract(t.payload, '$.error_code') IS NULL)
@@ -89,7 +99,7 @@ keyed AS MATERIALIZED (
   SELECT structural AS key, model, ok, cost FROM samples WHERE :version = 'structural'
   UNION ALL
   SELECT s.structural || '/' || b.value, s.model, s.ok, s.cost
-  FROM samples s, json_each(s.sketch) b WHERE :version = 'hybrid'
+  FROM samples s, json_each(s.sketch) b WHERE :version = 'hybrid' AND b.type = 'text'
 ),
 totals AS MATERIALIZED (
   SELECT key, model, count(*) AS samples, sum(ok) AS successes

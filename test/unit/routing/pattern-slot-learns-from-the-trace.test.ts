@@ -244,6 +244,29 @@ test('hybrid: near-duplicate prompts learn together, an unrelated prompt of the 
   assert.equal(routeWith(store, ENABLED, factsA, 'write a poem about the sea').chain[3].model, HAIKU);
 });
 
+test('rows of another shape than svc writes are left out; the rest of the history is still learned', async (t) => {
+  // one route.decided whose sketch was a string made every hybrid rebuild fail (malformed JSON), a band that
+  // is no string a key of null, and a cost that is no decimal failed the table's median: slot 4 learned
+  // nothing for the whole lookback window
+  const store = await tempStore(t);
+  const printText = fingerprintRequest(factsA, 'fix the failing test in auth');
+  seedRequests(store.db, [
+    ...times(20, { print: printText, model: HAIKU }),
+    { print: { ...printText, sketch: 'h1:0:00000000' as unknown as string[] }, model: HAIKU },
+    { print: { ...printText, sketch: [null, 7] as unknown as string[] }, model: HAIKU },
+    ...times(20, { print: printC, model: HAIKU, cost: 'n/a' }),
+  ]);
+  for (const fingerprint of ['structural', 'hybrid']) {
+    const yaml = `pattern: { enabled: true, fingerprint: ${fingerprint} }`;
+    assert.equal(routeWith(store, yaml, factsA, 'fix the failing test in auth').chain[3].model, HAIKU);
+    assert.equal(routeWith(store, yaml, factsC, 'summarize the release notes').chain[3].verdict, 'no_match');
+  }
+  const rows = queryPatternStats(store.db, { sinceUs: 0, version: 'structural', minSamples: 1 });
+  const byKey = new Map(rows.map((r) => [r.key, [r.samples, r.successes, r.median_low]]));
+  assert.deepEqual(byKey.get(printText.structural), [22, 22, '0.001000']);
+  assert.deepEqual(byKey.get(printC.structural), [20, 20, null], 'a cost that is no decimal has no median');
+});
+
 test('the router rebuilds in the background, on reload, and serves lookups from the table in force', async (t) => {
   const store = await tempStore(t);
   seedRequests(store.db, times(20, { print: printA, model: HAIKU }));

@@ -64,7 +64,7 @@ test('delegate is a definition only: task required, model optional; run() says t
   assert.match(res.message, /agent loop/);
 });
 
-test('childEnvFrom drops provider variables, any *_API_KEY and SVC_* settings, and keeps the rest', () => {
+test('childEnvFrom drops provider variables, any *_API_KEY, SVC_* settings and PGPASSWORD, and keeps the rest', () => {
   const env = childEnvFrom({
     ANTHROPIC_API_KEY: 'a',
     ANTHROPIC_BASE_URL: 'b',
@@ -73,11 +73,13 @@ test('childEnvFrom drops provider variables, any *_API_KEY and SVC_* settings, a
     OPENROUTER_API_KEY: 'e',
     GEMINI_API_KEY: 'f',
     SVC_DB_PATH: 'g',
+    PGPASSWORD: 'the store password',
+    PGHOST: 'db',
     PATH: '/usr/bin',
     HOME: '/home/u',
     API_KEYRING: 'kept',
   });
-  assert.deepEqual(env, { PATH: '/usr/bin', HOME: '/home/u', API_KEYRING: 'kept' });
+  assert.deepEqual(env, { PGHOST: 'db', PATH: '/usr/bin', HOME: '/home/u', API_KEYRING: 'kept' });
 });
 
 test('fs errors map onto DECISIONS §3 tool classes', () => {
