@@ -6,9 +6,10 @@
  */
 
 import { billedInputTokens } from './billing.ts';
-import { effortRefusal, isChatModelName, isReasoningName, openaiCodec, userTooLong } from './openai.ts';
+import { openaiCodec, userTooLong } from './openai.ts';
 import { responsesPartRefusal, responsesToolPairRefusal } from './openai-parts.ts';
 import { obfuscates, obfuscationFor } from './openai-reply.ts';
+import { modelRefusal, sealedReasoningRefusal } from './openai-responses-refusals.ts';
 import { readResponsesTurn } from './openai-responses-turn.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext } from './responses.ts';
 import { splitFragments, splitWords } from './responses.ts';
@@ -66,41 +67,6 @@ export const responsesCodec: Codec = {
 };
 
 // --- internal ---
-
-/**
- * What the Responses API refuses of a model by its kind: `reasoning.effort` or `.summary` on a model that does not reason
- * (gpt-4.1, gpt-4o, gpt-5-chat-latest; isChatModelName); on a reasoning model a temperature or top_p but 1 and an effort it does
- * not take.
- */
-function modelRefusal(body: Record<string, unknown>): string | undefined {
-  const model = String(body.model);
-  const reasoning = (body.reasoning ?? {}) as { effort?: unknown; summary?: unknown };
-  const effort = reasoning.effort;
-  if (isChatModelName(model))
-    for (const field of ['effort', 'summary'] as const)
-      if (reasoning[field] != null)
-        return `Unsupported parameter: 'reasoning.${field}' is not supported with this model.`;
-  if (!isReasoningName(model)) return undefined;
-  for (const field of ['temperature', 'top_p'])
-    if (body[field] != null && body[field] !== 1)
-      return `Unsupported parameter: '${field}' is not supported with this model.`;
-  return effortRefusal(model, effort, 'reasoning.effort');
-}
-
-/**
- * A replayed reasoning item whose `encrypted_content` OpenAI did not seal (another provider's signature): the
- * API cannot open it and refuses the request (openai/codex#8145, code invalid_encrypted_content). Its own
- * tokens are Fernet tokens, `gAAAAA…`.
- */
-function sealedReasoningRefusal(body: Record<string, unknown>): string | undefined {
-  if (!Array.isArray(body.input)) return undefined;
-  for (const item of body.input as Array<{ type?: unknown; encrypted_content?: unknown }>) {
-    const sealed = item?.type === 'reasoning' ? item.encrypted_content : undefined;
-    if (typeof sealed === 'string' && !sealed.startsWith('gAAAAA'))
-      return `The encrypted content ${sealed.slice(0, 4)}...${sealed.slice(-4)} could not be verified. Reason: Encrypted content could not be decrypted or parsed.`;
-  }
-  return undefined;
-}
 
 /** The usage of a response that failed before any output: the prompt it read. */
 function promptUsage(ctx: ReplyContext) {

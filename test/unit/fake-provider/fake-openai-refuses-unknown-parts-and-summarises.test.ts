@@ -161,6 +161,27 @@ test('the Responses API summarises reasoning when reasoning.summary asks, stream
   assert.equal(bySummary.output.find((o) => o.type === 'reasoning')?.summary.length, 1);
   const unasked = await openai.responses.create({ model: 'gpt-5', input: 'q', reasoning: { effort: 'low' } });
   assert.deepEqual(unasked.output.find((o) => o.type === 'reasoning')?.summary, []);
+  // gpt-5 writes no concise summary; a summary is auto, concise or detailed
+  assert.deepEqual(
+    await refusal(
+      openai.responses.create({ model: 'gpt-5-mini', input: 'q', reasoning: { summary: 'concise' } }),
+    ),
+    {
+      message:
+        "Unsupported value: 'concise' is not supported with the 'gpt-5-mini' model. Supported values are: 'detailed'.",
+      param: 'reasoning.summary',
+      code: 'unsupported_value',
+    },
+  );
+  const none = await refusal(
+    openai.responses.create({ model: 'gpt-5.1', input: 'q', reasoning: { summary: 'none' } } as never),
+  );
+  assert.deepEqual(none, {
+    message: "Invalid value: 'none'. Supported values are: 'concise', 'detailed', and 'auto'.",
+    param: 'reasoning.summary',
+    code: 'invalid_value',
+  });
+  await openai.responses.create({ model: 'gpt-5.1', input: 'q', reasoning: { summary: 'concise' } });
   // a model that does not reason takes no summary
   const chat = await refusal(
     openai.responses.create({ model: 'gpt-4.1', input: 'q', reasoning: { summary: 'auto' } }),
