@@ -61,9 +61,12 @@ test('a command that reads a variable itself is named in its row’s "Used by"',
 
 // --- internal ---
 
-/** src/cli/commands/<path> → the command it implements: chat.ts → svc chat, routing/explain.ts → svc routing explain. */
+/**
+ * src/cli/commands/<path> → the command it implements: chat.ts → svc chat, routing/explain.ts → svc routing
+ * explain, serve-start.ts (the run of serve.ts, loaded apart) → svc serve.
+ */
 function commandOf(path: string): string {
-  const parts = path.replace(/\.ts$/, '').split('/');
+  const parts = path.replace(/(-start)?\.ts$/, '').split('/');
   if (parts[0] === 'gateway' || parts[0] === 'analytics' || parts[0] === 'user') return `svc ${parts[0]}`;
   const words = parts.filter((p) => p !== 'index' && p !== 'common');
   return `svc ${words.join(' ')}`;
