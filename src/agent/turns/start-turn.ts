@@ -2,13 +2,13 @@
  * @module One turn from submission to its end event, for planner and worker sessions alike: claim the
  * session (one turn at a time), persist the user message, turn.started, route (route.decided; a routing
  * failure ends the turn and is thrown as 503 before the 202), then run the loop in the background and end
- * with turn.completed or turn.cancelled, the session's counters and cost updated exactly.
+ * with turn.completed or turn.cancelled, the session's counters and cost updated exactly (end-turn.ts).
  */
 import type { Kysely } from 'kysely';
 import type { ContentBlock } from '../../canonical/message.ts';
 import type { Bus } from '../../events/bus.ts';
 import { inProcessSpendToday } from '../../gateway/spend-today.ts';
-import { type Decimal, formatDecimal, ZERO } from '../../lib/decimal.ts';
+import { formatDecimal, ZERO } from '../../lib/decimal.ts';
 import { isSvcError, SvcError } from '../../lib/errors.ts';
 import type { NewId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -20,11 +20,12 @@ import { isStoreUnreachable } from '../../store/dialect.ts';
 import type { Database, SessionRow } from '../../store/schema.ts';
 import { type LoopDeps, type LoopOutcome, runAgentLoop, type TurnProgress } from '../loop.ts';
 import { appendMessage, sessionHistory, setMessageStatus } from '../sessions/messages.ts';
-import { beginTurn, clearTurn, finishTurn, getSession, setActiveModel } from '../sessions/store.ts';
+import { beginTurn, clearTurn, finishTurn, getSession } from '../sessions/store.ts';
 import type { WorkspaceRoots } from '../sessions/workspace-roots.ts';
 import { whileStoreAway } from '../store-wait.ts';
 import { buildSystemPrompt } from '../system-prompt.ts';
 import { buildTurnRequest, offeredToolNames, smallestInputTokens } from '../turn-request.ts';
+import { endTurn } from './end-turn.ts';
 
 export interface StartTurnDeps extends LoopDeps {
   db: Kysely<Database>;
@@ -340,60 +341,4 @@ async function route(
   // cost_today_above: what this server's own calls spent today (README §Routing policy)
   const costToday = await inProcessSpendToday(deps.db, deps.clock);
   return deps.runner.route({ facts, scope, hooks: deps.routingHooks, costTodayUsd: () => costToday });
-}
-
-async function endTurn(
-  deps: StartTurnDeps,
-  input: StartTurnInput,
-  handle: TurnHandle,
-  routed: Routed,
-  outcome: LoopOutcome,
-  startedEventId: string,
-): Promise<void> {
-  const base = {
-    actor: 'agent',
-    session_id: handle.sessionId,
-    turn_id: handle.turnId,
-    parent_event_id: startedEventId,
-  } as const;
-  const cost: Decimal = outcome.cost;
-  const now = formatUs(deps.clock.nowUs());
-  // the session follows the model its turns run on, unless the user pinned one or this turn overrode it
-  // each write waits out a store that cannot be reached: the turn ends once it is back, exactly once
-  if (input.session.sticky !== 1 && input.override === null && input.worker === null)
-    await whileStoreAway(deps.log, 'turn end', () =>
-      setActiveModel(deps.db, handle.sessionId, routed.model.id, now),
-    );
-  // released before the end event, so a client that answers turn.completed with a new turn is not refused
-  await input.release(handle, async () => {
-    await whileStoreAway(deps.log, 'turn end', () =>
-      finishTurn(deps.db, handle.sessionId, {
-        turnId: handle.turnId,
-        costDelta: formatDecimal(cost),
-        now,
-        routingPolicyVersion: routed.decision.policy_version,
-      }),
-    );
-  });
-  input.onEnd(handle, outcome);
-  const common = { cost_usd: formatDecimal(cost), model: routed.model.id, steps: outcome.steps };
-  const published =
-    outcome.status === 'cancelled'
-      ? deps.bus.publish({
-          ...base,
-          type: 'turn.cancelled',
-          payload: { reason: handle.cancelReason ?? 'cancelled', ...common },
-        })
-      : deps.bus.publish({
-          ...base,
-          type: 'turn.completed',
-          payload: {
-            status: outcome.status,
-            stop_reason: outcome.stopReason,
-            error_code: outcome.errorCode,
-            error_class: outcome.errorClass,
-            ...common,
-          },
-        });
-  await published.committed;
 }
