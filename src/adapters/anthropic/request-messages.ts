@@ -1,8 +1,8 @@
 /**
  * @module CanonicalRequest conversation → Anthropic Messages turns (wire-formats §5.1): adjacent same-role
  * turns merged with tool results first (§1.4), empty text dropped (§6 #12), tool ids matching
- * `^[a-zA-Z0-9_-]+$` (§6 #14), only Claude's own sealed reasoning replayed, PDFs as base64 documents. A block
- * with no Anthropic form is refused with a 400 naming it, never dropped.
+ * `^[a-zA-Z0-9_-]+$` (§6 #14), only Claude's own sealed reasoning replayed, PDFs as base64 documents.
+ * A block with no Anthropic form is refused with a 400 naming it, never dropped.
  */
 import type { CanonicalMessage, ContentBlock, TextBlock } from '../../canonical/message.ts';
 import { claudeSealed } from '../../canonical/reasoning-origin.ts';
