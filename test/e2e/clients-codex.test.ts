@@ -110,6 +110,21 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   );
 
   await t.test(
+    'a concise reasoning summary, which gpt-5 does not write, is asked as the detailed one it writes',
+    async () => {
+      // gpt-5 refuses concise (400 'Unsupported value: 'concise' is not supported with the 'gpt-5' model…')
+      const run = await codex(stack, tmp.dir, ['-c', 'model_reasoning_summary="concise"', 'say hi']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Hello from the fake provider\./);
+      const sent = fake.requests.filter((r) => r.path === '/v1/responses');
+      assert.equal(sent.length, 1);
+      assert.equal((sent[0].body as { reasoning: { summary: string } }).reasoning.summary, 'detailed');
+      // the summary the model wrote reaches the user
+      assert.match(`${run.stdout}${run.stderr}`, /The user wants a reply\. I will answer briefly\./);
+    },
+  );
+
+  await t.test(
     'pointed at a GPT model that does not reason by a gateway name, its effort is left out and named',
     async () => {
       // gpt-4.1 refuses any reasoning option (400 'Unsupported parameter: 'reasoning.effort'…')

@@ -6,13 +6,14 @@
  * nearest one the routed model takes (model-facts fitEffort), as a translated request's does; a body for the
  * model named as OpenAI names it goes as sent, so the provider's own 400 says what it refuses. A model that does
  * not reason (gpt-4.1, gpt-4o: Codex pointed at `openai:gpt-4.1` with an effort set) refuses any effort: the
- * reasoning options are left out and named in `svc-dropped-params`, as a translated request's are.
+ * reasoning options are left out and named in `svc-dropped-params`, as a translated request's are. A reasoning
+ * summary the routed model does not write (concise on gpt-5) is asked as the one it writes.
  */
 import { REASONING_EFFORTS, type ReasoningEffort } from '../../canonical/request.ts';
 import { replaceJsonValue } from '../../lib/json-splice.ts';
 import type { AdapterName } from '../names.ts';
 import { namedByGatewayName } from './gateway-name.ts';
-import { fitEffort, refusesReasoning } from './model-facts.ts';
+import { fitEffort, fitSummary, refusesReasoning } from './model-facts.ts';
 
 /** Where each same-wire body asks for an effort: Responses `reasoning.effort`, Chat `reasoning_effort`. */
 export const EFFORT_PATHS = {
@@ -38,6 +39,28 @@ export function withEffortFitted(
   const fitted = fitEffort(upstreamModel, asked);
   return fitted === asked ? bodyText : (replaceJsonValue(bodyText, path, JSON.stringify(fitted)) ?? bodyText);
 }
+
+/**
+ * `bodyText` with a Responses `reasoning.summary` the routed model does not write (Codex's
+ * `model_reasoning_summary = "concise"`, written for its default model, on gpt-5) asked as the one it writes
+ * (model-facts fitSummary), when `body` names the model by a gateway name; `bodyText` itself otherwise.
+ */
+export function withSummaryFitted(
+  adapter: AdapterName,
+  bodyText: string,
+  body: Record<string, unknown>,
+  upstreamModel: string,
+): string {
+  if (!namedByGatewayName(adapter, body.model, upstreamModel)) return bodyText;
+  const asked = valueAt(body, SUMMARY_PATH);
+  if (typeof asked !== 'string') return bodyText;
+  const fitted = fitSummary(upstreamModel, asked);
+  return fitted === asked
+    ? bodyText
+    : (replaceJsonValue(bodyText, SUMMARY_PATH, JSON.stringify(fitted)) ?? bodyText);
+}
+
+const SUMMARY_PATH = ['reasoning', 'summary'] as const;
 
 /**
  * The top-level reasoning options of a same-wire `body` (Chat `reasoning_effort`, the Responses `reasoning`

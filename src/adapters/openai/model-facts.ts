@@ -32,6 +32,17 @@ export function effortsOf(model: string): readonly ReasoningEffort[] | undefined
 }
 
 /**
+ * The reasoning summary `model` writes for `summary`: gpt-5, -mini and -nano write detailed ones only, and refuse
+ * `concise` with a 400 unsupported_value ("Supported values are: 'detailed'", openai/codex#2376); other models
+ * as asked.
+ */
+export function fitSummary(model: string, summary: string): string {
+  return summary === 'concise' && /^gpt-5(?![.\d])/i.test(model) && isReasoningModel(model)
+    ? 'detailed'
+    : summary;
+}
+
+/**
  * `effort` as `model` takes it: the nearest effort it takes, the higher of two as near (Claude's `max` is
  * gpt-5's `high`, `low` is gpt-5-pro's `high`).
  */

@@ -20,7 +20,7 @@ import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 import { type FrameRewriter, formatFrame } from '../tap.ts';
 import { toSvcError, type UpstreamFailure } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
-import { EFFORT_PATHS, withEffortFitted } from './fit-effort.ts';
+import { EFFORT_PATHS, withEffortFitted, withSummaryFitted } from './fit-effort.ts';
 import { openaiHeaders } from './request.ts';
 
 export function encodeResponsesPassthrough(input: PassthroughInput, config: AdapterConfig): UpstreamCall {
@@ -28,7 +28,12 @@ export function encodeResponsesPassthrough(input: PassthroughInput, config: Adap
     url: `${config.baseUrl.replace(/\/+$/, '')}/responses`,
     headers: openaiHeaders(config),
     body: rewriteModel(
-      withEffortFitted('openai', input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.responses),
+      withSummaryFitted(
+        'openai',
+        withEffortFitted('openai', input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.responses),
+        input.body,
+        input.upstreamModel,
+      ),
       input.upstreamModel,
     ),
   };
