@@ -45,12 +45,15 @@ export function createModelAvailabilityView(deps: {
     await deps.flushEvents?.();
     const nowUs = deps.clock.nowUs();
     const refusals = await readRefusals(deps.db, readFromUs);
-    for (const r of refusals) raise(refusedAt, r.model, r.atUs);
     // the first read needs the completed calls only back to the oldest refusal it found
     const oldest = refusals.reduce((min, r) => Math.min(min, r.atUs), Number.POSITIVE_INFINITY);
     const answersFrom = readFromUs ?? (Number.isFinite(oldest) ? oldest : null);
-    if (readFromUs !== null || answersFrom !== null)
-      for (const r of await readAnswers(deps.db, answersFrom ?? 0)) raise(answeredAt, r.model, r.atUs);
+    const answers =
+      readFromUs !== null || answersFrom !== null ? await readAnswers(deps.db, answersFrom ?? 0) : [];
+    // the view changes only once both reads succeeded: refusals without the answers since would show a
+    // model refused long ago, and answered since, as unavailable until the next read
+    for (const r of refusals) raise(refusedAt, r.model, r.atUs);
+    for (const r of answers) raise(answeredAt, r.model, r.atUs);
     readFromUs = nowUs - LATE_COMMIT_MARGIN_US;
   };
 

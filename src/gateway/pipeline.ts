@@ -295,7 +295,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         let out: string;
         if (sameWire) {
           out = rewriteModel(text, req.model);
-          // weighed by the two bodies' lengths: measuring their JSON again cost about a second parse a call
+          // weighed by the two bodies' lengths (about what is kept; a follow-up's spelled-out items are shared
+          // with the entry they came from): measuring their JSON again cost about a second parse a call
           if (stored) remember(answered, bodyText.length + text.length);
         } else {
           const encoded = shape.encode(decoded, { model: req.model, request: received, idBase: turn.id });
