@@ -5,6 +5,7 @@
  */
 import type { AdapterName } from '../adapters/names.ts';
 import { SvcError } from '../lib/errors.ts';
+import { withoutUserinfo } from '../lib/url-userinfo.ts';
 import type { SvcEnv } from './env.ts';
 
 /** Each provider's base URL when its variable is unset (DECISIONS §1). */
@@ -33,17 +34,6 @@ export function assertBaseUrls(env: SvcEnv): void {
 }
 
 // --- internal ---
-
-/**
- * The value with everything before its last `@` (after a `scheme://`) shown as `***`: a proxy URL's
- * `user:password@` must not reach stderr or a container log (STYLE rule 5), even in a malformed value.
- */
-function withoutUserinfo(value: string): string {
-  return value.replace(
-    /^([^@]*?\/\/)?[\s\S]*@/,
-    (_match, scheme: string | undefined) => `${scheme ?? ''}***@`,
-  );
-}
 
 function isHttpUrl(value: string): boolean {
   try {

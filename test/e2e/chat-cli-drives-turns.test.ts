@@ -378,6 +378,25 @@ test('an unknown session or an unreachable server is one sentence on stderr and 
   bad.stdin.end('hi\n');
   assert.equal(await new Promise((r) => bad.on('exit', r)), 2);
   assert.match(badErr, /^svc: --server must be the agent server's http:\/\/ URL/);
+  // a user name or password in --server is a usage error too (svc chat sends no credentials), and no
+  // sentence shows the password: before, 'Cannot reach the agent server at http://admin:s3cret@…' (exit 1)
+  for (const [url, pattern] of [
+    [server.url.replace('//', '//admin:s3cret@'), /^svc: --server must not carry a user name or password/],
+    ['ftp://admin:s3cret@127.0.0.1:9/', /^svc: --server must be the agent server's http:\/\/ URL/],
+  ] as const) {
+    const withPassword = spawn(process.execPath, [SVC_BIN, 'chat', '--server', url], {
+      env: server.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let pwErr = '';
+    withPassword.stderr.setEncoding('utf8').on('data', (d) => {
+      pwErr += d;
+    });
+    withPassword.stdin.end('hi\n');
+    assert.equal(await new Promise((r) => withPassword.on('exit', r)), 2, pwErr);
+    assert.match(pwErr, pattern);
+    assert.ok(!pwErr.includes('s3cret') && pwErr.includes('***@127.0.0.1'), pwErr);
+  }
 });
 
 test('an unknown --model or a --workspace that is no folder is one sentence naming the flag, not the REST field', async () => {

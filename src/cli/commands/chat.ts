@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { DEFAULT_SERVE_PORT, servePortOf } from '../../agent/serve-port.ts';
 import { readEnv } from '../../config/env.ts';
 import { SvcError } from '../../lib/errors.ts';
+import { withoutUserinfo } from '../../lib/url-userinfo.ts';
 
 export default defineCommand({
   meta: {
@@ -41,7 +42,11 @@ export default defineCommand({
   },
 });
 
-/** --server must be an http(s) URL: anything else is a usage error (exit 2), not an unreachable server. */
+/**
+ * --server must be an http(s) URL: anything else is a usage error (exit 2), not an unreachable server. A user
+ * name or password in it is one too: svc serve takes no credentials and svc chat sends none (its HTTP client
+ * refuses such a URL, which read as "Cannot reach" with the password in the sentence). No sentence shows them.
+ */
 function serverUrl(text: string): string {
   let url: URL | undefined;
   try {
@@ -49,7 +54,11 @@ function serverUrl(text: string): string {
   } catch {}
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
     throw new SvcError('usage_error', {
-      message: `--server must be the agent server's http:// URL (e.g. http://127.0.0.1:${DEFAULT_SERVE_PORT}), not "${text}".`,
+      message: `--server must be the agent server's http:// URL (e.g. http://127.0.0.1:${DEFAULT_SERVE_PORT}), not "${withoutUserinfo(text)}".`,
+    });
+  if (url.username !== '' || url.password !== '')
+    throw new SvcError('usage_error', {
+      message: `--server must not carry a user name or password ("${withoutUserinfo(text)}"): svc serve takes no credentials and svc chat sends none; pass its http://host:port.`,
     });
   return text;
 }
