@@ -111,6 +111,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // a Responses follow-up that names this key's earlier answers on a translated model: routing sees the
         // whole conversation it continues (size, tools, images, message count), not only its newest turn
         const kept = shapeName === 'openai_responses' ? deps.storedResponses : undefined;
+        const foreign = kept?.foreign(received, key.key_id);
+        if (foreign) throw notFoundForKey(foreign);
         const whole = kept ? kept.expand(body as Record<string, unknown>, key.key_id) : body;
         const wholeReq = whole === body ? req : shape.decode(whole, inboundAnthropicHeaders(c));
         const facts = describeRequest(wholeReq, { workspacePath: key.workspace_path ?? null });
@@ -362,4 +364,16 @@ function keptWhole(whole: Record<string, unknown>): boolean {
     whole.conversation == null &&
     whole.prompt == null
   );
+}
+
+/**
+ * The 400 for a follow-up naming another key's kept response or item: OpenAI's words for an id it does not
+ * hold, after the field as the gateway's 400s name it, so the answer tells nothing of whether the id exists.
+ */
+function notFoundForKey(foreign: { param: string; id: string }): SvcError {
+  const what = foreign.param === 'previous_response_id' ? 'Previous response' : 'Item';
+  return new SvcError('invalid_request', {
+    message: `${foreign.param}: ${what} with id '${foreign.id}' not found.`,
+    details: { param: foreign.param },
+  });
 }

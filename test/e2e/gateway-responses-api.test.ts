@@ -580,6 +580,38 @@ test('the Responses API through the gateway, same wire and translated', { timeou
         ]),
         [[first.id, 'again?']],
       );
+      // but not for another key: OpenAI holds every key's answers under the gateway's one account, so sent on
+      // it would continue this key's conversation (before: served); its output items likewise
+      const outsider = new OpenAI({
+        apiKey: (await stack.issue()).token,
+        baseURL: `${gw.url}/v1`,
+        maxRetries: 0,
+      });
+      const sentBefore = fake.requests.length;
+      const firstItem = first.output.find((i) => i.type === 'message')!.id!;
+      for (const [body, words] of [
+        [
+          { previous_response_id: first.id, input: 'what is my name?' },
+          /^400 previous_response_id: Previous response with id '.+' not found\.$/,
+        ],
+        [
+          {
+            input: [
+              { type: 'item_reference', id: firstItem },
+              { role: 'user', content: 'and?' },
+            ],
+          },
+          /^400 input: Item with id '.+' not found\.$/,
+        ],
+      ] as const)
+        await assert.rejects(
+          outsider.responses.create({
+            model: 'mini',
+            ...body,
+          } as OpenAI.Responses.ResponseCreateParamsNonStreaming),
+          (err) => err instanceof OpenAI.BadRequestError && words.test(err.message),
+        );
+      assert.equal(fake.requests.length, sentBefore);
 
       // streamed on the OpenAI model, then followed up on Claude, streamed too
       const streamed = await client.responses

@@ -35,6 +35,13 @@ export interface StoredResponses {
    * holds what the search found, and no other model can run one).
    */
   expand(body: Record<string, unknown>, owner: string, portable?: boolean): Record<string, unknown>;
+  /**
+   * The first response or item `body` names that is kept for another key than `owner` (`previous_response_id`,
+   * an `item_reference`), with the field naming it; undefined when none. OpenAI holds its own answers for
+   * every key of the gateway's account alike, so one named to it as sent would continue another key's
+   * conversation: such a request is refused before it goes anywhere.
+   */
+  foreign(body: Record<string, unknown>, owner: string): { param: string; id: string } | undefined;
   /** Bytes held (the JSON size of what is kept). */
   readonly bytes: number;
 }
@@ -121,6 +128,17 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
       if (!resolved) return { ...body, input };
       const { previous_response_id: _, ...rest } = body;
       return { ...rest, input };
+    },
+    foreign(body, owner) {
+      const previous = body.previous_response_id;
+      if (typeof previous === 'string' && (responses.get(previous)?.owner ?? owner) !== owner)
+        return { param: 'previous_response_id', id: previous };
+      for (const item of inputItems(body)) {
+        const ref = item as { type?: unknown; id?: unknown };
+        if (ref?.type !== 'item_reference' || typeof ref.id !== 'string') continue;
+        if ((items.get(ref.id)?.owner ?? owner) !== owner) return { param: 'input', id: ref.id };
+      }
+      return undefined;
     },
     get bytes() {
       return bytes;
