@@ -100,6 +100,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       let before: BeforeAnswer | undefined;
       try {
         let { bodyText, body } = await readInboundBody(c, deps.maxBodyBytes);
+        const receivedText = bodyText;
         // from here until its answer begins, a stop that cuts the request off answers it 503 (x-should-retry)
         before = untilAnswered(c.env?.outgoing, signal);
         let req = shape.decode(body, inboundAnthropicHeaders(c));
@@ -297,9 +298,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         let out: string;
         if (sameWire) {
           out = rewriteModel(text, req.model);
-          // weighed by the two bodies' lengths (about what is kept; a follow-up's spelled-out items are shared
-          // with the entry they came from): measuring their JSON again cost about a second parse a call
-          if (stored) remember(answered, bodyText.length + text.length);
+          // a request that named nothing kept here is kept as the two texts (stored-responses keepText)
+          if (stored && whole === received) stored.keepText(answered, receivedText, text, key.key_id);
+          else if (stored) remember(answered, bodyText.length + text.length);
         } else {
           const encoded = shape.encode(decoded, { model: req.model, request: received, idBase: turn.id });
           // what is kept for follow-ups carries the reasoning signatures, asked for or not

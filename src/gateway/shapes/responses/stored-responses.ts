@@ -28,6 +28,15 @@ export interface StoredResponses {
     size?: number,
   ): void;
   /**
+   * Keeps an OpenAI model's answer (same wire, stored by OpenAI too) to a request that named nothing kept
+   * here, as the two texts the gateway already holds: `requestText` as the client sent it and `answerText`,
+   * the upstream's answer of which `response` is the parse. Nothing but the texts and the output items' ids is
+   * held, and they are parsed again only when a follow-up names them: strings are what the bound counts and
+   * cost the garbage collector nothing to trace, where the parsed objects took about three times their JSON
+   * size on the heap and were traced at every full collection.
+   */
+  keepText(response: Record<string, unknown>, requestText: string, answerText: string, owner: string): void;
+  /**
    * `body` with the stored state of `owner` it names expanded; `body` itself when it names nothing kept.
    * `portable`: for an OpenAI model, what OpenAI stored stays named as sent, and the gateway's own items go
    * in without the ids and status only this gateway knows and without reasoning items (their signatures
@@ -69,7 +78,8 @@ export function inputItems(body: Record<string, unknown>): unknown[] {
 
 export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): StoredResponses {
   const responses = new Map<string, Entry>();
-  const items = new Map<string, { owner: string; item: Record<string, unknown>; storedBy: StoredBy }>();
+  /** An output item's id: the entry holding it and its place in that entry's output. */
+  const items = new Map<string, ItemRef>();
   let bytes = 0;
 
   const drop = (id: string) => {
@@ -77,31 +87,45 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
     if (!entry) return;
     responses.delete(id);
     bytes -= entry.bytes;
-    for (const item of entry.output) if (typeof item.id === 'string') items.delete(item.id);
+    for (const itemId of entry.itemIds) items.delete(itemId);
+  };
+
+  /** Keeps `entry` under `id` (its output items under their ids), dropping the oldest beyond the bound. */
+  const keep = (id: string, entry: Entry, output: readonly Record<string, unknown>[]) => {
+    if (entry.bytes > maxBytes / 4) return; // one conversation may not push out everything else
+    drop(id);
+    responses.set(id, entry);
+    bytes += entry.bytes;
+    output.forEach((item, index) => {
+      if (typeof item.id !== 'string') return;
+      entry.itemIds.push(item.id);
+      items.set(item.id, { entry, index });
+    });
+    for (const oldest of responses.keys()) {
+      if (bytes <= maxBytes) break;
+      drop(oldest);
+    }
   };
 
   return {
     remember(response, input, owner, storedBy = 'gateway', knownSize) {
       const id = response.id;
-      const output = Array.isArray(response.output) ? (response.output as Record<string, unknown>[]) : [];
+      const output = outputOf(response);
       if (typeof id !== 'string' || response.store === false || unfinished(response.status)) return;
       const size = knownSize ?? JSON.stringify(input).length + JSON.stringify(output).length;
-      if (size > maxBytes / 4) return; // one conversation may not push out everything else
-      drop(id);
-      responses.set(id, { owner, input, output, bytes: size, storedBy });
-      bytes += size;
-      for (const item of output)
-        if (typeof item.id === 'string') items.set(item.id, { owner, item, storedBy });
-      for (const oldest of responses.keys()) {
-        if (bytes <= maxBytes) break;
-        drop(oldest);
-      }
+      keep(id, new Entry(owner, storedBy, size, input, output), output);
+    },
+    keepText(response, requestText, answerText, owner) {
+      const id = response.id;
+      if (typeof id !== 'string' || response.store === false || unfinished(response.status)) return;
+      const size = requestText.length + answerText.length;
+      keep(id, new Entry(owner, 'openai', size, requestText, answerText), outputOf(response));
     },
     expand(body, owner, portable = false) {
       const fit = (items: readonly unknown[]) =>
         portable ? items.flatMap(portableItem) : items.filter(translatable);
       // kept for this key, and not OpenAI's own on its way to OpenAI (OpenAI has it)
-      const mine = <T extends { owner: string; storedBy: StoredBy }>(kept: T | undefined): kept is T =>
+      const mine = (kept: Entry | undefined): kept is Entry =>
         kept !== undefined && kept.owner === owner && !(portable && kept.storedBy === 'openai');
       let input = inputItems(body);
       let changed = false;
@@ -120,9 +144,9 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
         const ref = item as { type?: unknown; id?: unknown };
         const stored =
           ref?.type === 'item_reference' && typeof ref.id === 'string' ? items.get(ref.id) : undefined;
-        if (!mine(stored)) return [item];
+        if (!stored || !mine(stored.entry)) return [item];
         changed = true;
-        return fit([stored.item]);
+        return fit([stored.entry.output[stored.index]]);
       });
       if (!changed) return body;
       if (!resolved) return { ...body, input };
@@ -136,7 +160,7 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
       for (const item of inputItems(body)) {
         const ref = item as { type?: unknown; id?: unknown };
         if (ref?.type !== 'item_reference' || typeof ref.id !== 'string') continue;
-        if ((items.get(ref.id)?.owner ?? owner) !== owner) return { param: 'input', id: ref.id };
+        if ((items.get(ref.id)?.entry.owner ?? owner) !== owner) return { param: 'input', id: ref.id };
       }
       return undefined;
     },
@@ -171,10 +195,52 @@ function portableItem(item: unknown): unknown[] {
   return [rest];
 }
 
-interface Entry {
-  owner: string;
-  storedBy: StoredBy;
-  input: readonly unknown[];
-  output: Record<string, unknown>[];
-  bytes: number;
+/** Where an output item is kept: its entry and its place in the entry's output. */
+interface ItemRef {
+  entry: Entry;
+  index: number;
+}
+
+/**
+ * One kept exchange: its input and output items, held parsed (a translated answer, encoded by the gateway)
+ * or as the request and answer texts, parsed at the first follow-up that reads them (keepText).
+ */
+class Entry {
+  readonly owner: string;
+  readonly storedBy: StoredBy;
+  /** What it weighs against the bound. */
+  readonly bytes: number;
+  /** The ids of its output items (what `items` holds for it). */
+  readonly itemIds: string[] = [];
+  #input: readonly unknown[] | string;
+  #output: Record<string, unknown>[] | string;
+
+  constructor(
+    owner: string,
+    storedBy: StoredBy,
+    bytes: number,
+    input: readonly unknown[] | string,
+    output: Record<string, unknown>[] | string,
+  ) {
+    this.owner = owner;
+    this.storedBy = storedBy;
+    this.bytes = bytes;
+    this.#input = input;
+    this.#output = output;
+  }
+
+  get input(): readonly unknown[] {
+    if (typeof this.#input === 'string') this.#input = inputItems(JSON.parse(this.#input));
+    return this.#input;
+  }
+
+  get output(): Record<string, unknown>[] {
+    if (typeof this.#output === 'string') this.#output = outputOf(JSON.parse(this.#output));
+    return this.#output;
+  }
+}
+
+/** A Responses object's output items. */
+function outputOf(response: Record<string, unknown>): Record<string, unknown>[] {
+  return Array.isArray(response.output) ? (response.output as Record<string, unknown>[]) : [];
 }

@@ -165,3 +165,38 @@ test("an OpenAI model's answer is kept under OpenAI's id: spelled out for anothe
   const failed = { input: 'a', previous_response_id: 'resp_failed' };
   assert.equal(kept.expand(failed, 'gk_a'), failed);
 });
+
+test('an OpenAI answer kept as its request and answer texts expands like a parsed one, weighed by their lengths', () => {
+  const kept = createStoredResponses();
+  const requestText = JSON.stringify({ model: 'openai:gpt-5-mini', input: 'my name is Ada' });
+  const answerText = JSON.stringify(answer('resp_o1', 'Hi Ada'));
+  kept.keepText(JSON.parse(answerText), requestText, answerText, 'gk_a');
+  assert.equal(kept.bytes, requestText.length + answerText.length);
+  // on another model the earlier turns are spelled out from the texts
+  const next = kept.expand({ model: 'haiku', input: 'and then?', previous_response_id: 'resp_o1' }, 'gk_a');
+  assert.deepEqual(next.input, [
+    { role: 'user', content: 'my name is Ada' },
+    {
+      id: 'msg_resp_o1_0',
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'Hi Ada' }],
+    },
+    { role: 'user', content: 'and then?' },
+  ]);
+  // an item_reference to its message, for the key that asked only; OpenAI's own stay named to OpenAI
+  const ref = { model: 'haiku', input: [{ type: 'item_reference', id: 'msg_resp_o1_0' }] };
+  assert.equal((kept.expand(ref, 'gk_a').input as Array<{ type: string }>)[0].type, 'message');
+  assert.equal(kept.expand(ref, 'gk_b'), ref);
+  assert.equal(kept.expand(ref, 'gk_a', true), ref);
+  assert.deepEqual(kept.foreign(ref, 'gk_b'), { param: 'input', id: 'msg_resp_o1_0' });
+  // store: false and an unfinished answer keep nothing
+  kept.keepText({ ...answer('resp_o2', 'x'), store: false }, requestText, answerText, 'gk_a');
+  kept.keepText({ ...answer('resp_o3', 'x'), status: 'failed' }, requestText, answerText, 'gk_a');
+  const none = { model: 'haiku', input: 'x', previous_response_id: 'resp_o2' };
+  assert.equal(kept.expand(none, 'gk_a'), none);
+  assert.equal(
+    kept.expand({ ...none, previous_response_id: 'resp_o3' }, 'gk_a').previous_response_id,
+    'resp_o3',
+  );
+});
