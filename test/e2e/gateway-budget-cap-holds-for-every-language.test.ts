@@ -109,8 +109,15 @@ test('a daily cap is never overshot by 50 concurrent requests, for every kind of
   const [refusalKey, ...keys] = await Promise.all(
     ['0.01', cap, cap, cap].map((c) => stack.issue(['--daily-cap-usd', c])),
   );
-  // a response OpenAI stored (asked for by another key, so the gateway has nothing of it to spell out)
-  const stored = await stack.openai.responses.create({ model, input: 'hi', max_output_tokens: 16 });
+  // a response OpenAI stored, asked for by the key that follows it up (another key naming it is refused
+  // before anything goes upstream, a050f52): the follow-up goes to OpenAI naming it, as sent
+  const stored = (await (
+    await fetch(`${stack.gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys[0].token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, input: 'hi', max_output_tokens: 16 }),
+    })
+  ).json()) as { id: string };
   for (const [i, held] of [
     { previous_response_id: stored.id },
     { conversation: 'conv_held' },
