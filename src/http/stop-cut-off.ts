@@ -80,26 +80,26 @@ export function untilAnswered(res: object | undefined, client: AbortSignal): Bef
   const stop = stopCutOffSignal(res);
   if (stop === undefined) return { signal: client, cut: false, answered() {} };
   const controller = new AbortController();
-  let cut = false;
+  // `cut` is a data property the stop sets, never a getter: an object literal with a per-call getter is kept
+  // in dictionary mode, and everything its closures reach then outlived the young generation's collections
+  // (1.6 against 0.4 KiB a request promoted to the old generation: node test/bench/request-counts.ts, OpenAI
+  // same wire, c=1; the running call object of 428ee0d did the same)
+  const handle: { -readonly [K in keyof BeforeAnswer]: BeforeAnswer[K] } = {
+    signal: controller.signal,
+    cut: false,
+    answered: () => stop.removeEventListener('abort', onStop),
+  };
   const onClient = () => controller.abort(client.reason);
   const onStop = () => {
     if (controller.signal.aborted) return;
-    cut = true;
+    handle.cut = true;
     controller.abort(stopCutOffError('request'));
   };
   if (client.aborted) onClient();
   else client.addEventListener('abort', onClient, { once: true });
   if (stop.aborted) onStop();
   else stop.addEventListener('abort', onStop, { once: true });
-  return {
-    signal: controller.signal,
-    get cut() {
-      return cut;
-    },
-    answered() {
-      stop.removeEventListener('abort', onStop);
-    },
-  };
+  return handle;
 }
 
 /**
