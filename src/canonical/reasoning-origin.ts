@@ -68,6 +68,24 @@ export function reasoningDetailOf(b: ThinkingBlock | RedactedThinkingBlock): Rec
   };
 }
 
+/**
+ * One of OpenRouter's `reasoning_details` as the block it stands for: `reasoning.text` (its text and seal) and
+ * `reasoning.summary` (unsealed text) as thinking, `reasoning.encrypted` as redacted thinking, each with the
+ * `format` it names; undefined for a kind this gateway does not know. An empty seal is no seal.
+ */
+export function reasoningBlockOf(detail: unknown): ThinkingBlock | RedactedThinkingBlock | undefined {
+  const d = (detail ?? {}) as Record<string, unknown>;
+  const origin = reasoningFormatOf(d.format);
+  const from = origin ? { origin } : {};
+  if (d.type === 'reasoning.encrypted')
+    return typeof d.data === 'string' ? { type: 'redacted_thinking', data: d.data, ...from } : undefined;
+  if (d.type === 'reasoning.summary')
+    return { type: 'thinking', thinking: textOf(d.summary), signature: null, ...from };
+  if (d.type !== 'reasoning.text') return undefined;
+  const signature = typeof d.signature === 'string' && d.signature !== '' ? d.signature : null;
+  return { type: 'thinking', thinking: textOf(d.text), signature, ...from };
+}
+
 /** The seal as a client is handed it where the wire has no field for its origin. */
 export function markSeal(seal: string, origin: ReasoningFormat | undefined): string {
   if (origin === undefined || origin === CLAUDE || seal === '' || isOpenAISealedReasoning(seal)) return seal;
@@ -100,6 +118,10 @@ function originOf(block: ThinkingBlock | RedactedThinkingBlock): ReasoningFormat
   if (!seal) return undefined;
   if (seal.startsWith(MARK)) return 'unknown';
   return isOpenAISealedReasoning(seal) ? 'openai-responses-v1' : CLAUDE;
+}
+
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
 
 function sealOf(block: ThinkingBlock | RedactedThinkingBlock): string | null {

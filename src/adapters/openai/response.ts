@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import type { ContentBlock } from '../../canonical/message.ts';
-import { reasoningFormatOf } from '../../canonical/reasoning-origin.ts';
+import { reasoningBlockOf } from '../../canonical/reasoning-origin.ts';
 import {
   type CanonicalResponse,
   type CanonicalUsage,
@@ -182,15 +182,8 @@ export function decodeOpenAIUsage(u: any): Partial<CanonicalUsage> {
 export function decodeReasoning(msg: any): ContentBlock[] {
   const out: ContentBlock[] = [];
   for (const d of Array.isArray(msg?.reasoning_details) ? msg.reasoning_details : []) {
-    // OpenRouter's `format` says which model family wrote (and sealed) it
-    const origin = reasoningFormatOf(d?.format);
-    const from = origin ? { origin } : {};
-    if (d?.type === 'reasoning.text')
-      out.push({ type: 'thinking', thinking: String(d.text ?? ''), signature: d.signature ?? null, ...from });
-    else if (d?.type === 'reasoning.encrypted' && typeof d.data === 'string')
-      out.push({ type: 'redacted_thinking', data: d.data, ...from });
-    else if (d?.type === 'reasoning.summary')
-      out.push({ type: 'thinking', thinking: String(d.summary ?? ''), signature: null, ...from });
+    const block = reasoningBlockOf(d);
+    if (block) out.push(block);
   }
   // plain reasoning text: OpenRouter's `reasoning`, or `reasoning_content` (DeepSeek, vLLM, llama.cpp)
   const plain = typeof msg?.reasoning === 'string' ? msg.reasoning : msg?.reasoning_content;

@@ -6,7 +6,12 @@
  * then goes without reasoning, as the Anthropic adapter sends such a turn without thinking.
  */
 import type { RedactedThinkingBlock, ThinkingBlock } from '../../canonical/message.ts';
-import { ownReasoningFormat, reasoningFormatOf, replayableTo } from '../../canonical/reasoning-origin.ts';
+import {
+  ownReasoningFormat,
+  reasoningBlockOf,
+  reasoningFormatOf,
+  replayableTo,
+} from '../../canonical/reasoning-origin.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -40,13 +45,18 @@ export function withoutReasoning(body: Obj): Obj {
   return out;
 }
 
-/** One of OpenRouter's reasoning_details as the block it replays (its seal and `format`; no text needed). */
+/**
+ * One of OpenRouter's reasoning_details as the block it replays (its seal and `format` decide); a kind this
+ * gateway does not know counts as unsealed text of the family it names.
+ */
 export function reasoningDetailBlock(detail: unknown): ThinkingBlock | RedactedThinkingBlock {
-  const d = (detail ?? {}) as Obj;
-  const origin = reasoningFormatOf(d.format);
-  const from = origin ? { origin } : {};
-  if (d.type === 'reasoning.encrypted')
-    return { type: 'redacted_thinking', data: String(d.data ?? ''), ...from };
-  const signature = typeof d.signature === 'string' && d.signature !== '' ? d.signature : null;
-  return { type: 'thinking', thinking: '', signature, ...from };
+  const origin = reasoningFormatOf((detail as Obj | null)?.format);
+  return (
+    reasoningBlockOf(detail) ?? {
+      type: 'thinking',
+      thinking: '',
+      signature: null,
+      ...(origin ? { origin } : {}),
+    }
+  );
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createOpenAIAdapter, createOpenRouterAdapter } from '#src/adapters/registry.ts';
+import { decodeOpenAIRequest } from '#src/gateway/shapes/openai/decode.ts';
 import { decodeSse } from '#src/lib/sse-decode.ts';
 import { chunks, collect, OPENAI_TOOL_STREAM, utf8 } from '../../helpers/sse-fixtures.ts';
 import { type AdapterCase, runAdapterContract } from './adapter-contract.ts';
@@ -555,4 +556,33 @@ test('openrouter: streamed reasoning_details of different index are separate thi
     ],
   });
   assert.deepEqual(answer.content, expected);
+});
+
+test('openrouter: reasoning_details read the same in an answer and in a client replay of it (an empty signature is none)', () => {
+  const adapter = createOpenRouterAdapter({ baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-or' });
+  const details = [
+    { type: 'reasoning.text', text: 'Unsealed.', signature: '', format: 'anthropic-claude-v1', index: 0 },
+    { type: 'reasoning.text', text: 'Sealed.', signature: 'sig-1', format: 'anthropic-claude-v1', index: 1 },
+    { type: 'reasoning.summary', summary: 'In short.', format: 'openai-responses-v1', index: 2 },
+    { type: 'reasoning.encrypted', data: 'gAAAAAenc', format: 'openai-responses-v1', index: 3 },
+    { type: 'reasoning.unheard_of', text: 'left out', index: 4 },
+  ];
+  const expected = [
+    { type: 'thinking', thinking: 'Unsealed.', signature: null, origin: 'anthropic-claude-v1' },
+    { type: 'thinking', thinking: 'Sealed.', signature: 'sig-1', origin: 'anthropic-claude-v1' },
+    { type: 'thinking', thinking: 'In short.', signature: null, origin: 'openai-responses-v1' },
+    { type: 'redacted_thinking', data: 'gAAAAAenc', origin: 'openai-responses-v1' },
+  ];
+  const message = { role: 'assistant', content: 'Hi!', reasoning_details: details };
+  const answer = adapter.decodeResponse({
+    ...response,
+    model: 'anthropic/claude-sonnet-4.5',
+    choices: [{ index: 0, message, finish_reason: 'stop' }],
+  });
+  assert.deepEqual(answer.content, [...expected, { type: 'text', text: 'Hi!' }]);
+  const replay = decodeOpenAIRequest({
+    model: 'anthropic/claude-sonnet-4.5',
+    messages: [{ role: 'user', content: 'Hello' }, message, { role: 'user', content: 'And?' }],
+  });
+  assert.deepEqual(replay.messages[1]?.content, [...expected, { type: 'text', text: 'Hi!' }]);
 });

@@ -10,9 +10,8 @@ import {
   type RawBlock,
   sniffImageMediaType,
   type TextBlock,
-  type ThinkingBlock,
 } from '../../../canonical/message.ts';
-import { reasoningFormatOf } from '../../../canonical/reasoning-origin.ts';
+import { reasoningBlockOf } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
 import { parseToolInput } from '../../../canonical/stream.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
@@ -176,20 +175,8 @@ function assistantContent(m: OpenAIMessage, path: string): ContentBlock[] {
 function decodeReasoningDetails(m: OpenAIMessage): ContentBlock[] {
   const out: ContentBlock[] = [];
   for (const d of m.reasoning_details ?? []) {
-    // OpenRouter's `format` says which model family wrote (and sealed) it
-    const origin = reasoningFormatOf(d.format);
-    const from = origin ? { origin } : {};
-    if (d.type === 'reasoning.text' && typeof d.text === 'string') {
-      const block: ThinkingBlock = {
-        type: 'thinking',
-        thinking: d.text,
-        signature: typeof d.signature === 'string' && d.signature !== '' ? d.signature : null,
-        ...from,
-      };
-      out.push(block);
-    } else if (d.type === 'reasoning.encrypted' && typeof d.data === 'string') {
-      out.push({ type: 'redacted_thinking', data: d.data, ...from });
-    }
+    const block = reasoningBlockOf(d);
+    if (block) out.push(block);
   }
   if (out.length === 0 && m.reasoning) out.push({ type: 'thinking', thinking: m.reasoning, signature: null });
   return out;
