@@ -71,6 +71,26 @@ export async function requireOpenSession(db: Kysely<Database>, id: string): Prom
   return row;
 }
 
+/**
+ * The worker session of `plannerId` that started turn `turnId`, if any: a planner's socket shows its
+ * workers' turns (include_worker_sessions), so a cancel frame there may name one.
+ */
+export async function workerSessionOfTurn(
+  db: Kysely<Database>,
+  plannerId: string,
+  turnId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('events')
+    .innerJoin('sessions', 'sessions.id', 'events.session_id')
+    .select('events.session_id')
+    .where('events.turn_id', '=', turnId)
+    .where('events.type', '=', 'turn.started')
+    .where('sessions.parent_session_id', '=', plannerId)
+    .executeTakeFirst();
+  return row?.session_id ?? undefined;
+}
+
 export interface ListSessionsQuery {
   workspace?: string;
   is_worker?: boolean;

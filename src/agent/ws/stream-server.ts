@@ -16,7 +16,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { Clock } from '../../lib/time.ts';
 import type { AgentAppDeps } from '../app.ts';
 import type { AgentEnv } from '../env.ts';
-import { requireOpenSession, requireSession } from '../sessions/store.ts';
+import { requireOpenSession, requireSession, workerSessionOfTurn } from '../sessions/store.ts';
 import { type Connection, type ConnectionSocket, createConnection } from './connection.ts';
 import { CLOSE, closeReason, encodeFrame, MAX_CLIENT_FRAME_BYTES } from './frames.ts';
 import { createStreamHub, STREAM_SUBSCRIBER } from './hub.ts';
@@ -103,11 +103,20 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
       log: deps.log,
     });
     const cancel = (sessionId: string) => async (turnId: string, reason: string | null) => {
-      // exactly the REST cancel (turns/routes.ts)
+      // exactly the REST cancel (turns/routes.ts), which names the session: a turn of one of this
+      // session's workers (shown here with include_worker_sessions) is cancelled on the worker session
       const session = await requireOpenSession(appDeps.db, sessionId);
-      if (!appDeps.engine)
+      const engine = appDeps.engine;
+      if (!engine)
         throw new SvcError('not_implemented', { message: 'Turns are not implemented in this build.' });
-      await appDeps.engine.cancel(session.id, turnId, reason);
+      try {
+        await engine.cancel(session.id, turnId, reason);
+      } catch (err) {
+        if (!(err instanceof SvcError && err.code === 'turn_not_found')) throw err;
+        const worker = await workerSessionOfTurn(appDeps.db, session.id, turnId);
+        if (worker === undefined) throw err;
+        await engine.cancel(worker, turnId, reason);
+      }
     };
     app.get(
       '/sessions/:session_id/stream',
