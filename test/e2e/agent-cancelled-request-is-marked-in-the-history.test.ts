@@ -2,7 +2,9 @@
  * spec 2: "A cancelled turn is never resumed; the next user message starts a fresh turn". The cancelled
  * turn's prompt stays in the conversation, but its partial answer is left out, so the model saw the old
  * request as unanswered (merged with the new one) and took it up again. The history now says it was
- * cancelled where the partial answer was.
+ * cancelled where the partial answer was. A turn that failed (a provider error on its first call, or on a
+ * later one after its tools ran) likewise leaves its request unanswered: the history notes it ended
+ * without an answer before the next prompt.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -82,4 +84,46 @@ test('a turn a killed server left open is marked cancelled in the history as wel
   const lost = sent.indexOf('the lost request');
   const note = sent.indexOf('[The user cancelled the request above');
   assert.ok(lost >= 0 && note > lost && sent.indexOf('something else') > note, sent.slice(0, 2000));
+});
+
+test('after a failed turn the model is told that request ended without an answer, before the new one', async (t) => {
+  const server = await startAgentServer(t, {
+    env: {
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      SVC_GATEWAY_MAX_RETRIES: '0',
+    },
+  });
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  const steps = [[{ error: 500 }], [{ toolUses: [{ name: 'list_files', input: {} }] }, { error: 500 }]];
+  for (const [i, script] of steps.entries()) {
+    fake.script(script);
+    await server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: `request ${i}` }] });
+    await idle(server, sid);
+  }
+  const ends = (await server.api('GET', `/sessions/${sid}/events?types=turn.completed`)).body.events;
+  assert.deepEqual(
+    ends.map((e: { payload: { status: string } }) => e.payload.status),
+    ['failed', 'failed'],
+  );
+  fake.script([{ text: 'fresh answer' }]);
+  await server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'what is 2+2' }] });
+  await idle(server, sid);
+  const sent = fake.requests.at(-1)!.body as { messages: Array<{ role: string; content: any }> };
+  const blocks = sent.messages.flatMap((m) =>
+    (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content).map(
+      (b: { type: string; text?: string }) => `${m.role}: ${b.type === 'text' ? b.text : b.type}`,
+    ),
+  );
+  const note =
+    'user: [The request above ended without an answer (an error or the step limit stopped it); do not take it up again unless asked.]';
+  assert.deepEqual(blocks, [
+    'user: request 0',
+    note,
+    'user: request 1',
+    'assistant: tool_use',
+    'user: tool_result',
+    note,
+    'user: what is 2+2',
+  ]);
 });

@@ -5,7 +5,7 @@
  * Only the model's view changes: stored messages, REST history and WebSocket replay keep everything.
  */
 import type { CanonicalMessage } from '../../canonical/message.ts';
-import { CANCELLED_NOTE } from './messages.ts';
+import { HISTORY_NOTES } from './messages.ts';
 
 /** What the model reads where older messages were left out (once per view). */
 export const LEFT_OUT_NOTE =
@@ -83,5 +83,5 @@ function viewWithout(history: CanonicalMessage[], units: Units, n: number): Cano
 function isPrompt(m: CanonicalMessage): boolean {
   if (m.role !== 'user') return false;
   if (m.content.some((b) => b.type === 'tool_result')) return false;
-  return !m.content.every((b) => b.type === 'text' && b.text === CANCELLED_NOTE);
+  return !m.content.every((b) => b.type === 'text' && HISTORY_NOTES.has(b.text));
 }

@@ -118,27 +118,50 @@ export const CANCELLED_NOTE =
   '[The user cancelled the request above before it was finished; do not take it up again unless asked.]';
 
 /**
+ * After the request of a turn that ended with no answer and was not cancelled (a provider or server
+ * failure, a broken stream, the step limit), before the next prompt, so the model does not read the two
+ * requests as one still to answer.
+ */
+export const UNANSWERED_NOTE =
+  '[The request above ended without an answer (an error or the step limit stopped it); do not take it up again unless asked.]';
+
+/** The notes sessionHistory puts between turns (no prompt of the user's). */
+export const HISTORY_NOTES: ReadonlySet<string> = new Set([CANCELLED_NOTE, UNANSWERED_NOTE]);
+
+/**
  * The session's conversation in order, as sent to the model. A cancelled turn's unfinished answer (its
  * partial assistant message or its tool results) becomes CANCELLED_NOTE, so its request does not read as
  * one still to answer; a message refused at submission (a cancelled user prompt) and the cut answer of a
- * broken model stream (`failed`) are left out.
+ * broken model stream (`failed`) are left out. A prompt that follows an earlier turn's request or tool
+ * results with no answer between (that turn failed or stopped at the step limit) gets UNANSWERED_NOTE
+ * before it.
  */
 export async function sessionHistory(db: Kysely<Database>, sessionId: string): Promise<CanonicalMessage[]> {
   const rows = await db
     .selectFrom('messages')
-    .select(['role', 'content', 'status'])
+    .select(['role', 'content', 'status', 'turn_id'])
     .where('session_id', '=', sessionId)
     .where('status', 'in', ['completed', 'cancelled'])
     .orderBy('id', 'asc')
     .execute();
   const out: CanonicalMessage[] = [];
+  let lastTurn: string | null = null;
+  const lastIsNote = () => {
+    const last = out.at(-1)?.content.at(-1);
+    return last?.type === 'text' && HISTORY_NOTES.has(last.text);
+  };
   for (const r of rows) {
     const content = JSON.parse(r.content) as ContentBlock[];
-    if (r.status === 'completed') out.push({ role: r.role as Role, content });
-    else if (r.role === 'assistant' || content.some((b) => b.type === 'tool_result')) {
-      const last = out.at(-1)?.content.at(-1);
-      if (!(last?.type === 'text' && last.text === CANCELLED_NOTE))
-        out.push({ role: 'user', content: [{ type: 'text', text: CANCELLED_NOTE }] });
+    const toolResults = content.some((b) => b.type === 'tool_result');
+    if (r.status === 'completed') {
+      const prompt = r.role === 'user' && !toolResults;
+      if (prompt && r.turn_id !== lastTurn && out.at(-1)?.role === 'user' && !lastIsNote())
+        out.push({ role: 'user', content: [{ type: 'text', text: UNANSWERED_NOTE }] });
+      out.push({ role: r.role as Role, content });
+      lastTurn = r.turn_id;
+    } else if (r.role === 'assistant' || toolResults) {
+      if (!lastIsNote()) out.push({ role: 'user', content: [{ type: 'text', text: CANCELLED_NOTE }] });
+      lastTurn = r.turn_id;
     }
   }
   return out;
