@@ -2,7 +2,8 @@
  * LangChain against the gateway (issue 13): ChatOpenAI on Chat Completions and on the Responses API
  * (`useResponsesApi: true`), and ChatAnthropic, each as its docs configure a custom endpoint. Each: text,
  * streaming, a tool round trip (bindTools, the call run by the test, a ToolMessage back), structured output
- * (withStructuredOutput) and a cross-shape call (its wire talking to the other vendor's model).
+ * (withStructuredOutput) and a cross-shape call (its wire talking to the other vendor's model); ChatOpenAI's
+ * JSON mode.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -127,6 +128,20 @@ test('LangChain ChatOpenAI (both APIs) and ChatAnthropic', { timeout: 60_000 }, 
       assert.ok(turns.every((e) => e.payload.inbound_shape === c.shape && e.payload.status === 200));
     });
   }
+
+  await t.test(
+    "ChatOpenAI JSON mode (both APIs): a JSON object, and OpenAI's 400 when no message says json",
+    async () => {
+      for (const responsesApi of [false, true]) {
+        const jsonMode = openai('openai:gpt-5-mini', responsesApi).withStructuredOutput(PLACE, {
+          method: 'jsonMode',
+        });
+        // OpenAI's JSON mode answers a JSON object whatever the model says (the fake's unscripted one is {})
+        assert.deepEqual(await jsonMode.invoke('where? Answer in JSON.'), {});
+        await assert.rejects(jsonMode.invoke('where?'), /400 .*must contain the word 'json' in some form/);
+      }
+    },
+  );
 
   await t.test('ChatOpenAI image blocks: which reach the model on each API', async () => {
     const png =

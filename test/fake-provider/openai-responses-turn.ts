@@ -6,8 +6,8 @@
 
 import { billedInputTokens } from './billing.ts';
 import { isReasoningName } from './openai.ts';
+import { outputSchemaOf } from './openai-json-mode.ts';
 import type { Turn } from './responses.ts';
-import { jsonSchemaOf } from './responses.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -68,7 +68,7 @@ export function readResponsesTurn(body: Obj): Turn {
         ? reasoning?.summary != null && isReasoningName(String(body.model))
         : reasoning.effort !== 'none',
     inputTokens: billedInputTokens('openai_responses', body),
-    outputSchema: jsonSchemaOf((body.text as { format?: unknown } | undefined)?.format),
+    outputSchema: outputSchemaOf((body.text as { format?: unknown } | undefined)?.format),
     // the hosted tool: web_search, web_search_preview and their dated versions
     webSearchTool: tools.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search')),
   };

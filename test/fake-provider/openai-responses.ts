@@ -7,6 +7,7 @@
 
 import { billedInputTokens } from './billing.ts';
 import { openaiCodec, userTooLong } from './openai.ts';
+import { responsesJsonModeRefusal } from './openai-json-mode.ts';
 import { responsesPartRefusal, responsesToolPairRefusal } from './openai-parts.ts';
 import { obfuscates, obfuscationFor } from './openai-reply.ts';
 import { modelRefusal, sealedReasoningRefusal } from './openai-responses-refusals.ts';
@@ -30,7 +31,8 @@ export const responsesCodec: Codec = {
       responsesPartRefusal(body) ??
       responsesToolPairRefusal(body) ??
       modelRefusal(body) ??
-      sealedReasoningRefusal(body)
+      sealedReasoningRefusal(body) ??
+      responsesJsonModeRefusal(body)
     );
   },
   readTurn: readResponsesTurn,

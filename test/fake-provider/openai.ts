@@ -4,11 +4,11 @@
  */
 
 import { billedInputTokens } from './billing.ts';
+import { chatJsonModeRefusal, outputSchemaOf } from './openai-json-mode.ts';
 import { chatPartRefusal } from './openai-parts.ts';
 import { encodeChatFrames, encodeChatJson } from './openai-reply.ts';
 import { openRouterClaudeRefusal } from './reasoning-seals.ts';
 import type { Codec, Provider, Turn } from './responses.ts';
-import { jsonSchemaOf } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
 const OPENAI_ERRORS: Record<number, [string, string | null, string]> = {
@@ -79,7 +79,13 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
       if (typeof body.model !== 'string') return 'you must provide a model parameter';
       if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
       if (!openrouter)
-        return userTooLong(body) ?? chatPartRefusal(body) ?? modelRefusal(body) ?? translatorRefusal(body);
+        return (
+          userTooLong(body) ??
+          chatPartRefusal(body) ??
+          modelRefusal(body) ??
+          translatorRefusal(body) ??
+          chatJsonModeRefusal(body)
+        );
       return openRouterClaudeRefusal(body);
     },
     readTurn: (body) => readTurn(body, openrouter),
@@ -201,7 +207,7 @@ function readTurn(body: Record<string, unknown>, openrouter: boolean): Turn {
       (reasoning !== undefined && reasoning.enabled !== false) ||
       (typeof effort === 'string' && effort !== 'none'),
     inputTokens: billedInputTokens('openai', body),
-    outputSchema: jsonSchemaOf(body.response_format),
+    outputSchema: outputSchemaOf(body.response_format),
   };
 }
 
