@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { createServer as createTlsServer } from 'node:tls';
 import { startFakeProvider } from '../fake-provider/server.ts';
+import { TEST_TLS_CERT, TEST_TLS_KEY } from '../fixtures/postgres-tls.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { type Chat, sessionOf, startChat } from '../helpers/chat-cli.ts';
 import { SVC_BIN } from '../helpers/svc.ts';
@@ -397,6 +399,30 @@ test('an unknown session or an unreachable server is one sentence on stderr and 
     assert.match(pwErr, pattern);
     assert.ok(!pwErr.includes('s3cret') && pwErr.includes('***@127.0.0.1'), pwErr);
   }
+});
+
+test('an https:// --server (a TLS proxy in front of svc serve) streams the answer over wss:// through it', async () => {
+  // a TLS terminator passing the bytes on to svc serve: the server names the socket ws://<the Host asked>,
+  // which svc chat must reach as wss:// through the proxy (before: plain ws:// to the TLS port, reconnecting)
+  const proxy = createTlsServer({ cert: TEST_TLS_CERT, key: TEST_TLS_KEY }, (tls) => {
+    const plain = connect(Number(new URL(server.url).port), '127.0.0.1');
+    tls.pipe(plain).pipe(tls);
+    tls.on('error', () => plain.destroy());
+    plain.on('error', () => tls.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  after(() => proxy.close());
+  const ca = join(server.home, 'proxy-ca.pem');
+  writeFileSync(ca, TEST_TLS_CERT);
+  const c = startChat(
+    `https://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    { ...server.env, NODE_EXTRA_CA_CERTS: ca },
+    ['--workspace', server.workspace],
+    'hello over tls\n',
+  );
+  assert.equal(await c.exit, 0, c.err());
+  assert.match(c.out(), /^Hello from the fake provider\.\n— done/m);
+  assert.doesNotMatch(c.out(), /connection lost/);
 });
 
 test('an unknown --model or a --workspace that is no folder is one sentence naming the flag, not the REST field', async () => {

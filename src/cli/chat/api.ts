@@ -33,7 +33,11 @@ export interface MessagesPage {
 
 export interface ChatApi {
   createSession(workspace: string, model: string | undefined): Promise<{ id: string }>;
-  /** The session with a fresh attach token in its ws_url. */
+  /**
+   * The session with a fresh attach token in its ws_url, which is reached the way --server is: the server
+   * writes ws:// and the Host it was asked on, so behind a TLS proxy (https://) or a path prefix the socket
+   * would miss it.
+   */
   getSession(id: string): Promise<SessionView>;
   setModel(id: string, model: string): Promise<{ active_model: string; swap_queued: boolean }>;
   submitTurn(sessionId: string, text: string): Promise<{ turn_id: string }>;
@@ -78,7 +82,13 @@ export function createChatApi(baseUrl: string): ChatApi {
         workspace_path: workspace,
         ...(model ? { initial_active_model: model } : {}),
       }),
-    getSession: (id) => call('GET', `/sessions/${enc(id)}`, ['id', 'ws_url', 'workspace_path']),
+    async getSession(id) {
+      const path = `/sessions/${enc(id)}`;
+      const s = await call<SessionView>('GET', path, ['id', 'ws_url', 'workspace_path']);
+      const wsUrl = socketUrl(baseUrl, s.ws_url);
+      if (wsUrl === undefined) throw notAgentServer(baseUrl, `GET ${path}`, 200);
+      return { ...s, ws_url: wsUrl };
+    },
     setModel: (id, model) => call('PATCH', `/sessions/${enc(id)}`, ['active_model'], { active_model: model }),
     submitTurn: (sessionId, text) =>
       call('POST', `/sessions/${enc(sessionId)}/turns`, ['turn_id'], { content: [{ type: 'text', text }] }),
@@ -125,6 +135,22 @@ export function toSvcError(err: unknown, baseUrl: string): SvcError {
 }
 
 // --- internal ---
+
+/** The stream path and token of `wsUrl` on the scheme (ws/wss), host and path prefix of `baseUrl`. */
+function socketUrl(baseUrl: string, wsUrl: string): string | undefined {
+  let stream: URL;
+  try {
+    stream = new URL(wsUrl);
+  } catch {
+    return undefined;
+  }
+  const url = new URL(baseUrl);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${stream.pathname}`;
+  url.search = stream.search;
+  url.hash = '';
+  return url.href;
+}
 
 function notAgentServer(baseUrl: string, request: string, status: number, cause?: unknown): SvcError {
   return new SvcError('io_error', {
