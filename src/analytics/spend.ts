@@ -7,7 +7,7 @@
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { add, compare, type Decimal, parseDecimal, toNumber, ZERO } from '../lib/decimal.ts';
-import type { EngineName } from '../store/dialect.ts';
+import { type EngineName, pgCostNumeric } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 import { fromSpend, type SpendColumn, spendColumns, spendRows } from './read-paths.ts';
 import type { TimeWindow } from './window.ts';
@@ -101,7 +101,7 @@ export function spendAggregates(
 ): RawBuilder<unknown> {
   const c = (name: SpendColumn) => sql.raw(over === 'rows' ? name : spendColumns(engine)[name]);
   if (engine === 'postgres')
-    return sql`NULL AS cost_nano, CAST(sum(CAST(${c('cost_usd')} AS numeric)) AS text) AS cost_rest,
+    return sql`NULL AS cost_nano, CAST(sum(${pgCostNumeric(c('cost_usd'))}) AS text) AS cost_rest,
       sum(${c('input_tokens')}) AS input_tokens,
       sum(${c('output_tokens')}) AS output_tokens,
       sum(${c('cached_input_tokens')}) AS cached_input_tokens,

@@ -14,6 +14,29 @@ export function isDecimalString(text: string): boolean {
   return DECIMAL_RE.test(text);
 }
 
+/**
+ * What a stored cost may be, as a regular expression both engines apply (PostgreSQL as a `~` pattern):
+ * a number's text, signed, with a fraction and an exponent of up to 4 digits, spaces around it.
+ */
+export const COST_TEXT_PATTERN = String.raw`^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,4})?\s*$`;
+const COST_TEXT_RE = new RegExp(COST_TEXT_PATTERN);
+
+/**
+ * A stored `cost_usd` as SQL hands it over (a decimal string, or a JSON number read as a number or its
+ * text) as an exact decimal; null when it holds no money a sum can take: null, empty, or no finite number
+ * (`"n/a"`, an object, `NaN`: another tool's rows, a hand edit), which sums leave out instead of failing.
+ */
+export function readCost(value: unknown): Decimal | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? parseDecimal(value) : null;
+  if (typeof value === 'bigint') return { units: value, scale: 0 };
+  if (typeof value !== 'string') return null;
+  if (isDecimalString(value)) return parseDecimal(value);
+  if (!COST_TEXT_RE.test(value)) return null;
+  // A JSON number reaches SQL as REAL text like '1.0e-07'; its shortest decimal form is what was meant.
+  const n = Number(value);
+  return Number.isFinite(n) ? parseDecimal(n) : null;
+}
+
 /** Parses `"12.340"`; throws on anything that is not a plain decimal (no exponent, no spaces). */
 export function parseDecimal(text: string | number): Decimal {
   const source = typeof text === 'number' ? numberToPlain(text) : text.trim();

@@ -5,6 +5,7 @@
  * fragments that differ; each engine's DDL lives in its own frozen migrations.
  */
 import { type Kysely, PostgresAdapter, type RawBuilder, sql } from 'kysely';
+import { COST_TEXT_PATTERN } from '../lib/decimal.ts';
 import { errorMessage } from '../lib/errors.ts';
 import type { NewEventRow } from './schema.ts';
 import { SQLITE, sqliteCode } from './sqlite-errors.ts';
@@ -95,7 +96,7 @@ export const postgresDialect: SqlDialect = {
   jsonText: (json, path) => sql<string | null>`(${pgJson(json)}::json #>> ${toPgPath(path)})`,
   jsonSetString: (json, path, value) =>
     sql<string>`jsonb_set(${pgJson(json)}::jsonb, ${toPgPath(path)}, to_jsonb(${value}::text))::text`,
-  decimalSum: (expr) => sql<string>`coalesce(sum((${expr})::numeric), 0)::text`,
+  decimalSum: (expr) => sql<string>`coalesce(sum(${pgCostNumeric(expr)}), 0)::text`,
   isRetryable(err) {
     const code = (err as { code?: unknown } | null)?.code;
     if (typeof code === 'string') return RETRYABLE_PG_CODES.test(code) || NODE_NET_CODES.has(code);
@@ -109,6 +110,14 @@ export const postgresDialect: SqlDialect = {
   insertEvent: POSTGRES_INSERT_EVENT,
   insertEventIfAbsent: `${POSTGRES_INSERT_EVENT} ON CONFLICT (id) DO NOTHING`,
 };
+
+/**
+ * A stored cost (text) as PostgreSQL NUMERIC, NULL when it is no number (readCost's rule on SQLite), so a
+ * sum leaves it out instead of failing on the cast.
+ */
+export function pgCostNumeric(expr: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`CASE WHEN (${expr}) ~ ${COST_TEXT_PATTERN} THEN (${expr})::numeric END`;
+}
 
 export function dialectOf(engine: EngineName): SqlDialect {
   return engine === 'sqlite' ? sqliteDialect : postgresDialect;

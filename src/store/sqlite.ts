@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
 import { Kysely } from 'kysely';
-import { add, type Decimal, formatDecimal, isDecimalString, parseDecimal, ZERO } from '../lib/decimal.ts';
+import { add, type Decimal, formatDecimal, readCost, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import { createFolders, PRIVATE_FOLDER_MODE } from '../lib/folders.ts';
 import { eventValues, sqliteDialect } from './dialect.ts';
@@ -341,12 +341,11 @@ function registerFunctions(db: DatabaseSync): void {
   // Exact money sums in SQL: decimal_sum(cost_usd) returns a decimal string (DECISIONS §3).
   db.aggregate('decimal_sum', {
     start: () => ZERO as unknown as null,
+    // a value that is no number is left out: a throw here would not fail the statement, node:sqlite then
+    // answers it with no rows at all (undefined)
     step: (acc: unknown, value: unknown) => {
-      if (value === null || value === undefined || value === '') return acc as null;
-      // A JSON number reaches SQL as REAL text like '1.0e-07'; its shortest decimal form is what was meant.
-      const text = String(value);
-      const d = isDecimalString(text) ? parseDecimal(text) : parseDecimal(Number(text));
-      return add(acc as Decimal, d) as unknown as null;
+      const d = readCost(value);
+      return (d === null ? acc : add(acc as Decimal, d)) as unknown as null;
     },
     result: (acc: unknown) => formatDecimal(acc as Decimal),
     deterministic: true,

@@ -24,7 +24,10 @@ import { type SeedEvent, seqId } from './event-rows.ts';
 const HAIKU = 'anthropic:claude-haiku-4-5';
 const MINI = 'openai:gpt-5-mini';
 
-/** Calls and routes over eight days: exact-sum edge costs, agent and worker calls, failures, ties. */
+/**
+ * Calls and routes over eight days: exact-sum edge costs, a cost that is no number, agent and worker calls,
+ * failures, ties.
+ */
 export async function seedSpend(store: Store): Promise<void> {
   const rejected = {
     policy: 'rule',
@@ -71,6 +74,9 @@ export async function seedSpend(store: Store): Promise<void> {
     },
     { at: 33 * HOUR_US, type: 'llm.call_failed', cost: null, errorClass: 'overloaded' },
     { at: 34 * HOUR_US, type: 'llm.call_failed', model: MINI, cost: null, errorClass: 'rate_limited' },
+    // a cost that is no number (another tool's row, a hand edit): a call with tokens but no cost, never a
+    // failed query
+    { at: 34.5 * HOUR_US, key: 'gk_d', cost: 'n/a' },
     // equal costs: the tie orders by key
     { at: 35 * HOUR_US, key: 'gk_d', cost: '0.3' },
     { at: 36 * HOUR_US, key: 'gk_c', user: 'u3', team: 't2', cost: '0.3' },

@@ -2,7 +2,8 @@
  * Every analytics read answers alike on SQLite and PostgreSQL: the sessions list (both orders), the turn
  * drill-down (in_flight, messages, 404), and each spend endpoint (cost under every group_by, filter set
  * and window; cache_effectiveness, routing, reliability, savings, by_key, by_team) over the same events
- * as a SQLite store, with exact sums past the nano-dollar range and nearest-rank percentiles.
+ * as a SQLite store, with exact sums past the nano-dollar range and nearest-rank percentiles; a stored cost
+ * that is no number is left out of the sums on both engines, never failing the query.
  */
 import assert from 'node:assert/strict';
 import { querySessions, queryTurn } from '#src/analytics/index.ts';
@@ -122,9 +123,10 @@ describeEachEngine('analytics reads', postgres, (engine) => {
     // nearest ranks of 1..20 (10 and 19), routing's hard failures and the failure classes
     const week = answers.get('cost WEEK none all') as { cost_usd: number; call_count: number };
     // 12345678901.123456789 + 1.4 + 1e-7 + 1e-9 + 20 × 0.001 + 6 × 5e-10 = 12345678902.543456893 (the
-    // 0.25 a cancelled agent call stamps on llm.call_failed is not spend)
+    // 0.25 a cancelled agent call stamps on llm.call_failed is not spend); the call whose cost is 'n/a'
+    // counts as a call without cost
     assert.equal(week.cost_usd, Number('12345678902.543456893'));
-    assert.equal(week.call_count, 34);
+    assert.equal(week.call_count, 35);
     const reliability = answers.get('reliability WEEK') as { latency_ms_by_model: unknown[] };
     assert.deepEqual(reliability.latency_ms_by_model[0], {
       model: 'anthropic:claude-haiku-4-5',

@@ -45,6 +45,9 @@ describeEachEngine('store', postgres, (engine) => {
     }
     // a JSON number, as an older writer may have stamped it
     rows.push({ ...event(10_000, {}), payload: '{"gateway_key_id":"gk_a","cost_usd":1e-7}' });
+    // costs that are no number (another tool's rows, a hand edit) hold no money: left out, never an error
+    for (const [i, cost] of ['n/a', 'NaN', 'Infinity', '1.2.3', '0x10', { usd: 1 }].entries())
+      rows.push(event(10_001 + i, { gateway_key_id: 'gk_a', cost_usd: cost }));
     await store.appendEvents(rows);
     const sums = await store.kysely
       .selectFrom('events')
