@@ -273,8 +273,10 @@ async function runModelCall(
     // a call still open here (a cancel that landed between its message.complete and its close, or something
     // that threw while its stream was read) is closed now: every call ends with exactly one closing event
     if (running && !running.closed) closeLeftOpen(deps, turn, running, events, complete);
-    // counted once it is closed, even when something after it throws (the turn still paid for it)
-    progress.cost = add(progress.cost, running?.spent() ?? ZERO);
+    // counted once it is closed, even when something after it throws (the turn still paid for it); a call that
+    // failed before its answer began counts what the provider billed for it all the same
+    const unanswered = failure instanceof LlmCallFailed ? failure.cost : ZERO;
+    progress.cost = add(progress.cost, running?.spent() ?? unanswered);
   }
 }
 

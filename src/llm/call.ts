@@ -10,11 +10,12 @@ import { toSvcError, type UpstreamFailure } from '../adapters/upstream-error.ts'
 import { type CanonicalUsage, emptyUsage, type StopReason } from '../canonical/response.ts';
 import type { Bus, Published } from '../events/bus.ts';
 import type { CallActor, CallAttribution } from '../events/catalog.ts';
+import { type Decimal, ZERO } from '../lib/decimal.ts';
 import { isSvcError, type SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
-import type { CallCost } from '../models/pricing.ts';
+import { type CallCost, priceCall } from '../models/pricing.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { type CallBase, completeCall, spentFields } from './call-close.ts';
 import {
@@ -108,12 +109,15 @@ export class LlmCallFailed extends Error {
   readonly published: Published;
   /** What the provider billed although no answer arrived (bodies lost after a 2xx head), priced on the event. */
   readonly spent: CanonicalUsage | undefined;
-  constructor(failure: UpstreamFailure, published: Published, spent?: CanonicalUsage) {
+  /** `spent` priced, as on the event (zero without it): what the caller's budget and turn count. */
+  readonly cost: Decimal;
+  constructor(failure: UpstreamFailure, published: Published, spent?: CanonicalUsage, cost: Decimal = ZERO) {
     super(failure.message);
     this.name = 'LlmCallFailed';
     this.failure = failure;
     this.published = published;
     this.spent = spent;
+    this.cost = cost;
   }
   /** The gateway's answer for this failure (DECISIONS §4 table). */
   toSvcError(): SvcError {
@@ -145,6 +149,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
    * provider billed them all the same, so their estimated usage is on the call's closing event.
    */
   let lost: CanonicalUsage | undefined;
+  /** The call's failure, closed with `published`; what was lost on the way is on it, priced as on the event. */
+  const failed = (f: UpstreamFailure, published: Published) =>
+    new LlmCallFailed(f, published, lost, lost ? priceCall(deps.registry, input.model.id, lost).cost : ZERO);
 
   const fail = (failure: UpstreamFailure, spent?: CanonicalUsage): Published => {
     closed = true;
@@ -293,7 +300,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
     const outOfTime =
       delay !== undefined && deadlineMs !== undefined && performance.now() + delay >= deadlineMs;
     if (delay === undefined || outOfTime || !deps.retryBudget.tryAcquire()) {
-      throw new LlmCallFailed(withClientHint(deps.retryPolicy, failure, attempts), fail(failure, lost), lost);
+      throw failed(withClientHint(deps.retryPolicy, failure, attempts), fail(failure, lost));
     }
     deps.log.debug('retrying upstream call', {
       turn_id: input.turnId,
@@ -318,8 +325,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
    */
   function cancelledCall(failure: UpstreamFailure): LlmCallFailed {
     const reason: unknown = input.signal.reason;
-    if (!isSvcError(reason))
-      return new LlmCallFailed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer(), lost);
+    if (!isSvcError(reason)) return failed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer());
     const named: UpstreamFailure = {
       error_class: 'cancelled',
       code: reason.code,
@@ -327,7 +333,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       message: reason.message,
       retryable: false,
     };
-    return new LlmCallFailed(named, fail(named, lost), lost);
+    return failed(named, fail(named, lost));
   }
 
   /**

@@ -246,8 +246,7 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
         });
       } catch (err) {
         // a body the provider answered but that was lost on the way is billed, cancelled or not
-        if (err instanceof LlmCallFailed && err.spent)
-          await hold.settle(priceCall(deps.registry, routed.model.id, err.spent).cost);
+        if (err instanceof LlmCallFailed && err.spent) await hold.settle(err.cost);
         else if (err instanceof LlmCallFailed && err.failure.error_class === 'cancelled')
           await hold.settle(ZERO);
         else await hold.release();
