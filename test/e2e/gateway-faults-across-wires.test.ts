@@ -36,6 +36,8 @@ interface Row {
 }
 
 const RETRIES = 1;
+/** Replaced by an HTTP date two seconds after the request is sent. */
+const IN_2_S = '<http date in 2 s>';
 
 const ROWS: Row[] = [
   // after the first byte: the stream ends in the client's shape, no retry
@@ -49,6 +51,13 @@ const ROWS: Row[] = [
       ['responses', ANTHROPIC, 'malformed=3', 'upstream_error', 'server_error'],
       ['responses', OPENAI, 'malformed=3', 'upstream_error', 'server_error'],
       ['responses', ANTHROPIC, 'no-terminal', 'upstream_error', 'server_error'],
+      // a clean end in the middle of a frame (half its JSON): the half frame never reaches the client, whose
+      // stream still ends in its own shape, on the same wire and across wires
+      ['anthropic', ANTHROPIC, 'cut-short', 'upstream_error', 'server_error'],
+      ['openai', OPENAI, 'cut-short', 'upstream_error', 'server_error'],
+      ['openai', OPENROUTER, 'cut-short', 'upstream_error', 'server_error'],
+      ['responses', OPENAI, 'cut-short', 'upstream_error', 'server_error'],
+      ['anthropic', OPENAI, 'cut-short', 'upstream_error', 'server_error'],
     ] as const
   ).map(([shape, model, fault, code, errorClass]) => ({
     shape,
@@ -97,6 +106,16 @@ const ROWS: Row[] = [
     [
       [ANTHROPIC, 'error=529', false, 503, 'upstream_overloaded', 'overloaded', 1 + RETRIES],
       [OPENAI, 'error=429;retry-after=1', true, 429, 'upstream_rate_limited', 'rate_limit', 1 + RETRIES],
+      // retry-after as an HTTP date (RFC 9110), a second or two ahead when sent: waited for, then whole seconds
+      [
+        ANTHROPIC,
+        `error=429;retry-after=${IN_2_S}`,
+        false,
+        429,
+        'upstream_rate_limited',
+        'rate_limit',
+        1 + RETRIES,
+      ],
       [OPENROUTER, 'error=500', false, 502, 'upstream_error', 'server_error', 1 + RETRIES],
       [ANTHROPIC, 'hang', true, 504, 'upstream_timeout', 'timeout', 1],
     ] as const
@@ -187,7 +206,8 @@ test('upstream faults across wires end in the client shape and count once in the
           `${row.shape} client, ${row.model}, ${row.fault}${row.stream ? ', streaming' : ''}`,
           async () => {
             const marker = `<row ${i}>`;
-            const res = await post(stack, row, `${marker} [[fake:${row.fault}]]`);
+            const fault = row.fault.replace(IN_2_S, new Date(Date.now() + 2000).toUTCString());
+            const res = await post(stack, row, `${marker} [[fake:${fault}]]`);
             const text = await res.text();
             assert.equal(res.status, row.status, text);
             const turnId = res.headers.get('svc-request-id');

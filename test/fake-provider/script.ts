@@ -61,7 +61,8 @@
  *     malformed[=N]        after N frames (default 2) send a frame with invalid JSON and end the stream;
  *                          non-streaming: a 200 with an invalid JSON body (whole: it ends as an object does)
  *     cut-short            non-streaming: a 200 whose body is the first half of the answer, ended cleanly (its
- *                          chunked body closed, no reset: a proxy's `res.end(half)`); streaming: as no-terminal
+ *                          chunked body closed, no reset: a proxy's `res.end(half)`); streaming: the frames before
+ *                          the middle one, then the first half of that frame (mid-JSON, no line end), ended cleanly
  *     stream-error=STATUS  after 2 frames send the provider's in-stream error event for STATUS and end;
  *                          non-streaming: the HTTP error for STATUS
  *     stream-error-after=N the in-stream error after N frames instead of 2; 0 = a 200 whose first event is

@@ -23,7 +23,8 @@ export type BodyOptions = {
 
 /**
  * The chunks actually sent: frames cut at the first fault and ended by the malformed or error frame it asks
- * for, without the terminal frame (always the last one), or followed by a data line that never ends.
+ * for, without the terminal frame (always the last one), cut in the middle of a frame, or followed by a data
+ * line that never ends.
  */
 export function scriptFrames(
   frames: string[],
@@ -38,7 +39,12 @@ export function scriptFrames(
     ];
   if (plan.oversize !== undefined)
     return [...frames.slice(0, 2), ...endlessLine(faultFrames.openText, plan.oversize)];
-  if (plan.noTerminal || plan.cutShort) return frames.slice(0, -1);
+  if (plan.noTerminal) return frames.slice(0, -1);
+  if (plan.cutShort) {
+    // a clean end in the middle of the answer's middle frame: half its JSON, no line end
+    const at = Math.floor(frames.length / 2);
+    return [...frames.slice(0, at), frames[at].slice(0, Math.ceil(frames[at].length / 2))];
+  }
   return frames;
 }
 
