@@ -39,11 +39,28 @@ export function validateInput<S extends v.GenericSchema>(
  * it must be; a schema's own message is kept.
  */
 export function issueMessage(issue: v.BaseIssue<unknown>): string {
-  const missing = issue.kind === 'schema' && issue.type === 'object' && issue.received === 'undefined';
+  const missing = issue.kind === 'schema' && OBJECT_TYPES.has(issue.type) && issue.received === 'undefined';
   if (missing && issue.path?.length) return 'is required';
   if (issue.kind === 'schema' && issue.message.startsWith('Invalid type:') && issue.expected)
-    return `must be ${TYPE_WORDS[issue.expected] ?? issue.expected.replace(/^\((.*)\)$/, '$1').replaceAll(' | ', ' or ')}, not ${receivedWords(issue.received)}`;
+    return `must be ${expectedWords(issue.expected)}, not ${receivedWords(issue.received)}`;
   return issue.message;
+}
+
+/** valibot's object schemas (the provider shapes' bodies are loose: unknown fields pass through). */
+const OBJECT_TYPES: ReadonlySet<string> = new Set([
+  'object',
+  'loose_object',
+  'strict_object',
+  'object_with_rest',
+]);
+
+/** What was expected, in JSON's words: `(string | Array)` is "a string or an array". */
+function expectedWords(expected: string): string {
+  return expected
+    .replace(/^\((.*)\)$/, '$1')
+    .split(' | ')
+    .map((t) => TYPE_WORDS[t] ?? t)
+    .join(' or ');
 }
 
 /**

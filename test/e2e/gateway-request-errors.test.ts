@@ -60,6 +60,8 @@ test('requests refused before the upstream get their error in the path shape', {
     status: number;
     code: string;
     names?: string;
+    /** The whole message, where it is the product's words rather than valibot's ("Invalid key: Expected …"). */
+    message?: string;
   }> = [
     {
       name: 'a body that is not JSON is 400 invalid_request naming body',
@@ -82,6 +84,21 @@ test('requests refused before the upstream get their error in the path shape', {
       status: 400,
       code: 'invalid_request',
       names: 'messages',
+      message: 'messages: is required',
+    },
+    {
+      name: 'a body without model is 400 invalid_request saying model is required',
+      body: () => JSON.stringify({ max_tokens: 16, messages: user }),
+      status: 400,
+      code: 'invalid_request',
+      message: 'model: is required',
+    },
+    {
+      name: 'a field of the wrong type is 400 invalid_request saying what it must be',
+      body: () => JSON.stringify({ model: 'anthropic:claude-haiku-4-5', max_tokens: '16', messages: user }),
+      status: 400,
+      code: 'invalid_request',
+      message: 'max_tokens: must be a number, not "16"',
     },
     {
       // README (svc routing explain): a blank model is refused as the gateway refuses it; a name of spaces
@@ -129,6 +146,7 @@ test('requests refused before the upstream get their error in the path shape', {
         const error = await errorOf(res, shape);
         assert.equal(error.code, c.code);
         if (c.names) assert.match(String(error.message), new RegExp(`\\b${c.names}\\b`));
+        if (c.message) assert.equal(error.message, c.message);
         assert.equal(fake.requests.length, 0, 'no upstream request');
       });
     }

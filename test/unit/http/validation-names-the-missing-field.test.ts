@@ -56,6 +56,23 @@ test('a wrong type without a schema message says what it must be, never valibot�
   assert.equal(message({ mode: 'c' }), 'mode: must be "a" or "b", not "c"');
 });
 
+test('a loose object (a provider-shape body) names a missing key the same way, and a union in JSON’s words', () => {
+  const Loose = v.looseObject({
+    model: v.string(),
+    content: v.optional(v.union([v.string(), v.array(v.string())])),
+  });
+  const message = (input: unknown) => {
+    try {
+      validateInput(Loose, input);
+    } catch (err) {
+      return (err as SvcError).message;
+    }
+    throw new Error('accepted');
+  };
+  assert.equal(message({}), 'model: is required');
+  assert.equal(message({ model: 'm', content: 5 }), 'content: must be a string or an array, not 5');
+});
+
 test('a wrong type is named in JSON’s words, and a long string that arrived is not echoed whole', () => {
   const Plain = v.object({ n: v.optional(v.number()) });
   const message = (input: unknown) => {
