@@ -81,6 +81,7 @@ export async function runIssueKey(
 export async function runRevokeKey(keyId: string, deps: KeyAdminDeps): Promise<{ record: KeyRecord }> {
   const nowUs = deps.clock.nowUs();
   const { swept, record, alreadyRevoked } = await deps.updateKeystore((current) => {
+    if (!current && deps.keystorePath !== undefined) throw noKeystore(deps.keystorePath);
     const sweep = sweepExpiredGrace(current ?? EMPTY, nowUs);
     const r = revokeKey(sweep.store, keyId, nowUs);
     const changed = sweep.swept.length > 0 || !r.alreadyRevoked;
@@ -100,6 +101,7 @@ export async function runRotateKey(
 ): Promise<{ predecessor: KeyRecord; successor: KeyRecord; token: string }> {
   const nowUs = deps.clock.nowUs();
   const rotated = await deps.updateKeystore((current) => {
+    if (!current && deps.keystorePath !== undefined) throw noKeystore(deps.keystorePath);
     const r = rotateKey(current ?? EMPTY, keyId, graceUs, { newId: deps.newId, nowUs });
     return { next: r.store, result: r };
   });
@@ -146,12 +148,7 @@ export async function runListKeys(deps: KeyAdminDeps): Promise<ListedKey[]> {
   }
   const { store, swept, missing } = listed;
   // no file at the path is a wrong path or no key issued yet, never an empty list that hides which (exit 1)
-  if (missing && deps.keystorePath !== undefined) {
-    const path = deps.keystorePath;
-    throw new SvcError('not_found', {
-      message: `There is no keystore at ${path}; issue the first key with \`svc gateway issue-key --name <name> --workspace <dir> --keystore ${path}\` (it creates the file), or point --keystore / SVC_GATEWAY_KEYSTORE at the keys file.`,
-    });
-  }
+  if (missing && deps.keystorePath !== undefined) throw noKeystore(deps.keystorePath);
   await deps.audit(swept.map((k) => revokedEvent(k, 'grace_period_expired')));
   return store.keys.map((record) => {
     const { secret_hash: _secret, ...rest } = record;
@@ -216,4 +213,14 @@ function revokedEvent(k: KeyRecord, reason: RevocationReason): EventInput<'gatew
       team_id: k.team_id ?? null,
     },
   };
+}
+
+/**
+ * No file at the keystore path: a wrong path or no key issued yet. Every key command but issue-key (which
+ * creates it) says so, rather than "no key with id …" or an empty list, which would hide which (exit 1).
+ */
+function noKeystore(path: string): SvcError {
+  return new SvcError('not_found', {
+    message: `There is no keystore at ${path}; issue the first key with \`svc gateway issue-key --name <name> --workspace <dir> --keystore ${path}\` (it creates the file), or point --keystore / SVC_GATEWAY_KEYSTORE at the keys file.`,
+  });
 }

@@ -123,17 +123,25 @@ test('list-keys prints the table and, with --format json, status and effective_s
     assert.equal(keys[0][field], null, field);
 });
 
-test('list-keys on a keystore path with no file exits 1 with one sentence naming the path and the fix', async () => {
+test('list-keys, revoke-key and rotate-key on a keystore path with no file exit 1 with one sentence naming the path and the fix', async () => {
   const f = fresh();
-  for (const format of [[], ['--format', 'json']]) {
-    const r = await runSvc(['gateway', 'list-keys', ...format], { env: f.env });
+  // revoke-key and rotate-key said "No gateway key with id … exists; run `svc gateway list-keys`", which then
+  // failed on the same path: the missing keystore is what the operator has to fix
+  const commands = [
+    ['list-keys'],
+    ['list-keys', '--format', 'json'],
+    ['revoke-key', 'gk_01M829G9KYF6DAJFE8TTGME1Z3'],
+    ['rotate-key', 'gk_01M829G9KYF6DAJFE8TTGME1Z3', '--grace-period', '30m'],
+  ];
+  for (const command of commands) {
+    const r = await runSvc(['gateway', ...command], { env: f.env });
     assert.equal(r.code, 1, r.stdout);
     assert.equal(r.stdout, '', 'no empty table that reads as "no keys here"');
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, r.stderr);
     assert.ok(lines[0].includes(f.keystore), lines[0]);
     assert.match(lines[0], /svc gateway issue-key/);
-    assert.equal(existsSync(f.keystore), false, 'listing creates no keystore');
+    assert.equal(existsSync(f.keystore), false, `${command[0]} creates no keystore`);
   }
   // an existing keystore with no keys is an empty listing, exit 0
   writeFileSync(f.keystore, '{"keys":[]}\n', { mode: 0o600 });
