@@ -417,6 +417,48 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    'a function named web_search beside the hosted web search, on a Claude model (whose search tool has that name): a 400 naming tools before any call; on an OpenAI model both go',
+    async () => {
+      const fn = {
+        type: 'function' as const,
+        name: 'web_search',
+        strict: false,
+        parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      };
+      const because =
+        /400 tools: a function named web_search cannot go to a Claude model beside OpenAI's hosted web search.*rename the function/;
+      fake.reset();
+      await assert.rejects(
+        client.responses.create({
+          model: 'anthropic:claude-sonnet-4-5',
+          tools: [fn, { type: 'web_search' }],
+          input: 'find it',
+        }),
+        because,
+      );
+      await assert.rejects(
+        client.chat.completions.create({
+          model: 'anthropic:claude-sonnet-4-5',
+          messages: [{ role: 'user', content: 'find it' }],
+          tools: [{ type: 'function', function: { name: fn.name, parameters: fn.parameters } }],
+          web_search_options: {},
+        }),
+        because,
+      );
+      assert.equal(fake.requests.length, 0);
+      const openai = await client.responses.create({
+        model: 'openai:gpt-5-mini',
+        tools: [fn, { type: 'web_search' }],
+        input: 'find it [[fake:tool_call]]',
+      });
+      assert.deepEqual(
+        openai.output.map((o) => (o.type === 'function_call' ? o.name : o.type)),
+        ['web_search'],
+      );
+    },
+  );
+
+  await t.test(
     'a refusal from an OpenAI model reaches the client as its refusal part and is traced as a refusal',
     async () => {
       const input = 'something bad [[fake:text=I cannot help with that;stop=refusal]]';

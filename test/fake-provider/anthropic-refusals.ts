@@ -11,9 +11,9 @@ type Obj = Record<string, unknown>;
 /**
  * The API's 400s that bite translators (wire-formats §1.4–1.6), so a gateway's translated body the real API
  * would refuse is refused here too: empty text blocks, `tool_use` / `tool_result` pairing between adjacent
- * turns, `tool_use.id` and tool name patterns, a forced tool that is not among tools, thinking budgets,
- * thinking with a forced tool choice or with sampling it does not take, and a tool loop's assistant turn that
- * lost its leading thinking block.
+ * turns, `tool_use.id` and tool name patterns, a tool name used twice (a client tool named like a server
+ * tool), a forced tool that is not among tools, thinking budgets, thinking with a forced tool choice or with
+ * sampling it does not take, and a tool loop's assistant turn that lost its leading thinking block.
  */
 export function translatorRefusal(body: Obj): string | undefined {
   const unfit = modelRefusal(body) ?? webSearchToolRefusal(body);
@@ -51,6 +51,9 @@ export function translatorRefusal(body: Obj): string | undefined {
   for (const [i, t] of tools.entries())
     if (t.type === undefined && (typeof t.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.name)))
       return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+  // a client tool and a server tool (web_search) share one namespace
+  const names = tools.map((t) => t.name);
+  if (new Set(names).size < names.length) return 'tools: Tool names must be unique.';
   // a forced tool must be one of tools, a server tool (web_search) as well as a client's
   const forced = (body.tool_choice ?? {}) as { type?: string; name?: unknown };
   if (forced.type === 'tool' && !tools.some((t) => t.name === forced.name))

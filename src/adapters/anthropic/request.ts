@@ -64,7 +64,15 @@ export function encodeAnthropicRequest(
   body.messages = messages;
   const tools = (req.tools ?? []).map((t) => encodeTool(t, structured, same === undefined));
   // OpenAI's hosted web search asked for: Claude runs its own (answers cite the pages, as url_citation)
-  if (req.web_search) tools.push(webSearchTool(req.web_search));
+  if (req.web_search) {
+    // under the one name Claude's search tool takes, which a client function may hold too (Claude refuses both)
+    if (tools.some((t) => t.name === WEB_SEARCH_NAME))
+      reject(
+        'tools',
+        `a function named ${WEB_SEARCH_NAME} cannot go to a Claude model beside OpenAI's hosted web search, which Claude runs as its own tool of that name; rename the function, or leave the hosted search out`,
+      );
+    tools.push(webSearchTool(req.web_search));
+  }
   if (tools.length > 0) {
     body.tools = tools;
     // a forced hosted search forces Claude's own search tool (its parallel-use setting kept)
