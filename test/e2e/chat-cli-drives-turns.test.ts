@@ -425,6 +425,20 @@ test('an https:// --server (a TLS proxy in front of svc serve) streams the answe
   assert.doesNotMatch(c.out(), /connection lost/);
 });
 
+test('a stream that cannot be opened at start (a proxy that drops WebSocket upgrades) is one sentence, exit 1', async () => {
+  // REST goes through, the upgrade is cut: before, "connection lost (code 1006); reconnecting" for a minute
+  const relay = await startUpgradeRefusingRelay(server.svc.port, { after });
+  relay.refuseUpgrades = true;
+  const c = chat(['--workspace', server.workspace], 'hi\n', relay.url);
+  assert.equal(await c.exit, 1);
+  assert.match(
+    c.err(),
+    /^svc: The session's stream ws:\/\/127\.0\.0\.1:\d+\/sessions\/sess_[0-9A-Z]{26}\/stream could not be opened \(code 1006\); check that `svc serve` is running there and that a proxy in front of it passes WebSocket upgrades\.\n$/,
+  );
+  assert.equal(relay.refused, 1);
+  assert.equal(relay.submissions, 0);
+});
+
 test('an unknown --model or a --workspace that is no folder is one sentence naming the flag, not the REST field', async () => {
   const c = chat(['--model', 'nope'], '');
   assert.equal(await c.exit, 1);

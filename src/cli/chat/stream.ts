@@ -148,6 +148,8 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
     if (closing) return;
     const socket = new WebSocket(url);
     ws = socket;
+    /** The status of an upgrade the server (or a proxy) answered with something else than 101. */
+    let refusedStatus: number | undefined;
     socket.on('open', () => subscribe(socket, first));
     socket.on('message', (data) => {
       try {
@@ -157,6 +159,7 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
       }
     });
     socket.on('unexpected-response', (_req, res) => {
+      refusedStatus = res.statusCode;
       res.resume();
       socket.terminate();
     });
@@ -164,9 +167,19 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
     socket.on('close', (code, reason) => {
       if (ws !== socket || closing) return;
       setLive(false);
-      const why = closeCode(reason.toString()) ?? `code ${code}`;
+      const why =
+        refusedStatus !== undefined
+          ? `HTTP ${refusedStatus}`
+          : (closeCode(reason.toString()) ?? `code ${code}`);
       if (why === 'session_ended')
         return fatal(new SvcError('io_error', { message: 'The session was ended on the server.' }));
+      // the server answered REST a moment ago: a stream that never opened is no drop to wait out for a minute
+      if (first)
+        return fatal(
+          new SvcError('io_error', {
+            message: `The session's stream ${withoutToken(url)} could not be opened (${why}); check that \`svc serve\` is running there and that a proxy in front of it passes WebSocket upgrades.`,
+          }),
+        );
       reconnect(why);
     });
   }
@@ -188,6 +201,11 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
 }
 
 // --- internal ---
+
+/** The socket's URL without its attach token (a credential, single use as it is). */
+function withoutToken(url: string): string {
+  return url.split('?')[0];
+}
 
 function closeCode(reason: string): string | undefined {
   try {
