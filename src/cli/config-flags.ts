@@ -1,7 +1,8 @@
 /**
- * @module `--models` and `--routing` of `svc gateway`, `svc serve` and `svc routing explain`: an empty value
- * (an unset shell variable, `--routing "$POLICY"`) names no file, so it is a usage error before anything
- * starts, as `--db-path ''` is, rather than a start on the built-in policy or a read of the file ''.
+ * @module `--models` and `--routing` of `svc gateway`, `svc serve`, `svc routing explain` and the
+ * `svc analytics` reports (`--models` only): an empty value (an unset shell variable, `--routing "$POLICY"`)
+ * names no file, so it is a usage error before anything starts, as `--db-path ''` is, rather than a start
+ * on the built-in policy or a read of the file ''.
  */
 import { requireFilePath } from './store-flags.ts';
 

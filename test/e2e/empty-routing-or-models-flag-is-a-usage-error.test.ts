@@ -1,6 +1,7 @@
 /**
  * `--routing ''` / `--models ''` (an unset shell variable: `--routing "$POLICY"`) name no file. Like
- * `--db-path ''`, they are a usage error (exit 2, one sentence, README §Commands) before anything starts:
+ * `--db-path ''`, they are a usage error (exit 2, one sentence, README §Commands) before anything starts
+ * (the `svc analytics` reports' `--models` too, which read the file '' like the servers did):
  * `svc gateway` used to start on the built-in policy with an error naming the file "" (every rule the
  * operator meant silently gone), `--models ''` refused with "Cannot read the model registry  (… open '')", and
  * `svc routing explain --routing ''` explained the built-in policy.
@@ -29,6 +30,8 @@ test('an empty --routing or --models is exit 2 with one sentence, and nothing st
       ['routing', 'explain', '--model', 'auto', '--text', 'hi', '--models', ''],
       /^svc: --models needs a file path; leave it out to use/,
     ],
+    // the reports read the price table too (savings re-prices with it)
+    [['analytics', 'savings', '--models', ''], /^svc: --models needs a file path; leave it out to use/],
     [
       ['routing', 'explain', '--model', 'auto', '--text', 'hi', '--workspace', ''],
       /^svc: --workspace must not be empty: give the key's or session's workspace folder, or leave it out\.$/m,

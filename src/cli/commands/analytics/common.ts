@@ -22,6 +22,7 @@ import { systemClock } from '../../../lib/time.ts';
 import { loadModelRegistry, type ModelRegistry } from '../../../models/registry.ts';
 import { openStore, type Store } from '../../../store/open.ts';
 import { runLongStatements } from '../../../store/statement-bounds.ts';
+import { configFileFlagsOf } from '../../config-flags.ts';
 import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
 /** `--group-by` for `group_by`: how the report commands name a parameter in messages. */
@@ -99,7 +100,9 @@ export function defineReport<T>(spec: ReportSpec<T>) {
         throw new SvcError('usage_error', { message: `--format must be table or json, not "${format}".` });
       const raw = toRawParams(args as Record<string, unknown>);
       const env = readEnv();
-      const registry = loadModelRegistry((args as { models?: string }).models ?? env.models);
+      const registry = loadModelRegistry(
+        configFileFlagsOf(args as { models?: string }).modelsPath ?? env.models,
+      );
       const nowUs = systemClock.nowUs();
       const window = parseWindow(raw, nowUs, flagName);
       spec.check?.(raw, registry);
