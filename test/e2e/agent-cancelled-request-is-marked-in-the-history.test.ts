@@ -115,8 +115,7 @@ test('after a failed turn the model is told that request ended without an answer
       (b: { type: string; text?: string }) => `${m.role}: ${b.type === 'text' ? b.text : b.type}`,
     ),
   );
-  const note =
-    'user: [The request above ended without an answer (an error or the step limit stopped it); do not take it up again unless asked.]';
+  const note = 'user: [The request above ended without an answer; do not take it up again unless asked.]';
   assert.deepEqual(blocks, [
     'user: request 0',
     note,

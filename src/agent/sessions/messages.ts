@@ -119,11 +119,11 @@ export const CANCELLED_NOTE =
 
 /**
  * After the request of a turn that ended with no answer and was not cancelled (a provider or server
- * failure, a broken stream, the step limit), before the next prompt, so the model does not read the two
- * requests as one still to answer.
+ * failure, a broken stream, the step limit, an empty answer), before the next prompt, so the model does not
+ * read the two requests as one still to answer.
  */
 export const UNANSWERED_NOTE =
-  '[The request above ended without an answer (an error or the step limit stopped it); do not take it up again unless asked.]';
+  '[The request above ended without an answer; do not take it up again unless asked.]';
 
 /** The notes sessionHistory puts between turns (no prompt of the user's). */
 export const HISTORY_NOTES: ReadonlySet<string> = new Set([CANCELLED_NOTE, UNANSWERED_NOTE]);

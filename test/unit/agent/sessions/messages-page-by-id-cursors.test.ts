@@ -9,6 +9,7 @@ import {
   listMessages,
   sessionHistory,
   setMessageStatus,
+  UNANSWERED_NOTE,
 } from '#src/agent/sessions/messages.ts';
 import { createSession } from '#src/agent/sessions/store.ts';
 import { finishToolCall, insertToolCall, listToolCalls } from '#src/agent/sessions/tool-calls.ts';
@@ -127,6 +128,34 @@ test('the history sent to the model is every completed message in order; a cance
   ]);
   const page = await listMessages(db, sessionId, { limit: 50 });
   assert.equal(page.messages[1].status, 'cancelled');
+});
+
+test('a prompt after a turn that ended unanswered (at the step limit, on its tool results) gets a note first', async (t) => {
+  const { db, sessionId } = await sessionWithMessages(t, 0);
+  const [first, second] = [newId(), newId()];
+  const add = (turn: string, role: 'user' | 'assistant', content: any[]) =>
+    appendMessage(db, {
+      id: newId(),
+      session_id: sessionId,
+      turn_id: turn,
+      role,
+      content,
+      created_at: now(),
+    });
+  await add(first, 'user', [{ type: 'text', text: 'list the files' }]);
+  await add(first, 'assistant', [{ type: 'tool_use', id: 'toolu_1', name: 'list_files', input: {} }]);
+  await add(first, 'user', [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt' }]);
+  await add(second, 'user', [{ type: 'text', text: 'what is 2+2' }]);
+  assert.deepEqual(
+    (await sessionHistory(db, sessionId)).map((m) => m.content[0]),
+    [
+      { type: 'text', text: 'list the files' },
+      { type: 'tool_use', id: 'toolu_1', name: 'list_files', input: {} },
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt' },
+      { type: 'text', text: UNANSWERED_NOTE },
+      { type: 'text', text: 'what is 2+2' },
+    ],
+  );
 });
 
 test('a tool call is opened running and closed with its output, status and error class', async (t) => {
