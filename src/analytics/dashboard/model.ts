@@ -36,7 +36,10 @@ export function resolvePreset(
 export function localInputToUtc(value: string): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(value);
   if (!m) throw new Error(`not a local date and time: ${value}`);
-  const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), 0, 0);
+  // setFullYear, not the constructor, which reads a year below 100 as 19xx (0050 would be sent as 1950)
+  const d = new Date(0);
+  d.setFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  d.setHours(Number(m[4]), Number(m[5]), 0, 0);
   return d.toISOString();
 }
 

@@ -43,6 +43,8 @@ test('presets start at local midnight and end now, as UTC', () => {
       /^Error: The custom window must end after it starts\.$/,
     );
   assert.throws(() => localInputToUtc('yesterday'));
+  // a year below 100 is that year, not 19xx (Date's two-digit-year rule)
+  assert.match(localInputToUtc('0050-06-01T00:00'), /^0050-06-01T0/);
   assert.equal(bucketFor(resolvePreset('today', now)), 'hour');
   assert.equal(bucketFor(resolvePreset('7d', now)), 'day');
 });
