@@ -196,8 +196,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // (which OpenAI stores too) so the conversation can move on to another model
         const storedBy = !kept ? undefined : !sameWire ? 'gateway' : keptWhole(whole) ? 'openai' : undefined;
         const stored = storedBy ? kept : undefined;
-        const remember = (response: Record<string, unknown>, size?: number) =>
-          stored?.remember(response, inputItems(whole), key.key_id, storedBy, size);
+        // same wire, `text` is the upstream's answer (its body, or a stream's terminal frame): a request that
+        // named nothing kept here is kept as the two texts (stored-responses keepText)
+        const keep =
+          stored &&
+          ((response: Record<string, unknown>, text?: string) => {
+            if (text !== undefined && whole === received)
+              stored.keepText(response, receivedText, text, key.key_id);
+            else {
+              const size = text === undefined ? undefined : bodyText.length + text.length;
+              stored.remember(response, inputItems(whole), key.key_id, storedBy, size);
+            }
+          });
 
         // translated or fitted: never more output asked of the model than it can give (the bound holds that much)
         if (!sameWire || fitTo) req = withinOutputLimit(req, model);
@@ -271,7 +281,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
             headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id, ...droppedHeader },
             turn,
-            ...(stored ? { onResponse: remember } : {}),
+            ...(keep ? { onResponse: keep } : {}),
           });
         }
 
@@ -298,16 +308,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         let out: string;
         if (sameWire) {
           out = rewriteModel(text, req.model);
-          // a request that named nothing kept here is kept as the two texts (stored-responses keepText)
-          if (stored && whole === received) stored.keepText(answered, receivedText, text, key.key_id);
-          else if (stored) remember(answered, bodyText.length + text.length);
+          keep?.(answered, text);
         } else {
           const encoded = shape.encode(decoded, { model: req.model, request: received, idBase: turn.id });
           // what is kept for follow-ups carries the reasoning signatures, asked for or not
-          if (stored)
-            remember(
-              shape.encode(decoded, { model: req.model, request: withSignatures(received), idBase: turn.id }),
-            );
+          keep?.(
+            shape.encode(decoded, { model: req.model, request: withSignatures(received), idBase: turn.id }),
+          );
           out = JSON.stringify(encoded);
         }
         await Promise.all([published.committed, turn.finish(200, null).committed]);

@@ -58,9 +58,10 @@ export interface StreamResponseInput {
   idBase?: string;
   /**
    * Responses streams: the final response object, once complete and committed (kept for follow-ups); same
-   * wire, the one the upstream's terminal frame carried. Never called for a stream that failed.
+   * wire, the one the upstream's terminal frame carried, with that frame's data as it came (`text`). Never
+   * called for a stream that failed.
    */
-  onResponse?: (response: Record<string, unknown>) => void;
+  onResponse?: (response: Record<string, unknown>, text?: string) => void;
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
@@ -173,8 +174,10 @@ function passthrough(input: StreamResponseInput, wire: SameWireOps, state: State
   const cut = input.shape.createPassthroughEnd?.(input.requestedModel);
   const ok = async (done: CanonicalStreamEvent & { type: 'message.complete' }) => {
     await end.ok(done.usage, done.stop_reason, state.ttft);
-    const response = input.onResponse && cut?.completed();
-    if (response) input.onResponse?.(response);
+    const terminal = input.onResponse && cut?.completed();
+    if (!terminal) return;
+    const { response } = JSON.parse(terminal) as { response?: Record<string, unknown> };
+    if (response) input.onResponse?.(response, terminal);
   };
   // OpenRouter's error chunk is no OpenAI error frame (the Vercel AI SDK reads it as an answer that ended): ours
   // goes in its place

@@ -1,7 +1,8 @@
 /**
  * What a server does per request, counted rather than timed (other work on the box changes CPU times, not
  * these counts): `node test/bench/request-counts.ts [--shape openai] [--connections 1] [--requests 3000]
- * [--strace]`. The floor (b), its Hono twin (h) and the built `svc gateway` (c) in turn, alone on core 1
+ * [--strace] [--stream] [--targets bhc]`. The floor (b), its Hono twin (h) and the built `svc gateway` (c) in
+ * turn (`--targets c`: the gateway alone; `--stream`: streamed requests), alone on core 1
  * with the fake on core 0, each warmed up and then given `--requests` requests; per request: CPU and
  * context switches (wakeups) per thread from /proc/<pid>/task, bytes allocated on the JS heap, garbage
  * collections, their pause and the bytes scavenges promoted to the old generation (gc-window.ts), and with
@@ -25,6 +26,8 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '1' },
     requests: { type: 'string', default: '3000' },
     strace: { type: 'boolean', default: false },
+    stream: { type: 'boolean', default: false },
+    targets: { type: 'string', default: 'bhc' },
   },
 });
 const shape = args.shape as Shape;
@@ -63,6 +66,7 @@ const targets: Array<[string, (port: number) => Promise<BenchProcess>, string]> 
 ];
 try {
   for (const [name, start, token] of targets) {
+    if (!args.targets.includes(name.at(-2) ?? '')) continue;
     const server = await start(await freePort());
     try {
       await measure(name, server, token);
@@ -77,7 +81,7 @@ try {
 }
 
 async function measure(name: string, server: BenchProcess, token: string): Promise<void> {
-  const request = benchRequest(shape, token);
+  const request = benchRequest(shape, token, { stream: args.stream });
   const load = (n: number, c = connections) =>
     runLoad({
       url: server.url,

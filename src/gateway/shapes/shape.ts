@@ -7,7 +7,6 @@ import type { CanonicalRequest } from '../../canonical/request.ts';
 import type { CanonicalResponse } from '../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
 import type { InboundShape as ShapeName } from '../../events/catalog.ts';
-import { issueMessage } from '../../http/validation.ts';
 import { SvcError, shouldRetryFor } from '../../lib/errors.ts';
 import type { SseEvent } from '../../lib/sse-decode.ts';
 
@@ -81,8 +80,11 @@ export interface InboundShape {
 export interface PassthroughEnd {
   observe(e: SseEvent): void;
   encodeError(err: unknown): string;
-  /** The response object the upstream's terminal frame carried (Responses: kept for follow-ups), once seen. */
-  completed(): Record<string, unknown> | undefined;
+  /**
+   * The data of the upstream's terminal frame as it came (Responses: `response.completed` or
+   * `response.incomplete`, whose `response` is kept for follow-ups), once seen.
+   */
+  completed(): string | undefined;
 }
 
 /** Longest accepted `model` name (issue 17: an 8 MiB name was stored four times in the trace and logged). */
@@ -95,11 +97,7 @@ export const ModelNameSchema = v.pipe(
   v.maxLength(MAX_MODEL_LENGTH, `must be at most ${MAX_MODEL_LENGTH} characters`),
 );
 
-/**
- * Parses `value` or throws SvcError('invalid_request') whose message names the failing field and says what it
- * must be in the product's words ('model: is required', 'max_tokens: must be a number, not "10"'), as the
- * service endpoints do, never valibot's ('Invalid key: Expected "model" but received undefined').
- */
+/** Parses `value` or throws SvcError('invalid_request') whose message names the failing field. */
 export function parseOrThrow<S extends v.GenericSchema>(
   schema: S,
   value: unknown,
@@ -110,10 +108,7 @@ export function parseOrThrow<S extends v.GenericSchema>(
   const issue = r.issues[0];
   const path = v.getDotPath(issue);
   const field = prefix && path ? `${prefix}.${path}` : prefix || path || 'body';
-  throw new SvcError('invalid_request', {
-    message: `${field}: ${issueMessage(issue)}`,
-    details: { param: field },
-  });
+  throw new SvcError('invalid_request', { message: `${field}: ${issue.message}`, details: { param: field } });
 }
 
 /** Throws SvcError('invalid_request') naming `field`. */

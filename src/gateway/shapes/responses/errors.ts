@@ -46,47 +46,56 @@ export function encodeResponsesStreamError(value: unknown): string {
  * The end of a same-wire stream the gateway cuts (a reset, a timeout, an unreadable frame), as a translated
  * stream ends: an `error` event, then `response.failed` (the response of `response.created`, status failed,
  * `error.code` in the API's terms, the items done so far), numbered on from the upstream's frames. It also
- * holds the response a stream that ended well completed with.
+ * holds the terminal frame of a stream that ended well. Frames are kept as the upstream's text and parsed
+ * only for that failed end: a stream that ends well parses none of them here.
  */
 export function createResponsesPassthroughEnd(requestedModel: string): PassthroughEnd {
   let seq = -1;
-  let response: Record<string, unknown> | undefined;
-  /** The data of `response.completed` / `response.incomplete`, read only when asked for. */
+  /** The data of each `response.created` / `response.in_progress`: the latest holding a response is the one. */
+  const started: string[] = [];
+  /** The data of `response.completed` / `response.incomplete`. */
   let terminal: string | undefined;
-  const done: unknown[] = [];
+  /** The data of each `response.output_item.done`. */
+  const done: string[] = [];
   const frame = (type: string, fields: Record<string, unknown>) =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: ++seq, ...fields })}\n\n`;
   return {
     observe(e) {
       const n = SEQUENCE.exec(e.data);
       if (n) seq = Math.max(seq, Number(n[1]));
-      if (e.event === 'response.created' || e.event === 'response.in_progress')
-        response = (JSON.parse(e.data) as { response?: Record<string, unknown> }).response ?? response;
-      else if (e.event === 'response.output_item.done')
-        done.push((JSON.parse(e.data) as { item?: unknown }).item);
+      if (e.event === 'response.created' || e.event === 'response.in_progress') started.push(e.data);
+      else if (e.event === 'response.output_item.done') done.push(e.data);
       else if (e.event === 'response.completed' || e.event === 'response.incomplete') terminal = e.data;
     },
     completed() {
-      return terminal === undefined
-        ? undefined
-        : (JSON.parse(terminal) as { response?: Record<string, unknown> }).response;
+      return terminal;
     },
     encodeError(err) {
       const fields = responsesErrorFields(err);
       const { code, message } = fields.error as { code: string; message: string };
       const out = frame('error', fields);
+      const response = latestResponse(started);
       if (!response) return out;
       const failed = {
         ...response,
         model: requestedModel,
         status: 'failed',
         error: { code: responsesFailureCode(code), message },
-        output: done,
+        output: done.map((data) => (JSON.parse(data) as { item?: unknown }).item),
         usage: null,
       };
       return out + frame('response.failed', { response: failed });
     },
   };
+}
+
+/** The response the latest of these frames' data that carries one carries. */
+function latestResponse(frames: readonly string[]): Record<string, unknown> | undefined {
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const { response } = JSON.parse(frames[i]!) as { response?: Record<string, unknown> };
+    if (response) return response;
+  }
+  return undefined;
 }
 
 /** A frame's own `sequence_number` (the top-level field; a quote inside a string value is escaped). */

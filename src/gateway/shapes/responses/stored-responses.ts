@@ -30,7 +30,8 @@ export interface StoredResponses {
   /**
    * Keeps an OpenAI model's answer (same wire, stored by OpenAI too) to a request that named nothing kept
    * here, as the two texts the gateway already holds: `requestText` as the client sent it and `answerText`,
-   * the upstream's answer of which `response` is the parse. Nothing but the texts and the output items' ids is
+   * the upstream's answer of which `response` is the parse (or, streamed, the data of its terminal frame,
+   * whose `response` it is). Nothing but the texts and the output items' ids is
    * held, and they are parsed again only when a follow-up names them: strings are what the bound counts and
    * cost the garbage collector nothing to trace, where the parsed objects took about three times their JSON
    * size on the heap and were traced at every full collection.
@@ -235,9 +236,17 @@ class Entry {
   }
 
   get output(): Record<string, unknown>[] {
-    if (typeof this.#output === 'string') this.#output = outputOf(JSON.parse(this.#output));
+    if (typeof this.#output === 'string') this.#output = outputOf(answerOf(JSON.parse(this.#output)));
     return this.#output;
   }
+}
+
+/** The response an answer text holds: itself, or a stream's terminal frame's `response`. */
+function answerOf(parsed: Record<string, unknown>): Record<string, unknown> {
+  const { type, response } = parsed;
+  return typeof type === 'string' && response !== null && typeof response === 'object'
+    ? (response as Record<string, unknown>)
+    : parsed;
 }
 
 /** A Responses object's output items. */

@@ -200,3 +200,20 @@ test('an OpenAI answer kept as its request and answer texts expands like a parse
     'resp_o3',
   );
 });
+
+test("a streamed OpenAI answer kept as its terminal frame's text expands like the answer it carries", () => {
+  const kept = createStoredResponses();
+  const requestText = JSON.stringify({ model: 'openai:gpt-5-mini', input: 'my name is Ada', stream: true });
+  const response = answer('resp_s1', 'Hi Ada');
+  const frameText = JSON.stringify({ type: 'response.completed', sequence_number: 9, response });
+  kept.keepText(response, requestText, frameText, 'gk_a');
+  assert.equal(kept.bytes, requestText.length + frameText.length);
+  const next = kept.expand({ model: 'haiku', input: 'and then?', previous_response_id: 'resp_s1' }, 'gk_a');
+  assert.deepEqual(next.input, [
+    { role: 'user', content: 'my name is Ada' },
+    ...response.output,
+    { role: 'user', content: 'and then?' },
+  ]);
+  const ref = { model: 'haiku', input: [{ type: 'item_reference', id: 'msg_resp_s1_0' }] };
+  assert.deepEqual(kept.expand(ref, 'gk_a').input, response.output);
+});
