@@ -28,6 +28,7 @@ import {
   fsyncPath,
   removeQuietly,
   renameNoClobber,
+  storeFileAt,
   tempPathBeside,
   yieldToSignals,
 } from './files.ts';
@@ -64,7 +65,11 @@ export async function restoreStore(options: RestoreOptions): Promise<RestoreRepo
   // a link to the store names the store: restore that file (renaming over the link would leave the store
   // it names as it was and put the restored one where the link was)
   const target = throughLink(resolve(options.dbPath));
-  if (backup === target) refuse(`The backup ${backup} is the trace store itself; pass a backup file.`);
+  // by name, through a link or a second (hard) name: the store's lock below would then block its own read
+  const storeFile = storeFileAt(backup, target);
+  if (storeFile === target) refuse(`The backup ${backup} is the trace store itself; pass a backup file.`);
+  if (storeFile !== undefined)
+    refuse(`The backup ${backup} is the trace store's file ${storeFile}; pass a file written by svc backup.`);
   const source = { engine: 'sqlite' as const, path: backup, busyTimeoutMs: options.busyTimeoutMs };
   await verifyBackup(source);
   // a folder (or a device) there is no store to replace: say so, with or without --force, rather than

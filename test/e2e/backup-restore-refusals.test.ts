@@ -9,6 +9,7 @@ import {
   closeSync,
   copyFileSync,
   existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -175,6 +176,20 @@ test('restore refuses to replace an existing store without --force', async () =>
   const before = countEvents(live);
   const r = await runSvc(['restore', good, '--db-path', live], { env });
   assertRefused(r, 1, /A trace store already exists at .*live\/svc\.db; pass --force to replace it/);
+  assert.equal(countEvents(live), before);
+});
+
+// through a link or a second name the backup is the store file: the restore locked it and then waited
+// SVC_SQLITE_BUSY_TIMEOUT_MS to read it, to say 'Cannot use the trace store <backup>: database is locked; run
+// the command again when it is idle', advice that never helps
+test('restore of the store itself, by its path, a link or a hard link, is refused naming it, store untouched', async () => {
+  const before = countEvents(live);
+  symlinkSync(live, p('live-link.db'));
+  linkSync(live, p('live-hard.db'));
+  for (const backup of [live, p('live-link.db'), p('live-hard.db')]) {
+    const r = await runSvc(['restore', backup, '--db-path', live, '--force'], { env });
+    assertRefused(r, 1, /^svc: The backup .* is the trace store itself; pass a backup file\.$/);
+  }
   assert.equal(countEvents(live), before);
 });
 
