@@ -1,6 +1,6 @@
 /**
- * @module PostgreSQL's counterparts of read-paths.ts: the same names read from each row's payload_json
- * (the generated json column of PostgreSQL migration 0001) as jsonb `j`, and the generated text columns.
+ * @module PostgreSQL's counterparts of read-paths.ts: the same names read from each row's payload (its
+ * \u0000 escapes read as \ufffd, PG_PAYLOAD) as jsonb `j`, and the generated text columns.
  * Parsing it once per row is about 3.5× faster than the json column read per expression. JSON numbers are
  * read only where they are numbers (a string or object reads as NULL, as the SQLite sums skip it), so no
  * payload can make a cast fail the query; an integer index is one JSON integer, as SQLite's typeof says.
@@ -8,10 +8,18 @@
 import type { EXPR } from './read-paths.ts';
 
 /**
+ * An event's payload text as PostgreSQL's json reads it: json and jsonb refuse to extract anything from a
+ * payload holding the escape \u0000 (a provider's error message, a stop reason or a model name a client
+ * sent may carry NUL), which would fail the whole report, so it is read as \ufffd, as the generated
+ * columns of migration 0001 read it. payload_json (payload::json) is never read for that reason.
+ */
+export const PG_PAYLOAD = String.raw`replace(payload, '\u0000', '\ufffd')`;
+
+/**
  * `FROM events` with each row's payload as jsonb `j`, parsed once per row (OFFSET 0 keeps the lateral
  * from being inlined, which would parse the payload again for every expression that reads it).
  */
-export const PG_EVENTS = 'events CROSS JOIN LATERAL (SELECT payload_json::jsonb AS j OFFSET 0) AS parsed';
+export const PG_EVENTS = `events CROSS JOIN LATERAL (SELECT ${PG_PAYLOAD}::jsonb AS j OFFSET 0) AS parsed`;
 
 const number = (key: string) =>
   `CASE WHEN jsonb_typeof(j -> '${key}') = 'number' THEN (j ->> '${key}')::numeric END`;

@@ -34,6 +34,8 @@ export interface CallSpec {
   parent?: string | null;
   errorClass?: string | null;
   turn?: string;
+  /** More payload fields (a provider's error message, a stop reason). */
+  extra?: Record<string, unknown>;
 }
 
 /** One model call as the call path stamps it (agent calls: no key, no shape, a session). */
@@ -63,6 +65,7 @@ export function callEvent(id: string, c: CallSpec): SeedEvent {
     });
     if (c.creationHour !== undefined) payload.cache_creation_1h_input_tokens = c.creationHour;
   }
+  Object.assign(payload, c.extra);
   return {
     id,
     timestamp_us: BASE_US + c.at,
@@ -79,6 +82,8 @@ export interface RouteSpec {
   chain: Array<{ policy: string; model?: string | null; verdict: string; validation_failure?: string }>;
   winner: number;
   chosen?: string | null;
+  /** What the client asked for (route.decided's requested_model). */
+  requested?: string;
 }
 
 export function routeEvent(id: string, r: RouteSpec): SeedEvent {
@@ -93,6 +98,7 @@ export function routeEvent(id: string, r: RouteSpec): SeedEvent {
       winner_index: r.winner,
       chosen_model: r.chosen ?? null,
       elapsed_ms: 0.05,
+      ...(r.requested === undefined ? {} : { requested_model: r.requested }),
     },
   };
 }

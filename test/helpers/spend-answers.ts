@@ -72,13 +72,21 @@ export async function seedSpend(store: Store): Promise<void> {
       cost: '0.25',
       errorClass: 'cancelled',
     },
-    { at: 33 * HOUR_US, type: 'llm.call_failed', cost: null, errorClass: 'overloaded' },
+    // text from a provider or a client may hold NUL, which the gateway stores as the escape \u0000 and
+    // PostgreSQL's json refuses to extract: the rows must read as on SQLite, not fail the whole report
+    {
+      at: 33 * HOUR_US,
+      type: 'llm.call_failed',
+      cost: null,
+      errorClass: 'overloaded',
+      extra: { message: 'upstream said bad\u0000nul' },
+    },
     { at: 34 * HOUR_US, type: 'llm.call_failed', model: MINI, cost: null, errorClass: 'rate_limited' },
     // a cost that is no number (another tool's row, a hand edit): a call with tokens but no cost, never a
     // failed query
     { at: 34.5 * HOUR_US, key: 'gk_d', cost: 'n/a' },
     // equal costs: the tie orders by key
-    { at: 35 * HOUR_US, key: 'gk_d', cost: '0.3' },
+    { at: 35 * HOUR_US, key: 'gk_d', cost: '0.3', extra: { stop_reason: 'end\u0000turn' } },
     { at: 36 * HOUR_US, key: 'gk_c', user: 'u3', team: 't2', cost: '0.3' },
     // latencies 1..20 in shuffled order, and six more on another model
     ...Array.from({ length: 20 }, (_, i) => ({
@@ -107,6 +115,7 @@ export async function seedSpend(store: Store): Promise<void> {
       chain: [rejected, { policy: 'global_default', verdict: 'accepted' }],
       winner: 1,
       chosen: 'anthropic:claude-sonnet-4-5',
+      requested: 'sonnet\u0000',
     },
     { at: 4 * HOUR_US, chain: [rejected], winner: -1 },
     { at: 5 * HOUR_US, chain: [{ policy: 'rule', verdict: 'accepted' }], winner: 1.5 },

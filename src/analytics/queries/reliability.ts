@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import { type EngineName, engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import { expr, spendRows, timeRange } from '../read-paths.ts';
+import { PG_PAYLOAD } from '../read-paths-postgres.ts';
 import type { TimeWindow } from '../window.ts';
 
 export interface ReliabilityData {
@@ -33,7 +34,9 @@ export async function queryReliability(db: Kysely<Database>, window: TimeWindow)
 async function queryErrors(db: Kysely<Database>, window: TimeWindow, engine: EngineName) {
   // failures are few; their rows are read through the partial index of migration 0006
   const errorClass =
-    engine === 'sqlite' ? sql`json_extract(payload, '$.error_class')` : sql`payload_json ->> 'error_class'`;
+    engine === 'sqlite'
+      ? sql`json_extract(payload, '$.error_class')`
+      : sql`(${sql.raw(PG_PAYLOAD)})::json ->> 'error_class'`;
   const from = engine === 'sqlite' ? sql`events INDEXED BY events_failed_call` : sql`events`;
   const r = await sql<{
     model: string | null;

@@ -8,6 +8,7 @@ import { POLICY_NAMES, type PolicyName } from '../../routing/facts.ts';
 import { engineOfKysely } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import { expr, fromRoutes, timeRange } from '../read-paths.ts';
+import { PG_PAYLOAD } from '../read-paths-postgres.ts';
 import type { TimeWindow } from '../window.ts';
 
 export interface RoutingData {
@@ -82,8 +83,9 @@ async function queryRejectionsPg(
   const r = await sql<{ policy: string | null; validation_failure: string | null; n: number }>`
     SELECT entry.value ->> 'policy' AS policy, entry.value ->> 'validation_failure' AS validation_failure,
       count(*) AS n
-    FROM events CROSS JOIN LATERAL json_array_elements(CASE WHEN json_typeof(events.payload_json -> 'chain') = 'array'
-      THEN events.payload_json -> 'chain' ELSE '[]'::json END) AS entry(value)
+    FROM events CROSS JOIN LATERAL (SELECT ${sql.raw(PG_PAYLOAD)}::json -> 'chain' AS chain OFFSET 0) AS parsed
+      CROSS JOIN LATERAL json_array_elements(CASE WHEN json_typeof(parsed.chain) = 'array'
+      THEN parsed.chain ELSE '[]'::json END) AS entry(value)
     WHERE events.type = 'route.decided' AND ${timeRange(window, sql.raw('events.timestamp_us'))}
       AND ${expr('mayHoldRejection', 'postgres')}
       AND CASE WHEN json_typeof(entry.value) = 'object' THEN entry.value ->> 'verdict' END = 'rejected'
