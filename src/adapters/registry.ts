@@ -4,7 +4,11 @@
  */
 import { decodeSse } from '../lib/sse-decode.ts';
 import { type Adapter, type AdapterConfig, runStreamDecoder } from './adapter.ts';
-import { classifyAnthropicResponse, classifyAnthropicStreamStart } from './anthropic/errors.ts';
+import {
+  classifyAnthropicResponse,
+  classifyAnthropicResponseBody,
+  classifyAnthropicStreamStart,
+} from './anthropic/errors.ts';
 import { fitToModel } from './anthropic/fit-model.ts';
 import {
   encodeAnthropicCountTokens,
@@ -59,6 +63,7 @@ export function createAnthropicAdapter(config: AdapterConfig): Adapter {
         opts,
       ),
     classifyResponse: classifyAnthropicResponse,
+    classifyResponseBody: classifyAnthropicResponseBody,
     classifyStreamStart: (first) => {
       const failure = classifyAnthropicStreamStart(first);
       return failure === null ? null : { failure };

@@ -3,7 +3,8 @@
  * provider's response object (a string, `{}`, no content/choices, wrong types, no usage) answers
  * 502 upstream_error in the client's shape, and a stream that ends cleanly without its terminal event
  * ends with an error frame in the client's shape. Either way the call closes with one llm.call_failed of
- * class server_error and no llm.call_completed (never a $0 success), same wire and across wires.
+ * class server_error and no llm.call_completed (never a $0 success), same wire and across wires. A 200 whose
+ * body is the provider's own error object (a proxy relaying an overload under its 200) is that error.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -80,6 +81,34 @@ test('a 200 that is not the provider response object answers 502 upstream_error 
         assertFailedOnce(stack, res.headers.get('svc-request-id'));
       });
     }
+  }
+});
+
+test('a 200 whose body is the provider error object is that error, classed as its type says', async (t) => {
+  const stack = await gatewayWithoutRetries();
+  for (const { shape, model } of CASES) {
+    await t.test(`${shape} client, ${model} upstream`, async () => {
+      // a proxy relaying the provider's overload under its own 200: Anthropic's overloaded_error and
+      // OpenRouter's code 503 say overloaded; OpenAI's 503 body says only server_error
+      const overloaded = !model.startsWith('openai:');
+      const content = '[[fake:bad-body=error]]';
+      const res = await post(stack, shape, { model, messages: [{ role: 'user', content }] });
+      const text = await res.text();
+      // before, on an Anthropic upstream: 502 upstream_error 'not an Anthropic Messages response', server_error
+      assert.equal(res.status, overloaded ? 503 : 502, text);
+      const body = JSON.parse(text) as { type?: string; error: { code: string } };
+      assert.equal(body.error.code, overloaded ? 'upstream_overloaded' : 'upstream_error');
+      if (shape === 'anthropic') assert.equal(body.type, 'error');
+      assert.equal(res.headers.get('x-should-retry'), String(overloaded));
+      const turnId = res.headers.get('svc-request-id');
+      const failed = readEvents(stack.files.db).filter(
+        (e) => e.turn_id === turnId && e.type === 'llm.call_failed',
+      );
+      assert.deepEqual(
+        failed.map((e) => e.payload.error_class),
+        [overloaded ? 'overloaded' : 'server_error'],
+      );
+    });
   }
 });
 

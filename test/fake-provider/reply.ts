@@ -217,6 +217,8 @@ function encodeBody(codec: Codec, reply: Reply, ctx: ReplyContext, plan: FakeSte
     }
     case 'wrong-types':
       return JSON.stringify({ ...body, [content]: 'oops', usage: 'oops' });
+    case 'error':
+      return JSON.stringify(codec.errorBody(codec.provider === 'anthropic' ? 529 : 503, plan.message, ctx));
   }
 }
 

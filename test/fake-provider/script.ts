@@ -69,7 +69,9 @@
  *                          the error (Anthropic's overloaded_error before message_start)
  *     bad-body=KIND        non-streaming: a 200 whose JSON body is not the provider's response object; KIND is
  *                          string (the JSON string "oops"), empty ({}), no-usage, no-content (no content /
- *                          choices) or wrong-types (content / choices and usage are strings)
+ *                          choices), wrong-types (content / choices and usage are strings) or error (the
+ *                          provider's own error body for an overload, Anthropic's 529 overloaded_error, OpenAI's
+ *                          503, with status 200: what a proxy relaying the error under its own 200 answers)
  *     no-terminal          streaming: every frame but the terminal one (Anthropic message_stop, OpenAI and
  *                          OpenRouter [DONE]), then the stream ends cleanly
  *     not-sse              streaming: a 200 that is no event stream but the whole answer as one JSON object
@@ -171,7 +173,7 @@ export const FAULT_KEYS = [
   'gzip',
 ] as const satisfies readonly (keyof FakeStep)[];
 
-export const BAD_BODY_KINDS = ['string', 'empty', 'no-usage', 'no-content', 'wrong-types'] as const;
+export const BAD_BODY_KINDS = ['string', 'empty', 'no-usage', 'no-content', 'wrong-types', 'error'] as const;
 export type BadBodyKind = (typeof BAD_BODY_KINDS)[number];
 
 export const ERROR_STATUSES = [400, 401, 402, 403, 404, 408, 409, 413, 429, 500, 502, 503, 504, 529];

@@ -1,9 +1,10 @@
 /**
  * @module Anthropic failures → UpstreamFailure: HTTP errors (`{"type":"error","error":{"type","message"}}`,
- * wire-formats §1.11) and the in-stream `event: error` (e.g. `overloaded_error` after a 200).
+ * wire-formats §1.11), the in-stream `event: error` (e.g. `overloaded_error` after a 200) and the same error
+ * object as a 200 body.
  */
 import type { SseEvent } from '../../lib/sse-decode.ts';
-import type { HeaderGetter } from '../adapter.ts';
+import type { EmbeddedError, HeaderGetter } from '../adapter.ts';
 import {
   classifyErrorType,
   classifyHttpFailure,
@@ -37,6 +38,25 @@ export function classifyAnthropicStreamError(data: string): UpstreamFailure {
   return failure(classifyErrorType(type) ?? 'server_error', message || 'upstream stream error', {
     upstream_type: type,
   });
+}
+
+/**
+ * A 200 body that is an Anthropic error object (`{"type":"error","error":{"type","message"}}`, which a proxy
+ * relaying the provider's error under its own 200 sends) → that error, classed by its type as the same
+ * object in an `event: error` is; null for any other body (decodeAnthropicResponse reads or refuses it).
+ */
+export function classifyAnthropicResponseBody(bodyText: string): EmbeddedError | null {
+  // a key or value "error" is never inside a JSON string, whose quotes are escaped: most bodies parse once
+  if (!bodyText.includes('"error"')) return null;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bodyText);
+  } catch {
+    return null;
+  }
+  const body = raw as { type?: unknown; error?: unknown } | null;
+  if (body?.type !== 'error' || typeof body.error !== 'object' || body.error === null) return null;
+  return { failure: classifyAnthropicStreamError(bodyText) };
 }
 
 /** An `event: error` as the first event of a 200 stream (overloaded_error before message_start). */
