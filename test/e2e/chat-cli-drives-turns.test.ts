@@ -439,6 +439,19 @@ test('a stream that cannot be opened at start (a proxy that drops WebSocket upgr
   assert.equal(relay.submissions, 0);
 });
 
+test('a session ended on the server while the chat follows it ends the chat with one sentence saying what to do', async () => {
+  const c = chat(['--workspace', server.workspace]);
+  await c.waitFor(/^session sess_/m);
+  const sid = sessionOf(c.out());
+  assert.equal((await server.api('DELETE', `/sessions/${sid}`)).status, 200);
+  assert.equal(await c.exit, 1);
+  // before: 'svc: The session was ended on the server.' (which one, and what now?)
+  assert.equal(
+    c.err(),
+    `svc: Session ${sid} was ended on the server (DELETE /sessions/${sid}); start a new one with \`svc chat\` (without --session).\n`,
+  );
+});
+
 test('an unknown --model or a --workspace that is no folder is one sentence naming the flag, not the REST field', async () => {
   const c = chat(['--model', 'nope'], '');
   assert.equal(await c.exit, 1);

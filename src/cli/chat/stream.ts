@@ -172,7 +172,11 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
           ? `HTTP ${refusedStatus}`
           : (closeCode(reason.toString()) ?? `code ${code}`);
       if (why === 'session_ended')
-        return fatal(new SvcError('io_error', { message: 'The session was ended on the server.' }));
+        return fatal(
+          new SvcError('io_error', {
+            message: `Session ${sessionId} was ended on the server (DELETE /sessions/${sessionId}); start a new one with \`svc chat\` (without --session).`,
+          }),
+        );
       // the server answered REST a moment ago: a stream that never opened is no drop to wait out for a minute
       if (first)
         return fatal(
