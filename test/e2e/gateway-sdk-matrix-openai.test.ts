@@ -304,6 +304,36 @@ for (const p of PROVIDERS) {
   });
 }
 
+// OpenAI's model declining is the message's `refusal` (no content, finish_reason stop): parse() hands it over as
+// such, and an Anthropic client of that model gets a refusal stop with the text, whole and streamed
+test('OpenAI SDK and Anthropic SDK → an OpenAI model that refuses: parse() gets message.refusal, the Anthropic client stop_reason refusal', async () => {
+  const model = 'openai:gpt-5-mini';
+  const content = 'Which city? [[fake:text=I cannot help with that;stop=refusal]]';
+  const refused = await stack.openai.chat.completions.parse({
+    model,
+    messages: [{ role: 'user', content }],
+    response_format: zodResponseFormat(CITY, 'city'),
+  });
+  const { message, finish_reason } = refused.choices[0];
+  assert.deepEqual(
+    [finish_reason, message.refusal, message.content, message.parsed],
+    ['stop', 'I cannot help with that', null, null],
+  );
+  const ask = { model, max_tokens: 256, messages: [{ role: 'user' as const, content }] };
+  const whole = await stack.anthropic.messages.create(ask);
+  const streamed = await stack.anthropic.messages.stream(ask).finalMessage();
+  for (const m of [whole, streamed]) {
+    assert.equal(m.stop_reason, 'refusal');
+    assert.deepEqual(m.content, [{ type: 'text', text: 'I cannot help with that' }]);
+  }
+  assert.deepEqual(
+    readEvents(stack.files.db, 'llm.call_completed')
+      .slice(-3)
+      .map((e) => e.payload.stop_reason),
+    ['refusal', 'refusal', 'refusal'],
+  );
+});
+
 // Claude's structured outputs refuse numeric bounds, lengths and minItems above 1 (400 "For 'integer' type,
 // property 'minimum' is not supported"), which zod's .int() and .email() write; the gateway sends them in the
 // schema's description, as the Anthropic SDK's own transform does, and the client checks the answer

@@ -25,7 +25,13 @@ export function encodeChatJson(reply: Reply, ctx: ReplyContext, openrouter: bool
     function: { name: call.name, arguments: JSON.stringify(call.input) },
   }));
   const thinking = reply.blocks.flatMap((b) => (b.type === 'thinking' ? [b] : []));
-  const message: Record<string, unknown> = { role: 'assistant', content: text, refusal: null };
+  // OpenAI's model declines in `refusal`, with no content (wire-formats §5.1 Refusal)
+  const refused = refuses(reply, openrouter);
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: refused ? null : text,
+    refusal: refused ? text : null,
+  };
   if (openrouter) {
     const readable = thinking.find((b) => !b.redacted);
     message.reasoning = readable?.text ?? null;
@@ -43,7 +49,7 @@ export function encodeChatJson(reply: Reply, ctx: ReplyContext, openrouter: bool
     index: 0,
     message,
     logprobs: null,
-    finish_reason: finishOf(reply),
+    finish_reason: finishOf(reply, openrouter),
   };
   if (openrouter) choice.native_finish_reason = reply.stopReason;
   return {
@@ -78,6 +84,7 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
     );
   };
   chunk({ role: 'assistant', content: '', refusal: null });
+  const textField = refuses(reply, openrouter) ? 'refusal' : 'content';
   let callIndex = 0;
   let detailIndex = 0; // a reasoning detail's place in the message's reasoning_details, as its deltas say
   for (const block of reply.blocks) {
@@ -101,7 +108,7 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
         reasoning_details: [reasoningDetail(ctx.model, { signature: block.signature }, index)],
       });
     } else if (block.type === 'text') {
-      for (const piece of splitWords(block.text)) chunk({ content: piece });
+      for (const piece of splitWords(block.text)) chunk({ [textField]: piece });
     } else {
       const index = callIndex++;
       // wire-formats §2.7: id, type and name only on the first fragment; later ones carry index + arguments.
@@ -115,7 +122,7 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
       }
     }
   }
-  chunk({}, finishOf(reply));
+  chunk({}, finishOf(reply, openrouter));
   if (ctx.includeUsage) {
     const usage = usageOf(reply.usage, openrouter);
     // OpenRouter's last chunk carries an empty delta choice next to the usage (wire-formats §3).
@@ -171,9 +178,20 @@ function head(ctx: ReplyContext, openrouter: boolean, object: string): Record<st
   };
 }
 
-function finishOf(reply: Reply): string {
+function finishOf(reply: Reply, openrouter: boolean): string {
   if (callsOf(reply.blocks).length > 0) return 'tool_calls';
+  if (refuses(reply, openrouter)) return 'stop';
   return FINISH[reply.stopReason] ?? 'stop';
+}
+
+/**
+ * A refusal (the `stop=refusal` directive) from OpenAI's own API is its model declining: the text is the
+ * message's `refusal` (streamed as `delta.refusal`) and the finish reason `stop`, as the API answers a
+ * request it will not serve (its structured outputs' documented refusal); the OpenRouter flavour keeps the
+ * text as content with `content_filter`.
+ */
+function refuses(reply: Reply, openrouter: boolean): boolean {
+  return !openrouter && reply.stopReason === 'refusal' && callsOf(reply.blocks).length === 0;
 }
 
 function textOf(blocks: ReplyBlock[]): string | null {
