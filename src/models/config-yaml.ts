@@ -77,6 +77,31 @@ export function describeIssues(
   return [...new Set(out)];
 }
 
+/**
+ * `doc` with each empty list that stands where `root` wants a mapping made a one-item list: valibot reads
+ * `[]` as a mapping with no keys (so `tiers: []`, or a whole file `[]`, passed as empty), while a list with
+ * items is refused, which describeIssues words as `<field>: must be a mapping …, not a list`.
+ */
+export function markEmptyListsForMappings(doc: unknown, root: v.GenericSchema): unknown {
+  const walk = (value: unknown, here: SchemaShape[]): unknown => {
+    if (here.length === 0 || value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) {
+      const items = here.flatMap((s) => (s.item ? unwrap(s.item) : []));
+      const mappingOnly = items.length === 0 && here.some((s) => s.entries);
+      if (value.length === 0) return mappingOnly ? [null] : value;
+      return value.map((item) => walk(item, items));
+    }
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value))
+      out[key] = walk(
+        item,
+        here.flatMap((s) => (s.entries?.[key] ? unwrap(s.entries[key]) : [])),
+      );
+    return out;
+  };
+  return walk(doc, unwrap(root as unknown as SchemaShape));
+}
+
 /** Formats a path built from keys and indexes: `['models', 3, 'prices']` → `models[3].prices`. */
 export function formatPath(path: readonly unknown[] | undefined): string {
   let out = '';

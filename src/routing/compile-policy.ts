@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import { isSvcError } from '../lib/errors.ts';
 import { sha256Hex } from '../lib/hash.ts';
-import { describeIssues, parseConfigYaml } from '../models/config-yaml.ts';
+import { describeIssues, markEmptyListsForMappings, parseConfigYaml } from '../models/config-yaml.ts';
 import { TIERS, type Tier } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import { suggestModel } from '../models/suggest-model.ts';
@@ -88,7 +88,7 @@ export function compilePolicyText(
     if (!isSvcError(err)) throw err;
     return { valid: false, errors: (err.details?.errors as string[]) ?? [err.message], warnings: [] };
   }
-  const input = doc ?? {};
+  const input = markEmptyListsForMappings(doc ?? {}, RoutingPolicyFileSchema);
   const parsed = v.safeParse(RoutingPolicyFileSchema, input);
   const version = sha256Hex(bytes);
   if (!parsed.success) {

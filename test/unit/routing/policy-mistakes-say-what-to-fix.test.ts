@@ -70,6 +70,18 @@ test('a file that is a list or a scalar must be a mapping', () => {
     'the file must be a mapping with the keys global_default, tiers, rules, workspaces, pattern';
   assert.deepEqual(errorsOf('- name: x\n  use: fast\n'), [message]);
   assert.deepEqual(errorsOf('fast\n'), [message]);
+  // an empty list is no mapping either (valibot read it as one with no keys: `[]` was a valid, empty policy)
+  assert.deepEqual(errorsOf('[]\n'), [message]);
+  assert.deepEqual(errorsOf('tiers: []\npattern: []\n'), [
+    'tiers: must be a mapping with the keys fast, balanced, deep, not a list',
+    'pattern: must be a mapping with the keys enabled, fingerprint, min_samples, min_success_rate, lookback_days, candidates, not a list',
+  ]);
+  assert.deepEqual(errorsOf('rules:\n  - { name: x, when: { not: [] }, use: fast }\n'), [
+    'rules[0].when.not: must be a mapping with the keys has_images, has_tools, input_tokens_above, text_matches, workspace, cost_today_above, requested_model, all, any, not, not a list',
+  ]);
+  // an empty list where a list belongs, and an empty document (YAML null), stay valid
+  assert.deepEqual(errorsOf('rules: []\nworkspaces: []\npattern: { candidates: [] }\n'), []);
+  assert.deepEqual(errorsOf('~\n'), []);
 });
 
 test('models.yaml mistakes read the same way', (t) => {
