@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -75,6 +75,19 @@ function assertRevoked(o: Outcome, keyId: string, what: string): string {
   assert.equal(o.error?.key_id, keyId, what);
   assert.match(String(o.error?.revoked_at), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/, what);
   return String(o.error?.revoked_at);
+}
+
+/** The gateway's one warning that it made the keystore private, naming the file and its mode before. */
+function assertKeystoreWarning(gw: RunningSvc, previousMode: string): void {
+  const warnings = gw
+    .output()
+    .stderr.split('\n')
+    .filter((l) => l.includes('the keystore was writable by other users; it is now mode 0600'));
+  assert.equal(warnings.length, 1, gw.output().stderr);
+  const line = JSON.parse(warnings[0]);
+  assert.equal(line.level, 'warn');
+  assert.equal(line.keystore, f.keystore);
+  assert.equal(line.previous_mode, previousMode);
 }
 
 /** A POST whose headers go on the wire exactly as listed (repeated names stay separate header lines). */
@@ -224,6 +237,19 @@ test('keys issued, revoked and rotated while the gateway runs take effect on the
   );
 
   await t.test(
+    'a keystore made writable by other users while the gateway runs is set back to 0600, with a warning',
+    async () => {
+      const key = await issueKey(f.env);
+      tokens.push(key.token);
+      // anyone who can write the file could add the hash of a token of their own
+      chmodSync(f.keystore, 0o646);
+      assertReachedProxy(await callChat(gw.url, key.token), 'a key of the keystore');
+      assert.equal(statSync(f.keystore).mode & 0o777, 0o600);
+      assertKeystoreWarning(gw, '0646');
+    },
+  );
+
+  await t.test(
     'SIGTERM stops the gateway with exit 0 and the auth failures are in the trace store',
     async () => {
       assert.equal(await gw.stop(), 0);
@@ -243,7 +269,11 @@ test('keys issued, revoked and rotated while the gateway runs take effect on the
   );
 
   await t.test('a restarted gateway keeps the revocation', async () => {
+    // a keystore group and others may write is set to 0600 at start, before a key is taken from it
+    chmodSync(f.keystore, 0o666);
     const again = await start();
+    assert.equal(statSync(f.keystore).mode & 0o777, 0o600);
+    assertKeystoreWarning(again, '0666');
     assertRevoked(await callChat(again.url, first.token), first.keyId, 'after restart');
     assert.equal(await again.stop(), 0);
   });

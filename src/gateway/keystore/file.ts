@@ -26,6 +26,7 @@ import { errorMessage, SvcError } from '../../lib/errors.ts';
 import { createFolders, PRIVATE_FOLDER_MODE } from '../../lib/folders.ts';
 import type { Logger } from '../../lib/log.ts';
 import { SQLITE, sqliteCode } from '../../store/sqlite-errors.ts';
+import { guardKeystoreWriters } from './file-mode.ts';
 import { decodeKeystore, type KeyRecord, type Keystore } from './keystore.ts';
 
 /** The document at `path`, or undefined when there is no file. Throws `keystore_invalid` on a bad file. */
@@ -130,13 +131,15 @@ export interface KeystoreCacheOptions {
  * Loads the keystore now (throws when it is unreadable) and reloads it when its stat identity changes.
  * Each request pays one statSync (about 1.7 µs measured, the same as the token's SHA-256), not a read:
  * writers always rename a new file into place, so inode, size, mtime and ctime move together, and the
- * change is visible to the very next request (DECISIONS §4: no restart). A file that turns bad while
+ * change is visible to the very next request (DECISIONS §4: no restart). Keys are taken only from a file no
+ * other user can write (guardKeystoreWriters, at the load and at each reload). A file that turns bad while
  * running keeps the last good keys and logs the reason; a deleted file means no key authenticates (logged
  once, so the operator sees why every client gets 401).
  */
 export function createKeystoreCache(path: string, options: KeystoreCacheOptions): KeystoreCache {
   const now = options.now ?? Date.now;
   const maxAgeMs = options.maxAgeMs ?? 5_000;
+  guardKeystoreWriters(path, options.log);
   let byHash = index(readKeystoreFile(path));
   let identity = statIdentity(path);
   let loadedAt = now();
@@ -144,6 +147,7 @@ export function createKeystoreCache(path: string, options: KeystoreCacheOptions)
 
   const reload = (nextIdentity: StatIdentity | undefined) => {
     try {
+      guardKeystoreWriters(path, options.log);
       const doc = readKeystoreFile(path);
       if (doc === undefined && lastError !== REMOVED) {
         options.log.error('keystore removed; no key authenticates until it is restored', { keystore: path });
