@@ -1,9 +1,10 @@
 /**
  * Flow control of the WebSocket stream (spec 2 §WebSocket stream, §Limits) through the real `svc serve`:
  * heartbeats with a short SVC_WS_PING_INTERVAL_MS (answered pings keep a socket, three unanswered close
- * it), an inbound frame above 64 KiB closes with 1009, and a client that stops reading is closed with 1008
- * client_too_slow and a bus.handler_warning while the turn and another client go on unhindered, also when
- * what piles up is the answers to its own pings and bad frames.
+ * it), an inbound frame above 64 KiB closes with 1009 (bad UTF-8 with 1007, a protocol error with 1002),
+ * and a client that stops reading is closed with 1008 client_too_slow and a bus.handler_warning while the
+ * turn and another client go on unhindered, also when what piles up is the answers to its own pings and
+ * bad frames.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -88,6 +89,24 @@ test('an inbound frame above 64 KiB closes the socket with 1009; a smaller bad f
   await waitForStderr(server, /routing policy reloaded/, before);
   for (const line of server.svc.output().stderr.split('\n').filter(Boolean))
     assert.doesNotThrow(() => JSON.parse(line), `a log line that is not JSON: ${line}`);
+});
+
+test('a text frame that is not UTF-8 closes with 1007, a frame breaking the protocol with 1002: JSON reasons too', async () => {
+  // RFC 6455 fails such connections; the close reason is JSON {code, message} like every other (before: empty)
+  const sid = await session(server);
+  const text = await subscribed(server, sid);
+  text.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+  const badText = await text.closed;
+  assert.equal(badText.code, 1007);
+  assert.equal(JSON.parse(badText.reason).code, 'invalid_utf8');
+  const raw = await subscribed(server, sid);
+  // a masked frame with the reserved opcode 3, written past the client library
+  (raw.ws as unknown as { _socket: { write(b: Buffer): void } })._socket.write(
+    Buffer.from([0x83, 0x80, 1, 2, 3, 4]),
+  );
+  const broken = await raw.closed;
+  assert.equal(broken.code, 1002);
+  assert.equal(JSON.parse(broken.reason).code, 'protocol_error');
 });
 
 async function waitForStderr(on: AgentServer, re: RegExp, fromLine: number): Promise<void> {

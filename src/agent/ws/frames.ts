@@ -36,6 +36,10 @@ export type FrameErrorCode = (typeof FRAME_ERROR_CODES)[number] | ErrorCode;
 export const CLOSE = {
   /** A client frame above MAX_CLIENT_FRAME_BYTES (the WebSocket layer closes; stream-server.ts adds this reason). */
   tooLarge: { code: 1009, reason: 'frame_too_large' },
+  /** A text frame that is not UTF-8 (RFC 6455 §8.1: the WebSocket layer closes; stream-server.ts adds this reason). */
+  invalidText: { code: 1007, reason: 'invalid_utf8' },
+  /** A frame that breaks the protocol (reserved opcode or bits, unmasked, a bad close code; likewise). */
+  protocolError: { code: 1002, reason: 'protocol_error' },
   /** DELETE /sessions/{id}: the session ended; nothing more will come. */
   sessionEnded: { code: 1000, reason: 'session_ended' },
   /** spec 2 item 6: shutdown. */

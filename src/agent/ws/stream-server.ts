@@ -18,7 +18,7 @@ import type { AgentAppDeps } from '../app.ts';
 import type { AgentEnv } from '../env.ts';
 import { requireOpenSession, requireSession, workerSessionOfTurn } from '../sessions/store.ts';
 import { type Connection, type ConnectionSocket, createConnection } from './connection.ts';
-import { CLOSE, closeReason, encodeFrame, MAX_CLIENT_FRAME_BYTES } from './frames.ts';
+import { CLOSE, type CloseKind, closeReason, encodeFrame, MAX_CLIENT_FRAME_BYTES } from './frames.ts';
 import { createStreamHub, STREAM_SUBSCRIBER } from './hub.ts';
 import { createUpgradeListener, type UpgradeListener } from './upgrade.ts';
 
@@ -129,7 +129,7 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
         return {
           onOpen(_evt, ctx) {
             const ws = ctx.raw as WebSocket;
-            explainOversizeCloses(ws);
+            explainLibraryCloses(ws);
             // a frame ws refuses (over 64 KiB, bad UTF-8, a bad opcode): ws closes the socket itself. Not
             // handed to @hono/node-ws's onError, which builds a DOM ErrorEvent Node 24 lacks and printed the
             // ReferenceError's stack on stderr for each one. Only the code: a frame's text never goes to the log.
@@ -220,19 +220,32 @@ export function createStreamServer(deps: StreamServerDeps): StreamServer {
 
 // --- internal ---
 
+/** The closes `ws` makes itself on a frame it refuses, with the message their JSON reason carries. */
+const LIBRARY_CLOSES = new Map<number, { kind: CloseKind; message: string }>([
+  [CLOSE.tooLarge.code, { kind: 'tooLarge', message: `a frame above ${MAX_CLIENT_FRAME_BYTES} bytes` }],
+  [CLOSE.invalidText.code, { kind: 'invalidText', message: 'a text frame that is not valid UTF-8' }],
+  [
+    CLOSE.protocolError.code,
+    { kind: 'protocolError', message: 'a frame that breaks the WebSocket protocol' },
+  ],
+]);
+
 /**
- * `ws` closes a connection whose frame passed maxPayload itself, with 1009 and an empty reason; every other
- * close of this server carries a JSON `{code, message}` reason, so that one gets it too.
+ * `ws` closes a connection whose frame it refuses itself (past maxPayload 1009, bad UTF-8 1007, a protocol
+ * error 1002) with an empty reason; every other close of this server carries a JSON `{code, message}`
+ * reason, so those get one too.
  */
-function explainOversizeCloses(ws: WebSocket): void {
+function explainLibraryCloses(ws: WebSocket): void {
   const close = ws.close.bind(ws);
-  ws.close = (code?: number, reason?: string | Buffer) =>
-    close(
+  ws.close = (code?: number, reason?: string | Buffer) => {
+    const known = code === undefined ? undefined : LIBRARY_CLOSES.get(code);
+    return close(
       code,
-      code === CLOSE.tooLarge.code && (reason === undefined || reason.length === 0)
-        ? closeReason('tooLarge', `a frame above ${MAX_CLIENT_FRAME_BYTES} bytes`)
+      known && (reason === undefined || reason.length === 0)
+        ? closeReason(known.kind, known.message)
         : reason,
     );
+  };
 }
 
 /** The socket with cork/uncork of its TCP socket (ws keeps it in `_socket`; without it, frames go one by one). */
