@@ -146,11 +146,13 @@ type Parsed = [number, number];
  * `major.minor`, `major.minor.patch`, or a full semantic version with its pre-release and build parts
  * (`0.9.0-beta.1+build.7`): each is a version the resolution table compares (spec 1: one that "parses
  * below" the minimum is 410), by major and minor, the granularity of `Svc-API-Version`. Anything else is
- * malformed: echoed and served.
+ * malformed: echoed and served, a number with a leading zero (`00.9`, `0.09`) too, as semantic versioning
+ * forbids one.
  */
 const DOTTED_IDS = '[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*';
+const NUMBER = '(0|[1-9]\\d{0,5})';
 const VERSION = new RegExp(
-  `^(\\d{1,6})\\.(\\d{1,6})(?:\\.\\d{1,6}(?:-${DOTTED_IDS})?(?:\\+${DOTTED_IDS})?)?$`,
+  `^${NUMBER}\\.${NUMBER}(?:\\.${NUMBER}(?:-${DOTTED_IDS})?(?:\\+${DOTTED_IDS})?)?$`,
 );
 
 function parseVersion(text: string): Parsed | undefined {

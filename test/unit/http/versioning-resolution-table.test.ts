@@ -187,7 +187,20 @@ test('row: an unknown or future version above the minimum is echoed and served',
 });
 
 test('row: a malformed version is echoed and served', async () => {
-  for (const v of ['banana', 'v1', '1', '1.0-beta', '0.9-beta', '0.9.0-', '0.9.0-beta..1', 'v0.9.0']) {
+  // semantic versioning forbids leading zeros: `00.9` is no version below the minimum, but a malformed one
+  for (const v of [
+    'banana',
+    'v1',
+    '1',
+    '1.0-beta',
+    '0.9-beta',
+    '0.9.0-',
+    '0.9.0-beta..1',
+    'v0.9.0',
+    '00.9',
+    '0.09',
+    '0.9.00',
+  ]) {
     const res = await get(makeApp().app, '/sessions', v);
     assert.equal(res.status, 200, v);
     assert.equal(res.headers.get('svc-api-version'), v);
