@@ -152,15 +152,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const fitTo = fitTarget(req.model, routed, sameWire);
         // sampling an OpenAI reasoning model refuses, from a client that did not know the model (adapters/openai/fit-sampling.ts)
         const leftOut = sameWire
-          ? [
-              ...samplingLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
-              ...reasoningLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
-            ]
-          : [];
+          ? both(
+              samplingLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
+              reasoningLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
+            )
+          : NONE;
         // knobs the other wire has no equivalent for are left out, and the answer says which
         const params = (
           sameWire
-            ? [...fittedDroppedParams(received, upstreamModel, fitTo), ...leftOut]
+            ? both(fittedDroppedParams(received, upstreamModel, fitTo), leftOut)
             : droppedParams(received, shapeName, adapter.name, upstreamModel)
         ).join(', ');
         if (params) {
@@ -372,6 +372,13 @@ function keptWhole(whole: Record<string, unknown>): boolean {
     whole.conversation == null &&
     whole.prompt == null
   );
+}
+
+const NONE: readonly string[] = [];
+
+/** `a` then `b`: one of them as it is when the other is empty (most requests leave nothing out). */
+function both(a: readonly string[], b: readonly string[]): readonly string[] {
+  return a.length === 0 ? b : b.length === 0 ? a : [...a, ...b];
 }
 
 /**

@@ -15,8 +15,14 @@ export function wasCutOffByStop(res: object | undefined): boolean {
   return res !== undefined && cutOffByStop.has(res);
 }
 
-/** The signals of responses that end themselves when a stop cuts them off (see stopCutOffSignal). */
-const stopCutOffs = new WeakMap<object, AbortController>();
+/**
+ * The responses that end themselves when a stop cuts them off: a stream's controller (see stopCutOffSignal),
+ * or what a request not yet answered does (see untilAnswered; a no-op once its answer began).
+ */
+const stopCutOffs = new WeakMap<object, AbortController | (() => void)>();
+
+/** A request whose answer began: the stop waits for it to close, and it has nothing more to do. */
+const ANSWERED = () => {};
 
 /** How long a cut-off response that ends itself (a stream's error frame) has before its connection is closed. */
 export const CUT_OFF_ENDING_MS = 2_000;
@@ -29,7 +35,7 @@ export const CUT_OFF_ENDING_MS = 2_000;
 export function stopCutOffSignal(res: object | undefined): AbortSignal | undefined {
   if (res === undefined) return undefined;
   let controller = stopCutOffs.get(res);
-  if (controller === undefined) {
+  if (!(controller instanceof AbortController)) {
     controller = new AbortController();
     stopCutOffs.set(res, controller);
   }
@@ -77,8 +83,8 @@ export interface BeforeAnswer {
  * cut-off (the stop then waits up to CUT_OFF_ENDING_MS for the request's own answer: the gateway's 503).
  */
 export function untilAnswered(res: object | undefined, client: AbortSignal): BeforeAnswer {
-  const stop = stopCutOffSignal(res);
-  if (stop === undefined) return { signal: client, cut: false, answered() {} };
+  if (res === undefined) return { signal: client, cut: false, answered() {} };
+  // the stop calls onStop itself: no controller of its own and no listener on it (one request, one controller)
   const controller = new AbortController();
   // `cut` is a data property the stop sets, never a getter: an object literal with a per-call getter is kept
   // in dictionary mode, and everything its closures reach then outlived the young generation's collections
@@ -87,7 +93,9 @@ export function untilAnswered(res: object | undefined, client: AbortSignal): Bef
   const handle: { -readonly [K in keyof BeforeAnswer]: BeforeAnswer[K] } = {
     signal: controller.signal,
     cut: false,
-    answered: () => stop.removeEventListener('abort', onStop),
+    answered: () => {
+      if (stopCutOffs.get(res) === onStop) stopCutOffs.set(res, ANSWERED);
+    },
   };
   const onClient = () => controller.abort(client.reason);
   const onStop = () => {
@@ -97,8 +105,7 @@ export function untilAnswered(res: object | undefined, client: AbortSignal): Bef
   };
   if (client.aborted) onClient();
   else client.addEventListener('abort', onClient, { once: true });
-  if (stop.aborted) onStop();
-  else stop.addEventListener('abort', onStop, { once: true });
+  stopCutOffs.set(res, onStop);
   return handle;
 }
 
@@ -110,10 +117,11 @@ export async function cutOff(open: ReadonlySet<ServerResponse>): Promise<void> {
   const ending: ServerResponse[] = [];
   for (const res of open) {
     cutOffByStop.add(res);
-    const controller = stopCutOffs.get(res);
-    if (controller === undefined) continue;
+    const end = stopCutOffs.get(res);
+    if (end === undefined) continue;
     ending.push(res);
-    controller.abort();
+    if (end instanceof AbortController) end.abort();
+    else end();
   }
   if (ending.length === 0) return;
   let timer: NodeJS.Timeout | undefined;
