@@ -121,6 +121,9 @@ export function loadRoutingPolicy(opts: LoadPolicyOptions): PolicyStore {
       first,
       builtInServes ? 'serving the built-in policy' : 'serving the saved copy of the last valid file',
     );
+    // what serves instead may warn too (its global default missing from models.yaml: every request 503)
+    for (const w of starting.warnings)
+      opts.log.warn('routing policy warning', { file: active.source, warning: w });
   }
 
   return {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createLogger } from '#src/lib/log.ts';
+import { parseModelRegistry } from '#src/models/registry.ts';
 import { compilePolicyText } from '#src/routing/compile-policy.ts';
 import { DEFAULT_POLICY_YAML } from '#src/routing/default-policy.ts';
 import { loadRoutingPolicy } from '#src/routing/load-policy.ts';
@@ -121,6 +122,31 @@ test('an invalid or missing file at start falls back to the built-in defaults', 
   const missing = loadRoutingPolicy({ path: join(dir, 'none.yaml'), registry, log: silent });
   assert.match(missing.view().errors[0], /cannot read the routing policy/);
   assert.deepEqual(missing.reload(), { version: '', valid: false });
+});
+
+test('an invalid file at start logs the warnings of the policy that serves instead', (t) => {
+  // a models.yaml without the built-in default: the built-in policy that serves routes nothing by slot 7
+  const custom = parseModelRegistry(
+    'pricing_version: t\nmodels:\n  - id: openai:gpt-5-mini\n    tier: fast\n    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }\n',
+    'models.yaml',
+  );
+  const file = join(tempDir(t), 'routing.yaml');
+  writeFileSync(file, 'rules: [ oops');
+  const lines: string[] = [];
+  loadRoutingPolicy({ path: file, registry: custom, log: createLogger({ write: (l) => lines.push(l) }) });
+  const logged = lines.map((l) => JSON.parse(l));
+  assert.deepEqual(
+    logged.map((l) => [l.level, l.msg]),
+    [
+      ['error', 'routing policy invalid; serving the built-in policy'],
+      ['warn', 'routing policy warning'],
+    ],
+  );
+  assert.equal(logged[1].file, 'built-in routing.yaml');
+  assert.match(
+    logged[1].warning,
+    /^global_default: the built-in default anthropic:claude-sonnet-4-5 is not in models\.yaml/,
+  );
 });
 
 test('the last known good file survives a restart', (t) => {
