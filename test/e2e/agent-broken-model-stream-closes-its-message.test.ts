@@ -5,7 +5,9 @@
  * a cut-off answer (with a tool_use no tool_result followed). Such a message now closes on the stream with
  * stop_reason `error` and its partial content (before `llm.call_failed`), is stored with status `failed`,
  * and is never sent to a model again. A connection reset after message_stop is no break: the answer was whole
- * and billed, so the call completes and the turn goes on (it ended failed/internal_error before).
+ * and billed, so the call completes and the turn goes on (it ended failed/internal_error before). Provider
+ * faults before and after the answer began, on each provider's wire, end the turn `failed` with the call's
+ * class, its attempts as DECISIONS §4 retries them, and the turn costing exactly what its call was billed.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -17,7 +19,20 @@ const fake = await startFakeProvider();
 after(() => fake.close());
 const server = await startAgentServer(
   { after },
-  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
+  {
+    env: {
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      OPENAI_API_KEY: 'sk-openai-test',
+      OPENAI_BASE_URL: fake.openaiBaseUrl,
+      OPENROUTER_API_KEY: 'sk-or-test',
+      OPENROUTER_BASE_URL: fake.openrouterBaseUrl,
+      // the fault matrix below: one retry, and a hang or a stall costs at most these
+      SVC_GATEWAY_MAX_RETRIES: '1',
+      SVC_GATEWAY_UPSTREAM_TIMEOUT_MS: '1500',
+      SVC_GATEWAY_STREAM_IDLE_TIMEOUT_MS: '800',
+    },
+  },
 );
 const text = (t: string) => [{ type: 'text', text: t }];
 const isEvent = (type: string, turnId: string) => (f: { type: string; event?: any }) =>
@@ -117,4 +132,59 @@ test('a connection reset after message_stop: the call completed, the tool runs, 
   assert.deepEqual(complete, ['tool_use', 'end_turn']);
   const msgs = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
   assert.equal(msgs.at(-1).status, 'completed');
+});
+
+test('provider faults end the turn failed with the call class, its retries, and the turn billed as the call', async () => {
+  const A = 'anthropic:claude-haiku-4-5';
+  const O = 'openai:gpt-5-mini';
+  const R = 'openrouter:google/gemini-2.5-flash';
+  // [model, fault, error_class, upstream attempts, billed]: one retry (SVC_GATEWAY_MAX_RETRIES=1) before the
+  // answer began, none after
+  const cells = [
+    [A, 'error=429;retry-after-ms=50', 'rate_limit', 2, false],
+    [O, 'error=529', 'overloaded', 2, false],
+    [R, 'error=502', 'server_error', 2, false],
+    [A, 'reset-after=0', 'connection_error', 2, false],
+    [O, 'hang', 'timeout', 1, false],
+    [R, 'error-in-200=500', 'server_error', 2, true],
+    [A, 'stall-after=4', 'timeout', 1, true],
+    [O, 'reset-after=4', 'connection_error', 1, true],
+    [R, 'malformed=4', 'server_error', 1, true],
+  ] as const;
+  await Promise.all(
+    cells.map(async ([model, fault, errorClass, attempts, billed], i) => {
+      const marker = `<cell ${i}>`;
+      const created = await server.api('POST', '/sessions', {
+        workspace_path: server.workspace,
+        initial_active_model: model,
+      });
+      const sid = created.body.id;
+      const c = await subscribed(sid);
+      const turn = (
+        await server.api('POST', `/sessions/${sid}/turns`, { content: text(`${marker} [[fake:${fault}]]`) })
+      ).body;
+      const end = (await c.next(isEvent('turn.completed', turn.turn_id))).event.payload;
+      const cell = `${model} ${fault}`;
+      const events = c.events().filter((e) => e.turn_id === turn.turn_id);
+      const types = events.map((e) => e.type);
+      const failed = events.filter((e) => e.type === 'llm.call_failed');
+      assert.equal(failed.length, 1, `${cell}: ${types.join(' ')}`);
+      assert.equal(types.filter((t) => t === 'llm.call_started').length, 1, cell);
+      assert.equal(types.includes('llm.call_completed'), false, cell);
+      assert.equal(failed[0].payload.error_class, errorClass, cell);
+      const sent = fake.requests.filter((r) => JSON.stringify(r.body).includes(marker)).length;
+      assert.equal(sent, attempts, `${cell}: upstream attempts`);
+      assert.equal(failed[0].payload.attempts, attempts, cell);
+      assert.equal(end.status, 'failed', cell);
+      assert.equal(end.error_class, errorClass, cell);
+      assert.equal(
+        Number(failed[0].payload.cost_usd ?? 0) > 0,
+        billed,
+        `${cell}: ${failed[0].payload.cost_usd}`,
+      );
+      assert.equal(Number(end.cost_usd), Number(failed[0].payload.cost_usd ?? 0), `${cell}: the turn's cost`);
+      if (types.includes('message.start'))
+        assert.ok(types.indexOf('message.complete') < types.indexOf('llm.call_failed'), cell);
+    }),
+  );
 });
