@@ -18,21 +18,39 @@ export interface Printer {
 
 export function createPrinter(out: Writable & { isTTY?: boolean }): Printer {
   let midLine = false;
+  /**
+   * The end of the last text chunk, held back: a CR whose LF may open the next chunk (CRLF is a line break,
+   * a lone CR a sign), or the first half of a surrogate pair (written alone it would print as U+FFFD).
+   */
+  let held = '';
   const color = out.isTTY === true;
   const write = (s: string) => {
     if (s.length === 0 || out.destroyed) return; // a closed output is reported once by run-chat.ts
     out.write(s);
     midLine = !s.endsWith('\n');
   };
+  const flush = () => {
+    const rest = held;
+    held = '';
+    write(terminalSafe(rest));
+  };
   const dimmed = (s: string) => (color ? `\u001b[2m${s}\u001b[0m` : s);
   return {
-    text: (chunk) => write(terminalSafe(chunk)),
+    text(chunk) {
+      const all = held + chunk;
+      const last = all.charCodeAt(all.length - 1);
+      const keep = last === 0x0d || (last >= 0xd800 && last <= 0xdbff) ? 1 : 0;
+      held = all.slice(all.length - keep);
+      write(terminalSafe(all.slice(0, all.length - keep)));
+    },
     line(text, dim = false) {
+      flush();
       if (midLine) write('\n');
       const safe = terminalSafe(text);
       write(`${dim ? dimmed(safe) : safe}\n`);
     },
     endLine() {
+      flush();
       if (midLine) write('\n');
     },
   };

@@ -112,6 +112,21 @@ test('control characters never reach the terminal: shown as signs in text, quote
   assert.equal(compactInput({ path: 'a\u009bb', name: 'x\u202ey' }), 'path="a\ufffdb" name="x\ufffdy"');
 });
 
+test('a CRLF or an emoji split between two text deltas prints as a line break and the emoji, not as signs', () => {
+  const out = new PassThrough();
+  let written = '';
+  out.setEncoding('utf8').on('data', (d) => {
+    written += d;
+  });
+  const p = createPrinter(out);
+  // before: 'one␍\ntwo \ufffd\ufffd' (each chunk made safe, and written, on its own)
+  for (const chunk of ['one\r', '\ntwo \ud83e', '\udd84 lone\r']) p.text(chunk);
+  p.endLine();
+  p.text('cut \ud83e');
+  p.line('next');
+  assert.equal(written, 'one\ntwo 🦄 lone␍\ncut \ufffd\nnext\n');
+});
+
 test('a turn that stopped at the step limit or on a cut answer says so instead of done', () => {
   const end = (stop_reason: string) => ({
     type: 'turn.completed',
