@@ -137,7 +137,8 @@ function routeError(chain: RouteChainEntry[], facts: RouteFacts, ctx: RouteConte
       message: `model ${notAllowed.model} is not in this key's allowed_models`,
       details: { model: notAllowed.model, requested_model: facts.requestedModel, tried },
     });
-  const list = tried.map((t) => `${t.model} (${t.reason})`).join(', ');
+  // a model two slots proposed (the one a request names is often the global default too) is named once
+  const list = [...new Set(tried.map((t) => `${t.model} (${t.reason})`))].join(', ');
   const usable = `no candidate model is usable${list ? `: ${list}` : ''}`;
   const tooLong = tooLongForEvery(tried, facts, ctx);
   if (tooLong === null) return new SvcError('routing_failed', { message: usable, details: { tried } });

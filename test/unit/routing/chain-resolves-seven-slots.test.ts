@@ -371,6 +371,14 @@ test('nothing accepted otherwise is a 503 routing_failed listing what was tried'
     { policy: 'per_message_override', model: 'openai:gpt-5', reason: 'provider_unavailable' },
     { policy: 'global_default', model: SONNET, reason: 'provider_unavailable' },
   ]);
+  assert.equal(
+    d.error?.message,
+    `no candidate model is usable: openai:gpt-5 (provider_unavailable), ${SONNET} (provider_unavailable)`,
+  );
+  // the model a request names is often the global default too: tried twice, named once in the message
+  const same = route({ requestedModel: 'balanced' }, { availableAdapters: new Set() });
+  assert.equal((same.error?.details?.tried as unknown[] | undefined)?.length, 2);
+  assert.equal(same.error?.message, `no candidate model is usable: ${SONNET} (provider_unavailable)`);
 });
 
 test('a global default missing from the registry is rejected as model_not_configured', () => {
