@@ -11,6 +11,8 @@ import type { ChatApi } from './api.ts';
 
 /** Reconnect attempts after a drop (backoff 250 ms doubling to 4 s: about a minute in all). */
 const MAX_RECONNECTS = 18;
+/** A socket whose upgrade or subscription gets no answer in this long is given up (as a REST call is). */
+export const STREAM_ANSWER_TIMEOUT_MS = 30_000;
 
 export interface ChatStreamHandlers {
   onEvent(event: EventEnvelope): void;
@@ -150,8 +152,16 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
     ws = socket;
     /** The status of an upgrade the server (or a proxy) answered with something else than 101. */
     let refusedStatus: number | undefined;
+    // a server (or proxy) that takes the connection and never answers the upgrade or the subscribe would
+    // hold the chat for ever: no prompt at start, no end to the minute of reconnects
+    let silent = false;
+    const answerTimer = setTimeout(() => {
+      silent = true;
+      socket.terminate();
+    }, STREAM_ANSWER_TIMEOUT_MS);
     socket.on('open', () => subscribe(socket, first));
     socket.on('message', (data) => {
+      clearTimeout(answerTimer);
       try {
         onFrame(socket, JSON.parse(data.toString()));
       } catch {
@@ -165,10 +175,12 @@ export function openChatStream(api: ChatApi, sessionId: string, handlers: ChatSt
     });
     socket.on('error', () => {}); // 'close' follows and decides
     socket.on('close', (code, reason) => {
+      clearTimeout(answerTimer);
       if (ws !== socket || closing) return;
       setLive(false);
-      const why =
-        refusedStatus !== undefined
+      const why = silent
+        ? `no answer within ${STREAM_ANSWER_TIMEOUT_MS / 1000} seconds`
+        : refusedStatus !== undefined
           ? `HTTP ${refusedStatus}`
           : (closeCode(reason.toString()) ?? `code ${code}`);
       if (why === 'session_ended')
