@@ -34,6 +34,41 @@ test('explain refuses a count above 2^53 with exit 2 naming the flag; the larges
   const largest = await explain('--input-tokens', '9007199254740991');
   assert.equal(largest.code, 0, largest.stderr);
   assert.match(largest.stdout, /^request .* input_tokens≈9007199254740991 messages=1$/m);
+
+  // the context check counts the output a request asks for, as the gateway does: 150,000 tokens of input
+  // with Claude Code's max_tokens of 64,000 do not fit Sonnet 4.5's 200,000 (the gateway refuses that
+  // request context_too_small), which explain without --max-tokens showed accepted
+  const withOutput = await runSvc(
+    [
+      'routing',
+      'explain',
+      '--model',
+      'sonnet',
+      '--text',
+      'hi',
+      '--input-tokens',
+      '150000',
+      '--max-tokens',
+      '64000',
+    ],
+    { env },
+  );
+  assert.equal(withOutput.code, 0, withOutput.stderr);
+  assert.match(withOutput.stdout, /^request .* input_tokens≈150000 messages=1 max_tokens=64000$/m);
+  assert.match(
+    withOutput.stdout,
+    /^ {2}1 per_message_override {2}rejected {2}anthropic:claude-sonnet-4-5 \(context_too_small\)$/m,
+  );
+  assert.match(
+    withOutput.stdout,
+    /^winner {7}none: routing_failed \(prompt is too long: 214000 tokens > 200000 maximum/m,
+  );
+  const zero = await explain('--max-tokens', '0');
+  assert.equal(zero.code, 2);
+  assert.equal(
+    zero.stderr.trim(),
+    'svc: --max-tokens must be a whole number from 1 up to 9007199254740991, not "0".',
+  );
 });
 
 test('explain refuses a blank --model as the gateway does, and routes cost_today_above with --cost-today', async (t) => {

@@ -32,6 +32,8 @@ export interface ExplainRequest {
   messages?: number;
   /** Overrides the estimate (the flags cannot carry a real request's system prompt or tool schemas). */
   inputTokens?: number;
+  /** The output the request asks for (max_tokens): the context check counts it, as on the gateway. */
+  maxTokens?: number;
 }
 
 /**
@@ -55,6 +57,7 @@ export function describeExplainRequest(r: ExplainRequest): RouteFacts {
       })),
       stream: false,
       include_usage: false,
+      ...(r.maxTokens === undefined ? {} : { max_tokens: r.maxTokens }),
     },
     { workspacePath: r.workspace === null ? null : resolve(r.workspace) },
   );
@@ -79,7 +82,7 @@ export function explainRoute(input: ExplainInput): Explained {
   const parts = structuralParts(facts);
   const print = decision.fingerprint;
   const lines = [
-    `request      model=${facts.requestedModel ?? '(none)'} images=${yesNo(facts.hasImages)} tools=${list(parts.tools)} workspace=${parts.workspace ?? '(none)'} cost_today=$${usd(ctx.costTodayUsd?.() ?? '0')} input_tokens≈${facts.estimatedInputTokens} messages=${facts.messageCount ?? 0}`,
+    `request      model=${facts.requestedModel ?? '(none)'} images=${yesNo(facts.hasImages)} tools=${list(parts.tools)} workspace=${parts.workspace ?? '(none)'} cost_today=$${usd(ctx.costTodayUsd?.() ?? '0')} input_tokens≈${facts.estimatedInputTokens} messages=${facts.messageCount ?? 0}${facts.maxOutputTokens ? ` max_tokens=${facts.maxOutputTokens}` : ''}`,
     `structural   ${print.structural}  (workspace=${parts.workspace ?? '(none)'}, images=${yesNo(parts.images)}, tools=${list(parts.tools)}, input_tokens≤${parts.input_tokens_bucket}, messages≤${parts.messages_bucket})`,
     `hybrid       ${print.sketch.length} bands: ${print.sketch.join(' ')}`,
     `pattern      ${cfg.enabled ? 'enabled' : 'disabled'} in ${ctx.policy.source}; fingerprint ${cfg.fingerprint}, min_samples ${cfg.minSamples}, min_success_rate ${cfg.minSuccessRate}, lookback_days ${cfg.lookbackDays}, candidates ${cfg.candidates ? list([...cfg.candidates]) : 'every model'}`,

@@ -43,6 +43,11 @@ export default defineCommand({
       type: 'string',
       description: 'Estimated input tokens (default: the routing estimate of the text and tools)',
     },
+    'max-tokens': {
+      type: 'string',
+      description:
+        "The request's max_tokens, counted in the context check as the gateway counts it (default none)",
+    },
     'cost-today': {
       type: 'string',
       description: 'USD the key (or agent server) spent since 00:00 UTC, for cost_today_above (default 0)',
@@ -93,6 +98,7 @@ export default defineCommand({
       // a request has at least one message: the gateway refuses one without (400 naming messages)
       messages: wholeNumber(args.messages, '--messages', 1),
       inputTokens: wholeNumber(args['input-tokens'], '--input-tokens'),
+      maxTokens: wholeNumber(args['max-tokens'], '--max-tokens', 1),
     });
     const available = Object.keys(adapterConfigs(env));
     const { lines } = explainRoute({
