@@ -90,12 +90,32 @@ export function hostRefusal(headers: HeaderReader, allowed: readonly string[]): 
         'The Host header does not name this loopback service; add the name to SVC_ALLOWED_HOSTS if it is a legitimate alias.',
     });
   }
-  if (!isAllowedOrigin(headers.get('origin') ?? undefined, allowed, host)) {
+  const origin = headers.get('origin') ?? undefined;
+  if (!isAllowedOrigin(origin, allowed, host)) {
     return new SvcError('origin_not_allowed', {
       message: 'Requests from a foreign browser Origin are refused (DNS-rebinding protection).',
     });
   }
+  if (origin === undefined && isForeignNoCorsRequest(headers)) {
+    return new SvcError('origin_not_allowed', {
+      message:
+        "Requests another site's page makes without an Origin (an image, a script, a no-cors fetch) are refused; open the page itself instead.",
+    });
+  }
   return undefined;
+}
+
+/**
+ * A browser request another site's page made that carries no `Origin` (an `<img>`, `<script>` or no-cors
+ * fetch of a GET): the browser says so in `Sec-Fetch-Site` (another localhost port is `same-site`, foreign
+ * here too). Such a GET cannot read the answer, but it runs it (an export records its audit event); a top-level
+ * navigation (a link followed to the dashboard) is the user's own and passes. A request that carries an
+ * `Origin` is judged by it alone (an SVC_ALLOWED_HOSTS page is same-site too).
+ */
+function isForeignNoCorsRequest(headers: HeaderReader): boolean {
+  const site = headers.get('sec-fetch-site');
+  if (site !== 'cross-site' && site !== 'same-site') return false;
+  return !(headers.get('sec-fetch-mode') === 'navigate' && headers.get('sec-fetch-dest') === 'document');
 }
 
 // --- internal ---

@@ -81,6 +81,36 @@ test('a foreign Host or browser Origin is 403; loopback names and SVC_ALLOWED_HO
     );
 });
 
+test("another site's page cannot run a GET without an Origin (an image, a no-cors fetch): 403; following a link to the dashboard passes", async () => {
+  const host = `127.0.0.1:${port}`;
+  // what a browser sends for <img src="http://127.0.0.1:8421/analytics/user/alice/export"> on another site
+  // (or another localhost port, which is same-site): no Origin on a GET, Sec-Fetch-* say who asked
+  for (const site of ['cross-site', 'same-site']) {
+    const res = await rawRequest(port, 'GET', '/analytics/user/alice/export', {
+      host,
+      'sec-fetch-site': site,
+      'sec-fetch-mode': 'no-cors',
+      'sec-fetch-dest': 'image',
+    });
+    assert.equal(res.status, 403, site);
+    assert.equal(JSON.parse(res.body).error.code, 'origin_not_allowed', site);
+  }
+  const passing: Array<[string, Record<string, string>]> = [
+    [
+      '/dashboard/',
+      { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+    ],
+    ['/sessions', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }],
+    ['/sessions', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }],
+    // an Origin decides by itself: the server's own page's fetch
+    ['/sessions', { origin: `http://${host}`, 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' }],
+  ];
+  for (const [path, headers] of passing) {
+    const res = await rawRequest(port, 'GET', path, { host, ...headers });
+    assert.equal(res.status, 200, `${path} ${JSON.stringify(headers)}: ${res.body.slice(0, 200)}`);
+  }
+});
+
 test('version headers on every service path, 410 for a pin below the minimum, none on /metrics', async () => {
   let res = await api('GET', '/health', undefined, { 'svc-api-version': '1.0' });
   assert.equal(res.status, 200);
