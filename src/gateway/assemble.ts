@@ -8,6 +8,7 @@
 import type { SvcEnv } from '../config/env.ts';
 import { positiveInt } from '../config/env-numbers.ts';
 import type { Bus } from '../events/bus.ts';
+import { stopCutOffError } from '../http/stop-cut-off.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
@@ -143,6 +144,9 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     }),
     handleModels: createModelsHandler(modelsDeps),
     handleModel: createModelHandler(modelsDeps),
+    // a stopping replica starts no new attempt: a call waiting out a backoff is answered 503 at once, which
+    // the SDKs retry (on another replica), instead of holding the drain for as long as the provider asked
+    stopBegan: () => callPath.stop(stopCutOffError('request')),
     async close() {
       stopReloads();
       await pattern.stop();

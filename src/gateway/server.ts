@@ -52,6 +52,8 @@ export type GatewayExtensions = Pick<
   | 'handleModel'
   | 'extraRoutes'
 > & {
+  /** The stop began: calls waiting to retry are cut off (503 service_shutting_down) rather than hold the drain. */
+  stopBegan?: () => void;
   /** Releases what the extensions hold (the upstream connection pool) after the drain. */
   close?: () => Promise<void>;
   /** SVC_GATEWAY_MAX_BODY_BYTES: a request that declares more is refused before `100 Continue`. */
@@ -158,6 +160,7 @@ export async function runGateway<R extends GatewayRuntime>(options: RunGatewayOp
   log.info('gateway listening', { url: server.url, keystore: keys.location, keys: keys.cache.size });
   const signal = await waitForStopSignal();
   log.info('gateway stopping', { signal, in_flight: server.inFlight });
+  extensions.stopBegan?.();
   // a second signal cuts the drain short; the trace writer is still flushed (DECISIONS §3)
   const stopListening = cutOffOnRepeatedStopSignal(server, log);
   try {

@@ -64,6 +64,8 @@ export interface CallPath {
   runner: CallRunner;
   llm: LlmCallDeps;
   settings: CallPathSettings;
+  /** The server's stop began (`reason`: why, an SvcError): calls make no further attempt (LlmCallDeps.stopping). */
+  stop(reason: unknown): void;
   /** Closes the upstream connection pool (after the drain). */
   close(): Promise<void>;
 }
@@ -74,6 +76,7 @@ export function createCallPath(deps: CallPathDeps): CallPath {
     timeoutMs: settings.upstreamTimeoutMs,
     idleTimeoutMs: settings.streamIdleTimeoutMs,
   });
+  const stopping = new AbortController();
   const llm: LlmCallDeps = {
     bus: deps.bus,
     clock: deps.clock,
@@ -83,6 +86,7 @@ export function createCallPath(deps: CallPathDeps): CallPath {
     retryPolicy: { ...DEFAULT_RETRY_POLICY, maxRetries: settings.maxRetries },
     retryBudget: createRetryBudget(),
     totalTimeoutMs: settings.upstreamTimeoutMs,
+    stopping: stopping.signal,
   };
   const runner = createCallRunner({
     bus: deps.bus,
@@ -92,5 +96,11 @@ export function createCallPath(deps: CallPathDeps): CallPath {
     llm,
     limits: settings.limits,
   });
-  return { runner, llm, settings, close: () => upstream.close() };
+  return {
+    runner,
+    llm,
+    settings,
+    stop: (reason) => stopping.abort(reason),
+    close: () => upstream.close(),
+  };
 }

@@ -51,6 +51,11 @@ export interface LlmCallDeps {
   totalTimeoutMs?: number;
   /** Waits `ms` or until `signal` aborts (injected by tests). */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Aborted when the server's stop begins, its reason an SvcError saying so: a call then makes no further
+   * attempt (one waiting out a backoff stops waiting) and ends cancelled with that reason, not holding the stop.
+   */
+  stopping?: AbortSignal;
 }
 
 export interface LlmCallInput {
@@ -311,20 +316,21 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       attempt: attempts,
       delay_ms: delay,
     });
+    const { stopping } = deps;
+    if (stopping?.aborted) throw cancelledCall(failure, stopping.reason);
     try {
-      await (deps.sleep ?? sleep)(delay, input.signal);
+      await (deps.sleep ?? sleep)(delay, stopping ? AbortSignal.any([input.signal, stopping]) : input.signal);
     } catch {
-      throw cancelledCall(failure);
+      throw cancelledCall(failure, input.signal.aborted || !stopping ? input.signal.reason : stopping.reason);
     }
   }
 
   /**
-   * The call ended by its signal before any answer. A caller that says why (an SvcError as the abort reason:
-   * the gateway's stop, `service_shutting_down`) gets llm.call_failed `cancelled` with that code and message;
+   * The call ended by its signal (or the stop) before any answer. A caller that says why (an SvcError as the
+   * abort reason: the gateway's stop, `service_shutting_down`) gets llm.call_failed `cancelled` with that code and message;
    * otherwise the caller left (cancelledBeforeAnswer).
    */
-  function cancelledCall(failure: UpstreamFailure): LlmCallFailed {
-    const reason: unknown = input.signal.reason;
+  function cancelledCall(failure: UpstreamFailure, reason: unknown = input.signal.reason): LlmCallFailed {
     if (!isSvcError(reason)) return failed({ ...failure, error_class: 'cancelled' }, cancelledBeforeAnswer());
     const named: UpstreamFailure = {
       error_class: 'cancelled',

@@ -8,6 +8,7 @@
  * and translated from another provider's wire, run to their terminal frame and keep their events. A second
  * signal cuts the streams still running off: each ends with its shape's error frame (`service_shutting_down`),
  * which the official SDKs raise as an APIError, and its call's closing events are committed before the exit.
+ * A request waiting to retry when the stop begins makes no further attempt: it is answered 503 at once.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -112,6 +113,23 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       () => {},
     );
     await waitFor('the upstream request', () => fake.requests.length === 1);
+    // a request waiting out the provider's retry hint (5 s) when the signal lands
+    const waiting = fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${stack.token}`,
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        model: 'anthropic:claude-haiku-4-5',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: '<waits> [[fake:error=429;retry-after=5]]' }],
+      }),
+    });
+    const waitingAttempts = () =>
+      fake.requests.filter((r) => JSON.stringify(r.body).includes('<waits>')).length;
+    await waitFor('the first attempt of the request that waits', () => waitingAttempts() === 1);
     const streams = await Promise.all(STREAMS.map((s) => streamInFlight(stack, s)));
     const silent = await connectionSending(gw.port, '');
     const halfHead = await connectionSending(
@@ -130,6 +148,25 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.ok(
       fake.requests.every((r) => r.closedEarlyAt === undefined),
       'no upstream call was cut off',
+    );
+
+    // a stopping gateway makes no further attempt: the request that waited to retry is answered at once with
+    // the 503 the SDKs retry (on another replica), not held for the provider's hint (before: a second attempt
+    // 5 s later, then its 429)
+    const cut = await waiting;
+    const cutBody = (await cut.json()) as { type: string; error: { type: string; code: string } };
+    assert.equal(cut.status, 503, JSON.stringify(cutBody));
+    assert.equal(cutBody.error.code, 'service_shutting_down');
+    assert.equal(cut.headers.get('x-should-retry'), 'true');
+    assert.equal(waitingAttempts(), 1, 'no attempt after the stop began');
+    const cutEvents = readEvents(stack.files.db).filter(
+      (e) => e.turn_id === cut.headers.get('svc-request-id'),
+    );
+    assert.deepEqual(
+      cutEvents
+        .filter((e) => e.type === 'llm.call_failed')
+        .map((e) => [e.payload.error_class, e.payload.code]),
+      [['cancelled', 'service_shutting_down']],
     );
 
     const { data, response } = await answer;
@@ -153,7 +190,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((l) => l.msg === 'gateway stopping');
-    assert.equal(stopping?.in_flight, 1 + STREAMS.length, JSON.stringify(stopping));
+    assert.equal(stopping?.in_flight, 2 + STREAMS.length, JSON.stringify(stopping));
     // ... and each ran to its own terminal frame, its call recorded as a success
     for (const [i, { res, rest }] of streams.entries()) {
       const frames = parseSseText(await rest);
