@@ -463,6 +463,42 @@ for (const p of PROVIDERS.filter((x) => x.provider !== 'openrouter')) {
   });
 }
 
+// the model stops where its text reaches a stop sequence; Claude names it, OpenAI's finish_reason stop does not
+test('stop sequences: the Anthropic SDK on Claude and on gpt-4.1, the OpenAI SDK on Claude, streamed and not', async () => {
+  const content = 'count [[fake:text=1 2 ### 3 4]]';
+  const ask = (model: string) => ({
+    model,
+    max_tokens: 64,
+    stop_sequences: ['###'],
+    messages: [{ role: 'user' as const, content }],
+  });
+  for (const [model, stop, sequence] of [
+    ['anthropic:claude-sonnet-4-5', 'stop_sequence', '###'],
+    ['openai:gpt-4.1', 'end_turn', null],
+  ] as const) {
+    stack.fake.reset();
+    const whole = await stack.anthropic.messages.create(ask(model));
+    const streamed = await stack.anthropic.messages.stream(ask(model)).finalMessage();
+    for (const m of [whole, streamed])
+      assert.deepEqual(
+        [m.content, m.stop_reason, m.stop_sequence],
+        [[{ type: 'text', text: '1 2 ' }], stop, sequence],
+        model,
+      );
+    const sent = stack.fake.requests[0].body as Record<string, unknown>;
+    assert.deepEqual(model.startsWith('openai:') ? sent.stop : sent.stop_sequences, ['###']);
+  }
+  const chat = {
+    model: 'anthropic:claude-sonnet-4-5',
+    stop: ['###'],
+    messages: [{ role: 'user' as const, content }],
+  };
+  const whole = await stack.openai.chat.completions.create(chat);
+  const streamed = await stack.openai.chat.completions.stream(chat).finalChatCompletion();
+  for (const c of [whole, streamed])
+    assert.deepEqual([c.choices[0].message.content, c.choices[0].finish_reason], ['1 2 ', 'stop']);
+});
+
 test('Anthropic SDK → a GPT reasoning model with temperature 0: left out (the model takes only 1) and named in svc-dropped-params', async () => {
   const p = PROVIDERS.find((x) => x.model === 'openai:gpt-5-mini')!;
   stack.fake.reset();

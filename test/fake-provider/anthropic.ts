@@ -8,7 +8,7 @@ import { billedInputTokens } from './billing.ts';
 import { structuredSchemaRefusal } from './claude-schema-refusal.ts';
 import { claudeSignatureRefusal } from './reasoning-seals.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, ReplyUsage, Turn } from './responses.ts';
-import { jsonSchemaOf, splitFragments, splitWords } from './responses.ts';
+import { jsonSchemaOf, splitFragments, splitWords, stringsOf } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
 const ORGANIZATION_ID = '00000000-0000-4000-8000-00000000fa4e';
@@ -172,6 +172,7 @@ function readTurn(body: Record<string, unknown>): Turn {
     toolChoiceNone: choice.type === 'none',
     singleToolCall: choice.disable_parallel_tool_use === true,
     noTextBeforeForcedCall: true,
+    stopSequences: stringsOf(body.stop_sequences),
     thinkingRequested: thinking.type === 'enabled' || thinking.type === 'adaptive',
     thinkingOmitted: thinking.display === 'omitted',
     inputTokens: billedInputTokens('anthropic', body),

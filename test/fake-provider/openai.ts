@@ -9,6 +9,7 @@ import { chatPartRefusal } from './openai-parts.ts';
 import { encodeChatFrames, encodeChatJson } from './openai-reply.ts';
 import { openRouterClaudeRefusal } from './reasoning-seals.ts';
 import type { Codec, Provider, Turn } from './responses.ts';
+import { stringsOf } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
 const OPENAI_ERRORS: Record<number, [string, string | null, string]> = {
@@ -203,6 +204,7 @@ function readTurn(body: Record<string, unknown>, openrouter: boolean): Turn {
           : undefined,
     toolChoiceNone: choice === 'none',
     singleToolCall: body.parallel_tool_calls === false,
+    stopSequences: stringsOf(typeof body.stop === 'string' ? [body.stop] : body.stop),
     thinkingRequested:
       (reasoning !== undefined && reasoning.enabled !== false) ||
       (typeof effort === 'string' && effort !== 'none'),

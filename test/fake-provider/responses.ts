@@ -34,6 +34,11 @@ export type Turn = {
    * wire-formats §1.5): a scripted text is left out when the reply calls a tool.
    */
   noTextBeforeForcedCall?: boolean;
+  /**
+   * The request's stop sequences (Anthropic `stop_sequences`, Chat Completions `stop`): a reply text holding
+   * one ends before it, with stop reason `stop_sequence` naming it, as the model stops there.
+   */
+  stopSequences?: string[];
   /** The request itself asks for thinking/reasoning. */
   thinkingRequested: boolean;
   /** Anthropic `thinking.display: "omitted"`: empty thinking text, signature only. */
@@ -129,10 +134,19 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
     calls = Math.min(calls, 1);
     uses = uses.slice(0, 1 - calls);
   }
-  const used = calls + uses.length;
-  const text = replyText(turn, plan);
+  let used = calls + uses.length;
+  let text = replyText(turn, plan);
+  // the model stops where its text reaches a stop sequence: nothing after it, no tool call
+  const stop =
+    text === undefined ? undefined : firstStop(text, [...(turn.stopSequences ?? []), plan.stopSequence]);
+  if (stop) {
+    text = text!.slice(0, stop.at);
+    calls = 0;
+    uses = [];
+    used = 0;
+  }
   const prefilled = turn.noTextBeforeForcedCall && turn.forcedTool !== undefined && used > 0;
-  if (text !== undefined && !prefilled) blocks.push({ type: 'text', text });
+  if (text !== undefined && !prefilled && !(stop && text === '')) blocks.push({ type: 'text', text });
   if (plan.cite) blocks.push({ type: 'text', text: CITED_TEXT, citations: [CITATION] });
   for (let i = 0; i < calls; i++) {
     const tool = pickTool(turn, i);
@@ -146,8 +160,8 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
     });
   }
   for (const use of uses) blocks.push({ type: 'tool_call', id: newToolId(), ...use });
-  const stopReason = plan.stopReason ?? (used > 0 ? 'tool_use' : 'end_turn');
-  const stopSequence = stopReason === 'stop_sequence' ? (plan.stopSequence ?? 'END') : null;
+  const stopReason = stop ? 'stop_sequence' : (plan.stopReason ?? (used > 0 ? 'tool_use' : 'end_turn'));
+  const stopSequence = stopReason === 'stop_sequence' ? (stop?.sequence ?? plan.stopSequence ?? 'END') : null;
   const searches: ReplySearch[] = Array.from(
     { length: turn.webSearchTool ? Math.max(plan.webSearches ?? 0, turn.webSearchForced ? 1 : 0) : 0 },
     (_, i) => ({
@@ -180,6 +194,11 @@ export function splitFragments(json: string, count = 3): string[] {
   return out.length > 0 ? out : [''];
 }
 
+/** The strings of a list field (stop sequences), none when it is no list. */
+export function stringsOf(list: unknown): string[] {
+  return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : [];
+}
+
 /** The schema of a `{type: "json_schema", …}` output format (`schema` where the wire puts it), if any. */
 export function jsonSchemaOf(format: unknown): unknown {
   const f = (typeof format === 'object' && format !== null ? format : {}) as Record<string, unknown>;
@@ -189,6 +208,19 @@ export function jsonSchemaOf(format: unknown): unknown {
 }
 
 // --- internal ---
+
+/** The stop sequence the text reaches first, and where. */
+function firstStop(
+  text: string,
+  sequences: Array<string | undefined>,
+): { sequence: string; at: number } | undefined {
+  let first: { sequence: string; at: number } | undefined;
+  for (const sequence of sequences) {
+    const at = sequence ? text.indexOf(sequence) : -1;
+    if (at >= 0 && (first === undefined || at < first.at)) first = { sequence: sequence!, at };
+  }
+  return first;
+}
 
 function toolCallCount(turn: Turn, plan: FakeStep): number {
   if (turn.tools.length === 0 || turn.toolChoiceNone) return 0;
