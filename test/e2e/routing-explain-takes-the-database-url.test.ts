@@ -1,9 +1,10 @@
 /**
  * `svc routing explain` reads the trace store, and every store command takes `--database-url` beside
  * `--db-path` (README, PostgreSQL store); explain refused it as an unknown option (exit 2), so an operator
- * of a PostgreSQL gateway could name its store only through SVC_DATABASE_URL. It now takes the flag: the
- * table line says slot 4 learns nothing on PostgreSQL, as the servers do, and both flags together exit 2.
- * Nothing is read from PostgreSQL on that path, so no server is needed.
+ * of a PostgreSQL gateway could name its store only through SVC_DATABASE_URL. It now takes the flag and
+ * reads the pattern table from that database (test/unit/routing/pattern-stats-answer-alike-on-both-engines
+ * checks what it learns there), so a database it cannot reach is one sentence naming it without its
+ * password, exit 1, as for every store command; both flags together exit 2. No server is needed for that.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -22,9 +23,11 @@ test('explain takes --database-url like every store command, and refuses it besi
     runSvc(['routing', 'explain', '--model', 'auto', '--text', 'fix the failing test', ...flags], { env });
 
   const run = await explain('--database-url', url);
-  assert.equal(run.code, 0, run.stderr);
-  assert.match(run.stdout, /^table .*this one is PostgreSQL: slot 4 answers no_match\)$/m);
-  assert.match(run.stdout, /^winner {7}global_default → anthropic:claude-sonnet-4-5$/m);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(
+    run.stderr,
+    /^svc: Cannot reach the PostgreSQL store postgres:\/\/svc@127\.0\.0\.1:1\/svc: .+\.\n$/,
+  );
   assert.doesNotMatch(run.stdout + run.stderr, /secret-pw/);
 
   const both = await explain('--database-url', url, '--db-path', join(tmp.dir, 'svc.db'));

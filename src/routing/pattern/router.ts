@@ -1,7 +1,8 @@
 /**
  * @module Slot 4 for a server: the learned table in memory, rebuilt in the background at start, every
  * SVC_PATTERN_REFRESH_MS and after each POST /routing/reload, never on a request's path (the statistics are
- * read by a worker thread). The hook a request calls only reads the table in force.
+ * read by a worker thread on SQLite, over the pool on PostgreSQL). The hook a request calls only reads the
+ * table in force.
  */
 import type { SvcEnv } from '../../config/env.ts';
 import { positiveInt } from '../../config/env-numbers.ts';
@@ -13,6 +14,7 @@ import { busyTimeoutOf } from '../../store/sqlite.ts';
 import type { SlotHooks } from '../facts.ts';
 import type { PolicyStore } from '../load-policy.ts';
 import type { PatternConfig } from './config.ts';
+import { createPostgresStatsReader } from './stats-query-postgres.ts';
 import { createWorkerStatsReader, type StatsReader } from './stats-worker.ts';
 import {
   buildPatternTable,
@@ -22,18 +24,13 @@ import {
   type PatternTable,
 } from './table.ts';
 
-/** What a server on a PostgreSQL store logs once when routing.yaml enables slot 4. */
-export const UNSUPPORTED_STORE =
-  'pattern.enabled is set, but learned routing reads a SQLite trace store and this one is PostgreSQL: slot 4 answers no_match';
-
 /** SVC_PATTERN_REFRESH_MS default: one minute. */
 export const DEFAULT_PATTERN_REFRESH_MS = 60_000;
 export const DAY_US = 86_400 * 1_000_000;
 
 export interface PatternRouterDeps {
   policy: PolicyStore;
-  /** Null where the store cannot be read for it (PostgreSQL): slot 4 then answers no_match, with a warning. */
-  readStats: StatsReader | null;
+  readStats: StatsReader;
   clock: Clock;
   log: Logger;
   refreshMs: number;
@@ -58,16 +55,11 @@ export function createPatternRouter(deps: PatternRouterDeps): PatternRouter {
   let queued: Promise<void> | null = null;
   let timer: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
-  let warnedUnsupported = false;
 
   const rebuild = async () => {
     const cfg = deps.policy.current().pattern;
-    if (!cfg.enabled || !deps.readStats) {
+    if (!cfg.enabled) {
       current = emptyPatternTable(cfg.fingerprint);
-      if (cfg.enabled && !warnedUnsupported) {
-        warnedUnsupported = true;
-        deps.log.warn(UNSUPPORTED_STORE);
-      }
       return;
     }
     const started = performance.now();
@@ -169,7 +161,7 @@ export function startPatternRouter(opts: {
     readStats:
       opts.store.engine === 'sqlite'
         ? createWorkerStatsReader(opts.store.path, busyTimeoutOf(opts.store))
-        : null,
+        : createPostgresStatsReader(opts.store.kysely),
     clock: opts.clock,
     log: opts.log,
     refreshMs,

@@ -40,6 +40,13 @@ let eventSeq = 0;
 
 /** Inserts each request's events in order; returns the turn ids. */
 export function seedRequests(db: DatabaseSync, requests: readonly SeedRequest[]): string[] {
+  const { events, turns } = requestEvents(requests);
+  insertEvents(db, events.length, (i) => events[i]);
+  return turns;
+}
+
+/** Each request's events in order (for a store of either engine), and the turn ids. */
+export function requestEvents(requests: readonly SeedRequest[]): { events: SeedEvent[]; turns: string[] } {
   const events: SeedEvent[] = [];
   const turns: string[] = [];
   requests.forEach((r, i) => {
@@ -104,8 +111,7 @@ export function seedRequests(db: DatabaseSync, requests: readonly SeedRequest[])
         3,
       );
   });
-  insertEvents(db, events.length, (i) => events[i]);
-  return turns;
+  return { events, turns };
 }
 
 /** `n` copies of a request. */

@@ -16,10 +16,12 @@ import type { CompiledPolicy } from '../../../routing/compile-policy.ts';
 import { DEFAULT_POLICY_SOURCE } from '../../../routing/default-policy.ts';
 import { loadRoutingPolicy } from '../../../routing/load-policy.ts';
 import { describeExplainRequest, explainRoute } from '../../../routing/pattern/explain.ts';
-import { DAY_US, UNSUPPORTED_STORE } from '../../../routing/pattern/router.ts';
+import { DAY_US } from '../../../routing/pattern/router.ts';
 import { queryPatternStats } from '../../../routing/pattern/stats-query.ts';
+import { queryPatternStatsPostgres } from '../../../routing/pattern/stats-query-postgres.ts';
 import { buildPatternTable, emptyPatternTable, type PatternTable } from '../../../routing/pattern/table.ts';
 import { openStore } from '../../../store/open.ts';
+import { runLongStatements } from '../../../store/statement-bounds.ts';
 import { configFileFlagsOf } from '../../config-flags.ts';
 import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
 
@@ -80,10 +82,7 @@ export default defineCommand({
     const view = policyStore.view();
     const policy = policyStore.current();
     const target = resolveStoreTarget(env, storeFlagsOf(args));
-    const { table, source } =
-      target.engine === 'sqlite'
-        ? await readTable(target, policy)
-        : { table: emptyPatternTable(policy.pattern.fingerprint), source: UNSUPPORTED_STORE };
+    const { table, source } = await readTable(target, policy);
     const model = modelFlag(args.model);
     const costToday = usdFlag(args['cost-today'], '--cost-today');
     const facts = describeExplainRequest({
@@ -133,23 +132,26 @@ export default defineCommand({
 
 /** The table a server would build now; every (key, model) is kept so explain can say why each is out. */
 async function readTable(
-  target: Extract<StoreTarget, { engine: 'sqlite' }>,
+  target: StoreTarget,
   policy: CompiledPolicy,
 ): Promise<{ table: PatternTable; source: string }> {
   const cfg = policy.pattern;
-  const dbPath = target.path;
-  if (!existsSync(dbPath))
-    return { table: emptyPatternTable(cfg.fingerprint), source: `no trace store at ${dbPath}` };
-  // the target, not its path: SVC_SQLITE_BUSY_TIMEOUT_MS bounds the wait for a writer's lock here too
+  if (target.engine === 'sqlite' && !existsSync(target.path))
+    return { table: emptyPatternTable(cfg.fingerprint), source: `no trace store at ${target.path}` };
+  // the target, not its path: SVC_SQLITE_BUSY_TIMEOUT_MS bounds the wait for a writer's lock here too;
+  // a PostgreSQL database without svc's tables is refused, as the reports refuse it
   const store = await openStore(target, { readOnly: true, currentSchema: true });
   try {
     const nowUs = systemClock.nowUs();
-    const rows = queryPatternStats(store.db, {
-      sinceUs: nowUs - cfg.lookbackDays * DAY_US,
-      version: cfg.fingerprint,
-      minSamples: 1,
-    });
-    return { table: buildPatternTable(rows, cfg, nowUs), source: `${dbPath}, last ${cfg.lookbackDays} days` };
+    const params = { sinceUs: nowUs - cfg.lookbackDays * DAY_US, version: cfg.fingerprint, minSamples: 1 };
+    const rows =
+      store.engine === 'sqlite'
+        ? queryPatternStats(store.db, params)
+        : await runLongStatements(() => queryPatternStatsPostgres(store.kysely, params));
+    return {
+      table: buildPatternTable(rows, cfg, nowUs),
+      source: `${target.engine === 'sqlite' ? target.path : store.path}, last ${cfg.lookbackDays} days`,
+    };
   } finally {
     await store.close();
   }
