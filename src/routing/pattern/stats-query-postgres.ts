@@ -69,10 +69,11 @@ twins AS (
 ),
 samples AS MATERIALIZED (
   SELECT r.structural, r.sketch, r.model,
-    (SELECT CASE WHEN json_typeof(${json('t')} -> 'cost_usd') = 'string'
-        AND (${json('t')} ->> 'cost_usd') ~ ${DECIMAL} THEN ${json('t')} ->> 'cost_usd' END
-      FROM events t
-      WHERE t.turn_id = r.turn_id AND t.type IN ('turn.completed', 'turn.cancelled') ORDER BY t.id LIMIT 1) AS cost,
+    (SELECT CASE WHEN json_typeof(j -> 'cost_usd') = 'string' AND (j ->> 'cost_usd') ~ ${DECIMAL}
+        THEN j ->> 'cost_usd' END
+      FROM (SELECT t.payload FROM events t
+        WHERE t.turn_id = r.turn_id AND t.type IN ('turn.completed', 'turn.cancelled') ORDER BY t.id LIMIT 1) AS t
+      CROSS JOIN LATERAL (SELECT ${json('t')} AS j OFFSET 0) AS parsed) AS cost,
     (EXISTS (SELECT 1 FROM events t WHERE t.turn_id = r.turn_id AND t.type = 'turn.completed'
         AND (${json('t')} ->> 'error_code') IS NULL)
       AND NOT EXISTS (SELECT 1 FROM events t WHERE t.turn_id = r.turn_id AND (
