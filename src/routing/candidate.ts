@@ -20,15 +20,21 @@ export function validateCandidate(modelId: string, facts: RouteFacts, ctx: Route
   // allowed_models comes before availability so a disallowed model always reads as a 403 cause
   if (ctx.allowedModels && !ctx.allowedModels.has(entry.id)) return { entry, failure: 'model_not_allowed' };
   if (!ctx.availableAdapters.has(entry.adapter)) return { entry, failure: 'provider_unavailable' };
-  const caps = entry.capabilities;
-  if ((facts.hasImages && !caps.supports_images) || (facts.hasTools && !caps.supports_tools))
-    return { entry, failure: 'missing_capability' };
-  // a worker turn (a planner delegated it) runs only on a model that takes delegated work, whatever proposed it
-  if ((facts.workerTurn || facts.delegateModel) && !entry.can_delegate)
-    return { entry, failure: 'missing_capability' };
+  if (missingCapabilities(entry, facts).length > 0) return { entry, failure: 'missing_capability' };
   const { need, window } = contextNeed(entry, facts);
   if (need > window) return { entry, failure: 'context_too_small' };
   return { entry, failure: null };
+}
+
+/** What `entry` lacks for this request (a missing_capability verdict): `images`, `tools`, `can_delegate`. */
+export function missingCapabilities(entry: ModelEntry, facts: RouteFacts): string[] {
+  const caps = entry.capabilities;
+  const lacks: string[] = [];
+  if (facts.hasImages && !caps.supports_images) lacks.push('images');
+  if (facts.hasTools && !caps.supports_tools) lacks.push('tools');
+  // a worker turn (a planner delegated it) runs only on a model that takes delegated work, whatever proposed it
+  if ((facts.workerTurn || facts.delegateModel) && !entry.can_delegate) lacks.push('can_delegate');
+  return lacks;
 }
 
 /**

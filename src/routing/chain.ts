@@ -6,7 +6,7 @@
 import type { RouteChainEntry } from '../events/catalog.ts';
 import { SvcError } from '../lib/errors.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
-import { contextNeed, validateCandidate } from './candidate.ts';
+import { contextNeed, missingCapabilities, validateCandidate } from './candidate.ts';
 import type { PolicyName, PredicateEnv, RouteContext, RouteFacts } from './facts.ts';
 import type { RequestFingerprint } from './pattern/fingerprint.ts';
 import type { PatternMatch } from './pattern/table.ts';
@@ -137,8 +137,14 @@ function routeError(chain: RouteChainEntry[], facts: RouteFacts, ctx: RouteConte
       message: `model ${notAllowed.model} is not in this key's allowed_models`,
       details: { model: notAllowed.model, requested_model: facts.requestedModel, tried },
     });
-  // a model two slots proposed (the one a request names is often the global default too) is named once
-  const list = [...new Set(tried.map((t) => `${t.model} (${t.reason})`))].join(', ');
+  // a missing capability is named (the chain entry has no room for it); a model two slots proposed (the one a
+  // request names is often the global default too) is named once
+  const why = (t: (typeof tried)[number]): string | undefined => {
+    const entry = t.reason === 'missing_capability' && t.model ? ctx.registry.get(t.model) : undefined;
+    const lacks = entry ? missingCapabilities(entry, facts) : [];
+    return lacks.length > 0 ? `${t.reason}: ${lacks.join(', ')}` : t.reason;
+  };
+  const list = [...new Set(tried.map((t) => `${t.model} (${why(t)})`))].join(', ');
   const usable = `no candidate model is usable${list ? `: ${list}` : ''}`;
   const tooLong = tooLongForEvery(tried, facts, ctx);
   if (tooLong === null) return new SvcError('routing_failed', { message: usable, details: { tried } });

@@ -291,6 +291,15 @@ test('missing_capability: images or tools the model lacks', () => {
     'missing_capability',
   );
   assert.equal(route({ requestedModel: llama, hasTools: true }).chain[0].verdict, 'accepted');
+  // the 503's message says which capability (the chain entry keeps its four fields)
+  const d = route({ requestedModel: 'auto', hasImages: true }, { yaml: `global_default: ${llama}` });
+  assert.deepEqual(d.chain[6], {
+    policy: 'global_default',
+    model: llama,
+    verdict: 'rejected',
+    validation_failure: 'missing_capability',
+  });
+  assert.equal(d.error?.message, `no candidate model is usable: ${llama} (missing_capability: images)`);
 });
 
 test('context_too_small: input estimate plus max_tokens above the context window', () => {
