@@ -7,6 +7,7 @@ import type { CanonicalRequest } from '../../canonical/request.ts';
 import type { CanonicalResponse } from '../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
 import type { InboundShape as ShapeName } from '../../events/catalog.ts';
+import { issueMessage } from '../../http/validation.ts';
 import { SvcError, shouldRetryFor } from '../../lib/errors.ts';
 import type { SseEvent } from '../../lib/sse-decode.ts';
 
@@ -97,7 +98,11 @@ export const ModelNameSchema = v.pipe(
   v.maxLength(MAX_MODEL_LENGTH, `must be at most ${MAX_MODEL_LENGTH} characters`),
 );
 
-/** Parses `value` or throws SvcError('invalid_request') whose message names the failing field. */
+/**
+ * Parses `value` or throws SvcError('invalid_request') whose message names the failing field and says what it
+ * must be in the product's words ('model: is required', 'max_tokens: must be a number, not "10"'), as the
+ * service endpoints do, never valibot's ('Invalid key: Expected "model" but received undefined').
+ */
 export function parseOrThrow<S extends v.GenericSchema>(
   schema: S,
   value: unknown,
@@ -108,7 +113,10 @@ export function parseOrThrow<S extends v.GenericSchema>(
   const issue = r.issues[0];
   const path = v.getDotPath(issue);
   const field = prefix && path ? `${prefix}.${path}` : prefix || path || 'body';
-  throw new SvcError('invalid_request', { message: `${field}: ${issue.message}`, details: { param: field } });
+  throw new SvcError('invalid_request', {
+    message: `${field}: ${issueMessage(issue)}`,
+    details: { param: field },
+  });
 }
 
 /** Throws SvcError('invalid_request') naming `field`. */
