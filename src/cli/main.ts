@@ -70,6 +70,9 @@ const SERVER_COMMANDS: ReadonlySet<string> = new Set(['svc gateway', 'svc serve'
 /** Commands whose SIGHUP re-reads routing.yaml: held from the first moment to the end (lib/hangup.ts). */
 const RELOADING_COMMANDS: ReadonlySet<string> = new Set(['svc gateway', 'svc serve']);
 
+/** Flags whose every value counts (`issue-key --allow-model a --allow-model b`); any other is given once. */
+const REPEATABLE_FLAGS: ReadonlySet<string> = new Set(['allow-model']);
+
 let stdoutError: NodeJS.ErrnoException | undefined;
 
 /**
@@ -136,6 +139,7 @@ async function checkArgs(cmd: CommandDef, rest: string[], chain: CommandDef[]): 
   }
   let seenPositionals = 0;
   let afterDashes = false;
+  const given = new Map<string, number>();
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     // after `--` every word is a positional (an id that starts with "-"): citty ignores the surplus ones,
@@ -157,6 +161,14 @@ async function checkArgs(cmd: CommandDef, rest: string[], chain: CommandDef[]): 
     const eq = body.indexOf('=');
     const flag = eq >= 0 ? body.slice(0, eq) : body;
     const type = flags.get(flag) ?? (flag.startsWith('no-') ? flags.get(flag.slice(3)) : undefined);
+    // citty keeps the last of a flag given twice, so `restore b --db-path a.db --db-path c.db` would
+    // silently act on one of them: every flag is given once, but the ones that collect their values
+    const canonical = kebab(flags.has(flag) ? flag : flag.slice(3));
+    const times = (given.get(canonical) ?? 0) + 1;
+    given.set(canonical, times);
+    if (type && times > 1 && !REPEATABLE_FLAGS.has(canonical)) {
+      throw new SvcError('usage_error', { message: `--${canonical} is given ${times} times; give it once.` });
+    }
     if (!type) {
       // an id such as "-_-x" is a valid user id: say how to pass it as one
       const asValue =

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isolatedEnv, makeTempDir, ROOT, runSvc, type SvcResult } from '../helpers/svc.ts';
@@ -168,6 +168,29 @@ test('a flag missing its value exits 2', async () => {
   const r = await runSvc(['backup', '/tmp/x.db', '--db-path'], { env });
   assert.equal(r.code, 2);
   assert.match(r.stderr, /needs a value/);
+});
+
+test('a flag given twice exits 2 naming it, and nothing is done with either value', async () => {
+  const at = (name: string) => join(tmp.dir, name);
+  const runs = await Promise.all([
+    runSvc(['restore', at('b.db'), '--db-path', at('one.db'), '--db-path', at('two.db'), '--force'], { env }),
+    runSvc(
+      ['gateway', 'issue-key', '--name=a', '--name', 'b', '--workspace', '/tmp', '--keystore', at('k.json')],
+      {
+        env,
+      },
+    ),
+    runSvc(['user', 'forget', 'usr_x', '--confirm', '--confirm=false', '--db-path', at('one.db')], { env }),
+  ]);
+  for (const [r, flag] of [
+    [runs[0], 'db-path'],
+    [runs[1], 'name'],
+    [runs[2], 'confirm'],
+  ] as const) {
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, `svc: --${flag} is given 2 times; give it once.\n`);
+  }
+  for (const f of ['one.db', 'two.db', 'k.json']) assert.equal(existsSync(at(f)), false, f);
 });
 
 // DECISIONS §2: gateway commands read SVC_GATEWAY_DB_PATH before SVC_DB_PATH, and svc gateway backup does
