@@ -14,18 +14,42 @@ import { RETRY_WINDOW_US } from './stats-query.ts';
 import type { StatsReader } from './stats-worker.ts';
 import type { PatternStatRow } from './table.ts';
 
-/** Reads the statistics from `db` (a PostgreSQL store's Kysely), bounded like a report's statements. */
+/**
+ * Reads the statistics from `db` (a PostgreSQL store's Kysely), bounded like a report's statements. A stop
+ * cancels the statement on the server (pg_cancel_backend) before it answers: the pool's end waits for every
+ * connection it lent, so a statement left to run would hold the stop for as long as it takes.
+ */
 export function createPostgresStatsReader(db: Kysely<any>): StatsReader {
   return (params, signal) => {
     if (signal.aborted) return Promise.reject(aborted());
     return new Promise<PatternStatRow[]>((resolve, reject) => {
-      // a stop does not wait for the statement: its answer is dropped
-      const onAbort = () => reject(aborted());
+      /** The backend running the statement, once known. */
+      let pid: number | undefined;
+      const onAbort = () => {
+        const cancelled =
+          pid === undefined
+            ? Promise.resolve()
+            : sql`SELECT pg_cancel_backend(${pid})`.execute(db).then(
+                () => undefined,
+                () => undefined,
+              );
+        void cancelled.then(() => reject(aborted()));
+      };
       signal.addEventListener('abort', onAbort, { once: true });
-      runLongStatements(() => queryPatternStatsPostgres(db, params))
+      runLongStatements(() =>
+        db.connection().execute(async (conn) => {
+          pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(conn)).rows[0]?.pid;
+          if (signal.aborted) throw aborted();
+          return queryPatternStatsPostgres(conn, params);
+        }),
+      )
         .then(resolve, (err: unknown) =>
           reject(
-            new SvcError('store_error', { message: `pattern statistics query failed: ${errorMessage(err)}` }),
+            signal.aborted
+              ? aborted()
+              : new SvcError('store_error', {
+                  message: `pattern statistics query failed: ${errorMessage(err)}`,
+                }),
           ),
         )
         .finally(() => signal.removeEventListener('abort', onAbort));

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
+import { Client as PgClient } from 'pg';
 import { formatUs } from '#src/lib/time.ts';
 import { fingerprintRequest } from '#src/routing/pattern/fingerprint.ts';
 import { DAY_US } from '#src/routing/pattern/router.ts';
@@ -137,4 +139,38 @@ test('slot 4 reads the same statistics from PostgreSQL as from SQLite', async (t
   const pending = read(params, stop.signal);
   stop.abort();
   await assert.rejects(pending, /rebuild was stopped/);
+});
+
+test("a server's stop cancels the statistics statement, whose connection the pool's end waits for", async (t) => {
+  if (postgres.reason) return t.skip(postgres.reason);
+  const target = await postgresTargets.target();
+  if (target.engine !== 'postgres') throw new Error('a PostgreSQL target');
+  const store = await openStore(target);
+  // the statement waits on a lock held elsewhere, as a long one on a large store runs on
+  const locker = new PgClient({ connectionString: target.url });
+  await locker.connect();
+  t.after(async () => {
+    await locker.end();
+    await store.close();
+  });
+  await locker.query('BEGIN');
+  await locker.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+  const waiting = async () =>
+    (
+      await locker.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      )
+    ).rows[0]!.n;
+  const stop = new AbortController();
+  const pending = createPostgresStatsReader(store.kysely)(
+    { sinceUs: 0, version: 'structural', minSamples: 1 },
+    stop.signal,
+  );
+  while ((await waiting()) === 0) await setTimeout(20);
+  stop.abort();
+  await assert.rejects(pending, /rebuild was stopped/);
+  // cancelled on the server while the lock is still held (before: it waited there for the lock)
+  for (let i = 0; i < 100 && (await waiting()) > 0; i++) await setTimeout(20);
+  assert.equal(await waiting(), 0);
+  await locker.query('ROLLBACK');
 });
