@@ -19,7 +19,7 @@ import {
   WorkspaceEntrySchema,
 } from './policy-schema.ts';
 import { type CompiledPredicate, compilePredicate } from './when.ts';
-import { predicateImplies } from './when-implies.ts';
+import { firstImpliedEarlier } from './when-implies.ts';
 
 /** DECISIONS §1: the global default unless SVC_GATEWAY_GLOBAL_DEFAULT or the policy says otherwise. */
 export const BUILT_IN_GLOBAL_DEFAULT = 'anthropic:claude-sonnet-4-5';
@@ -244,6 +244,7 @@ function shadowingWarnings(file: RoutingPolicyFile): string[] {
   const out: string[] = [];
   const seen = new Map<string, number>();
   let catchAll = -1;
+  const implied = firstImpliedEarlier(file.rules.map((r) => r.when));
   file.rules.forEach((r, i) => {
     if (catchAll >= 0)
       out.push(
@@ -255,7 +256,7 @@ function shadowingWarnings(file: RoutingPolicyFile): string[] {
       out.push(
         `rules[${i}] (${r.name}) is shadowed: rules[${same}] (${file.rules[same].name}) has the same \`when\``,
       );
-    const wider = catchAll < 0 && same === undefined ? widerEarlierRule(file, i) : -1;
+    const wider = catchAll < 0 && same === undefined ? implied[i] : -1;
     if (wider >= 0)
       out.push(
         `rules[${i}] (${r.name}) is shadowed: rules[${wider}] (${file.rules[wider].name}) matches every request it matches`,
@@ -292,17 +293,6 @@ function coversWorkspace(earlier: string, later: string): boolean {
   const fixed =
     wildcard < 0 ? later.replace(/\/+$/, '') : later.slice(0, Math.max(0, later.lastIndexOf('/', wildcard)));
   return fixed === dir || fixed.startsWith(`${dir}/`);
-}
-
-/** The first earlier rule whose `when` every request matching rules[i]'s also matches, or -1. */
-function widerEarlierRule(file: RoutingPolicyFile, i: number): number {
-  const when = file.rules[i].when;
-  if (when === undefined) return -1;
-  for (let j = 0; j < i; j++) {
-    const earlier = file.rules[j].when;
-    if (earlier !== undefined && predicateImplies(when, earlier)) return j;
-  }
-  return -1;
 }
 
 function whenKey(when: Predicate | undefined): string {
