@@ -78,7 +78,7 @@ export interface LlmCallInput {
    * Non-streaming, with `bodyMaxBytes`: the error a 2xx body holds in place of its answer (OpenRouter's 200
    * with `error`), which then fails the attempt like the HTTP answer of its status.
    */
-  classifyBody?: (bodyText: string, headers: HeaderGetter) => EmbeddedError | null;
+  classifyBody?: (body: unknown, headers: HeaderGetter) => EmbeddedError | null;
   /** The request's input-token estimate, billed for a body lost after the provider answered (0: none). */
   inputTokensEstimate?: number;
   /** The SSE event limit (SVC_GATEWAY_MAX_SSE_LINE_BYTES), which bounds the stream-start peek's preamble. */
@@ -251,9 +251,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         }
         // an error the provider put in its 200 body failed before the first byte too: retried like its status
         const embedded =
-          text === undefined || input.classifyBody === undefined
+          json === undefined || input.classifyBody === undefined
             ? null
-            : input.classifyBody(text, (name) => headerValue(res.headers[name]));
+            : input.classifyBody(json, (name) => headerValue(res.headers[name]));
         if (embedded?.usage) lost = addUsage(lost, embedded.usage);
         early = embedded?.failure ?? null;
       }
