@@ -26,6 +26,11 @@ export interface UpstreamCall {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /**
+   * The paid service tier the request asks for (models.yaml `service_tiers`: OpenAI `service_tier`, Anthropic
+   * fast mode): the call's price when the answer names no tier of its own (models/pricing.ts priceCall).
+   */
+  serviceTier?: string;
 }
 
 /** Same-shape fast path input: the client body as received and as parsed (already validated). */
@@ -108,11 +113,12 @@ export interface Adapter {
   /** Upstream 200 JSON body → CanonicalResponse (throws SvcError for an error embedded in a 200). */
   decodeResponse(body: unknown): CanonicalResponse;
   /**
-   * A 2xx non-streaming body → the error it holds instead of the response, classified as the provider's
-   * HTTP answer of that status (so retried and answered alike); null for any other body. Absent on wires
-   * that never answer an error with a 2xx.
+   * A 2xx non-streaming body, parsed (the call parses it once; a body that is no JSON is not asked about) →
+   * the error it holds instead of the response, classified as the provider's HTTP answer of that status (so
+   * retried and answered alike); null for any other body. Absent on wires that never answer an error with a
+   * 2xx.
    */
-  classifyResponseBody?(bodyText: string, headers: HeaderGetter): EmbeddedError | null;
+  classifyResponseBody?(body: unknown, headers: HeaderGetter): EmbeddedError | null;
   /** Upstream SSE events → canonical events, with usage readable at any time (cancellation). */
   decodeStream(events: AsyncIterable<SseEvent>): CanonicalStream;
   createStreamDecoder(): StreamDecoder;

@@ -262,13 +262,19 @@ export function parseDurationMs(text: string | undefined): number | undefined {
 
 /** `{error:{message,type|code}}` of a JSON error body, tolerant of non-JSON bodies. */
 export function readErrorBody(bodyText: string): { message: string; type?: string; raw?: unknown } {
+  let b: unknown;
   try {
-    const b = JSON.parse(bodyText);
-    const err = b?.error ?? b;
-    const type =
-      typeof err?.type === 'string' ? err.type : typeof err?.code === 'string' ? err.code : undefined;
-    return { message: typeof err?.message === 'string' ? err.message : '', type, raw: err };
+    b = JSON.parse(bodyText);
   } catch {
     return { message: bodyText.slice(0, 500) };
   }
+  return readErrorObject(b);
+}
+
+/** readErrorBody of a body already parsed. */
+export function readErrorObject(b: any): { message: string; type?: string; raw?: unknown } {
+  const err = b?.error ?? b;
+  const type =
+    typeof err?.type === 'string' ? err.type : typeof err?.code === 'string' ? err.code : undefined;
+  return { message: typeof err?.message === 'string' ? err.message : '', type, raw: err };
 }

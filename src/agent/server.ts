@@ -182,7 +182,7 @@ export async function runAgentServer<R extends AgentRuntime>(
       policy,
       availableAdapters: new Set(Object.keys(adapters)),
       engine,
-      attachTokens: createAttachTokens({ newId: runtime.newId, clock: runtime.clock }),
+      attachTokens: createAttachTokens({ clock: runtime.clock }),
       turnEnds,
       metrics,
       allowedHosts,

@@ -1,5 +1,5 @@
 import { getRandomValues } from 'node:crypto';
-import { decodeTime, monotonicFactory } from 'ulidx';
+import { decodeTime, monotonicFactory, ulid } from 'ulidx';
 
 /** A factory of ids; injected so tests can pin them. */
 export type NewId = (prefix?: string) => string;
@@ -11,6 +11,13 @@ export function createIdFactory(): NewId {
 }
 
 export const newId: NewId = createIdFactory();
+
+/**
+ * ULIDs whose 80 random bits are drawn afresh for each id (the OS CSPRNG), so none can be told from
+ * another: a monotonic id made in the same millisecond as one a client saw is that id plus one. For
+ * credentials such as WebSocket attach tokens; not ordered within a millisecond.
+ */
+export const newUnguessableId: NewId = (prefix = '') => `${prefix}${ulid()}`;
 
 /** The creation time (Unix ms) a bare ULID carries in its first 10 characters. */
 export function idTimeMs(id: string): number {

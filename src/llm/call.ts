@@ -25,7 +25,6 @@ import {
   withClientHint,
 } from './call-failure.ts';
 import { parseWholeBody } from './cut-short.ts';
-import { untilFirstEvent } from './first-event-deadline.ts';
 import { resolvePartialUsage } from './partial-usage.ts';
 import { type RetryBudget, type RetryPolicy, resolveRetryDelay } from './retry.ts';
 import { PEEK_MAX_WAIT_MS, peekFirstEvent, preamblePeekBytes } from './stream-start.ts';
@@ -79,7 +78,7 @@ export interface LlmCallInput {
    * Non-streaming, with `bodyMaxBytes`: the error a 2xx body holds in place of its answer (OpenRouter's 200
    * with `error`), which then fails the attempt like the HTTP answer of its status.
    */
-  classifyBody?: (bodyText: string, headers: HeaderGetter) => EmbeddedError | null;
+  classifyBody?: (body: unknown, headers: HeaderGetter) => EmbeddedError | null;
   /** The request's input-token estimate, billed for a body lost after the provider answered (0: none). */
   inputTokensEstimate?: number;
   /** The SSE event limit (SVC_GATEWAY_MAX_SSE_LINE_BYTES), which bounds the stream-start peek's preamble. */
@@ -217,9 +216,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         // the call's total time covers the head and its first event: spent waiting for that event, the call is
         // a timeout, never a 200 whose stream then falls silent (the 10 s look alone sends the head on)
         if (peeked.waitedOut && left !== undefined && left < PEEK_MAX_WAIT_MS) cut(firstEventTimeout());
-        // a head sent on before its first event (keep-alive comments, the look gave up): the total time bounds it
-        const late = peeked.first === null && left !== undefined;
-        res = { ...res, body: late ? untilFirstEvent(peeked.body, leftMs() ?? 0) : peeked.body };
+        res = { ...res, body: peeked.body };
         const opening =
           peeked.first !== null
             ? input.adapter.classifyStreamStart(
@@ -254,9 +251,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         }
         // an error the provider put in its 200 body failed before the first byte too: retried like its status
         const embedded =
-          text === undefined || input.classifyBody === undefined
+          json === undefined || input.classifyBody === undefined
             ? null
-            : input.classifyBody(text, (name) => headerValue(res.headers[name]));
+            : input.classifyBody(json, (name) => headerValue(res.headers[name]));
         if (embedded?.usage) lost = addUsage(lost, embedded.usage);
         early = embedded?.failure ?? null;
       }

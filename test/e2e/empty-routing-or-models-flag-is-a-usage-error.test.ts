@@ -4,7 +4,8 @@
  * (the `svc analytics` reports' `--models` too, which read the file '' like the servers did):
  * `svc gateway` used to start on the built-in policy with an error naming the file "" (every rule the
  * operator meant silently gone), `--models ''` refused with "Cannot read the model registry  (… open '')", and
- * `svc routing explain --routing ''` explained the built-in policy.
+ * `svc routing explain --routing ''` explained the built-in policy. An empty `--host ''` started both servers
+ * on 127.0.0.1 with nothing said.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -14,7 +15,7 @@ import { makeTempDir, runSvc } from '../helpers/svc.ts';
 const tmp = makeTempDir();
 test.after(() => tmp.cleanup());
 
-test('an empty --routing or --models is exit 2 with one sentence, and nothing starts', async () => {
+test('an empty --routing, --models or --host is exit 2 with one sentence, and nothing starts', async () => {
   const files = gatewayFiles(tmp.dir);
   await issueKey(files.env);
   const cases: Array<[string[], RegExp]> = [
@@ -32,6 +33,12 @@ test('an empty --routing or --models is exit 2 with one sentence, and nothing st
     ],
     // the reports read the price table too (savings re-prices with it)
     [['analytics', 'savings', '--models', ''], /^svc: --models needs a file path; leave it out to use/],
+    // an empty --host bound 127.0.0.1 with nothing said, the address the operator meant silently gone
+    [
+      ['gateway', '--port', '0', '--host', ''],
+      /^svc: --host needs a loopback address such as 127\.0\.0\.1; leave it out/,
+    ],
+    [['serve', '--port', '0', '--host=', '--db-path', files.db], /^svc: --host needs a loopback address/],
     [
       ['routing', 'explain', '--model', 'auto', '--text', 'hi', '--workspace', ''],
       /^svc: --workspace must not be empty: give the key's or session's workspace folder, or leave it out\.$/m,

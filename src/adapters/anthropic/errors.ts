@@ -11,6 +11,7 @@ import {
   classifyTransportError,
   failure,
   readErrorBody,
+  readErrorObject,
   type UpstreamFailure,
 } from '../upstream-error.ts';
 
@@ -34,29 +35,25 @@ export function classifyAnthropicResponse(
 
 /** The data of an `event: error` frame. */
 export function classifyAnthropicStreamError(data: string): UpstreamFailure {
-  const { message, type } = readErrorBody(data);
+  return classifyAnthropicError(readErrorBody(data));
+}
+
+/** An Anthropic error object read (readErrorBody, readErrorObject) → its failure, classed by its type. */
+function classifyAnthropicError({ message, type }: { message: string; type?: string }): UpstreamFailure {
   return failure(classifyErrorType(type) ?? 'server_error', message || 'upstream stream error', {
     upstream_type: type,
   });
 }
 
 /**
- * A 200 body that is an Anthropic error object (`{"type":"error","error":{"type","message"}}`, which a proxy
+ * A 200 body (parsed) that is an Anthropic error object (`{"type":"error","error":{"type","message"}}`, which a proxy
  * relaying the provider's error under its own 200 sends) → that error, classed by its type as the same
  * object in an `event: error` is; null for any other body (decodeAnthropicResponse reads or refuses it).
  */
-export function classifyAnthropicResponseBody(bodyText: string): EmbeddedError | null {
-  // a key or value "error" is never inside a JSON string, whose quotes are escaped: most bodies parse once
-  if (!bodyText.includes('"error"')) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(bodyText);
-  } catch {
-    return null;
-  }
-  const body = raw as { type?: unknown; error?: unknown } | null;
+export function classifyAnthropicResponseBody(parsed: unknown): EmbeddedError | null {
+  const body = parsed as { type?: unknown; error?: unknown } | null;
   if (body?.type !== 'error' || typeof body.error !== 'object' || body.error === null) return null;
-  return { failure: classifyAnthropicStreamError(bodyText) };
+  return { failure: classifyAnthropicError(readErrorObject(body)) };
 }
 
 /** An `event: error` as the first event of a 200 stream (overloaded_error before message_start). */

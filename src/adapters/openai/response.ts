@@ -84,18 +84,31 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
     content,
     stop_reason: stop,
     stop_sequence: null,
-    usage: {
-      input_tokens: 0,
-      output_tokens: 0,
-      cached_input_tokens: 0,
-      cache_creation_input_tokens: 0,
-      ...decodeOpenAIUsage(body.usage),
-    },
+    usage: withServedTier(
+      {
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        ...decodeOpenAIUsage(body.usage),
+      },
+      body,
+    ),
   };
 }
 
 /**
- * The error a 200 chat.completion body holds instead of its answer (OpenRouter, wire-formats §3: a top-level
+ * `usage` with the service tier the answer says it ran at (`service_tier` of a chat.completion, its chunks or a
+ * Responses `response`: `default`, `priority`, `flex`…), which prices the call (models/pricing.ts).
+ */
+export function withServedTier<U extends Partial<CanonicalUsage>>(usage: U, answer: any): U {
+  const tier = answer?.service_tier;
+  if (typeof tier === 'string') usage.service_tier = tier;
+  return usage;
+}
+
+/**
+ * The error a 200 chat.completion body (parsed) holds instead of its answer (OpenRouter, wire-formats §3: a top-level
  * `error`, whose numeric `code` is the HTTP status it stands for, or a choice that finished with "error"),
  * classified as `classifyResponse` classifies the provider's HTTP answer of that status, so the call is
  * retried and answered exactly as that answer would be; a `code` that is no error status is classified by
@@ -103,18 +116,8 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
  */
 export function classifyOpenAIResponseBody(
   classifyResponse: ClassifyResponse,
-): (bodyText: string, header: HeaderGetter) => EmbeddedError | null {
-  return (bodyText, header) => {
-    // a key or value "error" is never inside a JSON string, whose quotes are escaped: most bodies parse once
-    if (!bodyText.includes('"error"')) return null;
-    let raw: any;
-    try {
-      raw = JSON.parse(bodyText);
-    } catch {
-      return null;
-    }
-    return embeddedOpenAIFailure(classifyResponse, raw, header);
-  };
+): (body: unknown, header: HeaderGetter) => EmbeddedError | null {
+  return (body, header) => embeddedOpenAIFailure(classifyResponse, body, header);
 }
 
 /**

@@ -22,6 +22,7 @@ import { toSvcError, type UpstreamFailure } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
 import { EFFORT_PATHS, withEffortFitted, withSummaryFitted } from './fit-effort.ts';
 import { openaiHeaders } from './request.ts';
+import { withServedTier } from './response.ts';
 
 export function encodeResponsesPassthrough(input: PassthroughInput, config: AdapterConfig): UpstreamCall {
   return {
@@ -59,25 +60,20 @@ export function decodeResponsesObject(raw: unknown): CanonicalResponse {
     content,
     stop_reason: decodeResponsesStop(body, content),
     stop_sequence: null,
-    usage: withWebSearches(decodeResponsesUsage(body.usage), countWebSearches(body.output)),
+    usage: withServedTier(
+      withWebSearches(decodeResponsesUsage(body.usage), countWebSearches(body.output)),
+      body,
+    ),
   };
 }
 
 /**
- * A 200 `response` whose `status` is "failed" (the API's answer for a response that failed once begun)
+ * A 200 `response` (parsed) whose `status` is "failed" (the API's answer for a response that failed once begun)
  * fails the attempt as the same response.failed does as a stream's first event: classed by its `error`,
  * retried alike, and the usage it states billed (as for a failed stream, 8f6e55d); null for any other body.
  */
-export function classifyResponsesBody(bodyText: string): EmbeddedError | null {
-  // `"failed"` is never inside a JSON string, whose quotes are escaped: a completed body is not parsed here
-  if (!bodyText.includes('"failed"')) return null;
-  let raw: any;
-  try {
-    raw = JSON.parse(bodyText);
-  } catch {
-    return null;
-  }
-  return raw?.status === 'failed' ? failedResponse(raw) : null;
+export function classifyResponsesBody(body: unknown): EmbeddedError | null {
+  return (body as { status?: unknown } | null)?.status === 'failed' ? failedResponse(body) : null;
 }
 
 /**
@@ -87,7 +83,10 @@ export function classifyResponsesBody(bodyText: string): EmbeddedError | null {
 export function failedResponse(raw: any): EmbeddedError {
   const failure = failureOf(raw);
   if (!raw?.usage || typeof raw.usage !== 'object') return { failure };
-  const usage = withWebSearches(decodeResponsesUsage(raw.usage), countWebSearches(raw.output));
+  const usage = withServedTier(
+    withWebSearches(decodeResponsesUsage(raw.usage), countWebSearches(raw.output)),
+    raw,
+  );
   return usage.input_tokens || usage.output_tokens || usage.cached_input_tokens
     ? { failure, usage: { ...emptyUsage(), ...usage } }
     : { failure };

@@ -1,9 +1,10 @@
 /**
  * @module WebSocket attach tokens (spec 2 §Authentication): `atk_<ulid>`, issued by every
- * GET /sessions/{id}, single use, valid 60 seconds, scoped to one session. In memory only: a restart
+ * GET /sessions/{id}, single use, valid 60 seconds, scoped to one session; each ULID's random part is
+ * drawn afresh, so a token cannot be guessed from an id or token issued in the same millisecond. In memory only: a restart
  * invalidates them, and a client simply asks for a fresh one.
  */
-import type { NewId } from '../../lib/ids.ts';
+import { type NewId, newUnguessableId } from '../../lib/ids.ts';
 import type { Clock } from '../../lib/time.ts';
 
 export const ATTACH_TOKEN_TTL_MS = 60_000;
@@ -31,14 +32,16 @@ export interface AttachEntry {
 }
 
 export function createAttachTokens(deps: {
-  newId: NewId;
   clock: Clock;
+  /** The token maker (default: fresh randomness for each, never the server's monotonic ids). */
+  newToken?: NewId;
   ttlMs?: number;
   /** The token table, empty (default: a new Map); a test passes one that counts what the sweep reads. */
   table?: Map<string, AttachEntry>;
 }): AttachTokens {
   const ttlUs = (deps.ttlMs ?? ATTACH_TOKEN_TTL_MS) * 1000;
   const tokens = deps.table ?? new Map<string, AttachEntry>();
+  const newToken = deps.newToken ?? newUnguessableId;
   // tokens are inserted in expiry order (one TTL for all), so the expired ones are a prefix of the map: the
   // sweep stops at the first live one instead of reading every token on every GET /sessions/{id}
   // (consume checks expiry itself, so a token a clock step left behind is never accepted late)
@@ -52,7 +55,7 @@ export function createAttachTokens(deps: {
     issue(sessionId) {
       const now = deps.clock.nowUs();
       sweep(now);
-      const token = deps.newId('atk_');
+      const token = newToken('atk_');
       const expiresUs = now + ttlUs;
       tokens.set(token, { sessionId, expiresUs });
       return { token, expires_at_us: expiresUs };

@@ -4,7 +4,7 @@
  */
 import { assembleAgentEngine, checkAgentSettings, runAgentServer, servePortOf } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
-import { parsePort } from '../../http/port.ts';
+import { hostFlag, parsePort } from '../../http/port.ts';
 import { installFatalErrorHandler } from '../../lib/fatal-error.ts';
 import { createLogger } from '../../lib/log.ts';
 import { whileStopSignalHeld } from '../../lib/stop-signal.ts';
@@ -33,7 +33,7 @@ export async function startServe(args: ServeArgs): Promise<void> {
     env,
     log,
     port,
-    host: args.host ?? env.serveHost,
+    host: hostFlag(args.host, 'SVC_SERVE_HOST') ?? env.serveHost,
     modelsPath,
     routingPath,
     serverVersion: VERSION,

@@ -200,7 +200,7 @@ test("openrouter: an error inside a 200 body is classified as the provider's HTT
   const adapter = createOpenRouterAdapter({ baseUrl: 'https://openrouter.test/api/v1', apiKey: 'sk-1' });
   const none = () => undefined;
   const classify = (body: unknown, header: (name: string) => string | undefined = none) =>
-    adapter.classifyResponseBody!(JSON.stringify(body), header);
+    adapter.classifyResponseBody!(body, header);
   const limited = classify({ error: { code: 429, message: 'Rate limit exceeded' } })!;
   assert.deepEqual(
     limited.failure,

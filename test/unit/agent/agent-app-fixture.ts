@@ -58,7 +58,7 @@ export async function createAgentAppFixture(
     policy: loadRoutingPolicy({ path: undefined, registry, log: silentLogger }),
     availableAdapters: new Set(options.availableAdapters ?? ['anthropic']),
     engine: options.engine,
-    attachTokens: options.attachTokens ?? createAttachTokens({ newId, clock: systemClock }),
+    attachTokens: options.attachTokens ?? createAttachTokens({ clock: systemClock }),
     stream: options.stream,
     turnEnds: createTurnEndWatch(bus),
     metrics: createMetricsCollector({ role: 'agent', log: silentLogger }),

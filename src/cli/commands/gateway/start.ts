@@ -5,7 +5,7 @@
 import { readEnv } from '../../../config/env.ts';
 import { resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.ts';
 import { assembleGateway, checkGatewaySettings, runGateway } from '../../../gateway/index.ts';
-import { parsePort } from '../../../http/port.ts';
+import { hostFlag, parsePort } from '../../../http/port.ts';
 import { installFatalErrorHandler } from '../../../lib/fatal-error.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { heldStopAbortSignal } from '../../../lib/stop-signal.ts';
@@ -41,7 +41,7 @@ export async function startGateway(args: GatewayArgs): Promise<void> {
     env,
     log,
     port,
-    host: args.host ?? env.gatewayHost,
+    host: hostFlag(args.host, 'SVC_GATEWAY_HOST') ?? env.gatewayHost,
     keys:
       target.engine === 'sqlite'
         ? { kind: 'file', path: resolveKeystorePath(env, args.keystore) }

@@ -5,11 +5,10 @@ import {
   type AttachEntry,
   createAttachTokens,
 } from '#src/agent/sessions/attach-tokens.ts';
-import { createIdFactory } from '#src/lib/ids.ts';
 
 function tokens() {
   let nowUs = 1_000_000_000;
-  const store = createAttachTokens({ newId: createIdFactory(), clock: { nowUs: () => nowUs } });
+  const store = createAttachTokens({ clock: { nowUs: () => nowUs } });
   return { store, advance: (ms: number) => (nowUs += ms * 1000) };
 }
 
@@ -21,6 +20,21 @@ test('a token is atk_<ulid>, works once, and only for the session it was issued 
   assert.equal(store.consume(token, 'sess_a'), 'ok');
   assert.equal(store.consume(token, 'sess_a'), 'unknown');
   assert.equal(store.consume('atk_unknown', 'sess_a'), 'unknown');
+});
+
+test('tokens issued in one millisecond cannot be told from one another (not the monotonic ids of the server)', () => {
+  const { store } = tokens();
+  // a monotonic ULID made in the same millisecond is the previous one plus one: its random part shares
+  // about 15 of 16 characters with it; fresh randomness shares 12 with chance 32^-12
+  const random = (token: string) => token.slice('atk_'.length + 10);
+  let previous = random(store.issue('sess_a').token);
+  for (let i = 0; i < 50; i++) {
+    const next = random(store.issue('sess_a').token);
+    let shared = 0;
+    while (shared < next.length && next[shared] === previous[shared]) shared++;
+    assert.ok(shared < 12, `${previous} then ${next}`);
+    previous = next;
+  }
 });
 
 test('every issue is a fresh token and earlier ones stay valid', () => {
@@ -71,7 +85,6 @@ test('a GET flood reads each live token once, not every live token on every GET'
   }
   let nowUs = 1_000_000_000;
   const store = createAttachTokens({
-    newId: createIdFactory(),
     clock: { nowUs: () => nowUs },
     table: new CountingTable(),
   });

@@ -21,7 +21,7 @@ test('a token presented after its 60 seconds is refused with 401 invalid_attach_
     queueLimit: 10,
     pingIntervalMs: 1000,
   });
-  const attachTokens = createAttachTokens({ newId, clock });
+  const attachTokens = createAttachTokens({ clock });
   const fx = await createAgentAppFixture(t, { attachTokens, stream });
   const created = (await (await fx.call('POST', '/sessions', { workspace_path: fx.workspace })).json()) as {
     id: string;
