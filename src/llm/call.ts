@@ -25,6 +25,7 @@ import {
   withClientHint,
 } from './call-failure.ts';
 import { parseWholeBody } from './cut-short.ts';
+import { untilFirstEvent } from './first-event-deadline.ts';
 import { resolvePartialUsage } from './partial-usage.ts';
 import { type RetryBudget, type RetryPolicy, resolveRetryDelay } from './retry.ts';
 import { PEEK_MAX_WAIT_MS, peekFirstEvent, preamblePeekBytes } from './stream-start.ts';
@@ -216,7 +217,9 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         // the call's total time covers the head and its first event: spent waiting for that event, the call is
         // a timeout, never a 200 whose stream then falls silent (the 10 s look alone sends the head on)
         if (peeked.waitedOut && left !== undefined && left < PEEK_MAX_WAIT_MS) cut(firstEventTimeout());
-        res = { ...res, body: peeked.body };
+        // a head sent on before its first event (keep-alive comments, the look gave up): the total time bounds it
+        const late = peeked.first === null && left !== undefined;
+        res = { ...res, body: late ? untilFirstEvent(peeked.body, leftMs() ?? 0) : peeked.body };
         const opening =
           peeked.first !== null
             ? input.adapter.classifyStreamStart(

@@ -150,6 +150,8 @@ test('provider faults end the turn failed with the call class, its retries, and 
     [A, 'stall-after=4', 'timeout', 1, true],
     [O, 'reset-after=4', 'connection_error', 1, true],
     [R, 'malformed=4', 'server_error', 1, true],
+    // keep-alive comments past the idle timeout, never an event: cut at the call's total time
+    [R, 'processing', 'timeout', 1, true],
   ] as const;
   await Promise.all(
     cells.map(async ([model, fault, errorClass, attempts, billed], i) => {

@@ -48,6 +48,11 @@ const ROWS: Row[] = [
       ['responses', OPENROUTER, 'reset-after=4', 'upstream_error', 'connection_error'],
       ['anthropic', OPENROUTER, 'stall-after=4', 'upstream_timeout', 'timeout'],
       ['openai', ANTHROPIC, 'stall-after=4', 'upstream_timeout', 'timeout'],
+      // OpenRouter's keep-alive comments and never an event: no idle stream, but the head went on before a
+      // first event, which the call's total time bounds (before: a 200 that held its client for ever)
+      ['openai', OPENROUTER, 'processing', 'upstream_timeout', 'timeout'],
+      ['anthropic', OPENROUTER, 'processing', 'upstream_timeout', 'timeout'],
+      ['responses', OPENROUTER, 'processing', 'upstream_timeout', 'timeout'],
       ['responses', ANTHROPIC, 'malformed=3', 'upstream_error', 'server_error'],
       ['responses', OPENAI, 'malformed=3', 'upstream_error', 'server_error'],
       ['responses', ANTHROPIC, 'no-terminal', 'upstream_error', 'server_error'],

@@ -125,4 +125,19 @@ test('the upstream timeout bounds a call with all its attempts', { timeout: 60_0
     assert.ok(chunks > 2, 'the whole stream arrived');
     assert.ok(performance.now() - started > TOTAL_MS, 'it lasted longer than the total time');
   });
+
+  await t.test('a stream that opens with keep-alive comments and starts in time streams on', async () => {
+    // OpenRouter's comments for 300 ms, its first event within the total time, then 12 frames 100 ms apart
+    fake.setDefault('processing=2;drip=100;long=12000');
+    const stream = await stack.openai.chat.completions.create({
+      model: 'openrouter:google/gemini-2.5-flash',
+      messages: [{ role: 'user', content: 'a longer answer please' }],
+      stream: true,
+    });
+    const started = performance.now();
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    assert.ok(text.length >= 12_000, `the whole answer arrived: ${text.length}`);
+    assert.ok(performance.now() - started > TOTAL_MS, 'it lasted longer than the total time');
+  });
 });

@@ -10,7 +10,7 @@ import type { Codec, Reply, ReplyContext } from './responses.ts';
 import { buildReply } from './responses.ts';
 import type { FakeStep } from './script.ts';
 import { DirectiveError, parseDirectives, resolvePlan } from './script.ts';
-import type { Tracker } from './sse.ts';
+import type { BodyOptions, Tracker } from './sse.ts';
 import { chunkStream, scriptFrames, sleep, splitBody } from './sse.ts';
 import type { FakeStoredResponses } from './stored-responses.ts';
 import type { FakeThreads } from './threads.ts';
@@ -144,7 +144,12 @@ async function answer(
       openText: codec.openTextFrame(ctx),
     });
     const resetAfter = plan.resetAtEnd ? frames.length : plan.resetAfter;
-    const stream = chunkStream(frames, { ...body, resetAfter, stallAfter: plan.stallAfter });
+    const stream = chunkStream(frames, {
+      ...body,
+      resetAfter,
+      stallAfter: plan.stallAfter,
+      ...(plan.processing === undefined ? {} : { lead: keepAlive(codec, plan) }),
+    });
     return new Response(stream, {
       status: 200,
       headers: {
@@ -242,6 +247,12 @@ function faultHeaders(plan: FakeStep): Record<string, string> {
   if (plan.retryAfterMs !== undefined) headers['retry-after-ms'] = plan.retryAfterMs;
   if (plan.shouldRetry !== undefined) headers['x-should-retry'] = String(plan.shouldRetry);
   return headers;
+}
+
+/** The `processing` directive's comments: OpenRouter's own while its model has not started. */
+function keepAlive(codec: Codec, plan: FakeStep): NonNullable<BodyOptions['lead']> {
+  const frame = codec.provider === 'openrouter' ? ': OPENROUTER PROCESSING\n\n' : ': keep-alive\n\n';
+  return { frame, count: plan.processing ?? 0, everyMs: plan.dripMs ?? 300 };
 }
 
 /** Never answers; settles when the client goes away or the fake shuts down. */

@@ -80,6 +80,9 @@
  *                          ends; non-streaming: a valid 200 whose reply text is BYTES long
  *     stall-after=N        streaming: N SSE frames, then silence with the connection open (an idle stream; ends
  *                          when the client disconnects or the fake closes)
+ *     processing[=N]       streaming: N keep-alive comments before the first event (OpenRouter's `: OPENROUTER
+ *                          PROCESSING`, `: keep-alive` elsewhere), one every drip MS (300 by default); without
+ *                          N, comments only, for ever (a model that never starts; ends when the client leaves)
  *     drip=MS              delay every SSE frame (non-streaming: every body chunk) by MS
  *     slow-headers=MS      delay MS before the status line
  *     gzip                 the answer (JSON, stream or error) sent with content-encoding: gzip
@@ -140,6 +143,8 @@ export type FakeStep = {
   notSse?: boolean;
   oversize?: number;
   stallAfter?: number;
+  /** Keep-alive comments before the first event (Infinity: nothing else). */
+  processing?: number;
   dripMs?: number;
   slowHeadersMs?: number;
   /** Send the answer with `content-encoding: gzip`. */
@@ -168,6 +173,7 @@ export const FAULT_KEYS = [
   'notSse',
   'oversize',
   'stallAfter',
+  'processing',
   'dripMs',
   'slowHeadersMs',
   'gzip',
@@ -336,6 +342,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'stall-after':
       step.stallAfter = int(key, required(key, value));
+      return;
+    case 'processing':
+      step.processing = value === undefined ? Number.POSITIVE_INFINITY : int(key, value);
       return;
     case 'drip':
       step.dripMs = int(key, required(key, value));

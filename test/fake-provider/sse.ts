@@ -15,6 +15,8 @@ export type BodyOptions = {
   resetAfter?: number;
   /** Frames sent before the body falls silent with the connection open (until the client leaves). */
   stallAfter?: number;
+  /** `count` copies of `frame` (a keep-alive comment) before the chunks, one every `everyMs`. */
+  lead?: { frame: string; count: number; everyMs: number };
   signal: AbortSignal;
   tracker: Tracker;
   /** Destroys the connection (node server); without it the body stream errors instead (in-process). */
@@ -70,6 +72,7 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
   const signal = AbortSignal.any([stopped.signal, options.signal]);
   let untrack = () => {};
   let sent = 0;
+  let led = 0;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       untrack = options.tracker.add(() => {
@@ -79,6 +82,13 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
     },
     async pull(controller) {
       try {
+        const { lead } = options;
+        if (lead !== undefined && led < lead.count) {
+          await delay(lead.everyMs, undefined, { signal });
+          controller.enqueue(encoder.encode(lead.frame));
+          led++;
+          return;
+        }
         if (options.resetAfter !== undefined && sent >= options.resetAfter) {
           // Let the frames already written reach the socket before it is destroyed.
           await delay(20, undefined, { signal });
