@@ -40,7 +40,12 @@ export function createPostgresStatsReader(db: Kysely<any>): StatsReader {
         db.connection().execute(async (conn) => {
           pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(conn)).rows[0]?.pid;
           if (signal.aborted) throw aborted();
-          return queryPatternStatsPostgres(conn, params);
+          try {
+            return await queryPatternStatsPostgres(conn, params);
+          } finally {
+            // the connection goes back to the pool: a cancel from now on could stop another's statement
+            pid = undefined;
+          }
         }),
       )
         .then(resolve, (err: unknown) =>
