@@ -270,29 +270,47 @@ function shadowingWarnings(file: RoutingPolicyFile): string[] {
     names.add(r.name);
   });
   const firstCatchAll = file.workspaces.findIndex((w) => isCatchAll(w.match));
+  // the earlier plain directory entries by folder (the first of each), so an entry looks up its own folders
+  // instead of comparing itself with every earlier entry (8,000 entries took 50 s)
+  const folders = new Map<string, number>();
   file.workspaces.forEach((w, i) => {
     if (firstCatchAll >= 0 && i > firstCatchAll)
       out.push(`workspaces[${i}] (${w.match}) is shadowed: workspaces[${firstCatchAll}] matches every path`);
     else {
-      const j = file.workspaces.findIndex((e, k) => k < i && coversWorkspace(e.match, w.match));
+      const j = coveringFolder(folders, w.match);
       if (j >= 0)
         out.push(
           `workspaces[${i}] (${w.match}) is shadowed: workspaces[${j}] (${file.workspaces[j].match}) matches it and every path below it`,
         );
     }
+    const folder = plainFolder(w.match);
+    if (folder !== undefined && !folders.has(folder)) folders.set(folder, i);
   });
   return out;
 }
 
-/** A plain directory entry matches every path its later entry can match (that entry is at or below it). */
-function coversWorkspace(earlier: string, later: string): boolean {
-  if (/[*?]/.test(earlier) || isCatchAll(earlier)) return false;
-  const dir = earlier.replace(/\/+$/, '');
+/** The folder a plain directory entry matches, with every path below it; undefined for a glob or catch-all. */
+function plainFolder(match: string): string | undefined {
+  return /[*?]/.test(match) || isCatchAll(match) ? undefined : match.replace(/\/+$/, '');
+}
+
+/**
+ * The first earlier plain directory entry (of `folders`) that matches every path `later` can match: one at
+ * that path or above it, or -1.
+ */
+function coveringFolder(folders: ReadonlyMap<string, number>, later: string): number {
   const wildcard = later.search(/[*?]/);
   // a glob's paths all sit below the folder written before its first wildcard
-  const fixed =
+  let path =
     wildcard < 0 ? later.replace(/\/+$/, '') : later.slice(0, Math.max(0, later.lastIndexOf('/', wildcard)));
-  return fixed === dir || fixed.startsWith(`${dir}/`);
+  let first = -1;
+  for (;;) {
+    const j = folders.get(path);
+    if (j !== undefined && (first < 0 || j < first)) first = j;
+    const cut = path.lastIndexOf('/');
+    if (cut < 0) return first;
+    path = path.slice(0, cut);
+  }
 }
 
 function whenKey(when: Predicate | undefined): string {
