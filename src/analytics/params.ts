@@ -49,9 +49,6 @@ const PARAM_CODES: Readonly<Record<string, ErrorCode>> = {
   baseline: 'validation_error',
 };
 
-/** The parameters the endpoints read (the report commands take them as flags, `--group-by`). */
-export const QUERY_PARAMS: ReadonlySet<string> = new Set(Object.keys(PARAM_CODES));
-
 /** How a parameter is named where it came from (`group_by` on HTTP, `--group-by` on the CLI). */
 export type ParamNamer = (name: string) => string;
 const httpName: ParamNamer = (name) => name;

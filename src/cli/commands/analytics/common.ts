@@ -9,9 +9,7 @@ import {
   exactMoneyText,
   type ParamNamer,
   parseWindow,
-  QUERY_PARAMS,
   type RawParams,
-  singleValued,
   stringifyAnswer,
   type TimeWindow,
 } from '../../../analytics/index.ts';
@@ -93,8 +91,9 @@ export function defineReport<T>(spec: ReportSpec<T>) {
   return defineCommand({
     meta: { name: spec.name, description: spec.description },
     args: { ...(spec.windowed ? windowArgs : {}), ...spec.args, ...commonArgs },
-    async run({ args, rawArgs }) {
-      refuseRepeatedParams(rawArgs);
+    // a flag given twice (`--user a --user b`) never gets here: svc main refuses it, as the endpoint
+    // refuses user=a&user=b
+    async run({ args }) {
       const format = (args as { format?: string }).format ?? 'table';
       if (format !== 'table' && format !== 'json')
         throw new SvcError('usage_error', { message: `--format must be table or json, not "${format}".` });
@@ -123,26 +122,6 @@ export function defineReport<T>(spec: ReportSpec<T>) {
       }
     },
   });
-}
-
-/**
- * Refuses a query flag given twice (`--user a --user b`) with the error its endpoint answers to
- * `user=a&user=b`: citty keeps only the last value, so the report would silently answer for one of them.
- * Every query flag takes a value; other flags (`--format`, `--db-path`) are left to citty.
- */
-export function refuseRepeatedParams(rawArgs: readonly string[]): void {
-  const all: Record<string, string[]> = {};
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i];
-    if (arg === '--') break;
-    if (!arg.startsWith('--')) continue;
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq < 0 ? undefined : eq).replaceAll('-', '_');
-    if (!QUERY_PARAMS.has(name)) continue;
-    const value = eq < 0 ? (rawArgs[++i] ?? '') : arg.slice(eq + 1);
-    all[name] = [...(all[name] ?? []), value];
-  }
-  singleValued(all, flagName);
 }
 
 /** A table of flat objects: their keys (of the first) as the header, in order. */

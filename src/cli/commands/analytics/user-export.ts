@@ -23,7 +23,6 @@ import { describeWriteFailure, removeQuietly, storeFileAt, tempPathBeside } from
 import { runLongStatements } from '../../../store/statement-bounds.ts';
 import { type CommandRuntime, openCommandRuntime } from '../../runtime.ts';
 import { databaseUrlArg, requireFilePath, storeFlagsOf } from '../../store-flags.ts';
-import { refuseRepeatedParams } from './common.ts';
 
 export default defineCommand({
   meta: { name: 'user-export', description: "Stream one user's events as JSON lines" },
@@ -47,9 +46,8 @@ export default defineCommand({
     },
     ...databaseUrlArg,
   },
-  async run({ args, rawArgs }) {
+  async run({ args }) {
     const userId = assertUserId(args.user_id);
-    refuseRepeatedParams(rawArgs);
     const window = resolveWindow({ from: args.from, to: args.to }, { names: { from: '--from', to: '--to' } });
     // "-" is standard output, as to most tools (never a file named "-")
     const asked =
