@@ -137,7 +137,7 @@ export async function assembleGateway(opts: AssembleOptions): Promise<GatewayExt
     handleResponses: pipeline.responses,
     handleCountTokens: createCountTokensHandler({
       runner: callPath.runner,
-      upstream: callPath.llm.upstream,
+      llm: callPath.llm,
       maxBodyBytes,
       spendToday,
       routingHooks: pattern.hooks,

@@ -14,10 +14,11 @@ import { checkResponseShape, TokenCountSchema } from '../adapters/response-shape
 import { toSvcError } from '../adapters/upstream-error.ts';
 import { cutOffAnswer, untilAnswered } from '../http/stop-cut-off.ts';
 import { isSvcError, SvcError } from '../lib/errors.ts';
+import type { LlmCallDeps } from '../llm/call.ts';
 import type { CallRunner } from '../llm/runner.ts';
-import { readUpstreamText, type Upstream } from '../llm/upstream.ts';
 import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
+import { askProviderCount } from './count-upstream.ts';
 import { DROPPED_PARAMS_HEADER, fittedDroppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
 import { portableReasoning } from './foreign-reasoning.ts';
@@ -29,7 +30,8 @@ import type { SpendToday } from './spend-today.ts';
 
 export interface CountTokensDeps {
   runner: CallRunner;
-  upstream: Upstream;
+  /** The call path's upstream client, retry policy and budget, total time and stop signal. */
+  llm: LlmCallDeps;
   maxBodyBytes: number;
   /** Each key's spend today, so a `cost_today_above` rule routes a count as it would route the call. */
   spendToday?: SpendToday;
@@ -89,13 +91,9 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
     // until the count is read, a stop that cuts the request off answers it 503 (x-should-retry), as a call's
     const before = untilAnswered(c.env?.outgoing, signal);
     try {
-      const res = await deps.upstream.send({ ...call, signal: before.signal });
-      const text = await readUpstreamText(res, COUNT_BODY_MAX_BYTES);
+      // retried as a call is; a failure it gave up on is answered as a call's (count-upstream.ts)
+      const text = await askProviderCount(deps.llm, adapter, call, before.signal);
       before.answered();
-      if (res.status < 200 || res.status >= 300) {
-        const header = (name: string) => headerValue(res.headers[name]);
-        throw toSvcError(adapter.classifyResponse(res.status, header, text));
-      }
       const count = checkResponseShape(CountSchema, parseOrUndefined(text), 'a token count');
       c.header(TOKEN_COUNT_HEADER, 'provider');
       return c.json({ input_tokens: count.input_tokens });
@@ -110,8 +108,6 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
 
 // --- internal ---
 
-const COUNT_BODY_MAX_BYTES = 1024 * 1024;
-
 const CountSchema = v.looseObject({ input_tokens: TokenCountSchema });
 
 function parseOrUndefined(text: string): unknown {
@@ -120,8 +116,4 @@ function parseOrUndefined(text: string): unknown {
   } catch {
     return undefined; // checkResponseShape names it as a body that is not a token count
   }
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -138,6 +138,56 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
     },
   );
 
+  await t.test(
+    'a count the provider fails is retried as a call is, and answered in the Anthropic shape',
+    async () => {
+      // [directive, status, code, error.type, upstream attempts, x-should-retry, retry-after]: DECISIONS §4
+      // retries 429, 5xx, 529 and connection errors (2 by default), not a refusal or a provider's "do not retry"
+      const cells = [
+        ['error=429;retry-after-ms=20', 429, 'upstream_rate_limited', 'rate_limit_error', 3, 'true', '1'],
+        ['error=429', 429, 'upstream_rate_limited', 'rate_limit_error', 3, 'true', /^\d+$/],
+        ['error=529', 503, 'upstream_overloaded', 'overloaded_error', 3, 'true', /^\d+$/],
+        ['error=500', 502, 'upstream_error', 'api_error', 3, 'false', null],
+        ['reset-after=0', 502, 'upstream_error', 'api_error', 3, 'false', null],
+        ['reset-after=1', 502, 'upstream_error', 'api_error', 3, 'false', null],
+        ['error=429;should-retry=false', 429, 'upstream_rate_limited', 'rate_limit_error', 1, 'false', null],
+        ['error=400', 400, 'upstream_invalid_request', 'invalid_request_error', 1, 'false', null],
+        ['spend-limit', 502, 'upstream_auth_failed', 'api_error', 1, 'false', null],
+      ] as const;
+      await Promise.all(
+        cells.map(async ([fault, status, code, type, attempts, shouldRetry, retryAfter], i) => {
+          const marker = `<count ${i}>`;
+          const res = await fetch(`${gw.url}/v1/messages/count_tokens`, {
+            method: 'POST',
+            headers: {
+              'x-api-key': token,
+              'anthropic-version': '2023-06-01',
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify({
+              model: 'haiku',
+              messages: [{ role: 'user', content: `${marker} [[fake:${fault}]]` }],
+            }),
+          });
+          const body = (await res.json()) as { type: string; error: { type: string; code: string } };
+          assert.equal(res.status, status, `${fault}: ${JSON.stringify(body)}`);
+          assert.equal(body.type, 'error', fault);
+          assert.equal(body.error.code, code, fault);
+          assert.equal(body.error.type, type, fault);
+          assert.equal(res.headers.get('x-should-retry'), shouldRetry, fault);
+          const after = res.headers.get('retry-after');
+          if (retryAfter === null) assert.equal(after, null, fault);
+          else if (typeof retryAfter === 'string') assert.equal(after, retryAfter, fault);
+          else assert.match(after ?? '', retryAfter, fault);
+          const sent = fake.requests.filter(
+            (r) => r.path === '/v1/messages/count_tokens' && JSON.stringify(r.body).includes(marker),
+          );
+          assert.equal(sent.length, attempts, `${fault}: upstream attempts`);
+        }),
+      );
+    },
+  );
+
   await t.test('every answer names the routed model, streaming or not', async () => {
     const { response } = await anthropic.messages
       .create({ model: 'haiku', max_tokens: 10, messages })

@@ -98,19 +98,8 @@ async function answer(
 ): Promise<Response> {
   const { ctx, turn, parsed, signal } = at;
   let plan = at.plan;
-  if (plan.slowHeadersMs) await sleep(plan.slowHeadersMs, signal);
-  if (plan.hang) return hang(signal, deps.tracker);
-  if (plan.hold && !(await held(signal, deps))) return new Response(null, { status: 499 });
-  if (plan.redirect !== undefined)
-    return new Response(null, {
-      status: plan.redirect,
-      headers: { location: `https://moved.example${new URL(c.req.url).pathname}` },
-    });
-  if (plan.resetAfter === 0) return resetNow(c, signal, deps.tracker);
-  if (plan.spendLimit) {
-    const { status, body } = codec.spendLimit(plan.message, ctx);
-    return json(status, body, { ...codec.headers(ctx), ...faultHeaders(plan) });
-  }
+  const early = await faultBeforeAnswer(c, codec, deps, ctx, plan);
+  if (early) return early;
   if (plan.errorIn200 !== undefined) {
     // OpenRouter tells of a failure after its 200 head inside that 200 (wire-formats §3), the Responses API
     // with a failed response; the others never do
@@ -172,6 +161,35 @@ async function answer(
     status: 200,
     headers: { ...codec.headers(ctx), 'content-type': 'application/json' },
   });
+}
+
+/**
+ * The answer of a fault that comes before any answer (a slow or missing head, a hold, a redirect, a reset, a
+ * spent credit, an HTTP error with its retry headers), or undefined when the plan asks for none of them. Also
+ * what `POST /v1/messages/count_tokens` answers its directives with.
+ */
+export async function faultBeforeAnswer(
+  c: Context,
+  codec: Codec,
+  deps: ReplyDeps,
+  ctx: ReplyContext,
+  plan: FakeStep,
+): Promise<Response | undefined> {
+  const signal = c.req.raw.signal;
+  if (plan.slowHeadersMs) await sleep(plan.slowHeadersMs, signal);
+  if (plan.hang) return hang(signal, deps.tracker);
+  if (plan.hold && !(await held(signal, deps))) return new Response(null, { status: 499 });
+  if (plan.redirect !== undefined)
+    return new Response(null, {
+      status: plan.redirect,
+      headers: { location: `https://moved.example${new URL(c.req.url).pathname}` },
+    });
+  if (plan.resetAfter === 0) return resetNow(c, signal, deps.tracker);
+  if (plan.spendLimit) {
+    const { status, body } = codec.spendLimit(plan.message, ctx);
+    return json(status, body, { ...codec.headers(ctx), ...faultHeaders(plan) });
+  }
+  return undefined;
 }
 
 /** An error reply in the codec's shape with its headers. */
@@ -241,7 +259,7 @@ function json(status: number, body: unknown, headers: Record<string, string>): R
   return new Response(text, { status, headers: { ...headers, 'content-type': 'application/json' } });
 }
 
-function faultHeaders(plan: FakeStep): Record<string, string> {
+export function faultHeaders(plan: FakeStep): Record<string, string> {
   const headers: Record<string, string> = {};
   if (plan.retryAfter !== undefined) headers['retry-after'] = plan.retryAfter;
   if (plan.retryAfterMs !== undefined) headers['retry-after-ms'] = plan.retryAfterMs;

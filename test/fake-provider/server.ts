@@ -9,15 +9,14 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { anthropicCodec } from './anthropic.ts';
-import { thinkingRefusal } from './anthropic-refusals.ts';
-import { billedInputTokens } from './billing.ts';
+import { countTokens } from './count-tokens.ts';
 import { openaiCodec, openrouterCodec } from './openai.ts';
 import { responsesCodec } from './openai-responses.ts';
 import { FakePromptCache } from './prompt-cache.ts';
-import { ConnectionResetError, errorReply, hang, replyToGeneration } from './reply.ts';
+import { ConnectionResetError, replyToGeneration } from './reply.ts';
 import type { Codec, Provider } from './responses.ts';
 import type { FakeStep } from './script.ts';
-import { parseDirectives, toStep } from './script.ts';
+import { toStep } from './script.ts';
 import type { Tracker } from './sse.ts';
 import { FakeStoredResponses } from './stored-responses.ts';
 import { FakeThreads } from './threads.ts';
@@ -125,7 +124,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     await next();
   });
   app.post('/v1/messages', (c) => replyToGeneration(c, anthropicCodec, deps));
-  app.post('/v1/messages/count_tokens', (c) => countTokens(c, deps.newId, tracker));
+  app.post('/v1/messages/count_tokens', (c) => countTokens(c, deps));
   app.post('/v1/chat/completions', (c) => replyToGeneration(c, openaiCodec, deps));
   app.post('/v1/responses', (c) => replyToGeneration(c, responsesCodec, deps));
   app.post('/api/v1/chat/completions', (c) => replyToGeneration(c, openrouterCodec, deps));
@@ -260,44 +259,4 @@ function listModels(c: Context, codec: Codec, models: string[], newId: (prefix: 
   const refused = codec.checkHeaders(c.req.raw.headers, ctx);
   if (refused) return c.json(refused.body as object, refused.status as 401, codec.headers(ctx));
   return c.json(codec.modelsList(models) as object, 200, codec.headers(ctx));
-}
-
-async function countTokens(
-  c: Context,
-  newId: (prefix: string) => string,
-  tracker: Tracker,
-): Promise<Response> {
-  const ctx = {
-    id: newId('count_'),
-    requestId: newId('req_01Fake'),
-    model: '',
-    created: 0,
-    includeUsage: false,
-  };
-  const refused = anthropicCodec.checkHeaders(c.req.raw.headers, ctx);
-  if (refused) return c.json(refused.body as object, refused.status as 401, anthropicCodec.headers(ctx));
-  let body: unknown;
-  try {
-    body = JSON.parse(await c.req.text());
-  } catch {
-    body = undefined;
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    return errorReply(anthropicCodec, ctx, 400, 'The request body is not valid JSON.');
-  const unfit = thinkingRefusal(body as Record<string, unknown>);
-  if (unfit) return errorReply(anthropicCodec, ctx, 400, unfit);
-  // `[[fake:hang]]` in the last user turn: a count never answered (the other directives are the generations')
-  if (countHangs(body as Record<string, unknown>)) return hang(c.req.raw.signal, tracker);
-  const input_tokens = billedInputTokens('anthropic', body as Record<string, unknown>);
-  return c.json({ input_tokens }, 200, anthropicCodec.headers(ctx));
-}
-
-/** Whether a count body's last user turn says `[[fake:hang]]`. */
-function countHangs(body: Record<string, unknown>): boolean {
-  if (!Array.isArray(body.messages)) return false;
-  try {
-    return parseDirectives(anthropicCodec.readTurn(body).turnText).hang === true;
-  } catch {
-    return false; // a directive the generations would refuse: counted as text
-  }
 }
