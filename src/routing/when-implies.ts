@@ -20,27 +20,41 @@ export function predicateImplies(a: Predicate, b: Predicate): boolean {
 
 /**
  * For each of `whens` (a policy's rules in order), the first earlier one it implies (-1 when none, or when
- * either has no `when`): what a scan of every earlier rule with predicateImplies finds, without comparing
- * a rule with the earlier ones whose model globs it cannot imply. Each pair costs microseconds, so a
- * generated policy of thousands of `requested_model` rules took minutes (8,000 rules: 80 s) at every start,
- * reload and check; this is linear for such a policy.
+ * either has no `when`): what a scan of every earlier rule with predicateImplies finds, without comparing a
+ * rule with earlier ones it cannot imply. Each pair costs microseconds, so a generated policy of thousands of
+ * rules took minutes (8,000 `requested_model` rules: 80 s) at every start, reload and check. Each earlier
+ * rule is filed under one of its conjuncts that only an atom with the same key and value can imply (see
+ * bucketsOf); a rule looks in the buckets of its own atoms, and at the rules filed under none (thresholds and
+ * disjunctions alone). A rule with a disjunction on its left is split into branches (predicateImplies), so it
+ * is compared with every earlier rule.
  */
 export function firstImpliedEarlier(whens: readonly (Predicate | undefined)[]): number[] {
-  // earlier rules by each glob of their top-level requested_model conjuncts, and those without one
-  const byGlob = new Map<string, number[]>();
-  const withoutModel: number[] = [];
+  const filed = new Map<string, number[]>();
+  const unfiled: number[] = [];
+  const all: number[] = [];
   return whens.map((when, i) => {
     if (when === undefined) return -1;
     const left = conjuncts(when);
-    const found = firstImplied(when, candidatesFor(left, i, byGlob, withoutModel), whens);
-    const models = left.filter((atom) => atom.requested_model !== undefined);
-    if (models.length === 0) withoutModel.push(i);
-    for (const atom of models)
-      for (const glob of new Set(globList(atom.requested_model!))) {
-        const list = byGlob.get(glob);
-        if (list) list.push(i);
-        else byGlob.set(glob, [i]);
+    let found = -1;
+    const look = (list: readonly number[] | undefined) => {
+      for (const j of list ?? []) {
+        if (found >= 0 && j >= found) return; // each list is in rule order: only an earlier one can be first
+        if (predicateImplies(when, whens[j]!)) found = j;
       }
+    };
+    if (left.some((atom) => atom.any !== undefined)) look(all);
+    else {
+      look(unfiled);
+      for (const atom of left) for (const key of lookupKeys(atom)) look(filed.get(key));
+    }
+    all.push(i);
+    const keys = fileUnder(left);
+    if (keys.length === 0) unfiled.push(i);
+    for (const key of keys) {
+      const list = filed.get(key);
+      if (list) list.push(i);
+      else filed.set(key, [i]);
+    }
     return found;
   });
 }
@@ -48,35 +62,46 @@ export function firstImpliedEarlier(whens: readonly (Predicate | undefined)[]): 
 // --- internal ---
 
 /**
- * The earlier rules (before `before`) a rule whose conjuncts are `left` may imply. A requested_model conjunct
- * is implied only by one of `left`'s whose globs are all among its own (atomImplies), so among the earlier
- * rules with one only those listing the first glob of one of `left`'s can be; a disjunction in `left` is split
- * into branches (predicateImplies): every earlier rule then.
+ * The keys a rule is filed under: those of one of its conjuncts that atomImplies grants only to an atom
+ * with the same key and value (a requested_model conjunct: to one whose globs are all among its own, so
+ * under each of its globs, and an implying atom is looked up by its first). The most selective kind is
+ * chosen; thresholds and disjunctions cannot be filed.
  */
-function candidatesFor(
-  left: readonly Predicate[],
-  before: number,
-  byGlob: ReadonlyMap<string, readonly number[]>,
-  withoutModel: readonly number[],
-): readonly number[] {
-  if (left.some((atom) => atom.any !== undefined)) return Array.from({ length: before }, (_, j) => j);
-  const out = new Set(withoutModel);
-  for (const atom of left)
-    if (atom.requested_model !== undefined)
-      for (const j of byGlob.get(globList(atom.requested_model)[0]) ?? []) out.add(j);
-  return [...out].sort((x, y) => x - y);
+function fileUnder(conjunctList: readonly Predicate[]): string[] {
+  for (const kind of FILING_ORDER) {
+    const atom = conjunctList.find((c) => c[kind] !== undefined);
+    if (atom)
+      return kind === 'requested_model'
+        ? [...new Set(globList(atom.requested_model!).map(modelKey))]
+        : lookupKeys(atom);
+  }
+  return [];
 }
 
-function firstImplied(
-  when: Predicate,
-  candidates: readonly number[],
-  whens: readonly (Predicate | undefined)[],
-): number {
-  for (const j of candidates) {
-    const earlier = whens[j];
-    if (earlier !== undefined && predicateImplies(when, earlier)) return j;
+const FILING_ORDER = [
+  'requested_model',
+  'text_matches',
+  'workspace',
+  'not',
+  'has_images',
+  'has_tools',
+] as const;
+
+const modelKey = (glob: string) => `requested_model ${glob}`;
+
+/** The filing keys under which the rules this one-key atom may imply (through that conjunct) are found. */
+function lookupKeys(atom: Predicate): string[] {
+  if (atom.requested_model !== undefined) return [modelKey(globList(atom.requested_model)[0])];
+  if (atom.text_matches !== undefined) {
+    const t = atom.text_matches;
+    const [pattern, ignoreCase] = typeof t === 'string' ? [t, false] : [t.pattern, !!t.ignore_case];
+    return [`text_matches ${ignoreCase} ${pattern}`];
   }
-  return -1;
+  if (atom.workspace !== undefined) return [`workspace ${atom.workspace}`];
+  if (atom.not !== undefined) return [`not ${canonical(atom.not)}`];
+  if (atom.has_images !== undefined) return [`has_images ${atom.has_images}`];
+  if (atom.has_tools !== undefined) return [`has_tools ${atom.has_tools}`];
+  return [];
 }
 
 /** conjuncts of the predicates being compared, each flattened once however many pairs it takes part in */

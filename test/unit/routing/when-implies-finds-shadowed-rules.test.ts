@@ -73,7 +73,14 @@ test('the first earlier rule each rule implies is what a scan of every earlier r
     { requested_model: 'B*' },
     { workspace: '/w' },
     { not: { has_tools: true } },
+    { not: { has_images: true } },
     { any: [{ requested_model: 'a*' }, { has_tools: true }] },
+    { any: [{ has_images: true }, { text_matches: 'x' }] },
+    { text_matches: 'x' },
+    { text_matches: { pattern: 'x' } },
+    { text_matches: { pattern: 'x', ignore_case: true } },
+    { has_images: true },
+    { cost_today_above: '2' },
   ];
   const whens: Array<Predicate | undefined> = Array.from({ length: 300 }, () => {
     const n = pick([0, 1, 1, 2, 2, 3]);
@@ -87,7 +94,7 @@ test('the first earlier rule each rule implies is what a scan of every earlier r
   assert.ok(scanned.filter((j) => j >= 0).length > 50); // the mix does shadow rules
 });
 
-test('a generated policy of thousands of model-name rules is checked for shadowing at once', () => {
+test('a generated policy of thousands of model-name or text rules is checked for shadowing at once', () => {
   // compile-policy compared each rule with every earlier one (~2.5 µs a pair): 8,000 such rules held a
   // server's event loop for 80 s at each start, SIGHUP reload and routing check, and these 20,000 for over
   // 8 minutes; rules naming other globs are now never compared
@@ -99,4 +106,10 @@ test('a generated policy of thousands of model-name rules is checked for shadowi
   const implied = firstImpliedEarlier(whens);
   assert.equal(implied.at(-1), 7);
   assert.equal(implied.filter((j) => j >= 0).length, 1);
+  const texts: Predicate[] = Array.from({ length: 20_000 }, (_, i) => ({ text_matches: `ticket-${i}\\b` }));
+  texts.push({ text_matches: { pattern: 'ticket-9\\b' }, has_images: true });
+  assert.deepEqual(
+    firstImpliedEarlier(texts).flatMap((j, i) => (j >= 0 ? [[i, j]] : [])),
+    [[20_000, 9]],
+  );
 });
