@@ -208,9 +208,23 @@ async function asWorkspaceFlag<T>(call: Promise<T>, workspace: string): Promise<
   }
 }
 
+/** `--session` naming no session of this server: which server, and what to do instead. */
+async function knownSession<T>(call: Promise<T>, o: ChatOptions): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (!isSvcError(err) || err.details?.code !== 'session_not_found') throw err;
+    throw new SvcError(err.code, {
+      message: `--session ${o.session} is no session of the agent server at ${o.server}; start a new one with \`svc chat\` (without --session), or pass an id its GET /sessions lists. (session_not_found)`,
+      details: err.details,
+      cause: err,
+    });
+  }
+}
+
 async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<string> {
   if (o.session) {
-    const s = await api.getSession(o.session);
+    const s = await knownSession(api.getSession(o.session), o);
     // an ended session refuses every turn: say so now rather than at the first prompt
     if (s.ended_at)
       throw new SvcError('session_already_ended', {
