@@ -56,3 +56,30 @@ test('standard output on a full disk is one sentence on stderr and exit 1', {
     }
   }
 });
+
+test('a token that cannot be written says which key was made and what to do, not to run the command again', {
+  skip: !existsSync('/dev/full') && 'no /dev/full',
+}, async () => {
+  const keys = `--keystore ${join(tmp.dir, 'token-keys.json')} --db-path ${join(tmp.dir, 'token.db')}`;
+  const full = openSync('/dev/full', 'w');
+  try {
+    // before: 'Cannot write to standard output (ENOSPC); … run the command again', which issues one more key
+    const issued = await run(`exec ${svc} gateway issue-key --name lost --workspace /tmp ${keys}`, full);
+    assert.equal(issued.code, 1, issued.stderr);
+    const key =
+      /^svc: Key (gk_\w+) was issued, but its token could not be written to standard output \(ENOSPC\), and it is shown only once; revoke the key with `svc gateway revoke-key \1` and issue another where the output can be read\.\n$/.exec(
+        issued.stderr,
+      )?.[1];
+    assert.ok(key, issued.stderr);
+    const rotated = await run(`exec ${svc} gateway rotate-key ${key} ${keys}`, full);
+    assert.equal(rotated.code, 1, rotated.stderr);
+    assert.match(
+      rotated.stderr,
+      new RegExp(
+        `^svc: Key ${key} was rotated to (gk_\\w+), but the new token could not be written to standard output \\(ENOSPC\\), and it is shown only once; rotate \\1 in turn with \`svc gateway rotate-key \\1\` for a token you can read \\(${key} works until [^)]+Z\\)\\.\\n$`,
+      ),
+    );
+  } finally {
+    closeSync(full);
+  }
+});

@@ -98,6 +98,23 @@ export function printLines(lines: Array<[string, string | null | undefined]>): v
   process.stdout.write(lines.map(([k, v]) => `${k}: ${v ?? ''}\n`).join(''));
 }
 
+/**
+ * Prints lines holding a token, which is shown once and never stored: when standard output cannot take
+ * them (a full disk, a reader gone), the key exists but no one has its token, so the command fails with
+ * `lost` (what to do about that key, given the write's error code) rather than the generic sentence
+ * asking to run it again, which would issue one more key.
+ */
+export async function printTokenLines(
+  lines: Array<[string, string | null | undefined]>,
+  lost: (code: string) => string,
+): Promise<void> {
+  const text = lines.map(([k, v]) => `${k}: ${v ?? ''}\n`).join('');
+  const failed = await new Promise<Error | null | undefined>((done) => process.stdout.write(text, done));
+  if (!failed) return;
+  const code = (failed as NodeJS.ErrnoException).code ?? errorMessage(failed);
+  throw new SvcError('io_error', { message: lost(code), cause: failed });
+}
+
 // --- internal ---
 
 function createAuditSink(env: SvcEnv, flags: StoreFlags): AuditSink {

@@ -5,7 +5,7 @@ import { IDENTITY_ID_RE } from '../../../analytics/identity.ts';
 import { runIssueKey } from '../../../gateway/key-admin.ts';
 import { isDecimalString } from '../../../lib/decimal.ts';
 import { SvcError } from '../../../lib/errors.ts';
-import { keystoreArgs, printLines, withKeyAdmin } from './common.ts';
+import { keystoreArgs, printTokenLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
   meta: { name: 'issue-key', description: 'Issue a gateway key (prints the token once)' },
@@ -33,10 +33,14 @@ export default defineCommand({
       team_id: identityTag(args.team, '--team'),
     };
     const { record, token } = await withKeyAdmin(args, (deps) => runIssueKey(input, deps));
-    printLines([
-      ['key_id', record.key_id],
-      ['token', token],
-    ]);
+    await printTokenLines(
+      [
+        ['key_id', record.key_id],
+        ['token', token],
+      ],
+      (code) =>
+        `Key ${record.key_id} was issued, but its token could not be written to standard output (${code}), and it is shown only once; revoke the key with \`svc gateway revoke-key ${record.key_id}\` and issue another where the output can be read.`,
+    );
   },
 });
 

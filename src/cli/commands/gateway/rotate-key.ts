@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { runRotateKey } from '../../../gateway/key-admin.ts';
 import { DEFAULT_GRACE_PERIOD, parseGracePeriod } from '../../../gateway/keystore/grace-period.ts';
-import { keyIdArg, keystoreArgs, printLines, withKeyAdmin } from './common.ts';
+import { keyIdArg, keystoreArgs, printTokenLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
   meta: {
@@ -22,11 +22,15 @@ export default defineCommand({
     const { predecessor, successor, token } = await withKeyAdmin(args, (deps) =>
       runRotateKey(keyId, graceUs, deps),
     );
-    printLines([
-      ['old_key_id', predecessor.key_id],
-      ['new_key_id', successor.key_id],
-      ['new_token', token],
-      ['grace_period_until', predecessor.grace_period_until],
-    ]);
+    await printTokenLines(
+      [
+        ['old_key_id', predecessor.key_id],
+        ['new_key_id', successor.key_id],
+        ['new_token', token],
+        ['grace_period_until', predecessor.grace_period_until],
+      ],
+      (code) =>
+        `Key ${predecessor.key_id} was rotated to ${successor.key_id}, but the new token could not be written to standard output (${code}), and it is shown only once; rotate ${successor.key_id} in turn with \`svc gateway rotate-key ${successor.key_id}\` for a token you can read (${predecessor.key_id} works until ${predecessor.grace_period_until}).`,
+    );
   },
 });
