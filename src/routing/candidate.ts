@@ -73,12 +73,14 @@ export function resolveExplicitRef(ref: string, ctx: RouteContext): string {
 }
 
 /**
- * Slot 1 (spec 1 §Model identifiers): canonical ids and aliases match; an id with a known adapter
- * prefix but no registry entry is proposed (and rejected as model_not_configured); a bare provider
- * model name, or a prefix that is no adapter (`ft:gpt-4o:…`), does not match.
+ * Slot 1 (spec 1 §Model identifiers): canonical ids and aliases match, in any letter case when the name
+ * as written names nothing (`Haiku`, `Anthropic:claude-haiku-4-5`: the native-name rules ignore case too, and
+ * the global default must not silently serve a model the client named); an id with a known adapter prefix
+ * but no registry entry is proposed (and rejected as model_not_configured); a bare provider model name,
+ * or a prefix that is no adapter (`ft:gpt-4o:…`), does not match.
  */
 export function resolveRequestedRef(ref: string, ctx: RouteContext): string | null {
-  const id = ctx.policy.resolveRef(ref);
+  const id = ctx.policy.resolveRef(ref) ?? ctx.policy.resolveRef(ref.toLowerCase());
   if (id !== undefined) return id;
   return splitCanonicalId(ref) ? ref : null;
 }

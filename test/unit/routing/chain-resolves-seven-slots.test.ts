@@ -52,6 +52,19 @@ test('aliases win slot 1: fast, balanced, deep, mini and family names', () => {
   }
 });
 
+test('slot 1 takes an alias or canonical id in any letter case, never the global default for it', () => {
+  for (const [name, id] of [
+    ['Haiku', 'anthropic:claude-haiku-4-5'],
+    ['FAST', 'anthropic:claude-haiku-4-5'],
+    ['Anthropic:claude-haiku-4-5', 'anthropic:claude-haiku-4-5'],
+    ['anthropic:Claude-Haiku-4-5', 'anthropic:claude-haiku-4-5'],
+    ['OpenAI:GPT-5-mini', 'openai:gpt-5-mini'],
+  ]) {
+    const d = route({ requestedModel: name });
+    assert.deepEqual(d.chain, [{ policy: 'per_message_override', model: id, verdict: 'accepted' }], name);
+  }
+});
+
 test('tier names follow the policy tiers when the policy sets them', () => {
   const d = route({ requestedModel: 'fast' }, { yaml: 'tiers: { fast: openai:gpt-5-nano }' });
   assert.equal(d.chosen?.id, 'openai:gpt-5-nano');
