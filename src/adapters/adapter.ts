@@ -26,6 +26,11 @@ export interface UpstreamCall {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /**
+   * The paid service tier the request asks for (models.yaml `service_tiers`: OpenAI `service_tier`, Anthropic
+   * fast mode): the call's price when the answer names no tier of its own (models/pricing.ts priceCall).
+   */
+  serviceTier?: string;
 }
 
 /** Same-shape fast path input: the client body as received and as parsed (already validated). */

@@ -45,6 +45,11 @@ export interface CanonicalUsage {
   web_search_requests?: number;
   /** Subset of output_tokens, when the upstream reports it. */
   reasoning_tokens?: number;
+  /**
+   * The service tier the provider says it ran the call at (OpenAI's `service_tier` of the response or its
+   * chunks, Anthropic's `usage.speed`): its prices apply when the model has them (models/pricing.ts).
+   */
+  service_tier?: string;
   /** Cost the upstream itself reported (OpenRouter `usage.cost`), as a decimal string. */
   upstream_cost?: string;
   /** The upstream's stream ended without reporting usage (a server ignoring include_usage): counts are 0. */

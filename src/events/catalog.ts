@@ -149,6 +149,8 @@ export interface LlmCallCompletedPayload extends CallAttribution {
   cache_creation_1h_input_tokens?: number;
   /** Server-side web searches the provider billed per use (priced at the model's web_search); only when not zero. */
   web_search_requests?: number;
+  /** The paid service tier (models.yaml service_tiers) the call was billed at; absent: the standard tier. */
+  service_tier?: string;
   latency_ms: number;
   ttft_ms: number | null;
   stop_reason: string | null;

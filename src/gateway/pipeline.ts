@@ -33,6 +33,7 @@ import { portableReasoning } from './foreign-reasoning.ts';
 import { createAllowedModels, inboundAnthropicHeaders, inboundSignal, readInboundBody } from './inbound.ts';
 import { budgetKeyIdOf } from './keystore/keystore.ts';
 import type { QuotaManager } from './quota.ts';
+import { askedServiceTier, withoutTierField } from './service-tier.ts';
 import { DROPPED_TOOLS_HEADER, droppedHostedTools } from './shapes/responses/namespaces.ts';
 import { inputItems, type StoredResponses, withSignatures } from './shapes/responses/stored-responses.ts';
 import { SHAPES } from './shapes/shapes.ts';
@@ -150,11 +151,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
         // a body written for another Claude model is fitted to the routed one (adapters/anthropic/fit-model.ts)
         const fitTo = fitTarget(req.model, routed, sameWire);
+        // a paid service tier runs only where models.yaml prices it; else the field is left out (service-tier.ts)
+        const asked = sameWire ? askedServiceTier(shapeName, received, model) : undefined;
         // sampling an OpenAI reasoning model refuses, from a client that did not know the model (adapters/openai/fit-sampling.ts)
         const leftOut = sameWire
           ? both(
-              samplingLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
-              reasoningLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
+              both(
+                samplingLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
+                reasoningLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
+              ),
+              asked?.leftOut ?? NONE,
             )
           : NONE;
         // knobs the other wire has no equivalent for are left out, and the answer says which
@@ -216,15 +222,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const call = wire
           ? wire.encodePassthrough({
               bodyText: withoutMembers(bodyText, leftOut),
-              body: body as Record<string, unknown>,
+              body: withoutTierField(body as Record<string, unknown>, asked?.leftOut ?? NONE),
               upstreamModel,
               stream: req.stream,
               headers: req.passthrough?.headers,
               fitTo,
             })
           : encodeTranslated(adapter, req, upstreamModel, shapeName, body, model.id);
+        if (asked?.tier) call.serviceTier = asked.tier;
         const bound = boundCallTokens(req, model, bodyText);
-        const worst = worstCaseCost(deps.registry, model.id, bound);
+        const worst = worstCaseCost(deps.registry, model.id, bound, asked?.tier);
         hold = onceHold(
           await deps.quota.admit(key, worst.cost, {
             requested_model: req.model,

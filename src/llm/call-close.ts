@@ -26,7 +26,7 @@ export function completeCall(
   latencyMs: number,
   c: CompleteInput,
 ): { published: Published; cost: CallCost } {
-  const cost = priceCall(deps.registry, input.model.id, c.usage);
+  const cost = priceCall(deps.registry, input.model.id, c.usage, undefined, input.call.serviceTier);
   const payload: LlmCallCompletedPayload = {
     ...input.attribution,
     cost_usd: cost.cost_usd,
@@ -48,6 +48,7 @@ export function completeCall(
     payload.cache_creation_1h_input_tokens = c.usage.cache_creation_1h_input_tokens;
   if (c.usage.web_search_requests) payload.web_search_requests = c.usage.web_search_requests;
   if (c.usage.upstream_cost !== undefined) payload.upstream_cost_usd = c.usage.upstream_cost;
+  if (cost.service_tier) payload.service_tier = cost.service_tier;
   // the call ended before the upstream said what it bills: some counts are the gateway's estimate
   if (c.usage.estimated) payload.usage_estimated = true;
   if (c.usage.missing) {
@@ -84,8 +85,9 @@ export function spentFields(
   deps: LlmCallDeps,
   modelId: string,
   usage: CanonicalUsage,
+  askedTier?: string,
 ): Record<string, unknown> {
-  const cost = priceCall(deps.registry, modelId, usage);
+  const cost = priceCall(deps.registry, modelId, usage, undefined, askedTier);
   return {
     cost_usd: cost.cost_usd,
     pricing_version: cost.pricing_version,
@@ -98,6 +100,7 @@ export function spentFields(
       : {}),
     ...(usage.web_search_requests ? { web_search_requests: usage.web_search_requests } : {}),
     ...(usage.upstream_cost !== undefined ? { upstream_cost_usd: usage.upstream_cost } : {}),
+    ...(cost.service_tier ? { service_tier: cost.service_tier } : {}),
     ...(usage.estimated ? { usage_estimated: true } : {}),
   };
 }

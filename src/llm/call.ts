@@ -157,7 +157,12 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
   let lost: CanonicalUsage | undefined;
   /** The call's failure, closed with `published`; what was lost on the way is on it, priced as on the event. */
   const failed = (f: UpstreamFailure, published: Published) =>
-    new LlmCallFailed(f, published, lost, lost ? priceCall(deps.registry, input.model.id, lost).cost : ZERO);
+    new LlmCallFailed(
+      f,
+      published,
+      lost,
+      lost ? priceCall(deps.registry, input.model.id, lost, undefined, input.call.serviceTier).cost : ZERO,
+    );
 
   const fail = (failure: UpstreamFailure, spent?: CanonicalUsage): Published => {
     closed = true;
@@ -174,7 +179,7 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         attempts,
         code: failure.code,
         ...(failure.upstream_type ? { upstream_type: failure.upstream_type } : {}),
-        ...(spent ? spentFields(deps, input.model.id, spent) : {}),
+        ...(spent ? spentFields(deps, input.model.id, spent, input.call.serviceTier) : {}),
       },
     });
   };

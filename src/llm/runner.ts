@@ -290,14 +290,14 @@ export function createCallRunner(deps: CallRunnerDeps): CallRunner {
             const released = hold.release();
             return withHold(open.fail(failure), released);
           }
-          spent = priceCall(deps.registry, routed.model.id, usage).cost;
+          spent = priceCall(deps.registry, routed.model.id, usage, undefined, input.call.serviceTier).cost;
           const settled = hold.settle(spent);
           return withHold(open.fail(failure, usage), settled);
         },
         cancel(usage, ttftMs) {
           close();
           if (scope.actor === 'agent') {
-            spent = priceCall(deps.registry, routed.model.id, usage).cost;
+            spent = priceCall(deps.registry, routed.model.id, usage, undefined, input.call.serviceTier).cost;
             const settled = hold.settle(spent);
             return withHold(open.fail(CANCELLED, usage), settled);
           }

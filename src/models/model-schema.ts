@@ -94,6 +94,25 @@ export const LongContextSchema = v.strictObject({
   prices: v.optional(LongContextPricesSchema),
 });
 
+/**
+ * The paid service tiers a request may ask for, by the provider's wire value: OpenAI `service_tier`
+ * `"priority"` and `"flex"`, Anthropic fast mode (`speed: "fast"`).
+ */
+export const SERVICE_TIERS = ['priority', 'flex', 'fast'] as const;
+export type ServiceTier = (typeof SERVICE_TIERS)[number];
+
+/**
+ * Per paid service tier, the prices of a call the provider ran at it (rates as in `long_context.prices`). A
+ * request asking for a tier the model has no prices for is sent at the standard tier (the gateway leaves the
+ * field out and names it in svc-dropped-params).
+ */
+export const ServiceTiersSchema = v.strictObject(
+  Object.fromEntries(SERVICE_TIERS.map((tier) => [tier, v.optional(LongContextPricesSchema)])) as Record<
+    ServiceTier,
+    v.OptionalSchema<typeof LongContextPricesSchema, undefined>
+  >,
+);
+
 export const AliasSchema = v.pipe(
   v.string('must be a string'),
   v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, ".", "_" or "-" (no colon)'),
@@ -117,6 +136,8 @@ export const ModelSchema = v.strictObject({
   prices: v.optional(PricesSchema),
   /** Absent: the model has one context window and one set of prices. */
   long_context: v.optional(LongContextSchema),
+  /** Absent: every call costs the standard (or long-context) prices, and a paid tier is never asked for. */
+  service_tiers: v.optional(ServiceTiersSchema),
 });
 
 export const ModelsFileSchema = v.strictObject({
@@ -168,4 +189,6 @@ export interface ModelEntry {
   prices: ModelPrices | null;
   /** The larger window a beta opens, with its prices; null when the model has none. */
   long_context: LongContext | null;
+  /** Prices of the paid service tiers the model has them for (defaults filled in); null when none. */
+  service_tiers: Partial<Record<ServiceTier, ModelPrices>> | null;
 }

@@ -5,7 +5,7 @@
  */
 import { add, compare, type Decimal, formatDecimal, mul, parseDecimal, ZERO } from '../lib/decimal.ts';
 import { pricesForInput } from './long-context.ts';
-import type { ModelPrices } from './model-schema.ts';
+import type { ModelEntry, ModelPrices, ServiceTier } from './model-schema.ts';
 import type { ModelRegistry } from './registry.ts';
 import type { TokenBound } from './token-bound.ts';
 
@@ -19,6 +19,8 @@ export interface PricedUsage {
   cache_creation_1h_input_tokens?: number | null;
   /** Server-side web searches the provider ran for the call (priced at web_search per 1,000). */
   web_search_requests?: number | null;
+  /** The service tier the provider says the call ran at (`priority`, `fast`…; `default`, `standard`: none). */
+  service_tier?: string | null;
 }
 
 export interface CallCost {
@@ -28,30 +30,38 @@ export interface CallCost {
   /** False when the model has no prices: cost is "0" and the caller must report it loudly. */
   priced: boolean;
   pricing_version: string;
+  /** The paid service tier whose prices the call was billed at (`priority`, `flex`, `fast`); absent: standard. */
+  service_tier?: string;
 }
 
 const PER_TOKEN = parseDecimal('0.000001');
 const PER_THOUSAND = parseDecimal('0.001');
 
 /**
- * Cost of one finished call under the current table: at the model's long-context prices when its whole
- * input (uncached + cache read + cache write) exceeds their threshold, else at its standard prices.
- * `tier` overrides that choice for token sums of many calls, whose total says nothing of any one call.
+ * Cost of one finished call under the current table: at the prices of the paid service tier it ran at (the
+ * tier the provider's answer names, else `askedTier`, the one the request asked for) when the model has
+ * them; else at the model's long-context prices when its whole input (uncached + cache read + cache write)
+ * exceeds their threshold, else at its standard prices. `tier` overrides the window for token sums of many
+ * calls, whose total says nothing of any one call.
  */
 export function priceCall(
   registry: ModelRegistry,
   modelId: string,
   usage: PricedUsage,
   tier?: 'standard' | 'long',
+  askedTier?: string,
 ): CallCost {
   const entry = registry.get(modelId);
   if (!entry?.prices) return unpriced(registry);
+  const served = usage.service_tier ?? askedTier;
+  const paid = tierPrices(entry, served);
   const prices =
-    tier === undefined
+    paid ??
+    (tier === undefined
       ? pricesForInput(entry, totalInput(usage))
       : tier === 'long'
         ? (entry.long_context?.prices ?? entry.prices)
-        : entry.prices;
+        : entry.prices);
   if (!prices) return unpriced(registry);
   const p = parsedPrices(prices);
   let total = ZERO;
@@ -63,23 +73,42 @@ export function priceCall(
   total = add(total, mul(tokens(hour), p.cache_write_1h));
   total = add(total, mul(tokens(usage.output_tokens), p.output));
   const searches = mul(tokens(usage.web_search_requests), p.web_search);
-  return priced(registry, add(mul(total, PER_TOKEN), mul(searches, PER_THOUSAND)));
+  const cost = priced(registry, add(mul(total, PER_TOKEN), mul(searches, PER_THOUSAND)));
+  if (paid) cost.service_tier = served;
+  return cost;
 }
 
 /**
  * The most a call can cost: every input token of the bound at the dearest input rate (plain, cache read,
  * cache write, and the one-hour write when the request asks for it) and every output token at the output
  * rate. Those are the long-context rates when the request opens the model's long-context window and the
- * bound's input exceeds their threshold. Used to reserve budget before the call.
+ * bound's input exceeds their threshold, and those of the paid service tier the request asks for
+ * (`askedTier`) when the model has them. Used to reserve budget before the call.
  */
-export function worstCaseCost(registry: ModelRegistry, modelId: string, bound: TokenBound): CallCost {
+export function worstCaseCost(
+  registry: ModelRegistry,
+  modelId: string,
+  bound: TokenBound,
+  askedTier?: string,
+): CallCost {
   const entry = registry.get(modelId);
   if (!entry?.prices) return unpriced(registry);
-  const p = parsedPrices(bound.longContext ? pricesForInput(entry, bound.inputTokens)! : entry.prices);
+  const p = parsedPrices(
+    tierPrices(entry, askedTier) ??
+      (bound.longContext ? pricesForInput(entry, bound.inputTokens)! : entry.prices),
+  );
   const rates = [p.cache_read, p.cache_write, ...(bound.hourCache ? [p.cache_write_1h] : [])];
   const maxIn = rates.reduce((a, b) => (compare(b, a) > 0 ? b : a), p.input);
   const total = add(mul(tokens(bound.inputTokens), maxIn), mul(tokens(bound.outputTokens), p.output));
   return priced(registry, mul(total, PER_TOKEN));
+}
+
+/** The model's prices for a paid service tier (`priority`, `flex`, `fast`), or null (standard, unknown). */
+export function tierPrices(entry: ModelEntry, serviceTier: string | null | undefined): ModelPrices | null {
+  if (!serviceTier || !entry.service_tiers) return null;
+  return Object.hasOwn(entry.service_tiers, serviceTier)
+    ? (entry.service_tiers[serviceTier as ServiceTier] ?? null)
+    : null;
 }
 
 // --- internal ---

@@ -117,6 +117,11 @@ function toEntry(m: FileModel): ModelEntry {
         prices: prices && long.prices ? withDefaults(long.prices, web_search) : null,
       }
     : null;
+  // a tier's prices count only beside standard ones: an unpriced model stays unpriced at every tier
+  const tiers = prices && m.service_tiers ? Object.entries(m.service_tiers) : [];
+  const service_tiers = Object.fromEntries(
+    tiers.flatMap(([tier, p]) => (p ? [[tier, withDefaults(p, web_search)]] : [])),
+  );
   return {
     id: m.id,
     adapter,
@@ -127,6 +132,7 @@ function toEntry(m: FileModel): ModelEntry {
     model_name: modelName,
     prices,
     long_context,
+    service_tiers: Object.keys(service_tiers).length > 0 ? service_tiers : null,
   };
 }
 

@@ -4,17 +4,40 @@
  * prices them at cache_write_1h (twice input for the built-in Anthropic models), streaming and not.
  * Server-side web searches likewise (`usage.server_tool_use.web_search_requests`): counted on the event as
  * web_search_requests and priced at the model's web_search (USD per 1,000 searches).
+ * Paid service tiers likewise (models.yaml `service_tiers`): a call the provider ran at OpenAI's priority tier
+ * or Anthropic's fast mode is billed at that tier's prices and held at them; a tier the model has no prices
+ * for is left out of the upstream request and named in svc-dropped-params.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import OpenAI from 'openai';
+import { DEFAULT_MODELS_YAML } from '#src/models/default-models.ts';
 import { readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
+import { makeTempDir } from '../helpers/svc.ts';
 
 const MODEL = 'anthropic:claude-haiku-4-5';
 
+// the built-in table with test rates for gpt-5-mini's priority tier and haiku's fast mode (none for flex)
+const MINI_PRICES = 'prices: { input: 0.25, output: 2, cache_read: 0.025, web_search: 10 }';
+const HAIKU_PRICES = 'prices: { input: 1, output: 5, cache_read: 0.10, cache_write: 1.25, web_search: 10 }';
+const TIERED_MODELS = DEFAULT_MODELS_YAML.replace(
+  MINI_PRICES,
+  `${MINI_PRICES}\n    service_tiers: { priority: { input: 0.45, output: 3.60 } }`,
+).replace(HAIKU_PRICES, `${HAIKU_PRICES}\n    service_tiers: { fast: { input: 6, output: 30 } }`);
+
 test('a call with one-hour cache writes is priced at the one-hour rate', async (t) => {
-  const stack = await startGatewayStack();
-  t.after(() => stack.stop());
+  const dir = makeTempDir('svc-tiers-');
+  const models = join(dir.dir, 'models.yaml');
+  assert.notEqual(TIERED_MODELS, DEFAULT_MODELS_YAML);
+  writeFileSync(models, TIERED_MODELS);
+  const stack = await startGatewayStack({ env: { SVC_MODELS: models } });
+  t.after(async () => {
+    await stack.stop();
+    dir.cleanup();
+  });
   const system = [
     {
       type: 'text' as const,
@@ -66,4 +89,80 @@ test('a call with one-hour cache writes is priced at the one-hour rate', async (
       assert.equal(call.cost_usd, '0.020060', `stream ${stream}`);
     }
   });
+
+  await t.test(
+    'a call run at a priced service tier is billed at its prices; an unpriced tier is not asked for',
+    async () => {
+      const last = () => readEvents(stack.files.db, 'llm.call_completed').at(-1)!.payload;
+      const sent = () => stack.fake.requests.at(-1)!.body as Record<string, unknown>;
+      const usage = '[[fake:usage=in:1000,out:100]]';
+      const chat = { model: 'mini', messages: [{ role: 'user' as const, content: `hi ${usage}` }] };
+      // gpt-5-mini at priority: 1000 × 0.45 + 100 × 3.60 = 810 per million (standard: 450)
+      for (const stream of [false, true]) {
+        const { data, response } = await stack.openai.chat.completions
+          .create({ ...chat, service_tier: 'priority', stream })
+          .withResponse();
+        if (stream) for await (const _ of data as AsyncIterable<unknown>);
+        assert.equal(response.headers.get('svc-dropped-params'), null);
+        assert.equal(sent().service_tier, 'priority');
+        assert.equal(last().cost_usd, '0.000810', `chat stream ${stream}`);
+        assert.equal(last().service_tier, 'priority');
+      }
+      for (const stream of [false, true]) {
+        const ask = { model: 'mini', input: `hi ${usage}`, service_tier: 'priority' as const, stream };
+        const { data } = await stack.openai.responses.create(ask).withResponse();
+        if (stream) for await (const _ of data as AsyncIterable<unknown>);
+        assert.equal(last().cost_usd, '0.000810', `responses stream ${stream}`);
+      }
+      // flex has no prices on gpt-5-mini: sent at the standard tier, named, billed at the standard prices
+      const flex = await stack.openai.chat.completions
+        .create({ ...chat, service_tier: 'flex' })
+        .withResponse();
+      assert.equal(flex.response.headers.get('svc-dropped-params'), 'service_tier');
+      assert.equal(flex.data.service_tier, 'default');
+      assert.equal('service_tier' in sent(), false);
+      assert.equal(last().cost_usd, '0.000450');
+      assert.equal(last().service_tier, undefined);
+      // a value asking for no paid tier goes as sent
+      await stack.openai.chat.completions.create({ ...chat, service_tier: 'auto' });
+      assert.equal(sent().service_tier, 'auto');
+      assert.equal(last().cost_usd, '0.000450');
+
+      // Anthropic fast mode on haiku (priced): 1000 × 6 + 100 × 30 = 9000 per million (standard: 1500)
+      const fast = { max_tokens: 64, messages: [{ role: 'user' as const, content: `hi ${usage}` }] };
+      for (const stream of [false, true]) {
+        const ask = { ...fast, model: MODEL, speed: 'fast' } as Parameters<
+          typeof stack.anthropic.messages.create
+        >[0];
+        if (stream) await stack.anthropic.messages.stream(ask).finalMessage();
+        else await stack.anthropic.messages.create(ask);
+        assert.equal(sent().speed, 'fast');
+        assert.equal(last().cost_usd, '0.009000', `fast stream ${stream}`);
+        assert.equal(last().service_tier, 'fast');
+      }
+      // on sonnet (no fast prices) it is left out: 1000 × 3 + 100 × 15 = 4500 per million
+      const sonnet = await stack.anthropic.messages
+        .create({ ...fast, model: 'anthropic:claude-sonnet-4-5', speed: 'fast' } as Parameters<
+          typeof stack.anthropic.messages.create
+        >[0])
+        .withResponse();
+      assert.equal(sonnet.response.headers.get('svc-dropped-params'), 'speed');
+      assert.equal('speed' in sent(), false);
+      assert.equal(last().cost_usd, '0.004500');
+
+      // the hold is the asked tier's worst case: a cap between the standard and the priority worst case of
+      // 1,000 output tokens (0.002 and 0.0036 USD) admits the standard request and refuses the priority one
+      const capped = await stack.issue(['--daily-cap-usd', '0.003']);
+      const client = new OpenAI({ apiKey: capped.token, baseURL: `${stack.gw.url}/v1`, maxRetries: 0 });
+      const small = {
+        model: 'mini',
+        max_completion_tokens: 1000,
+        messages: [{ role: 'user' as const, content: 'hi' }],
+      };
+      await client.chat.completions.create(small);
+      await assert.rejects(client.chat.completions.create({ ...small, service_tier: 'priority' }), {
+        status: 429,
+      });
+    },
+  );
 });

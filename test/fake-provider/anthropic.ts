@@ -86,7 +86,7 @@ export const anthropicCodec: Codec = {
       stop_reason: reply.stopReason,
       stop_sequence: reply.stopSequence,
       stop_details: stopDetails(reply),
-      usage: fullUsage(reply.usage),
+      usage: fullUsage(reply.usage, ctx),
       // wire-formats §1.7: always there, null without a code execution container (SDK 1.x Message.container)
       container: null,
     };
@@ -211,7 +211,7 @@ function stopDetails(reply: Reply): Record<string, unknown> | null {
   return { type: 'refusal', category: null, explanation: 'The request was declined.' };
 }
 
-function fullUsage(usage: ReplyUsage): Record<string, unknown> {
+function fullUsage(usage: ReplyUsage, ctx: ReplyContext): Record<string, unknown> {
   return {
     input_tokens: usage.input,
     cache_creation_input_tokens: usage.cacheWrite,
@@ -224,6 +224,10 @@ function fullUsage(usage: ReplyUsage): Record<string, unknown> {
     ...(usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),
     ...serverToolUse(usage),
     service_tier: 'standard',
+    // fast mode (`speed: "fast"`, a research preview) is billed at its own rates: the usage says which speed ran
+    ...(typeof ctx.body?.speed === 'string'
+      ? { speed: ctx.body.speed === 'fast' ? 'fast' : 'standard' }
+      : {}),
   };
 }
 
@@ -286,8 +290,8 @@ function contentOf(reply: Reply, ctx: ReplyContext): Array<ReplyBlock | SearchBl
 }
 
 /** message_start's usage: the input and cache counts of the whole call, output not counted yet. */
-function startUsage(usage: ReplyUsage): Record<string, unknown> {
-  const { output_tokens_details: _, ...start } = fullUsage(usage);
+function startUsage(usage: ReplyUsage, ctx: ReplyContext): Record<string, unknown> {
+  const { output_tokens_details: _, ...start } = fullUsage(usage, ctx);
   return { ...start, output_tokens: 1 };
 }
 
@@ -307,7 +311,7 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       stop_sequence: null,
       stop_details: null,
       // the whole usage object, with a small output count (wire-formats §1.10)
-      usage: startUsage(usage),
+      usage: startUsage(usage, ctx),
       container: null,
     },
   });

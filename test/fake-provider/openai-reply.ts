@@ -173,9 +173,18 @@ function head(ctx: ReplyContext, openrouter: boolean, object: string): Record<st
     object,
     created: ctx.created,
     model: ctx.model,
-    service_tier: 'default',
+    service_tier: servedTier(ctx),
     system_fingerprint: 'fp_fake',
   };
+}
+
+/**
+ * The `service_tier` OpenAI's answer (a chat.completion, each chunk, a Responses `response`) says the request
+ * ran at: the paid tier it asked for (`priority`, `flex`), else `default` (for `auto`, `default` or none).
+ */
+export function servedTier(ctx: ReplyContext): string {
+  const asked = ctx.body?.service_tier;
+  return asked === 'priority' || asked === 'flex' ? asked : 'default';
 }
 
 function finishOf(reply: Reply, openrouter: boolean): string {

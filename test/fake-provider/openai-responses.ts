@@ -9,7 +9,7 @@ import { billedInputTokens } from './billing.ts';
 import { openaiCodec, userTooLong } from './openai.ts';
 import { responsesJsonModeRefusal } from './openai-json-mode.ts';
 import { responsesPartRefusal, responsesToolPairRefusal } from './openai-parts.ts';
-import { obfuscates, obfuscationFor } from './openai-reply.ts';
+import { obfuscates, obfuscationFor, servedTier } from './openai-reply.ts';
 import { modelRefusal, sealedReasoningRefusal } from './openai-responses-refusals.ts';
 import { readResponsesTurn } from './openai-responses-turn.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext } from './responses.ts';
@@ -223,6 +223,7 @@ function response(ctx: ReplyContext, status: string, output: Obj[], reply?: Repl
     output,
     parallel_tool_calls: echo('parallel_tool_calls', true),
     previous_response_id: echo('previous_response_id', null),
+    service_tier: servedTier(ctx),
     reasoning: { effort: null, summary: null, ...(req.reasoning as Obj | undefined) },
     store: echo('store', true),
     temperature: echo('temperature', 1),

@@ -87,5 +87,7 @@ export function decodeAnthropicUsage(u: any): Partial<CanonicalUsage> {
   if (typeof searches === 'number') out.web_search_requests = searches;
   const thinking = u.output_tokens_details?.thinking_tokens;
   if (typeof thinking === 'number') out.reasoning_tokens = thinking;
+  // fast mode (`speed: "fast"`) is billed at its own rates: the answer says which speed served the call
+  if (typeof u.speed === 'string') out.service_tier = u.speed;
   return out;
 }

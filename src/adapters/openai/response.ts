@@ -84,14 +84,27 @@ export function decodeOpenAIResponse(raw: unknown): CanonicalResponse {
     content,
     stop_reason: stop,
     stop_sequence: null,
-    usage: {
-      input_tokens: 0,
-      output_tokens: 0,
-      cached_input_tokens: 0,
-      cache_creation_input_tokens: 0,
-      ...decodeOpenAIUsage(body.usage),
-    },
+    usage: withServedTier(
+      {
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        ...decodeOpenAIUsage(body.usage),
+      },
+      body,
+    ),
   };
+}
+
+/**
+ * `usage` with the service tier the answer says it ran at (`service_tier` of a chat.completion, its chunks or a
+ * Responses `response`: `default`, `priority`, `flex`…), which prices the call (models/pricing.ts).
+ */
+export function withServedTier<U extends Partial<CanonicalUsage>>(usage: U, answer: any): U {
+  const tier = answer?.service_tier;
+  if (typeof tier === 'string') usage.service_tier = tier;
+  return usage;
 }
 
 /**

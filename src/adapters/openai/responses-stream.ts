@@ -14,6 +14,7 @@ import type { SseEvent } from '../../lib/sse-decode.ts';
 import type { StreamDecoder } from '../adapter.ts';
 import { toSvcError } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
+import { withServedTier } from './response.ts';
 import { clientToolCall, countWebSearches, decodeResponsesUsage, withWebSearches } from './responses.ts';
 
 export function createResponsesStreamDecoder(): StreamDecoder {
@@ -48,9 +49,12 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         // a failed response may still state what it bills: the call's failure is priced on those counts
         if (ev.response?.usage) {
           b.mergeUsage(
-            withWebSearches(
-              decodeResponsesUsage(ev.response.usage),
-              Math.max(searches, countWebSearches(ev.response.output)),
+            withServedTier(
+              withWebSearches(
+                decodeResponsesUsage(ev.response.usage),
+                Math.max(searches, countWebSearches(ev.response.output)),
+              ),
+              ev.response,
             ),
           );
           b.markUsageFinal();
@@ -118,7 +122,12 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         case 'response.completed':
         case 'response.incomplete': {
           const listed = countWebSearches(ev.response?.output);
-          b.mergeUsage(withWebSearches(decodeResponsesUsage(ev.response?.usage), Math.max(searches, listed)));
+          b.mergeUsage(
+            withServedTier(
+              withWebSearches(decodeResponsesUsage(ev.response?.usage), Math.max(searches, listed)),
+              ev.response,
+            ),
+          );
           if (ev.response?.usage) b.markUsageFinal();
           const reason = ev.response?.incomplete_details?.reason;
           b.setStop(

@@ -22,6 +22,7 @@ import { toSvcError, type UpstreamFailure } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
 import { EFFORT_PATHS, withEffortFitted, withSummaryFitted } from './fit-effort.ts';
 import { openaiHeaders } from './request.ts';
+import { withServedTier } from './response.ts';
 
 export function encodeResponsesPassthrough(input: PassthroughInput, config: AdapterConfig): UpstreamCall {
   return {
@@ -59,7 +60,10 @@ export function decodeResponsesObject(raw: unknown): CanonicalResponse {
     content,
     stop_reason: decodeResponsesStop(body, content),
     stop_sequence: null,
-    usage: withWebSearches(decodeResponsesUsage(body.usage), countWebSearches(body.output)),
+    usage: withServedTier(
+      withWebSearches(decodeResponsesUsage(body.usage), countWebSearches(body.output)),
+      body,
+    ),
   };
 }
 
@@ -79,7 +83,10 @@ export function classifyResponsesBody(body: unknown): EmbeddedError | null {
 export function failedResponse(raw: any): EmbeddedError {
   const failure = failureOf(raw);
   if (!raw?.usage || typeof raw.usage !== 'object') return { failure };
-  const usage = withWebSearches(decodeResponsesUsage(raw.usage), countWebSearches(raw.output));
+  const usage = withServedTier(
+    withWebSearches(decodeResponsesUsage(raw.usage), countWebSearches(raw.output)),
+    raw,
+  );
   return usage.input_tokens || usage.output_tokens || usage.cached_input_tokens
     ? { failure, usage: { ...emptyUsage(), ...usage } }
     : { failure };

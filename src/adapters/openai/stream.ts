@@ -20,6 +20,7 @@ import {
   decodeOpenAIUsage,
   generatedToolCallId,
   LEGACY_FUNCTION_CALL_INDEX,
+  withServedTier,
 } from './response.ts';
 
 export function createOpenAIStreamDecoder(): StreamDecoder {
@@ -55,7 +56,7 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
       if (chunk?.error) throw toSvcError(classifyOpenAIStreamError(chunk.error));
       const out: CanonicalStreamEvent[] = [];
       if (!b.started) out.push(b.start(String(chunk?.id ?? ''), String(chunk?.model ?? '')));
-      if (chunk?.usage) b.mergeUsage(decodeOpenAIUsage(chunk.usage));
+      if (chunk?.usage) b.mergeUsage(withServedTier(decodeOpenAIUsage(chunk.usage), chunk));
       const choice = chunk?.choices?.[0];
       if (choice) decodeChoice(s, choice, out);
       // usage comes once, in the last chunk, after (or with) the finish reason
