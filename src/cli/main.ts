@@ -110,7 +110,8 @@ async function resolveChain(
     if (!subs || first === undefined || first.startsWith('-')) break;
     const next = subs[first];
     if (!next) {
-      if (cmd.run) break; // a positional of the command itself
+      // a positional of the command itself (`svc gateway` takes none: `svc gateway frob` is no command of it)
+      if (cmd.run && (await takesPositionals(cmd))) break;
       const name = commandName(chain);
       throw new SvcError('usage_error', {
         message: `Unknown command "${first}" for ${name}; run \`${name} --help\` to see the commands.`,
@@ -120,6 +121,11 @@ async function resolveChain(
     rest = rest.slice(1);
   }
   return { chain, rest };
+}
+
+async function takesPositionals(cmd: CommandDef): Promise<boolean> {
+  const defs = (cmd.args ? await resolveValue(cmd.args) : {}) as ArgsDef;
+  return Object.values(defs).some((def) => def.type === 'positional');
 }
 
 /** Rejects unknown flags, missing values and surplus positionals with a usage error (exit 2). */

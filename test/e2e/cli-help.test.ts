@@ -72,10 +72,20 @@ test('every command and subcommand answers --help with exit 0', async () => {
 });
 
 test('an unknown command exits 2 with one sentence on stderr', async () => {
-  const r = await runSvc(['frobnicate'], { env });
-  assert.equal(r.code, 2);
-  assert.equal(r.stderr.trim().split('\n').length, 1);
-  assert.match(r.stderr, /Unknown command "frobnicate"/);
+  const [top, gateway] = await Promise.all([
+    runSvc(['frobnicate'], { env }),
+    // svc gateway runs itself too, but takes no argument: a word after it is a mistyped command of it
+    runSvc(['gateway', 'list-key'], { env }),
+  ]);
+  assert.equal(top.code, 2);
+  assert.equal(top.stderr.trim().split('\n').length, 1);
+  assert.match(top.stderr, /Unknown command "frobnicate"/);
+  assert.equal(gateway.code, 2);
+  // before: 'Unexpected argument "list-key" for svc gateway; run `svc gateway --help` for its usage.'
+  assert.equal(
+    gateway.stderr,
+    'svc: Unknown command "list-key" for svc gateway; run `svc gateway --help` to see the commands.\n',
+  );
 });
 
 // README Commands: a missing command is a usage error; `svc` alone is one like `svc analytics` alone
