@@ -78,6 +78,16 @@ test('bad addresses are usage errors (exit 2) and --help documents the flags', a
   assert.match(bad.stderr, /--listen must be host:port/);
   const badDrain = await runSvc(['forward', '--drain-timeout', 'soon'], { env });
   assert.equal(badDrain.code, 2);
+  // longer than a timer holds: the drain was cut off at once (before: it started, the drain then 1 ms)
+  const longDrain = await runSvc(['forward', '--drain-timeout', '2147484', '--listen', '127.0.0.1:0'], {
+    env,
+    timeoutMs: 10_000,
+  });
+  assert.equal(longDrain.code, 2, longDrain.stderr);
+  assert.equal(
+    longDrain.stderr,
+    'svc: --drain-timeout must be a number of seconds from 0 to 2147483 (for example 30), not "2147484".\n',
+  );
   const help = await runSvc(['forward', '--help'], { env });
   assert.equal(help.code, 0);
   for (const flag of ['--listen', '--target', '--drain-timeout']) assert.match(help.stdout, new RegExp(flag));

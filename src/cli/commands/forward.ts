@@ -34,12 +34,16 @@ export default defineCommand({
 
 // --- internal ---
 
+/** The longest drain a timer holds: Node fires a longer one at once (TimeoutOverflowWarning). */
+const MAX_DRAIN_SECONDS = Math.floor(2_147_483_647 / 1000);
+
 function parseSeconds(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d+(\.\d+)?$/.test(text.trim())) {
+  const seconds = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!(seconds <= MAX_DRAIN_SECONDS)) {
     throw new SvcError('usage_error', {
-      message: `--drain-timeout must be a number of seconds (for example 30), not "${text}".`,
+      message: `--drain-timeout must be a number of seconds from 0 to ${MAX_DRAIN_SECONDS} (for example 30), not "${text}".`,
     });
   }
-  return Math.round(Number(text) * 1000);
+  return Math.round(seconds * 1000);
 }
