@@ -32,7 +32,7 @@ async function main(rawArgs: string[]): Promise<void> {
     const { chain, rest } = await resolveChain(rootCommand as CommandDef, rawArgs);
     const leaf = chain[chain.length - 1];
     // `svc` alone is a missing command like `svc analytics` alone: one sentence and exit 2, not the help
-    const help = rest.includes('--help') || rest.includes('-h');
+    const help = await asksForHelp(leaf, rest);
     // any other command keeps Node's default action: a held signal ends it now, as it would have then
     if (help || !SERVER_COMMANDS.has(commandName(chain))) await releaseStopSignals({ reraise: true });
     if (help || !RELOADING_COMMANDS.has(commandName(chain))) await releaseHangups({ reraise: true });
@@ -121,6 +121,28 @@ async function resolveChain(
     rest = rest.slice(1);
   }
   return { chain, rest };
+}
+
+/**
+ * `--help` or `-h` where a flag goes, not as a flag's value: `issue-key --name -h --workspace .` issues a key
+ * labelled -h (exit 0 with the help instead would read as done), and after `--` every word is an argument.
+ */
+async function asksForHelp(cmd: CommandDef, rest: string[]): Promise<boolean> {
+  const defs = (cmd.args ? await resolveValue(cmd.args) : {}) as ArgsDef;
+  const takesValue = new Set<string>();
+  for (const [key, def] of Object.entries(defs)) {
+    if (def.type !== 'positional' && def.type !== 'boolean') takesValue.add(key).add(kebab(key));
+  }
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    if (arg === '--') return false;
+    if (arg === '--help' || arg === '-h') return true;
+    if (arg.startsWith('-') && !arg.includes('=') && takesValue.has(arg.replace(/^--?/, ''))) {
+      const value = rest[i + 1];
+      if (value !== '--help') i++; // `--name --help` asks for help: a value never starts with "--" (checkArgs)
+    }
+  }
+  return false;
 }
 
 async function takesPositionals(cmd: CommandDef): Promise<boolean> {

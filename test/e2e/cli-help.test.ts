@@ -180,6 +180,15 @@ test('a flag missing its value exits 2', async () => {
   assert.match(r.stderr, /needs a value/);
 });
 
+test('-h or --help as a value is the value, not a request for help', async () => {
+  // before: the help, exit 0, and nothing explained (or issued, or forgotten: forget --confirm -- -h)
+  const r = await runSvc(['routing', 'explain', '--model', 'auto', '--text', '-h'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^request +model=auto /);
+  assert.doesNotMatch(r.stdout, /USAGE/);
+  assert.match((await help(['routing', 'explain'])).stdout, /USAGE svc routing explain/);
+});
+
 test('a flag given twice exits 2 naming it, and nothing is done with either value', async () => {
   const at = (name: string) => join(tmp.dir, name);
   const runs = await Promise.all([
