@@ -188,7 +188,9 @@ async function checkArgs(cmd: CommandDef, rest: string[], chain: CommandDef[]): 
     const body = arg.replace(/^--?/, '');
     const eq = body.indexOf('=');
     const flag = eq >= 0 ? body.slice(0, eq) : body;
-    const type = flags.get(flag) ?? (flag.startsWith('no-') ? flags.get(flag.slice(3)) : undefined);
+    // citty negates any flag as --no-<flag>, a string one too (its value then false): only a switch has a no
+    const negates = flag.startsWith('no-') && flags.get(flag.slice(3)) === 'boolean';
+    const type = flags.get(flag) ?? (negates ? 'boolean' : undefined);
     // citty keeps the last of a flag given twice, so `restore b --db-path a.db --db-path c.db` would
     // silently act on one of them: every flag is given once, but the ones that collect their values
     const canonical = kebab(flags.has(flag) ? flag : flag.slice(3));

@@ -172,6 +172,10 @@ test('an unknown flag exits 2 with one sentence on stderr', async () => {
   assert.equal(r.code, 2);
   assert.equal(r.stderr.trim().split('\n').length, 1);
   assert.match(r.stderr, /Unknown option "--frob"/);
+  // only a switch has a --no- form; before: 'unexpected error: The "paths[0]" argument must be of type string'
+  const negated = await runSvc(['analytics', 'cost', '--no-db-path', 'x'], { env });
+  assert.equal(negated.code, 2, negated.stderr);
+  assert.match(negated.stderr, /^svc: Unknown option "--no-db-path" for svc analytics cost; /);
 });
 
 test('a flag missing its value exits 2', async () => {
