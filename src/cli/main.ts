@@ -188,6 +188,12 @@ async function checkArgs(cmd: CommandDef, rest: string[], chain: CommandDef[]): 
     const body = arg.replace(/^--?/, '');
     const eq = body.indexOf('=');
     const flag = eq >= 0 ? body.slice(0, eq) : body;
+    // citty reads `-db-path x` as the letters -d -b -p … and x as an argument: the flag would go unread
+    if (!arg.startsWith('--') && flags.has(flag)) {
+      throw new SvcError('usage_error', {
+        message: `Option "${arg}" of ${name} takes two dashes: write --${body}.`,
+      });
+    }
     // citty negates any flag as --no-<flag>, a string one too (its value then false): only a switch has a no
     const negates = flag.startsWith('no-') && flags.get(flag.slice(3)) === 'boolean';
     const type = flags.get(flag) ?? (negates ? 'boolean' : undefined);

@@ -176,6 +176,13 @@ test('an unknown flag exits 2 with one sentence on stderr', async () => {
   const negated = await runSvc(['analytics', 'cost', '--no-db-path', 'x'], { env });
   assert.equal(negated.code, 2, negated.stderr);
   assert.match(negated.stderr, /^svc: Unknown option "--no-db-path" for svc analytics cost; /);
+  // before: citty read -db-path as the letters -d -b …, and the report ran on the default store
+  const oneDash = await runSvc(['analytics', 'cost', '-db-path', '/nowhere/x.db'], { env });
+  assert.equal(oneDash.code, 2, oneDash.stderr);
+  assert.equal(
+    oneDash.stderr,
+    'svc: Option "-db-path" of svc analytics cost takes two dashes: write --db-path.\n',
+  );
 });
 
 test('a flag missing its value exits 2', async () => {
