@@ -77,14 +77,16 @@ let stdoutError: NodeJS.ErrnoException | undefined;
 
 /**
  * A reader that went away first (EPIPE: `svc … | head`) chose to stop reading: nothing to say. Any other
- * failure lost the answer: one sentence and exit 1 (unless the command already failed).
+ * failure lost the answer: one sentence and exit 1 (unless the command already failed). The command itself
+ * ran to its end, so the sentence never asks to simply run it again (a second `svc backup` to the same file
+ * is refused, a second forget has nothing left to do); the key commands say more of their own.
  */
 async function reportStdoutError(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve)); // a failed write reports its error a tick later
   if (stdoutError === undefined || stdoutError.code === 'EPIPE') return;
   if (process.exitCode !== undefined && process.exitCode !== 0) return;
   process.stderr.write(
-    `svc: Cannot write to standard output (${stdoutError.code ?? errorMessage(stdoutError)}); check where it goes (a full disk?) and run the command again.\n`,
+    `svc: Cannot write to standard output (${stdoutError.code ?? errorMessage(stdoutError)}); the command ran to its end and only what it printed is lost, so check where the output goes (a full disk?) before you run it again: what it wrote (a backup, a restore, a forget) is done.\n`,
   );
   process.exitCode = 1;
 }

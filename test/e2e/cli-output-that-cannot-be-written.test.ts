@@ -51,6 +51,8 @@ test('standard output on a full disk is one sentence on stderr and exit 1', {
       const lines = r.stderr.trim().split('\n');
       assert.equal(lines.length, 1, `${args}: ${r.stderr}`);
       assert.match(lines[0], /^svc: Cannot write to standard output \(ENOSPC\)/);
+      // the command did its work: the sentence says so rather than to run it again (a backup would be refused)
+      assert.match(lines[0], /the command ran to its end and only what it printed is lost/);
     } finally {
       closeSync(full);
     }
