@@ -223,8 +223,13 @@ async function verifyBackup(source: SqliteSource): Promise<void> {
   }
   try {
     if (store.schemaVersion !== SCHEMA_VERSION) {
+      // spec 1: a backup restores only into its own schema version; an older one has a way forward
+      const then =
+        store.schemaVersion < SCHEMA_VERSION
+          ? ` (the svc release that took it), then start this svc on the restored store (svc gateway or svc serve), which migrates it to schema version ${SCHEMA_VERSION}`
+          : '';
       refuse(
-        `The backup ${path} has schema version ${store.schemaVersion} but this svc binary uses schema version ${SCHEMA_VERSION}; restore it with an svc binary of the same schema version.`,
+        `The backup ${path} has schema version ${store.schemaVersion} but this svc binary uses schema version ${SCHEMA_VERSION}; restore it with an svc binary of the same schema version${then}.`,
       );
     }
     const problems = await integrityProblems(store);

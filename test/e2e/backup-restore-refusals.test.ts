@@ -170,6 +170,21 @@ test('restore refuses a backup whose schema version differs, naming both version
       `schema version 99 but this svc binary uses schema version ${SCHEMA_VERSION}; restore it with an svc binary`,
     ),
   );
+  // a backup taken before an upgrade: the same refusal, and the way forward (README, Upgrading)
+  const older = p('older-backup.db');
+  assert.equal((await runSvc(['backup', older, '--db-path', live], { env })).code, 0);
+  const old = new DatabaseSync(older);
+  old.exec(`PRAGMA user_version = ${SCHEMA_VERSION - 1}`);
+  old.close();
+  const fresh = p('fresh-older/svc.db');
+  assertRefused(
+    await runSvc(['restore', older, '--db-path', fresh], { env }),
+    1,
+    new RegExp(
+      `schema version ${SCHEMA_VERSION - 1} but this svc binary uses schema version ${SCHEMA_VERSION}; restore it with an svc binary of the same schema version \\(the svc release that took it\\), then start this svc on the restored store \\(svc gateway or svc serve\\), which migrates it to schema version ${SCHEMA_VERSION}\\.$`,
+    ),
+  );
+  assert.equal(existsSync(fresh), false, 'nothing was restored');
 });
 
 test('restore refuses to replace an existing store without --force', async () => {
