@@ -13,7 +13,7 @@ import { isSvcError, SvcError } from '../lib/errors.ts';
 import type { LlmCallDeps } from '../llm/call.ts';
 import { withClientHint } from '../llm/call-failure.ts';
 import { resolveRetryDelay } from '../llm/retry.ts';
-import { readUpstreamText } from '../llm/upstream.ts';
+import { headerValue, readUpstreamText } from '../llm/upstream.ts';
 
 /** Longest count body read. */
 const COUNT_BODY_MAX_BYTES = 1024 * 1024;
@@ -72,8 +72,4 @@ async function backoff(llm: LlmCallDeps, ms: number, signal: AbortSignal): Promi
     if (signal.aborted) throw err;
     throw stopped();
   }
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -8,6 +8,7 @@ import type { UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { ErrorClass } from '../events/catalog.ts';
 import { isSvcError } from '../lib/errors.ts';
 import { type RetryPolicy, resolveClientRetryHint } from './retry.ts';
+import { headerValue, type UpstreamResponse } from './upstream.ts';
 
 /** The error class of a failure thrown while reading a stream or body (transport, or an in-stream error). */
 export function classifyReadFailure(adapter: Adapter, err: unknown, signal: AbortSignal): UpstreamFailure {
@@ -62,4 +63,19 @@ export function withClientHint(policy: RetryPolicy, f: UpstreamFailure, attempts
   )
     return f;
   return { ...f, retry_after_ms: resolveClientRetryHint(policy, attempts) };
+}
+
+/**
+ * A 2xx answer to a stream request whose body ended without a single event (an OpenAI-compatible server
+ * that ignored stream: true, a proxy's own page): it failed before the first byte, like an error event.
+ */
+export function noEventStream(res: UpstreamResponse): UpstreamFailure {
+  const type = headerValue(res.headers['content-type']) ?? 'no content-type';
+  return {
+    error_class: 'server_error',
+    code: 'upstream_error',
+    status: res.status,
+    message: `the provider answered the stream request with no event stream (HTTP ${res.status}, ${type})`,
+    retryable: true,
+  };
 }

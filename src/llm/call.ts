@@ -22,6 +22,7 @@ import {
   CANCELLED_BEFORE_ANSWER,
   classifyReadFailure,
   firstEventTimeout,
+  noEventStream,
   withClientHint,
 } from './call-failure.ts';
 import { parseWholeBody } from './cut-short.ts';
@@ -31,6 +32,7 @@ import { type RetryBudget, type RetryPolicy, resolveRetryDelay } from './retry.t
 import { PEEK_MAX_WAIT_MS, peekFirstEvent, preamblePeekBytes } from './stream-start.ts';
 import {
   DEFAULT_UPSTREAM_LIMITS,
+  headerValue,
   readUpstreamText,
   type Upstream,
   type UpstreamResponse,
@@ -370,27 +372,8 @@ function ignore(): void {}
 
 // --- internal ---
 
-/**
- * A 2xx answer to a stream request whose body ended without a single event (an OpenAI-compatible server
- * that ignored stream: true, a proxy's own page): it failed before the first byte, like an error event.
- */
-function noEventStream(res: UpstreamResponse): UpstreamFailure {
-  const type = headerValue(res.headers['content-type']) ?? 'no content-type';
-  return {
-    error_class: 'server_error',
-    code: 'upstream_error',
-    status: res.status,
-    message: `the provider answered the stream request with no event stream (HTTP ${res.status}, ${type})`,
-    retryable: true,
-  };
-}
-
 /** Longest non-2xx body read for its error message; past it the failure is classified by status alone. */
 const ERROR_BODY_MAX_BYTES = 1024 * 1024;
-
-function headerValue(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
-}
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -85,6 +85,11 @@ export function createUpstream(options: UpstreamOptions = {}): Upstream {
   };
 }
 
+/** The first value of a response header (node's headers hold a list for a repeated one). */
+export function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /**
  * The whole body of a non-streaming answer as text, or SvcError('upstream_error', server_error) as soon as
  * it (or its content-length) passes `maxBytes`; the connection is then dropped, never read to its end.
