@@ -88,6 +88,9 @@
  *     gzip                 the answer (JSON, stream or error) sent with content-encoding: gzip
  *     ok                   no-op (a queued "ok" step succeeds even if the text carries fault directives)
  */
+import { bool, DirectiveError, int, parseUsage, required } from './directive-values.ts';
+
+export { DirectiveError } from './directive-values.ts';
 
 export type FakeUsage = {
   input?: number;
@@ -183,11 +186,6 @@ export const BAD_BODY_KINDS = ['string', 'empty', 'no-usage', 'no-content', 'wro
 export type BadBodyKind = (typeof BAD_BODY_KINDS)[number];
 
 export const ERROR_STATUSES = [400, 401, 402, 403, 404, 408, 409, 413, 429, 500, 502, 503, 504, 529];
-
-/** Thrown for a directive the grammar does not know; the fake answers it with a 400. */
-export class DirectiveError extends Error {
-  override name = 'DirectiveError';
-}
 
 /** Parses every `[[fake:…]]` directive in `text` into one step (empty when there is none). */
 export function parseDirectives(text: string): FakeStep {
@@ -360,51 +358,8 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
   }
 }
 
-const USAGE_KEYS: Record<string, keyof FakeUsage> = {
-  in: 'input',
-  input: 'input',
-  out: 'output',
-  output: 'output',
-  'cache-read': 'cacheRead',
-  'cache-write': 'cacheWrite',
-  'cache-write-1h': 'cacheWrite1h',
-  reasoning: 'reasoning',
-  cost: 'cost',
-};
-
-function parseUsage(value: string): FakeUsage {
-  const usage: FakeUsage = {};
-  for (const pair of value.split(',')) {
-    const [rawKey, rawNumber] = pair.split(':').map((part) => part.trim());
-    const field = USAGE_KEYS[(rawKey ?? '').toLowerCase().replaceAll('_', '-')];
-    const n = Number(rawNumber);
-    if (field === undefined || rawNumber === undefined || rawNumber === '' || !Number.isFinite(n) || n < 0) {
-      throw new DirectiveError(`fake provider: bad usage item '${pair}'`);
-    }
-    usage[field] = n;
-  }
-  return usage;
-}
-
-function required(key: string, value: string | undefined): string {
-  if (value === undefined || value === '') throw new DirectiveError(`fake provider: '${key}' needs a value`);
-  return value;
-}
-
-function int(key: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new DirectiveError(`fake provider: '${key}' needs an integer ≥ 0`);
-  return n;
-}
-
 function status(key: string, value: string | undefined): number {
   const n = int(key, required(key, value));
   if (!ERROR_STATUSES.includes(n)) throw new DirectiveError(`fake provider: unsupported status ${n}`);
   return n;
-}
-
-function bool(key: string, value: string | undefined): boolean {
-  if (value === 'true' || value === undefined) return true;
-  if (value === 'false') return false;
-  throw new DirectiveError(`fake provider: '${key}' needs true or false`);
 }
