@@ -176,50 +176,55 @@ export async function runChat(o: ChatOptions): Promise<number> {
 // --- internal ---
 
 /**
- * The server names the field the model went in (initial_active_model, active_model) and its own GET
- * /models; a chat user typed --model: the refusal of an unknown model says so, in the CLI's words.
+ * `call`, whose refusal with error code `code` (the server's words: its REST fields) is said in the CLI's
+ * words, `message` of that refusal: the flag the chat user typed and what to do instead.
  */
-async function asModelFlag<T>(call: Promise<T>): Promise<T> {
+async function inFlagWords<T>(
+  call: Promise<T>,
+  code: string,
+  message: (err: SvcError) => string,
+): Promise<T> {
   try {
     return await call;
   } catch (err) {
-    if (!isSvcError(err) || err.details?.code !== 'model_not_configured') throw err;
-    const message = err.message
-      .replace(/^(initial_active_model|active_model): /, '--model ')
-      .replace('GET /models lists them', "svc serve's GET /models lists them");
-    throw new SvcError(err.code, { message, details: err.details, cause: err });
+    if (!isSvcError(err) || err.details?.code !== code) throw err;
+    throw new SvcError(err.code, { message: message(err), details: err.details, cause: err });
   }
 }
 
 /**
- * The server refuses a folder that is not a directory by its REST field (workspace_path); a chat user typed
- * --workspace (or left it to the current directory): the refusal says so, in the CLI's words.
+ * The server names the field the model went in (initial_active_model, active_model) and its own GET
+ * /models; a chat user typed --model: the refusal of an unknown model says so.
  */
-async function asWorkspaceFlag<T>(call: Promise<T>, workspace: string): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    if (!isSvcError(err) || err.details?.code !== 'workspace_not_found') throw err;
-    throw new SvcError(err.code, {
-      message: `--workspace ${workspace} is not an existing directory; pass the folder to work in (the default is the current directory). (workspace_not_found)`,
-      details: err.details,
-      cause: err,
-    });
-  }
+function asModelFlag<T>(call: Promise<T>): Promise<T> {
+  return inFlagWords(call, 'model_not_configured', (err) =>
+    err.message
+      .replace(/^(initial_active_model|active_model): /, '--model ')
+      .replace('GET /models lists them', "svc serve's GET /models lists them"),
+  );
+}
+
+/**
+ * The server refuses a folder that is not a directory by its REST field (workspace_path); a chat user typed
+ * --workspace (or left it to the current directory): the refusal says so.
+ */
+function asWorkspaceFlag<T>(call: Promise<T>, workspace: string): Promise<T> {
+  return inFlagWords(
+    call,
+    'workspace_not_found',
+    () =>
+      `--workspace ${workspace} is not an existing directory; pass the folder to work in (the default is the current directory). (workspace_not_found)`,
+  );
 }
 
 /** `--session` naming no session of this server: which server, and what to do instead. */
-async function knownSession<T>(call: Promise<T>, o: ChatOptions): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    if (!isSvcError(err) || err.details?.code !== 'session_not_found') throw err;
-    throw new SvcError(err.code, {
-      message: `--session ${o.session} is no session of the agent server at ${o.server}; start a new one with \`svc chat\` (without --session), or pass an id its GET /sessions lists. (session_not_found)`,
-      details: err.details,
-      cause: err,
-    });
-  }
+function knownSession<T>(call: Promise<T>, o: ChatOptions): Promise<T> {
+  return inFlagWords(
+    call,
+    'session_not_found',
+    () =>
+      `--session ${o.session} is no session of the agent server at ${o.server}; start a new one with \`svc chat\` (without --session), or pass an id its GET /sessions lists. (session_not_found)`,
+  );
 }
 
 async function openSession(api: ChatApi, o: ChatOptions, p: Printer): Promise<string> {
