@@ -7,8 +7,8 @@ import type { CanonicalRequest } from '../../canonical/request.ts';
 import type { CanonicalResponse } from '../../canonical/response.ts';
 import type { CanonicalStreamEvent } from '../../canonical/stream.ts';
 import type { InboundShape as ShapeName } from '../../events/catalog.ts';
-import { issueMessage } from '../../http/validation.ts';
 import { SvcError, shouldRetryFor } from '../../lib/errors.ts';
+import { issueMessage } from '../../lib/issue-message.ts';
 import type { SseEvent } from '../../lib/sse-decode.ts';
 
 /** The few fields the pipeline needs before routing, checked without a full decode (fast path). */
