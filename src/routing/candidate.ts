@@ -80,7 +80,13 @@ export function resolveExplicitRef(ref: string, ctx: RouteContext): string {
  * or a prefix that is no adapter (`ft:gpt-4o:…`), does not match.
  */
 export function resolveRequestedRef(ref: string, ctx: RouteContext): string | null {
-  const id = ctx.policy.resolveRef(ref) ?? ctx.policy.resolveRef(ref.toLowerCase());
+  const id = ctx.policy.resolveRef(ref) ?? lowerCased(ref, ctx);
   if (id !== undefined) return id;
   return splitCanonicalId(ref) ? ref : null;
+}
+
+/** `ref` looked up lower-cased, when that is another name (a bare native name, on every such request, is not). */
+function lowerCased(ref: string, ctx: RouteContext): string | undefined {
+  const lower = ref.toLowerCase();
+  return lower === ref ? undefined : ctx.policy.resolveRef(lower);
 }
