@@ -152,7 +152,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // a body written for another Claude model is fitted to the routed one (adapters/anthropic/fit-model.ts)
         const fitTo = fitTarget(req.model, routed, sameWire);
         // a paid service tier runs only where models.yaml prices it; else the field is left out (service-tier.ts)
-        const asked = sameWire ? askedServiceTier(shapeName, received, model) : undefined;
+        const asked = askedServiceTier(shapeName, received, model, sameWire);
         // sampling an OpenAI reasoning model refuses, from a client that did not know the model (adapters/openai/fit-sampling.ts)
         const leftOut = sameWire
           ? both(
@@ -160,7 +160,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
                 samplingLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
                 reasoningLeftOutForGatewayName(adapter.name, req.model, upstreamModel, received),
               ),
-              asked?.leftOut ?? NONE,
+              asked.leftOut,
             )
           : NONE;
         // knobs the other wire has no equivalent for are left out, and the answer says which
@@ -222,16 +222,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const call = wire
           ? wire.encodePassthrough({
               bodyText: withoutMembers(bodyText, leftOut),
-              body: withoutTierField(body as Record<string, unknown>, asked?.leftOut ?? NONE),
+              body: withoutTierField(body as Record<string, unknown>, asked.leftOut),
               upstreamModel,
               stream: req.stream,
               headers: req.passthrough?.headers,
               fitTo,
             })
           : encodeTranslated(adapter, req, upstreamModel, shapeName, body, model.id);
-        if (asked?.tier) call.serviceTier = asked.tier;
+        if (asked.tier) call.serviceTier = asked.tier;
         const bound = boundCallTokens(req, model, bodyText);
-        const worst = worstCaseCost(deps.registry, model.id, bound, asked?.tier);
+        const worst = worstCaseCost(deps.registry, model.id, bound, asked.hold);
         hold = onceHold(
           await deps.quota.admit(key, worst.cost, {
             requested_model: req.model,

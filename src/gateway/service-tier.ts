@@ -5,7 +5,10 @@
  * (`service_tiers`), and its hold and bill use them (models/pricing.ts); a tier the model has no prices for is
  * never run unpriced: the field is left out (the standard tier) and named in svc-dropped-params. Values that
  * ask for no paid tier (`auto`, `default`, `standard`, `standard_only`) pass as sent. A translated request never
- * carries a tier (dropped-params.ts names the field).
+ * carries a tier (dropped-params.ts names the field). Anthropic runs a request on the organisation's Priority
+ * Tier capacity unless it says `service_tier: "standard_only"` (`auto` is the default, a translated request's
+ * too), and the answer's `usage.service_tier` says where it ran: on a Claude model with `priority` prices the
+ * hold is their worst case, the bill follows the answer.
  */
 import type { InboundShape } from '../events/catalog.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
@@ -16,6 +19,8 @@ export interface AskedTier {
   tier?: string;
   /** The request field left out (a tier the model has no prices for): none, or the one field. */
   leftOut: readonly string[];
+  /** The priced tier the budget hold reserves for: `tier`, or one the provider may choose (Anthropic `auto`). */
+  hold?: string;
 }
 
 /** The field that asks for a tier, per inbound shape. */
@@ -30,17 +35,28 @@ const NO_PAID_TIER = new Set(['auto', 'default', 'standard', 'standard_only']);
 
 const STANDARD: AskedTier = { leftOut: [] };
 
-/** What a same-wire `body` of `shape` asks for, on `model`: the priced tier, or the field to leave out. */
+/**
+ * What `body` of `shape` asks for, on `model`: the priced tier, or the field to leave out (same wire only), and
+ * the tier the hold reserves for.
+ */
 export function askedServiceTier(
   shape: InboundShape,
   body: Record<string, unknown>,
   model: ModelEntry,
+  sameWire: boolean,
 ): AskedTier {
-  const field = TIER_FIELD[shape];
-  const value = body[field];
+  const asked = sameWire ? explicitTier(body[TIER_FIELD[shape]], TIER_FIELD[shape], model) : STANDARD;
+  if (asked.tier) return asked;
+  const auto = !sameWire || body.service_tier !== 'standard_only';
+  return model.adapter === 'anthropic' && auto && tierPrices(model, 'priority')
+    ? { ...asked, hold: 'priority' }
+    : asked;
+}
+
+function explicitTier(value: unknown, field: string, model: ModelEntry): AskedTier {
   // a wrong type is the provider's 400, as sent
   if (typeof value !== 'string' || NO_PAID_TIER.has(value)) return STANDARD;
-  return tierPrices(model, value) ? { tier: value, leftOut: [] } : { leftOut: [field] };
+  return tierPrices(model, value) ? { tier: value, leftOut: [], hold: value } : { leftOut: [field] };
 }
 
 /** `body` without the fields `leftOut` names (a copy; `body` itself unchanged), or `body` when none. */

@@ -6,12 +6,15 @@
  * web_search_requests and priced at the model's web_search (USD per 1,000 searches).
  * Paid service tiers likewise (models.yaml `service_tiers`): a call the provider ran at OpenAI's priority tier
  * or Anthropic's fast mode is billed at that tier's prices and held at them; a tier the model has no prices
- * for is left out of the upstream request and named in svc-dropped-params.
+ * for is left out of the upstream request and named in svc-dropped-params. Anthropic's Priority Tier: a Claude
+ * call its usage says ran at `priority` is billed at the model's priority prices, and held at them unless the
+ * request says `service_tier: "standard_only"` (Anthropic's default, `auto`, may run there).
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { DEFAULT_MODELS_YAML } from '#src/models/default-models.ts';
 import { readEvents } from '../helpers/gateway-keys.ts';
@@ -20,13 +23,17 @@ import { makeTempDir } from '../helpers/svc.ts';
 
 const MODEL = 'anthropic:claude-haiku-4-5';
 
-// the built-in table with test rates for gpt-5-mini's priority tier and haiku's fast mode (none for flex)
+// the built-in table with test rates for gpt-5-mini's priority tier, haiku's fast mode and sonnet's priority
+// tier (none for flex)
 const MINI_PRICES = 'prices: { input: 0.25, output: 2, cache_read: 0.025, web_search: 10 }';
 const HAIKU_PRICES = 'prices: { input: 1, output: 5, cache_read: 0.10, cache_write: 1.25, web_search: 10 }';
+const SONNET_PRICES = 'prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75, web_search: 10 }';
 const TIERED_MODELS = DEFAULT_MODELS_YAML.replace(
   MINI_PRICES,
   `${MINI_PRICES}\n    service_tiers: { priority: { input: 0.45, output: 3.60 } }`,
-).replace(HAIKU_PRICES, `${HAIKU_PRICES}\n    service_tiers: { fast: { input: 6, output: 30 } }`);
+)
+  .replace(HAIKU_PRICES, `${HAIKU_PRICES}\n    service_tiers: { fast: { input: 6, output: 30 } }`)
+  .replace(SONNET_PRICES, `${SONNET_PRICES}\n    service_tiers: { priority: { input: 6, output: 30 } }`);
 
 test('a call with one-hour cache writes is priced at the one-hour rate', async (t) => {
   const dir = makeTempDir('svc-tiers-');
@@ -149,6 +156,34 @@ test('a call with one-hour cache writes is priced at the one-hour rate', async (
       assert.equal(sonnet.response.headers.get('svc-dropped-params'), 'speed');
       assert.equal('speed' in sent(), false);
       assert.equal(last().cost_usd, '0.004500');
+
+      // Anthropic's Priority Tier on sonnet (priced): an account with priority capacity runs auto (the default)
+      // there and says so in usage.service_tier: 1000 × 6 + 100 × 30 = 9000 per million
+      const onPriority = {
+        max_tokens: 64,
+        model: 'anthropic:claude-sonnet-4-5',
+        messages: [{ role: 'user' as const, content: `hi [[fake:usage=in:1000,out:100;priority-tier]]` }],
+      };
+      for (const stream of [false, true]) {
+        const message = stream
+          ? await stack.anthropic.messages.stream(onPriority).finalMessage()
+          : await stack.anthropic.messages.create(onPriority);
+        assert.equal(message.usage.service_tier, 'priority');
+        assert.equal(last().cost_usd, '0.009000', `priority stream ${stream}`);
+        assert.equal(last().service_tier, 'priority');
+      }
+      // standard_only keeps it on standard capacity: the standard prices
+      await stack.anthropic.messages.create({ ...onPriority, service_tier: 'standard_only' });
+      assert.equal(sent().service_tier, 'standard_only');
+      assert.equal(last().cost_usd, '0.004500');
+      assert.equal(last().service_tier, undefined);
+      // held at the priority worst case unless standard_only: a cap between the standard and the priority
+      // worst case of 1,000 output tokens (0.015 and 0.030 USD) admits standard_only and refuses auto
+      const cappedClaude = await stack.issue(['--daily-cap-usd', '0.02']);
+      const claude = new Anthropic({ apiKey: cappedClaude.token, baseURL: stack.gw.url, maxRetries: 0 });
+      const big = { ...onPriority, max_tokens: 1000, messages: [{ role: 'user' as const, content: 'hi' }] };
+      await claude.messages.create({ ...big, service_tier: 'standard_only' });
+      await assert.rejects(claude.messages.create(big), { status: 429 });
 
       // the hold is the asked tier's worst case: a cap between the standard and the priority worst case of
       // 1,000 output tokens (0.002 and 0.0036 USD) admits the standard request and refuses the priority one

@@ -223,7 +223,8 @@ function fullUsage(usage: ReplyUsage, ctx: ReplyContext): Record<string, unknown
     output_tokens: usage.output,
     ...(usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoning } } : {}),
     ...serverToolUse(usage),
-    service_tier: 'standard',
+    // Priority Tier (/docs/en/api/service-tiers): `auto`, the default, runs on the account's priority capacity
+    service_tier: usage.priorityTier && ctx.body?.service_tier !== 'standard_only' ? 'priority' : 'standard',
     // fast mode (`speed: "fast"`, a research preview) is billed at its own rates: the usage says which speed ran
     ...(typeof ctx.body?.speed === 'string'
       ? { speed: ctx.body.speed === 'fast' ? 'fast' : 'standard' }

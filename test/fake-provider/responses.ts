@@ -87,6 +87,8 @@ export type ReplyUsage = {
   cost: number;
   /** Server-side web searches run (reply.searches). */
   webSearches: number;
+  /** The account has Anthropic Priority Tier capacity (the `priority-tier` directive). */
+  priorityTier?: boolean;
 };
 
 /** One server-side web search the model ran before its answer (the `web-search=N` directive). */
@@ -279,6 +281,7 @@ function usageFor(turn: Turn, plan: FakeStep, blocks: ReplyBlock[]): Omit<ReplyU
     cacheWrite1h: Math.min(given.cacheWrite1h ?? 0, given.cacheWrite ?? 0),
     reasoning: reasoningTokens,
     cost: given.cost ?? 0,
+    ...(plan.priorityTier ? { priorityTier: true } : {}),
   };
 }
 

@@ -29,6 +29,9 @@
  *     cite                 Anthropic: the answer ends with a text block citing a web page, as an answer after a
  *                          web search does (CITED_TEXT, a web_search_result_location citation; streamed as a
  *                          citations_delta before its text); the OpenAI wires get the same text uncited
+ *     priority-tier        the account has Anthropic Priority Tier capacity: the answer's usage.service_tier is
+ *                          "priority" unless the request says service_tier: "standard_only" (its "auto", the
+ *                          default, runs there); without it "standard"
  *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal|pause_turn|
  *                          model_context_window_exceeded)
  *     stop-sequence=STR    stop on the custom stop sequence STR (stop_reason stop_sequence, stop_sequence STR;
@@ -118,6 +121,8 @@ export type FakeStep = {
   imageCheck?: boolean;
   /** The answer ends with a text block citing a web page (Anthropic citations). */
   cite?: boolean;
+  /** The account has Anthropic Priority Tier capacity: `auto` requests run (and are reported) at `priority`. */
+  priorityTier?: boolean;
   stopReason?: string;
   stopSequence?: string;
   error?: number;
@@ -262,6 +267,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'cite':
       step.cite = true;
+      return;
+    case 'priority-tier':
+      step.priorityTier = true;
       return;
     case 'stop':
       step.stopReason = required(key, value);

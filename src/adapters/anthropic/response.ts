@@ -87,7 +87,10 @@ export function decodeAnthropicUsage(u: any): Partial<CanonicalUsage> {
   if (typeof searches === 'number') out.web_search_requests = searches;
   const thinking = u.output_tokens_details?.thinking_tokens;
   if (typeof thinking === 'number') out.reasoning_tokens = thinking;
-  // fast mode (`speed: "fast"`) is billed at its own rates: the answer says which speed served the call
-  if (typeof u.speed === 'string') out.service_tier = u.speed;
+  // the answer says what served the call, which prices it: fast mode (`speed: "fast"`), else the organisation's
+  // Priority Tier capacity (`service_tier: "priority"`; `standard` and `batch` are no paid tier of their own)
+  if (u.speed === 'fast') out.service_tier = 'fast';
+  else if (u.service_tier === 'priority') out.service_tier = 'priority';
+  else if (typeof u.speed === 'string') out.service_tier = u.speed;
   return out;
 }

@@ -2,7 +2,9 @@
  * Paid service tiers (models.yaml `service_tiers`: OpenAI `service_tier` priority / flex, Anthropic fast mode):
  * validated like `prices`; a call is billed at the tier its answer says it ran at, else at the one it asked
  * for; the budget hold uses the asked tier's rates; a same-wire request asking for a tier the routed model has
- * no prices for leaves its field out, and one asking for no paid tier passes as sent.
+ * no prices for leaves its field out, and one asking for no paid tier passes as sent. Anthropic's Priority Tier:
+ * a Claude call is billed at its `priority` prices when its usage says it ran there (`service_tier: "priority"`),
+ * and held at them unless the request says `service_tier: "standard_only"` (`auto`, the default, may run there).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -28,6 +30,11 @@ models:
     capabilities: ${CAPS}
     prices: { input: 5, output: 25 }
     service_tiers: { fast: { input: 30, output: 150 } }
+  - id: anthropic:claude-sonnet-4-5
+    tier: balanced
+    capabilities: ${CAPS}
+    prices: { input: 3, output: 15 }
+    service_tiers: { priority: { input: 6, output: 30 } }
 `;
 const reg = parseModelRegistry(
   file('{ priority: { input: 2.50, output: 20, cache_read: 0.25 }, flex: { input: 0.625, output: 5 } }'),
@@ -35,6 +42,7 @@ const reg = parseModelRegistry(
 );
 const GPT = 'openai:gpt-5';
 const OPUS = 'anthropic:claude-opus-4-6';
+const SONNET = 'anthropic:claude-sonnet-4-5';
 const USAGE = { input_tokens: 1_000_000, output_tokens: 100_000, cached_input_tokens: 1_000_000 };
 
 function refusal(text: string): string {
@@ -145,26 +153,68 @@ test('the answers name the tier they ran at: OpenAI service_tier, Anthropic usag
   assert.equal(decodeResponsesObject(response).usage.service_tier, 'flex');
   assert.equal(decodeAnthropicUsage({ input_tokens: 3, speed: 'fast' }).service_tier, 'fast');
   assert.equal(decodeAnthropicUsage({ input_tokens: 3, service_tier: 'standard' }).service_tier, undefined);
+  // Anthropic's Priority Tier: the usage says the call ran on the organisation's priority capacity
+  const ranPriority = {
+    input_tokens: 1_000_000,
+    output_tokens: 0,
+    service_tier: 'priority',
+    speed: 'standard',
+  };
+  const usage = decodeAnthropicUsage(ranPriority);
+  assert.equal(usage.service_tier, 'priority');
+  assert.equal(priceCall(reg, SONNET, { ...ranPriority, ...usage }).cost_usd, '6.000000');
+  assert.equal(decodeAnthropicUsage({ input_tokens: 3, service_tier: 'batch' }).service_tier, undefined);
 });
 
 test('a same-wire request keeps a priced tier, leaves out an unpriced one, passes the no-paid-tier values', () => {
   const gpt = reg.get(GPT)!;
   const opus = reg.get(OPUS)!;
-  assert.deepEqual(askedServiceTier('openai', { service_tier: 'priority' }, gpt), {
+  assert.deepEqual(askedServiceTier('openai', { service_tier: 'priority' }, gpt, true), {
     tier: 'priority',
     leftOut: [],
+    hold: 'priority',
   });
-  assert.deepEqual(askedServiceTier('openai_responses', { service_tier: 'flex' }, gpt), {
+  assert.deepEqual(askedServiceTier('openai_responses', { service_tier: 'flex' }, gpt, true), {
     tier: 'flex',
     leftOut: [],
+    hold: 'flex',
   });
-  assert.deepEqual(askedServiceTier('openai', { service_tier: 'scale' }, gpt), { leftOut: ['service_tier'] });
-  assert.deepEqual(askedServiceTier('anthropic', { speed: 'fast' }, opus), { tier: 'fast', leftOut: [] });
+  assert.deepEqual(askedServiceTier('openai', { service_tier: 'scale' }, gpt, true), {
+    leftOut: ['service_tier'],
+  });
+  assert.deepEqual(askedServiceTier('anthropic', { speed: 'fast' }, opus, true), {
+    tier: 'fast',
+    leftOut: [],
+    hold: 'fast',
+  });
   const haiku = loadModelRegistry(undefined).get('anthropic:claude-haiku-4-5')!;
-  assert.deepEqual(askedServiceTier('anthropic', { speed: 'fast' }, haiku), { leftOut: ['speed'] });
+  assert.deepEqual(askedServiceTier('anthropic', { speed: 'fast' }, haiku, true), { leftOut: ['speed'] });
   for (const value of ['auto', 'default', 'standard', 'standard_only', undefined, 7])
-    assert.deepEqual(askedServiceTier('openai', { service_tier: value }, gpt), { leftOut: [] });
-  assert.deepEqual(askedServiceTier('anthropic', { speed: 'standard', service_tier: 'auto' }, opus), {
+    assert.deepEqual(askedServiceTier('openai', { service_tier: value }, gpt, true), { leftOut: [] });
+  assert.deepEqual(askedServiceTier('anthropic', { speed: 'standard', service_tier: 'auto' }, opus, true), {
     leftOut: [],
   });
+});
+
+test('a Claude model with priority prices is held at them unless the request says standard_only', () => {
+  const sonnet = reg.get(SONNET)!;
+  // Anthropic's service_tier defaults to auto: the organisation's priority capacity may run the call
+  for (const body of [{}, { service_tier: 'auto' }])
+    assert.deepEqual(askedServiceTier('anthropic', body, sonnet, true), { leftOut: [], hold: 'priority' });
+  assert.deepEqual(askedServiceTier('anthropic', { service_tier: 'standard_only' }, sonnet, true), {
+    leftOut: [],
+  });
+  // a translated request is sent without the field, so at auto
+  assert.deepEqual(askedServiceTier('openai', { service_tier: 'default' }, sonnet, false), {
+    leftOut: [],
+    hold: 'priority',
+  });
+  // fast mode it has no prices for is left out; the call may still run at priority
+  assert.deepEqual(askedServiceTier('anthropic', { speed: 'fast' }, sonnet, true), {
+    leftOut: ['speed'],
+    hold: 'priority',
+  });
+  // no priority prices, or not a Claude model: the standard hold
+  assert.deepEqual(askedServiceTier('anthropic', {}, reg.get(OPUS)!, true), { leftOut: [] });
+  assert.deepEqual(askedServiceTier('openai', {}, reg.get(GPT)!, true), { leftOut: [] });
 });
