@@ -73,7 +73,7 @@ export function resolveExplicitRef(ref: string, ctx: RouteContext): string {
 }
 
 /**
- * Slot 1 (spec 1 §Model identifiers): canonical ids and aliases match, in any letter case when the name
+ * Slot 1 (spec 1 §Model identifiers): canonical ids and aliases match, lower-cased when the name
  * as written names nothing (`Haiku`, `Anthropic:claude-haiku-4-5`: the native-name rules ignore case too, and
  * the global default must not silently serve a model the client named); an id with a known adapter prefix
  * but no registry entry is proposed (and rejected as model_not_configured); a bare provider model name,
