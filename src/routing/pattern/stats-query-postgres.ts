@@ -25,15 +25,17 @@ export function createPostgresStatsReader(db: Kysely<any>): StatsReader {
     return new Promise<PatternStatRow[]>((resolve, reject) => {
       /** The backend running the statement, once known. */
       let pid: number | undefined;
+      /** The cancel sent for it: the connection goes back to the pool only once that has landed. */
+      let cancelling: Promise<void> | undefined;
       const onAbort = () => {
-        const cancelled =
+        cancelling =
           pid === undefined
             ? Promise.resolve()
             : sql`SELECT pg_cancel_backend(${pid})`.execute(db).then(
                 () => undefined,
                 () => undefined,
               );
-        void cancelled.then(() => reject(aborted()));
+        void cancelling.then(() => reject(aborted()));
       };
       signal.addEventListener('abort', onAbort, { once: true });
       runLongStatements(() =>
@@ -43,8 +45,10 @@ export function createPostgresStatsReader(db: Kysely<any>): StatsReader {
           try {
             return await queryPatternStatsPostgres(conn, params);
           } finally {
-            // the connection goes back to the pool: a cancel from now on could stop another's statement
+            // the connection goes back to the pool: a cancel from now on could stop another's statement, and
+            // one already sent must land first (on this idle backend it cancels nothing)
             pid = undefined;
+            if (cancelling) await cancelling;
           }
         }),
       )
