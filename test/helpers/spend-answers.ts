@@ -16,13 +16,20 @@ import {
   type TimeWindow,
 } from '#src/analytics/index.ts';
 import { formatUs } from '#src/lib/time.ts';
-import { loadModelRegistry } from '#src/models/registry.ts';
+import { DEFAULT_MODELS_YAML } from '#src/models/default-models.ts';
+import { parseModelRegistry } from '#src/models/registry.ts';
 import type { Store } from '#src/store/open.ts';
 import { type CallSpec, callEvent, DAY_US, HOUR_US, routeEvent, windowOf } from './analytics-events.ts';
 import { type SeedEvent, seqId } from './event-rows.ts';
 
 const HAIKU = 'anthropic:claude-haiku-4-5';
 const MINI = 'openai:gpt-5-mini';
+const MINI_PRICES = 'prices: { input: 0.25, output: 2, cache_read: 0.025, web_search: 10 }';
+/** The built-in table with a priority tier on gpt-5-mini, which savings re-price its priority calls at. */
+const TIERED = DEFAULT_MODELS_YAML.replace(
+  MINI_PRICES,
+  `${MINI_PRICES}\n    service_tiers: { priority: { input: 0.45, output: 3.60 } }`,
+);
 
 /**
  * Calls and routes over eight days: exact-sum edge costs, a cost that is no number, agent and worker calls,
@@ -57,6 +64,19 @@ export async function seedSpend(store: Store): Promise<void> {
       shape: 'openai',
       cost: '0.2',
       latency: 5.5,
+    },
+    // billed at the priority tier (savings re-price it there), with one-hour writes of its own
+    {
+      at: 2.5 * HOUR_US,
+      key: 'gk_a',
+      model: MINI,
+      shape: 'openai',
+      cost: '0.0009',
+      input: 1000,
+      output: 100,
+      creation: 20,
+      creationHour: 8,
+      extra: { service_tier: 'priority' },
     },
     // past the nano-dollar form (more than 9 integer digits), then a JSON number and a sub-nano cost
     { at: 26 * HOUR_US, user: 'u1', team: 't2', key: 'gk_b', cost: '12345678901.123456789' },
@@ -164,7 +184,7 @@ const FILTERS: Record<string, SpendFilters> = {
 /** Each endpoint's answer as its JSON would carry it, by `endpoint window [params]`. */
 export async function spendAnswers(store: Store): Promise<Map<string, unknown>> {
   const db = store.kysely;
-  const registry = loadModelRegistry(undefined);
+  const registry = parseModelRegistry(TIERED, 'models.yaml');
   const answers = new Map<string, unknown>();
   for (const [w, window] of Object.entries(WINDOWS)) {
     for (const groupBy of GROUP_BY)

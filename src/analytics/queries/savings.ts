@@ -1,8 +1,9 @@
 /**
  * @module GET /analytics/savings (spec 3): what the window's calls would have cost on one baseline model,
  * both sides re-priced under the current price table. Price is linear in tokens on either side of a
- * long-context threshold, so pricing the token sums of each model's rows on one side equals pricing each
- * row; all money is exact decimal until the JSON numbers of the answer.
+ * long-context threshold and within one service tier, so pricing the token sums of each model's rows on one
+ * side and at one tier (the paid tier llm.call_completed says the call was billed at: `service_tier`) equals
+ * pricing each row; all money is exact decimal until the JSON numbers of the answer.
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { add, type Decimal, sub, toNumber, ZERO } from '../../lib/decimal.ts';
@@ -48,13 +49,15 @@ export async function querySavings(
   const engine = engineOfKysely(db);
   const source = spendSource(q.window, sql`TRUE`, ['model'], engine);
   const tiers = longContextTiers(registry, engine);
-  const hourWrites = await queryHourWrites(db, q.window, engine, tiers);
+  const served = servedTier(registry, baseline, engine);
+  const hourWrites = await queryHourWrites(db, q.window, engine, tiers, served);
   const rows = await runSpendQuery(
     db,
     (mode) =>
       sql<
-        SpendColumns & TierColumns & { model: string | null }
-      >`SELECT model, ${tiers.select} ${source.aggregates(mode)} ${source.from} GROUP BY model ${tiers.groupBy}`,
+        SpendColumns & TierColumns & ServedColumn & { model: string | null }
+      >`SELECT model, ${tiers.select} ${served} AS service_tier, ${source.aggregates(mode)} ${source.from}
+        GROUP BY model, service_tier ${tiers.groupBy}`,
   );
   let actual = ZERO;
   let baselineCost = ZERO;
@@ -62,7 +65,11 @@ export async function querySavings(
   let total = 0;
   let missing = 0;
   for (const r of rows) {
-    const t = { ...decodeSpend(r), cacheCreation1hInputTokens: hourWrites.get(tiers.key(r)) ?? 0 };
+    const t = {
+      ...decodeSpend(r),
+      cacheCreation1hInputTokens: hourWrites.get(groupKey(tiers, r)) ?? 0,
+      serviceTier: r.service_tier,
+    };
     stamped = add(stamped, t.cost);
     total += t.callCount;
     baselineCost = add(baselineCost, repriced(registry, baseline, t, tiers.tier(r, baseline)));
@@ -113,9 +120,12 @@ export function resolveBaseline(
   });
 }
 
-type RepricedTotals = SpendTotals & { cacheCreation1hInputTokens: number };
+type RepricedTotals = SpendTotals & { cacheCreation1hInputTokens: number; serviceTier: string | null };
 
-/** The sums of calls all on one side of `model`'s long-context threshold, at that side's prices. */
+/**
+ * The sums of calls all on one side of `model`'s long-context threshold and billed at one service tier, at
+ * that tier's prices when `model` has them (a baseline without them: its standard ones), else that side's.
+ */
 function repriced(
   registry: ModelRegistry,
   model: string,
@@ -128,8 +138,34 @@ function repriced(
     cached_input_tokens: t.cachedInputTokens,
     cache_creation_input_tokens: t.cacheCreationInputTokens,
     cache_creation_1h_input_tokens: t.cacheCreation1hInputTokens,
+    service_tier: t.serviceTier,
   };
   return priceCall(registry, model, usage, tier).cost;
+}
+
+/** The paid service tier a call was billed at (llm.call_completed `service_tier`), null for the standard one. */
+type ServedColumn = { service_tier: string | null };
+
+/**
+ * llm.call_completed's `service_tier` (a string, else NULL) where it can change a price: on every row when
+ * the baseline has tier prices, else on the rows of the models that have them; NULL when none has (the
+ * built-in table). Not an expression of the spend index (a migration would add it): reading it opens the
+ * row's payload, as the one-hour writes do for theirs, so only rows it can re-price read it.
+ */
+function servedTier(registry: ModelRegistry, baseline: string, engine: EngineName): RawBuilder<unknown> {
+  const tier =
+    engine === 'postgres'
+      ? sql`CASE WHEN jsonb_typeof(j -> 'service_tier') = 'string' THEN j ->> 'service_tier' END`
+      : sql`CASE WHEN json_type(payload, '$.service_tier') = 'text' THEN json_extract(payload, '$.service_tier') END`;
+  if (registry.get(baseline)?.service_tiers) return tier;
+  const tiered = registry.list().flatMap((m) => (m.service_tiers ? [sql`${m.id}`] : []));
+  if (tiered.length === 0) return sql`CAST(NULL AS TEXT)`;
+  return sql`CASE WHEN model IN (${sql.join(tiered)}) THEN ${tier} END`;
+}
+
+/** A group's key: its model, the thresholds its calls exceed and the tier they were billed at. */
+function groupKey(tiers: Tiers, row: { model: string | null } & TierColumns & ServedColumn): string {
+  return `${tiers.key(row)}\u0000${row.service_tier ?? ''}`;
 }
 
 /** `above_<i>`: 1 when a row's whole input exceeds the i-th long-context threshold of the table. */
@@ -181,7 +217,7 @@ function longContextTiers(registry: ModelRegistry, engine: EngineName): Tiers {
 }
 
 /**
- * Per model, the cache writes made for one hour (`cache_creation_1h_input_tokens`, on the payload only
+ * Per group (model, thresholds, tier), the cache writes made for one hour (`cache_creation_1h_input_tokens`, on the payload only
  * when not zero), which the table prices at cache_write_1h: without them a re-priced call would count
  * them at the five-minute rate and differ from its own stamped cost under an unchanged table. Clamped per
  * row to the row's writes, as priceCall does; only rows with cache writes open their payload.
@@ -191,6 +227,7 @@ async function queryHourWrites(
   window: TimeWindow,
   engine: EngineName,
   tiers: Tiers,
+  served: RawBuilder<unknown>,
 ): Promise<Map<string, number>> {
   const written = expr('cacheCreationInputTokens', engine);
   const hour =
@@ -198,10 +235,9 @@ async function queryHourWrites(
       ? sql`CASE WHEN jsonb_typeof(j -> 'cache_creation_1h_input_tokens') = 'number' THEN LEAST((j ->> 'cache_creation_1h_input_tokens')::numeric, ${written}) END`
       : sql`min(json_extract(payload, '$.cache_creation_1h_input_tokens'), ${written})`;
   const r = await sql<
-    { model: string | null; hour_tokens: number | string | null } & TierColumns
-  >`SELECT model, ${tiers.select}
-      sum(${hour}) AS hour_tokens ${fromSpend(window, engine)} AND ${written} > 0 GROUP BY model ${tiers.groupBy}`.execute(
-    db,
-  );
-  return new Map(r.rows.map((row) => [tiers.key(row), Number(row.hour_tokens ?? 0)]));
+    { model: string | null; hour_tokens: number | string | null } & TierColumns & ServedColumn
+  >`SELECT model, ${tiers.select} ${served} AS service_tier,
+      sum(${hour}) AS hour_tokens ${fromSpend(window, engine)} AND ${written} > 0
+      GROUP BY model, service_tier ${tiers.groupBy}`.execute(db);
+  return new Map(r.rows.map((row) => [groupKey(tiers, row), Number(row.hour_tokens ?? 0)]));
 }

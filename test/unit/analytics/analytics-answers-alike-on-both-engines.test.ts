@@ -122,11 +122,11 @@ describeEachEngine('analytics reads', postgres, (engine) => {
     // anchors, so equal answers cannot be equally empty: an exact sum past the nano range, the
     // nearest ranks of 1..20 (10 and 19), routing's hard failures and the failure classes
     const week = answers.get('cost WEEK none all') as { cost_usd: number; call_count: number };
-    // 12345678901.123456789 + 1.4 + 1e-7 + 1e-9 + 20 × 0.001 + 6 × 5e-10 = 12345678902.543456893 (the
-    // 0.25 a cancelled agent call stamps on llm.call_failed is not spend); the call whose cost is 'n/a'
+    // 12345678901.123456789 + 1.4 + 0.0009 + 1e-7 + 1e-9 + 20 × 0.001 + 6 × 5e-10 = 12345678902.544356893
+    // (the 0.25 a cancelled agent call stamps on llm.call_failed is not spend); the call whose cost is 'n/a'
     // counts as a call without cost
-    assert.equal(week.cost_usd, Number('12345678902.543456893'));
-    assert.equal(week.call_count, 35);
+    assert.equal(week.cost_usd, Number('12345678902.544356893'));
+    assert.equal(week.call_count, 36);
     const reliability = answers.get('reliability WEEK') as { latency_ms_by_model: unknown[] };
     assert.deepEqual(reliability.latency_ms_by_model[0], {
       model: 'anthropic:claude-haiku-4-5',

@@ -146,3 +146,39 @@ models:
   assert.equal(mid.actual_repriced_usd, 1.26);
   assert.equal(mid.savings_usd, -0.4755);
 });
+
+test('a call billed at a paid service tier is re-priced at that tier, on its model and on the baseline', async (t) => {
+  const registry = parseModelRegistry(
+    `pricing_version: test-9
+models:
+  - { id: 'anthropic:mid', tier: balanced, capabilities: ${CAPS}, prices: { input: 3, output: 15 }, service_tiers: { priority: { input: 6, output: 30 } } }
+  - { id: 'openai:big', tier: deep, capabilities: ${CAPS}, prices: { input: 10, output: 40 } }
+`,
+    'test models.yaml',
+  );
+  const store = await tempStore(t);
+  seed(store, [
+    // llm.call_completed names the tier it was billed at: 100,000 × 6 + 10,000 × 30 = 900,000 µ$
+    (id) =>
+      callEvent(id, {
+        at: 1,
+        model: 'anthropic:mid',
+        cost: '0.9',
+        input: 100_000,
+        output: 10_000,
+        extra: { service_tier: 'priority' },
+      }),
+    // the standard tier: 100,000 × 3 + 10,000 × 15 = 450,000 µ$
+    (id) => callEvent(id, { at: 2, model: 'anthropic:mid', cost: '0.45', input: 100_000, output: 10_000 }),
+  ]);
+  const own = await querySavings(store.kysely, registry, { window: WINDOW, baseline: 'anthropic:mid' });
+  assert.equal(own.actual_stamped_usd, 1.35);
+  assert.equal(own.actual_repriced_usd, 1.35);
+  assert.equal(own.baseline_repriced_usd, 1.35);
+  assert.equal(own.savings_usd, 0);
+  // a baseline without priority prices costs its standard ones: 200,000 × 10 + 20,000 × 40 = 2,800,000 µ$
+  const big = await querySavings(store.kysely, registry, { window: WINDOW, baseline: 'openai:big' });
+  assert.equal(big.baseline_repriced_usd, 2.8);
+  assert.equal(big.actual_repriced_usd, 1.35);
+  assert.equal(big.savings_usd, 1.45);
+});
