@@ -29,10 +29,14 @@ async function main(rawArgs: string[]): Promise<void> {
       process.stdout.write(`${VERSION}\n`);
       return;
     }
-    const { chain, rest } = await resolveChain(rootCommand as CommandDef, rawArgs);
-    const leaf = chain[chain.length - 1];
+    // `svc help [command…]` is `svc [command…] --help`
+    const asked = rawArgs[0] === 'help' ? [...rawArgs.slice(1), '--help'] : rawArgs;
+    let { chain, rest } = await resolveChain(rootCommand as CommandDef, asked);
     // `svc` alone is a missing command like `svc analytics` alone: one sentence and exit 2, not the help
-    const help = await asksForHelp(leaf, rest);
+    const help = await asksForHelp(chain[chain.length - 1], rest);
+    // `svc --help gateway` is the gateway's help: the words after the help flag name the command
+    if (help) ({ chain, rest } = await resolveChain(chain, withoutHelpFlags(rest)));
+    const leaf = chain[chain.length - 1];
     // any other command keeps Node's default action: a held signal ends it now, as it would have then
     if (help || !SERVER_COMMANDS.has(commandName(chain))) await releaseStopSignals({ reraise: true });
     if (help || !RELOADING_COMMANDS.has(commandName(chain))) await releaseHangups({ reraise: true });
@@ -100,10 +104,10 @@ async function resolveValue<T>(v: T | (() => T | Promise<T>) | Promise<T>): Prom
 
 /** Walks subcommands by the leading positional words; unknown words are reported by the caller. */
 async function resolveChain(
-  root: CommandDef,
+  from: CommandDef | CommandDef[],
   rawArgs: string[],
 ): Promise<{ chain: CommandDef[]; rest: string[] }> {
-  const chain: CommandDef[] = [root];
+  const chain: CommandDef[] = Array.isArray(from) ? [...from] : [from];
   let rest = rawArgs;
   for (;;) {
     const cmd = chain[chain.length - 1];
@@ -145,6 +149,13 @@ async function asksForHelp(cmd: CommandDef, rest: string[]): Promise<boolean> {
     }
   }
   return false;
+}
+
+/** The words before `--` without the help flags, so the command words after one are walked too. */
+function withoutHelpFlags(rest: string[]): string[] {
+  const end = rest.indexOf('--');
+  const head = end < 0 ? rest : rest.slice(0, end);
+  return head.filter((a) => a !== '--help' && a !== '-h');
 }
 
 async function takesPositionals(cmd: CommandDef): Promise<boolean> {

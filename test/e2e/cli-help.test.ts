@@ -71,6 +71,34 @@ test('every command and subcommand answers --help with exit 0', async () => {
   }
 });
 
+test("svc help [command…] and --help before the command words print that command's help", async () => {
+  // `svc help` was the unknown command "help" (exit 2), and `svc --help gateway` printed svc's own help
+  const [top, gateway, issueKey] = await Promise.all([
+    help([]),
+    help(['gateway']),
+    help(['gateway', 'issue-key']),
+  ]);
+  const cases: Array<[string[], SvcResult]> = [
+    [['help'], top],
+    [['help', 'gateway'], gateway],
+    [['--help', 'gateway'], gateway],
+    [['help', 'gateway', 'issue-key'], issueKey],
+    [['-h', 'gateway', 'issue-key'], issueKey],
+    [['gateway', '--help', 'issue-key'], issueKey],
+  ];
+  const runs = await Promise.all(cases.map(([args]) => runSvc(args, { env })));
+  cases.forEach(([args, expected], i) => {
+    assert.equal(runs[i].code, 0, `${args.join(' ')}: ${runs[i].stderr}`);
+    assert.equal(runs[i].stdout, expected.stdout, args.join(' '));
+  });
+  const unknown = await runSvc(['help', 'frobnicate'], { env });
+  assert.equal(unknown.code, 2);
+  assert.equal(
+    unknown.stderr,
+    'svc: Unknown command "frobnicate" for svc; run `svc --help` to see the commands.\n',
+  );
+});
+
 test('an unknown command exits 2 with one sentence on stderr', async () => {
   const [top, gateway] = await Promise.all([
     runSvc(['frobnicate'], { env }),
