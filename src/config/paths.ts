@@ -41,6 +41,12 @@ export function resolveKeystorePath(env: SvcEnv, flag: string | undefined): stri
       message:
         '--keystore needs a file path; leave it out to use SVC_GATEWAY_KEYSTORE or ~/.config/svc/keys.json.',
     });
+  // the keystore is read and rewritten in place: "-" is no stream here, and never a file named "-" (as backup)
+  if (flag === '-')
+    throw new SvcError('usage_error', {
+      message:
+        '--keystore is a file, not standard input or output ("-"); name the file (./- for a file called -).',
+    });
   return flag ?? env.gatewayKeystore ?? join(homeDir(env), '.config', 'svc', 'keys.json');
 }
 

@@ -394,6 +394,11 @@ test('missing or malformed arguments exit 2', async () => {
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--daily-cap-usd', 'lots'],
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'claude'],
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'nope:model'],
+    // a model the registry the gateway uses (here the built-in table) does not hold could never be served
+    ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'anthropic:nope'],
+    // the keystore is a file read and rewritten: "-" is refused as backup and restore refuse it
+    ['issue-key', '--name', 'x', '--workspace', '/tmp', '--keystore', '-'],
+    ['list-keys', '--keystore', '-'],
     ['issue-key', '--name', '', '--workspace', '/tmp'],
     ['issue-key', '--name', '  ', '--workspace', '/tmp'],
     ['issue-key', '--name', 'x', '--workspace', ''],
@@ -402,10 +407,29 @@ test('missing or malformed arguments exit 2', async () => {
     ['rotate-key', ' '],
     ['list-keys', '--format', 'xml'],
   ]) {
-    const r = await runSvc(['gateway', ...args], { env: f.env });
+    const r = await runSvc(['gateway', ...args], { env: f.env, cwd: dirname(f.keystore) });
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
+  assert.equal(existsSync(join(dirname(f.keystore), '-')), false, 'a keystore file named "-"');
+  const typo = await runSvc(
+    [
+      'gateway',
+      'issue-key',
+      '--name',
+      'x',
+      '--workspace',
+      '/tmp',
+      '--allow-model',
+      'anthropic:claude-sonet-4-5',
+    ],
+    { env: f.env },
+  );
+  assert.equal(typo.code, 2, typo.stderr);
+  assert.equal(
+    typo.stderr,
+    'svc: --allow-model "anthropic:claude-sonet-4-5" is not a model of built-in models.yaml (did you mean anthropic:claude-sonnet-4-5?); give an id it lists, or point --models or SVC_MODELS at the models.yaml the gateway uses.\n',
+  );
   // none of them issued a key: there is not even a keystore to list
   const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
   assert.equal(listed.code, 1, listed.stdout);

@@ -2,9 +2,13 @@ import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { PROVIDERS } from '../../../adapters/names.ts';
 import { IDENTITY_ID_RE } from '../../../analytics/identity.ts';
+import { readEnv } from '../../../config/env.ts';
 import { runIssueKey } from '../../../gateway/key-admin.ts';
 import { isDecimalString } from '../../../lib/decimal.ts';
 import { SvcError } from '../../../lib/errors.ts';
+import { loadModelRegistry, type ModelRegistry } from '../../../models/registry.ts';
+import { suggestModel } from '../../../models/suggest-model.ts';
+import { configFileFlagsOf } from '../../config-flags.ts';
 import { keystoreArgs, printTokenLines, withKeyAdmin } from './common.ts';
 
 export default defineCommand({
@@ -20,13 +24,18 @@ export default defineCommand({
     'monthly-cap-usd': { type: 'string', description: 'Monthly spend cap in USD (decimal)' },
     user: { type: 'string', description: 'User tag: 1 to 200 letters, digits, _ or - (usr_alice)' },
     team: { type: 'string', description: 'Team tag: 1 to 200 letters, digits, _ or - (team_core)' },
+    models: {
+      type: 'string',
+      description:
+        'models.yaml the --allow-model ids are checked in (default SVC_MODELS, else the built-in table)',
+    },
     ...keystoreArgs,
   },
   async run({ args, rawArgs }) {
     const input = {
       name: nonEmpty(args.name, '--name', 'a label such as the tenant, environment or feature'),
       workspace_path: resolve(nonEmpty(args.workspace, '--workspace', 'the folder the key is scoped to')),
-      allowed_models: allowedModels(rawArgs),
+      allowed_models: knownModels(allowedModels(rawArgs), args.models),
       daily_cap_usd: cap(args['daily-cap-usd'], '--daily-cap-usd'),
       monthly_cap_usd: cap(args['monthly-cap-usd'], '--monthly-cap-usd'),
       user_id: identityTag(args.user, '--user'),
@@ -64,6 +73,30 @@ function allowedModels(rawArgs: string[]): string[] | undefined {
     }
   }
   return ids.length ? ids : undefined;
+}
+
+/**
+ * Allowed models the gateway's registry (--models, SVC_MODELS, else the built-in table) does not hold could
+ * never be served: a typo would leave the key allowed nothing, so it is refused with the nearest id.
+ */
+function knownModels(ids: string[] | undefined, modelsFlag: string | undefined): string[] | undefined {
+  if (ids === undefined) return undefined;
+  const { modelsPath } = configFileFlagsOf({ models: modelsFlag });
+  const registry = loadModelRegistry(modelsPath ?? readEnv().models);
+  for (const id of ids) {
+    if (registry.get(id)) continue;
+    const guess = nearestId(id, registry);
+    throw new SvcError('usage_error', {
+      message: `--allow-model "${id}" is not a model of ${registry.source}${guess ? ` (did you mean ${guess}?)` : ''}; give an id it lists, or point --models or SVC_MODELS at the models.yaml the gateway uses.`,
+    });
+  }
+  return ids;
+}
+
+/** The canonical id `id` most likely means (an alias it is near stands for its model). */
+function nearestId(id: string, registry: ModelRegistry): string | undefined {
+  const guess = suggestModel(id, registry);
+  return guess === undefined ? undefined : registry.resolve(guess)?.id;
 }
 
 /** A required value that says something: an empty or blank one is a usage error, not a key labelled "". */
