@@ -44,14 +44,20 @@ export interface BackupReport extends StoreSummary {
  * The SQLite file of `target`; a PostgreSQL store is refused (backup_refused / restore_refused, exit 1)
  * with the advice to use the engine's own tools, which copy a live database consistently.
  */
-export function sqliteFileOf(target: StoreTarget, command: 'backup' | 'restore'): string {
+export function sqliteFileOf(
+  target: StoreTarget,
+  command: 'backup' | 'restore',
+  urlFrom: '--database-url' | 'SVC_DATABASE_URL' = 'SVC_DATABASE_URL',
+): string {
   if (target.engine === 'sqlite') return target.path;
   const db = redactDatabaseUrl(target.url);
+  // the URL as the user gave it, never echoed (it may hold a password): the variable, or a placeholder
+  const url = urlFrom === 'SVC_DATABASE_URL' ? '"$SVC_DATABASE_URL"' : '"<the URL you gave --database-url>"';
   throw new SvcError(command === 'backup' ? 'backup_refused' : 'restore_refused', {
     message:
       command === 'backup'
-        ? `svc backup copies a SQLite store file, but this store is the PostgreSQL database ${db}; back it up with PostgreSQL's own tool: pg_dump --format=custom --file=svc.dump "$SVC_DATABASE_URL".`
-        : `svc restore replaces a SQLite store file, but this store is the PostgreSQL database ${db}; restore a pg_dump archive with PostgreSQL's own tool, with every svc process stopped: pg_restore --clean --if-exists --dbname="$SVC_DATABASE_URL" svc.dump.`,
+        ? `svc backup copies a SQLite store file, but this store is the PostgreSQL database ${db}; back it up with PostgreSQL's own tool: pg_dump --format=custom --file=svc.dump ${url}.`
+        : `svc restore replaces a SQLite store file, but this store is the PostgreSQL database ${db}; restore a pg_dump archive with PostgreSQL's own tool, with every svc process stopped: pg_restore --clean --if-exists --dbname=${url} svc.dump.`,
   });
 }
 

@@ -359,10 +359,23 @@ test('on PostgreSQL, backup and restore point to pg_dump / pg_restore and exit 1
   const url = 'postgres://svc:s3cret-pw@127.0.0.1:1/svc';
   const viaEnv = isolatedEnv(tmp.dir, { SVC_DATABASE_URL: url });
   const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
-    [['backup', p('pg.dump')], viaEnv, /PostgreSQL database postgres:\/\/svc@127\.0\.0\.1:1\/svc; .*pg_dump/],
-    [['gateway', 'backup', p('pg.dump'), '--database-url', url], env, /pg_dump --format=custom/],
-    [['restore', good], viaEnv, /pg_restore --clean/],
-    [['gateway', 'restore', good, '--force', '--database-url', url], env, /pg_restore/],
+    [
+      ['backup', p('pg.dump')],
+      viaEnv,
+      /PostgreSQL database postgres:\/\/svc@127\.0\.0\.1:1\/svc; .*pg_dump .*"\$SVC_DATABASE_URL"\.$/,
+    ],
+    // the URL came from the flag: the command names that, not a variable the user never set
+    [
+      ['gateway', 'backup', p('pg.dump'), '--database-url', url],
+      env,
+      /pg_dump --format=custom --file=svc\.dump "<the URL you gave --database-url>"\.$/,
+    ],
+    [['restore', good], viaEnv, /pg_restore --clean --if-exists --dbname="\$SVC_DATABASE_URL" svc\.dump\.$/],
+    [
+      ['gateway', 'restore', good, '--force', '--database-url', url],
+      env,
+      /pg_restore --clean --if-exists --dbname="<the URL you gave --database-url>" svc\.dump\.$/,
+    ],
   ];
   for (const [args, e, pattern] of cases) {
     const r = await runSvc(args, { env: e });

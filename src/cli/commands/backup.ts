@@ -18,7 +18,11 @@ export default defineCommand({
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
     const target = resolveStoreTarget(readEnv(), storeFlagsOf(args), scope);
-    const source = sqliteFileOf(target, 'backup');
+    const source = sqliteFileOf(
+      target,
+      'backup',
+      args['database-url'] === undefined ? 'SVC_DATABASE_URL' : '--database-url',
+    );
     const dest = requireFilePath(args.dest_file, 'DEST_FILE', '', 'standard output');
     const r = await backupStore(source, dest, target.engine === 'sqlite' ? target.busyTimeoutMs : undefined);
     const lines = formatSummaryLines([

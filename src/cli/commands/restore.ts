@@ -20,7 +20,11 @@ export default defineCommand({
   async run({ args }) {
     const scope = invokedUnderGateway() ? 'gateway' : 'any';
     const target = resolveStoreTarget(readEnv(), storeFlagsOf(args), scope);
-    const dbPath = sqliteFileOf(target, 'restore');
+    const dbPath = sqliteFileOf(
+      target,
+      'restore',
+      args['database-url'] === undefined ? 'SVC_DATABASE_URL' : '--database-url',
+    );
     const backup = requireFilePath(args.backup_file, 'BACKUP_FILE', '', 'standard input');
     const r = await restoreStore({
       backup,
