@@ -91,6 +91,15 @@ test('explain refuses a blank --model as the gateway does, and routes cost_today
       ['--model', 'auto', '--cost-today', '-1'],
       'svc: --cost-today must be a non-negative amount of USD such as 25 or 2.50, not "-1".',
     ],
+    // an empty tool name (an unset variable in `--tools "$A,$B"`) names no tool: it read as no tools at all
+    [
+      ['--model', 'auto', '--tools', ',,'],
+      'svc: --tools ",," holds an empty tool name: give comma-separated names such as read_file,bash, or leave --tools out for a request without tools.',
+    ],
+    [
+      ['--model', 'auto', '--tools='],
+      'svc: --tools "" holds an empty tool name: give comma-separated names such as read_file,bash, or leave --tools out for a request without tools.',
+    ],
   ] as const) {
     const run = await explain(...flags);
     assert.equal(run.code, 2, run.stderr);

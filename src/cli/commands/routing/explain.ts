@@ -88,10 +88,7 @@ export default defineCommand({
     const facts = describeExplainRequest({
       model,
       text: args.text,
-      tools: (args.tools ?? '')
-        .split(',')
-        .map((t) => t.trim())
-        .filter(Boolean),
+      tools: toolsFlag(args.tools),
       images: args.images === true,
       workspace: args.workspace === undefined ? null : workspaceFlag(args.workspace),
       // a request has at least one message: the gateway refuses one without (400 naming messages)
@@ -174,6 +171,17 @@ function workspaceFlag(text: string): string {
 function providersLine(available: readonly string[]): string {
   if (available.length > 0) return `providers    ${available.join(', ')} (the *_API_KEY variables set here)`;
   return 'providers    none: ANTHROPIC_API_KEY, OPENAI_API_KEY and OPENROUTER_API_KEY are unset here, so every model is provider_unavailable (a server refuses to start without one)';
+}
+
+/** Comma-separated tool names; an empty one (`--tools ,,`, `--tools=`, `a,,b`) names no tool: a usage error. */
+function toolsFlag(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const names = text.split(',').map((t) => t.trim());
+  if (names.includes(''))
+    throw new SvcError('usage_error', {
+      message: `--tools "${text}" holds an empty tool name: give comma-separated names such as read_file,bash, or leave --tools out for a request without tools.`,
+    });
+  return names;
 }
 
 /** A blank --model names no model: the gateway answers such a request 400, so there is nothing to explain. */
