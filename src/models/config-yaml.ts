@@ -2,7 +2,15 @@
  * @module YAML for the two config files (models.yaml, routing.yaml): decimals stay exact and every
  * problem is reported as `<file>: <field path>: <reason>` so an operator can fix it in one go.
  */
-import { CORE_SCHEMA, defineScalarTag, floatCoreTag, load, NOT_RESOLVED, YAMLException } from 'js-yaml';
+import {
+  CORE_SCHEMA,
+  defineScalarTag,
+  floatCoreTag,
+  load,
+  loadAll,
+  NOT_RESOLVED,
+  YAMLException,
+} from 'js-yaml';
 import type * as v from 'valibot';
 import { SvcError } from '../lib/errors.ts';
 
@@ -27,13 +35,18 @@ const EXACT_SCHEMA = CORE_SCHEMA.withTags(EXACT_FLOAT_TAG);
  */
 export const MAX_CONFIG_VALUES = 100_000;
 
-/** Parses one YAML document; a syntax error becomes SvcError config_invalid naming the file and line. */
-export function parseConfigYaml(text: string, file: string): unknown {
+/**
+ * Parses one YAML document (with `emptyIsNull`, a file of none is null); a syntax error becomes SvcError
+ * config_invalid naming the file and line.
+ */
+export function parseConfigYaml(text: string, file: string, emptyIsNull = false): unknown {
   let doc: unknown;
   try {
     doc = load(text, { schema: EXACT_SCHEMA, filename: file });
   } catch (err) {
     if (!(err instanceof YAMLException)) throw err;
+    // a file of no document (empty, or comments only) reads, with emptyIsNull, as the document `~`
+    if (emptyIsNull && holdsNoDocument(text)) return null;
     const where = err.mark ? ` (line ${err.mark.line + 1}, column ${err.mark.column + 1})` : '';
     throw new SvcError('config_invalid', {
       message: `${file}: not valid YAML${where}: ${err.reason}; fix the file and try again.`,
@@ -50,6 +63,15 @@ export function parseConfigYaml(text: string, file: string): unknown {
     });
   }
   return doc;
+}
+
+/** True when `text` parses as a stream of no document at all; false for a syntax error or several. */
+function holdsNoDocument(text: string): boolean {
+  try {
+    return loadAll(text, { schema: EXACT_SCHEMA }).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -83,7 +83,8 @@ export function compilePolicyText(
   const text = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
   let doc: unknown;
   try {
-    doc = parseConfigYaml(text, source);
+    // an empty or comment-only routing.yaml is the policy `~` is: no rules, every default (README)
+    doc = parseConfigYaml(text, source, true);
   } catch (err) {
     if (!isSvcError(err)) throw err;
     return { valid: false, errors: (err.details?.errors as string[]) ?? [err.message], warnings: [] };

@@ -93,6 +93,11 @@ test('routing: view, check (errors, shadowing warnings) and an atomic reload tha
     errors: [],
     warnings: [],
   });
+  // an empty or comment-only policy_yaml is the document `~`, a valid policy with no rules (README)
+  const tilde = (await api('POST', '/routing/check', { policy_yaml: '~\n' })).body;
+  assert.equal(tilde.valid, true);
+  for (const empty of ['', '# nothing yet\n'])
+    assert.deepEqual((await api('POST', '/routing/check', { policy_yaml: empty })).body, tilde, empty);
   const bad = await api('POST', '/routing/check', {
     policy_yaml: 'rules:\n  - { name: a, use: nope:model }\n',
   });

@@ -48,6 +48,15 @@ test('explain names the broken file and routes with what a server would keep', a
   assert.match(good.stdout, /^winner {7}global_default → anthropic:claude-haiku-4-5$/m);
   assert.equal(existsSync(configDir) && readdirSync(configDir).some((f) => f.startsWith('routing.')), false);
 
+  // an empty or comment-only file is the document `~`: a valid policy with no rules (it was 'not valid
+  // YAML: expected a document, but the input is empty', and the built-in policy served), as README says
+  writeFileSync(routing, '~\n');
+  const tilde = await explain();
+  for (const empty of ['', '# rules to come\n\n']) {
+    writeFileSync(routing, empty);
+    assert.equal((await explain()).stdout, tilde.stdout, JSON.stringify(empty));
+  }
+
   // a valid file's warnings, as POST /routing/check gives them (explain is the gateway's way to check a file)
   writeFileSync(routing, 'rules:\n  - { name: all, use: fast }\n  - { name: never, use: deep }\n');
   const warned = await explain();
