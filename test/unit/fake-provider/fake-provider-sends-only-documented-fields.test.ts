@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { createFakeProvider } from '../../fake-provider/server.ts';
 import {
   ANTHROPIC_COUNT_TOKENS,
+  ANTHROPIC_FAST_MESSAGE,
   ANTHROPIC_MESSAGE,
   fieldPaths,
   OPENAI_RESPONSE,
@@ -53,6 +54,25 @@ test('an Anthropic message with thinking, text, a tool call and cache usage has 
   assert.ok(paths.has('content[thinking].signature'));
   assert.deepEqual(undocumented(body, ANTHROPIC_MESSAGE), []);
   assert.equal(paths.has('content[text].citations'), false, 'no citations field on a plain text block');
+});
+
+test('an Anthropic answer in fast mode or on Priority Tier says so in documented usage fields', async () => {
+  const ask = (extra: Record<string, unknown>) =>
+    post('/v1/messages', {
+      model: 'claude-x',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hi [[fake:priority-tier]]' }],
+      ...extra,
+    }) as Promise<{ usage: Record<string, unknown> }>;
+  // auto, the default, runs on the account's priority capacity; standard_only does not
+  const fast = await ask({ speed: 'fast' });
+  assert.deepEqual(undocumented(fast, ANTHROPIC_FAST_MESSAGE), []);
+  assert.equal(fast.usage.speed, 'fast');
+  assert.equal(fast.usage.service_tier, 'priority');
+  const standard = await ask({ service_tier: 'standard_only', speed: 'standard' });
+  assert.deepEqual(undocumented(standard, ANTHROPIC_FAST_MESSAGE), []);
+  assert.equal(standard.usage.speed, 'standard');
+  assert.equal(standard.usage.service_tier, 'standard');
 });
 
 test('an Anthropic token count has only documented fields', async () => {
