@@ -394,8 +394,6 @@ test('missing or malformed arguments exit 2', async () => {
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--daily-cap-usd', 'lots'],
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'claude'],
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'nope:model'],
-    // a model the registry the gateway uses (here the built-in table) does not hold could never be served
-    ['issue-key', '--name', 'x', '--workspace', '/tmp', '--allow-model', 'anthropic:nope'],
     // the keystore is a file read and rewritten: "-" is refused as backup and restore refuse it
     ['issue-key', '--name', 'x', '--workspace', '/tmp', '--keystore', '-'],
     ['list-keys', '--keystore', '-'],
@@ -412,6 +410,10 @@ test('missing or malformed arguments exit 2', async () => {
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
   assert.equal(existsSync(join(dirname(f.keystore), '-')), false, 'a keystore file named "-"');
+  // none of them issued a key: there is not even a keystore to list
+  const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
+  assert.equal(listed.code, 1, listed.stdout);
+  assert.match(listed.stderr, /There is no keystore at/);
   const typo = await runSvc(
     [
       'gateway',
@@ -425,15 +427,13 @@ test('missing or malformed arguments exit 2', async () => {
     ],
     { env: f.env },
   );
-  assert.equal(typo.code, 2, typo.stderr);
+  // said, not refused: the gateway the key is for may read another models.yaml than this command was given
+  assert.equal(typo.code, 0, typo.stderr);
+  assert.match(parseLines(typo.stdout).token, /^gw_/);
   assert.equal(
     typo.stderr,
-    'svc: --allow-model "anthropic:claude-sonet-4-5" is not a model of built-in models.yaml (did you mean anthropic:claude-sonnet-4-5?); give an id it lists, or point --models or SVC_MODELS at the models.yaml the gateway uses.\n',
+    'svc: warning: --allow-model "anthropic:claude-sonet-4-5" is not a model of built-in models.yaml (did you mean anthropic:claude-sonnet-4-5?); the key allows it, but a gateway using that table never serves it: check the id, or issue keys with the --models or SVC_MODELS the gateway uses.\n',
   );
-  // none of them issued a key: there is not even a keystore to list
-  const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
-  assert.equal(listed.code, 1, listed.stdout);
-  assert.match(listed.stderr, /There is no keystore at/);
 });
 
 // spec 3's identity guard: a tag outside it could never be filtered, exported or forgotten

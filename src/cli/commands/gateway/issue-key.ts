@@ -35,13 +35,15 @@ export default defineCommand({
     const input = {
       name: nonEmpty(args.name, '--name', 'a label such as the tenant, environment or feature'),
       workspace_path: resolve(nonEmpty(args.workspace, '--workspace', 'the folder the key is scoped to')),
-      allowed_models: knownModels(allowedModels(rawArgs), args.models),
+      allowed_models: allowedModels(rawArgs),
       daily_cap_usd: cap(args['daily-cap-usd'], '--daily-cap-usd'),
       monthly_cap_usd: cap(args['monthly-cap-usd'], '--monthly-cap-usd'),
       user_id: identityTag(args.user, '--user'),
       team_id: identityTag(args.team, '--team'),
     };
+    const unknown = unknownModels(input.allowed_models, args.models);
     const { record, token } = await withKeyAdmin(args, (deps) => runIssueKey(input, deps));
+    for (const line of unknown) process.stderr.write(`svc: warning: ${line}\n`);
     await printTokenLines(
       [
         ['key_id', record.key_id],
@@ -76,21 +78,20 @@ function allowedModels(rawArgs: string[]): string[] | undefined {
 }
 
 /**
- * Allowed models the gateway's registry (--models, SVC_MODELS, else the built-in table) does not hold could
- * never be served: a typo would leave the key allowed nothing, so it is refused with the nearest id.
+ * What to say of allowed models the registry (--models, SVC_MODELS, else the built-in table) does not hold:
+ * a typo would leave the key allowed a model no request reaches, so each is named with the nearest id. Said,
+ * not refused: the gateway the key is for may read another models.yaml than this command was given.
  */
-function knownModels(ids: string[] | undefined, modelsFlag: string | undefined): string[] | undefined {
-  if (ids === undefined) return undefined;
+function unknownModels(ids: string[] | undefined, modelsFlag: string | undefined): string[] {
+  if (ids === undefined) return [];
   const { modelsPath } = configFileFlagsOf({ models: modelsFlag });
   const registry = loadModelRegistry(modelsPath ?? readEnv().models);
-  for (const id of ids) {
-    if (registry.get(id)) continue;
-    const guess = nearestId(id, registry);
-    throw new SvcError('usage_error', {
-      message: `--allow-model "${id}" is not a model of ${registry.source}${guess ? ` (did you mean ${guess}?)` : ''}; give an id it lists, or point --models or SVC_MODELS at the models.yaml the gateway uses.`,
+  return ids
+    .filter((id) => !registry.get(id))
+    .map((id) => {
+      const guess = nearestId(id, registry);
+      return `--allow-model "${id}" is not a model of ${registry.source}${guess ? ` (did you mean ${guess}?)` : ''}; the key allows it, but a gateway using that table never serves it: check the id, or issue keys with the --models or SVC_MODELS the gateway uses.`;
     });
-  }
-  return ids;
 }
 
 /** The canonical id `id` most likely means (an alias it is near stands for its model). */
