@@ -1,7 +1,7 @@
 /**
  * @module What `svc chat` prints for the preset:chat events: text deltas as they arrive, one compact line
  * per tool call and result, delegation, failures, and the turn's end with its cost. Meta lines are dimmed
- * on a terminal. Unknown event types are ignored (spec 2 §WebSocket stream).
+ * on a terminal, unless NO_COLOR is set. Unknown event types are ignored (spec 2 §WebSocket stream).
  */
 import type { Writable } from 'node:stream';
 import type { EventEnvelope } from '../../events/envelope.ts';
@@ -16,14 +16,20 @@ export interface Printer {
   endLine(): void;
 }
 
-export function createPrinter(out: Writable & { isTTY?: boolean }): Printer {
+/**
+ * `env`: where NO_COLOR is read (no-color.org: set and not empty, no colour or dimming even on a terminal).
+ */
+export function createPrinter(
+  out: Writable & { isTTY?: boolean },
+  env: Record<string, string | undefined> = process.env,
+): Printer {
   let midLine = false;
   /**
    * The end of the last text chunk, held back: a CR whose LF may open the next chunk (CRLF is a line break,
    * a lone CR a sign), or the first half of a surrogate pair (written alone it would print as U+FFFD).
    */
   let held = '';
-  const color = out.isTTY === true;
+  const color = out.isTTY === true && !env.NO_COLOR;
   const write = (s: string) => {
     if (s.length === 0 || out.destroyed) return; // a closed output is reported once by run-chat.ts
     out.write(s);

@@ -112,6 +112,21 @@ test('control characters never reach the terminal: shown as signs in text, quote
   assert.equal(compactInput({ path: 'a\u009bb', name: 'x\u202ey' }), 'path="a\ufffdb" name="x\ufffdy"');
 });
 
+test('meta lines are dimmed on a terminal, and not when NO_COLOR is set (no-color.org)', () => {
+  const lines = (env: Record<string, string | undefined>) => {
+    const out = Object.assign(new PassThrough(), { isTTY: true });
+    let written = '';
+    out.setEncoding('utf8').on('data', (d) => {
+      written += d;
+    });
+    createPrinter(out, env).line('· meta', true);
+    return written;
+  };
+  assert.equal(lines({}), '\u001b[2m· meta\u001b[0m\n');
+  assert.equal(lines({ NO_COLOR: '1' }), '· meta\n');
+  assert.equal(lines({ NO_COLOR: '' }), '\u001b[2m· meta\u001b[0m\n');
+});
+
 test('a CRLF or an emoji split between two text deltas prints as a line break and the emoji, not as signs', () => {
   const out = new PassThrough();
   let written = '';
