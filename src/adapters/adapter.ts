@@ -160,9 +160,19 @@ export function runStreamDecoder(events: AsyncIterable<SseEvent>, decoder: Strea
     generatedQuarterTokens: () => decoder.generatedQuarterTokens(),
     usageFinal: () => decoder.usageFinal(),
     blockEnded: (index) => decoder.blockEnded(index),
-    async *[Symbol.asyncIterator]() {
-      for await (const e of events) yield* decoder.push(e);
-      yield* decoder.end();
-    },
+    [Symbol.asyncIterator]: () => decodeAll(events, decoder),
   };
+}
+
+/**
+ * runStreamDecoder's events: declared once, not a generator closure made per stream (V8 gives each generator
+ * function an initial map in the old generation pointing back at the function, which kept the stream's
+ * objects through young collections).
+ */
+async function* decodeAll(
+  events: AsyncIterable<SseEvent>,
+  decoder: StreamDecoder,
+): AsyncGenerator<CanonicalStreamEvent> {
+  for await (const e of events) yield* decoder.push(e);
+  yield* decoder.end();
 }
