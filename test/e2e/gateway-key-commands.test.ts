@@ -434,6 +434,18 @@ test('missing or malformed arguments exit 2', async () => {
     typo.stderr,
     'svc: warning: --allow-model "anthropic:claude-sonet-4-5" is not a model of built-in models.yaml (did you mean anthropic:claude-sonnet-4-5?); the key allows it, but a gateway using that table never serves it: check the id, or issue keys with the --models or SVC_MODELS the gateway uses.\n',
   );
+  // SVC_MODELS naming the gateway's file, absent where keys are issued (a Compose job): unchecked, issued
+  const away = join(tmp.dir, 'mounted-only-in-the-gateway', 'models.yaml');
+  const unchecked = await runSvc(
+    ['gateway', 'issue-key', '--name', 'y', '--workspace', '/tmp', '--allow-model', 'anthropic:my-tuned'],
+    { env: { ...f.env, SVC_MODELS: away } },
+  );
+  assert.equal(unchecked.code, 0, unchecked.stderr);
+  assert.match(parseLines(unchecked.stdout).token, /^gw_/);
+  assert.match(
+    unchecked.stderr,
+    /^svc: warning: the --allow-model ids were not checked against SVC_MODELS, and the key allows them as given: Cannot read the model registry .*\n$/,
+  );
 });
 
 // spec 3's identity guard: a tag outside it could never be filtered, exported or forgotten

@@ -5,7 +5,7 @@ import { IDENTITY_ID_RE } from '../../../analytics/identity.ts';
 import { readEnv } from '../../../config/env.ts';
 import { runIssueKey } from '../../../gateway/key-admin.ts';
 import { isDecimalString } from '../../../lib/decimal.ts';
-import { SvcError } from '../../../lib/errors.ts';
+import { isSvcError, SvcError } from '../../../lib/errors.ts';
 import { loadModelRegistry, type ModelRegistry } from '../../../models/registry.ts';
 import { suggestModel } from '../../../models/suggest-model.ts';
 import { configFileFlagsOf } from '../../config-flags.ts';
@@ -85,7 +85,18 @@ function allowedModels(rawArgs: string[]): string[] | undefined {
 function unknownModels(ids: string[] | undefined, modelsFlag: string | undefined): string[] {
   if (ids === undefined) return [];
   const { modelsPath } = configFileFlagsOf({ models: modelsFlag });
-  const registry = loadModelRegistry(modelsPath ?? readEnv().models);
+  const path = modelsPath ?? readEnv().models;
+  let registry: ModelRegistry;
+  try {
+    registry = loadModelRegistry(path);
+  } catch (err) {
+    // SVC_MODELS may name the gateway's file, absent where keys are issued: the ids go unchecked, as before
+    // the check; a --models flag asked for it, so its file failing is the command's error
+    if (modelsPath !== undefined || !isSvcError(err)) throw err;
+    return [
+      `the --allow-model ids were not checked against SVC_MODELS, and the key allows them as given: ${err.message}`,
+    ];
+  }
   return ids
     .filter((id) => !registry.get(id))
     .map((id) => {
