@@ -83,13 +83,22 @@ export function compilePolicyText(
   const text = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
   let doc: unknown;
   try {
-    // an empty or comment-only routing.yaml is the policy `~` is: no rules, every default (README)
     doc = parseConfigYaml(text, source, true);
   } catch (err) {
     if (!isSvcError(err)) throw err;
     return { valid: false, errors: (err.details?.errors as string[]) ?? [err.message], warnings: [] };
   }
-  const input = markEmptyListsForMappings(doc ?? {}, RoutingPolicyFileSchema);
+  // no policy at all (an empty file, comments only, `~`) is refused alike: a reload that lands while the file
+  // is being rewritten (`>` truncates it first) keeps the rules in force rather than dropping every one (README)
+  if (doc === null || doc === undefined)
+    return {
+      valid: false,
+      errors: [
+        'holds no policy (an empty file, only comments, or ~); write {} for a policy with no rules of its own',
+      ],
+      warnings: [],
+    };
+  const input = markEmptyListsForMappings(doc, RoutingPolicyFileSchema);
   const parsed = v.safeParse(RoutingPolicyFileSchema, input);
   const version = sha256Hex(bytes);
   if (!parsed.success) {

@@ -93,11 +93,13 @@ test('routing: view, check (errors, shadowing warnings) and an atomic reload tha
     errors: [],
     warnings: [],
   });
-  // an empty or comment-only policy_yaml is the document `~`, a valid policy with no rules (README)
-  const tilde = (await api('POST', '/routing/check', { policy_yaml: '~\n' })).body;
-  assert.equal(tilde.valid, true);
-  for (const empty of ['', '# nothing yet\n'])
-    assert.deepEqual((await api('POST', '/routing/check', { policy_yaml: empty })).body, tilde, empty);
+  // no policy at all (empty, comments only, `~`) is invalid alike, and `{}` a valid policy with no rules (README)
+  for (const empty of ['', '# nothing yet\n', '~\n']) {
+    const none = (await api('POST', '/routing/check', { policy_yaml: empty })).body;
+    assert.equal(none.valid, false, empty);
+    assert.match(none.errors[0], /holds no policy \(an empty file, only comments, or ~\); write \{\}/, empty);
+  }
+  assert.equal((await api('POST', '/routing/check', { policy_yaml: '{}\n' })).body.valid, true);
   const bad = await api('POST', '/routing/check', {
     policy_yaml: 'rules:\n  - { name: a, use: nope:model }\n',
   });

@@ -48,13 +48,22 @@ test('explain names the broken file and routes with what a server would keep', a
   assert.match(good.stdout, /^winner {7}global_default → anthropic:claude-haiku-4-5$/m);
   assert.equal(existsSync(configDir) && readdirSync(configDir).some((f) => f.startsWith('routing.')), false);
 
-  // an empty or comment-only file is the document `~`: a valid policy with no rules (it was 'not valid
-  // YAML: expected a document, but the input is empty', and the built-in policy served), as README says
-  writeFileSync(routing, '~\n');
-  const tilde = await explain();
-  for (const empty of ['', '# rules to come\n\n']) {
+  // a file of no policy (empty, comments only, `~`: what a reload can meet while the file is rewritten) is
+  // refused alike, with one sentence saying to write {} for a policy with no rules (README)
+  for (const empty of ['', '# rules to come\n\n', '~\n']) {
     writeFileSync(routing, empty);
-    assert.equal((await explain()).stdout, tilde.stdout, JSON.stringify(empty));
+    const none = await runSvc(
+      ['routing', 'explain', '--model', 'auto', '--text', 'hi', '--routing', routing],
+      {
+        env,
+      },
+    );
+    assert.equal(none.code, 1, JSON.stringify(empty));
+    assert.equal(
+      none.stderr,
+      `svc: ${routing} is invalid (holds no policy (an empty file, only comments, or ~); write {} for a policy with no rules of its own); a server would route with the built-in policy instead: fix the file before you ship it.\n`,
+      JSON.stringify(empty),
+    );
   }
 
   // a valid file's warnings, as POST /routing/check gives them (explain is the gateway's way to check a file)

@@ -79,9 +79,14 @@ test('a file that is a list or a scalar must be a mapping', () => {
   assert.deepEqual(errorsOf('rules:\n  - { name: x, when: { not: [] }, use: fast }\n'), [
     'rules[0].when.not: must be a mapping with the keys has_images, has_tools, input_tokens_above, text_matches, workspace, cost_today_above, requested_model, all, any, not, not a list',
   ]);
-  // an empty list where a list belongs, and an empty document (YAML null), stay valid
+  // an empty list where a list belongs stays valid, as does `{}`; a document of no policy (YAML null, an empty
+  // file: what a reload meets while the file is rewritten) is refused, so the rules in force stay
   assert.deepEqual(errorsOf('rules: []\nworkspaces: []\npattern: { candidates: [] }\n'), []);
-  assert.deepEqual(errorsOf('~\n'), []);
+  assert.deepEqual(errorsOf('{}\n'), []);
+  for (const none of ['~\n', '', '# later\n'])
+    assert.deepEqual(errorsOf(none), [
+      'holds no policy (an empty file, only comments, or ~); write {} for a policy with no rules of its own',
+    ]);
 });
 
 test('models.yaml mistakes read the same way', (t) => {
