@@ -47,6 +47,12 @@ export function resolveKeystorePath(env: SvcEnv, flag: string | undefined): stri
       message:
         '--keystore is a file, not standard input or output ("-"); name the file (./- for a file called -).',
     });
+  // the variable alike, refused as every bad SVC_* setting is (exit 1), never a file named "-"
+  if (flag === undefined && env.gatewayKeystore === '-')
+    throw new SvcError('config_invalid', {
+      message:
+        'SVC_GATEWAY_KEYSTORE is a file, not standard input or output ("-"); set it to the file\'s path (./- for a file called -), or unset it to use ~/.config/svc/keys.json.',
+    });
   return flag ?? env.gatewayKeystore ?? join(homeDir(env), '.config', 'svc', 'keys.json');
 }
 

@@ -409,6 +409,16 @@ test('missing or malformed arguments exit 2', async () => {
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
+  // SVC_GATEWAY_KEYSTORE=- is refused as any bad SVC_* setting: exit 1, one sentence naming the variable
+  for (const args of [['issue-key', '--name', 'x', '--workspace', '/tmp'], ['list-keys']]) {
+    const r = await runSvc(['gateway', ...args], {
+      env: { ...f.env, SVC_GATEWAY_KEYSTORE: '-' },
+      cwd: dirname(f.keystore),
+    });
+    assert.equal(r.code, 1, `SVC_GATEWAY_KEYSTORE=- ${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr.trim(), /^svc: SVC_GATEWAY_KEYSTORE is a file, not standard input or output/);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
   assert.equal(existsSync(join(dirname(f.keystore), '-')), false, 'a keystore file named "-"');
   // none of them issued a key: there is not even a keystore to list
   const listed = await runSvc(['gateway', 'list-keys', '--format', 'json'], { env: f.env });
