@@ -29,11 +29,10 @@ async function main(rawArgs: string[]): Promise<void> {
       process.stdout.write(`${VERSION}\n`);
       return;
     }
-    // `svc help [command…]` is `svc [command…] --help`
-    const asked = rawArgs[0] === 'help' ? [...rawArgs.slice(1), '--help'] : rawArgs;
-    let { chain, rest } = await resolveChain(rootCommand as CommandDef, asked);
+    // `svc help [command…]` and `svc gateway help issue-key` are `svc [command…] --help` (resolveChain)
+    let { chain, rest, helpWord } = await resolveChain(rootCommand as CommandDef, rawArgs);
     // `svc` alone is a missing command like `svc analytics` alone: one sentence and exit 2, not the help
-    const help = await asksForHelp(chain[chain.length - 1], rest);
+    const help = helpWord || (await asksForHelp(chain[chain.length - 1], rest));
     // `svc --help gateway` is the gateway's help: the words after the help flag name the command
     if (help) ({ chain, rest } = await resolveChain(chain, withoutHelpFlags(rest)));
     const leaf = chain[chain.length - 1];
@@ -102,13 +101,18 @@ async function resolveValue<T>(v: T | (() => T | Promise<T>) | Promise<T>): Prom
   return typeof v === 'function' ? (v as () => T | Promise<T>)() : v;
 }
 
-/** Walks subcommands by the leading positional words; unknown words are reported by the caller. */
+/**
+ * Walks subcommands by the leading positional words; unknown words are reported by the caller. The word
+ * `help` where a command word goes asks for the help of the command the other words name (`svc help
+ * gateway`, `svc gateway help issue-key`); where the command takes an argument it stays that argument.
+ */
 async function resolveChain(
   from: CommandDef | CommandDef[],
   rawArgs: string[],
-): Promise<{ chain: CommandDef[]; rest: string[] }> {
+): Promise<{ chain: CommandDef[]; rest: string[]; helpWord: boolean }> {
   const chain: CommandDef[] = Array.isArray(from) ? [...from] : [from];
   let rest = rawArgs;
+  let helpWord = false;
   for (;;) {
     const cmd = chain[chain.length - 1];
     const subs = cmd.subCommands ? await resolveValue(cmd.subCommands) : undefined;
@@ -118,6 +122,11 @@ async function resolveChain(
     if (!next) {
       // a positional of the command itself (`svc gateway` takes none: `svc gateway frob` is no command of it)
       if (cmd.run && (await takesPositionals(cmd))) break;
+      if (first === 'help') {
+        helpWord = true;
+        rest = rest.slice(1);
+        continue;
+      }
       const name = commandName(chain);
       throw new SvcError('usage_error', {
         message: `Unknown command "${first}" for ${name}; run \`${name} --help\` to see the commands.`,
@@ -126,7 +135,7 @@ async function resolveChain(
     chain.push(await resolveValue(next as CommandDef));
     rest = rest.slice(1);
   }
-  return { chain, rest };
+  return { chain, rest, helpWord };
 }
 
 /**

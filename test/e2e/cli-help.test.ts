@@ -85,6 +85,11 @@ test("svc help [command…] and --help before the command words print that comma
     [['help', 'gateway', 'issue-key'], issueKey],
     [['-h', 'gateway', 'issue-key'], issueKey],
     [['gateway', '--help', 'issue-key'], issueKey],
+    // before: exit 2, 'Unexpected argument "--help"' / 'Unknown command "help"' (for svc, for svc gateway)
+    [['help', 'gateway', '--'], gateway],
+    [['--help', 'help'], top],
+    [['gateway', 'help'], gateway],
+    [['gateway', 'help', 'issue-key'], issueKey],
   ];
   const runs = await Promise.all(cases.map(([args]) => runSvc(args, { env })));
   cases.forEach(([args, expected], i) => {
@@ -97,6 +102,12 @@ test("svc help [command…] and --help before the command words print that comma
     unknown.stderr,
     'svc: Unknown command "frobnicate" for svc; run `svc --help` to see the commands.\n',
   );
+  // where a command takes an argument, "help" is that argument: the key id revoke-key looks for
+  const keyId = await runSvc(['gateway', 'revoke-key', 'help', '--keystore', join(tmp.dir, 'none.json')], {
+    env,
+  });
+  assert.equal(keyId.code, 1, keyId.stderr);
+  assert.doesNotMatch(keyId.stdout, /USAGE/);
 });
 
 test('an unknown command exits 2 with one sentence on stderr', async () => {
