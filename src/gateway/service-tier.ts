@@ -7,9 +7,12 @@
  * ask for no paid tier (`auto`, `default`, `standard`, `standard_only`) pass as sent. A translated request never
  * carries a tier (dropped-params.ts names the field). Anthropic runs a request on the organisation's Priority
  * Tier capacity unless it says `service_tier: "standard_only"` (`auto` is the default, a translated request's
- * too), and the answer's `usage.service_tier` says where it ran: on a Claude model with `priority` prices the
- * hold is their worst case, the bill follows the answer.
+ * too), and the answer's `usage.service_tier` says where it ran; OpenAI runs a request without `service_tier` (or
+ * `auto`, a translated request's too) at the project's default tier, which can be priority, and its answer's
+ * `service_tier` says which. On a model with `priority` prices such a request is held at their worst case; the
+ * bill follows the answer.
  */
+import type { AdapterName } from '../adapters/names.ts';
 import type { InboundShape } from '../events/catalog.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { tierPrices } from '../models/pricing.ts';
@@ -46,11 +49,21 @@ export function askedServiceTier(
   sameWire: boolean,
 ): AskedTier {
   const asked = sameWire ? explicitTier(body[TIER_FIELD[shape]], TIER_FIELD[shape], model) : STANDARD;
-  if (asked.tier) return asked;
-  const auto = !sameWire || body.service_tier !== 'standard_only';
-  return model.adapter === 'anthropic' && auto && tierPrices(model, 'priority')
-    ? { ...asked, hold: 'priority' }
-    : asked;
+  if (asked.tier || !tierPrices(model, 'priority')) return asked;
+  // the service_tier the provider gets: none when translated or left out
+  const sent = sameWire && !asked.leftOut.includes('service_tier') ? body.service_tier : undefined;
+  return mayRunAtPriority(model.adapter, sent) ? { ...asked, hold: 'priority' } : asked;
+}
+
+/**
+ * Whether a request sending `sent` as its service_tier may run at the priority tier without asking for it:
+ * Anthropic runs `auto` (its default) on the organisation's Priority Tier capacity unless `standard_only`;
+ * OpenAI runs `auto` (its default) at the project's default tier, which can be priority, unless `default`.
+ */
+function mayRunAtPriority(adapter: AdapterName, sent: unknown): boolean {
+  if (adapter === 'anthropic') return sent !== 'standard_only';
+  if (adapter === 'openai') return sent === undefined || sent === 'auto';
+  return false;
 }
 
 function explicitTier(value: unknown, field: string, model: ModelEntry): AskedTier {

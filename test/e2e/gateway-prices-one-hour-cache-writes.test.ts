@@ -194,10 +194,19 @@ test('a call with one-hour cache writes is priced at the one-hour rate', async (
         max_completion_tokens: 1000,
         messages: [{ role: 'user' as const, content: 'hi' }],
       };
-      await client.chat.completions.create(small);
+      await client.chat.completions.create({ ...small, service_tier: 'default' });
       await assert.rejects(client.chat.completions.create({ ...small, service_tier: 'priority' }), {
         status: 429,
       });
+      // no tier, or auto, runs at the project's default tier, which can be priority: held at it, as is a
+      // translated request (sent without the field)
+      for (const ask of [small, { ...small, service_tier: 'auto' as const }])
+        await assert.rejects(client.chat.completions.create(ask), { status: 429 });
+      const viaMessages = new Anthropic({ apiKey: capped.token, baseURL: stack.gw.url, maxRetries: 0 });
+      await assert.rejects(
+        viaMessages.messages.create({ ...big, model: 'mini', service_tier: 'standard_only' }),
+        { status: 429 },
+      );
     },
   );
 });

@@ -179,9 +179,9 @@ test('a same-wire request keeps a priced tier, leaves out an unpriced one, passe
     leftOut: [],
     hold: 'flex',
   });
-  assert.deepEqual(askedServiceTier('openai', { service_tier: 'scale' }, gpt, true), {
-    leftOut: ['service_tier'],
-  });
+  assert.deepEqual(askedServiceTier('openai', { service_tier: 'scale' }, gpt, true).leftOut, [
+    'service_tier',
+  ]);
   assert.deepEqual(askedServiceTier('anthropic', { speed: 'fast' }, opus, true), {
     tier: 'fast',
     leftOut: [],
@@ -189,7 +189,7 @@ test('a same-wire request keeps a priced tier, leaves out an unpriced one, passe
   });
   const haiku = loadModelRegistry(undefined).get('anthropic:claude-haiku-4-5')!;
   assert.deepEqual(askedServiceTier('anthropic', { speed: 'fast' }, haiku, true), { leftOut: ['speed'] });
-  for (const value of ['auto', 'default', 'standard', 'standard_only', undefined, 7])
+  for (const value of ['default', 'standard', 'standard_only', 7])
     assert.deepEqual(askedServiceTier('openai', { service_tier: value }, gpt, true), { leftOut: [] });
   assert.deepEqual(askedServiceTier('anthropic', { speed: 'standard', service_tier: 'auto' }, opus, true), {
     leftOut: [],
@@ -214,7 +214,29 @@ test('a Claude model with priority prices is held at them unless the request say
     leftOut: ['speed'],
     hold: 'priority',
   });
-  // no priority prices, or not a Claude model: the standard hold
+  // no priority prices: the standard hold
   assert.deepEqual(askedServiceTier('anthropic', {}, reg.get(OPUS)!, true), { leftOut: [] });
-  assert.deepEqual(askedServiceTier('openai', {}, reg.get(GPT)!, true), { leftOut: [] });
+});
+
+test('an OpenAI model with priority prices is held at them unless the request names a tier', () => {
+  const gpt = reg.get(GPT)!;
+  // OpenAI runs no service_tier, or auto, at the project's default tier, which can be priority
+  for (const body of [{}, { service_tier: 'auto' }])
+    for (const shape of ['openai', 'openai_responses'] as const)
+      assert.deepEqual(askedServiceTier(shape, body, gpt, true), { leftOut: [], hold: 'priority' });
+  // default is the standard tier; flex is its own
+  assert.deepEqual(askedServiceTier('openai', { service_tier: 'default' }, gpt, true), { leftOut: [] });
+  assert.equal(askedServiceTier('openai', { service_tier: 'flex' }, gpt, true).hold, 'flex');
+  // an unpriced tier left out, and a translated request, are sent without the field: the project's default
+  assert.deepEqual(askedServiceTier('openai', { service_tier: 'scale' }, gpt, true), {
+    leftOut: ['service_tier'],
+    hold: 'priority',
+  });
+  assert.deepEqual(askedServiceTier('anthropic', { service_tier: 'standard_only' }, gpt, false), {
+    leftOut: [],
+    hold: 'priority',
+  });
+  // no priority prices: the standard hold
+  const flexOnly = parseModelRegistry(file('{ flex: { input: 0.625, output: 5 } }'), 'models.yaml').get(GPT)!;
+  assert.deepEqual(askedServiceTier('openai', {}, flexOnly, true), { leftOut: [] });
 });
