@@ -353,6 +353,32 @@ test('a message cut by the drop whose end was sent while the socket was away is 
   assert.equal(out.split(words).length, 2, out);
 });
 
+test('svc chat attached to a session mid-message prints it in full after, saying its start streamed before the attach', {
+  timeout: 60_000,
+}, async () => {
+  const words = Array.from({ length: 20 }, (_, i) => `d${i}`).join(' ');
+  fake.script([{ text: words, holdAfter: 5 }]);
+  const a = chat(['--workspace', server.workspace]);
+  a.child.stdin!.write('go\n');
+  await a.waitFor(/d0/);
+  // the rest of the answer waits until the second chat is subscribed
+  const b = chat(['--session', sessionOf(a.out())]);
+  await b.waitFor(/^resumed · /m);
+  fake.release();
+  await b.waitFor(/^— done/m);
+  b.child.stdin!.end();
+  a.child.stdin!.end();
+  assert.equal(await b.exit, 0, b.err());
+  assert.equal(await a.exit, 0, a.err());
+  const out = b.out();
+  // before: 'part of this message was missed while reconnecting', with no reconnect at all
+  assert.ok(
+    out.includes(`part of this message streamed before svc chat attached; in full:\n${words}\n— done`),
+    out,
+  );
+  assert.doesNotMatch(out, /reconnect/);
+});
+
 test('an unknown session or an unreachable server is one sentence on stderr and exit 1', async () => {
   const unknown = chat(['--session', 'sess_01ARZ3NDEKTSV4RRFFQ69G5FAV'], '');
   assert.equal(await unknown.exit, 1);

@@ -137,6 +137,8 @@ async function answer(
       ...body,
       resetAfter,
       stallAfter: plan.stallAfter,
+      holdAfter: plan.holdAfter,
+      hold: () => held(signal, deps),
       ...(plan.processing === undefined ? {} : { lead: keepAlive(codec, plan) }),
     });
     return new Response(stream, {

@@ -31,7 +31,8 @@
  *                          citations_delta before its text); the OpenAI wires get the same text uncited
  *     priority-tier        the account has Anthropic Priority Tier capacity: the answer's usage.service_tier is
  *                          "priority" unless the request says service_tier: "standard_only" (its "auto", the
- *                          default, runs there); without it "standard"
+ *                          default, runs there); without it "standard". On the OpenAI wires: the project's
+ *                          default tier is priority, so service_tier "priority" for a request naming none or auto
  *     stop=REASON          Anthropic stop reason (end_turn|max_tokens|stop_sequence|tool_use|refusal|pause_turn|
  *                          model_context_window_exceeded)
  *     stop-sequence=STR    stop on the custom stop sequence STR (stop_reason stop_sequence, stop_sequence STR;
@@ -83,6 +84,9 @@
  *                          ends; non-streaming: a valid 200 whose reply text is BYTES long
  *     stall-after=N        streaming: N SSE frames, then silence with the connection open (an idle stream; ends
  *                          when the client disconnects or the fake closes)
+ *     hold-after=N         streaming: N SSE frames, then wait until the test calls release() and send the rest (an
+ *                          answer held mid-stream while the test does something else; ends as stall-after when
+ *                          the client disconnects or the fake closes first)
  *     processing[=N]       streaming: N keep-alive comments before the first event (OpenRouter's `: OPENROUTER
  *                          PROCESSING`, `: keep-alive` elsewhere), one every drip MS (300 by default); without
  *                          N, comments only, for ever (a model that never starts; ends when the client leaves)
@@ -151,6 +155,7 @@ export type FakeStep = {
   notSse?: boolean;
   oversize?: number;
   stallAfter?: number;
+  holdAfter?: number;
   /** Keep-alive comments before the first event (Infinity: nothing else). */
   processing?: number;
   dripMs?: number;
@@ -181,6 +186,7 @@ export const FAULT_KEYS = [
   'notSse',
   'oversize',
   'stallAfter',
+  'holdAfter',
   'processing',
   'dripMs',
   'slowHeadersMs',
@@ -348,6 +354,9 @@ function applyItem(step: FakeStep, key: string, value: string | undefined): void
       return;
     case 'stall-after':
       step.stallAfter = int(key, required(key, value));
+      return;
+    case 'hold-after':
+      step.holdAfter = int(key, required(key, value));
       return;
     case 'processing':
       step.processing = value === undefined ? Number.POSITIVE_INFINITY : int(key, value);

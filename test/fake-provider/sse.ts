@@ -15,6 +15,9 @@ export type BodyOptions = {
   resetAfter?: number;
   /** Frames sent before the body falls silent with the connection open (until the client leaves). */
   stallAfter?: number;
+  /** Frames sent before the body waits for `hold` (the fake's release()); false from it: the client left. */
+  holdAfter?: number;
+  hold?: () => Promise<boolean>;
   /** `count` copies of `frame` (a keep-alive comment) before the chunks, one every `everyMs`. */
   lead?: { frame: string; count: number; everyMs: number };
   signal: AbortSignal;
@@ -73,6 +76,7 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
   let untrack = () => {};
   let sent = 0;
   let led = 0;
+  let held = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       untrack = options.tracker.add(() => {
@@ -99,6 +103,10 @@ export function chunkStream(chunks: string[], options: BodyOptions): ReadableStr
         if (options.stallAfter !== undefined && sent >= options.stallAfter) {
           // an idle stream: nothing more, the connection open, until the client leaves or the fake closes
           await new Promise((_, reject) => signal.addEventListener('abort', reject, { once: true }));
+        }
+        if (options.holdAfter !== undefined && sent >= options.holdAfter && !held && options.hold) {
+          held = true;
+          if (!(await options.hold())) throw new Error('fake provider: client left while held');
         }
         if (sent >= chunks.length) {
           untrack();

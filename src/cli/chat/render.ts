@@ -70,22 +70,31 @@ export interface Renderer {
    * unless the stream already showed it in full.
    */
   stored(m: { id: string; content: unknown }): void;
+  /** The stream subscribed again after a lost socket: a message's missed part from now on was missed then. */
+  reconnected(): void;
 }
 
 /**
- * A message whose deltas were not all seen (a reconnect in its middle: streaming events are never
- * replayed) is printed again from its final content; one whose every delta was missed, in full. A
- * message is printed once: its later deltas and message.complete are skipped.
+ * A message whose deltas were not all seen (a reconnect in its middle, or svc chat attached to the session
+ * while it streamed: streaming events are never replayed) is printed again from its final content; one
+ * whose every delta was missed, in full. A message is printed once: its later deltas and message.complete
+ * are skipped. The line before the full text says which of the two it was.
  */
 export function createRenderer(p: Printer): Renderer {
   const shown = new Map<string, string>();
   const done = new Set<string>();
-  const finish = (id: string, final: string) => {
+  /** Whether the stream ever reconnected: before that, only what streamed before the attach was missed. */
+  let reconnects = false;
+  const finish = (id: string, final: string, afterReconnect: boolean) => {
     const seen = shown.get(id) ?? '';
     shown.delete(id);
     done.add(id);
     if (seen === final || final === '') return p.endLine();
-    if (seen !== '') p.line('· part of this message was missed while reconnecting; in full:', true);
+    if (seen !== '')
+      p.line(
+        `· part of this message ${afterReconnect ? MISSED_RECONNECTING : MISSED_ATTACHING}; in full:`,
+        true,
+      );
     p.endLine();
     p.text(final);
     p.endLine();
@@ -98,16 +107,24 @@ export function createRenderer(p: Printer): Renderer {
         return;
       if (e.type === 'text.delta')
         shown.set(pl.message_id, (shown.get(pl.message_id) ?? '') + String(pl.text ?? ''));
-      if (e.type === 'message.complete') return finish(pl.message_id, finalText(pl.final_content));
+      if (e.type === 'message.complete')
+        return finish(pl.message_id, finalText(pl.final_content), reconnects);
       renderEvent(p, e);
     },
     stored(m) {
-      if (!done.has(m.id)) finish(m.id, finalText(m.content));
+      // a stored copy is read back only after a reconnect (catch-up.ts)
+      if (!done.has(m.id)) finish(m.id, finalText(m.content), true);
+    },
+    reconnected() {
+      reconnects = true;
     },
   };
 }
 
 // --- internal ---
+
+const MISSED_RECONNECTING = 'was missed while reconnecting';
+const MISSED_ATTACHING = 'streamed before svc chat attached';
 
 function renderEvent(p: Printer, e: EventEnvelope): void {
   const pl = e.payload as Record<string, any>;

@@ -88,7 +88,10 @@ export async function runChat(o: ChatOptions): Promise<number> {
       const n = s.turn_count;
       if (o.session) p.line(`resumed · ${n} turn${n === 1 ? '' : 's'} so far · $${s.cost_so_far_usd}`, true);
     },
-    onResubscribed: () => catchUp.resubscribed(),
+    onResubscribed() {
+      render.reconnected();
+      catchUp.resubscribed();
+    },
     onNotice: notice,
     onFatal(err) {
       fatal = err;

@@ -84,6 +84,33 @@ test('a message is printed once: a stored copy after its deltas, or its deltas a
   ]);
 });
 
+test('a message partly missed says whether svc chat attached mid-message or reconnected', () => {
+  const out: string[] = [];
+  const p: Printer = { text: (s) => out.push(s), line: (s) => out.push(`${s}\n`), endLine() {} };
+  const r = createRenderer(p);
+  const ev = (type: string, payload: Record<string, unknown>) =>
+    r.event({ type, payload } as unknown as EventEnvelope);
+  const content = (text: string) => [{ type: 'text', text }];
+  // attached while m1 streamed: its start went by before the first subscription, no reconnect at all
+  ev('text.delta', { message_id: 'm1', text: ' the end' });
+  ev('message.complete', { message_id: 'm1', final_content: content('from the start to the end') });
+  // then the socket dropped mid-m2 and subscribed again
+  ev('text.delta', { message_id: 'm2', text: 'before' });
+  r.reconnected();
+  ev('text.delta', { message_id: 'm2', text: ' after' });
+  ev('message.complete', { message_id: 'm2', final_content: content('before, between and after') });
+  assert.deepEqual(out, [
+    ' the end',
+    // before: '· part of this message was missed while reconnecting; in full:'
+    '· part of this message streamed before svc chat attached; in full:\n',
+    'from the start to the end',
+    'before',
+    ' after',
+    '· part of this message was missed while reconnecting; in full:\n',
+    'before, between and after',
+  ]);
+});
+
 test('a confirmation shows the fields it names whole; other long strings are cut with their length', () => {
   const path = `src/${'deep/'.repeat(20)}file.ts`;
   const command = `ls ${'-l '.repeat(30)}&& rm -r build\nrm -r dist`;
