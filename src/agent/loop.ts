@@ -216,7 +216,7 @@ async function runModelCall(
         if (e.type === 'message.start') started = true;
         publish(
           e.type === 'message.start'
-            ? { ...e, model: routed.model.id }
+            ? { type: e.type, message_id: e.message_id, role: e.role, model: routed.model.id }
             : e.type === 'message.complete'
               ? { ...e, stop_reason: streamStopReason(e.stop_reason) }
               : e,

@@ -12,6 +12,12 @@ export interface MessageStartEvent {
   message_id: string;
   role: 'assistant';
   model: string;
+  /**
+   * The service tier the upstream's first frame says the call runs at (OpenAI's chunk `service_tier`,
+   * Anthropic's message_start `usage.service_tier: "priority"`), when it says one: what a re-encoded stream's
+   * start reports. The call's usage carries the tier it is billed at.
+   */
+  service_tier?: string;
 }
 export interface TextDeltaEvent {
   type: 'text.delta';
@@ -187,9 +193,11 @@ export class StreamBuilder implements StreamProgress {
     return this.#done;
   }
 
-  start(id: string, model: string): MessageStartEvent {
+  start(id: string, model: string, serviceTier?: unknown): MessageStartEvent {
     this.#id = id;
-    return { type: 'message.start', message_id: id, role: 'assistant', model };
+    const e: MessageStartEvent = { type: 'message.start', message_id: id, role: 'assistant', model };
+    if (typeof serviceTier === 'string') e.service_tier = serviceTier;
+    return e;
   }
 
   openText(): number {

@@ -172,6 +172,22 @@ test('a call with one-hour cache writes is priced at the one-hour rate', async (
         assert.equal(last().cost_usd, '0.009000', `priority stream ${stream}`);
         assert.equal(last().service_tier, 'priority');
       }
+      // a Messages client on gpt-5-mini, in a project whose default tier is priority: its answer, re-encoded,
+      // says the tier the call ran (and is billed) at
+      const onMini = {
+        ...onPriority,
+        model: 'mini',
+        messages: [{ role: 'user' as const, content: `hi [[fake:usage=in:1000,out:100;priority-tier]]` }],
+      };
+      for (const stream of [false, true]) {
+        const message = stream
+          ? await stack.anthropic.messages.stream(onMini).finalMessage()
+          : await stack.anthropic.messages.create(onMini);
+        assert.equal(message.usage.service_tier, 'priority', `mini stream ${stream}`);
+        assert.equal(last().cost_usd, '0.000810');
+      }
+      const onDefault = await stack.anthropic.messages.create({ ...onMini, messages: fast.messages });
+      assert.equal(onDefault.usage.service_tier, 'standard');
       // standard_only keeps it on standard capacity: the standard prices
       await stack.anthropic.messages.create({ ...onPriority, service_tier: 'standard_only' });
       assert.equal(sent().service_tier, 'standard_only');

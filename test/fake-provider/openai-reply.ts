@@ -53,7 +53,7 @@ export function encodeChatJson(reply: Reply, ctx: ReplyContext, openrouter: bool
   };
   if (openrouter) choice.native_finish_reason = reply.stopReason;
   return {
-    ...head(ctx, openrouter, 'chat.completion'),
+    ...head(ctx, openrouter, 'chat.completion', reply),
     // `n` choices, each the same reply (wire-formats §2.2)
     choices: Array.from({ length: choiceCount(ctx) }, (_, index) => ({ ...choice, index })),
     usage: usageOf(reply.usage, openrouter),
@@ -76,7 +76,7 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
     const padding = obfuscated ? { obfuscation: obfuscationFor(JSON.stringify(delta)) } : {};
     frames.push(
       sseFrame({
-        ...head(ctx, openrouter, 'chat.completion.chunk'),
+        ...head(ctx, openrouter, 'chat.completion.chunk', reply),
         choices: [choice],
         ...usageNull,
         ...padding,
@@ -137,7 +137,7 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
           },
         ]
       : [];
-    frames.push(sseFrame({ ...head(ctx, openrouter, 'chat.completion.chunk'), choices, usage }));
+    frames.push(sseFrame({ ...head(ctx, openrouter, 'chat.completion.chunk', reply), choices, usage }));
   }
   frames.push('data: [DONE]\n\n');
   return frames;
@@ -165,7 +165,7 @@ function choiceCount(ctx: ReplyContext): number {
   return typeof n === 'number' && Number.isInteger(n) && n > 1 ? n : 1;
 }
 
-function head(ctx: ReplyContext, openrouter: boolean, object: string): Record<string, unknown> {
+function head(ctx: ReplyContext, openrouter: boolean, object: string, reply: Reply): Record<string, unknown> {
   if (openrouter)
     return { id: ctx.id, provider: 'FakeProvider', model: ctx.model, object, created: ctx.created };
   return {
@@ -173,18 +173,20 @@ function head(ctx: ReplyContext, openrouter: boolean, object: string): Record<st
     object,
     created: ctx.created,
     model: ctx.model,
-    service_tier: servedTier(ctx),
+    service_tier: servedTier(ctx, reply),
     system_fingerprint: 'fp_fake',
   };
 }
 
 /**
  * The `service_tier` OpenAI's answer (a chat.completion, each chunk, a Responses `response`) says the request
- * ran at: the paid tier it asked for (`priority`, `flex`), else `default` (for `auto`, `default` or none).
+ * ran at: the paid tier it asked for (`priority`, `flex`), else `default` (for `auto`, `default` or none), or
+ * with the priority-tier directive (a project whose default tier is priority) `priority` for `auto` or none.
  */
-export function servedTier(ctx: ReplyContext): string {
+export function servedTier(ctx: ReplyContext, reply: Reply | undefined): string {
   const asked = ctx.body?.service_tier;
-  return asked === 'priority' || asked === 'flex' ? asked : 'default';
+  if (asked === 'priority' || asked === 'flex') return asked;
+  return reply?.usage.priorityTier && (asked === undefined || asked === 'auto') ? 'priority' : 'default';
 }
 
 function finishOf(reply: Reply, openrouter: boolean): string {

@@ -223,7 +223,7 @@ function response(ctx: ReplyContext, status: string, output: Obj[], reply?: Repl
     output,
     parallel_tool_calls: echo('parallel_tool_calls', true),
     previous_response_id: echo('previous_response_id', null),
-    service_tier: servedTier(ctx),
+    service_tier: servedTier(ctx, reply),
     reasoning: { effort: null, summary: null, ...(req.reasoning as Obj | undefined) },
     store: echo('store', true),
     temperature: echo('temperature', 1),

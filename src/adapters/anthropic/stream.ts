@@ -33,8 +33,9 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       const d = JSON.parse(e.data);
       switch (d.type) {
         case 'message_start': {
-          b.mergeUsage(decodeAnthropicUsage(d.message?.usage));
-          return [b.start(String(d.message?.id ?? ''), String(d.message?.model ?? ''))];
+          const usage = decodeAnthropicUsage(d.message?.usage);
+          b.mergeUsage(usage);
+          return [b.start(String(d.message?.id ?? ''), String(d.message?.model ?? ''), usage.service_tier)];
         }
         case 'content_block_start':
           return start(b, blocks, raw, d.index, d.content_block);

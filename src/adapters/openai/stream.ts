@@ -55,7 +55,8 @@ export function createOpenAIStreamDecoder(): StreamDecoder {
       const chunk = JSON.parse(e.data);
       if (chunk?.error) throw toSvcError(classifyOpenAIStreamError(chunk.error));
       const out: CanonicalStreamEvent[] = [];
-      if (!b.started) out.push(b.start(String(chunk?.id ?? ''), String(chunk?.model ?? '')));
+      if (!b.started)
+        out.push(b.start(String(chunk?.id ?? ''), String(chunk?.model ?? ''), chunk?.service_tier));
       if (chunk?.usage) b.mergeUsage(withServedTier(decodeOpenAIUsage(chunk.usage), chunk));
       const choice = chunk?.choices?.[0];
       if (choice) decodeChoice(s, choice, out);

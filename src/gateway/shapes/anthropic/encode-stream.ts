@@ -11,6 +11,7 @@ import { SvcError } from '../../../lib/errors.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
 import {
   anthropicMessageId,
+  anthropicServiceTier,
   anthropicStopDetails,
   anthropicStopReason,
   encodeAnthropicUsage,
@@ -72,7 +73,7 @@ function frame(type: string, data: string): string {
   return `event: ${type}\ndata: ${data}\n\n`;
 }
 
-function ensureStarted(s: State, id: string): string {
+function ensureStarted(s: State, id: string, tier: string | undefined): string {
   if (s.started) return '';
   s.started = true;
   const message = {
@@ -99,7 +100,7 @@ function ensureStarted(s: State, id: string): string {
       cache_read_input_tokens: 0,
       output_tokens: 0,
       cache_creation: null,
-      service_tier: 'standard',
+      service_tier: anthropicServiceTier(tier),
     },
   };
   return frame('message_start', JSON.stringify({ type: 'message_start', message }));
@@ -139,7 +140,7 @@ function delta(index: number, d: unknown): string {
 }
 
 function encodeEvent(s: State, e: CanonicalStreamEvent): string {
-  let out = ensureStarted(s, e.message_id);
+  let out = ensureStarted(s, e.message_id, e.type === 'message.start' ? e.service_tier : undefined);
   switch (e.type) {
     case 'message.start':
     case 'block.raw': // a server tool's block: the wire that knows it gets the upstream's own bytes

@@ -46,8 +46,18 @@ export function anthropicStopDetails(r: StopReason): Record<string, unknown> | n
 }
 
 /**
+ * The `usage.service_tier` an Anthropic client reads (`standard`, `priority`, `batch`) for the canonical tier
+ * the call ran at: `priority` (Anthropic's Priority Tier, or OpenAI's priority processing: paid, prioritised
+ * capacity alike), else `standard`. OpenAI's `flex` is no `batch` (a Message Batches job) and fast mode is no
+ * tier of its own (usage.speed), so both are `standard`.
+ */
+export function anthropicServiceTier(tier: string | undefined): 'priority' | 'standard' {
+  return tier === 'priority' ? 'priority' : 'standard';
+}
+
+/**
  * The usage fields a whole Message carries beside the counts (wire-formats §1.8): the cache write split by
- * lifetime and the service tier.
+ * lifetime and the service tier the call ran at.
  */
 function usageExtras(u: CanonicalUsage): Record<string, unknown> {
   const oneHour = Math.min(u.cache_creation_1h_input_tokens ?? 0, u.cache_creation_input_tokens);
@@ -56,7 +66,7 @@ function usageExtras(u: CanonicalUsage): Record<string, unknown> {
       ephemeral_5m_input_tokens: u.cache_creation_input_tokens - oneHour,
       ephemeral_1h_input_tokens: oneHour,
     },
-    service_tier: 'standard',
+    service_tier: anthropicServiceTier(u.service_tier),
   };
 }
 

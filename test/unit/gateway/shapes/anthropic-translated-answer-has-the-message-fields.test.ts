@@ -106,3 +106,22 @@ test('a translated refusal names itself in stop_details, streamed or not', async
   assert.equal(streamed.stop_reason, 'refusal');
   assert.deepEqual(streamed.stop_details, details);
 });
+
+test('a translated message names the tier it ran at as Anthropic does: priority, else standard', async () => {
+  for (const [tier, expected] of [
+    ['priority', 'priority'],
+    ['default', 'standard'],
+    ['flex', 'standard'],
+    ['fast', 'standard'],
+    [undefined, 'standard'],
+  ] as const) {
+    const ran = { ...usage, ...(tier ? { service_tier: tier } : {}) };
+    const json = anthropicShape.encode({ ...response('end_turn'), usage: ran }, { model: 'm' }) as {
+      usage: { service_tier: string };
+    };
+    assert.equal(json.usage.service_tier, expected, `${tier}`);
+    const start = { ...events('end_turn')[0]!, ...(tier ? { service_tier: tier } : {}) };
+    const sse = (await collect(anthropicShape.encodeStream(items([start]), { model: 'm' }))).join('');
+    assert.ok(sse.includes(`"service_tier":"${expected}"`), `${tier} streamed: ${sse}`);
+  }
+});
