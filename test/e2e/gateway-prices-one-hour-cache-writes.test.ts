@@ -159,6 +159,7 @@ test('a call with one-hour cache writes is priced at the one-hour rate', async (
 
       // Anthropic's Priority Tier on sonnet (priced): an account with priority capacity runs auto (the default)
       // there and says so in usage.service_tier: 1000 × 6 + 100 × 30 = 9000 per million
+      const priorityUsage = '[[fake:usage=in:1000,out:100;priority-tier]]';
       const onPriority = {
         max_tokens: 64,
         model: 'anthropic:claude-sonnet-4-5',
@@ -188,6 +189,24 @@ test('a call with one-hour cache writes is priced at the one-hour rate', async (
       }
       const onDefault = await stack.anthropic.messages.create({ ...onMini, messages: fast.messages });
       assert.equal(onDefault.usage.service_tier, 'standard');
+      // and an OpenAI client on sonnet run on Anthropic's Priority Tier reads priority (standard: default)
+      const onSonnet = { model: 'anthropic:claude-sonnet-4-5', messages: onPriority.messages };
+      for (const stream of [false, true]) {
+        const tiers: unknown[] = [];
+        if (stream) {
+          const chunks = await stack.openai.chat.completions.create({ ...onSonnet, stream });
+          for await (const chunk of chunks) tiers.push(chunk.service_tier);
+        } else tiers.push((await stack.openai.chat.completions.create(onSonnet)).service_tier);
+        assert.deepEqual(new Set(tiers), new Set(['priority']), `chat on sonnet stream ${stream}`);
+        const answer = stream
+          ? await stack.openai.responses
+              .stream({ model: onSonnet.model, input: `hi ${priorityUsage}` })
+              .finalResponse()
+          : await stack.openai.responses.create({ model: onSonnet.model, input: `hi ${priorityUsage}` });
+        assert.equal(answer.service_tier, 'priority', `responses on sonnet stream ${stream}`);
+      }
+      const standard = await stack.openai.chat.completions.create({ ...onSonnet, messages: fast.messages });
+      assert.equal(standard.service_tier, 'default');
       // standard_only keeps it on standard capacity: the standard prices
       await stack.anthropic.messages.create({ ...onPriority, service_tier: 'standard_only' });
       assert.equal(sent().service_tier, 'standard_only');

@@ -7,7 +7,13 @@
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
 import { SvcError } from '../../../lib/errors.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
-import { encodeOpenAIUsage, openaiCompletionId, openaiFinishReason, urlAnnotations } from './encode.ts';
+import {
+  encodeOpenAIUsage,
+  openaiCompletionId,
+  openaiFinishReason,
+  openaiServiceTier,
+  urlAnnotations,
+} from './encode.ts';
 import { encodeOpenAIStreamError } from './errors.ts';
 
 export async function* encodeOpenAIStream(
@@ -44,10 +50,11 @@ function chunk(s: State, delta: string, finish = 'null'): string {
   return `${s.prefix}${delta},"logprobs":null,"finish_reason":${finish}}]${s.suffix}`;
 }
 
-function ensureStarted(s: State, id: string): string {
+function ensureStarted(s: State, id: string, tier: string | undefined): string {
   if (s.prefix) return '';
   const created = s.opts.created ?? Math.floor(Date.now() / 1000);
-  const head = `{"id":${JSON.stringify(openaiCompletionId(id))},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(s.opts.model)}`;
+  // every chunk names the tier the call runs at, as the API's do (the upstream's first frame says it)
+  const head = `{"id":${JSON.stringify(openaiCompletionId(id))},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(s.opts.model)},"service_tier":"${openaiServiceTier(tier)}"`;
   s.prefix = `data: ${head},"choices":[{"index":0,"delta":`;
   s.suffix = s.opts.include_usage ? ',"usage":null}\n\n' : '}\n\n';
   // the first chunk carries the role (wire-formats §6 #5)
@@ -60,7 +67,7 @@ function toolCall(s: State, ci: number, fn: Record<string, unknown>, head?: Reco
 }
 
 function encodeEvent(s: State, e: CanonicalStreamEvent): string {
-  const out = ensureStarted(s, e.message_id);
+  const out = ensureStarted(s, e.message_id, e.type === 'message.start' ? e.service_tier : undefined);
   switch (e.type) {
     case 'message.start':
     case 'block.raw': // a server tool's block (a web search): its citations are the text's annotations

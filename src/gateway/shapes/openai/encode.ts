@@ -47,7 +47,17 @@ export function encodeOpenAIResponse(res: CanonicalResponse, opts: EncodeOptions
       },
     ],
     usage: encodeOpenAIUsage(res.usage),
+    service_tier: openaiServiceTier(res.usage.service_tier),
   };
+}
+
+/**
+ * The `service_tier` an OpenAI client reads (`default`, `priority`, `flex`…) for the canonical tier the call ran
+ * at: `priority` (OpenAI's, or Anthropic's Priority Tier: paid, prioritised capacity alike), `flex`, else
+ * `default`; Anthropic's fast mode is no OpenAI tier (`default`).
+ */
+export function openaiServiceTier(tier: string | undefined): 'priority' | 'flex' | 'default' {
+  return tier === 'priority' || tier === 'flex' ? tier : 'default';
 }
 
 /**

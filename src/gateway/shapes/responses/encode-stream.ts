@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { markSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalStreamEvent } from '../../../canonical/stream.ts';
 import { SvcError } from '../../../lib/errors.ts';
+import { openaiServiceTier } from '../openai/encode.ts';
 import { type StreamEncodeOptions, TRUNCATED } from '../shape.ts';
 import {
   encodeOutputItem,
@@ -51,6 +52,7 @@ export async function* encodeResponsesStream(
     done: [],
     citations: new Map(),
     searches: new Map(),
+    tier: 'default',
   };
   try {
     for await (const e of events) {
@@ -94,6 +96,8 @@ interface State {
   citations: Map<number, Record<string, unknown>[]>;
   /** Web searches announced, by Claude's server tool use id, until their result comes. */
   searches: Map<string, { id: string; outputIndex: number; call: SearchCall }>;
+  /** The `service_tier` the upstream's first frame names (`default` when none). */
+  tier: string;
 }
 
 function frame(s: State, type: string, fields: Record<string, unknown>): string {
@@ -101,15 +105,16 @@ function frame(s: State, type: string, fields: Record<string, unknown>): string 
   return `event: ${type}\ndata: ${data}\n\n`;
 }
 
-function start(s: State, messageId: string): string {
+function start(s: State, messageId: string, tier: string | undefined): string {
   if (s.base) return '';
   s.base = s.opts.idBase ?? responseIdBase(messageId);
-  const response = responseObject(s.base, s.opts, { status: 'in_progress' });
+  s.tier = openaiServiceTier(tier);
+  const response = responseObject(s.base, s.opts, { status: 'in_progress', service_tier: s.tier });
   return frame(s, 'response.created', { response }) + frame(s, 'response.in_progress', { response });
 }
 
 function encodeEvent(s: State, e: CanonicalStreamEvent): string {
-  let out = start(s, e.message_id);
+  let out = start(s, e.message_id, e.type === 'message.start' ? e.service_tier : undefined);
   switch (e.type) {
     case 'message.start':
       return out;
@@ -191,6 +196,7 @@ function encodeEvent(s: State, e: CanonicalStreamEvent): string {
         ...status,
         output,
         usage: encodeResponsesUsage(e.usage),
+        service_tier: openaiServiceTier(e.usage.service_tier ?? s.tier),
       });
       const type = status.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
       // what is kept for follow-ups carries the reasoning signatures, asked for or not
@@ -380,7 +386,7 @@ function summaryText(text: string): Record<string, unknown> {
  * success.
  */
 function failed(s: State, err: unknown): string {
-  let out = s.base ? '' : start(s, randomBytes(12).toString('hex'));
+  let out = s.base ? '' : start(s, randomBytes(12).toString('hex'), undefined);
   // an item the upstream had ended (a call, a text or thinking block whose stop came) is finished, and goes
   // with the failed response's items; one the failure cut off mid-way does not
   if (s.open?.ended || (s.open && s.opts.blockEnded?.(s.open.block))) out += close(s);
@@ -389,6 +395,7 @@ function failed(s: State, err: unknown): string {
   out += frame(s, 'error', fields);
   const response = responseObject(s.base, s.opts, {
     status: 'failed',
+    service_tier: s.tier,
     error: { code: responsesFailureCode(code), message },
     output: s.done,
   });

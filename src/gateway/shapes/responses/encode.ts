@@ -8,6 +8,7 @@
 import { type ContentBlock, type TextBlock, urlCitationSpans } from '../../../canonical/message.ts';
 import { markSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalResponse, CanonicalUsage, StopReason } from '../../../canonical/response.ts';
+import { openaiServiceTier } from '../openai/encode.ts';
 import type { EncodeOptions } from '../shape.ts';
 import { callNameFields } from './namespaces.ts';
 import { outcomeIn, searchCallOf, searchItemId, webSearchCallItem } from './web-search-calls.ts';
@@ -35,6 +36,7 @@ export function encodeResponsesResponse(
     ...status,
     output,
     usage: encodeResponsesUsage(res.usage),
+    service_tier: openaiServiceTier(res.usage.service_tier),
   });
 }
 
@@ -64,6 +66,8 @@ export function responseObject(
     output: [],
     parallel_tool_calls: echo('parallel_tool_calls', true),
     previous_response_id: echo('previous_response_id', null),
+    // the tier the call ran at (fields name it), as the API's response does
+    service_tier: 'default',
     reasoning: { effort: null, summary: null, ...(req.reasoning as object | undefined) },
     store: echo('store', true),
     temperature: echo('temperature', 1),
