@@ -58,11 +58,13 @@ export function askedServiceTier(
 /**
  * Whether a request sending `sent` as its service_tier may run at the priority tier without asking for it:
  * Anthropic runs `auto` (its default) on the organisation's Priority Tier capacity unless `standard_only`;
- * OpenAI runs `auto` (its default) at the project's default tier, which can be priority, unless `default`.
+ * OpenAI runs `auto` (its default, also for none or null) at the project's default tier, which can be priority,
+ * unless `default`.
  */
 function mayRunAtPriority(adapter: AdapterName, sent: unknown): boolean {
   if (adapter === 'anthropic') return sent !== 'standard_only';
-  if (adapter === 'openai') return sent === undefined || sent === 'auto';
+  // null is the API's "not set" alike (the field is nullable): auto
+  if (adapter === 'openai') return sent === undefined || sent === null || sent === 'auto';
   return false;
 }
 

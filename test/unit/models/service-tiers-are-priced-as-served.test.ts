@@ -220,8 +220,9 @@ test('a Claude model with priority prices is held at them unless the request say
 
 test('an OpenAI model with priority prices is held at them unless the request names a tier', () => {
   const gpt = reg.get(GPT)!;
-  // OpenAI runs no service_tier, or auto, at the project's default tier, which can be priority
-  for (const body of [{}, { service_tier: 'auto' }])
+  // OpenAI runs no service_tier, null (the field is nullable) or auto at the project's default tier, which can be
+  // priority
+  for (const body of [{}, { service_tier: null }, { service_tier: 'auto' }])
     for (const shape of ['openai', 'openai_responses'] as const)
       assert.deepEqual(askedServiceTier(shape, body, gpt, true), { leftOut: [], hold: 'priority' });
   // default is the standard tier; flex is its own
