@@ -181,12 +181,13 @@ function head(ctx: ReplyContext, openrouter: boolean, object: string, reply: Rep
 /**
  * The `service_tier` OpenAI's answer (a chat.completion, each chunk, a Responses `response`) says the request
  * ran at: the paid tier it asked for (`priority`, `flex`), else `default` (for `auto`, `default` or none), or
- * with the priority-tier directive (a project whose default tier is priority) `priority` for `auto` or none.
+ * with the priority-tier directive (a project whose default tier is priority) `priority` for `auto`, null or none.
  */
 export function servedTier(ctx: ReplyContext, reply: Reply | undefined): string {
   const asked = ctx.body?.service_tier;
   if (asked === 'priority' || asked === 'flex') return asked;
-  return reply?.usage.priorityTier && (asked === undefined || asked === 'auto') ? 'priority' : 'default';
+  // null is "not set" in OpenAI's API, as absent: the project's default tier
+  return reply?.usage.priorityTier && (asked == null || asked === 'auto') ? 'priority' : 'default';
 }
 
 function finishOf(reply: Reply, openrouter: boolean): string {

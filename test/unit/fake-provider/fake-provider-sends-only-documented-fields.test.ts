@@ -56,6 +56,17 @@ test('an Anthropic message with thinking, text, a tool call and cache usage has 
   assert.equal(paths.has('content[text].citations'), false, 'no citations field on a plain text block');
 });
 
+test('an OpenAI answer on a project whose default tier is priority says priority for a request naming none, auto or null', async () => {
+  for (const tier of [undefined, 'auto', null, 'default'] as const) {
+    const body = (await post('/v1/chat/completions', {
+      model: 'gpt-x',
+      messages: [{ role: 'user', content: 'hi [[fake:priority-tier]]' }],
+      ...(tier === undefined ? {} : { service_tier: tier }),
+    })) as { service_tier: string };
+    assert.equal(body.service_tier, tier === 'default' ? 'default' : 'priority', String(tier));
+  }
+});
+
 test('an Anthropic answer in fast mode or on Priority Tier says so in documented usage fields', async () => {
   const ask = (extra: Record<string, unknown>) =>
     post('/v1/messages', {
