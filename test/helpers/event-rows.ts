@@ -3,7 +3,9 @@
  * inserted with one prepared statement in one transaction, fast enough for hundreds of thousands.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { formatUs } from '#src/lib/time.ts';
 import { openStore } from '#src/store/open.ts';
+import type { NewEventRow } from '#src/store/schema.ts';
 
 export interface SeedEvent {
   id: string;
@@ -16,6 +18,22 @@ export interface SeedEvent {
   sensitivity?: string;
   /** Object (stringified) or exact JSON text. */
   payload: Record<string, unknown> | string;
+}
+
+/** A seeded event as the store's appendEvents takes it (either engine), defaults filled in. */
+export function eventRowOf(e: SeedEvent): NewEventRow {
+  return {
+    id: e.id,
+    timestamp: formatUs(e.timestamp_us),
+    timestamp_us: e.timestamp_us,
+    session_id: e.session_id ?? null,
+    turn_id: e.turn_id ?? null,
+    type: e.type ?? 'llm.call_completed',
+    actor: e.actor ?? 'gateway',
+    payload: typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload),
+    parent_event_id: e.parent_event_id ?? null,
+    sensitivity: e.sensitivity ?? 'pseudonymous',
+  };
 }
 
 /** 2026-01-01T00:00:00Z in epoch microseconds. */

@@ -15,12 +15,11 @@ import {
   type SpendFilters,
   type TimeWindow,
 } from '#src/analytics/index.ts';
-import { formatUs } from '#src/lib/time.ts';
 import { DEFAULT_MODELS_YAML } from '#src/models/default-models.ts';
 import { parseModelRegistry } from '#src/models/registry.ts';
 import type { Store } from '#src/store/open.ts';
 import { type CallSpec, callEvent, DAY_US, HOUR_US, routeEvent, windowOf } from './analytics-events.ts';
-import { type SeedEvent, seqId } from './event-rows.ts';
+import { eventRowOf, type SeedEvent, seqId } from './event-rows.ts';
 
 const HAIKU = 'anthropic:claude-haiku-4-5';
 const MINI = 'openai:gpt-5-mini';
@@ -152,20 +151,7 @@ export async function seedSpend(store: Store): Promise<void> {
     ...calls.map((c, i) => callEvent(seqId(i, '01SPC'), c)),
     ...routes.map((r, i) => routeEvent(seqId(i, '01SPR'), r)),
   ];
-  await store.appendEvents(
-    events.map((e) => ({
-      id: e.id,
-      timestamp: formatUs(e.timestamp_us),
-      timestamp_us: e.timestamp_us,
-      session_id: e.session_id ?? null,
-      turn_id: e.turn_id ?? null,
-      type: e.type ?? 'llm.call_completed',
-      actor: e.actor ?? 'gateway',
-      payload: typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload),
-      parent_event_id: null,
-      sensitivity: 'pseudonymous',
-    })),
-  );
+  await store.appendEvents(events.map(eventRowOf));
 }
 
 const WINDOWS: Record<string, TimeWindow> = {

@@ -8,13 +8,12 @@ import { test } from 'node:test';
 import { type CompiledQuery, Kysely } from 'kysely';
 import { createModelAvailabilityView, saysModelUnavailable } from '#src/agent/model-availability.ts';
 import { silentLogger } from '#src/lib/log.ts';
-import { formatUs } from '#src/lib/time.ts';
 import { createNodeSqliteDialect } from '#src/store/node-sqlite-dialect.ts';
 import { openStore } from '#src/store/open.ts';
-import type { Database, NewEventRow } from '#src/store/schema.ts';
+import type { Database } from '#src/store/schema.ts';
 import { BASE_US, callEvent } from '../../helpers/analytics-events.ts';
 import { describeEachEngine } from '../../helpers/engines.ts';
-import { type SeedEvent, seqId } from '../../helpers/event-rows.ts';
+import { eventRowOf, type SeedEvent, seqId } from '../../helpers/event-rows.ts';
 import { useTestPostgres } from '../../helpers/postgres.ts';
 
 const postgres = useTestPostgres();
@@ -47,7 +46,7 @@ describeEachEngine('GET /models availability from the store', postgres, (engine)
       const store = await openStore(await engine.target());
       t.after(() => store.close());
       const append = (prefix: string, events: Array<(id: string) => SeedEvent>) =>
-        store.appendEvents(events.map((make, i) => row(make(seqId(i, prefix)))));
+        store.appendEvents(events.map((make, i) => eventRowOf(make(seqId(i, prefix)))));
       const gone = {
         status: 404,
         upstream_type: 'model_not_found',
@@ -122,19 +121,3 @@ describeEachEngine('GET /models availability from the store', postgres, (engine)
     },
   );
 });
-
-/** A seeded event as the store appends it. */
-function row(e: SeedEvent): NewEventRow {
-  return {
-    id: e.id,
-    timestamp: formatUs(e.timestamp_us),
-    timestamp_us: e.timestamp_us,
-    session_id: e.session_id ?? null,
-    turn_id: e.turn_id ?? null,
-    type: e.type ?? 'llm.call_completed',
-    actor: e.actor ?? 'gateway',
-    payload: typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload),
-    parent_event_id: e.parent_event_id ?? null,
-    sensitivity: e.sensitivity ?? 'pseudonymous',
-  };
-}

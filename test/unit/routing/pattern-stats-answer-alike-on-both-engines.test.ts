@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { Client as PgClient } from 'pg';
-import { formatUs } from '#src/lib/time.ts';
 import { fingerprintRequest } from '#src/routing/pattern/fingerprint.ts';
 import { DAY_US } from '#src/routing/pattern/router.ts';
 import { type PatternStatsParams, queryPatternStats } from '#src/routing/pattern/stats-query.ts';
@@ -19,7 +18,7 @@ import {
 import type { PatternStatRow } from '#src/routing/pattern/table.ts';
 import { openStore, type SqliteStore, type Store } from '#src/store/open.ts';
 import { postgresEngine, sqliteEngine } from '../../helpers/engines.ts';
-import type { SeedEvent } from '../../helpers/event-rows.ts';
+import { eventRowOf, type SeedEvent } from '../../helpers/event-rows.ts';
 import { useTestPostgres } from '../../helpers/postgres.ts';
 import { HAIKU, MINI, NOW_US, requestEvents, type SeedRequest, SONNET, times } from './pattern-seed.ts';
 import { facts } from './routing-fixture.ts';
@@ -77,20 +76,7 @@ function statsOf(sqlite: SqliteStore, params: PatternStatsParams): PatternStatRo
 }
 
 async function seeded(store: Store, events: SeedEvent[]): Promise<void> {
-  await store.appendEvents(
-    events.map((e) => ({
-      id: e.id,
-      timestamp: formatUs(e.timestamp_us),
-      timestamp_us: e.timestamp_us,
-      session_id: e.session_id ?? null,
-      turn_id: e.turn_id ?? null,
-      type: e.type ?? 'llm.call_completed',
-      actor: e.actor ?? 'gateway',
-      payload: typeof e.payload === 'string' ? e.payload : JSON.stringify(e.payload),
-      parent_event_id: null,
-      sensitivity: 'pseudonymous',
-    })),
-  );
+  await store.appendEvents(events.map(eventRowOf));
 }
 
 test('slot 4 reads the same statistics from PostgreSQL as from SQLite', async (t) => {
