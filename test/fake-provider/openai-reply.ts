@@ -83,7 +83,12 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
       }),
     );
   };
-  chunk({ role: 'assistant', content: '', refusal: null });
+  // OpenAI opens an answer that starts with a tool call with the role, content null and that call in one chunk;
+  // any other answer (and every OpenRouter one) with a chunk of the role and an empty content
+  // (OpenAI streams no reasoning text: a thinking block shows nothing)
+  const opensWithCall = !openrouter && reply.blocks.find((b) => b.type !== 'thinking')?.type === 'tool_call';
+  let opening: Record<string, unknown> | null = opensWithCall ? { role: 'assistant', content: null } : null;
+  if (!opensWithCall) chunk({ role: 'assistant', content: '', refusal: null });
   const textField = refuses(reply, openrouter) ? 'refusal' : 'content';
   let callIndex = 0;
   let detailIndex = 0; // a reasoning detail's place in the message's reasoning_details, as its deltas say
@@ -113,10 +118,13 @@ export function encodeChatFrames(reply: Reply, ctx: ReplyContext, openrouter: bo
       const index = callIndex++;
       // wire-formats §2.7: id, type and name only on the first fragment; later ones carry index + arguments.
       chunk({
+        ...opening,
         tool_calls: [
           { index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } },
         ],
+        ...(opening ? { refusal: null } : {}),
       });
+      opening = null;
       for (const piece of splitFragments(JSON.stringify(block.input))) {
         chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
       }

@@ -128,9 +128,40 @@ test('#4 continuation tool-call fragments omit id, type and name instead of send
   for (const f of frags) assert.deepEqual(Object.keys(f.function), ['arguments']);
 });
 
-test('#5 the first OpenAI chunk carries role assistant', async () => {
-  const out = await openaiChunks(await canonical());
-  assert.deepEqual(out[0].choices[0].delta, { role: 'assistant', content: '' });
+test('#5 the first OpenAI chunk carries role assistant, with content null unless the answer opens with text', async () => {
+  const text = await openaiChunks(await canonical(openai, OPENAI_TOOL_STREAM));
+  assert.deepEqual(text[0].choices[0].delta, { role: 'assistant', content: '' });
+  const thinking = await openaiChunks(await canonical());
+  assert.deepEqual(thinking[0].choices[0].delta, { role: 'assistant', content: null });
+  // an answer that is only a tool call opens as OpenAI's does: one chunk with role, content null and the call
+  // (the OpenAI SDK 7 stream helper keeps a content "" it was sent: the message would not read null)
+  const lines = ANTHROPIC_TOOL_STREAM.split('\n');
+  const toolOnly = [
+    ...lines.slice(0, 3),
+    ...lines.slice(lines.findIndex((l) => l.includes('"index":2')) - 1),
+  ];
+  const tool = await openaiChunks(await canonical(anthropic, toolOnly.join('\n')));
+  assert.deepEqual(tool[0].choices[0].delta, {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { index: 0, id: 'toolu_01X', type: 'function', function: { name: 'get_weather', arguments: '' } },
+    ],
+  });
+  assert.ok(!tool.some((c) => c !== '[DONE]' && c.choices[0]?.delta?.content === ''));
+  // nothing in the answer: the role still goes out, before the finish
+  const empty = [
+    ...lines.slice(0, 3),
+    ...lines.slice(lines.findIndex((l) => l.includes('message_delta')) - 1),
+  ];
+  const none = await openaiChunks(await canonical(anthropic, empty.join('\n')));
+  assert.deepEqual(
+    none.slice(0, 2).map((c) => [c.choices[0].delta, c.choices[0].finish_reason]),
+    [
+      [{ role: 'assistant', content: '' }, null],
+      [{}, 'stop'],
+    ],
+  );
 });
 
 test('#6 Anthropic block indices are contiguous, one block open at a time, each started block stopped once', async () => {
