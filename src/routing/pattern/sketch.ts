@@ -38,16 +38,7 @@ export function sketchText(text: string): string[] {
   const ascii = Buffer.byteLength(head) === head.length; // every character below U+0080
   const hashes = ascii ? asciiWordHashes(head) : Int32Array.from(sketchWords(head), fnv1a);
   if (hashes.length === 0) return [EMPTY_SKETCH];
-  // Everything stays a 32-bit integer (a hash above 2^31 as a double costs a heap number): each minimum
-  // is kept with its top bit flipped, so a signed comparison orders the unsigned values.
-  const mins = new Int32Array(BANDS * ROWS).fill(0x7fffffff);
-  for (let w = 0; w < hashes.length; w++) {
-    const h = hashes[w];
-    for (let i = 0; i < mins.length; i++) {
-      const v = fmix32(h ^ SEEDS[i]) ^ SIGN_BIT;
-      if (v < mins[i]) mins[i] = v;
-    }
-  }
+  const mins = minHashes(hashes);
   const out = new Array<string>(BANDS);
   for (let b = 0; b < BANDS; b++) {
     let h = FNV_OFFSET ^ b;
@@ -66,6 +57,36 @@ const BAND_PREFIXES = Array.from({ length: BANDS }, (_, b) =>
 );
 /** One band string's characters, written here and read out as one string (reused by every call). */
 const BAND_BYTES = Buffer.alloc(BAND_PREFIXES[BANDS - 1].length + 8);
+
+/**
+ * The BANDS × ROWS MinHash minima of the word hashes: for each seed, the least fmix32(word ^ seed) read
+ * unsigned, with its top bit flipped (everything stays a 32-bit integer: a hash above 2^31 as a double
+ * costs a heap number, and with the flip a signed comparison orders the unsigned values). This loop is
+ * most of a sketch's cost (48 hashes a word), so fmix32 is written out here, and its first step, linear
+ * over XOR (x ^ (x >>> 16) of word ^ seed is the XOR of that step on each), is taken once per word and
+ * once per seed (SEEDS_MIXED) instead of 48 times a word; each minimum is kept in a local across the
+ * words. MINS and MIXED_HASHES are reused by every call (synchronous).
+ */
+function minHashes(hashes: Int32Array): Int32Array {
+  const n = hashes.length;
+  const mixed = n <= MIXED_HASHES.length ? MIXED_HASHES : new Int32Array(n);
+  for (let w = 0; w < n; w++) {
+    const h = hashes[w];
+    mixed[w] = h ^ (h >>> 16);
+  }
+  for (let i = 0; i < SEEDS_MIXED.length; i++) {
+    const s = SEEDS_MIXED[i];
+    let min = 0x7fffffff;
+    for (let w = 0; w < n; w++) {
+      let x = Math.imul(mixed[w] ^ s, 0x85ebca6b);
+      x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+      x = x ^ (x >>> 16) ^ SIGN_BIT;
+      if (x < min) min = x;
+    }
+    MINS[i] = min;
+  }
+  return MINS;
+}
 
 /**
  * `h1:<band>:<8 hex>` written into BAND_BYTES and read out once: one string per band, where a template of
@@ -228,6 +249,10 @@ const SIGN_BIT = 0x80000000 | 0;
 
 /** One seed per MinHash function, fixed forever for revision h1. */
 const SEEDS = Int32Array.from({ length: BANDS * ROWS }, (_, i) => fmix32(Math.imul(i + 1, 0x9e3779b9)));
+/** Each seed through fmix32's first step, s ^ (s >>> 16) (see minHashes). */
+const SEEDS_MIXED = SEEDS.map((s) => s ^ (s >>> 16));
+const MINS = new Int32Array(BANDS * ROWS);
+const MIXED_HASHES = new Int32Array(SKETCH_TEXT_LIMIT);
 
 /** FNV-1a of a string's UTF-16 code units, as a signed 32-bit integer (the bits are the hash). */
 function fnv1a(s: string): number {
