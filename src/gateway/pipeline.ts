@@ -7,7 +7,7 @@
  */
 import type { Handler } from 'hono';
 import { fitTarget } from '../adapters/anthropic/fit-model.ts';
-import { reasoningLeftOutForGatewayName } from '../adapters/openai/fit-effort.ts';
+import { leavesOutReasoningContext, reasoningLeftOutForGatewayName } from '../adapters/openai/fit-effort.ts';
 import { samplingLeftOutForGatewayName, withoutMembers } from '../adapters/openai/fit-sampling.ts';
 import { toSvcError } from '../adapters/upstream-error.ts';
 import { type CanonicalResponse, emptyUsage } from '../canonical/response.ts';
@@ -166,7 +166,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // knobs the other wire has no equivalent for are left out, and the answer says which
         const params = (
           sameWire
-            ? both(fittedDroppedParams(received, upstreamModel, fitTo), leftOut)
+            ? both(
+                both(fittedDroppedParams(received, upstreamModel, fitTo), leftOut),
+                // nested, so left out by the Responses passthrough itself (adapters/openai/fit-effort.ts)
+                shapeName === 'openai_responses' &&
+                  leavesOutReasoningContext(adapter.name, req.model, upstreamModel, received)
+                  ? ['reasoning.context']
+                  : NONE,
+              )
             : droppedParams(received, shapeName, adapter.name, upstreamModel)
         ).join(', ');
         if (params) {

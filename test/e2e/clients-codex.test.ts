@@ -83,6 +83,9 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
       assert.deepEqual(body.include, ['reasoning.encrypted_content']);
       assert.equal(body.previous_response_id, undefined);
       assert.equal(body.instructions, undefined);
+      // it asks its default model for reasoning.context all_turns, which gpt-5 refuses (GPT-5.6 and later take
+      // it): left out and named
+      assert.deepEqual(body.reasoning, { effort: 'low' });
       const input = body.input as Array<{ type?: string; role?: string }>;
       assert.ok(input.some((i) => i.type === 'additional_tools'));
       assert.ok(input.some((i) => i.role === 'developer'));
@@ -93,6 +96,8 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
       assert.equal(decided.payload.rule, 'native-gpt');
       const done = readEvents(stack.files.db, 'llm.call_completed').at(-1)!;
       assert.equal(done.payload.inbound_shape, 'openai_responses');
+      const line = await requestLogLine(stack.gw, String(done.turn_id));
+      assert.equal(line.dropped_params, 'reasoning.context');
     },
   );
 

@@ -8,22 +8,35 @@ import type { BodyRefusal } from './responses.ts';
 
 /**
  * What the Responses API refuses of a model by its kind: `reasoning.effort` or `.summary` on a model that does
- * not reason (gpt-4.1, gpt-4o, gpt-5-chat-latest; isChatModelName); on a reasoning model a temperature or
- * top_p but 1, an effort it does not take and a summary it does not write (summaryRefusal).
+ * not reason (gpt-4.1, gpt-4o, gpt-5-chat-latest; isChatModelName); `reasoning.context`, which only GPT-5.6 and
+ * later take (Codex sends all_turns to its own default model); on a reasoning model a temperature or top_p but
+ * 1, an effort it does not take and a summary it does not write (summaryRefusal).
  */
 export function modelRefusal(body: Record<string, unknown>): string | BodyRefusal | undefined {
   const model = String(body.model);
-  const reasoning = (body.reasoning ?? {}) as { effort?: unknown; summary?: unknown };
+  const reasoning = (body.reasoning ?? {}) as { effort?: unknown; summary?: unknown; context?: unknown };
   const effort = reasoning.effort;
   if (isChatModelName(model))
     for (const field of ['effort', 'summary'] as const)
       if (reasoning[field] != null)
         return `Unsupported parameter: 'reasoning.${field}' is not supported with this model.`;
+  if (reasoning.context != null && !takesReasoningContext(model))
+    return {
+      message: "Unsupported parameter: 'reasoning.context' is not supported with this model.",
+      param: 'reasoning.context',
+      code: 'unsupported_parameter',
+    };
   if (!isReasoningName(model)) return undefined;
   for (const field of ['temperature', 'top_p'])
     if (body[field] != null && body[field] !== 1)
       return `Unsupported parameter: '${field}' is not supported with this model.`;
   return effortRefusal(model, effort, 'reasoning.effort') ?? summaryRefusal(model, reasoning.summary);
+}
+
+/** GPT-5.6 and later (gpt-5.6-sol, gpt-6.1-sol); not gpt-5 to gpt-5.5, gpt-4.x or the o-series. */
+function takesReasoningContext(model: string): boolean {
+  const gpt = /^gpt-(\d+)(?:\.(\d+))?/i.exec(model);
+  return gpt !== null && (Number(gpt[1]) > 5 || (Number(gpt[1]) === 5 && Number(gpt[2] ?? 0) >= 6));
 }
 
 /**

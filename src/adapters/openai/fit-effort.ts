@@ -7,13 +7,14 @@
  * model named as OpenAI names it goes as sent, so the provider's own 400 says what it refuses. A model that does
  * not reason (gpt-4.1, gpt-4o: Codex pointed at `openai:gpt-4.1` with an effort set) refuses any effort: the
  * reasoning options are left out and named in `svc-dropped-params`, as a translated request's are. A reasoning
- * summary the routed model does not write (concise on gpt-5) is asked as the one it writes.
+ * summary the routed model does not write (concise on gpt-5) is asked as the one it writes, and a
+ * `reasoning.context` (Codex's all_turns) the routed model does not take (before GPT-5.6) is left out and named.
  */
 import { REASONING_EFFORTS, type ReasoningEffort } from '../../canonical/request.ts';
 import { replaceJsonValue } from '../../lib/json-splice.ts';
 import type { AdapterName } from '../names.ts';
 import { namedByGatewayName } from './gateway-name.ts';
-import { fitEffort, fitSummary, refusesReasoning } from './model-facts.ts';
+import { fitEffort, fitSummary, refusesReasoning, takesReasoningContext } from './model-facts.ts';
 
 /** Where each same-wire body asks for an effort: Responses `reasoning.effort`, Chat `reasoning_effort`. */
 export const EFFORT_PATHS = {
@@ -61,6 +62,40 @@ export function withSummaryFitted(
 }
 
 const SUMMARY_PATH = ['reasoning', 'summary'] as const;
+
+/**
+ * Whether a Responses `body` naming the routed OpenAI model by a gateway name asks for a `reasoning.context`
+ * that model does not take (Codex's all_turns, written for its default model, on gpt-5): it is then left out
+ * (withoutReasoningContext) and named `reasoning.context` in `svc-dropped-params`. A model that refuses
+ * reasoning altogether loses the whole `reasoning` (reasoningLeftOutForGatewayName) instead.
+ */
+export function leavesOutReasoningContext(
+  adapter: AdapterName,
+  requestedModel: unknown,
+  upstreamModel: string,
+  body: Record<string, unknown>,
+): boolean {
+  return (
+    namedByGatewayName(adapter, requestedModel, upstreamModel) &&
+    valueAt(body, CONTEXT_PATH) != null &&
+    !takesReasoningContext(upstreamModel) &&
+    !refusesReasoning(upstreamModel)
+  );
+}
+
+/** `bodyText` without its `reasoning.context` when leavesOutReasoningContext says so; `bodyText` otherwise. */
+export function withoutReasoningContext(
+  adapter: AdapterName,
+  bodyText: string,
+  body: Record<string, unknown>,
+  upstreamModel: string,
+): string {
+  if (!leavesOutReasoningContext(adapter, body.model, upstreamModel, body)) return bodyText;
+  const { context: _, ...rest } = body.reasoning as Record<string, unknown>;
+  return replaceJsonValue(bodyText, ['reasoning'], JSON.stringify(rest)) ?? bodyText;
+}
+
+const CONTEXT_PATH = ['reasoning', 'context'] as const;
 
 /**
  * The top-level reasoning options of a same-wire `body` (Chat `reasoning_effort`, the Responses `reasoning`

@@ -43,6 +43,18 @@ export function fitSummary(model: string, summary: string): string {
 }
 
 /**
+ * Whether `model` takes the Responses API's `reasoning.context` (which earlier turns' reasoning it reads: auto,
+ * all_turns, current_turn), which only GPT-5.6 and later take: the earlier GPT models and the o-series refuse
+ * it with a 400 (Unsupported parameter: 'reasoning.context' is not supported with this model.). Codex sends
+ * all_turns to its default model, which a native-name rule sends to gpt-5. A name of no known family takes it.
+ */
+export function takesReasoningContext(model: string): boolean {
+  const gpt = /^gpt-(\d+)(?:\.(\d+))?/i.exec(model);
+  if (gpt) return Number(gpt[1]) > 5 || (Number(gpt[1]) === 5 && Number(gpt[2] ?? 0) >= 6);
+  return !/^(o\d|codex|chatgpt)/i.test(model);
+}
+
+/**
  * `effort` as `model` takes it: the nearest effort it takes, the higher of two as near (Claude's `max` is
  * gpt-5's `high`, `low` is gpt-5-pro's `high`).
  */

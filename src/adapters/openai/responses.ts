@@ -20,7 +20,7 @@ import { checkResponseShape, TokenCountSchema } from '../response-shape.ts';
 import { type FrameRewriter, formatFrame } from '../tap.ts';
 import { toSvcError, type UpstreamFailure } from '../upstream-error.ts';
 import { classifyOpenAIStreamError } from './errors.ts';
-import { EFFORT_PATHS, withEffortFitted, withSummaryFitted } from './fit-effort.ts';
+import { EFFORT_PATHS, withEffortFitted, withoutReasoningContext, withSummaryFitted } from './fit-effort.ts';
 import { openaiHeaders } from './request.ts';
 import { withServedTier } from './response.ts';
 
@@ -28,16 +28,19 @@ export function encodeResponsesPassthrough(input: PassthroughInput, config: Adap
   return {
     url: `${config.baseUrl.replace(/\/+$/, '')}/responses`,
     headers: openaiHeaders(config),
-    body: rewriteModel(
-      withSummaryFitted(
-        'openai',
-        withEffortFitted('openai', input.bodyText, input.body, input.upstreamModel, EFFORT_PATHS.responses),
-        input.body,
-        input.upstreamModel,
-      ),
-      input.upstreamModel,
-    ),
+    body: rewriteModel(fittedResponsesBody(input), input.upstreamModel),
   };
+}
+
+/**
+ * The client's body fitted to the routed model when it names it by a gateway name (fit-effort.ts): without a
+ * reasoning.context the model does not take (first, as it rewrites the whole reasoning object), then the effort
+ * and the summary as the model takes them.
+ */
+function fittedResponsesBody({ bodyText, body, upstreamModel }: PassthroughInput): string {
+  const withoutContext = withoutReasoningContext('openai', bodyText, body, upstreamModel);
+  const effort = withEffortFitted('openai', withoutContext, body, upstreamModel, EFFORT_PATHS.responses);
+  return withSummaryFitted('openai', effort, body, upstreamModel);
 }
 
 /** The fields every `response` object has; the rest is read leniently. */

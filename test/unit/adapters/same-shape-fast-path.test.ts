@@ -115,6 +115,17 @@ test('the OpenAI fast paths fit an effort written for another model to one the r
   assert.deepEqual(responses('gpt-6.1-sol', 'none', 'o3'), { effort: 'low', summary: 'auto' });
   // the model named as OpenAI names it: as sent (OpenAI's own 400 says what it refuses)
   assert.deepEqual(responses('gpt-5', 'xhigh', 'gpt-5'), { effort: 'xhigh', summary: 'auto' });
+  // its reasoning.context (all_turns) is taken from GPT-5.6 on: left out before, the effort fitted still
+  const withContext = (upstreamModel: string) =>
+    JSON.parse(
+      openai.responses!.encodePassthrough({
+        ...passthrough('{"model":"gpt-6.1-sol","reasoning":{"effort":"xhigh","context":"all_turns"}}'),
+        upstreamModel,
+      }).body,
+    ).reasoning;
+  assert.deepEqual(withContext('gpt-5'), { effort: 'high' });
+  assert.deepEqual(withContext('gpt-5.5'), { effort: 'xhigh' });
+  assert.deepEqual(withContext('gpt-5.6-sol'), { effort: 'xhigh', context: 'all_turns' });
   const chat = (model: string, upstreamModel: string) =>
     JSON.parse(
       openai.encodePassthrough({
