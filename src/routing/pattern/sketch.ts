@@ -50,13 +50,12 @@ export function sketchText(text: string): string[] {
 
 // --- internal ---
 
-const HEX = '0123456789abcdef';
-/** `h1:<band>:` of each band, made once. */
-const BAND_PREFIXES = Array.from({ length: BANDS }, (_, b) =>
-  Buffer.from(`${SKETCH_REVISION}:${b}:`, 'latin1'),
-);
-/** One band string's characters, written here and read out as one string (reused by every call). */
-const BAND_BYTES = Buffer.alloc(BAND_PREFIXES[BANDS - 1].length + 8);
+/** The character codes of the hex digits 0-f. */
+const HEX_CODES = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const REVISION_0 = SKETCH_REVISION.charCodeAt(0);
+const REVISION_1 = SKETCH_REVISION.charCodeAt(1);
+const COLON = 58;
+const ZERO = 48;
 
 /**
  * The BANDS × ROWS MinHash minima of the word hashes: for each seed, the least fmix32(word ^ seed) read
@@ -89,15 +88,22 @@ function minHashes(hashes: Int32Array): Int32Array {
 }
 
 /**
- * `h1:<band>:<8 hex>` written into BAND_BYTES and read out once: one string per band, where a template of
- * toString(16) and padStart made four (a sketch is made on every gateway request).
+ * `h1:<band>:<8 hex>` made as one string from its character codes (a sketch is made on every gateway
+ * request: a template of toString(16) and padStart made four strings a band, a Buffer read out as latin1
+ * a call into C++ a band).
  */
-function bandString(band: number, hash: number): string {
-  const prefix = BAND_PREFIXES[band];
-  prefix.copy(BAND_BYTES, 0);
-  const end = prefix.length + 8;
-  for (let i = end - 1; i >= prefix.length; i--, hash >>>= 4) BAND_BYTES[i] = HEX.charCodeAt(hash & 0xf);
-  return BAND_BYTES.toString('latin1', 0, end);
+// biome-ignore format: one band string a line
+function bandString(band: number, h: number): string {
+  return band < 10
+    ? String.fromCharCode(REVISION_0, REVISION_1, COLON, ZERO + band, COLON,
+        hex(h, 28), hex(h, 24), hex(h, 20), hex(h, 16), hex(h, 12), hex(h, 8), hex(h, 4), hex(h, 0))
+    : String.fromCharCode(REVISION_0, REVISION_1, COLON, ZERO + 1, ZERO + band - 10, COLON,
+        hex(h, 28), hex(h, 24), hex(h, 20), hex(h, 16), hex(h, 12), hex(h, 8), hex(h, 4), hex(h, 0));
+}
+
+/** The character code of the hex digit of `h` at bit `shift` (no closure: `h` stays a 32-bit integer). */
+function hex(h: number, shift: number): number {
+  return HEX_CODES[(h >>> shift) & 0xf];
 }
 
 /**
