@@ -52,7 +52,7 @@ export function fingerprintRequest(facts: RouteFacts, text: string): RequestFing
     p.messages_bucket,
   ]);
   return {
-    structural: `${STRUCTURAL_REVISION}:${sha256Hex(canonical).slice(0, 16)}`,
+    structural: structuralOf(canonical),
     sketch: sketchText(text),
     messages: facts.messageCount ?? 0,
   };
@@ -72,3 +72,26 @@ export function powerOfTwoBucket(n: number): number {
   if (!(n > 0)) return 0;
   return 2 ** Math.ceil(Math.log2(Math.ceil(n)));
 }
+
+// --- internal ---
+
+/**
+ * `s1:<16 hex>` of a canonical parts string, remembered for the last STRUCTURAL_CACHE_SIZE distinct
+ * strings of at most STRUCTURAL_CACHE_KEY_LIMIT characters (at most ~0.5 MiB): a gateway sees a few
+ * workspaces, tool sets and buckets over and over, and a Map lookup costs a fraction of a SHA-256 through
+ * node:crypto on every request. Keyed by the exact string, so the value is the hash's, bit for bit.
+ */
+function structuralOf(canonical: string): string {
+  const known = STRUCTURAL_CACHE.get(canonical);
+  if (known !== undefined) return known;
+  const print = `${STRUCTURAL_REVISION}:${sha256Hex(canonical).slice(0, 16)}`;
+  if (canonical.length <= STRUCTURAL_CACHE_KEY_LIMIT) {
+    if (STRUCTURAL_CACHE.size >= STRUCTURAL_CACHE_SIZE) STRUCTURAL_CACHE.clear();
+    STRUCTURAL_CACHE.set(canonical, print);
+  }
+  return print;
+}
+
+const STRUCTURAL_CACHE_SIZE = 256;
+const STRUCTURAL_CACHE_KEY_LIMIT = 1024;
+const STRUCTURAL_CACHE = new Map<string, string>();
