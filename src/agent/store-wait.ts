@@ -1,19 +1,22 @@
 /**
  * @module A turn's own store writes and reads wait out a store that cannot be reached (PostgreSQL
- * restarting or failed over), as the gateway's answers wait for their events: a turn accepted before an
- * outage ends once the store is back, with its messages, its counters and exactly one closing event,
- * instead of failing half-written and holding its session (409 turn_in_flight until a restart).
+ * restarting or failed over) or, on SQLite, cannot be written (a full disk, a read-only mount), as the
+ * gateway's answers wait for their events: a turn accepted before an outage ends once the store is back,
+ * with its messages, its counters and exactly one closing event, instead of failing half-written and
+ * holding its session (409 turn_in_flight until a restart), or stopping the server when its end cannot be
+ * written.
  */
 
 import { errorMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import { isStoreUnreachable } from '../store/dialect.ts';
+import { isSqliteWriteRefused } from '../store/sqlite-errors.ts';
 
 /** Between two attempts while the store is away (the trace writer's own pace after its quick attempts). */
 export const STORE_WAIT_INTERVAL_MS = 1000;
 
 /**
- * Runs `work` until it ends other than on an unreachable store. An attempt that failed on a lost
+ * Runs `work` until it ends other than on an unreachable or unwritable store. An attempt that failed on a lost
  * connection may have committed unheard: a retry meeting its own row (a unique violation) counts as done
  * and gives undefined, so `work` must be an insert of fixed ids, an update, or a read.
  */
@@ -28,9 +31,10 @@ export async function whileStoreAway<T>(
       return await work();
     } catch (err) {
       if (failures > 0 && isUniqueViolation(err)) return undefined;
-      if (!isStoreUnreachable(err)) throw err;
+      const refused = isSqliteWriteRefused(err);
+      if (!refused && !isStoreUnreachable(err)) throw err;
       if (failures === 0)
-        log.warn('the trace store cannot be reached; the turn waits for it', {
+        log.warn(`the trace store cannot be ${refused ? 'written' : 'reached'}; the turn waits for it`, {
           what,
           message: errorMessage(err),
         });

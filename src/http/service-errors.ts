@@ -7,6 +7,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import { isStoreUnreachable } from '../store/dialect.ts';
+import { isSqliteWriteRefused } from '../store/sqlite-errors.ts';
 import { loggedPath } from './request-log.ts';
 
 export interface ServiceErrorBody {
@@ -44,6 +45,14 @@ export function storeUnavailable(cause?: unknown): SvcError {
   });
 }
 
+/** 503 store_unavailable for a request whose write the SQLite store refused (a full disk, a read-only mount). */
+function storeUnwritable(cause: unknown): SvcError {
+  return new SvcError('store_unavailable', {
+    message: `The trace store cannot be written (${errorMessage(cause)}); free some disk space or make its folder writable, then send the request again.`,
+    cause,
+  });
+}
+
 /**
  * `app.onError` for service apps: SvcError → its status and body; anything else → 500
  * internal_error with a generic message (the cause goes to the log, never to the client). The path is
@@ -59,6 +68,15 @@ export function createServiceErrorHandler(deps: { log: Logger }): ErrorHandler {
         message: errorMessage(err),
       });
       return serviceErrorResponse(c, storeUnavailable(err));
+    }
+    if (isSqliteWriteRefused(err)) {
+      // a full disk or a read-only mount: SQLite rolled the write back, so the request may be sent again
+      deps.log.warn('request refused: the trace store cannot be written', {
+        method: c.req.method,
+        path: loggedPath(c.req.path),
+        message: errorMessage(err),
+      });
+      return serviceErrorResponse(c, storeUnwritable(err));
     }
     deps.log.error('unhandled error', { method: c.req.method, path: loggedPath(c.req.path), error: err });
     return serviceErrorResponse(c, new SvcError('internal_error', { message: 'Internal error.' }));

@@ -23,6 +23,16 @@ export function sqliteCode(err: unknown): number | undefined {
   return typeof code === 'number' ? code & 0xff : undefined;
 }
 
+/**
+ * SQLite refused a write for the disk's or the file system's sake (a full disk, a file grown past its limit,
+ * a mount or folder turned read-only, an I/O error), not for the statement's: the same write succeeds once
+ * there is room or the mount is writable again. SQLite has rolled the statement or transaction back.
+ */
+export function isSqliteWriteRefused(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return code !== undefined && WRITE_REFUSED.has(code);
+}
+
 /** The sentence for a node:sqlite error, or undefined when `err` is not one this module knows. */
 export function describeSqliteFailure(err: unknown): string | undefined {
   const code = sqliteCode(err);
@@ -43,6 +53,14 @@ export const DAMAGED: readonly [string, string] = [
 ];
 
 // --- internal ---
+
+const WRITE_REFUSED: ReadonlySet<number> = new Set([
+  SQLITE.PERM,
+  SQLITE.READONLY,
+  SQLITE.IOERR,
+  SQLITE.FULL,
+  SQLITE.CANTOPEN,
+]);
 
 /** SQLite primary result code → what happened, what to do. */
 const ADVICE: Record<number, readonly [string, string]> = {

@@ -1,29 +1,39 @@
 /**
- * A turn submission whose user message the store refuses (a full disk; here a trigger that aborts every
- * insert into messages, a real SQLite failure) is answered 500 and leaves the session as it was: it used to
- * keep the session claimed by a turn that never started, so every later turn got 409 turn_in_flight and the
- * turn could not be cancelled (404 turn_not_found) until the server restarted.
+ * A turn submission whose user message the store refuses (here a trigger that aborts every insert into
+ * messages, a real SQLite failure) is answered 500 and leaves the session as it was: it used to keep the
+ * session claimed by a turn that never started, so every later turn got 409 turn_in_flight and the turn could
+ * not be cancelled (404 turn_not_found) until the server restarted.
+ *
+ * A store whose disk refuses writes while a turn runs (a full disk; here the server's file size limit
+ * lowered with prlimit, which SQLite meets as it does a full disk: its write refused and rolled back) used
+ * to stop svc serve ('unexpected error outside a request; stopping'): the turn's answer could not be stored,
+ * nor then its end. The turn now waits for the store as for a PostgreSQL outage and ends once there is room,
+ * and a request that needs a write meanwhile is 503 store_unavailable (it was 500 internal_error).
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
+import { attach } from '../helpers/ws-client.ts';
 
-test('a turn the store cannot record leaves its session free for the next one', async (t) => {
-  const fake = await startFakeProvider();
-  t.after(() => fake.close());
-  const server = await startAgentServer(t, {
-    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
-  });
+const fake = await startFakeProvider();
+after(() => fake.close());
+const server = await startAgentServer(
+  { after },
+  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
+);
+const text = (t: string) => [{ type: 'text', text: t }];
+
+test('a turn the store cannot record leaves its session free for the next one', async () => {
   const created = await server.api('POST', '/sessions', { workspace_path: server.workspace });
   assert.equal(created.status, 201);
   const sid = created.body.id as string;
-  const turn = (text: string) =>
-    server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text }] });
+  const turn = (t: string) => server.api('POST', `/sessions/${sid}/turns`, { content: text(t) });
 
   withStore(server.db, (db) =>
     db.exec(`CREATE TRIGGER refuse_messages BEFORE INSERT ON messages
-             BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`),
+             BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END`),
   );
   const refused = await turn('hi');
   assert.equal(refused.status, 500, JSON.stringify(refused.body));
@@ -36,3 +46,70 @@ test('a turn the store cannot record leaves its session free for the next one', 
   const next = await turn('hi again');
   assert.equal(next.status, 202, JSON.stringify(next.body));
 });
+
+test('a disk that refuses writes mid-turn: the turn waits and ends once there is room; the server runs on', async (t) => {
+  const pid = server.svc.child.pid!;
+  const fileSizeLimit = (limit: string) =>
+    execFileSync('prlimit', ['--pid', String(pid), `--fsize=${limit}`]);
+  try {
+    execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
+  } catch {
+    t.skip('prlimit (util-linux) is not installed');
+    return;
+  }
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  const c = await attach(server, sid);
+  t.after(() => c.close());
+  c.send({ type: 'subscribe', filter: 'preset:full', since: null });
+  await c.next((f) => f.type === 'subscribe_ack');
+  fake.script([{ hold: true, text: 'kept once there was room' }]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('go') })).body;
+  await c.next((f) => f.type === 'event' && f.event.type === 'llm.call_started');
+  fileSizeLimit('1:unlimited'); // every write past the first byte of a file fails (EFBIG: SQLITE_IOERR_WRITE)
+  t.after(() => fileSizeLimit('unlimited:unlimited'));
+  while (fake.release() === 0) await new Promise((r) => setTimeout(r, 10));
+
+  const said = await stderrLine(/the turn waits for it|stopping/);
+  assert.match(said, /the trace store cannot be written; the turn waits for it/);
+  const refused = await server.api('POST', '/sessions', { workspace_path: server.workspace });
+  assert.equal(refused.status, 503, JSON.stringify(refused.body));
+  assert.equal(refused.body.error.code, 'store_unavailable');
+  assert.equal(refused.headers.get('retry-after'), '1');
+  assert.equal(server.svc.child.exitCode, null, 'the server runs on');
+
+  fileSizeLimit('unlimited:unlimited');
+  const end = await c.next(
+    (f) => f.type === 'event' && f.event.type === 'turn.completed' && f.event.turn_id === turn.turn_id,
+  );
+  assert.equal(end.event.payload.status, 'completed');
+  const session = (await server.api('GET', `/sessions/${sid}`)).body;
+  assert.equal(session.current_turn_id, null);
+  assert.equal(session.turn_count, 1);
+  const messages = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  assert.deepEqual(
+    messages.map((m: { role: string; content: Array<{ text?: string }> }) => [m.role, m.content[0]?.text]),
+    [
+      ['user', 'go'],
+      ['assistant', 'kept once there was room'],
+    ],
+  );
+});
+
+// --- internal ---
+
+/** Resolves with the server's first stderr line (from now on or already written) matching `pattern`. */
+function stderrLine(pattern: RegExp): Promise<string> {
+  return new Promise((resolve) => {
+    const check = () => {
+      const line = server.svc
+        .output()
+        .stderr.split('\n')
+        .find((l) => pattern.test(l));
+      if (line === undefined) return;
+      server.svc.child.stderr?.off('data', check);
+      resolve(line);
+    };
+    server.svc.child.stderr?.on('data', check);
+    check();
+  });
+}
