@@ -1,5 +1,5 @@
 /**
- * Claude Code 2.1.328 (the real executable) where its own habits meet the gateway's answers:
+ * Claude Code 2.1.332 (the real executable) where its own habits meet the gateway's answers:
  * - with both ANTHROPIC_API_KEY (the user's own Anthropic key) and ANTHROPIC_AUTH_TOKEN (the gateway key)
  *   set it sends both, as x-api-key and Bearer: the gateway key is the one used;
  * - a request no model of the routing chain can serve (here: no Anthropic provider key) is a 503

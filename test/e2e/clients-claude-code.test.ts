@@ -1,5 +1,5 @@
 /**
- * Claude Code 2.1.328, the real executable from npm (`claude -p`), against the gateway and the fake provider,
+ * Claude Code 2.1.332, the real executable from npm (`claude -p`), against the gateway and the fake provider,
  * configured as the README says (ANTHROPIC_BASE_URL = the gateway root, ANTHROPIC_AUTH_TOKEN = a gateway
  * key). Issue 13: `--model opus|haiku|sonnet` sends Claude Code's own model names, which must reach the
  * opus, haiku and sonnet of the registry by a rule (not the global default); a tool round trip works; a

@@ -1,7 +1,7 @@
 /**
- * Codex CLI 0.169.0, the real executable from npm (`codex exec`), against the gateway and the fake provider,
+ * Codex CLI 0.171.0, the real executable from npm (`codex exec`), against the gateway and the fake provider,
  * with the custom provider of the README (`base_url` = the gateway root plus `/v1`, `wire_api =
- * "responses"`, the key in an environment variable). Issue 13: its default model (`gpt-6.1-sol`) reaches
+ * "responses"`, the key in an environment variable). Issue 13: its default model (`gpt-6.2-sol`) reaches
  * an OpenAI model by a native-name rule and its Responses request is forwarded as it is; pointed at a Claude
  * model (`-m haiku`) its request is translated: the `namespace` tool's functions flattened, the hosted web
  * search left out (named in `svc-dropped-tools`), and a tool call Codex runs comes back under its call id.
@@ -90,7 +90,7 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
       assert.ok(input.some((i) => i.type === 'additional_tools'));
       assert.ok(input.some((i) => i.role === 'developer'));
       const decided = readEvents(stack.files.db, 'route.decided').at(-1)!;
-      assert.equal(decided.payload.requested_model, 'gpt-6.1-sol');
+      assert.equal(decided.payload.requested_model, 'gpt-6.2-sol');
       const chain = decided.payload.chain as Array<{ policy: string; verdict: string; model: string }>;
       assert.deepEqual(chain.at(-1), { policy: 'rule', model: 'openai:gpt-5', verdict: 'accepted' });
       assert.equal(decided.payload.rule, 'native-gpt');
@@ -104,7 +104,7 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   await t.test(
     'an effort its default model takes and gpt-5 does not (xhigh) is fitted to the nearest gpt-5 takes',
     async () => {
-      // Codex writes the request for gpt-6.1-sol, which takes none to xhigh; gpt-5 refuses both ends (400)
+      // Codex writes the request for gpt-6.2-sol, which takes low to ultra; gpt-5 refuses xhigh (400)
       const run = await codex(stack, tmp.dir, ['-c', 'model_reasoning_effort="xhigh"', 'say hi']);
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stdout, /Hello from the fake provider\./);

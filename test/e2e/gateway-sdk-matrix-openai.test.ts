@@ -370,7 +370,9 @@ test('OpenAI SDK → a Claude model: parse with zod bounds (.int(), .email()) an
     tools: [tool],
     tool_choice: 'required',
   });
-  assert.deepEqual(called.choices[0].message.tool_calls?.[0]?.function.parsed_arguments, want);
+  const [call] = called.choices[0].message.tool_calls ?? [];
+  assert.ok(call?.type === 'function');
+  assert.deepEqual(call.function.parsed_arguments, want);
   const [sentTool] = (stack.fake.requests.at(-1)!.body as { tools: Array<Record<string, any>> }).tools;
   assert.deepEqual([sentTool.strict, sentTool.input_schema.properties.year], [true, year]);
 });
@@ -460,7 +462,10 @@ async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Pro
     assert.equal(choice.message.content, turn.expect.text);
     assert.equal(choice.message.tool_calls?.length ?? 0, 0);
   } else {
-    assert.equal(choice.message.content, null, 'no text next to the tool call (§5.2)');
+    // OpenRouter's stream opens with content "" whatever follows, forwarded as sent, which the SDK's stream
+    // helper keeps (openai 7); OpenAI's, and the gateway's translation, open a tool call with content null
+    const none = stream && p.provider === 'openrouter' ? '' : null;
+    assert.equal(choice.message.content, none, 'no text next to the tool call (§5.2)');
     const calls = choice.message.tool_calls ?? [];
     assert.equal(calls.length, 1, JSON.stringify(calls));
     const [tc] = calls;
