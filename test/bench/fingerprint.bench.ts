@@ -1,8 +1,9 @@
 /**
  * What the request fingerprint (structural s1 + hybrid sketch h1, computed on every gateway request for
  * route.decided) costs: CPU µs per call (process.cpuUsage over many calls) for the bench prompt, a 4 KB
- * prompt, a non-ASCII prompt and distinct texts (no repeated input), in this checkout and, with --against,
- * in another checkout of svc (a `git worktree` of an older commit), alternated round by round in one process.
+ * prompt, one with letters outside ASCII, one whose only non-ASCII characters are punctuation and emoji,
+ * and distinct texts (no repeated input), in this checkout and, with --against, in another checkout of svc
+ * (a `git worktree` of an older commit), alternated round by round in one process.
  *
  *   node test/bench/fingerprint.bench.ts
  *   node test/bench/fingerprint.bench.ts --against /tmp/base-worktree --rounds 7
@@ -118,6 +119,7 @@ function buildCases(): Case[] {
     one('bench prompt (353 chars)', bench),
     one('4 KB prompt', withUser(prose(99, 4096))),
     one('non-ASCII prompt (360 chars)', withUser(`${prose(5, 330)} café 日本語のテスト`)),
+    one('quotes, dashes, emoji (360 chars)', withUser(`${prose(6, 330)} don’t “retry” — 🚀 …`)),
     {
       name: '256 distinct prompts (360 chars)',
       facts: distinct.map((d) => d.facts),

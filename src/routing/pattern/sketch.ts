@@ -35,8 +35,10 @@ export function sketchWords(text: string): Set<string> {
 export function sketchText(text: string): string[] {
   const head = text.length > SKETCH_TEXT_LIMIT ? text.slice(0, SKETCH_TEXT_LIMIT) : text;
   // the hashes of the words, not the words: MinHash reads nothing else, and equal words hash alike
-  const ascii = Buffer.byteLength(head) === head.length; // every character below U+0080
-  const hashes = ascii ? asciiWordHashes(head) : Int32Array.from(sketchWords(head), fnv1a);
+  // the fast path reads every character outside A-Z, a-z and 0-9 as a separator, as the general one reads
+  // punctuation, symbols, emoji and marks: only a letter or digit outside ASCII needs the general path
+  const fast = Buffer.byteLength(head) === head.length || !NON_ASCII_LETTER_OR_DIGIT.test(head);
+  const hashes = fast ? asciiWordHashes(head) : Int32Array.from(sketchWords(head), fnv1a);
   if (hashes.length === 0) return [EMPTY_SKETCH];
   const mins = minHashes(hashes);
   const out = new Array<string>(BANDS);
@@ -107,10 +109,11 @@ function hex(h: number, shift: number): number {
 }
 
 /**
- * The FNV-1a hashes of the words sketchWords finds in ASCII text (letter/digit runs cut at non-alphanumerics
- * and lower→upper joints, lowercased, a digit run as `#`), hashed from the character codes as the scan goes,
- * without a string per word: what a request's fingerprint costs on the gateway's hot path (sketchWords, the
- * general path, serves every other text). Only a word whose hash is a function word's is spelled out.
+ * The FNV-1a hashes of the words sketchWords finds in a text whose letters and digits are all ASCII
+ * (letter/digit runs cut at every other character and at lower→upper joints, lowercased, a digit run as
+ * `#`), hashed from the character codes as the scan goes, without a string per word: what a request's
+ * fingerprint costs on the gateway's hot path (sketchWords, the general path, serves every other text).
+ * Only a word whose hash is a function word's is spelled out.
  */
 function asciiWordHashes(text: string): Int32Array {
   // no closure over these: a hash kept in a closure's context is a heap number at each character once it
@@ -216,6 +219,8 @@ function unicodeWords(text: string, add: (w: string) => void, words: Set<string>
 }
 
 const WORD = /[\p{L}\p{N}]+/gu;
+/** A letter or digit that is no ASCII character (a code point: a surrogate pair is one character). */
+const NON_ASCII_LETTER_OR_DIGIT = /(?![\0-\x7f])[\p{L}\p{N}]/u;
 const CAMEL_JOINT = /(?<=\p{Ll})(?=\p{Lu})/u;
 const DIGITS = /\d+/g;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;

@@ -197,6 +197,18 @@ export const CORPUS: CorpusCase[] = [
     body: chat([user('tab\there\u0000nul\u0007bell \ud800 lone\r\nCRLF')]),
   },
   {
+    name: 'curly quotes, dashes, an ellipsis and a combining accent',
+    wire: 'openai',
+    workspace: null,
+    body: chat([user('Don’t “retry” the deploy — check the cafe\u0301 logs… then the HTTPServer’s 502s')]),
+  },
+  {
+    name: 'an astral letter and digit among emoji',
+    wire: 'openai',
+    workspace: null,
+    body: chat([user('solve 𝑥 plus 𝟎 equals 𝑥 😀 🚀 fast')]),
+  },
+  {
     name: 'nine messages',
     wire: 'openai',
     workspace: null,

@@ -112,6 +112,18 @@ const EXPECTED: Array<[string, string, number, string]> = [
     '87bf609a 50a65ede 6464d017 62a2c565 e0567c55 409e7915 187ed55a 769ff916 1e196e26 ec114477 bad7befa e2bd0b0d 3dfd0874 9d984e79 23498974 fa2edce1',
   ],
   [
+    'curly quotes, dashes, an ellipsis and a combining accent',
+    's1:31655479fbc696ed',
+    1,
+    '5b6919a2 7bb1265f 094408ed 890c3b08 567f0851 8ae3f0a8 47e14766 5124740d 747996d1 310f090d 410b7ffe cf72974a d55a933e de97db95 693e2f71 bda479a3',
+  ],
+  [
+    'an astral letter and digit among emoji',
+    's1:1b45bda95073d3e7',
+    1,
+    '311146d9 f3998a6b 083be243 0c480bf5 355281c0 515ddd30 a7a0448d 21131c55 e272795f 607f99f0 3b5dcc08 485459ff ac882fd6 f8ee6b75 9b3c71da eb890a21',
+  ],
+  [
     'nine messages',
     's1:2ca5c4028705db22',
     9,
