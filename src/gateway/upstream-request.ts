@@ -9,6 +9,7 @@ import type { InboundShape as ShapeName } from '../events/catalog.ts';
 import { SvcError } from '../lib/errors.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import { findOpenAIOnlyPart } from './shapes/responses/openai-only.ts';
+import { withoutToolLists } from './shapes/responses/replayed-tool-lists.ts';
 
 /** The adapter's wire that matches the client's shape (its bytes pass through), if it has one. */
 export function sameWireOps(adapter: Adapter, shape: ShapeName): SameWireOps | undefined {
@@ -31,8 +32,9 @@ export function withinOutputLimit(req: CanonicalRequest, model: ModelEntry): Can
 
 /**
  * The upstream request for a model on another wire. A Responses request with a part only OpenAI can serve
- * (stored state, Codex's additional_tools, hosted tools) is refused with a 400 that names the part and says
- * what works, never answered without it (issue 13).
+ * (stored state, Codex's additional_tools giving its tools, hosted tools) is refused with a 400 that names the
+ * part and says what works, never answered without it (issue 13); a tool list replayed beside the request's own
+ * tools is left out.
  */
 export function encodeTranslated(
   adapter: Adapter,
@@ -49,5 +51,5 @@ export function encodeTranslated(
       message: `${part.param}: ${part.what} can be served only by ${part.by ?? 'an OpenAI model'}, and ${modelId} is not one; ${part.instead}`,
       details: { param: part.param },
     });
-  return adapter.encodeRequest(req, upstreamModel);
+  return adapter.encodeRequest(shape === 'openai_responses' ? withoutToolLists(req) : req, upstreamModel);
 }

@@ -102,6 +102,22 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   );
 
   await t.test(
+    'the conversation above resumed on a Claude model: its default model’s tool list in the history is left out',
+    async () => {
+      // the history replays the additional_tools item of the turn above; this request carries haiku's own tools
+      const run = await codex(stack, tmp.dir, ['resume', '--last', '-m', 'haiku', 'and again']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Hello from the fake provider\./);
+      const sent = fake.requests.filter((r) => r.path === '/v1/messages');
+      assert.equal(sent.length, 1);
+      const body = sent[0].body as { system: Array<{ text: string }>; messages: unknown[] };
+      // read as if the item were not there: Codex's developer messages are still the system prompt
+      assert.match(body.system.map((b) => b.text).join('\n'), /You are Codex/);
+      assert.doesNotMatch(JSON.stringify(body.messages), /additional_tools|You are Codex/);
+    },
+  );
+
+  await t.test(
     'an effort its default model takes and gpt-5 does not (xhigh) is fitted to the nearest gpt-5 takes',
     async () => {
       // Codex writes the request for gpt-6.2-sol, which takes low to ultra; gpt-5 refuses xhigh (400)

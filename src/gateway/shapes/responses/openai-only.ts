@@ -8,6 +8,7 @@ import type { AdapterName } from '../../../adapters/names.ts';
 import { forcedSearchRefusal, isWebSearchChoice } from '../web-search.ts';
 import { inlinePdf } from './decode.ts';
 import { isDroppableHostedTool } from './namespaces.ts';
+import { replaysToolLists } from './replayed-tool-lists.ts';
 
 /** A part of a Responses request that only an OpenAI model can serve, and why. */
 export interface OpenAIOnlyPart {
@@ -34,8 +35,8 @@ const STORED =
 /**
  * The first part of `body` (a validated Responses request) that needs OpenAI itself: state OpenAI stored
  * (`previous_response_id`, `item_reference`), input items and tools only the Responses API knows (Codex's
- * `additional_tools`, hosted and custom tools), a forced web search `adapter` cannot run. Null when the
- * request translates whole.
+ * `additional_tools` where it gives the request's tools, hosted and custom tools), a forced web search `adapter`
+ * cannot run. Null when the request translates whole (replayed-tool-lists.ts leaves a replayed tool list out).
  */
 export function findOpenAIOnlyPart(
   body: Record<string, unknown>,
@@ -100,6 +101,8 @@ export function findOpenAIOnlyPart(
         what: 'an item_reference to an item stored by OpenAI or no longer kept by this gateway',
         instead: STORED,
       };
+    // a tool list replayed from a turn on Codex's default model, beside the tools of this one: left out
+    if (type === 'additional_tools' && replaysToolLists(body)) continue;
     if (!TRANSLATED_ITEMS.has(type))
       return {
         param: `input.${i}`,
