@@ -118,6 +118,32 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   );
 
   await t.test(
+    'on its default model a tool round trip completes: the call of its code-mode exec tool, then the answer',
+    async () => {
+      // its tools are in an additional_tools item (namespace functions, custom tool exec first): the model calls
+      // exec with text, as the API writes a namespaced call; Codex runs it and sends the output back
+      const run = await codex(stack, tmp.dir, ['run it [[fake:tool_call]]']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Tool result received: /);
+      const sent = fake.requests.filter((r) => r.path === '/v1/responses');
+      assert.equal(sent.length, 2, 'the call, then the answer to its output');
+      const items = (sent[1].body as { input: Array<Record<string, unknown>> }).input;
+      const call = items.find((i) => i.type === 'custom_tool_call')!;
+      assert.deepEqual([call.name, call.namespace, call.input], ['exec', 'functions', 'exec input']);
+      const output = items.find((i) => i.type === 'custom_tool_call_output')!;
+      assert.equal(output.call_id, call.call_id);
+      const done = readEvents(stack.files.db, 'llm.call_completed').slice(-2);
+      assert.deepEqual(
+        done.map((e) => [e.payload.model, e.payload.stop_reason, Number(e.payload.cost_usd) > 0]),
+        [
+          ['openai:gpt-5', 'tool_use', true],
+          ['openai:gpt-5', 'end_turn', true],
+        ],
+      );
+    },
+  );
+
+  await t.test(
     'an effort its default model takes and gpt-5 does not (xhigh) is fitted to the nearest gpt-5 takes',
     async () => {
       // Codex writes the request for gpt-6.2-sol, which takes low to ultra; gpt-5 refuses xhigh (400)

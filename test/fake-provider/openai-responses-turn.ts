@@ -7,7 +7,7 @@
 import { billedInputTokens } from './billing.ts';
 import { isReasoningName } from './openai.ts';
 import { outputSchemaOf } from './openai-json-mode.ts';
-import type { Turn } from './responses.ts';
+import type { Tool, Turn } from './responses.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -36,6 +36,8 @@ export function readResponsesTurn(body: Obj): Turn {
     } else if (item.role === 'user') texts.push(textOf(item.content));
   }
   const tools = Array.isArray(body.tools) ? (body.tools as Obj[]) : [];
+  // Codex's default request gives its tools in an additional_tools input item instead of tools
+  const listed = input.filter((i) => i.type === 'additional_tools' && Array.isArray(i.tools));
   const choice = body.tool_choice as string | Obj | undefined;
   const reasoning = body.reasoning as { effort?: string; summary?: string } | undefined;
   return {
@@ -44,9 +46,7 @@ export function readResponsesTurn(body: Obj): Turn {
     includeUsage: true,
     turnText: texts.join('\n'),
     // a custom tool (type custom: free-text input, e.g. Codex's apply_patch) is called with text
-    tools: tools
-      .filter((t) => (t.type === 'function' || t.type === 'custom') && typeof t.name === 'string')
-      .map((t) => ({ name: t.name as string, schema: t.parameters, custom: t.type === 'custom' })),
+    tools: [...tools, ...listed.flatMap((i) => i.tools as Obj[])].flatMap((t) => callable(t)),
     toolResults,
     // an image in a message or in a tool's output (function_call_output holds input_image parts too)
     images: input.flatMap((i) =>
@@ -72,6 +72,16 @@ export function readResponsesTurn(body: Obj): Turn {
     // the hosted tool: web_search, web_search_preview and their dated versions
     webSearchTool: tools.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search')),
   };
+}
+
+/** The tools `t` offers: itself (a function or custom tool), a namespace's members named with it. */
+function callable(t: Obj, namespace?: string): Tool[] {
+  if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string')
+    return (t.tools as Obj[]).flatMap((m) => callable(m, t.name as string));
+  if ((t.type !== 'function' && t.type !== 'custom') || typeof t.name !== 'string') return [];
+  return [
+    { name: t.name, schema: t.parameters, custom: t.type === 'custom', ...(namespace ? { namespace } : {}) },
+  ];
 }
 
 function partsOf(content: unknown): Obj[] {

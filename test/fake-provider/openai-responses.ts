@@ -146,6 +146,7 @@ function itemOf(
       status,
       call_id: block.id,
       name: block.name,
+      ...namespaceOf(block),
       input: args ?? block.customInput,
     };
   return {
@@ -155,6 +156,7 @@ function itemOf(
     arguments: args ?? JSON.stringify(block.input),
     call_id: block.id,
     name: block.name,
+    ...namespaceOf(block),
   };
 }
 
@@ -331,7 +333,12 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       const args = JSON.stringify(block.input);
       for (const piece of splitFragments(args))
         event('response.function_call_arguments.delta', { ...at, delta: piece, ...pad(piece) });
-      event('response.function_call_arguments.done', { ...at, name: block.name, arguments: args });
+      event('response.function_call_arguments.done', {
+        ...at,
+        name: block.name,
+        ...namespaceOf(block),
+        arguments: args,
+      });
     }
     event('response.output_item.done', {
       output_index,
@@ -341,4 +348,9 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
   const done = response(ctx, 'completed', outputOf(reply, ctx), reply);
   event(done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: done });
   return frames;
+}
+
+/** A namespaced tool's call names its namespace beside the member's name, as the API writes it. */
+function namespaceOf(block: ReplyBlock): { namespace?: string } {
+  return block.type === 'tool_call' && block.namespace ? { namespace: block.namespace } : {};
 }

@@ -71,10 +71,15 @@ export type ReplyBlock =
       input: Record<string, unknown>;
       /** A custom (free-form) tool's call: its input is this text, not JSON (OpenAI custom tools). */
       customInput?: string;
+      /** The Responses `namespace` the called tool belongs to (the call names it beside the member's name). */
+      namespace?: string;
     };
 
-/** A tool the request offers: a function with its JSON schema, or (OpenAI) a custom tool taking free text. */
-export type Tool = { name: string; schema: unknown; custom?: boolean };
+/**
+ * A tool the request offers: a function with its JSON schema, or (OpenAI) a custom tool taking free text, the
+ * member of a Responses `namespace` with that namespace's name.
+ */
+export type Tool = { name: string; schema: unknown; custom?: boolean; namespace?: string };
 
 export type ReplyUsage = {
   input: number;
@@ -159,6 +164,7 @@ export function buildReply(turn: Turn, plan: FakeStep, newToolId: () => string):
       name: tool.name,
       input,
       ...(tool.custom ? { customInput: `${tool.name} input` } : {}),
+      ...(tool.namespace ? { namespace: tool.namespace } : {}),
     });
   }
   for (const use of uses) blocks.push({ type: 'tool_call', id: newToolId(), ...use });

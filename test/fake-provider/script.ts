@@ -12,7 +12,9 @@
  *                          left out on Anthropic when tool_choice forces the call (the API prefills the turn)
  *     long=BYTES           reply text of BYTES bytes, in 1 KiB words (a stream: one frame each), for a long answer
  *     tool_call            call the first request tool (input built from its schema's required properties; a
- *                          Responses custom tool gets a custom_tool_call whose input is the text "<name> input")
+ *                          Responses custom tool gets a custom_tool_call whose input is the text "<name> input";
+ *                          a Responses namespace's members and the tools of an additional_tools input item are
+ *                          request tools too, a member's call naming its namespace)
  *     tool_calls=N         N parallel calls (cycling through the request tools); one at most when the request
  *                          turns parallel calls off (disable_parallel_tool_use, parallel_tool_calls: false)
  *     thinking[=STRING]    a thinking block (Anthropic), reasoning (OpenRouter), reasoning_tokens (OpenAI)
