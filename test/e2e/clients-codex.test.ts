@@ -102,22 +102,6 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   );
 
   await t.test(
-    'the conversation above resumed on a Claude model: its default model’s tool list in the history is left out',
-    async () => {
-      // the history replays the additional_tools item of the turn above; this request carries haiku's own tools
-      const run = await codex(stack, tmp.dir, ['resume', '--last', '-m', 'haiku', 'and again']);
-      assert.equal(run.code, 0, run.stderr);
-      assert.match(run.stdout, /Hello from the fake provider\./);
-      const sent = fake.requests.filter((r) => r.path === '/v1/messages');
-      assert.equal(sent.length, 1);
-      const body = sent[0].body as { system: Array<{ text: string }>; messages: unknown[] };
-      // read as if the item were not there: Codex's developer messages are still the system prompt
-      assert.match(body.system.map((b) => b.text).join('\n'), /You are Codex/);
-      assert.doesNotMatch(JSON.stringify(body.messages), /additional_tools|You are Codex/);
-    },
-  );
-
-  await t.test(
     'on its default model a tool round trip completes: the call of its code-mode exec tool, then the answer',
     async () => {
       // its tools are in an additional_tools item (namespace functions, custom tool exec first): the model calls
@@ -140,6 +124,29 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
           ['openai:gpt-5', 'end_turn', true],
         ],
       );
+    },
+  );
+
+  await t.test(
+    'the conversation above resumed on a Claude model: its tool list left out, its custom tool call replayed as a call',
+    async () => {
+      // the history replays the additional_tools item and the exec call of the turn above; this request carries
+      // haiku's own tools
+      const run = await codex(stack, tmp.dir, ['resume', '--last', '-m', 'haiku', 'and again']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Hello from the fake provider\./);
+      const sent = fake.requests.filter((r) => r.path === '/v1/messages');
+      assert.equal(sent.length, 1);
+      const body = sent[0].body as { system: Array<{ text: string }>; messages: unknown[] };
+      // read as if the item were not there: Codex's developer messages are still the system prompt
+      assert.match(body.system.map((b) => b.text).join('\n'), /You are Codex/);
+      const history = JSON.stringify(body.messages);
+      assert.doesNotMatch(history, /additional_tools|You are Codex/);
+      // the custom tool's call is a call whose input holds its text, answered under its id
+      const use =
+        /\{"type":"tool_use","id":"([^"]+)","name":"functions__exec","input":\{"input":"exec input"\}\}/;
+      assert.match(history, use);
+      assert.ok(history.includes(`"tool_use_id":"${use.exec(history)![1]}"`));
     },
   );
 

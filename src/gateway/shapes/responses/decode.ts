@@ -23,6 +23,8 @@ import { responsesWebSearch } from '../web-search.ts';
 import { REDACTED_REASONING_PREFIX } from './encode.ts';
 import { droppedHostedTools, flatToolName, isDroppableHostedTool } from './namespaces.ts';
 import {
+  CustomToolCallOutputSchema,
+  CustomToolCallSchema,
   FunctionCallOutputSchema,
   FunctionCallSchema,
   InputImageSchema,
@@ -130,8 +132,16 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
       const c = parseOrThrow(FunctionCallSchema, item, path);
       const name = c.namespace ? flatToolName(c.namespace, c.name) : c.name;
       push('assistant', [{ type: 'tool_use', id: c.call_id, name, input: parseToolInput(c.arguments) }]);
-    } else if (type === 'function_call_output') {
-      const o = parseOrThrow(FunctionCallOutputSchema, item, path);
+    } else if (type === 'custom_tool_call') {
+      const c = parseOrThrow(CustomToolCallSchema, item, path);
+      const name = c.namespace ? flatToolName(c.namespace, c.name) : c.name;
+      push('assistant', [{ type: 'tool_use', id: c.call_id, name, input: { input: c.input } }]);
+    } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
+      const o = parseOrThrow(
+        type === 'function_call_output' ? FunctionCallOutputSchema : CustomToolCallOutputSchema,
+        item,
+        path,
+      );
       const content = typeof o.output === 'string' ? o.output : userContent(o.output, `${path}.output`);
       push('user', [{ type: 'tool_result', tool_use_id: o.call_id, content: toolResultContent(content) }]);
     } else if (type === 'reasoning') {

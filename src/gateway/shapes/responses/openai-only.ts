@@ -25,6 +25,9 @@ const TRANSLATED_ITEMS: ReadonlySet<string> = new Set([
   'message',
   'function_call',
   'function_call_output',
+  // a custom tool's call replayed (Codex's code-mode exec on its default model): a call with {input: <text>}
+  'custom_tool_call',
+  'custom_tool_call_output',
   'reasoning',
   'web_search_call', // left out (decodeInput)
 ]);
@@ -109,7 +112,7 @@ export function findOpenAIOnlyPart(
         what: `an input item of type ${type}`,
         instead: 'leave it out, or use an OpenAI model',
       };
-    const field = type === 'message' ? 'content' : type === 'function_call_output' ? 'output' : null;
+    const field = type === 'message' ? 'content' : type.endsWith('_call_output') ? 'output' : null;
     const part = field ? findOpenAIOnlyContent(item[field]) : -1;
     if (field && part >= 0) {
       const p = (item[field] as Array<{ type?: unknown }>)[part]!;

@@ -46,6 +46,24 @@ export const FunctionCallOutputSchema = v.looseObject({
   output: v.union([v.string(), v.array(v.looseObject({ type: v.string() }))]),
 });
 
+/**
+ * A call of a custom tool (free-text input: Codex's apply_patch, its code-mode exec) and its output, replayed
+ * in the history; translated as a function's call whose input is `{input: <text>}`.
+ */
+export const CustomToolCallSchema = v.looseObject({
+  type: v.literal('custom_tool_call'),
+  call_id: v.string(),
+  name: v.string(),
+  namespace: v.nullish(v.string()),
+  input: v.string(),
+});
+
+export const CustomToolCallOutputSchema = v.looseObject({
+  type: v.literal('custom_tool_call_output'),
+  call_id: v.string(),
+  output: v.union([v.string(), v.array(v.looseObject({ type: v.string() }))]),
+});
+
 export const ReasoningItemSchema = v.looseObject({
   type: v.literal('reasoning'),
   id: v.optional(v.string()),
