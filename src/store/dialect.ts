@@ -4,6 +4,7 @@
  * locks and which failures are worth retrying. Queries elsewhere stay typed Kysely and call these for the
  * fragments that differ; each engine's DDL lives in its own frozen migrations.
  */
+import type { StatementSync } from 'node:sqlite';
 import { type Kysely, PostgresAdapter, type RawBuilder, sql } from 'kysely';
 import { COST_TEXT_PATTERN } from '../lib/decimal.ts';
 import { errorMessage } from '../lib/errors.ts';
@@ -60,6 +61,25 @@ export function eventValues(r: NewEventRow): unknown[] {
     r.parent_event_id ?? null,
     r.sensitivity,
   ];
+}
+
+/**
+ * Runs a prepared SQLite INSERT of EVENT_COLUMNS (sqliteDialect.insertEvent) with one row's values, in
+ * that order, as arguments: per row no array of values and no spread call, as eventValues would need.
+ */
+export function runEventInsert(insert: StatementSync, r: NewEventRow): void {
+  insert.run(
+    r.id,
+    r.timestamp,
+    r.timestamp_us,
+    r.session_id ?? null,
+    r.turn_id ?? null,
+    r.type,
+    r.actor,
+    r.payload,
+    r.parent_event_id ?? null,
+    r.sensitivity,
+  );
 }
 
 const SQLITE_INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`;

@@ -5,13 +5,13 @@
  */
 import { existsSync, type Stats, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
 import { Kysely } from 'kysely';
 import { add, type Decimal, formatDecimal, readCost, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import { createFolders, PRIVATE_FOLDER_MODE } from '../lib/folders.ts';
-import { eventValues, sqliteDialect } from './dialect.ts';
+import { runEventInsert, sqliteDialect } from './dialect.ts';
 import { migrateToLatest, readSchemaVersion } from './migrate.ts';
 import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
 import type { OpenStoreOptions, SqliteStore } from './open.ts';
@@ -248,7 +248,7 @@ function createAppender(db: DatabaseSync, kysely: Kysely<Database>): SqliteStore
       const insert = options?.ifAbsent ? stmts.insertIfAbsent : stmts.insert;
       stmts.begin.run();
       try {
-        for (const r of rows) insert.run(...(eventValues(r) as SQLInputValue[]));
+        for (const r of rows) runEventInsert(insert, r);
         stmts.commit.run();
       } catch (err) {
         try {
