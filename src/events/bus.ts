@@ -18,6 +18,11 @@ export interface Subscriber {
    * delivery); deliverStored skips it.
    */
   readonly durable?: boolean;
+  /**
+   * With `durable`: the handler's promise never rejects and may be one shared by many events (the trace
+   * writer's per transaction), so it is the event's `committed` as it is, with no guard made per event.
+   */
+  readonly neverRejects?: boolean;
   handle(event: EventEnvelope): unknown;
 }
 
@@ -108,7 +113,10 @@ export function createBus(deps: BusDeps): Bus {
       try {
         const result = sub.handle(event);
         if (result && typeof (result as Promise<unknown>).then === 'function') {
-          const guarded = (result as Promise<unknown>).then(toVoid, (err) => warn(sub, event, err));
+          const guarded =
+            sub.durable && sub.neverRejects
+              ? (result as Promise<void>)
+              : (result as Promise<unknown>).then(toVoid, (err) => warn(sub, event, err));
           if (!sub.durable) continue;
           if (durable === undefined) durable = guarded;
           else {

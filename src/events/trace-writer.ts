@@ -78,9 +78,23 @@ const OPENING_EVENTS: ReadonlySet<string> = new Set([
   'delegate.started',
 ]);
 
-interface Pending {
-  row: NewEventRow;
-  resolve: (ok: boolean) => void;
+/**
+ * What one drain commits: the rows queued since the last one, the resolver of each row a write() caller
+ * awaits (none for a row the bus's subscriber queued), and `settled`, the one promise every row the
+ * subscriber queued shares (the bus's `committed`): one promise per transaction, not two per event.
+ */
+interface Batch {
+  rows: NewEventRow[];
+  resolves: Array<((ok: boolean) => void) | undefined>;
+  settled: Promise<void> | undefined;
+  settle: () => void;
+}
+
+const noop = (): void => undefined;
+const SETTLED: Promise<void> = Promise.resolve();
+
+function newBatch(): Batch {
+  return { rows: [], resolves: [], settled: undefined, settle: noop };
 }
 
 export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
@@ -103,7 +117,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     loggedAtMs: Number.NEGATIVE_INFINITY,
     timer: undefined as NodeJS.Timeout | undefined,
   };
-  let queue: Pending[] = [];
+  let queue = newBatch();
   let scheduled = false;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -123,7 +137,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
       scheduled = false;
       running = drain().finally(() => {
         running = undefined;
-        if (queue.length > 0) schedule();
+        if (queue.rows.length > 0) schedule();
         else for (const w of idleWaiters.splice(0)) w();
       });
     });
@@ -137,13 +151,22 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
 
   async function drain(): Promise<void> {
     const batch = queue;
-    queue = [];
+    queue = newBatch();
+    try {
+      await commitWithRetries(batch);
+    } finally {
+      batch.settle();
+    }
+  }
+
+  async function commitWithRetries(batch: Batch): Promise<void> {
+    const { rows, resolves } = batch;
     // after a lost connection the batch may have been committed unheard: its retries skip stored ids
     let outcomeUnknown = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await commitBatch(batch, outcomeUnknown);
-        for (const p of batch) p.resolve(true);
+        await commitRows(rows, outcomeUnknown);
+        for (const resolve of resolves) resolve?.(true);
         return;
       } catch (err) {
         if (!store.dialect.isRetryable(err)) return commitOneByOne(batch, err, outcomeUnknown);
@@ -153,10 +176,10 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
         // (not once stopping: the answers still waiting were cut off, and the stop must end)
         const waitingOutOutage =
           !stopping && store.engine === 'postgres' && Date.now() - failingSinceMs < outageMs;
-        if (attempt >= maxAttempts && !waitingOutOutage) return drop(batch, err, attempt);
+        if (attempt >= maxAttempts && !waitingOutOutage) return drop(rows, resolves, err, attempt);
         if (attempt <= maxAttempts || attempt % 10 === 0)
           log.warn('trace writer commit failed; retrying', {
-            events: batch.length,
+            events: rows.length,
             attempt,
             message: errorMessage(err),
           });
@@ -166,28 +189,34 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   }
 
   /** A batch failed for a reason other than locking: keep every good row, drop only the bad ones. */
-  async function commitOneByOne(batch: Pending[], first: unknown, ifAbsent: boolean): Promise<void> {
-    if (batch.length === 1) return drop(batch, first, 1);
-    for (const p of batch) {
+  async function commitOneByOne(batch: Batch, first: unknown, ifAbsent: boolean): Promise<void> {
+    const { rows, resolves } = batch;
+    if (rows.length === 1) return drop(rows, resolves, first, 1);
+    for (let i = 0; i < rows.length; i++) {
       try {
-        await commitBatch([p], ifAbsent);
-        p.resolve(true);
+        await commitRows([rows[i]], ifAbsent);
+        resolves[i]?.(true);
       } catch (err) {
-        drop([p], err, 1);
+        drop([rows[i]], [resolves[i]], err, 1);
       }
     }
   }
 
-  function drop(batch: Pending[], err: unknown, attempts: number): void {
-    stats.dropped += batch.length;
-    drops.events += batch.length;
-    for (const p of batch) if (drops.ids.length < 5) drops.ids.push(p.row.id);
+  function drop(
+    rows: readonly NewEventRow[],
+    resolves: ReadonlyArray<((ok: boolean) => void) | undefined>,
+    err: unknown,
+    attempts: number,
+  ): void {
+    stats.dropped += rows.length;
+    drops.events += rows.length;
+    for (const row of rows) if (drops.ids.length < 5) drops.ids.push(row.id);
     drops.attempts = attempts;
     drops.message = errorMessage(err);
     const wait = drops.loggedAtMs + DROP_LOG_INTERVAL_MS - Date.now();
     if (wait <= 0) logDrops();
     else drops.timer ??= setTimeout(logDrops, wait).unref();
-    for (const p of batch) p.resolve(false);
+    for (const resolve of resolves) resolve?.(false);
   }
 
   /** One line for every event dropped since the last line. */
@@ -206,32 +235,51 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     drops.ids = [];
   }
 
-  async function commitBatch(batch: Pending[], ifAbsent = false): Promise<void> {
-    await store.appendEvents(
-      batch.map((p) => p.row),
-      ifAbsent ? { ifAbsent } : undefined,
-    );
+  async function commitRows(rows: readonly NewEventRow[], ifAbsent = false): Promise<void> {
+    await store.appendEvents(rows, ifAbsent ? { ifAbsent } : undefined);
     failingSinceMs = undefined;
     stats.commits += 1;
-    stats.rows += batch.length;
+    stats.rows += rows.length;
   }
 
-  const write = (event: EventEnvelope): Promise<boolean> => {
-    if (!EVENT_CATALOG[event.type]?.persisted) return Promise.resolve(true);
+  /** true: queue `event`; undefined: a type never stored; false: refused by a stopped writer (logged). */
+  const accepts = (event: EventEnvelope): boolean | undefined => {
+    if (!EVENT_CATALOG[event.type]?.persisted) return undefined;
     if (stopped) {
       log.error('trace writer is stopped; event not written', { event_type: event.type, event_id: event.id });
-      return Promise.resolve(false);
+      return false;
     }
+    return true;
+  };
+
+  /** Queues a row and schedules its commit (an opening event's lazily). */
+  const enqueue = (row: NewEventRow, resolve: ((ok: boolean) => void) | undefined): void => {
+    queue.rows.push(row);
+    queue.resolves.push(resolve);
+    if (lazyOpening && OPENING_EVENTS.has(row.type)) scheduleLazy();
+    else schedule();
+  };
+
+  const write = (event: EventEnvelope): Promise<boolean> => {
+    const ok = accepts(event);
+    if (ok !== true) return Promise.resolve(ok === undefined);
     const row = toRow(event); // throws on an unserialisable payload: the bus reports it
-    return new Promise<boolean>((resolve) => {
-      queue.push({ row, resolve });
-      if (lazyOpening && OPENING_EVENTS.has(event.type)) scheduleLazy();
-      else schedule();
+    return new Promise<boolean>((resolve) => enqueue(row, resolve));
+  };
+
+  /** The bus's handler: settles (never rejects) once the event's batch is committed or dropped. */
+  const handle = (event: EventEnvelope): Promise<void> => {
+    if (accepts(event) !== true) return SETTLED;
+    const batch = queue;
+    enqueue(toRow(event), undefined);
+    batch.settled ??= new Promise<void>((resolve) => {
+      batch.settle = resolve;
     });
+    return batch.settled;
   };
 
   const flush = (): Promise<void> => {
-    if (queue.length === 0 && !running && !scheduled) return Promise.resolve();
+    if (queue.rows.length === 0 && !running && !scheduled) return Promise.resolve();
     return new Promise((resolve) => {
       idleWaiters.push(resolve);
       schedule();
@@ -243,13 +291,13 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     flush,
     async stop() {
       stopping = true;
-      while (queue.length > 0 || running || scheduled) await flush();
+      while (queue.rows.length > 0 || running || scheduled) await flush();
       stopped = true;
       logDrops();
     },
-    subscriber: { name: 'trace_writer', durable: true, handle: write },
+    subscriber: { name: 'trace_writer', durable: true, neverRejects: true, handle },
     get pending() {
-      return queue.length;
+      return queue.rows.length;
     },
     get stats() {
       return { ...stats };

@@ -75,6 +75,8 @@ describeEachEngine('trace writer', postgres, (engine) => {
     const published = Array.from({ length: 500 }, (_, i) =>
       r.bus.publish({ type: 'llm.call_started', payload: { i } }),
     );
+    // one promise per transaction, not one (or two) per event
+    assert.equal(new Set(published.map((p) => p.committed)).size, 1);
     await Promise.all(published.map((p) => p.committed));
     const after = r.writer.stats;
     assert.equal(after.commits - before.commits, 1);
