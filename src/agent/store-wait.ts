@@ -1,10 +1,10 @@
 /**
  * @module A turn's own store writes and reads wait out a store that cannot be reached (PostgreSQL
- * restarting or failed over) or, on SQLite, cannot be written (a full disk, a read-only mount), as the
- * gateway's answers wait for their events: a turn accepted before an outage ends once the store is back,
- * with its messages, its counters and exactly one closing event, instead of failing half-written and
- * holding its session (409 turn_in_flight until a restart), or stopping the server when its end cannot be
- * written.
+ * restarting or failed over) or, on SQLite, cannot be written (a full disk, a read-only mount, a write
+ * lock another process holds past the busy timeout), as the gateway's answers wait for their events: a
+ * turn accepted before an outage ends once the store is back, with its messages, its counters and exactly
+ * one closing event, instead of failing half-written and holding its session (409 turn_in_flight until a
+ * restart), or stopping the server when its end cannot be written.
  */
 
 import { errorMessage } from '../lib/errors.ts';

@@ -7,7 +7,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import { isStoreUnreachable } from '../store/dialect.ts';
-import { isSqliteWriteRefused } from '../store/sqlite-errors.ts';
+import { isSqliteLocked, isSqliteWriteRefused } from '../store/sqlite-errors.ts';
 import { loggedPath } from './request-log.ts';
 
 export interface ServiceErrorBody {
@@ -45,10 +45,16 @@ export function storeUnavailable(cause?: unknown): SvcError {
   });
 }
 
-/** 503 store_unavailable for a request whose write the SQLite store refused (a full disk, a read-only mount). */
+/**
+ * 503 store_unavailable for a request whose write the SQLite store refused (a full disk, a read-only mount, a
+ * lock another process held past the busy timeout).
+ */
 function storeUnwritable(cause: unknown): SvcError {
+  const message = isSqliteLocked(cause)
+    ? `The trace store cannot be written (${errorMessage(cause)}: another process holds its write lock); send the request again shortly.`
+    : `The trace store cannot be written (${errorMessage(cause)}); free some disk space or make its folder writable, then send the request again.`;
   return new SvcError('store_unavailable', {
-    message: `The trace store cannot be written (${errorMessage(cause)}); free some disk space or make its folder writable, then send the request again.`,
+    message,
     cause,
   });
 }
@@ -70,7 +76,8 @@ export function createServiceErrorHandler(deps: { log: Logger }): ErrorHandler {
       return serviceErrorResponse(c, storeUnavailable(err));
     }
     if (isSqliteWriteRefused(err)) {
-      // a full disk or a read-only mount: SQLite rolled the write back, so the request may be sent again
+      // a full disk, a read-only mount or a lock held elsewhere: SQLite rolled the write back, so the request
+      // may be sent again
       deps.log.warn('request refused: the trace store cannot be written', {
         method: c.req.method,
         path: loggedPath(c.req.path),

@@ -24,13 +24,20 @@ export function sqliteCode(err: unknown): number | undefined {
 }
 
 /**
- * SQLite refused a write for the disk's or the file system's sake (a full disk, a file grown past its limit,
- * a mount or folder turned read-only, an I/O error), not for the statement's: the same write succeeds once
- * there is room or the mount is writable again. SQLite has rolled the statement or transaction back.
+ * SQLite refused a write for the disk's, the file system's or another process's sake (a full disk, a file
+ * grown past its limit, a mount or folder turned read-only, an I/O error, a write lock held past the busy
+ * timeout), not for the statement's: the same write succeeds once there is room, the mount is writable
+ * again or the lock is released. SQLite has rolled the statement or transaction back.
  */
 export function isSqliteWriteRefused(err: unknown): boolean {
   const code = sqliteCode(err);
   return code !== undefined && WRITE_REFUSED.has(code);
+}
+
+/** A lock another process held past the busy timeout (SQLITE_BUSY, SQLITE_LOCKED), not the disk. */
+export function isSqliteLocked(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return code === SQLITE.BUSY || code === SQLITE.LOCKED;
 }
 
 /** The sentence for a node:sqlite error, or undefined when `err` is not one this module knows. */
@@ -55,6 +62,8 @@ export const DAMAGED: readonly [string, string] = [
 // --- internal ---
 
 const WRITE_REFUSED: ReadonlySet<number> = new Set([
+  SQLITE.BUSY,
+  SQLITE.LOCKED,
   SQLITE.PERM,
   SQLITE.READONLY,
   SQLITE.IOERR,

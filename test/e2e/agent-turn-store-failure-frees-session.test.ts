@@ -8,10 +8,12 @@
  * lowered with prlimit, which SQLite meets as it does a full disk: its write refused and rolled back) used
  * to stop svc serve ('unexpected error outside a request; stopping'): the turn's answer could not be stored,
  * nor then its end. The turn now waits for the store as for a PostgreSQL outage and ends once there is room,
- * and a request that needs a write meanwhile is 503 store_unavailable (it was 500 internal_error).
+ * and a request that needs a write meanwhile is 503 store_unavailable (it was 500 internal_error). So does a
+ * write lock another process holds past the busy timeout (an operator's sqlite3 left in a transaction).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { DatabaseSync } from 'node:sqlite';
 import { after, test } from 'node:test';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
@@ -21,7 +23,14 @@ const fake = await startFakeProvider();
 after(() => fake.close());
 const server = await startAgentServer(
   { after },
-  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
+  {
+    env: {
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      // a lock held elsewhere is given up on soon (the trace writer's retries, then the turn's own write)
+      SVC_SQLITE_BUSY_TIMEOUT_MS: '50',
+    },
+  },
 );
 const text = (t: string) => [{ type: 'text', text: t }];
 
@@ -95,15 +104,53 @@ test('a disk that refuses writes mid-turn: the turn waits and ends once there is
   );
 });
 
+test('a write lock another process holds past the busy timeout: 503 meanwhile, and the turn ends once it is released', async (t) => {
+  const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
+  const c = await attach(server, sid);
+  t.after(() => c.close());
+  c.send({ type: 'subscribe', filter: 'preset:full', since: null });
+  await c.next((f) => f.type === 'subscribe_ack');
+  fake.script([
+    { toolUses: [{ name: 'write_file', input: { path: 'locked.txt', content: 'x' } }] },
+    { text: 'written once the lock was released' },
+  ]);
+  const turn = (await server.api('POST', `/sessions/${sid}/turns`, { content: text('go') })).body;
+  const asked = await c.next((f) => f.type === 'event' && f.event.type === 'tool.confirmation_requested');
+  const from = server.svc.output().stderr.length;
+  const lock = new DatabaseSync(server.db);
+  t.after(() => lock.isOpen && lock.close());
+  lock.exec('BEGIN IMMEDIATE');
+  // the tool runs, and its end is the turn's next write
+  const confirmation = `/sessions/${sid}/turns/${turn.turn_id}/confirmations/${asked.event.payload.request_id}`;
+  assert.equal((await server.api('POST', confirmation, { decision: 'allow' })).status, 200);
+
+  const refused = await server.api('POST', '/sessions', { workspace_path: server.workspace });
+  assert.equal(refused.status, 503, JSON.stringify(refused.body));
+  assert.equal(refused.body.error.code, 'store_unavailable');
+  assert.match(refused.body.error.message, /another process holds its write lock/);
+  const said = await stderrLine(/the turn waits for it|stopping/, from);
+  assert.match(said, /the trace store cannot be written; the turn waits for it.*database is locked/);
+  lock.exec('COMMIT');
+  lock.close();
+  const end = await c.next(
+    (f) => f.type === 'event' && f.event.type === 'turn.completed' && f.event.turn_id === turn.turn_id,
+  );
+  assert.equal(end.event.payload.status, 'completed');
+  const messages = (await server.api('GET', `/sessions/${sid}/messages`)).body.messages;
+  assert.equal(messages.at(-1).content[0].text, 'written once the lock was released');
+  assert.equal(server.svc.child.exitCode, null, 'the server runs on');
+});
+
 // --- internal ---
 
-/** Resolves with the server's first stderr line (from now on or already written) matching `pattern`. */
-function stderrLine(pattern: RegExp): Promise<string> {
+/** Resolves with the server's first stderr line after offset `from` (as written or still to come) matching `pattern`. */
+function stderrLine(pattern: RegExp, from = 0): Promise<string> {
   return new Promise((resolve) => {
     const check = () => {
       const line = server.svc
         .output()
-        .stderr.split('\n')
+        .stderr.slice(from)
+        .split('\n')
         .find((l) => pattern.test(l));
       if (line === undefined) return;
       server.svc.child.stderr?.off('data', check);
