@@ -15,6 +15,8 @@ export const ROWS = 3;
 export const SKETCH_TEXT_LIMIT = 1024;
 /** The single band of a message without words. */
 export const EMPTY_SKETCH = `${SKETCH_REVISION}:empty`;
+/** sketchText remembers the sketches of this many distinct texts (see RECENT_SKETCHES). */
+export const RECENT_SKETCH_COUNT = 64;
 
 /**
  * The words a sketch is made of: letter/digit runs, identifiers split at camelCase and snake_case joints,
@@ -31,9 +33,46 @@ export function sketchWords(text: string): Set<string> {
   return words;
 }
 
-/** The BANDS band strings `h1:<band>:<8 hex>` of a text, or [`h1:empty`] when it has no words. */
+/**
+ * The BANDS band strings `h1:<band>:<8 hex>` of a text, or [`h1:empty`] when it has no words. The array
+ * is frozen: the sketch of a recent text is handed out again (RECENT_SKETCHES), to every request sending it.
+ */
 export function sketchText(text: string): string[] {
   const head = text.length > SKETCH_TEXT_LIMIT ? text.slice(0, SKETCH_TEXT_LIMIT) : text;
+  const known = RECENT_SKETCHES.get(head);
+  if (known !== undefined) return known;
+  const bands = Object.freeze(sketchHead(head)) as string[];
+  const oldest =
+    RECENT_SKETCHES.size >= RECENT_SKETCH_COUNT ? RECENT_SKETCHES.keys().next().value : undefined;
+  if (oldest !== undefined) RECENT_SKETCHES.delete(oldest);
+  RECENT_SKETCHES.set(head === text ? text : ownCopy(head), bands);
+  return bands;
+}
+
+// --- internal ---
+
+/**
+ * The sketches of the last RECENT_SKETCH_COUNT distinct texts (their first SKETCH_TEXT_LIMIT characters,
+ * all a sketch reads), oldest dropped first: an agent's tool loop sends its user message again with each
+ * tool result (the last user message with text stays the same), so it is sketched once a loop, not once a
+ * request. Keyed by the exact text, so a remembered sketch is the one sketchHead makes; at most
+ * ~200 KiB held (2 KiB of text and 16 band strings an entry). Handed out as it is, frozen: a copy per
+ * request would cost what an event holding it costs anyway.
+ */
+const RECENT_SKETCHES = new Map<string, string[]>();
+
+/**
+ * A copy of the first SKETCH_TEXT_LIMIT characters of a longer text that holds nothing else: a slice of a
+ * string keeps the whole string alive (a message of megabytes), a key in RECENT_SKETCHES as long as it is
+ * kept. A text of at most SKETCH_TEXT_LIMIT characters is kept as given (a message's text is a string of
+ * its own: JSON.parse makes one, and text blocks joined hold only those blocks).
+ */
+function ownCopy(head: string): string {
+  return Buffer.from(head, 'utf16le').toString('utf16le');
+}
+
+/** sketchText of a text of at most SKETCH_TEXT_LIMIT characters, made afresh. */
+function sketchHead(head: string): string[] {
   // the hashes of the words, not the words: MinHash reads nothing else, and equal words hash alike
   // the fast path reads every character outside A-Z, a-z and 0-9 as a separator, as the general one reads
   // punctuation, symbols, emoji and marks: only a letter or digit outside ASCII needs the general path
@@ -49,8 +88,6 @@ export function sketchText(text: string): string[] {
   }
   return out;
 }
-
-// --- internal ---
 
 /** The character codes of the hex digits 0-f. */
 const HEX_CODES = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));

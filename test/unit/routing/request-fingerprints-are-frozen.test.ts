@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { RECENT_SKETCH_COUNT, sketchText } from '#src/routing/pattern/sketch.ts';
 import { CORPUS, fingerprintOf } from './fingerprint-corpus.ts';
 
 // Recorded from the code that wrote the trace stores in use (s1 and h1 as shipped): a stored fingerprint
@@ -203,8 +204,24 @@ test('every request of the corpus keeps the fingerprint recorded for it (s1 and 
   }
 });
 
-test('a fingerprint does not depend on the requests fingerprinted before it', () => {
+test('a fingerprint does not depend on the requests fingerprinted before it, remembered or not', () => {
   const first = CORPUS.map(fingerprintOf);
-  const reversed = [...CORPUS].reverse().map(fingerprintOf).reverse();
-  assert.deepEqual(reversed, first);
+  const again = [...CORPUS].reverse().map(fingerprintOf).reverse(); // remembered sketches
+  assert.deepEqual(again, first);
+  // as many other texts as sketchText remembers push the corpus out: sketched afresh, in another order
+  for (let i = 0; i < RECENT_SKETCH_COUNT; i++) sketchText(`filler text number ${i} about caching`);
+  const afresh = [...CORPUS].reverse().map(fingerprintOf).reverse();
+  assert.deepEqual(afresh, first);
+});
+
+test('a remembered sketch cannot be changed: it is frozen, and the next request gets the same bands', () => {
+  const text = 'Summarize the failing checks of this pull request';
+  const bands = sketchText(text);
+  const kept = [...bands];
+  assert.throws(() => {
+    bands[0] = 'changed';
+  }, TypeError);
+  assert.throws(() => bands.pop(), TypeError);
+  assert.deepEqual(sketchText(text), kept);
+  assert.ok(Object.isFrozen(sketchText('a text never sketched before')));
 });
