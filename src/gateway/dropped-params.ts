@@ -29,8 +29,17 @@ const CHAT_NOT_FOR_CLAUDE = [
   'verbosity',
 ] as const;
 
-/** Anthropic sampling and serving knobs the Chat Completions API of OpenAI does not take. */
-const MESSAGES_NOT_FOR_OPENAI = ['top_k', 'service_tier', 'inference_geo', 'speed'] as const;
+/**
+ * Anthropic sampling and serving knobs the Chat Completions API of OpenAI does not take, and its server-side
+ * context editing (`context_management`: Claude Code's clearing of old tool results), which no other wire does.
+ */
+const MESSAGES_NOT_FOR_OPENAI = [
+  'top_k',
+  'service_tier',
+  'inference_geo',
+  'speed',
+  'context_management',
+] as const;
 
 /**
  * Per inbound shape, per adapter of another wire: the parameters left out (dotted for nested fields). The
@@ -51,11 +60,22 @@ const NOT_TRANSLATED: Record<InboundShape, Partial<Record<AdapterName, readonly 
 };
 
 /**
- * A value that asks for what every translated call does anyway, so leaving it out changes nothing: the
+ * Whether `value` asks for what every translated call does anyway, so leaving it out changes nothing: the
  * Responses API's `truncation: "disabled"` (its default; `"auto"` would drop earlier items rather than overflow
- * the context window, which no other wire does for the gateway).
+ * the context window, which no other wire does for the gateway), and a `context_management` whose edits only
+ * keep every thinking block (`clear_thinking_…` with `keep: "all"`, which Claude Code sends on every request).
  */
-const ALREADY_SO: Readonly<Record<string, unknown>> = { truncation: 'disabled' };
+function alreadySo(name: string, value: unknown): boolean {
+  if (name === 'truncation') return value === 'disabled';
+  if (name !== 'context_management') return false;
+  const edits = (value as { edits?: unknown } | null)?.edits;
+  return (
+    Array.isArray(edits) &&
+    edits.every((e: { type?: unknown; keep?: unknown } | null) => {
+      return typeof e?.type === 'string' && e.type.startsWith('clear_thinking_') && e.keep === 'all';
+    })
+  );
+}
 
 /**
  * The parameters of a translated `body` (of `shape`) that a call to `model` on `adapter` is sent without: those
@@ -70,7 +90,7 @@ export function droppedParams(
 ): string[] {
   const unknown = (NOT_TRANSLATED[shape][adapter] ?? []).filter((name) => {
     const value = valueAt(body, name);
-    return value != null && value !== ALREADY_SO[name];
+    return value != null && !alreadySo(name, value);
   });
   const refused =
     model === undefined

@@ -530,6 +530,17 @@ test('every translation names the knobs it leaves out: verbosity to Claude, top_
     'inference_geo',
     'speed',
   ]);
+  // Claude Code's server-side context editing: its tool-result clearing does not happen on another wire (named);
+  // the edit it sends on every request, keeping every thinking block, changes nothing (not named)
+  const keepThinking = { type: 'clear_thinking_20251015', keep: 'all' };
+  const clearing = { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 30 } };
+  const edited = (edits: unknown[]) => ({ ...messages, top_k: undefined, context_management: { edits } });
+  assert.deepEqual(droppedParams(edited([keepThinking]), 'anthropic', 'openai').at(-1), 'speed');
+  assert.deepEqual(
+    droppedParams(edited([keepThinking, clearing]), 'anthropic', 'openai').at(-1),
+    'context_management',
+  );
+  assert.ok(droppedParams(edited([clearing]), 'anthropic', 'openrouter').includes('context_management'));
   // the Responses API on OpenRouter (translated to Chat Completions) drops service_tier as on a Claude model
   const responses = {
     model: 'x',
