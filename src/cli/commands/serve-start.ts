@@ -5,6 +5,7 @@
 import { assembleAgentEngine, checkAgentSettings, runAgentServer, servePortOf } from '../../agent/index.ts';
 import { readEnv } from '../../config/env.ts';
 import { hostFlag, parsePort } from '../../http/port.ts';
+import { writeLinesPerTurn } from '../../http/request-log.ts';
 import { installFatalErrorHandler } from '../../lib/fatal-error.ts';
 import { createLogger } from '../../lib/log.ts';
 import { whileStopSignalHeld } from '../../lib/stop-signal.ts';
@@ -56,6 +57,6 @@ export async function startServe(args: ServeArgs): Promise<void> {
           lazyOpeningCommits: false,
         }),
       ),
-    writeRequestLog: (line) => process.stdout.write(line),
+    writeRequestLog: writeLinesPerTurn((text) => process.stdout.write(text)),
   });
 }

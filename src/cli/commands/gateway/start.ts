@@ -6,6 +6,7 @@ import { readEnv } from '../../../config/env.ts';
 import { resolveKeystorePath, resolveStoreTarget } from '../../../config/paths.ts';
 import { assembleGateway, checkGatewaySettings, runGateway } from '../../../gateway/index.ts';
 import { hostFlag, parsePort } from '../../../http/port.ts';
+import { writeLinesPerTurn } from '../../../http/request-log.ts';
 import { installFatalErrorHandler } from '../../../lib/fatal-error.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { heldStopAbortSignal } from '../../../lib/stop-signal.ts';
@@ -69,6 +70,6 @@ export async function startGateway(args: GatewayArgs): Promise<void> {
         modelsPath,
         routingPath,
       }),
-    writeRequestLog: (line) => process.stdout.write(line),
+    writeRequestLog: writeLinesPerTurn((text) => process.stdout.write(text)),
   });
 }
