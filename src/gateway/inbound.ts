@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import { clientGoneSignal, readBodyText } from '../http/incoming.ts';
 import { requestHeaders } from '../http/request-headers.ts';
 import { SvcError } from '../lib/errors.ts';
-import { assertJsonDepth } from '../lib/json-depth.ts';
+import { assertJsonDepth, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { GatewayEnv } from './env.ts';
 import type { KeyRecord } from './keystore/keystore.ts';
 import { pickAnthropicHeaders } from './shapes/anthropic/version.ts';
@@ -30,7 +30,7 @@ export async function readInboundBody(c: Context<GatewayEnv>, maxBodyBytes: numb
   assertNoContentCoding(requestHeaders(c).get('content-encoding'));
   const bodyText = await readBodyText(c.req.raw, maxBodyBytes, c.env);
   const body = parseJsonBody(bodyText);
-  assertJsonDepth(body); // before anything recursive (decode, translation, routing facts) runs
+  assertJsonDepth(body, MAX_JSON_DEPTH, bodyText); // before anything recursive (decode, translation, routing facts) runs
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new SvcError('invalid_request', {
       message: 'body: must be a JSON object',

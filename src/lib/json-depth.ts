@@ -34,8 +34,13 @@ export function findTooDeep(value: unknown, maxDepth = MAX_JSON_DEPTH): string |
   return undefined;
 }
 
-/** Throws 400 `invalid_request` naming the field when `body` nests deeper than `maxDepth`. */
-export function assertJsonDepth(body: unknown, maxDepth = MAX_JSON_DEPTH): void {
+/**
+ * Throws 400 `invalid_request` naming the field when `body` nests deeper than `maxDepth`. With `text`, the
+ * JSON `body` was parsed from, a text of at most `maxDepth` `{` and `[` characters is not walked: every
+ * object or array of the value opened with one of them, so it cannot hold more levels (most bodies).
+ */
+export function assertJsonDepth(body: unknown, maxDepth = MAX_JSON_DEPTH, text?: string): void {
+  if (text !== undefined && openersAtMost(text, maxDepth)) return;
   const field = findTooDeep(body, maxDepth);
   if (field === undefined) return;
   throw new SvcError('invalid_request', {
@@ -57,6 +62,14 @@ interface Frame {
 const PATH_CHARS = 80;
 /** Characters of one object key before it is cut (keys are client text of any length). */
 const KEY_CHARS = 40;
+
+/** Whether `text` holds at most `max` `{` and `[` characters in all (strings included). */
+function openersAtMost(text: string, max: number): boolean {
+  let count = 0;
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++count > max) return false;
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++count > max) return false;
+  return true;
+}
 
 function isContainer(value: unknown): value is object {
   return typeof value === 'object' && value !== null;

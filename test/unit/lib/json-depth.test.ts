@@ -79,3 +79,28 @@ test('assertJsonDepth throws 400 invalid_request naming the field and the limit'
     },
   );
 });
+
+test('given the text it was parsed from, the check answers as the walk does on both sides of the bound', () => {
+  const check = (text: string, maxDepth?: number): string | undefined => {
+    try {
+      assertJsonDepth(JSON.parse(text), maxDepth, text);
+      return undefined;
+    } catch (err) {
+      assert.ok(isSvcError(err));
+      return err.message;
+    }
+  };
+  const nested = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
+  assert.equal(check(nested(MAX_JSON_DEPTH)), undefined);
+  assert.match(check(nested(MAX_JSON_DEPTH + 1))!, /^a\.a\.a.*256 levels/);
+  // brackets inside strings count toward the quick bound only: a flat body full of them passes
+  assert.equal(check(JSON.stringify({ text: '{['.repeat(1_000), list: [[{}]] })), undefined);
+  // and a deep body is still found among them, at the same path
+  const mixed = `{"note":"${'{'.repeat(300)}","tools":[{"input_schema":${nested(300)}}]}`;
+  assert.match(check(mixed)!, /^tools\[0\]\.input_schema\.a\.a/);
+  assert.equal(check('[[[]]]', 3), undefined);
+  assert.equal(
+    check('[[[]]]', 2),
+    "body[0][0]: JSON nested deeper than 2 levels, the gateway's limit for a request body",
+  );
+});
