@@ -65,6 +65,7 @@ export function isAllowedOrigin(
 
 /** Loopback literal or name: localhost (and *.localhost), 127.0.0.0/8, ::1. */
 export function isLoopbackName(name: string): boolean {
+  if (name === '127.0.0.1' || name === 'localhost') return true; // what nearly every request names
   const n = name.toLowerCase().replace(/^\[|\]$/g, '');
   if (n === 'localhost' || n.endsWith('.localhost')) return true;
   if (n === '::1' || n === '0:0:0:0:0:0:0:1') return true;
@@ -144,17 +145,19 @@ function hostname(value: string): string | undefined {
     if (rest && !(rest.startsWith(':') && isPort(rest.slice(1)))) return undefined;
     return value.slice(1, end);
   }
-  const parts = value.split(':');
-  if (parts.length > 2) return value; // a bare IPv6 literal
-  if (parts.length === 2 && !isPort(parts[1])) return undefined;
-  return parts[0] || undefined;
+  // read in place (no split: this runs on every request)
+  const colon = value.indexOf(':');
+  if (colon === -1) return value || undefined;
+  if (value.indexOf(':', colon + 1) !== -1) return value; // a bare IPv6 literal
+  if (!isPort(value.slice(colon + 1))) return undefined;
+  return colon === 0 ? undefined : value.slice(0, colon);
 }
 
 /** The port of a Host value that `hostname` accepted; '' when it names none (a bare IPv6 literal has none). */
 function portOf(value: string): string {
   if (value.startsWith('[')) return value.slice(value.indexOf(']') + 2);
-  const parts = value.split(':');
-  return parts.length === 2 ? parts[1] : '';
+  const colon = value.indexOf(':');
+  return colon !== -1 && value.indexOf(':', colon + 1) === -1 ? value.slice(colon + 1) : '';
 }
 
 /** A DNS name (letters, digits, `-`, `_`, dots), an IPv4 address, or an IPv6 literal. */

@@ -36,6 +36,24 @@ test('loopback names and addresses pass with any port; other names do not', () =
   }
 });
 
+test('a Host value is split at its one colon only when the rest is a port; more colons make a bare IPv6 literal', () => {
+  for (const h of ['LOCALHOST:80', ' localhost:1 ', '127.0.0.1:65535', '0:0:0:0:0:0:0:1', 'x.localhost'])
+    assert.ok(isAllowedHost(h, []), h);
+  for (const h of [
+    ':8080',
+    '127.0.0.1:',
+    '127.0.0.1:0x1',
+    'a:b:c',
+    'localhost::1',
+    '127.0.0.256',
+    'localhost.evil',
+  ])
+    assert.ok(!isAllowedHost(h, []), h);
+  assert.ok(isAllowedHost('a:b:c', ['a:b:c']));
+  assert.ok(isAllowedHost('svc:8422', ['svc:8422']));
+  assert.ok(!isAllowedHost('svc:1', ['svc:8422']));
+});
+
 test('SVC_ALLOWED_HOSTS adds names such as a cluster Service name', () => {
   const allowed = parseAllowedHosts(' svc-gateway , svc-gateway.ns.svc.cluster.local ,,');
   assert.deepEqual(allowed, ['svc-gateway', 'svc-gateway.ns.svc.cluster.local']);
