@@ -104,7 +104,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const receivedText = bodyText;
         // from here until its answer begins, a stop that cuts the request off answers it 503 (x-should-retry)
         before = untilAnswered(c.env?.outgoing, signal);
-        let req = shape.decode(body, inboundAnthropicHeaders(c));
+        // only a Messages body forwards them (anthropic-version, anthropic-beta): read once, for that shape alone
+        const anthropicHeaders = shapeName === 'anthropic' ? inboundAnthropicHeaders(c) : undefined;
+        let req = shape.decode(body, anthropicHeaders);
         // the body as the client sent it: what a response echoes (its previous_response_id included)
         const received = body as Record<string, unknown>;
         c.set('model', req.model);
@@ -116,7 +118,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         const foreign = kept?.foreign(received, key.key_id);
         if (foreign) throw notFoundForKey(foreign);
         const whole = kept ? kept.expand(body as Record<string, unknown>, key.key_id) : body;
-        const wholeReq = whole === body ? req : shape.decode(whole, inboundAnthropicHeaders(c));
+        const wholeReq = whole === body ? req : shape.decode(whole, anthropicHeaders);
         const facts = describeRequest(wholeReq, { workspacePath: key.workspace_path ?? null });
         turn.inputTokensEstimate = facts.estimatedInputTokens;
         // slot 4 never overrides a canonical id or alias the client named (routing/policies/pattern.ts)
@@ -187,7 +189,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         if (spelled !== body) {
           body = spelled;
           bodyText = JSON.stringify(body);
-          req = sameWire ? shape.decode(body, inboundAnthropicHeaders(c)) : wholeReq;
+          req = sameWire ? shape.decode(body, anthropicHeaders) : wholeReq;
         }
         // another model family's reasoning replayed as sent (Codex after a model switch, a conversation moved
         // from an OpenRouter model to Claude) is left out: a provider refuses the whole request over a seal it
@@ -202,7 +204,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           if (portable !== body) {
             body = portable;
             bodyText = JSON.stringify(body);
-            req = shape.decode(body, inboundAnthropicHeaders(c));
+            req = shape.decode(body, anthropicHeaders);
           }
         }
         // what this answer says is kept for the key's follow-ups: a translated answer, and an OpenAI model's
