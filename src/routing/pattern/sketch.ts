@@ -251,7 +251,9 @@ function unicodeWords(text: string, add: (w: string) => void, words: Set<string>
       for (let i = 0; i + 1 < token.length; i++) words.add(token.slice(i, i + 2));
       continue;
     }
-    for (const part of token.split(CAMEL_JOINT)) add(part.toLowerCase().replace(DIGITS, '#'));
+    // a token without an uppercase letter has no lower→upper joint: split would give it back whole
+    if (!UPPERCASE.test(token)) add(token.toLowerCase().replace(DIGITS, '#'));
+    else for (const part of token.split(CAMEL_JOINT)) add(part.toLowerCase().replace(DIGITS, '#'));
   }
 }
 
@@ -259,6 +261,8 @@ const WORD = /[\p{L}\p{N}]+/gu;
 /** A letter or digit that is no ASCII character (a code point: a surrogate pair is one character). */
 const NON_ASCII_LETTER_OR_DIGIT = /(?![\0-\x7f])[\p{L}\p{N}]/u;
 const CAMEL_JOINT = /(?<=\p{Ll})(?=\p{Lu})/u;
+/** A character a lower→upper joint (CAMEL_JOINT) can end at. */
+const UPPERCASE = /\p{Lu}/u;
 const DIGITS = /\d+/g;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const FNV_OFFSET = 0x811c9dc5;
