@@ -12,6 +12,7 @@ import { takesThinking } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
 import type { InboundShape } from '../events/catalog.ts';
+import { breakpointsLeftOut } from './shapes/cache-breakpoints.ts';
 import { KNOWN_FIELDS, TRANSLATION_HANDLED_FIELDS } from './shapes/responses/schema.ts';
 import { runsWebSearch, webSearchLeftOut } from './shapes/web-search.ts';
 
@@ -44,13 +45,14 @@ const MESSAGES_NOT_FOR_OPENAI = [
 /**
  * Per inbound shape, per adapter of another wire: the parameters left out (dotted for nested fields). The
  * Responses API shares `service_tier` and (under `text`) `verbosity` with Chat Completions; its `truncation`
- * has no form elsewhere.
+ * and `prompt_cache_options.prewarm` (write the cache, answer nothing) have no form elsewhere; the rest of
+ * `prompt_cache_options` (the lifetime, an implicit breakpoint) changes nothing a breakpoint translates to.
  */
 const NOT_TRANSLATED: Record<InboundShape, Partial<Record<AdapterName, readonly string[]>>> = {
   openai: { anthropic: CHAT_NOT_FOR_CLAUDE },
   openai_responses: {
-    anthropic: ['service_tier', 'text.verbosity', 'truncation'],
-    openrouter: ['service_tier', 'text.verbosity', 'truncation'],
+    anthropic: ['service_tier', 'text.verbosity', 'truncation', 'prompt_cache_options.prewarm'],
+    openrouter: ['service_tier', 'text.verbosity', 'truncation', 'prompt_cache_options.prewarm'],
   },
   anthropic: {
     openai: MESSAGES_NOT_FOR_OPENAI,
@@ -67,6 +69,7 @@ const NOT_TRANSLATED: Record<InboundShape, Partial<Record<AdapterName, readonly 
  */
 function alreadySo(name: string, value: unknown): boolean {
   if (name === 'truncation') return value === 'disabled';
+  if (name === 'prompt_cache_options.prewarm') return value === false;
   if (name !== 'context_management') return false;
   const edits = (value as { edits?: unknown } | null)?.edits;
   return (
@@ -102,7 +105,15 @@ export function droppedParams(
         ];
   const newer = shape === 'openai_responses' ? newerResponsesFields(body) : [];
   const search = runsWebSearch(adapter) ? webSearchLeftOut(body, shape) : [];
-  return [...unknown, ...newer, ...search, ...refused.filter((name) => !unknown.includes(name))];
+  // more cache breakpoints than the Messages API takes: the earliest are left out (cache-breakpoints.ts)
+  const breakpoints = shape === 'anthropic' ? [] : breakpointsLeftOut(body, shape);
+  return [
+    ...unknown,
+    ...newer,
+    ...search,
+    ...breakpoints,
+    ...refused.filter((name) => !unknown.includes(name)),
+  ];
 }
 
 /** A Responses request's top-level fields no step of a translation knows (newer than this gateway). */

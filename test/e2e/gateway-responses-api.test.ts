@@ -141,6 +141,81 @@ test('the Responses API through the gateway, same wire and translated', { timeou
   );
 
   await t.test(
+    "OpenAI's explicit prompt_cache_breakpoint on a Claude model: a one-hour cache_control on that block (the last four kept, the rest named), the write billed at the hour's rate",
+    async () => {
+      const bp = { mode: 'explicit' as const };
+      const long = 'Answer in one short line. '.repeat(1400);
+      // Responses: five breakpoints (one with 12h, the request's ttl 30m); Claude takes four. prewarm (write,
+      // answer nothing) has no Claude form
+      const { data, response } = await client.responses
+        .create({
+          model: 'haiku',
+          prompt_cache_options: { mode: 'explicit', ttl: '30m', prewarm: true },
+          input: [
+            { role: 'developer', content: [{ type: 'input_text', text: long, prompt_cache_breakpoint: bp }] },
+            {
+              role: 'user',
+              content: ['a', 'b', 'c', 'd'].map((text) => ({
+                type: 'input_text' as const,
+                text,
+                prompt_cache_breakpoint: text === 'd' ? { ...bp, ttl: '12h' as const } : bp,
+              })),
+            },
+          ],
+        })
+        .withResponse();
+      assert.equal(
+        response.headers.get('svc-dropped-params'),
+        'prompt_cache_options.prewarm, input.0.content.0.prompt_cache_breakpoint',
+      );
+      const sent = fake.requests[0].body as {
+        system: Array<{ cache_control?: unknown }>;
+        messages: Array<{ content: Array<{ cache_control?: unknown }> }>;
+      };
+      const hour = { type: 'ephemeral', ttl: '1h' };
+      assert.deepEqual(
+        [sent.system[0].cache_control, ...sent.messages[0].content.map((b) => b.cache_control)],
+        [undefined, hour, hour, hour, hour],
+      );
+      const written = data.usage?.input_tokens_details.cache_write_tokens ?? 0;
+      assert.ok(written > 4096, `the prompt is written for an hour (${written})`);
+      const call = readEvents(stack.files.db, 'llm.call_completed').find(
+        (e) => e.turn_id === response.headers.get('svc-request-id'),
+      )!.payload;
+      assert.equal(call.cache_creation_1h_input_tokens, written);
+      // haiku: input 1, output 5, one-hour writes 2 (twice input) per million
+      const nanoUsd =
+        1000 * (call.input_tokens as number) + 5000 * (call.output_tokens as number) + 2000 * written;
+      assert.equal(Number(call.cost_usd), nanoUsd / 1e9);
+      // Chat Completions: a breakpoint on the system part; the next request reads what the first wrote
+      fake.reset();
+      const ask = {
+        model: 'haiku',
+        messages: [
+          {
+            role: 'system' as const,
+            content: [
+              {
+                type: 'text' as const,
+                text: `Chat. ${long}`,
+                prompt_cache_breakpoint: { ...bp, ttl: '30m' as const },
+              },
+            ],
+          },
+          { role: 'user' as const, content: 'hi' },
+        ],
+      };
+      const first = await client.chat.completions.create(ask).withResponse();
+      const second = await client.chat.completions.create(ask);
+      assert.equal(first.response.headers.get('svc-dropped-params'), null);
+      assert.deepEqual((fake.requests[0].body as typeof sent).system[0].cache_control, hour);
+      const wrote = first.data.usage?.prompt_tokens_details?.cache_write_tokens ?? 0;
+      assert.ok(wrote > 4096, `the system prompt is written (${wrote})`);
+      assert.equal(second.usage?.prompt_tokens_details?.cached_tokens, wrote);
+    },
+  );
+
+  await t.test(
     "a custom tool's call on an OpenAI model (Codex's apply_patch): the client gets its custom_tool_call and the trace says tool_use, streaming and not",
     async () => {
       fake.setDefault('usage=in:40,out:12');
@@ -728,6 +803,17 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       const result = (messages[2].content as Array<{ type: string; content: unknown }>)[0];
       assert.equal(result.type, 'tool_result');
       assert.deepEqual(result.content, [document]);
+      // an explicit prompt-cache breakpoint on the file is the document's cache_control
+      fake.reset();
+      const marked = { ...file, prompt_cache_breakpoint: { mode: 'explicit' } };
+      await client.responses.create({
+        model: 'anthropic:claude-haiku-4-5',
+        input: [{ role: 'user', content: [marked] }] as unknown as ResponseInputItem[],
+      });
+      assert.deepEqual(
+        (fake.requests[0].body as { messages: Array<{ content: unknown }> }).messages[0].content,
+        [{ ...document, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      );
       // to an OpenRouter model it stays a file part, a tool's one moved to the next user message
       fake.reset();
       await client.responses.create({ model: 'openrouter:google/gemini-2.5-flash', input, tools: [WEATHER] });

@@ -114,5 +114,7 @@ function pdfDocument(part: Record<string, unknown>): Record<string, unknown> | u
     source: { type: 'base64', media_type: 'application/pdf', data: m[1] },
   };
   if (typeof file?.filename === 'string' && file.filename !== '') doc.title = file.filename;
+  // an OpenAI client's prompt_cache_breakpoint on the part (gateway/shapes/cache-breakpoints.ts)
+  if (part.cache_control) doc.cache_control = part.cache_control;
   return doc;
 }

@@ -14,6 +14,7 @@ import {
 import { reasoningBlockOf } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
 import { parseToolInput } from '../../../canonical/stream.ts';
+import { keepLastBreakpoints, withBreakpoint } from '../cache-breakpoints.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
 import { chatWebSearch } from '../web-search.ts';
 import {
@@ -73,6 +74,7 @@ export function decodeOpenAIRequest(body: unknown): CanonicalRequest {
     if (js.description) out.response_format.description = js.description;
     if (js.strict != null) out.response_format.strict = js.strict;
   } else if (rf) out.response_format = { type: rf.type };
+  keepLastBreakpoints(out);
   return out;
 }
 
@@ -142,7 +144,9 @@ function userContent(content: OpenAIMessage['content'], path: string): ContentBl
       if (img.detail) block.detail = img.detail;
       return withCache(block, p);
     }
-    return { type: 'raw', wire: 'openai', value: p, at } satisfies RawBlock;
+    // a PDF's breakpoint rides on the part, as cache_control, for the adapter that maps it to a document
+    const value = p.type === 'file' ? withBreakpoint(p as Record<string, unknown>, p) : p;
+    return { type: 'raw', wire: 'openai', value, at } satisfies RawBlock;
   });
 }
 
@@ -152,9 +156,10 @@ function assistantContent(m: OpenAIMessage, path: string): ContentBlock[] {
     if (m.content !== '') out.push({ type: 'text', text: m.content });
   } else if (m.content) {
     m.content.forEach((p, j) => {
-      if (p.type === 'text')
-        out.push({ type: 'text', text: parseOrThrow(TextPartSchema, p, `${path}.content.${j}`).text });
-      else if (p.type === 'refusal' && typeof p.refusal === 'string')
+      if (p.type === 'text') {
+        const text = parseOrThrow(TextPartSchema, p, `${path}.content.${j}`).text;
+        out.push(withBreakpoint({ type: 'text', text }, p));
+      } else if (p.type === 'refusal' && typeof p.refusal === 'string')
         out.push({ type: 'text', text: p.refusal });
     });
   }
@@ -228,9 +233,10 @@ function decodeReasoning(req: OpenAIRequest, out: CanonicalRequest): void {
   else if (r?.enabled === true && !out.thinking) out.thinking = { type: 'adaptive' };
 }
 
+/** The part's cache breakpoint on `block`: OpenRouter's `cache_control`, else OpenAI's `prompt_cache_breakpoint`. */
 function withCache<T extends object>(block: T, part: Record<string, unknown>): T {
   const cc = part.cache_control as { type?: unknown; ttl?: unknown } | undefined;
-  if (cc?.type !== 'ephemeral') return block;
+  if (cc?.type !== 'ephemeral') return withBreakpoint(block, part);
   const ttl = cc.ttl === '5m' || cc.ttl === '1h' ? { ttl: cc.ttl } : {};
   return { ...block, cache_control: { type: 'ephemeral', ...ttl } };
 }

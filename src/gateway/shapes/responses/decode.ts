@@ -17,6 +17,7 @@ import type {
 import { unmarkSeal } from '../../../canonical/reasoning-origin.ts';
 import type { CanonicalRequest, CanonicalTool, ToolChoice } from '../../../canonical/request.ts';
 import { parseToolInput } from '../../../canonical/stream.ts';
+import { keepLastBreakpoints, withBreakpoint } from '../cache-breakpoints.ts';
 import { decodeImageUrl } from '../openai/decode.ts';
 import { type InboundSummary, invalid, parseOrThrow, splitFields } from '../shape.ts';
 import { responsesWebSearch } from '../web-search.ts';
@@ -84,6 +85,7 @@ export function decodeResponsesRequest(body: unknown): CanonicalRequest {
     if (format.description) out.response_format.description = format.description;
     if (format.strict != null) out.response_format.strict = format.strict;
   } else if (format) out.response_format = { type: format.type };
+  keepLastBreakpoints(out);
   return out;
 }
 
@@ -101,7 +103,7 @@ export function inlinePdf(part: Record<string, unknown>): RawBlock | null {
   if (typeof data !== 'string' || !PDF_DATA_URL.test(data)) return null;
   const file: Record<string, unknown> = { file_data: data };
   if (typeof part.filename === 'string' && part.filename !== '') file.filename = part.filename;
-  return { type: 'raw', wire: 'openai', value: { type: 'file', file } };
+  return { type: 'raw', wire: 'openai', value: withBreakpoint({ type: 'file', file }, part) };
 }
 
 function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): CanonicalMessage[] {
@@ -181,7 +183,7 @@ function textContent(content: string | Array<{ type: string }>, path: string): T
       return;
     }
     const text = parseOrThrow(InputTextSchema, p, at).text;
-    if (text !== '') out.push({ type: 'text', text });
+    if (text !== '') out.push(withBreakpoint({ type: 'text', text }, p));
   });
   return out;
 }
@@ -191,13 +193,13 @@ function userContent(content: string | Array<{ type: string }>, path: string): C
   return content.map((p, j): ContentBlock => {
     const at = `${path}.content.${j}`;
     if (p.type === 'input_text' || p.type === 'output_text')
-      return { type: 'text', text: parseOrThrow(InputTextSchema, p, at).text };
+      return withBreakpoint({ type: 'text', text: parseOrThrow(InputTextSchema, p, at).text }, p);
     if (p.type === 'input_image') {
       const img = parseOrThrow(InputImageSchema, p, at);
       if (!img.image_url) return raw(p); // a file_id image: only OpenAI can resolve it
       const block: ImageBlock = { type: 'image', source: decodeImageUrl(img.image_url, `${at}.image_url`) };
       if (img.detail === 'auto' || img.detail === 'low' || img.detail === 'high') block.detail = img.detail;
-      return block;
+      return withBreakpoint(block, p);
     }
     if (p.type === 'input_file') return inlinePdf(p) ?? raw(p);
     return raw(p);

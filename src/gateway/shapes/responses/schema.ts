@@ -181,5 +181,6 @@ export const TRANSLATION_HANDLED_FIELDS: ReadonlySet<string> = new Set([
   'client_metadata',
   'prompt_cache_key',
   'prompt_cache_retention',
+  'prompt_cache_options',
   'stream_options',
 ]);
