@@ -92,10 +92,14 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       });
       const types: string[] = [];
       let text = '';
+      let argsDone: string[] = [];
       for await (const e of stream) {
         types.push(e.type);
         if (e.type === 'response.output_text.delta') text += e.delta;
+        // as the API sends it: no name (the call's item has it)
+        if (e.type === 'response.function_call_arguments.done') argsDone = Object.keys(e).sort();
       }
+      assert.deepEqual(argsDone, ['arguments', 'item_id', 'output_index', 'sequence_number', 'type']);
       const final = await stream.finalResponse();
       assert.equal(types[0], 'response.created');
       assert.equal(types.at(-1), 'response.completed');
@@ -907,17 +911,18 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       assert.equal(answer.output_text, 'Tool result received: Ada, London');
       const history = (fake.requests[0].body as { messages: Array<{ content: unknown }> }).messages;
       assert.ok(JSON.stringify(history).includes('"name":"crm__lookup"'));
-      // streamed: the item and the arguments.done event name the member, with its namespace
+      // streamed: the item names the member, with its namespace; the arguments.done event, as the API's,
+      // carries the arguments and the item's id only
       fake.reset();
       const stream = client.responses.stream({ model: 'haiku', input: ask, tools });
-      let argsDone: string | undefined;
-      // (openai 7 types the event without its name; the gateway still sends it, as OpenAI did)
+      let argsDone: string[] = [];
       for await (const e of stream)
-        if (e.type === 'response.function_call_arguments.done') argsDone = (e as { name?: string }).name;
+        if (e.type === 'response.function_call_arguments.done') argsDone = Object.keys(e).sort();
       const final = await stream.finalResponse();
       const streamed = final.output.find((o) => o.type === 'function_call');
       assert.ok(streamed && streamed.type === 'function_call');
-      assert.deepEqual([streamed.name, streamed.namespace, argsDone], ['lookup', 'crm', 'lookup']);
+      assert.deepEqual([streamed.name, streamed.namespace], ['lookup', 'crm']);
+      assert.deepEqual(argsDone, ['arguments', 'item_id', 'output_index', 'sequence_number', 'type']);
       // an OpenAI model gets the client's tools untouched, web search included
       fake.reset();
       const same = await client.responses.create({ model: 'mini', input: 'hi', tools }).withResponse();

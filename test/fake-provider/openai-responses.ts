@@ -333,12 +333,8 @@ function encodeFrames(reply: Reply, ctx: ReplyContext): string[] {
       const args = JSON.stringify(block.input);
       for (const piece of splitFragments(args))
         event('response.function_call_arguments.delta', { ...at, delta: piece, ...pad(piece) });
-      event('response.function_call_arguments.done', {
-        ...at,
-        name: block.name,
-        ...namespaceOf(block),
-        arguments: args,
-      });
+      // no name or namespace: the API names the call on its item only
+      event('response.function_call_arguments.done', { ...at, arguments: args });
     }
     event('response.output_item.done', {
       output_index,

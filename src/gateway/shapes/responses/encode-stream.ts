@@ -348,11 +348,8 @@ function close(s: State, status: 'completed' | 'incomplete' = 'completed'): stri
     });
     done = reasoningItem(s.base, item.block, item.text, item.signature, s.opts.request);
   } else {
-    out += frame(s, 'response.function_call_arguments.done', {
-      ...at(item),
-      name: callNameFields(item.name, s.opts.request).name,
-      arguments: item.text,
-    });
+    // the API's event carries no name (openai-node 7.47 dropped it from the type to match the wire)
+    out += frame(s, 'response.function_call_arguments.done', { ...at(item), arguments: item.text });
     done = callItem(s, item, status, item.text);
   }
   s.done.push(done);
