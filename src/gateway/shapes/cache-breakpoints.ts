@@ -70,8 +70,9 @@ export function breakpointsLeftOut(
     for (const field of ['content', 'output']) {
       const parts = item?.[field];
       if (!Array.isArray(parts)) continue;
-      parts.forEach((p: { text?: unknown } | null, j) => {
-        if (hasBreakpoint(p) && p?.text !== '')
+      parts.forEach((p: { text?: unknown; cache_control?: unknown } | null, j) => {
+        // a part's own cache_control (OpenRouter's form) is the client's, kept as sent (withBreakpoint)
+        if (hasBreakpoint(p) && p?.text !== '' && !p?.cache_control)
           paths.push(`${key}.${i}.${field}.${j}.prompt_cache_breakpoint`);
       });
     }

@@ -1073,3 +1073,38 @@ test('a JSON schema or a strict tool to a Claude model without structured output
     assert.equal(current.system, 'Be brief.', model);
   }
 });
+
+test('OpenAI prompt_cache_breakpoint → Claude: one-hour cache_control on the last four parts, a tool output and a system part among them; the earlier ones named', () => {
+  const bp = { prompt_cache_breakpoint: { mode: 'explicit' } };
+  const text = (t: string, mark = true) => ({ type: 'text', text: t, ...(mark ? bp : {}) });
+  const body = {
+    model: 'x',
+    messages: [
+      { role: 'system', content: [text('rules')] },
+      { role: 'user', content: [text('a'), text('b'), text('c', false)] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: [text('out')] },
+      {
+        role: 'user',
+        content: [text('d'), { type: 'text', text: 'e', cache_control: { type: 'ephemeral' }, ...bp }],
+      },
+    ],
+  };
+  const sent = JSON.parse(anthropic.encodeRequest(decodeOpenAIRequest(body), 'claude-sonnet-4-5').body);
+  const hour = { type: 'ephemeral', ttl: '1h' };
+  assert.equal(sent.system, 'rules');
+  const marks = sent.messages.map(
+    (m: { content: Array<{ cache_control?: unknown; content?: Array<{ cache_control?: unknown }> }> }) =>
+      m.content.map((b) => b.cache_control ?? b.content?.[0]?.cache_control),
+  );
+  // OpenRouter's own cache_control on a part wins over its breakpoint (the client's, not counted); the tool
+  // output and the user turn after it are one Claude message
+  assert.deepEqual(marks, [[hour, hour, undefined], [undefined], [hour, hour, { type: 'ephemeral' }]]);
+  assert.deepEqual(droppedParams(body, 'openai', 'anthropic'), [
+    'messages.0.content.0.prompt_cache_breakpoint',
+  ]);
+});
