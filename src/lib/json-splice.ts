@@ -139,16 +139,26 @@ function findMemberSpans(text: string, pos: number, key: string): Array<{ key: n
   while (text.charCodeAt(p) === 34) {
     const at = p;
     const end = skipString(text, p);
-    const raw = text.slice(p + 1, end - 1);
-    const name = raw.indexOf('\\') < 0 ? raw : JSON.parse(text.slice(p, end));
+    const named = isKey(text, p, end, key);
     p = skipWs(text, end);
     p = skipWs(text, p + 1); // ':'
-    if (name === key) found.push({ key: at, value: p });
+    if (named) found.push({ key: at, value: p });
     p = skipWs(text, skipValue(text, p));
     if (text.charCodeAt(p) !== 44) break; // '}'
     p = skipWs(text, p + 1);
   }
   return found;
+}
+
+/**
+ * Whether the JSON string from `start` (its opening quote) to `end` (just after its closing one) is `key`:
+ * compared in place unless it holds an escape (then parsed), so no member name is copied out of the text
+ * (this runs for every top-level member of every same-wire request and answer).
+ */
+function isKey(text: string, start: number, end: number, key: string): boolean {
+  for (let i = start + 1; i < end - 1; i++)
+    if (text.charCodeAt(i) === 92 /* \ */) return JSON.parse(text.slice(start, end)) === key;
+  return end - start - 2 === key.length && text.startsWith(key, start + 1);
 }
 
 /**

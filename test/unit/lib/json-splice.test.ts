@@ -34,6 +34,23 @@ test('strings with escaped backslashes before quotes are skipped correctly', () 
   assert.equal(JSON.parse(replaceJsonValue(text, ['model'], '"n"')!).model, 'n');
 });
 
+test('a member name is the key it spells, escapes read: a prefix, a longer name or an escaped quote is another key', () => {
+  // "mod\u0065l" is model to every JSON parser; "model\"" and "modelx" are not
+  const text = '{"modelx":1,"mode":2,"model\\"":3,"mod\\u0065l":"a","Model":4,"":5}';
+  assert.deepEqual(JSON.parse(text), { modelx: 1, mode: 2, 'model"': 3, model: 'a', Model: 4, '': 5 });
+  assert.deepEqual(JSON.parse(replaceJsonValue(text, ['model'], '"up"')!), {
+    modelx: 1,
+    mode: 2,
+    'model"': 3,
+    model: 'up',
+    Model: 4,
+    '': 5,
+  });
+  assert.equal(locateJsonValues(text, ['model']).length, 1);
+  assert.equal(locateJsonValues(text, ['']).length, 1);
+  assert.equal(removeJsonMember('{"a\\\\":1,"a":2}', 'a\\'), '{"a":2}');
+});
+
 test('insertJsonMember adds a first member to empty and non-empty objects', () => {
   assert.deepEqual(JSON.parse(insertJsonMember(' { } ', 'k', '1')), { k: 1 });
   assert.deepEqual(JSON.parse(insertJsonMember('{"a":2}', 'k', '{"x":true}')), { k: { x: true }, a: 2 });
