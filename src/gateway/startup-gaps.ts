@@ -71,8 +71,16 @@ async function detectGaps(deps: GapDetectionDeps): Promise<number> {
       },
     }),
   );
-  const committed = await Promise.all(published.map((p) => p.committed));
-  if (committed.every(Boolean)) await writeWatermark(deps.store, watermarkUs);
+  await Promise.all(published.map((p) => p.committed));
+  // committed settles for an event the store refused too (dropped and logged): the watermark moves past these
+  // turns only once every gap event naming one is stored, or a refused one would never be named again
+  if (
+    await allStored(
+      deps.store,
+      published.map((p) => p.event.id),
+    )
+  )
+    await writeWatermark(deps.store, watermarkUs);
   if (turns.size > 0) {
     deps.log.warn('turns left open by a gateway process that ended without closing them', {
       turns: turns.size,
@@ -147,6 +155,20 @@ async function readWatermark(store: Store): Promise<number> {
     .executeTakeFirst();
   const us = Number(row?.value);
   return Number.isSafeInteger(us) && us > 0 ? us : 0;
+}
+
+/** Whether every event of `ids` is in the store (read in chunks well under either engine's bound on parameters). */
+async function allStored(store: Store, ids: string[]): Promise<boolean> {
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const row = await store.kysely
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('id', 'in', chunk)
+      .executeTakeFirstOrThrow();
+    if (Number(row.n) !== chunk.length) return false;
+  }
+  return true;
 }
 
 async function writeWatermark(store: Store, us: number): Promise<void> {

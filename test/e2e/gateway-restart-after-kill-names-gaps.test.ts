@@ -90,6 +90,13 @@ test('a restart after kill -9 names the calls left in flight once in bus.gap_det
   assert.equal(payload.reason, 'process_ended');
   assert.equal(payload.turn_id, started.turn_id);
   assert.deepEqual(payload.llm_call_started_ids, [started.id]);
+  // the next start scans from this one: the watermark moved past the named turn once its gap was stored
+  const [meta] = query(db, "SELECT value AS id FROM store_meta WHERE key = 'gateway_gap_scan_from_us'");
+  const [startedAt] = query(db, 'SELECT timestamp_us AS id FROM events WHERE id = ?', started.id);
+  assert.ok(
+    Number(meta.id) > Number(startedAt.id),
+    `watermark ${meta.id} after the killed call ${startedAt.id}`,
+  );
 
   // the gateway still serves, and a graceful stop leaves nothing open
   assert.equal((await chat(second.url)).status, 200);
