@@ -98,7 +98,8 @@ function decodeMessage(m: Msg, i: number): CanonicalMessage {
 function decodeBlock(b: Head, path: string): ContentBlock {
   switch (b.type) {
     case 'text': {
-      const t = parseOrThrow(TextBlockSchema, b, path);
+      // the common block is read as it is; any other is parsed, and the schema's 400 names what is wrong
+      const t = isPlainText(b) ? b : parseOrThrow(TextBlockSchema, b, path);
       return text(t.text, t.cache_control);
     }
     case 'image':
@@ -108,7 +109,7 @@ function decodeBlock(b: Head, path: string): ContentBlock {
       return { type: 'tool_use', id: t.id, name: t.name, input: t.input, ...cache(t.cache_control) };
     }
     case 'tool_result': {
-      const t = parseOrThrow(ToolResultBlockSchema, b, path);
+      const t = isPlainToolResult(b) ? b : parseOrThrow(ToolResultBlockSchema, b, path);
       const content =
         t.content === undefined
           ? ''
@@ -143,6 +144,39 @@ function decodeBlock(b: Head, path: string): ContentBlock {
     default:
       return { type: 'raw', wire: 'anthropic', value: b, at: path };
   }
+}
+
+type TextBlockInput = v.InferOutput<typeof TextBlockSchema>;
+type ToolResultBlock = v.InferOutput<typeof ToolResultBlockSchema>;
+
+/**
+ * A text block TextBlockSchema takes as it is (its type is `text` already): a string and no cache_control or
+ * a well-formed one, checked without a parse. Nearly every block of a Messages conversation (Claude Code
+ * sends every turn as blocks) is read here, not parsed a second time after the request's own schema.
+ */
+function isPlainText(b: Head): b is Head & TextBlockInput {
+  return typeof b.text === 'string' && isCacheControl(b.cache_control);
+}
+
+/**
+ * A tool result ToolResultBlockSchema takes as it is, with text or no content (content blocks are parsed:
+ * their schema copies them). The same fields are read from it as from the parsed one.
+ */
+function isPlainToolResult(b: Head): b is Head & ToolResultBlock {
+  return (
+    typeof b.tool_use_id === 'string' &&
+    (b.content === undefined || typeof b.content === 'string') &&
+    (b.is_error === undefined || typeof b.is_error === 'boolean') &&
+    isCacheControl(b.cache_control)
+  );
+}
+
+/** What CacheControlSchema takes, within a nullish member: none, or `ephemeral` with no or a known ttl. */
+function isCacheControl(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value !== 'object') return false;
+  const { type, ttl } = value as { type?: unknown; ttl?: unknown };
+  return type === 'ephemeral' && (ttl === undefined || ttl === '5m' || ttl === '1h');
 }
 
 function decodeImage(b: Head, path: string): ContentBlock {

@@ -1,4 +1,7 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { anthropicShape } from '#src/gateway/shapes/shapes.ts';
+import { isSvcError } from '#src/lib/errors.ts';
 import { runShapeContract } from './shape-contract.ts';
 
 const valid = { model: 'claude-x', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] };
@@ -31,4 +34,85 @@ runShapeContract({
     // not overloaded_error: Claude Code retries those for minutes whatever x-should-retry says
     routing_failed: 'api_error',
   },
+});
+
+test('text blocks and tool results decode as the block schemas read them, and every malformed one is their 400', () => {
+  const decoded = (block: unknown): unknown => {
+    try {
+      return anthropicShape.decode({ ...valid, messages: [{ role: 'user', content: [block] }] }).messages[0]
+        .content[0];
+    } catch (err) {
+      assert.ok(isSvcError(err));
+      return err.message;
+    }
+  };
+  const cc = (ttl?: string) => ({ type: 'ephemeral', ...(ttl ? { ttl } : {}) });
+  assert.deepEqual(decoded({ type: 'text', text: 'a' }), { type: 'text', text: 'a' });
+  assert.deepEqual(decoded({ type: 'text', text: 'b', cache_control: cc() }), {
+    type: 'text',
+    text: 'b',
+    cache_control: cc(),
+  });
+  assert.deepEqual(decoded({ type: 'text', text: 'c', cache_control: { ...cc('1h'), x: 1 } }), {
+    type: 'text',
+    text: 'c',
+    cache_control: cc('1h'),
+  });
+  assert.deepEqual(decoded({ type: 'text', text: 'd', cache_control: null, extra: 1 }), {
+    type: 'text',
+    text: 'd',
+  });
+  assert.deepEqual(
+    decoded({
+      type: 'tool_result',
+      tool_use_id: 't',
+      content: 'no',
+      is_error: true,
+      cache_control: cc('5m'),
+    }),
+    {
+      type: 'tool_result',
+      tool_use_id: 't',
+      content: 'no',
+      is_error: true,
+      cache_control: cc('5m'),
+    },
+  );
+  assert.deepEqual(decoded({ type: 'tool_result', tool_use_id: 't' }), {
+    type: 'tool_result',
+    tool_use_id: 't',
+    content: '',
+  });
+  const at = 'messages.0.content.0';
+  for (const [block, message] of [
+    [{ type: 'text', text: 5 }, `${at}.text: must be a string, not 5`],
+    [{ type: 'text' }, `${at}.text: is required`],
+    [
+      { type: 'text', text: 'e', cache_control: cc('2h') },
+      `${at}.cache_control.ttl: must be "5m" or "1h", not "2h"`,
+    ],
+    [
+      { type: 'text', text: 'f', cache_control: { type: 'persistent' } },
+      `${at}.cache_control.type: must be "ephemeral", not "persistent"`,
+    ],
+    [
+      { type: 'text', text: 'g', cache_control: 'ephemeral' },
+      `${at}.cache_control: must be a JSON object, not "ephemeral"`,
+    ],
+    [{ type: 'text', text: 'h', cache_control: [] }, `${at}.cache_control.type: is required`],
+    [{ type: 'tool_result', tool_use_id: 5, content: 'x' }, `${at}.tool_use_id: must be a string, not 5`],
+    [
+      { type: 'tool_result', tool_use_id: 't', content: null },
+      `${at}.content: must be a string or an array, not null`,
+    ],
+    [
+      { type: 'tool_result', tool_use_id: 't', content: 'x', is_error: 'yes' },
+      `${at}.is_error: must be true or false, not "yes"`,
+    ],
+    [
+      { type: 'tool_result', tool_use_id: 't', content: 'x', cache_control: { ttl: '1h' } },
+      `${at}.cache_control.type: is required`,
+    ],
+  ] as const)
+    assert.equal(decoded(block), message);
 });
