@@ -384,6 +384,24 @@ test('Anthropic SDK → a Claude model, top-level cache_control: the next turn r
   assert.equal(first.input_tokens, 0, 'the breakpoint is on the last block');
   assert.equal(second.cache_read_input_tokens, first.cache_creation_input_tokens);
   assert.ok((second.cache_creation_input_tokens ?? 0) > 0, 'the new turns are written');
+  // more than four breakpoints (one in a tool result) is the API's 400, passed on as sent
+  const marked = { type: 'text' as const, text: 'x', cache_control: { type: 'ephemeral' as const } };
+  const result = { type: 'tool_result' as const, tool_use_id: 't1', content: [marked] };
+  await assert.rejects(
+    stack.anthropic.messages.create({
+      model: 'anthropic:claude-sonnet-4-5',
+      max_tokens: 16,
+      system: [marked, marked],
+      messages: [
+        { role: 'user', content: [marked] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+        { role: 'user', content: [result, marked] },
+      ],
+    }),
+    (err: { status?: number; message?: string }) =>
+      err.status === 400 &&
+      /A maximum of 4 blocks with cache_control may be provided\. Found 5\./.test(err.message ?? ''),
+  );
 });
 
 // Anthropic's structured output (output_config.format) is always constrained to the schema; OpenAI's

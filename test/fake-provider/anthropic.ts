@@ -6,6 +6,7 @@
 import { promptTooLong, translatorRefusal, versionRefusal } from './anthropic-refusals.ts';
 import { billedInputTokens } from './billing.ts';
 import { structuredSchemaRefusal } from './claude-schema-refusal.ts';
+import { cacheBreakpointRefusal } from './prompt-cache.ts';
 import { claudeSignatureRefusal } from './reasoning-seals.ts';
 import type { Codec, Reply, ReplyBlock, ReplyContext, ReplyUsage, Turn } from './responses.ts';
 import { jsonSchemaOf, splitFragments, splitWords, stringsOf } from './responses.ts';
@@ -59,6 +60,7 @@ export const anthropicCodec: Codec = {
       stopRefusal(body) ??
       structuredSchemaRefusal(body) ??
       translatorRefusal(body) ??
+      cacheBreakpointRefusal(body) ??
       claudeSignatureRefusal(body) ??
       promptTooLong(body, headers)
     );

@@ -102,6 +102,21 @@ export function minimumCacheable(model: string): number {
   return 1024;
 }
 
+/** The API's 400 for more than four blocks marked with cache_control (tools, system, messages, tool results). */
+export function cacheBreakpointRefusal(body: Obj): string | undefined {
+  let found = 0;
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (value !== null && typeof value === 'object') {
+      const o = value as Obj;
+      if (o.cache_control != null) found++;
+      if (Array.isArray(o.content)) walk(o.content);
+    }
+  };
+  walk([body.tools, body.system, body.messages]);
+  return found > 4 ? `A maximum of 4 blocks with cache_control may be provided. Found ${found}.` : undefined;
+}
+
 // --- internal ---
 
 /** Whether a block can carry a breakpoint (thinking blocks and empty text cannot). */
