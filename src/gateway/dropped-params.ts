@@ -8,7 +8,11 @@
  * Claude model (fittedDroppedParams).
  */
 import { type FitTo, fitLeftOut, samplingLeftOut } from '../adapters/anthropic/fit-model.ts';
-import { takesThinking } from '../adapters/anthropic/model-facts.ts';
+import {
+  refusesForcedToolChoice,
+  takesThinking,
+  thinkingAlwaysOn,
+} from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
 import type { InboundShape } from '../events/catalog.ts';
@@ -102,6 +106,7 @@ export function droppedParams(
           ...samplingRefused(body, adapter, model),
           ...reasoningRefused(body, adapter, model),
           ...thinkingRefused(body, shape, adapter, model),
+          ...newerClaudeRefused(body, shape, adapter, model),
         ];
   const newer = shape === 'openai_responses' ? newerResponsesFields(body) : [];
   const search = runsWebSearch(adapter) ? webSearchLeftOut(body, shape) : [];
@@ -180,6 +185,34 @@ function thinkingRefused(
     shape === 'openai' ? 'reasoning_effort' : shape === 'openai_responses' ? 'reasoning.effort' : undefined;
   const effort = name === undefined ? undefined : valueAt(body, name);
   return effort != null && effort !== 'none' ? [name!] : [];
+}
+
+/**
+ * What Claude Opus 5.5, Sonnet 5.5 and Fable 5.1 refuse of an OpenAI client's request, which the encoder changes
+ * (request.ts): a forced tool choice (`required`, a named function) goes as `auto`, and reasoning turned off
+ * (`reasoning_effort: "none"`) on Opus 5.5 and Fable 5.1, which always think, goes without it.
+ */
+function newerClaudeRefused(
+  body: Record<string, unknown>,
+  shape: InboundShape,
+  adapter: AdapterName,
+  model: string,
+): string[] {
+  if (adapter !== 'anthropic' || shape === 'anthropic') return [];
+  type Choice = { type?: unknown; mode?: unknown; allowed_tools?: { mode?: unknown } };
+  const choice = body.tool_choice as Choice | string | null | undefined;
+  // allowed_tools' mode: Chat Completions nests it, the Responses API does not
+  const mode = typeof choice === 'object' ? (choice?.mode ?? choice?.allowed_tools?.mode) : undefined;
+  const forced =
+    choice === 'required' ||
+    (typeof choice === 'object' &&
+      choice !== null &&
+      (choice.type === 'allowed_tools' ? mode === 'required' : choice.type !== undefined));
+  const name = shape === 'openai' ? 'reasoning_effort' : 'reasoning.effort';
+  return [
+    ...(forced && refusesForcedToolChoice(model) ? ['tool_choice'] : []),
+    ...(valueAt(body, name) === 'none' && thinkingAlwaysOn(model) ? [name] : []),
+  ];
 }
 
 function valueAt(body: Record<string, unknown>, path: string): unknown {

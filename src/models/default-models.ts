@@ -1,6 +1,12 @@
 /**
- * @module The built-in models.yaml shipped inside the bundle (DECISIONS §2): current models of the
- * three adapters at their public list prices in USD per million tokens. Claude Sonnet 4 and 4.5 take
+ * @module The built-in models.yaml shipped inside the bundle (DECISIONS §2): models of the three adapters at
+ * their public list prices in USD per million tokens. Claude Opus 5.5, Sonnet 5.5 and Fable 5.1 (their
+ * platform.claude.com model pages and pricing page, November 2026) have a 1M-token window at the standard
+ * rates and price one-hour cache writes themselves (Opus 5.5's and Sonnet 5.5's cache reads are 0.05x input,
+ * Fable 5.1's 0.025x); the older Claude models stay (stored traces and keys' allow-lists name them) though
+ * Anthropic retired Opus 4, 4.1 and Sonnet 4 and retires Sonnet 4.5 on 2026-11-30. Claude Haiku 5.5 and the
+ * GPT-6 models are not built in: their prices rise above a prompt length (100,000 and 272,000 tokens) on a
+ * window open without a beta, which this schema cannot state. Claude Sonnet 4 and 4.5 take
  * Anthropic's 1M-token window with `anthropic-beta: context-1m-2025-08-07`. The built-in table states no
  * long-context rates: a price depends on the tokens alone, so a table that doubled them above 200,000 input
  * tokens would re-price every such row (synthetic or imported usage included) whether or not its call ran
@@ -16,9 +22,21 @@ export const DEFAULT_MODELS_SOURCE = 'built-in models.yaml';
 export const DEFAULT_MODELS_YAML = `# svc built-in model registry
 pricing_version: builtin-2025-11-01
 models:
+  - id: anthropic:claude-opus-5-5
+    tier: deep
+    aliases: [deep, opus, opus-5.5]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000000, max_output_tokens: 128000 }
+    prices: { input: 4, output: 20, cache_read: 0.20, cache_write: 5, cache_write_1h: 8, web_search: 10 }
+  - id: anthropic:claude-fable-5-1
+    tier: deep
+    aliases: [fable, fable-5.1]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000000, max_output_tokens: 128000 }
+    prices: { input: 10, output: 50, cache_read: 0.25, cache_write: 12.50, cache_write_1h: 20, web_search: 10 }
   - id: anthropic:claude-opus-4-1
     tier: deep
-    aliases: [deep, opus, opus-4.1]
+    aliases: [opus-4.1]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 32000 }
     prices: { input: 15, output: 75, cache_read: 1.50, cache_write: 18.75, web_search: 10 }
@@ -30,7 +48,7 @@ models:
     prices: { input: 5, output: 25, cache_read: 0.50, cache_write: 6.25, web_search: 10 }
   - id: anthropic:claude-sonnet-4-5
     tier: balanced
-    aliases: [balanced, sonnet, sonnet-4.5]
+    aliases: [balanced, sonnet-4.5]
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
     prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75, web_search: 10 }
@@ -42,6 +60,12 @@ models:
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
     prices: { input: 3, output: 15, cache_read: 0.30, cache_write: 3.75, web_search: 10 }
     long_context: { max_context_tokens: 1000000, beta: context-1m-2025-08-07 }
+  - id: anthropic:claude-sonnet-5-5
+    tier: balanced
+    aliases: [sonnet, sonnet-5.5]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000000, max_output_tokens: 128000 }
+    prices: { input: 2, output: 10, cache_read: 0.10, cache_write: 2.50, cache_write_1h: 4, web_search: 10 }
   - id: anthropic:claude-haiku-4-5
     tier: fast
     aliases: [fast, haiku, haiku-4.5]

@@ -4,7 +4,7 @@
  * `claude-opus-4-8`, `claude-haiku-4-5-20251001`, `gpt-5-codex`, `gpt-4o`) to the registry model they name
  * or its nearest sibling (issue 13). A rule whose model the registry lacks is left out (its names fall through
  * to the next rule), except a Claude family's last rule, which takes the registry's first model of that family
- * (opus, sonnet, haiku), so the built-in
+ * (opus, sonnet, haiku, fable), so the built-in
  * policy stays valid with any models.yaml; the global default comes from SVC_GATEWAY_GLOBAL_DEFAULT or the
  * built-in id.
  */
@@ -29,27 +29,35 @@ export interface NativeNameRule {
 const OPUS = ['claude-opus-*', 'claude-3-opus*'];
 const SONNET = ['claude-sonnet-*', 'claude-3-7-sonnet*', 'claude-3-5-sonnet*', 'claude-3-sonnet*'];
 const HAIKU = ['claude-haiku-*', 'claude-3-5-haiku*', 'claude-3-haiku*'];
+const FABLE = ['claude-fable-*'];
 
 /**
  * First match wins, so narrower names come first. Dated forms (`-20251001`, `-2025-08-07`) and `-latest`
  * ride on the trailing `*`. Names of models the built-in registry does not carry go to the nearest one of
- * the same family and tier (a newer opus to the newest opus; a newer GPT, o-series and Codex names to
+ * the same family and tier (a newer opus or sonnet to the newest one, Claude Opus / Sonnet 5.5; a newer GPT, o-series and Codex names to
  * GPT-5, their minis to GPT-5 mini).
  */
 export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
+  { name: 'native-claude-fable-5-1', models: ['claude-fable-5-1*'], use: 'anthropic:claude-fable-5-1' },
+  { name: 'native-claude-fable', models: FABLE, use: 'anthropic:claude-fable-5-1', family: FABLE },
+  { name: 'native-claude-opus-5-5', models: ['claude-opus-5-5*'], use: 'anthropic:claude-opus-5-5' },
   { name: 'native-claude-opus-4-5', models: ['claude-opus-4-5*'], use: 'anthropic:claude-opus-4-5' },
   {
     name: 'native-claude-opus-4-1',
     models: ['claude-opus-4-1*', 'claude-opus-4', 'claude-opus-4-0', 'claude-opus-4-2025*', 'claude-3-opus*'],
     use: 'anthropic:claude-opus-4-1',
   },
-  { name: 'native-claude-opus', models: OPUS, use: 'anthropic:claude-opus-4-5', family: OPUS },
+  // newer opus names the registry does not hold (claude-opus-5, -4-8) go to the newest opus
+  { name: 'native-claude-opus', models: OPUS, use: 'anthropic:claude-opus-5-5', family: OPUS },
+  { name: 'native-claude-sonnet-5-5', models: ['claude-sonnet-5-5*'], use: 'anthropic:claude-sonnet-5-5' },
+  { name: 'native-claude-sonnet-4-5', models: ['claude-sonnet-4-5*'], use: 'anthropic:claude-sonnet-4-5' },
   {
     name: 'native-claude-sonnet-4',
     models: ['claude-sonnet-4', 'claude-sonnet-4-0', 'claude-sonnet-4-2025*'],
     use: 'anthropic:claude-sonnet-4',
   },
-  { name: 'native-claude-sonnet', models: SONNET, use: 'anthropic:claude-sonnet-4-5', family: SONNET },
+  // claude-sonnet-5, -4-6 and the retired 3.x names go to the newest sonnet
+  { name: 'native-claude-sonnet', models: SONNET, use: 'anthropic:claude-sonnet-5-5', family: SONNET },
   { name: 'native-claude-haiku', models: HAIKU, use: 'anthropic:claude-haiku-4-5', family: HAIKU },
   { name: 'native-gpt-4.1-mini', models: ['gpt-4.1-mini*', 'gpt-4.1-nano*'], use: 'openai:gpt-4.1-mini' },
   { name: 'native-gpt-4.1', models: ['gpt-4.1*'], use: 'openai:gpt-4.1' },
@@ -61,7 +69,7 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
     use: 'openai:gpt-5-mini',
   },
   { name: 'native-gpt-nano', models: ['gpt-*nano*'], use: 'openai:gpt-5-nano' },
-  // gpt-5, gpt-5-codex, gpt-5.1-codex-max and newer (Codex 0.169 defaults to gpt-6.1-sol), o-series
+  // gpt-5, gpt-5-codex, gpt-5.1-codex-max and newer (Codex 0.171 defaults to gpt-6.2-sol), o-series
   { name: 'native-gpt', models: ['gpt-*', 'o3*', 'o1*', 'codex-*'], use: 'openai:gpt-5' },
 ];
 

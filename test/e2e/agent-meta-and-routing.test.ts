@@ -10,7 +10,7 @@ after(() => tmp.cleanup());
 const routing = join(tmp.dir, 'routing.yaml');
 const special = join(tmp.dir, 'special');
 mkdirSync(special);
-const POLICY_V1 = `global_default: sonnet
+const POLICY_V1 = `global_default: balanced
 workspaces:
   - { match: ${special}, use: mini }
 `;
@@ -61,7 +61,7 @@ test('GET /models: registry entries with capabilities; a provider without a key 
   ]);
   assert.equal(sonnet.availability, 'healthy');
   assert.equal(sonnet.tier, 'balanced');
-  assert.ok(sonnet.aliases.includes('sonnet'));
+  assert.ok(sonnet.aliases.includes('balanced'));
   assert.deepEqual(Object.keys(sonnet.capabilities).sort(), [
     'max_context_tokens',
     'max_output_tokens',

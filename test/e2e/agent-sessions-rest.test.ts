@@ -43,7 +43,7 @@ test('POST /sessions answers 201 with a sess_ ULID, the default model and the po
 
 test('initial_active_model takes an id, alias or tier and pins it; an unknown one is 400 model_not_configured', async () => {
   const byAlias = await newSession(server.workspace, { initial_active_model: 'opus' });
-  assert.equal(byAlias.active_model, 'anthropic:claude-opus-4-1');
+  assert.equal(byAlias.active_model, 'anthropic:claude-opus-5-5');
   const byId = await newSession(server.workspace, { initial_active_model: 'openai:gpt-5-mini' });
   assert.equal(byId.active_model, 'openai:gpt-5-mini');
   const sticky = withStore(server.db, (db) =>

@@ -1,8 +1,8 @@
 /**
  * Claude Code 2.1.332, the real executable from npm (`claude -p`), against the gateway and the fake provider,
  * configured as the README says (ANTHROPIC_BASE_URL = the gateway root, ANTHROPIC_AUTH_TOKEN = a gateway
- * key). Issue 13: `--model opus|haiku|sonnet` sends Claude Code's own model names, which must reach the
- * opus, haiku and sonnet of the registry by a rule (not the global default); a tool round trip works; a
+ * key). Issue 13: `--model opus|haiku|sonnet` sends Claude Code's own model names (claude-*-5-5), which must
+ * reach Opus 5.5, Haiku 4.5 and Sonnet 5.5 of the registry by a rule (not the global default); a tool round trip works; a
  * wrong key is answered `x-should-retry: false`, so Claude Code gives up after one request.
  */
 import assert from 'node:assert/strict';
@@ -60,14 +60,16 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
   const { fake } = stack;
   t.beforeEach(() => fake.reset());
 
-  for (const [flag, routed] of [
-    ['opus', 'anthropic:claude-opus-4-5'],
-    ['haiku', 'anthropic:claude-haiku-4-5'],
-    ['sonnet', 'anthropic:claude-sonnet-4-5'],
+  // opus and sonnet: Claude Code's claude-*-5-5 names are registry models, sent as written; haiku: no Haiku 5.5
+  // is built in, so the haiku family rule serves claude-haiku-5-5 with Haiku 4.5, the body fitted to it
+  for (const [flag, routed, rule] of [
+    ['opus', 'anthropic:claude-opus-5-5', 'native-claude-opus-5-5'],
+    ['haiku', 'anthropic:claude-haiku-4-5', 'native-claude-haiku'],
+    ['sonnet', 'anthropic:claude-sonnet-5-5', 'native-claude-sonnet-5-5'],
   ] as const) {
     await t.test(`--model ${flag} is served by ${routed}, won by a native-name rule`, async () => {
-      // on a key capped at 1.60 USD a day: the 128,000 output tokens Claude Code asks would hold 1.92 USD at
-      // sonnet's 15 / M; fitted to the model's 64,000 the call holds 0.96 USD and its prompt's bound
+      // on a key capped at 1.60 USD a day: the 128,000 output tokens Claude Code asks hold 1.28 USD at
+      // Sonnet 5.5's 10 / M, and its prompt's bound the rest
       const token = flag === 'sonnet' ? (await stack.issue(['--daily-cap-usd', '1.6'])).token : stack.token;
       const run = await claude(stack, tmp.dir, ['say hi', '--model', flag], token);
       assert.equal(run.code, 0, run.stdout + run.stderr);
@@ -77,11 +79,17 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       const body = sent[0].body as Record<string, unknown>;
       assert.equal(body.model, routed.slice('anthropic:'.length));
       assert.equal(body.stream, true);
-      // it writes the request for claude-*-5-5 (max_tokens 128,000, adaptive thinking, an effort), which the
-      // 4.5 model refuses: fitted to it, as Claude Code itself asks a 4.5 model it knows (no request refused)
-      assert.equal(body.max_tokens, 64_000);
-      assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 8192, display: 'omitted' });
-      assert.deepEqual(body.output_config, flag === 'opus' ? { effort: 'medium' } : undefined);
+      if (flag === 'haiku') {
+        // it writes the request for claude-haiku-5-5 (max_tokens 128,000, adaptive thinking, an effort), which
+        // Haiku 4.5 refuses: fitted to it, as Claude Code itself asks a 4.5 model it knows (no request refused)
+        assert.equal(body.max_tokens, 64_000);
+        assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 8192, display: 'omitted' });
+        assert.equal(body.output_config, undefined);
+      } else {
+        // the model it was written for: as sent
+        assert.equal(body.max_tokens, 128_000);
+        assert.equal((body.thinking as { type?: string }).type, 'adaptive');
+      }
       const statuses = readEvents(stack.files.db, 'turn.completed').map((e) => e.payload.status);
       assert.deepEqual(
         statuses.filter((s) => s !== 200),
@@ -91,7 +99,7 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       assert.match(String(decided.payload.requested_model), new RegExp(`^claude-${flag}-`));
       const chain = decided.payload.chain as Array<{ policy: string; verdict: string; model: string }>;
       assert.deepEqual(chain.at(-1), { policy: 'rule', model: routed, verdict: 'accepted' });
-      assert.equal(decided.payload.rule, `native-claude-${flag}`);
+      assert.equal(decided.payload.rule, rule);
     });
   }
 

@@ -36,19 +36,20 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
   await t.test(
     "Claude Code's count for a newer Claude is fitted to the routed model as its call is",
     async () => {
-      // claude-sonnet-5-5's adaptive thinking and effort, which claude-sonnet-4-5 refuses on count_tokens too
+      // claude-haiku-5-5's adaptive thinking and effort (no Haiku 5.5 is built in: the haiku family rule serves it
+      // with Haiku 4.5), which claude-haiku-4-5 refuses on count_tokens too
       const { data, response } = await anthropic.messages
         .countTokens({
-          model: 'claude-sonnet-5-5',
+          model: 'claude-haiku-5-5',
           messages,
           thinking: { type: 'adaptive' },
           output_config: { effort: 'medium' },
         } as Anthropic.MessageCountTokensParams)
         .withResponse();
-      assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-sonnet-4-5');
+      assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-haiku-4-5');
       const sent = fake.requests.filter((r) => r.path === '/v1/messages/count_tokens');
       assert.deepEqual(sent[0].body, {
-        model: 'claude-sonnet-4-5',
+        model: 'claude-haiku-4-5',
         messages,
         thinking: { type: 'enabled', budget_tokens: 8192 },
       });
@@ -207,7 +208,7 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
       }),
       (err) =>
         err instanceof Anthropic.BadRequestError &&
-        err.headers?.get('svc-routed-model') === 'anthropic:claude-opus-4-5',
+        err.headers?.get('svc-routed-model') === 'anthropic:claude-opus-5-5',
     );
   });
 });

@@ -334,7 +334,8 @@ test('GET /v1/models lists only the models the key may use, in the shape asked f
       for (const [name, id] of [
         ['openrouter:meta-llama/llama-3.3-70b-instruct', 'openrouter:meta-llama/llama-3.3-70b-instruct'],
         ['meta-llama/llama-3.3-70b-instruct', 'openrouter:meta-llama/llama-3.3-70b-instruct'],
-        ['sonnet', 'anthropic:claude-sonnet-4-5'],
+        ['sonnet', 'anthropic:claude-sonnet-5-5'],
+        ['balanced', 'anthropic:claude-sonnet-4-5'],
         ['fast', 'anthropic:claude-haiku-4-5'],
         ['claude-haiku-4-5', 'anthropic:claude-haiku-4-5'],
       ] as const) {
@@ -348,7 +349,7 @@ test('GET /v1/models lists only the models the key may use, in the shape asked f
       assert.equal(((await raw.json()) as { id: string }).id, 'openrouter:meta-llama/llama-3.3-70b-instruct');
       // the Anthropic shape: the list's ModelInfo, the long-context window when the beta opens it
       const page = await stack.anthropic.models.list({ limit: 1000 });
-      const info = await stack.anthropic.models.retrieve('sonnet');
+      const info = await stack.anthropic.models.retrieve('balanced');
       assert.deepEqual(
         info,
         page.data.find((m) => m.id === 'anthropic:claude-sonnet-4-5'),

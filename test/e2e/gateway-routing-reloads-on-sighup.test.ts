@@ -60,7 +60,7 @@ test('SIGHUP reloads routing.yaml; a bad file keeps the old policy and the gatew
   writeFileSync(routing, 'rules:\n  - { name: strong, use: deep }\n');
   gw.child.kill('SIGHUP');
   await until('the reload line', () => reloads().some((l) => l.msg === 'routing policy reloaded' && l.valid));
-  assert.equal(await routed(), 'anthropic:claude-opus-4-1');
+  assert.equal(await routed(), 'anthropic:claude-opus-5-5');
 
   // a reload to a global default whose provider has no key warns as a start does (it was silent, and every
   // request nothing else claimed became 503 routing_failed)
@@ -96,7 +96,7 @@ test('SIGHUP reloads routing.yaml; a bad file keeps the old policy and the gatew
   // DECISIONS §4's chain entry exactly; the rule that proposed it is named beside the chain
   assert.deepEqual((last.payload.chain as unknown[]).at(-1), {
     policy: 'rule',
-    model: 'anthropic:claude-opus-4-1',
+    model: 'anthropic:claude-opus-5-5',
     verdict: 'accepted',
   });
   assert.equal(last.payload.rule, 'strong');

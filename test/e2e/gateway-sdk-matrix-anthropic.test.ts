@@ -563,8 +563,8 @@ test("Anthropic SDK 1.x (2026-10-21) with temperature → a Claude model: forwar
 
 // wire-formats §1.2: role "system" inside messages is taken from Claude Opus 4.8 on. Same wire to the model
 // asked, it goes as sent (the provider judges it); a body written for a newer model and routed to an older
-// one (claude-sonnet-5-5 to claude-sonnet-4-5) gets each such message folded into the user turn beside it.
-test('Anthropic SDK, a mid-conversation system message for a newer Claude model routed to claude-sonnet-4-5: folded into the user turn', async () => {
+// one (claude-haiku-5-5 to claude-haiku-4-5) gets each such message folded into the user turn beside it.
+test('Anthropic SDK, a mid-conversation system message for a newer Claude model routed to claude-haiku-4-5: folded into the user turn', async () => {
   stack.fake.reset();
   const messages = [
     { role: 'user', content: 'hi' },
@@ -574,10 +574,10 @@ test('Anthropic SDK, a mid-conversation system message for a newer Claude model 
   ];
   const asked = { max_tokens: 64, messages } as unknown as Anthropic.MessageCreateParamsNonStreaming;
   const { data, response } = await stack.anthropic.messages
-    .create({ ...asked, model: 'claude-sonnet-5-5' })
+    .create({ ...asked, model: 'claude-haiku-5-5' })
     .withResponse();
   assert.equal(data.stop_reason, 'end_turn');
-  assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-sonnet-4-5');
+  assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-haiku-4-5');
   assert.deepEqual((stack.fake.requests[0].body as Record<string, unknown>).messages, [
     {
       role: 'user',
@@ -597,6 +597,47 @@ test('Anthropic SDK, a mid-conversation system message for a newer Claude model 
   assert.ok(err instanceof APIError);
   assert.equal(err.status, 400);
   assert.match(err.message, /messages\.1\.role/);
+});
+
+// Claude Opus 5.5 refuses forced tool use and thinking turned off (its "What's new": each a 400). A body written
+// for Claude Opus 5, which the opus family rule serves with Opus 5.5, is fitted: tool_choice auto, no thinking
+// field (the model thinks adaptively), both named. Asked of Opus 5.5 by name it goes as sent and is refused.
+test('Anthropic SDK, a body for claude-opus-5 served by Claude Opus 5.5: no forced tool use, no thinking off', async () => {
+  stack.fake.reset();
+  const asked = {
+    max_tokens: 64,
+    messages: [{ role: 'user' as const, content: 'weather?' }],
+    tools: [{ name: 'get_weather', input_schema: { type: 'object' as const } }],
+    tool_choice: { type: 'any' as const },
+    thinking: { type: 'disabled' as const },
+  };
+  const { response } = await stack.anthropic.messages
+    .create({ ...asked, model: 'claude-opus-5' })
+    .withResponse();
+  assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-opus-5-5');
+  assert.equal(response.headers.get('svc-dropped-params'), 'thinking, tool_choice');
+  const sent = stack.fake.requests[0].body as Record<string, unknown>;
+  assert.deepEqual(
+    [sent.model, sent.tool_choice, sent.thinking],
+    ['claude-opus-5-5', { type: 'auto' }, undefined],
+  );
+  for (const [field, message] of [
+    ['tool_choice', /"tool_choice\.type\.any" is not supported for this model/],
+    ['thinking', /"thinking\.type\.disabled" is not supported for this model/],
+  ] as const) {
+    const body = {
+      ...asked,
+      model: 'claude-opus-5-5',
+      ...(field === 'thinking' ? { tool_choice: { type: 'auto' as const } } : {}),
+    };
+    const err = await stack.anthropic.messages.create(body).then(
+      () => assert.fail(`Opus 5.5 refuses the ${field}`),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof APIError);
+    assert.equal(err.status, 400, field);
+    assert.match(String((err.error as { error?: { message?: string } }).error?.message), message);
+  }
 });
 
 /** One request through the gateway; returns the tool call it answered with, if any. */

@@ -43,7 +43,7 @@ test('explain refuses a count above 2^53 with exit 2 naming the flag; the larges
       'routing',
       'explain',
       '--model',
-      'sonnet',
+      'balanced',
       '--text',
       'hi',
       '--input-tokens',

@@ -96,6 +96,6 @@ test('explain names the rule that proposed a model, as route.decided does', asyn
   assert.equal(run.code, 0, run.stderr);
   assert.match(
     run.stdout,
-    /^ {2}3 rule {18}accepted {2}anthropic:claude-opus-4-5 \(rule native-claude-opus\)$/m,
+    /^ {2}3 rule {18}accepted {2}anthropic:claude-opus-5-5 \(rule native-claude-opus\)$/m,
   );
 });

@@ -12,7 +12,8 @@ type Obj = Record<string, unknown>;
  * The API's 400s that bite translators (wire-formats §1.4–1.6), so a gateway's translated body the real API
  * would refuse is refused here too: empty text blocks, `tool_use` / `tool_result` pairing between adjacent
  * turns, `tool_use.id` and tool name patterns, a tool name used twice (a client tool named like a server
- * tool), a forced tool that is not among tools, thinking budgets, thinking with a forced tool choice or with
+ * tool), a forced tool that is not among tools, thinking budgets (and thinking turned off on Opus 5.5 and
+ * Fable 5.1), forced tool use (on Opus 5.5, Sonnet 5.5 and Fable 5.1), thinking with a forced tool choice or with
  * sampling it does not take, and a tool loop's assistant turn that lost its leading thinking block.
  */
 export function translatorRefusal(body: Obj): string | undefined {
@@ -89,6 +90,7 @@ export function translatorRefusal(body: Obj): string | undefined {
 
 /** Output limits of the Claude models of the built-in registry (the API refuses a max_tokens above). */
 const MAX_OUTPUT: ReadonlyArray<[RegExp, number]> = [
+  [/^claude-(opus-5-5|sonnet-5-5|fable-5-1)(-\d{8})?$/, 128_000],
   [/^claude-(opus|sonnet|haiku)-4-5(-\d{8})?$/, 64_000],
   [/^claude-opus-4-1(-\d{8})?$/, 32_000],
 ];
@@ -103,7 +105,31 @@ function modelRefusal(body: Obj): string | undefined {
   const limit = MAX_OUTPUT.find(([name]) => name.test(model))?.[1];
   if (limit !== undefined && Number(body.max_tokens) > limit)
     return `max_tokens: ${body.max_tokens} > ${limit}, which is the maximum allowed number of output tokens for ${model}`;
-  return systemRoleRefusal(body) ?? thinkingRefusal(body);
+  return systemRoleRefusal(body) ?? forcedToolRefusal(body) ?? thinkingRefusal(body);
+}
+
+/**
+ * Claude Opus 5.5, Sonnet 5.5 and Fable 5.1 refuse forced tool use ("What's new in Claude Opus 5.5": forced tool
+ * use returns an error; Sonnet 5.5's page alike): `tool_choice` `any` or `tool` is a 400, `auto` and `none` go.
+ */
+function forcedToolRefusal(body: Obj): string | undefined {
+  const choice = (body.tool_choice ?? {}) as { type?: string };
+  if (choice.type !== 'any' && choice.type !== 'tool') return undefined;
+  return /^claude-(opus-5-5|sonnet-5-5|fable-5-1)(-\d{8})?$/.test(String(body.model))
+    ? `"tool_choice.type.${choice.type}" is not supported for this model. Use "tool_choice.type.auto" or "tool_choice.type.none".`
+    : undefined;
+}
+
+/**
+ * Claude Opus 5.5 and Fable 5.1 always think: `thinking` `disabled` or `enabled` (a manual budget) is a 400 with
+ * the documented message ("What's new in Claude Opus 5.5", thinking can't be disabled); adaptive or none goes.
+ */
+function alwaysThinkingRefusal(body: Obj): string | undefined {
+  const type = (body.thinking as Obj | undefined)?.type;
+  if (type !== 'disabled' && type !== 'enabled') return undefined;
+  return /^claude-(opus-5-5|fable-5-1)(-\d{8})?$/.test(String(body.model))
+    ? `"thinking.type.${type}" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`
+    : undefined;
 }
 
 /**
@@ -123,6 +149,8 @@ function systemRoleRefusal(body: Obj): string | undefined {
  * `output_config.effort` (Opus 4.5 takes effort), and a thinking budget under 1,024.
  */
 export function thinkingRefusal(body: Obj): string | undefined {
+  const always = alwaysThinkingRefusal(body);
+  if (always) return always;
   const thinking = body.thinking as Obj | undefined;
   if (thinking?.type === 'enabled' && !(Number(thinking.budget_tokens) >= 1024))
     return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
@@ -141,6 +169,8 @@ export function thinkingRefusal(body: Obj): string | undefined {
 /** The 1M-token window's beta, and the models that take it (Claude Sonnet 4, 4.5, 4.6 and Opus 4.6). */
 const CONTEXT_1M_BETA = 'context-1m-2025-08-07';
 const CONTEXT_1M_MODELS = /^claude-(sonnet-4(-5|-6)?|opus-4-6)(-\d{8})?$/;
+/** Models whose window is 1,000,000 tokens without a beta (their model pages: Opus and Sonnet 5.5, Fable 5.1). */
+const NATIVE_1M_MODELS = /^claude-(opus-5-5|sonnet-5-5|fable-5-1)(-\d{8})?$/;
 
 /**
  * A prompt over the model's window: 200,000 tokens, or 1,000,000 on a model that takes the 1M beta when the
@@ -148,7 +178,9 @@ const CONTEXT_1M_MODELS = /^claude-(sonnet-4(-5|-6)?|opus-4-6)(-\d{8})?$/;
  */
 export function promptTooLong(body: Obj, headers: Headers | undefined): string | undefined {
   const betas = (headers?.get('anthropic-beta') ?? '').split(',').map((b) => b.trim());
-  const wide = betas.includes(CONTEXT_1M_BETA) && CONTEXT_1M_MODELS.test(String(body.model));
+  const wide =
+    NATIVE_1M_MODELS.test(String(body.model)) ||
+    (betas.includes(CONTEXT_1M_BETA) && CONTEXT_1M_MODELS.test(String(body.model)));
   const maximum = wide ? 1_000_000 : 200_000;
   const tokens = billedInputTokens('anthropic', body);
   return tokens > maximum ? `prompt is too long: ${tokens} tokens > ${maximum} maximum` : undefined;

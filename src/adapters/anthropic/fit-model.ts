@@ -8,7 +8,14 @@
 import { removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
 import type { ModelEntry } from '../../models/model-schema.ts';
 import type { PassthroughInput } from '../adapter.ts';
-import { takesSampling, takesSystemMessages, takesThinking, thinkingStyleOf } from './model-facts.ts';
+import {
+  refusesForcedToolChoice,
+  takesSampling,
+  takesSystemMessages,
+  takesThinking,
+  thinkingAlwaysOn,
+  thinkingStyleOf,
+} from './model-facts.ts';
 import { EFFORT_BUDGET } from './request.ts';
 
 /** The effort adaptive thinking runs at when the request names none (the Messages API's default). */
@@ -40,6 +47,12 @@ export function fitToModel(input: PassthroughInput): PassthroughInput {
   }
   // a Claude model after Opus 4.6 takes only temperature 1, top_p from 0.99 and no top_k (400 otherwise)
   for (const name of samplingLeftOut(body, upstreamModel)) text = removeJsonMember(text, name);
+  // Opus 5.5, Sonnet 5.5 and Fable 5.1 refuse forced tool use: the model chooses (its parallel-use setting kept)
+  const choice = forcedChoiceRefused(body, upstreamModel);
+  if (choice) {
+    const { type: _, name: __, ...rest } = choice;
+    text = replaceJsonValue(text, ['tool_choice'], JSON.stringify({ type: 'auto', ...rest })) ?? text;
+  }
   const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
   if (!takesSystemMessages(upstreamModel) && messages.some((m) => m?.role === 'system'))
     text = replaceJsonValue(text, ['messages'], JSON.stringify(foldSystemMessages(messages))) ?? text;
@@ -59,10 +72,26 @@ export function fitLeftOut(body: Record<string, unknown>, upstreamModel: string,
   // the effort adaptive thinking runs at goes into the budget that replaces it, when there is one
   const carried = asked?.type === 'adaptive' && thinking != null;
   return [
-    ...(thinking === null && asked?.type !== 'disabled' ? ['thinking'] : []),
+    // thinking turned off on a model that always thinks is left out: the model thinks as it must
+    ...((thinking === null && asked?.type !== 'disabled') ||
+    (asked?.type === 'disabled' && thinkingAlwaysOn(upstreamModel))
+      ? ['thinking']
+      : []),
     ...(effort != null && !thinkingStyleOf(upstreamModel).effort && !carried ? ['output_config.effort'] : []),
     ...samplingLeftOut(body, upstreamModel),
+    ...(forcedChoiceRefused(body, upstreamModel) ? ['tool_choice'] : []),
   ];
+}
+
+/** The body's forced tool choice (`any` or `tool`) when `upstreamModel` refuses forced tool use, else undefined. */
+function forcedChoiceRefused(
+  body: Record<string, unknown>,
+  upstreamModel: string,
+): Record<string, unknown> | undefined {
+  const choice = objectAt(body, 'tool_choice');
+  return (choice?.type === 'any' || choice?.type === 'tool') && refusesForcedToolChoice(upstreamModel)
+    ? choice
+    : undefined;
 }
 
 /**
@@ -128,6 +157,11 @@ function fittedThinking(
   const thinking = objectAt(body, 'thinking');
   if (thinking === undefined) return undefined;
   if (!takesThinking(upstreamModel)) return null;
+  // Opus 5.5 and Fable 5.1 refuse thinking turned off or given a budget: left out, or adaptive at the effort asked
+  if (thinkingAlwaysOn(upstreamModel) && thinking.type !== 'adaptive') {
+    if (thinking.type !== 'enabled') return null;
+    return { type: 'adaptive', ...(thinking.display === undefined ? {} : { display: thinking.display }) };
+  }
   if (thinking.type === 'adaptive' && !thinkingStyleOf(upstreamModel).adaptive) {
     const effort = objectAt(body, 'output_config')?.effort;
     const room =

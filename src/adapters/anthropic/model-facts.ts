@@ -57,11 +57,39 @@ export function takesStructuredOutputs(model: string): boolean {
   return v === undefined || v.version >= 4.5;
 }
 
-/** Family and version (4.5 for `claude-sonnet-4-5-20250929`) of an Opus, Sonnet or Haiku model name. */
+/**
+ * Whether a Claude model refuses thinking turned off or given a budget (`thinking.type` `disabled` or `enabled`,
+ * a 400): Claude Opus 5.5 and Fable 5.1 think adaptively always ("What's new in Claude Opus 5.5": thinking can't
+ * be disabled, on Fable 5.1 too), and so, by the same reading, do later Opus and Fable models.
+ */
+export function thinkingAlwaysOn(model: string): boolean {
+  const v = claudeVersionOf(model);
+  return (
+    v !== undefined &&
+    (v.family === 'opus' || v.family === 'fable') &&
+    v.version >= (v.family === 'opus' ? 5.5 : 5.1)
+  );
+}
+
+/**
+ * Whether a Claude model refuses forced tool use (`tool_choice` `any` or `tool`, a 400): Claude Opus 5.5, Fable 5.1
+ * and Sonnet 5.5 (their "What's new" pages: forced tool use returns an error), and later models of those families.
+ * `auto` and `none` are taken.
+ */
+export function refusesForcedToolChoice(model: string): boolean {
+  const v = claudeVersionOf(model);
+  if (!v) return false;
+  const from = FORCED_TOOL_REFUSED_FROM[v.family];
+  return from !== undefined && v.version >= from;
+}
+
+const FORCED_TOOL_REFUSED_FROM: Readonly<Record<string, number>> = { opus: 5.5, sonnet: 5.5, fable: 5.1 };
+
+/** Family and version (4.5 for `claude-sonnet-4-5-20250929`) of an Opus, Sonnet, Haiku, Fable or Mythos model name. */
 function claudeVersionOf(model: string): { family: string; version: number } | undefined {
   const old = /claude-(\d)-(?:(\d)-)?(opus|sonnet|haiku)/.exec(model); // 3.x, 3.5, 3.7
   if (old) return { family: old[3]!, version: Number(old[1]) + Number(old[2] ?? 0) / 10 };
-  const m = /claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(model);
+  const m = /claude-(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(model);
   return m ? { family: m[1]!, version: Number(m[2]) + Number(m[3] ?? 0) / 10 } : undefined;
 }
 

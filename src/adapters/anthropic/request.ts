@@ -8,7 +8,14 @@ import type { TextBlock } from '../../canonical/message.ts';
 import type { CanonicalRequest, CanonicalTool, WebSearchRequest } from '../../canonical/request.ts';
 import { rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
-import { type ThinkingStyle, takesSampling, takesStructuredOutputs, thinkingStyleOf } from './model-facts.ts';
+import {
+  refusesForcedToolChoice,
+  type ThinkingStyle,
+  takesSampling,
+  takesStructuredOutputs,
+  thinkingAlwaysOn,
+  thinkingStyleOf,
+} from './model-facts.ts';
 import { encodeAnthropicMessages, reject, textBlock } from './request-messages.ts';
 import { claudeStrictSchema, claudeToolSchema } from './strict-schema.ts';
 
@@ -79,12 +86,21 @@ export function encodeAnthropicRequest(
     if (req.web_search?.forced)
       body.tool_choice = { ...req.tool_choice, type: 'tool', name: WEB_SEARCH_NAME };
     else if (req.tool_choice) body.tool_choice = req.tool_choice;
+    // Opus 5.5, Sonnet 5.5 and Fable 5.1 refuse forced tool use (a 400): the model chooses (parallel-use kept)
+    const choice = body.tool_choice as { type?: string; name?: string } | undefined;
+    if ((choice?.type === 'any' || choice?.type === 'tool') && refusesForcedToolChoice(model)) {
+      const { type: _, name: __, ...rest } = choice;
+      body.tool_choice = { type: 'auto', ...rest };
+    }
   }
   const forced =
-    req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool' || req.web_search?.forced === true;
+    (req.tool_choice?.type === 'any' ||
+      req.tool_choice?.type === 'tool' ||
+      req.web_search?.forced === true) &&
+    !refusesForcedToolChoice(model);
   const withoutThinking =
     (forced && (req.tools !== undefined || tools.length > 0)) || !thinkingReplayed(messages);
-  encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model));
+  encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model), thinkingAlwaysOn(model));
   if (version < '2026-10-21') encodeSampling(req, body, model);
   if (req.stop_sequences?.some((stop) => stop.trim() === ''))
     reject(req.passthrough?.wire === 'openai' ? 'stop' : 'stop_sequences', BLANK_STOP);
@@ -270,8 +286,16 @@ function encodeThinking(
   maxTokens: number,
   withoutThinking: boolean,
   style: ThinkingStyle,
+  alwaysOn: boolean,
 ): void {
-  const t = req.thinking;
+  // a model that always thinks (Opus 5.5, Fable 5.1) refuses thinking turned off or given a budget: it thinks
+  // adaptively at the effort asked, the client's display kept
+  const t =
+    alwaysOn && req.thinking && req.thinking.type !== 'adaptive'
+      ? req.thinking.type === 'enabled'
+        ? { type: 'adaptive' as const, ...(req.thinking.display ? { display: req.thinking.display } : {}) }
+        : undefined
+      : req.thinking;
   const effort = req.reasoning_effort && req.reasoning_effort !== 'none' ? req.reasoning_effort : undefined;
   // forced tool use is incompatible with thinking (wire-formats §1.5; the tool choice wins); Claude 3 / 3.5 have none
   if (t && t.type !== 'disabled' && !withoutThinking && style.thinking) {

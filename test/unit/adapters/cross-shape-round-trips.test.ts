@@ -1108,3 +1108,82 @@ test('OpenAI prompt_cache_breakpoint → Claude: one-hour cache_control on the l
     'messages.0.content.0.prompt_cache_breakpoint',
   ]);
 });
+
+test('OpenAI request → Claude Opus 5.5, Sonnet 5.5 or Fable 5.1: no forced tool use, and no thinking turned off or budgeted where it is always on', () => {
+  const encode = (model: string, extra: Record<string, unknown>) =>
+    JSON.parse(
+      anthropic.encodeRequest(
+        decodeOpenAIRequest({
+          model: 'x',
+          messages: [{ role: 'user', content: 'weather?' }],
+          tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
+          ...extra,
+        }),
+        model,
+      ).body,
+    );
+  const named = { type: 'function', function: { name: 'get_weather' } };
+  // those models answer tool_choice any or tool with a 400 ("What's new in Claude Opus 5.5"; Sonnet 5.5 alike)
+  for (const model of [
+    'claude-opus-5-5',
+    'claude-sonnet-5-5',
+    'claude-fable-5-1',
+    'claude-opus-5-5-20260922',
+  ]) {
+    assert.deepEqual(encode(model, { tool_choice: 'required' }).tool_choice, { type: 'auto' }, model);
+    assert.deepEqual(
+      encode(model, { tool_choice: named, parallel_tool_calls: false }).tool_choice,
+      { type: 'auto', disable_parallel_tool_use: true },
+      model,
+    );
+  }
+  // earlier models are forced as asked
+  assert.deepEqual(encode('claude-opus-5', { tool_choice: 'required' }).tool_choice, { type: 'any' });
+  assert.deepEqual(encode('claude-sonnet-4-5', { tool_choice: named }).tool_choice, {
+    type: 'tool',
+    name: 'get_weather',
+  });
+  // Opus 5.5 and Fable 5.1 always think: a budget becomes adaptive thinking, turned off is left out
+  const thinking = (model: string, t: Record<string, unknown>) =>
+    JSON.parse(
+      anthropic.encodeRequest(
+        {
+          ...decodeOpenAIRequest({
+            model: 'x',
+            messages: [{ role: 'user', content: 'hi' }],
+            max_tokens: 9000,
+          }),
+          thinking: t as never,
+        },
+        model,
+      ).body,
+    ).thinking;
+  for (const model of ['claude-opus-5-5', 'claude-fable-5-1']) {
+    assert.deepEqual(thinking(model, { type: 'enabled', budget_tokens: 4096 }), { type: 'adaptive' }, model);
+    assert.equal(thinking(model, { type: 'disabled' }), undefined, model);
+  }
+  assert.deepEqual(thinking('claude-sonnet-5-5', { type: 'disabled' }), { type: 'disabled' });
+  assert.deepEqual(thinking('claude-opus-5', { type: 'disabled' }), { type: 'disabled' });
+  // svc-dropped-params names what those models did not get as asked
+  const chat = { model: 'x', messages: [], tool_choice: 'required', reasoning_effort: 'none' };
+  assert.deepEqual(droppedParams(chat, 'openai', 'anthropic', 'claude-opus-5-5'), [
+    'tool_choice',
+    'reasoning_effort',
+  ]);
+  assert.deepEqual(droppedParams(chat, 'openai', 'anthropic', 'claude-sonnet-5-5'), ['tool_choice']);
+  assert.deepEqual(droppedParams(chat, 'openai', 'anthropic', 'claude-opus-5'), []);
+  const responses = {
+    model: 'x',
+    input: 'hi',
+    tool_choice: { type: 'allowed_tools', mode: 'required', tools: [] },
+    reasoning: { effort: 'none' },
+  };
+  assert.deepEqual(droppedParams(responses, 'openai_responses', 'anthropic', 'claude-fable-5-1'), [
+    'tool_choice',
+    'reasoning.effort',
+  ]);
+  assert.deepEqual(
+    droppedParams({ ...responses, tool_choice: 'auto' }, 'openai_responses', 'anthropic', 'claude-fable-5-1'),
+    ['reasoning.effort'],
+  );
+});

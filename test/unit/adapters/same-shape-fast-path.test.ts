@@ -255,4 +255,39 @@ test('the Anthropic fast path fits a body written for another Claude model to th
     { role: 'user', content: 'Now French.' },
   ]);
   assert.deepEqual(send(midSystem, 'claude-opus-4-8').messages, midSystem.messages);
+  // a body for another model routed to Opus 5.5, Sonnet 5.5 or Fable 5.1, which refuse forced tool use (a 400):
+  // the model chooses, its parallel-use setting kept; named tool_choice
+  const forced = {
+    max_tokens: 1000,
+    tool_choice: { type: 'tool', name: 'x', disable_parallel_tool_use: true },
+  };
+  for (const model of ['claude-opus-5-5', 'claude-sonnet-5-5', 'claude-fable-5-1']) {
+    assert.deepEqual(
+      send(forced, model).tool_choice,
+      { type: 'auto', disable_parallel_tool_use: true },
+      model,
+    );
+    assert.deepEqual(named(forced, model), ['tool_choice'], model);
+  }
+  assert.deepEqual(send(forced, 'claude-opus-5').tool_choice, forced.tool_choice);
+  assert.deepEqual(
+    send(forced, 'claude-opus-5-5', false).tool_choice,
+    forced.tool_choice,
+    'asked of it: as sent',
+  );
+  // Opus 5.5 and Fable 5.1 always think: turned off is left out (and named), a budget becomes adaptive thinking
+  for (const model of ['claude-opus-5-5', 'claude-fable-5-1']) {
+    const off = { max_tokens: 1000, thinking: { type: 'disabled' } };
+    assert.equal(send(off, model).thinking, undefined, model);
+    assert.deepEqual(named(off, model), ['thinking'], model);
+    const budget = {
+      max_tokens: 9000,
+      thinking: { type: 'enabled', budget_tokens: 4096, display: 'omitted' },
+    };
+    assert.deepEqual(send(budget, model).thinking, { type: 'adaptive', display: 'omitted' }, model);
+    assert.deepEqual(named(budget, model), [], model);
+  }
+  assert.deepEqual(send({ thinking: { type: 'disabled' } }, 'claude-sonnet-5-5').thinking, {
+    type: 'disabled',
+  });
 });

@@ -211,7 +211,7 @@ test('PATCH resolves an alias to the canonical id before the engine sees it; unk
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), {
     id: fx.sessionId,
-    active_model: 'anthropic:claude-opus-4-1',
+    active_model: 'anthropic:claude-opus-5-5',
     swap_queued: false,
   });
   res = await fx.call('PATCH', `/sessions/${fx.sessionId}`, { active_model: null });

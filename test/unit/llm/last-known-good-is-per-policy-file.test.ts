@@ -24,7 +24,7 @@ test('each routing.yaml falls back on its own last known good, not on another fi
   const load = (routingPath: string) => loadCallConfig({ env, log: silentLogger, routingPath }).policy;
 
   assert.equal(load(gatewayFile).current().globalDefault, 'anthropic:claude-haiku-4-5');
-  assert.equal(load(agentFile).current().globalDefault, 'anthropic:claude-opus-4-1');
+  assert.equal(load(agentFile).current().globalDefault, 'anthropic:claude-opus-5-5');
 
   writeFileSync(gatewayFile, 'global_default: [fast\n');
   const restarted = load(gatewayFile);

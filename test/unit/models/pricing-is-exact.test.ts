@@ -48,6 +48,33 @@ test('one-hour cache writes are billed at cache_write_1h (twice input unless the
   );
 });
 
+test('the current Claude models are billed at their list prices, one-hour writes included', () => {
+  // a million tokens of each class: input, output, cache read, 5-minute write, one-hour write (platform.claude.com
+  // model pages and pricing page: Opus 5.5 4/20/0.20/5/8, Sonnet 5.5 2/10/0.10/2.50/4, Fable 5.1 10/50/0.25/12.50/20)
+  const M = 1_000_000;
+  const usage = {
+    input_tokens: M,
+    output_tokens: M,
+    cached_input_tokens: M,
+    cache_creation_input_tokens: 2 * M,
+    cache_creation_1h_input_tokens: M,
+  };
+  for (const [id, cost] of [
+    ['anthropic:claude-opus-5-5', '37.200000'],
+    ['anthropic:claude-sonnet-5-5', '18.600000'],
+    ['anthropic:claude-fable-5-1', '92.750000'],
+  ] as const) {
+    assert.equal(priceCall(reg, id, usage).cost_usd, cost, id);
+    // a 1M-token window at the standard rates (no long-context premium, no beta) and 128K output
+    const m = reg.get(id)!;
+    assert.deepEqual(
+      [m.capabilities.max_context_tokens, m.capabilities.max_output_tokens, m.long_context],
+      [1_000_000, 128_000, null],
+      id,
+    );
+  }
+});
+
 test('server-side web searches are billed at web_search per 1,000 searches on top of the tokens', () => {
   // sonnet 4.5: 1000 × 3 + 100 × 15 = 4500 per million → 0.0045; 3 searches × 10 / 1000 = 0.03
   const usage = { input_tokens: 1000, output_tokens: 100 };

@@ -55,9 +55,14 @@ test('aliases fast, balanced, deep, mini and family names resolve to canonical e
   const reg = loadModelRegistry(undefined);
   assert.equal(reg.resolveAlias('fast')?.id, 'anthropic:claude-haiku-4-5');
   assert.equal(reg.resolveAlias('balanced')?.id, 'anthropic:claude-sonnet-4-5');
-  assert.equal(reg.resolveAlias('deep')?.id, 'anthropic:claude-opus-4-1');
+  assert.equal(reg.resolveAlias('deep')?.id, 'anthropic:claude-opus-5-5');
+  assert.equal(reg.resolveAlias('opus')?.id, 'anthropic:claude-opus-5-5');
+  assert.equal(reg.resolveAlias('opus-4.1')?.id, 'anthropic:claude-opus-4-1');
+  assert.equal(reg.resolveAlias('fable')?.id, 'anthropic:claude-fable-5-1');
   assert.equal(reg.resolveAlias('mini')?.id, 'openai:gpt-5-mini');
-  assert.equal(reg.resolveAlias('sonnet')?.id, 'anthropic:claude-sonnet-4-5');
+  // sonnet names the current Sonnet; balanced stays with the global default (DECISIONS §1)
+  assert.equal(reg.resolveAlias('sonnet')?.id, 'anthropic:claude-sonnet-5-5');
+  assert.equal(reg.resolveAlias('sonnet-4.5')?.id, 'anthropic:claude-sonnet-4-5');
   assert.equal(reg.resolve('openai:gpt-5')?.id, 'openai:gpt-5');
   assert.equal(reg.resolveAlias('openai:gpt-5'), undefined);
 });

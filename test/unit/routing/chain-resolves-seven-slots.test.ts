@@ -41,9 +41,12 @@ test('aliases win slot 1: fast, balanced, deep, mini and family names', () => {
   for (const [alias, id] of [
     ['fast', 'anthropic:claude-haiku-4-5'],
     ['balanced', SONNET],
-    ['deep', 'anthropic:claude-opus-4-1'],
+    ['deep', 'anthropic:claude-opus-5-5'],
     ['mini', 'openai:gpt-5-mini'],
     ['haiku', 'anthropic:claude-haiku-4-5'],
+    ['opus', 'anthropic:claude-opus-5-5'],
+    ['sonnet', 'anthropic:claude-sonnet-5-5'],
+    ['fable', 'anthropic:claude-fable-5-1'],
     ['gpt', 'openai:gpt-5'],
   ]) {
     const d = route({ requestedModel: alias });
@@ -244,7 +247,7 @@ test('slot 5 delegate_request uses the delegated model and answers no_match for 
   assert.equal(route({ delegateModel: 'mini' }).chosen?.id, 'openai:gpt-5-mini');
   assert.equal(
     route({}, { hooks: { delegateRequest: () => 'deep' } }).chain[4].model,
-    'anthropic:claude-opus-4-1',
+    'anthropic:claude-opus-5-5',
   );
 });
 
@@ -270,7 +273,7 @@ test("slot 6 uses the first workspaces entry matching the key's workspace_path",
 `;
   assert.equal(
     route({ workspacePath: '/srv/infra/modules' }, { yaml }).chosen?.id,
-    'anthropic:claude-opus-4-1',
+    'anthropic:claude-opus-5-5',
   );
   assert.equal(route({ workspacePath: '/home/ann/scratch/x' }, { yaml }).chain[5].model, 'openai:gpt-5-mini');
   assert.equal(route({ workspacePath: '/srv/infrastructure' }, { yaml }).chain[5].verdict, 'no_match');

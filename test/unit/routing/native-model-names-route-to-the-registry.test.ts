@@ -23,32 +23,39 @@ import { predicateImplies } from '#src/routing/when-implies.ts';
 import { ALL_ADAPTERS, facts, policyOf, registry, silent } from './routing-fixture.ts';
 
 /**
- * Every default or selectable model name of Claude Code (1.x–2.1.328) and Codex CLI (0.x–0.169) over the
+ * Every default or selectable model name of Claude Code (1.x–2.1.332) and Codex CLI (0.x–0.171) over the
  * last year; the 2.1.328 and 0.169 names are what those builds sent to the gateway (test/e2e/clients-*).
  */
 const NATIVE: ReadonlyArray<readonly [string, string]> = [
-  ['claude-opus-5-5', 'anthropic:claude-opus-4-5'], // Claude Code 2.1.328 --model opus
-  ['claude-haiku-5-5', 'anthropic:claude-haiku-4-5'], // Claude Code 2.1.328 --model haiku
-  ['claude-sonnet-5-5', 'anthropic:claude-sonnet-4-5'],
-  ['claude-opus-4-8', 'anthropic:claude-opus-4-5'],
-  ['claude-opus-5', 'anthropic:claude-opus-4-5'],
+  ['claude-opus-5-5', 'anthropic:claude-opus-5-5'], // Claude Code 2.1.332 --model opus
+  ['claude-haiku-5-5', 'anthropic:claude-haiku-4-5'], // Claude Code 2.1.332 --model haiku (no Haiku 5.5 built in)
+  ['claude-sonnet-5-5', 'anthropic:claude-sonnet-5-5'], // Claude Code 2.1.332 --model sonnet
+  ['claude-opus-5-5-20260922', 'anthropic:claude-opus-5-5'],
+  ['claude-sonnet-5-5-20260928', 'anthropic:claude-sonnet-5-5'],
+  ['claude-fable-5-1', 'anthropic:claude-fable-5-1'], // Claude Code --model fable
+  ['claude-fable-5-1-20260801', 'anthropic:claude-fable-5-1'],
+  ['claude-fable-5', 'anthropic:claude-fable-5-1'],
+  ['claude-opus-4-8', 'anthropic:claude-opus-5-5'],
+  ['claude-opus-5', 'anthropic:claude-opus-5-5'],
   ['claude-opus-4-5-20251101', 'anthropic:claude-opus-4-5'],
   ['claude-opus-4-5', 'anthropic:claude-opus-4-5'],
   ['claude-opus-4-1-20250805', 'anthropic:claude-opus-4-1'],
   ['claude-opus-4-1', 'anthropic:claude-opus-4-1'],
   ['claude-opus-4-20250514', 'anthropic:claude-opus-4-1'],
   ['claude-opus-4-0', 'anthropic:claude-opus-4-1'],
-  ['claude-sonnet-5', 'anthropic:claude-sonnet-4-5'],
+  ['claude-sonnet-5', 'anthropic:claude-sonnet-5-5'],
+  ['claude-sonnet-4-6', 'anthropic:claude-sonnet-5-5'],
   ['claude-sonnet-4-5-20250929', 'anthropic:claude-sonnet-4-5'],
   ['claude-sonnet-4-5', 'anthropic:claude-sonnet-4-5'],
   ['claude-sonnet-4-20250514', 'anthropic:claude-sonnet-4'],
   ['claude-sonnet-4-0', 'anthropic:claude-sonnet-4'],
-  ['claude-3-7-sonnet-20250219', 'anthropic:claude-sonnet-4-5'],
-  ['claude-3-7-sonnet-latest', 'anthropic:claude-sonnet-4-5'],
+  ['claude-3-7-sonnet-20250219', 'anthropic:claude-sonnet-5-5'],
+  ['claude-3-7-sonnet-latest', 'anthropic:claude-sonnet-5-5'],
   ['claude-haiku-4-5-20251001', 'anthropic:claude-haiku-4-5'],
   ['claude-haiku-4-5', 'anthropic:claude-haiku-4-5'],
   ['claude-3-5-haiku-20241022', 'anthropic:claude-haiku-4-5'],
   ['claude-3-5-haiku-latest', 'anthropic:claude-haiku-4-5'],
+  ['gpt-6.2-sol', 'openai:gpt-5'], // Codex 0.171 default
   ['gpt-6.1-sol', 'openai:gpt-5'], // Codex 0.169 default
   ['gpt-6-mini', 'openai:gpt-5-mini'],
   ['gpt-5', 'openai:gpt-5'],
@@ -79,11 +86,11 @@ const NATIVE: ReadonlyArray<readonly [string, string]> = [
   ['gpt-4.1-nano', 'openai:gpt-4.1-mini'],
   ['chatgpt-4o-latest', 'openai:gpt-4o'],
   ['claude-3-opus-20240229', 'anthropic:claude-opus-4-1'],
-  ['claude-3-5-sonnet-20241022', 'anthropic:claude-sonnet-4-5'],
+  ['claude-3-5-sonnet-20241022', 'anthropic:claude-sonnet-5-5'],
   ['claude-3-haiku-20240307', 'anthropic:claude-haiku-4-5'],
   // Claude 3 Sonnet went to the global default (whatever SVC_GATEWAY_GLOBAL_DEFAULT names) while its opus and
   // haiku siblings had rules; bare claude-opus-4 went to opus 4.5 while claude-sonnet-4 meant Sonnet 4
-  ['claude-3-sonnet-20240229', 'anthropic:claude-sonnet-4-5'],
+  ['claude-3-sonnet-20240229', 'anthropic:claude-sonnet-5-5'],
   ['claude-opus-4', 'anthropic:claude-opus-4-1'],
 ];
 

@@ -153,7 +153,7 @@ test('a section left empty (its entries commented out) reads as absent', () => {
   assert.deepEqual(check.errors, []);
   assert.equal(check.valid, true);
   assert.deepEqual(check.policy?.rules, []);
-  assert.equal(check.policy?.tiers.deep, 'anthropic:claude-opus-4-1');
+  assert.equal(check.policy?.tiers.deep, 'anthropic:claude-opus-5-5');
   assert.equal(check.policy?.pattern.enabled, false);
 });
 
