@@ -21,47 +21,19 @@ export interface RequestFactsInput {
 }
 
 export function describeRequest(req: CanonicalRequest, input: RequestFactsInput): RouteFacts {
-  let quarters = 0;
-  let images = 0;
-  const count = (blocks: readonly ContentBlock[]) => {
-    for (const b of blocks) {
-      switch (b.type) {
-        case 'text':
-          quarters += textWeight(b.text);
-          break;
-        case 'image':
-          images++;
-          break;
-        case 'tool_use':
-          quarters += textWeight(b.name) + textWeight(JSON.stringify(b.input));
-          break;
-        case 'tool_result':
-          if (typeof b.content === 'string') quarters += textWeight(b.content);
-          else count(b.content);
-          break;
-        case 'thinking':
-          quarters += textWeight(b.thinking);
-          break;
-        case 'redacted_thinking':
-          quarters += b.data.length;
-          break;
-        case 'raw':
-          quarters += textWeight(JSON.stringify(b.value));
-          break;
-      }
-    }
-  };
-  count(req.system);
-  for (const m of req.messages) count(m.content);
-  for (const t of req.tools ?? []) quarters += textWeight(JSON.stringify(t));
+  const tally: Tally = { quarters: 0, images: 0 };
+  countBlocks(tally, req.system);
+  for (const m of req.messages) countBlocks(tally, m.content);
+  for (const t of req.tools ?? []) tally.quarters += textWeight(JSON.stringify(t));
+  const images = tally.images;
   return {
     requestedModel: req.model,
     hasImages: images > 0,
     // a Responses request's hosted web search is a tool too, though translation may leave it out
     hasTools: (req.tools?.length ?? 0) > 0 || (req.hosted_tools?.length ?? 0) > 0,
-    toolNames: [...(req.tools ?? []).map(toolName), ...(req.hosted_tools ?? [])],
+    toolNames: toolNamesOf(req),
     messageCount: req.messages.length,
-    estimatedInputTokens: Math.ceil(quarters / QUARTERS_PER_TOKEN) + images * IMAGE_TOKEN_ESTIMATE,
+    estimatedInputTokens: Math.ceil(tally.quarters / QUARTERS_PER_TOKEN) + images * IMAGE_TOKEN_ESTIMATE,
     anthropicBetas: anthropicBetasOf(req),
     maxOutputTokens: req.max_tokens ?? null,
     text: () => lastUserText(req),
@@ -84,6 +56,56 @@ export function lastUserText(req: CanonicalRequest): string {
 }
 
 // --- internal ---
+
+/** What the blocks weigh: text in quarter tokens (lib/text-weight.ts), images counted apart. */
+interface Tally {
+  quarters: number;
+  images: number;
+}
+
+/** Adds `blocks` (a tool result's own blocks included) to `t`; a module function, not a closure per request. */
+function countBlocks(t: Tally, blocks: readonly ContentBlock[]): void {
+  for (const b of blocks) {
+    switch (b.type) {
+      case 'text':
+        t.quarters += textWeight(b.text);
+        break;
+      case 'image':
+        t.images++;
+        break;
+      case 'tool_use':
+        t.quarters += textWeight(b.name) + textWeight(JSON.stringify(b.input));
+        break;
+      case 'tool_result':
+        if (typeof b.content === 'string') t.quarters += textWeight(b.content);
+        else countBlocks(t, b.content);
+        break;
+      case 'thinking':
+        t.quarters += textWeight(b.thinking);
+        break;
+      case 'redacted_thinking':
+        t.quarters += b.data.length;
+        break;
+      case 'raw':
+        t.quarters += textWeight(JSON.stringify(b.value));
+        break;
+    }
+  }
+}
+
+/** No tool names: shared by every request without tools (facts are read, never changed). */
+const NO_TOOL_NAMES: readonly string[] = Object.freeze([]);
+
+/** The function tools' names, then the hosted tools', as one list (none: NO_TOOL_NAMES). */
+function toolNamesOf(req: CanonicalRequest): readonly string[] {
+  const tools = req.tools ?? [];
+  const hosted = req.hosted_tools ?? [];
+  if (tools.length === 0 && hosted.length === 0) return NO_TOOL_NAMES;
+  const names: string[] = [];
+  for (const t of tools) names.push(toolName(t));
+  for (const h of hosted) names.push(h);
+  return names;
+}
 
 /** A function tool's name; a wire-specific tool's `name`, else its `type` (`web_search_20250305`). */
 function toolName(t: CanonicalTool): string {

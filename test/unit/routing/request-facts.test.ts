@@ -35,6 +35,26 @@ test('a Responses request whose only tool is hosted web search has tools (a mode
   }
 });
 
+test('tool names list the function and wire-specific tools in order, then the hosted ones; none without tools', () => {
+  const req = decodeResponsesRequest({
+    model: 'local',
+    input: 'hi',
+    tools: [
+      { type: 'function', name: 'get', parameters: { type: 'object', properties: {} } },
+      { type: 'web_search' },
+      { type: 'custom', name: 'apply_patch' },
+    ],
+  });
+  assert.deepEqual(describeRequest(req, { workspacePath: null }).toolNames, [
+    'get',
+    'apply_patch',
+    'web_search',
+  ]);
+  const none = describeRequest(base(), { workspacePath: null });
+  assert.deepEqual(none.toolNames, []);
+  assert.equal(none.hasTools, false);
+});
+
 test('the input estimate is characters / 4 over text, tool calls and system, rounded up', () => {
   const req = base({
     system: [{ type: 'text', text: 'x'.repeat(400) }],
