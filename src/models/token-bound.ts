@@ -98,8 +98,8 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   }
   countTools(tally, req, measure);
   const fields = req.passthrough?.fields ?? {};
-  for (const [field, served] of OPAQUE_FIELDS)
-    if (fields[field] !== undefined && served(model.adapter)) tally.opaque = true;
+  for (const opaque of OPAQUE_FIELDS)
+    if (fields[opaque[0]] !== undefined && opaque[1](model.adapter)) tally.opaque = true;
   // OpenAI runs a hosted web search and bills the pages it reads as input; so does Claude with its own tool
   if (req.hosted_tools?.length && model.adapter === 'openai') tally.opaque = true;
   if (req.web_search && model.adapter === 'anthropic') tally.opaque = true;
@@ -111,12 +111,16 @@ export function boundCallTokens(req: CanonicalRequest, model: ModelEntry, bodyTe
   if (
     req.passthrough?.wire === 'openai_responses' &&
     model.adapter === 'openai' &&
-    HELD_BY_OPENAI.some((f) => isSet(fields[f]))
+    anySet(fields, HELD_BY_OPENAI)
   )
     tally.opaque = true;
 
   const content = measure ? tally.bytes : Buffer.byteLength(bodyText) - tally.imageData;
-  const perImage = IMAGE_TOKEN_MAXIMA.find((m) => m.pattern.test(model.id))!.tokens + IMAGE_OVERHEAD;
+  // the model's image maximum is looked up only for a request that holds an image
+  const perImage =
+    tally.images === 0
+      ? 0
+      : IMAGE_TOKEN_MAXIMA.find((m) => m.pattern.test(model.id))!.tokens + IMAGE_OVERHEAD;
   let inputTokens = content + tally.framing + tally.images * perImage;
   // the whole window the request gets: 1M tokens on a model whose long-context beta it names
   const betas = anthropicBetasOf(req);
@@ -260,6 +264,12 @@ function inlineTools(value: unknown): number | undefined {
 
 function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '');
+}
+
+/** Whether any of `names` is set in `fields` (a loop: no closure per request). */
+function anySet(fields: Record<string, unknown>, names: readonly string[]): boolean {
+  for (const name of names) if (isSet(fields[name])) return true;
+  return false;
 }
 
 function isSet(value: unknown): boolean {
