@@ -260,12 +260,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           outputTokensBound: bound.outputTokens,
           // a non-streaming body is read within the attempt: a connection lost while it arrives is retried
           // and one that holds an error in place of the answer (OpenRouter) fails the attempt like its status
-          ...(req.stream
-            ? {}
-            : {
-                bodyMaxBytes: deps.upstreamLimits.maxBodyBytes,
-                classifyBody: (wire ?? adapter).classifyResponseBody,
-              }),
+          // (undefined for a stream: the call reads a field it is given as absent; no object spread a request)
+          bodyMaxBytes: req.stream ? undefined : deps.upstreamLimits.maxBodyBytes,
+          classifyBody: req.stream ? undefined : (wire ?? adapter).classifyResponseBody,
         });
         before.answered();
 
