@@ -22,7 +22,7 @@ test('a cost_today_above rule routes the next turn once the agent server spent m
   const routing = join(tmp.dir, 'routing.yaml');
   writeFileSync(
     routing,
-    'global_default: sonnet\nrules:\n  - name: over-budget-today\n    when: { cost_today_above: 0.01 }\n    use: anthropic:claude-haiku-4-5\n',
+    'global_default: balanced\nrules:\n  - name: over-budget-today\n    when: { cost_today_above: 0.01 }\n    use: anthropic:claude-haiku-4-5\n',
   );
   const options = {
     args: ['--routing', routing],
