@@ -114,14 +114,14 @@ function buildCases(): Case[] {
     const { facts, text } = requestOf(body);
     return { name, facts: [facts], texts: [text] };
   };
-  const distinct = Array.from({ length: 256 }, (_, i) => requestOf(withUser(prose(i + 1, 360))));
+  const distinct = Array.from({ length: 1024 }, (_, i) => requestOf(withUser(prose(i + 1, 360))));
   return [
     one('bench prompt (353 chars)', bench),
     one('4 KB prompt', withUser(prose(99, 4096))),
     one('non-ASCII prompt (360 chars)', withUser(`${prose(5, 330)} café 日本語のテスト`)),
     one('quotes, dashes, emoji (360 chars)', withUser(`${prose(6, 330)} don’t “retry” — 🚀 …`)),
     {
-      name: '256 distinct prompts (360 chars)',
+      name: '1,024 distinct prompts (360 chars)',
       facts: distinct.map((d) => d.facts),
       texts: distinct.map((d) => d.text),
     },

@@ -15,7 +15,7 @@ export const ROWS = 3;
 export const SKETCH_TEXT_LIMIT = 1024;
 /** The single band of a message without words. */
 export const EMPTY_SKETCH = `${SKETCH_REVISION}:empty`;
-/** sketchText remembers the sketches of this many distinct texts (see RECENT_SKETCHES). */
+/** sketchText remembers the sketches of this many distinct texts sent twice or more (see RECENT_SKETCHES). */
 export const RECENT_SKETCH_COUNT = 64;
 
 /**
@@ -42,6 +42,7 @@ export function sketchText(text: string): string[] {
   const known = RECENT_SKETCHES.get(head);
   if (known !== undefined) return known;
   const bands = Object.freeze(sketchHead(head)) as string[];
+  if (!seenBefore(fnv1a(head))) return bands; // kept only once seen twice (see SEEN_ONCE)
   const oldest =
     RECENT_SKETCHES.size >= RECENT_SKETCH_COUNT ? RECENT_SKETCHES.keys().next().value : undefined;
   if (oldest !== undefined) RECENT_SKETCHES.delete(oldest);
@@ -54,12 +55,29 @@ export function sketchText(text: string): string[] {
 /**
  * The sketches of the last RECENT_SKETCH_COUNT distinct texts (their first SKETCH_TEXT_LIMIT characters,
  * all a sketch reads), oldest dropped first: an agent's tool loop sends its user message again with each
- * tool result (the last user message with text stays the same), so it is sketched once a loop, not once a
- * request. Keyed by the exact text, so a remembered sketch is the one sketchHead makes; at most
+ * tool result (the last user message with text stays the same), so it is sketched twice a loop (SEEN_ONCE),
+ * not once a request. Keyed by the exact text, so a remembered sketch is the one sketchHead makes; at most
  * ~200 KiB held (2 KiB of text and 16 band strings an entry). Handed out as it is, frozen: a copy per
  * request would cost what an event holding it costs anyway.
  */
 const RECENT_SKETCHES = new Map<string, string[]>();
+
+/**
+ * The hashes of the last SEEN_ONCE.length texts sketched afresh. A text enters RECENT_SKETCHES only when
+ * its hash is here, the second time it is sketched: a prompt sent once (chat traffic) is not kept, which
+ * would carry it and its bands past a scavenge into the old generation (~1 KiB a request), and a tool loop
+ * pays one sketch more. A hash shared by two texts only lets one be kept early: the Map is keyed by the text.
+ */
+const SEEN_ONCE = new Int32Array(256);
+let seenOnceNext = 0;
+
+/** Whether `hash` is among SEEN_ONCE; if not, it is added (the oldest dropped). */
+function seenBefore(hash: number): boolean {
+  for (let i = 0; i < SEEN_ONCE.length; i++) if (SEEN_ONCE[i] === hash) return true;
+  SEEN_ONCE[seenOnceNext] = hash;
+  seenOnceNext = (seenOnceNext + 1) % SEEN_ONCE.length;
+  return false;
+}
 
 /**
  * A copy of the first SKETCH_TEXT_LIMIT characters of a longer text that holds nothing else: a slice of a
