@@ -216,6 +216,22 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       const wrote = first.data.usage?.prompt_tokens_details?.cache_write_tokens ?? 0;
       assert.ok(wrote > 4096, `the system prompt is written (${wrote})`);
       assert.equal(second.usage?.prompt_tokens_details?.cached_tokens, wrote);
+      // a client's own five-minute cache_control (OpenRouter's form) before a breakpoint: the API refuses an
+      // hour after five minutes, so the breakpoint goes as a five-minute mark (before: the API's 400)
+      fake.reset();
+      const mixed = await client.chat.completions.create({
+        model: 'haiku',
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'rules', cache_control: { type: 'ephemeral' } }] },
+          { role: 'user', content: [{ type: 'text', text: 'hi', prompt_cache_breakpoint: bp }] },
+        ],
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      assert.equal(mixed.object, 'chat.completion');
+      const mixedSent = fake.requests[0].body as typeof sent;
+      assert.deepEqual(
+        [mixedSent.system[0].cache_control, mixedSent.messages[0].content[0].cache_control],
+        [{ type: 'ephemeral' }, { type: 'ephemeral' }],
+      );
     },
   );
 

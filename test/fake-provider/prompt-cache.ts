@@ -102,19 +102,32 @@ export function minimumCacheable(model: string): number {
   return 1024;
 }
 
-/** The API's 400 for more than four blocks marked with cache_control (tools, system, messages, tool results). */
+/**
+ * The API's 400s for the blocks marked with cache_control (tools, system, messages, tool results): more than
+ * four, or a one-hour mark after a five-minute one (the longer lifetime must come first).
+ */
 export function cacheBreakpointRefusal(body: Obj): string | undefined {
   let found = 0;
+  let short = false;
+  let hourAfterShort = false;
   const walk = (value: unknown): void => {
     if (Array.isArray(value)) value.forEach(walk);
     else if (value !== null && typeof value === 'object') {
       const o = value as Obj;
-      if (o.cache_control != null) found++;
+      const mark = o.cache_control as { ttl?: unknown } | null | undefined;
+      if (mark != null) {
+        found++;
+        if (mark.ttl === '1h') hourAfterShort ||= short;
+        else short = true;
+      }
       if (Array.isArray(o.content)) walk(o.content);
     }
   };
   walk([body.tools, body.system, body.messages]);
-  return found > 4 ? `A maximum of 4 blocks with cache_control may be provided. Found ${found}.` : undefined;
+  if (found > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${found}.`;
+  return hourAfterShort
+    ? "A ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`."
+    : undefined;
 }
 
 // --- internal ---

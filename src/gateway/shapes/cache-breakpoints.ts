@@ -38,20 +38,46 @@ export function withBreakpoint<T extends object>(target: T, part: unknown): T {
 }
 
 /**
- * Leaves only the last MAX_BREAKPOINTS of the breakpoints a decoder set (in the request's order, which is
- * the body's: system blocks are the leading messages), as breakpointsLeftOut names the others.
+ * Leaves only as many of the breakpoints a decoder set as fit beside the client's own `cache_control` marks
+ * (OpenRouter's form) in MAX_BREAKPOINTS, the last ones (in the request's order, which is the body's: system
+ * blocks are the leading messages), as breakpointsLeftOut names the others. The API also refuses a one-hour
+ * mark after a five-minute one (longer lifetimes first), so a kept breakpoint after a client's five-minute
+ * mark becomes a five-minute one.
  */
 export function keepLastBreakpoints(req: CanonicalRequest): void {
   const marked: object[] = [];
+  const order: object[] = [];
+  let own = 0;
   const visit = (b: ContentBlock | TextBlock) => {
     const target = b.type === 'raw' ? b.value : b;
-    if (fromBreakpoint.has(target) && !(b.type === 'text' && b.text === '')) marked.push(target);
+    // of a raw block, only a file's cache_control goes upstream (on its document)
+    const cc =
+      b.type !== 'raw' || b.value.type === 'file'
+        ? (target as { cache_control?: unknown }).cache_control
+        : undefined;
+    if (fromBreakpoint.has(target)) {
+      if (!(b.type === 'text' && b.text === '')) marked.push(target);
+    } else if (cc) own++;
+    if (cc) order.push(target);
     if (b.type === 'tool_result' && typeof b.content !== 'string') b.content.forEach(visit);
   };
+  for (const t of req.tools ?? []) {
+    const cc = (t as { cache_control?: CacheControl }).cache_control;
+    if (cc) own++;
+    if (cc) order.push(t);
+  }
   req.system?.forEach(visit);
   for (const m of req.messages) m.content.forEach(visit);
-  for (const t of marked.slice(0, Math.max(0, marked.length - MAX_BREAKPOINTS)))
+  if (marked.length === 0) return;
+  for (const t of marked.slice(0, Math.max(0, marked.length - Math.max(0, MAX_BREAKPOINTS - own))))
     delete (t as { cache_control?: unknown }).cache_control;
+  let short = false;
+  for (const t of order) {
+    const cc = (t as { cache_control?: CacheControl }).cache_control;
+    if (!cc) continue;
+    if (!fromBreakpoint.has(t)) short ||= cc.ttl !== '1h';
+    else if (short) (t as { cache_control?: CacheControl }).cache_control = { type: 'ephemeral' };
+  }
 }
 
 /**
@@ -65,17 +91,29 @@ export function breakpointsLeftOut(
   const list = shape === 'openai' ? body.messages : body.input;
   if (!Array.isArray(list)) return [];
   const paths: string[] = [];
+  let own = 0;
   const key = shape === 'openai' ? 'messages' : 'input';
   list.forEach((item: Record<string, unknown> | null, i) => {
     for (const field of ['content', 'output']) {
       const parts = item?.[field];
       if (!Array.isArray(parts)) continue;
-      parts.forEach((p: { text?: unknown; cache_control?: unknown } | null, j) => {
-        // a part's own cache_control (OpenRouter's form) is the client's, kept as sent (withBreakpoint)
-        if (hasBreakpoint(p) && p?.text !== '' && !p?.cache_control)
+      parts.forEach((p: Record<string, unknown> | null, j) => {
+        if (shape === 'openai' && ownMark(item?.role, p)) own++;
+        else if (hasBreakpoint(p) && p?.text !== '')
           paths.push(`${key}.${i}.${field}.${j}.prompt_cache_breakpoint`);
       });
     }
   });
-  return paths.slice(0, Math.max(0, paths.length - MAX_BREAKPOINTS));
+  return paths.slice(0, Math.max(0, paths.length - Math.max(0, MAX_BREAKPOINTS - own)));
+}
+
+/**
+ * Whether a Chat Completions part carries a `cache_control` of the client's that the decoder keeps (OpenRouter's
+ * `{type: "ephemeral"}` on a text or image part outside an assistant turn; any on a file part), which then wins
+ * over the part's breakpoint and takes one of the MAX_BREAKPOINTS.
+ */
+function ownMark(role: unknown, p: Record<string, unknown> | null): boolean {
+  const cc = p?.cache_control as { type?: unknown } | undefined;
+  if (p?.type === 'file') return Boolean(cc);
+  return role !== 'assistant' && (p?.type === 'text' || p?.type === 'image_url') && cc?.type === 'ephemeral';
 }

@@ -1101,11 +1101,51 @@ test('OpenAI prompt_cache_breakpoint → Claude: one-hour cache_control on the l
     (m: { content: Array<{ cache_control?: unknown; content?: Array<{ cache_control?: unknown }> }> }) =>
       m.content.map((b) => b.cache_control ?? b.content?.[0]?.cache_control),
   );
-  // OpenRouter's own cache_control on a part wins over its breakpoint (the client's, not counted); the tool
-  // output and the user turn after it are one Claude message
-  assert.deepEqual(marks, [[hour, hour, undefined], [undefined], [hour, hour, { type: 'ephemeral' }]]);
+  // OpenRouter's own cache_control on a part wins over its breakpoint and takes one of the API's four marks
+  // (five is a 400), so three breakpoints are kept; the tool output and the user turn after it are one Claude
+  // message
+  assert.deepEqual(marks, [[undefined, hour, undefined], [undefined], [hour, hour, { type: 'ephemeral' }]]);
   assert.deepEqual(droppedParams(body, 'openai', 'anthropic'), [
     'messages.0.content.0.prompt_cache_breakpoint',
+    'messages.1.content.0.prompt_cache_breakpoint',
+  ]);
+});
+
+test("OpenAI prompt_cache_breakpoint after a client's own five-minute cache_control → Claude: at most four marks in all, none of an hour after one of five minutes", () => {
+  const bp = { prompt_cache_breakpoint: { mode: 'explicit' } };
+  const own = (ttl?: string) => ({ cache_control: { type: 'ephemeral', ...(ttl ? { ttl } : {}) } });
+  const body = (system: Record<string, unknown>, user: Array<Record<string, unknown>>) => ({
+    model: 'x',
+    messages: [
+      { role: 'system', content: [{ type: 'text', text: 'rules', ...system }] },
+      { role: 'user', content: user.map((extra, i) => ({ type: 'text', text: `t${i}`, ...extra })) },
+    ],
+  });
+  const sent = (b: Record<string, unknown>) => {
+    const out = JSON.parse(anthropic.encodeRequest(decodeOpenAIRequest(b), 'claude-sonnet-4-5').body);
+    const marks = [
+      ...out.system.map((s: { cache_control?: unknown }) => s.cache_control),
+      ...out.messages[0].content.map((c: { cache_control?: unknown }) => c.cache_control),
+    ];
+    // the Messages API's rules: at most four marks, and a longer lifetime never after a shorter one
+    assert.ok(marks.filter(Boolean).length <= 4, JSON.stringify(marks));
+    const ttls: string[] = marks.filter(Boolean).map((m: { ttl?: string }) => m.ttl ?? '5m');
+    assert.ok(!ttls.includes('5m') || !ttls.slice(ttls.indexOf('5m')).includes('1h'), JSON.stringify(marks));
+    return marks;
+  };
+  const hour = { type: 'ephemeral', ttl: '1h' };
+  const five = { type: 'ephemeral' };
+  // a five-minute system prompt, then breakpoints: they keep their place as five-minute marks
+  const short = body(own(), [bp, bp]);
+  assert.deepEqual(sent(short), [five, five, five]);
+  assert.deepEqual(droppedParams(short, 'openai', 'anthropic'), []);
+  // a one-hour one first leaves the hour as asked
+  assert.deepEqual(sent(body(own('1h'), [bp, bp])), [{ ...own('1h').cache_control }, hour, hour]);
+  // two of the client's own and three breakpoints: the last two breakpoints go, the first is named
+  const many = body(own('1h'), [bp, own('1h'), bp, bp]);
+  assert.deepEqual(sent(many), [hour, undefined, hour, hour, hour]);
+  assert.deepEqual(droppedParams(many, 'openai', 'anthropic'), [
+    'messages.1.content.0.prompt_cache_breakpoint',
   ]);
 });
 
