@@ -105,7 +105,7 @@ function decodeBlock(b: Head, path: string): ContentBlock {
     case 'image':
       return decodeImage(b, path);
     case 'tool_use': {
-      const t = parseOrThrow(ToolUseBlockSchema, b, path);
+      const t = isPlainToolUse(b) ? b : parseOrThrow(ToolUseBlockSchema, b, path);
       return { type: 'tool_use', id: t.id, name: t.name, input: t.input, ...cache(t.cache_control) };
     }
     case 'tool_result': {
@@ -148,6 +148,7 @@ function decodeBlock(b: Head, path: string): ContentBlock {
 
 type TextBlockInput = v.InferOutput<typeof TextBlockSchema>;
 type ToolResultBlock = v.InferOutput<typeof ToolResultBlockSchema>;
+type ToolUseBlock = v.InferOutput<typeof ToolUseBlockSchema>;
 
 /**
  * A text block TextBlockSchema takes as it is (its type is `text` already): a string and no cache_control or
@@ -167,6 +168,27 @@ function isPlainToolResult(b: Head): b is Head & ToolResultBlock {
     typeof b.tool_use_id === 'string' &&
     (b.content === undefined || typeof b.content === 'string') &&
     (b.is_error === undefined || typeof b.is_error === 'boolean') &&
+    isCacheControl(b.cache_control)
+  );
+}
+
+/**
+ * A tool call ToolUseBlockSchema takes as it is: string id and name, an input that is a JSON object whose own
+ * names the schema's record keeps whole (it copies all but `__proto__`, `prototype` and `constructor`, and
+ * would read an array as an object of indexes), and no or a well-formed cache_control. Its input is then the
+ * body's own object, which nothing changes (the encoders serialise it).
+ */
+function isPlainToolUse(b: Head): b is Head & ToolUseBlock {
+  const input = b.input;
+  return (
+    typeof b.id === 'string' &&
+    typeof b.name === 'string' &&
+    typeof input === 'object' &&
+    input !== null &&
+    !Array.isArray(input) &&
+    !Object.hasOwn(input, '__proto__') &&
+    !Object.hasOwn(input, 'prototype') &&
+    !Object.hasOwn(input, 'constructor') &&
     isCacheControl(b.cache_control)
   );
 }

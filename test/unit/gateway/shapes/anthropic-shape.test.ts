@@ -116,3 +116,38 @@ test('text blocks and tool results decode as the block schemas read them, and ev
   ] as const)
     assert.equal(decoded(block), message);
 });
+
+test('tool calls decode as their schema reads them: an array or odd names in the input as the record copies them', () => {
+  const input = (block: unknown): unknown => {
+    try {
+      const b = anthropicShape.decode({ ...valid, messages: [{ role: 'assistant', content: [block] }] })
+        .messages[0].content[0];
+      return b.type === 'tool_use' ? b.input : b;
+    } catch (err) {
+      assert.ok(isSvcError(err));
+      return err.message;
+    }
+  };
+  const call = (over: Record<string, unknown>) => ({ type: 'tool_use', id: 't', name: 'Read', ...over });
+  assert.deepEqual(input(call({ input: { file_path: '/a', 2: 'b', 1: 'a' } })), {
+    1: 'a',
+    2: 'b',
+    file_path: '/a',
+  });
+  assert.deepEqual(input(call({ input: [1, 2] })), { 0: 1, 1: 2 });
+  assert.deepEqual(
+    input(JSON.parse('{"type":"tool_use","id":"t","name":"R","input":{"__proto__":{"x":1},"a":1}}')),
+    {
+      a: 1,
+    },
+  );
+  assert.deepEqual(input(call({ input: JSON.parse('{"constructor":1,"b":2,"prototype":3}') })), { b: 2 });
+  const at = 'messages.0.content.0';
+  assert.equal(input(call({ input: null })), `${at}.input: must be a JSON object, not null`);
+  assert.equal(input({ type: 'tool_use', id: 't', name: 'R' }), `${at}.input: is required`);
+  assert.equal(input(call({ id: 7, input: {} })), `${at}.id: must be a string, not 7`);
+  assert.equal(
+    input(call({ input: {}, cache_control: { type: 'x' } })),
+    `${at}.cache_control.type: must be "ephemeral", not "x"`,
+  );
+});
