@@ -182,6 +182,8 @@ function countBlocks(t: Tally, blocks: readonly ContentBlock[], measure: boolean
         if (measure) t.bytes += b.data.length;
         break;
       case 'raw':
+        // a PDF's explicit breakpoint goes upstream as its document's one-hour cache_control
+        if ((b.value.cache_control as { ttl?: unknown } | undefined)?.ttl === '1h') t.hourCache = true;
         countRaw(t, b.value, measure);
         break;
     }

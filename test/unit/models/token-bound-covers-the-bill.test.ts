@@ -107,6 +107,33 @@ test('a block the gateway cannot measure (a PDF document) reserves the whole con
   assert.ok(bound.inputTokens >= model.capabilities.max_context_tokens);
 });
 
+test("a PDF's explicit prompt-cache breakpoint on a Claude model reserves at the one-hour write rate, which bills its document", () => {
+  const model = registry.get('anthropic:claude-haiku-4-5')!;
+  const data = 'data:application/pdf;base64,JVBERi0xLjQK';
+  const bp = { prompt_cache_breakpoint: { mode: 'explicit' } };
+  const bodies = {
+    openai: {
+      model: 'm',
+      messages: [
+        { role: 'user', content: [{ type: 'file', file: { filename: 'a.pdf', file_data: data }, ...bp }] },
+      ],
+    },
+    openai_responses: {
+      model: 'm',
+      input: [{ role: 'user', content: [{ type: 'input_file', filename: 'a.pdf', file_data: data, ...bp }] }],
+    },
+  };
+  for (const [shape, body] of Object.entries(bodies)) {
+    const req = shape === 'openai' ? decode('openai', body) : decodeResponsesRequest(body);
+    assert.equal(
+      boundCallTokens(req, model, JSON.stringify(body)).hourCache,
+      true,
+      `${shape}, from the body`,
+    );
+    assert.equal(boundCallTokens(req, model).hourCache, true, `${shape}, from the request`);
+  }
+});
+
 test('a message thread continued reserves the whole context window (the provider bills what it holds); a new one its body', () => {
   const model = registry.get('anthropic:claude-haiku-4-5')!;
   const turn = (thread: Record<string, unknown>) => ({
