@@ -124,26 +124,28 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
     path = `input.${i}`;
     const type = item.type ?? 'message';
     if (type === 'message') {
-      const m = parseOrThrow(MessageItemSchema, item, path);
+      const m = isPlainMessage(item) ? item : parseOrThrow(MessageItemSchema, item, path);
       if (m.role === 'system' || m.role === 'developer') {
         const blocks = textContent(m.content, path);
         if (leading) system.push(...blocks);
         else push('system', blocks);
       } else push(m.role, m.role === 'user' ? userContent(m.content, path) : textContent(m.content, path));
     } else if (type === 'function_call') {
-      const c = parseOrThrow(FunctionCallSchema, item, path);
+      const c = isPlainCall(item, 'arguments') ? item : parseOrThrow(FunctionCallSchema, item, path);
       const name = c.namespace ? flatToolName(c.namespace, c.name) : c.name;
       push('assistant', [{ type: 'tool_use', id: c.call_id, name, input: parseToolInput(c.arguments) }]);
     } else if (type === 'custom_tool_call') {
-      const c = parseOrThrow(CustomToolCallSchema, item, path);
+      const c = isPlainCall(item, 'input') ? item : parseOrThrow(CustomToolCallSchema, item, path);
       const name = c.namespace ? flatToolName(c.namespace, c.name) : c.name;
       push('assistant', [{ type: 'tool_use', id: c.call_id, name, input: { input: c.input } }]);
     } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
-      const o = parseOrThrow(
-        type === 'function_call_output' ? FunctionCallOutputSchema : CustomToolCallOutputSchema,
-        item,
-        path,
-      );
+      const o = isPlainOutput(item)
+        ? item
+        : parseOrThrow(
+            type === 'function_call_output' ? FunctionCallOutputSchema : CustomToolCallOutputSchema,
+            item,
+            path,
+          );
       const content = typeof o.output === 'string' ? o.output : userContent(o.output, `${path}.output`);
       push('user', [{ type: 'tool_result', tool_use_id: o.call_id, content: toolResultContent(content) }]);
     } else if (type === 'reasoning') {
@@ -182,7 +184,7 @@ function textContent(content: string | Array<{ type: string }>, path: string): T
       if (typeof refusal === 'string' && refusal !== '') out.push({ type: 'text', text: refusal });
       return;
     }
-    const text = parseOrThrow(InputTextSchema, p, at).text;
+    const text = textOf(p, at);
     if (text !== '') out.push(withBreakpoint({ type: 'text', text }, p));
   });
   return out;
@@ -193,7 +195,7 @@ function userContent(content: string | Array<{ type: string }>, path: string): C
   return content.map((p, j): ContentBlock => {
     const at = `${path}.content.${j}`;
     if (p.type === 'input_text' || p.type === 'output_text')
-      return withBreakpoint({ type: 'text', text: parseOrThrow(InputTextSchema, p, at).text }, p);
+      return withBreakpoint({ type: 'text', text: textOf(p, at) }, p);
     if (p.type === 'input_image') {
       const img = parseOrThrow(InputImageSchema, p, at);
       if (!img.image_url) return raw(p); // a file_id image: only OpenAI can resolve it
@@ -204,6 +206,68 @@ function userContent(content: string | Array<{ type: string }>, path: string): C
     if (p.type === 'input_file') return inlinePdf(p) ?? raw(p);
     return raw(p);
   });
+}
+
+/** A text part's text: read as it is when a string (InputTextSchema's one check past the type), else its 400. */
+function textOf(part: { type: string }, at: string): string {
+  const text = (part as { text?: unknown }).text;
+  return typeof text === 'string' ? text : parseOrThrow(InputTextSchema, part, at).text;
+}
+
+// Items the item schemas take as they are, checked without a parse (the top-level schema has checked the
+// type already): most of a Codex conversation is such calls, outputs and text messages. Any other item is
+// parsed, and its schema's 400 names what is wrong.
+
+type Item = Record<string, unknown>;
+
+const ROLES: ReadonlySet<unknown> = new Set(['user', 'assistant', 'system', 'developer']);
+
+/**
+ * A message MessageItemSchema takes whose content the decode reads the same uncopied: text, or parts that
+ * are all input or output text (any other part is kept raw as the schema's copy wrote it).
+ */
+function isPlainMessage(item: Item): item is Item & v.InferOutput<typeof MessageItemSchema> {
+  const content = item.content;
+  return (
+    ROLES.has(item.role) &&
+    (item.id === undefined || typeof item.id === 'string') &&
+    (typeof content === 'string' || (Array.isArray(content) && content.every(isTextPart)))
+  );
+}
+
+function isTextPart(part: unknown): boolean {
+  const p = part as { type?: unknown; text?: unknown } | null;
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    (p.type === 'input_text' || p.type === 'output_text') &&
+    typeof p.text === 'string'
+  );
+}
+
+/** A function call (`arguments`) or custom tool call (`input`) its schema takes: string fields, a nullish namespace. */
+function isPlainCall(
+  item: Item,
+  payload: 'arguments' | 'input',
+): item is Item & {
+  call_id: string;
+  name: string;
+  namespace?: string | null;
+  arguments: string;
+  input: string;
+} {
+  return (
+    typeof item.call_id === 'string' &&
+    typeof item.name === 'string' &&
+    (item.namespace == null || typeof item.namespace === 'string') &&
+    typeof item[payload] === 'string' &&
+    (payload === 'input' || item.id === undefined || typeof item.id === 'string')
+  );
+}
+
+/** A call's output its schema takes with text (an output of parts is parsed: the decode reads their copies). */
+function isPlainOutput(item: Item): item is Item & { call_id: string; output: string } {
+  return typeof item.call_id === 'string' && typeof item.output === 'string';
 }
 
 function toolResultContent(

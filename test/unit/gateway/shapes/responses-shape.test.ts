@@ -363,3 +363,91 @@ test('responses: usage states cache writes as input_tokens_details.cache_write_t
     { input_tokens: 40, output_tokens: 5, cached_input_tokens: 1200, cache_creation_input_tokens: 0 },
   );
 });
+
+test('calls, outputs and text messages decode as their item schemas read them, and a malformed one is their 400', () => {
+  const decoded = (input: unknown[]) => {
+    try {
+      return decodeResponsesRequest({ model: 'm', input }).messages;
+    } catch (err) {
+      assert.ok(err instanceof SvcError);
+      return err.message;
+    }
+  };
+  assert.deepEqual(
+    decoded([
+      {
+        type: 'message',
+        role: 'assistant',
+        id: 'msg_1',
+        content: [{ type: 'output_text', text: 'ok', annotations: [] }],
+      },
+      {
+        type: 'function_call',
+        call_id: 'c1',
+        name: 'read',
+        namespace: 'functions',
+        arguments: '{"a":1}',
+        id: 'fc_1',
+      },
+      { type: 'function_call_output', call_id: 'c1', output: 'a' },
+      { type: 'custom_tool_call', call_id: 'c2', name: 'apply_patch', namespace: null, input: '*** Begin' },
+      { type: 'custom_tool_call_output', call_id: 'c2', output: 'done' },
+    ]),
+    [
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'ok' },
+          { type: 'tool_use', id: 'c1', name: 'functions__read', input: { a: 1 } },
+        ],
+        at: 'input.1',
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'a' }], at: 'input.2' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'c2', name: 'apply_patch', input: { input: '*** Begin' } }],
+        at: 'input.3',
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c2', content: 'done' }], at: 'input.4' },
+    ],
+  );
+  for (const [item, message] of [
+    [
+      { role: 'bot', content: 'x' },
+      'input.0.role: must be "user" or "assistant" or "system" or "developer", not "bot"',
+    ],
+    [{ role: 'user', content: 5 }, 'input.0.content: must be a string or an array, not 5'],
+    [
+      { role: 'user', content: [{ type: 'input_text', text: 5 }] },
+      'input.0.content.0.text: must be a string, not 5',
+    ],
+    [{ role: 'user', content: [{ type: 'output_text' }] }, 'input.0.content.0.text: is required'],
+    [{ role: 'user', content: 'x', id: 5 }, 'input.0.id: must be a string, not 5'],
+    [
+      { type: 'function_call', call_id: 1, name: 'x', arguments: '{}' },
+      'input.0.call_id: must be a string, not 1',
+    ],
+    [
+      { type: 'function_call', call_id: 'c', name: 'x', arguments: {} },
+      'input.0.arguments: must be a string, not a JSON object',
+    ],
+    [
+      { type: 'function_call', call_id: 'c', name: 'x', arguments: '{}', id: 5 },
+      'input.0.id: must be a string, not 5',
+    ],
+    [
+      { type: 'function_call', call_id: 'c', name: 'x', arguments: '{}', namespace: 5 },
+      'input.0.namespace: must be a string, not 5',
+    ],
+    [
+      { type: 'custom_tool_call', call_id: 'c', name: 'x', input: 5 },
+      'input.0.input: must be a string, not 5',
+    ],
+    [{ type: 'function_call_output', output: 'x' }, 'input.0.call_id: is required'],
+    [
+      { type: 'custom_tool_call_output', call_id: 'c', output: null },
+      'input.0.output: must be a string or an array, not null',
+    ],
+  ] as const)
+    assert.equal(decoded([item]), message);
+});
