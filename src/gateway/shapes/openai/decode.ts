@@ -126,8 +126,7 @@ function textContent(content: OpenAIMessage['content'], path: string): TextBlock
   if (content == null) return [];
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   return content.map((p, j) => {
-    const t = parseOrThrow(TextPartSchema, p, `${path}.content.${j}`);
-    return withCache({ type: 'text', text: t.text }, p);
+    return withCache({ type: 'text', text: textOf(p, path, j) }, p);
   });
 }
 
@@ -136,8 +135,7 @@ function userContent(content: OpenAIMessage['content'], path: string): ContentBl
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((p, j): ContentBlock => {
     const at = `${path}.content.${j}`;
-    if (p.type === 'text')
-      return withCache({ type: 'text', text: parseOrThrow(TextPartSchema, p, at).text }, p);
+    if (p.type === 'text') return withCache({ type: 'text', text: textOf(p, path, j) }, p);
     if (p.type === 'image_url') {
       const img = parseOrThrow(ImagePartSchema, p, at).image_url;
       const block: ImageBlock = { type: 'image', source: decodeImageUrl(img.url, `${at}.image_url.url`) };
@@ -150,6 +148,16 @@ function userContent(content: OpenAIMessage['content'], path: string): ContentBl
   });
 }
 
+/**
+ * A text part's text, read as it is when the part is one TextPartSchema takes (type text, a string text: the
+ * messages' schema has copied the part already), else parsed for its 400 naming `<path>.content.<j>`.
+ */
+function textOf(part: { type: string }, path: string, j: number): string {
+  const text = (part as { text?: unknown }).text;
+  if (part.type === 'text' && typeof text === 'string') return text;
+  return parseOrThrow(TextPartSchema, part, `${path}.content.${j}`).text;
+}
+
 function assistantContent(m: OpenAIMessage, path: string): ContentBlock[] {
   const out: ContentBlock[] = [...decodeReasoningDetails(m)];
   if (typeof m.content === 'string') {
@@ -157,7 +165,7 @@ function assistantContent(m: OpenAIMessage, path: string): ContentBlock[] {
   } else if (m.content) {
     m.content.forEach((p, j) => {
       if (p.type === 'text') {
-        const text = parseOrThrow(TextPartSchema, p, `${path}.content.${j}`).text;
+        const text = textOf(p, path, j);
         out.push(withBreakpoint({ type: 'text', text }, p));
       } else if (p.type === 'refusal' && typeof p.refusal === 'string')
         out.push({ type: 'text', text: p.refusal });
