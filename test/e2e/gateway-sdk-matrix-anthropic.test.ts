@@ -640,6 +640,31 @@ test('Anthropic SDK, a body for claude-opus-5 served by Claude Opus 5.5: no forc
   }
 });
 
+// Claude Sonnet 5.5 refuses thinking turned off and a thinking budget ("What's new in Claude Sonnet 5.5": each a
+// 400; between_tools is its lowest setting). A body written for Claude 3.7 Sonnet, which the sonnet family rule
+// serves with Sonnet 5.5, is fitted: turned off becomes between_tools, a budget adaptive thinking.
+test('Anthropic SDK, a body for claude-3-7-sonnet served by Claude Sonnet 5.5: thinking off is between_tools, a budget adaptive', async () => {
+  stack.fake.reset();
+  const base = {
+    model: 'claude-3-7-sonnet-latest',
+    max_tokens: 4000,
+    messages: [{ role: 'user' as const, content: 'hi' }],
+  };
+  const off = await stack.anthropic.messages
+    .create({ ...base, thinking: { type: 'disabled' } })
+    .withResponse();
+  assert.equal(off.response.headers.get('svc-routed-model'), 'anthropic:claude-sonnet-5-5');
+  const budget = await stack.anthropic.messages.create({
+    ...base,
+    thinking: { type: 'enabled', budget_tokens: 2048 },
+  });
+  assert.equal(budget.type, 'message');
+  assert.deepEqual(
+    stack.fake.requests.map((r) => (r.body as { thinking?: unknown }).thinking),
+    [{ type: 'between_tools' }, { type: 'adaptive' }],
+  );
+});
+
 /** One request through the gateway; returns the tool call it answered with, if any. */
 async function exchange(p: MatrixProvider, stream: boolean, turn: TurnSpec): Promise<ToolCall | undefined> {
   scriptFake(stack, turn);

@@ -123,11 +123,22 @@ function forcedToolRefusal(body: Obj): string | undefined {
 /**
  * Claude Opus 5.5 and Fable 5.1 always think: `thinking` `disabled` or `enabled` (a manual budget) is a 400 with
  * the documented message ("What's new in Claude Opus 5.5", thinking can't be disabled); adaptive or none goes.
+ * Claude Sonnet 5.5 refuses a budget and `disabled` too (it takes `between_tools`, but not at effort xhigh or max).
  */
 function alwaysThinkingRefusal(body: Obj): string | undefined {
   const type = (body.thinking as Obj | undefined)?.type;
+  const model = String(body.model);
+  // Claude Sonnet 5.5 ("What's new in Claude Sonnet 5.5"): no budget, and thinking is turned off with
+  // between_tools, which efforts xhigh and max refuse
+  if (/^claude-sonnet-5-5(-\d{8})?$/.test(model)) {
+    if (type === 'disabled')
+      return '"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" to turn off up-front thinking.';
+    const effort = (body.output_config as Obj | undefined)?.effort;
+    if (type === 'between_tools' && (effort === 'xhigh' || effort === 'max'))
+      return `"thinking.type.between_tools" is not supported with effort "${effort}". Use "thinking.type.adaptive".`;
+  }
   if (type !== 'disabled' && type !== 'enabled') return undefined;
-  return /^claude-(opus-5-5|fable-5-1)(-\d{8})?$/.test(String(body.model))
+  return /^claude-(opus-5-5|fable-5-1|sonnet-5-5)(-\d{8})?$/.test(model)
     ? `"thinking.type.${type}" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`
     : undefined;
 }

@@ -9,11 +9,14 @@ import { removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
 import type { ModelEntry } from '../../models/model-schema.ts';
 import type { PassthroughInput } from '../adapter.ts';
 import {
+  BETWEEN_TOOLS_REFUSED_AT,
   refusesForcedToolChoice,
+  refusesThinkingBudget,
   takesSampling,
   takesSystemMessages,
   takesThinking,
   thinkingAlwaysOn,
+  thinkingOffAs,
   thinkingStyleOf,
 } from './model-facts.ts';
 import { EFFORT_BUDGET } from './request.ts';
@@ -73,8 +76,7 @@ export function fitLeftOut(body: Record<string, unknown>, upstreamModel: string,
   const carried = asked?.type === 'adaptive' && thinking != null;
   return [
     // thinking turned off on a model that always thinks is left out: the model thinks as it must
-    ...((thinking === null && asked?.type !== 'disabled') ||
-    (asked?.type === 'disabled' && thinkingAlwaysOn(upstreamModel))
+    ...(thinking === null && (asked?.type !== 'disabled' || thinkingOffAs(upstreamModel) !== 'disabled')
       ? ['thinking']
       : []),
     ...(effort != null && !thinkingStyleOf(upstreamModel).effort && !carried ? ['output_config.effort'] : []),
@@ -157,11 +159,16 @@ function fittedThinking(
   const thinking = objectAt(body, 'thinking');
   if (thinking === undefined) return undefined;
   if (!takesThinking(upstreamModel)) return null;
-  // Opus 5.5 and Fable 5.1 refuse thinking turned off or given a budget: left out, or adaptive at the effort asked
-  if (thinkingAlwaysOn(upstreamModel) && thinking.type !== 'adaptive') {
-    if (thinking.type !== 'enabled') return null;
+  // Opus 5.5 and Fable 5.1 refuse thinking turned off or given a budget, Sonnet 5 and later a budget: a budget
+  // becomes adaptive thinking at the effort asked; thinking turned off is left out where the model always thinks,
+  // and is between_tools on Sonnet 5.5 (left out at the efforts that refuse it)
+  if (thinking.type === 'enabled' && refusesThinkingBudget(upstreamModel))
     return { type: 'adaptive', ...(thinking.display === undefined ? {} : { display: thinking.display }) };
-  }
+  if (thinkingAlwaysOn(upstreamModel) && thinking.type !== 'adaptive') return null;
+  if (thinking.type === 'disabled' && thinkingOffAs(upstreamModel) === 'between_tools')
+    return BETWEEN_TOOLS_REFUSED_AT.has(objectAt(body, 'output_config')?.effort)
+      ? null
+      : { type: 'between_tools' };
   if (thinking.type === 'adaptive' && !thinkingStyleOf(upstreamModel).adaptive) {
     const effort = objectAt(body, 'output_config')?.effort;
     const room =

@@ -72,6 +72,31 @@ export function thinkingAlwaysOn(model: string): boolean {
 }
 
 /**
+ * Whether a Claude model refuses a thinking budget (`thinking.type: "enabled"`, a 400): Claude Sonnet 5 and later
+ * Sonnets (Sonnet 5's page: manual extended thinking returns a 400; Sonnet 5.5's migration guide lists thinking
+ * budgets among the settings that do) and the models that always think (thinkingAlwaysOn).
+ */
+export function refusesThinkingBudget(model: string): boolean {
+  const v = claudeVersionOf(model);
+  return thinkingAlwaysOn(model) || (v?.family === 'sonnet' && v.version >= 5);
+}
+
+/**
+ * What a Claude model takes for thinking turned off: `disabled` (most); `between_tools` on Claude Sonnet 5.5 and
+ * later Sonnets ("What's new in Claude Sonnet 5.5": `disabled` is a 400 pointing to `between_tools`, the model's
+ * lowest thinking setting, itself refused at effort `xhigh` or `max`, see BETWEEN_TOOLS_REFUSED_AT); undefined on a
+ * model that always thinks (left out).
+ */
+export function thinkingOffAs(model: string): 'disabled' | 'between_tools' | undefined {
+  if (thinkingAlwaysOn(model)) return undefined;
+  const v = claudeVersionOf(model);
+  return v?.family === 'sonnet' && v.version >= 5.5 ? 'between_tools' : 'disabled';
+}
+
+/** The efforts at which Claude Sonnet 5.5 refuses `thinking: {type: "between_tools"}` (a 400). */
+export const BETWEEN_TOOLS_REFUSED_AT: ReadonlySet<unknown> = new Set(['xhigh', 'max']);
+
+/**
  * Whether a Claude model refuses forced tool use (`tool_choice` `any` or `tool`, a 400): Claude Opus 5.5, Fable 5.1
  * and Sonnet 5.5 (their "What's new" pages: forced tool use returns an error), and later models of those families.
  * `auto` and `none` are taken.

@@ -9,11 +9,13 @@ import type { CanonicalRequest, CanonicalTool, WebSearchRequest } from '../../ca
 import { rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
 import {
+  BETWEEN_TOOLS_REFUSED_AT,
   refusesForcedToolChoice,
+  refusesThinkingBudget,
   type ThinkingStyle,
   takesSampling,
   takesStructuredOutputs,
-  thinkingAlwaysOn,
+  thinkingOffAs,
   thinkingStyleOf,
 } from './model-facts.ts';
 import { encodeAnthropicMessages, reject, textBlock } from './request-messages.ts';
@@ -100,7 +102,7 @@ export function encodeAnthropicRequest(
     !refusesForcedToolChoice(model);
   const withoutThinking =
     (forced && (req.tools !== undefined || tools.length > 0)) || !thinkingReplayed(messages);
-  encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model), thinkingAlwaysOn(model));
+  encodeThinking(req, body, maxTokens, withoutThinking, thinkingStyleOf(model), model);
   if (version < '2026-10-21') encodeSampling(req, body, model);
   if (req.stop_sequences?.some((stop) => stop.trim() === ''))
     reject(req.passthrough?.wire === 'openai' ? 'stop' : 'stop_sequences', BLANK_STOP);
@@ -286,17 +288,21 @@ function encodeThinking(
   maxTokens: number,
   withoutThinking: boolean,
   style: ThinkingStyle,
-  alwaysOn: boolean,
+  model: string,
 ): void {
-  // a model that always thinks (Opus 5.5, Fable 5.1) refuses thinking turned off or given a budget: it thinks
-  // adaptively at the effort asked, the client's display kept
+  // a model that always thinks (Opus 5.5, Fable 5.1) refuses thinking turned off or given a budget, Sonnet 5 and
+  // later a budget: a budget becomes adaptive thinking at the effort asked, the client's display kept; thinking
+  // turned off is left out where the model always thinks, and is between_tools on Sonnet 5.5 (below)
+  const off = thinkingOffAs(model);
   const t =
-    alwaysOn && req.thinking && req.thinking.type !== 'adaptive'
-      ? req.thinking.type === 'enabled'
-        ? { type: 'adaptive' as const, ...(req.thinking.display ? { display: req.thinking.display } : {}) }
-        : undefined
-      : req.thinking;
+    req.thinking?.type === 'enabled' && refusesThinkingBudget(model)
+      ? { type: 'adaptive' as const, ...(req.thinking.display ? { display: req.thinking.display } : {}) }
+      : req.thinking?.type === 'disabled' && off !== 'disabled'
+        ? undefined
+        : req.thinking;
   const effort = req.reasoning_effort && req.reasoning_effort !== 'none' ? req.reasoning_effort : undefined;
+  if (req.thinking?.type === 'disabled' && off === 'between_tools' && !BETWEEN_TOOLS_REFUSED_AT.has(effort))
+    body.thinking = { type: 'between_tools' };
   // forced tool use is incompatible with thinking (wire-formats §1.5; the tool choice wins); Claude 3 / 3.5 have none
   if (t && t.type !== 'disabled' && !withoutThinking && style.thinking) {
     const display = t.display ? { display: t.display } : {};

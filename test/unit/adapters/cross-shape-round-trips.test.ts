@@ -1202,7 +1202,12 @@ test('OpenAI request → Claude Opus 5.5, Sonnet 5.5 or Fable 5.1: no forced too
     assert.deepEqual(thinking(model, { type: 'enabled', budget_tokens: 4096 }), { type: 'adaptive' }, model);
     assert.equal(thinking(model, { type: 'disabled' }), undefined, model);
   }
-  assert.deepEqual(thinking('claude-sonnet-5-5', { type: 'disabled' }), { type: 'disabled' });
+  // Sonnet 5.5 refuses both too: turned off is between_tools (its lowest setting), a budget adaptive thinking
+  assert.deepEqual(thinking('claude-sonnet-5-5', { type: 'disabled' }), { type: 'between_tools' });
+  assert.deepEqual(thinking('claude-sonnet-5-5', { type: 'enabled', budget_tokens: 4096 }), {
+    type: 'adaptive',
+  });
+  assert.deepEqual(thinking('claude-sonnet-4-5', { type: 'disabled' }), { type: 'disabled' });
   assert.deepEqual(thinking('claude-opus-5', { type: 'disabled' }), { type: 'disabled' });
   // svc-dropped-params names what those models did not get as asked
   const chat = { model: 'x', messages: [], tool_choice: 'required', reasoning_effort: 'none' };

@@ -287,7 +287,21 @@ test('the Anthropic fast path fits a body written for another Claude model to th
     assert.deepEqual(send(budget, model).thinking, { type: 'adaptive', display: 'omitted' }, model);
     assert.deepEqual(named(budget, model), [], model);
   }
-  assert.deepEqual(send({ thinking: { type: 'disabled' } }, 'claude-sonnet-5-5').thinking, {
-    type: 'disabled',
-  });
+  // Sonnet 5.5 refuses thinking turned off and a budget ("What's new in Claude Sonnet 5.5"): turned off is
+  // between_tools, its lowest setting (left out, and named, at effort xhigh or max, which refuse it); a budget
+  // is adaptive thinking (a body for claude-3-7-sonnet or claude-sonnet-4-6 reaches it through the family rule)
+  const sonnetOff = { max_tokens: 1000, thinking: { type: 'disabled' } };
+  assert.deepEqual(send(sonnetOff, 'claude-sonnet-5-5').thinking, { type: 'between_tools' });
+  assert.deepEqual(named(sonnetOff, 'claude-sonnet-5-5'), []);
+  const offHigh = { ...sonnetOff, output_config: { effort: 'max' } };
+  assert.equal(send(offHigh, 'claude-sonnet-5-5').thinking, undefined);
+  assert.deepEqual(named(offHigh, 'claude-sonnet-5-5'), ['thinking']);
+  const sonnetBudget = { max_tokens: 9000, thinking: { type: 'enabled', budget_tokens: 4096 } };
+  for (const model of ['claude-sonnet-5-5', 'claude-sonnet-5'])
+    assert.deepEqual(send(sonnetBudget, model).thinking, { type: 'adaptive' }, model);
+  assert.deepEqual(named(sonnetBudget, 'claude-sonnet-5-5'), []);
+  // earlier models take both as sent
+  assert.deepEqual(send(sonnetOff, 'claude-sonnet-4-5').thinking, { type: 'disabled' });
+  assert.deepEqual(send(sonnetOff, 'claude-sonnet-5').thinking, { type: 'disabled' });
+  assert.deepEqual(send(sonnetBudget, 'claude-sonnet-4-5').thinking, sonnetBudget.thinking);
 });
