@@ -149,7 +149,7 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
       const content = typeof o.output === 'string' ? o.output : userContent(o.output, `${path}.output`);
       push('user', [{ type: 'tool_result', tool_use_id: o.call_id, content: toolResultContent(content) }]);
     } else if (type === 'reasoning') {
-      const r = parseOrThrow(ReasoningItemSchema, item, path);
+      const r = isPlainReasoning(item) ? item : parseOrThrow(ReasoningItemSchema, item, path);
       const sealed = r.encrypted_content ?? null;
       // a seal another family made comes back marked with its origin (canonical/reasoning-origin.ts)
       if (sealed?.startsWith(REDACTED_REASONING_PREFIX)) {
@@ -262,6 +262,34 @@ function isPlainCall(
     (item.namespace == null || typeof item.namespace === 'string') &&
     typeof item[payload] === 'string' &&
     (payload === 'input' || item.id === undefined || typeof item.id === 'string')
+  );
+}
+
+/**
+ * A reasoning item ReasoningItemSchema takes (Codex replays one before every call): no or a string id, summary
+ * and content lists of parts with a string type and no or a string text, no or a string encrypted_content.
+ */
+function isPlainReasoning(item: Item): item is Item & v.InferOutput<typeof ReasoningItemSchema> {
+  return (
+    (item.id === undefined || typeof item.id === 'string') &&
+    (item.summary === undefined || isTextParts(item.summary)) &&
+    (item.content == null || isTextParts(item.content)) &&
+    (item.encrypted_content == null || typeof item.encrypted_content === 'string')
+  );
+}
+
+function isTextParts(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.every((part) => {
+      const p = part as { type?: unknown; text?: unknown } | null;
+      return (
+        typeof p === 'object' &&
+        p !== null &&
+        typeof p.type === 'string' &&
+        (p.text === undefined || typeof p.text === 'string')
+      );
+    })
   );
 }
 

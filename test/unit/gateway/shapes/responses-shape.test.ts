@@ -451,3 +451,38 @@ test('calls, outputs and text messages decode as their item schemas read them, a
   ] as const)
     assert.equal(decoded([item]), message);
 });
+
+test('reasoning items decode as their schema reads them, and a malformed one is its 400', () => {
+  const decoded = (item: unknown) => {
+    try {
+      return decodeResponsesRequest({ model: 'm', input: [item] }).messages[0].content;
+    } catch (err) {
+      assert.ok(err instanceof SvcError);
+      return err.message;
+    }
+  };
+  assert.deepEqual(decoded({ type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA123' }), [
+    { type: 'thinking', thinking: '', signature: 'gAAAA123' },
+  ]);
+  assert.deepEqual(
+    decoded({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'thought' }, { type: 'summary_text' }],
+      content: [{ type: 'reasoning_text', text: 'deep' }],
+      encrypted_content: null,
+    }),
+    [{ type: 'thinking', thinking: 'thought\n\n\n\ndeep', signature: null }],
+  );
+  for (const [item, message] of [
+    [{ type: 'reasoning', summary: null }, 'input.0.summary: must be an array, not null'],
+    [{ type: 'reasoning', summary: [{ text: 'x' }] }, 'input.0.summary.0.type: is required'],
+    [
+      { type: 'reasoning', summary: [{ type: 's', text: 5 }] },
+      'input.0.summary.0.text: must be a string, not 5',
+    ],
+    [{ type: 'reasoning', content: [{ type: 5 }] }, 'input.0.content.0.type: must be a string, not 5'],
+    [{ type: 'reasoning', encrypted_content: 5 }, 'input.0.encrypted_content: must be a string, not 5'],
+    [{ type: 'reasoning', id: 5 }, 'input.0.id: must be a string, not 5'],
+  ] as const)
+    assert.equal(decoded(item), message);
+});
