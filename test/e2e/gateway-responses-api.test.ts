@@ -222,7 +222,10 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       const mixed = await client.chat.completions.create({
         model: 'haiku',
         messages: [
-          { role: 'system', content: [{ type: 'text', text: 'rules', cache_control: { type: 'ephemeral' } }] },
+          {
+            role: 'system',
+            content: [{ type: 'text', text: 'rules', cache_control: { type: 'ephemeral' } }],
+          },
           { role: 'user', content: [{ type: 'text', text: 'hi', prompt_cache_breakpoint: bp }] },
         ],
       } as OpenAI.ChatCompletionCreateParamsNonStreaming);
