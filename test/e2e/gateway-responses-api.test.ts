@@ -1005,8 +1005,12 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       }
       assert.equal(fake.requests.length, 0);
       // the gateway stores nothing: retrieving a response is an OpenAI-shaped 404 the SDK raises as its own
-      for (const ask of [client.responses.retrieve('resp_abc'), client.responses.delete('resp_abc')])
-        await assert.rejects(ask, (err) => err instanceof OpenAI.NotFoundError);
+      // each asked only when awaited: a 404 answered while the other is awaited would be an unhandled rejection
+      for (const ask of [
+        () => client.responses.retrieve('resp_abc'),
+        () => client.responses.delete('resp_abc'),
+      ])
+        await assert.rejects(ask(), (err) => err instanceof OpenAI.NotFoundError);
       // the same follow-up on an OpenAI model is the provider's to answer (OpenAI stored no such response)
       await assert.rejects(
         client.responses.create({ model: 'mini', input: 'and then?', previous_response_id: 'resp_abc' }),
