@@ -12,12 +12,14 @@ import type { Bus } from '../events/bus.ts';
 import { type Decimal, formatDecimal, ZERO } from '../lib/decimal.ts';
 import { isSvcError } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
 import { type Clock, formatUs } from '../lib/time.ts';
 import type { ModelRegistry } from '../models/registry.ts';
 import type { PolicyStore } from '../routing/load-policy.ts';
 import type { Database, SessionRow } from '../store/schema.ts';
 import type { LoopOutcome } from './loop.ts';
 import { createSession, endSession } from './sessions/store.ts';
+import { whileStoreAway } from './store-wait.ts';
 import type { DelegateInput } from './tool-dispatch.ts';
 import type { ToolResult } from './tools/tool.ts';
 import type { Started, StartTurnInput } from './turns/start-turn.ts';
@@ -27,6 +29,7 @@ export interface DelegationDeps {
   bus: Bus;
   newId: NewId;
   clock: Clock;
+  log: Logger;
   registry: ModelRegistry;
   policy: PolicyStore;
   startWorkerTurn(
@@ -117,8 +120,10 @@ export async function runDelegation(
     const code = isSvcError(err) ? err.code : 'internal_error';
     return failed(code === 'routing_failed' ? 'routing_failed' : 'worker_failed', errorText(err), worker.id);
   } finally {
-    // a worker runs one turn: ended after it, so no client can make it a planner that delegates and writes
-    await endSession(deps.db, worker.id, formatUs(deps.clock.nowUs()));
+    // a worker runs one turn: ended after it, so no client can make it a planner that delegates and writes;
+    // waits out a store that cannot be reached or written, as the turn's own writes do
+    const ended = formatUs(deps.clock.nowUs());
+    await whileStoreAway(deps.log, 'worker session end', () => endSession(deps.db, worker.id, ended));
   }
   if (outcome.status === 'cancelled')
     return failed(
