@@ -10,15 +10,16 @@
 import { errorMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import { isStoreUnreachable } from '../store/dialect.ts';
-import { isSqliteWriteRefused } from '../store/sqlite-errors.ts';
+import { isSqliteKeyConflict, isSqliteWriteRefused } from '../store/sqlite-errors.ts';
 
 /** Between two attempts while the store is away (the trace writer's own pace after its quick attempts). */
 export const STORE_WAIT_INTERVAL_MS = 1000;
 
 /**
  * Runs `work` until it ends other than on an unreachable or unwritable store. An attempt that failed on a lost
- * connection may have committed unheard: a retry meeting its own row (a unique violation) counts as done
- * and gives undefined, so `work` must be an insert of fixed ids, an update, or a read.
+ * connection (PostgreSQL) or an I/O error at COMMIT (SQLite) may have committed unheard: a retry meeting its
+ * own row (a unique or primary-key violation) counts as done and gives undefined, so `work` must be an
+ * insert of fixed ids, an update, or a read. The same violation on the first attempt is thrown.
  */
 export async function whileStoreAway<T>(
   log: Logger,
@@ -46,7 +47,7 @@ export async function whileStoreAway<T>(
 
 // --- internal ---
 
-/** PostgreSQL 23505; SQLite's constraint codes never follow an unreachable store. */
+/** PostgreSQL 23505, SQLite's SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE. */
 function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === '23505';
+  return (err as { code?: unknown } | null)?.code === '23505' || isSqliteKeyConflict(err);
 }

@@ -14,6 +14,7 @@ export const SQLITE = {
   CORRUPT: 11,
   FULL: 13,
   CANTOPEN: 14,
+  CONSTRAINT: 19,
   NOTADB: 26,
 } as const;
 
@@ -32,6 +33,16 @@ export function sqliteCode(err: unknown): number | undefined {
 export function isSqliteWriteRefused(err: unknown): boolean {
   const code = sqliteCode(err);
   return code !== undefined && WRITE_REFUSED.has(code);
+}
+
+/**
+ * A row whose primary key or unique column is already taken (SQLITE_CONSTRAINT_PRIMARYKEY or _UNIQUE, as
+ * PostgreSQL's 23505): on the retry of an insert of fixed ids after a refused write whose commit landed
+ * (an I/O error reported at COMMIT), the row the first attempt wrote.
+ */
+export function isSqliteKeyConflict(err: unknown): boolean {
+  const code = (err as { errcode?: unknown } | null)?.errcode;
+  return code === CONSTRAINT_PRIMARYKEY || code === CONSTRAINT_UNIQUE;
 }
 
 /** A lock another process held past the busy timeout (SQLITE_BUSY, SQLITE_LOCKED), not the disk. */
@@ -60,6 +71,10 @@ export const DAMAGED: readonly [string, string] = [
 ];
 
 // --- internal ---
+
+/** SQLite extended result codes (SQLITE_CONSTRAINT | n << 8). */
+const CONSTRAINT_PRIMARYKEY = SQLITE.CONSTRAINT | (6 << 8);
+const CONSTRAINT_UNIQUE = SQLITE.CONSTRAINT | (8 << 8);
 
 const WRITE_REFUSED: ReadonlySet<number> = new Set([
   SQLITE.BUSY,
