@@ -1,7 +1,8 @@
 /**
  * @module A model's long-context window (models.yaml `long_context`): which window a request gets, and which
  * prices a call pays. Anthropic opens Claude Sonnet 4 / 4.5's 1M-token window only for a request whose
- * `anthropic-beta` header names `context-1m-2025-08-07`; without it the window stays 200,000 tokens. A call
+ * `anthropic-beta` header names `context-1m-2025-08-07`; without it the window stays 200,000 tokens. A
+ * `long_context` without a beta is a price step every request meets (Claude Haiku 5.5, GPT-6.2 Sol). A call
  * whose whole input (uncached, cache reads, cache writes) exceeds the threshold is billed whole, input and
  * output, at the long-context rates.
  */
@@ -23,13 +24,14 @@ export function parseBetas(header: string): readonly string[] {
     .filter((b) => b !== '');
 }
 
-/** The model's long-context window when the request's betas open it, else null. */
+/** The model's long-context window when the request's betas open it (a step without a beta: always), else null. */
 export function openedLongContext(
   model: ModelEntry,
   betas: readonly string[] | undefined,
 ): LongContext | null {
   const long = model.long_context;
-  return long && betas?.includes(long.beta) ? long : null;
+  if (!long) return null;
+  return long.beta === null || betas?.includes(long.beta) ? long : null;
 }
 
 /** The context window a request with these betas gets on the model. */
@@ -39,8 +41,8 @@ export function contextWindowOf(model: ModelEntry, betas: readonly string[] | un
 
 /**
  * The prices of a call that sent `inputTokens` in all (cached or not): the long-context prices when the model
- * has them and the input exceeds their threshold (only a request the window was opened for can), else the
- * standard ones.
+ * has them and the input exceeds their threshold (only a request the window was opened for, or any request
+ * on a step without a beta, can), else the standard ones.
  */
 export function pricesForInput(model: ModelEntry, inputTokens: number): ModelPrices | null {
   const long = model.long_context;

@@ -79,16 +79,20 @@ export const LongContextPricesSchema = v.strictObject({
 });
 
 /**
- * A larger context window the provider opens for a request naming a beta (Anthropic's `anthropic-beta:
- * context-1m-2025-08-07`), and the prices of a call whose whole input (uncached, cache reads and cache
- * writes) exceeds `above_input_tokens` (default: the model's standard max_context_tokens). Without `prices`
- * such a call costs the standard prices.
+ * Either a larger context window the provider opens for a request naming a beta (Anthropic's `anthropic-beta:
+ * context-1m-2025-08-07`: `max_context_tokens` and `beta`), or, without `beta`, a price step within the
+ * model's own window that every call meets by its input size alone (Claude Haiku 5.5 above 100,000 prompt
+ * tokens, GPT-6.2 Sol above 272,000: `above_input_tokens` and `prices` required). Either way a call whose
+ * whole input (uncached, cache reads and cache writes) exceeds `above_input_tokens` (default: the model's
+ * standard max_context_tokens) costs `prices`; without `prices` such a call costs the standard prices.
  */
 export const LongContextSchema = v.strictObject({
-  max_context_tokens: TokenCountSchema,
-  beta: v.pipe(
-    v.string('must be a string'),
-    v.regex(/^[A-Za-z0-9._-]+$/, 'must be one anthropic-beta value, such as context-1m-2025-08-07'),
+  max_context_tokens: v.optional(TokenCountSchema),
+  beta: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.regex(/^[A-Za-z0-9._-]+$/, 'must be one anthropic-beta value, such as context-1m-2025-08-07'),
+    ),
   ),
   above_input_tokens: v.optional(TokenCountSchema),
   prices: v.optional(LongContextPricesSchema),
@@ -166,11 +170,12 @@ export interface ModelPrices {
   web_search: string;
 }
 
-/** A model's long-context window, defaults filled in (prices null: the standard prices apply). */
+/** A model's long-context window or price step, defaults filled in (prices null: the standard prices apply). */
 export interface LongContext {
+  /** The window the beta opens; without a beta, the model's own (capabilities.max_context_tokens). */
   max_context_tokens: number;
-  /** The `anthropic-beta` value that opens the window. */
-  beta: string;
+  /** The `anthropic-beta` value that opens the window; null: a price step every request meets by its size. */
+  beta: string | null;
   /** A call whose input, cached or not, exceeds this many tokens is priced at `prices`. */
   above_input_tokens: number;
   prices: ModelPrices | null;

@@ -110,8 +110,8 @@ function toEntry(m: FileModel): ModelEntry {
   const long = m.long_context;
   const long_context: LongContext | null = long
     ? {
-        max_context_tokens: long.max_context_tokens,
-        beta: long.beta,
+        max_context_tokens: long.max_context_tokens ?? m.capabilities.max_context_tokens,
+        beta: long.beta ?? null,
         above_input_tokens: long.above_input_tokens ?? m.capabilities.max_context_tokens,
         // the long rates of a priced model; a model without them keeps its standard prices above the threshold
         prices: prices && long.prices ? withDefaults(long.prices, web_search) : null,
@@ -174,19 +174,41 @@ function crossCheck(file: ModelsFile): string[] {
   return errors;
 }
 
-/** A long-context window is Anthropic's (its beta header reaches only an anthropic upstream) and is larger. */
+/**
+ * A long-context window is Anthropic's (its beta header reaches only an anthropic upstream) and is larger; a
+ * price step without a beta states its threshold, inside the model's window, and its prices.
+ */
 function longContextErrors(m: FileModel, i: number, adapter: AdapterName): string[] {
   const long = m.long_context;
   if (!long) return [];
   const where = `models[${i}].long_context`;
   const errors: string[] = [];
-  if (adapter !== 'anthropic')
-    errors.push(`${where}: only an anthropic model takes one (the beta is an anthropic-beta header)`);
   const standard = m.capabilities.max_context_tokens;
-  if (long.max_context_tokens <= standard)
-    errors.push(`${where}.max_context_tokens: must be above capabilities.max_context_tokens (${standard})`);
-  if (long.above_input_tokens !== undefined && long.above_input_tokens >= long.max_context_tokens)
-    errors.push(`${where}.above_input_tokens: must be below long_context.max_context_tokens`);
+  if (long.beta === undefined) {
+    if (long.max_context_tokens !== undefined)
+      errors.push(
+        `${where}.max_context_tokens: only with beta (a step without one applies inside capabilities.max_context_tokens)`,
+      );
+    if (long.above_input_tokens === undefined)
+      errors.push(`${where}.above_input_tokens: required without beta (the input size the prices step at)`);
+    else if (long.above_input_tokens >= standard)
+      errors.push(`${where}.above_input_tokens: must be below capabilities.max_context_tokens (${standard})`);
+    if (!long.prices)
+      errors.push(`${where}.prices: required without beta (the prices above above_input_tokens)`);
+  } else {
+    if (adapter !== 'anthropic')
+      errors.push(`${where}: only an anthropic model takes a beta (it is an anthropic-beta header)`);
+    if (long.max_context_tokens === undefined)
+      errors.push(`${where}.max_context_tokens: required with beta (the window the beta opens)`);
+    else if (long.max_context_tokens <= standard)
+      errors.push(`${where}.max_context_tokens: must be above capabilities.max_context_tokens (${standard})`);
+    if (
+      long.above_input_tokens !== undefined &&
+      long.max_context_tokens !== undefined &&
+      long.above_input_tokens >= long.max_context_tokens
+    )
+      errors.push(`${where}.above_input_tokens: must be below long_context.max_context_tokens`);
+  }
   if (long.prices && !m.prices) errors.push(`${where}.prices: the model has no prices to go with them`);
   return errors;
 }

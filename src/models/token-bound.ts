@@ -70,7 +70,10 @@ export interface TokenBound {
   outputTokens: number;
   /** The request asks for one-hour cache writes (`cache_control.ttl: "1h"`), billed at their own rate. */
   hourCache: boolean;
-  /** The request opens the model's long-context window (its anthropic-beta names it): its rates may apply. */
+  /**
+   * The request opens the model's long-context window (its anthropic-beta names it), or the model's prices step
+   * without a beta: its rates may apply.
+   */
   longContext: boolean;
 }
 

@@ -204,3 +204,147 @@ test('models.yaml long_context: defaults filled in, and mistakes named', () => {
   );
   refused(model('anthropic:x', `{ max_context_tokens: 1000000, beta: 'a b' }`), /beta/);
 });
+
+// A step without a beta (Claude Haiku 5.5: every rate 5x above a 100,000-token prompt): any request meets it
+const STEP = parseModelRegistry(
+  `pricing_version: t
+models:
+  - id: anthropic:claude-step
+    tier: fast
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000000, max_output_tokens: 1000 }
+    prices: { input: 0.10, output: 0.50, cache_read: 0.01, cache_write: 0.125, cache_write_1h: 0.20 }
+    long_context: { above_input_tokens: 100000, prices: { input: 0.50, output: 2.50, cache_read: 0.05, cache_write: 0.625, cache_write_1h: 1 } }
+  - id: openai:step
+    tier: fast
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1050000, max_output_tokens: 1000 }
+    prices: { input: 2, output: 10, cache_read: 0.10, cache_write: 2.50 }
+    long_context: { above_input_tokens: 272000, prices: { input: 4, output: 15, cache_read: 0.20, cache_write: 5 } }
+`,
+  'models.yaml',
+);
+
+test('a price step without a beta: priced by the whole input below, at and above its threshold', () => {
+  const step = (usage: Parameters<typeof priceCall>[2]) =>
+    priceCall(STEP, 'anthropic:claude-step', usage).cost_usd;
+  // at the threshold: standard (100,000 × 0.10 + 10 × 0.50 = 10,005 µ$)
+  assert.equal(step({ input_tokens: 100_000, output_tokens: 10 }), '0.010005');
+  // one above: every token at the step's rates (100,001 × 0.50 + 10 × 2.50)
+  assert.equal(step({ input_tokens: 100_001, output_tokens: 10 }), '0.0500255');
+  // cache reads and writes count toward the threshold: 1,000 + 90,000 read + 10,000 written (4,000 for an hour)
+  const cached = {
+    input_tokens: 1_000,
+    cached_input_tokens: 90_000,
+    cache_creation_input_tokens: 10_000,
+    cache_creation_1h_input_tokens: 4_000,
+    output_tokens: 10,
+  };
+  // 101,000 > 100,000: 1,000 × 0.50 + 90,000 × 0.05 + 6,000 × 0.625 + 4,000 × 1 + 10 × 2.50 = 12,775 µ$
+  assert.equal(step(cached), '0.012775');
+  // 100,000 exactly (1,000 writes fewer): standard, 1,000 × 0.10 + 90,000 × 0.01 + 6,000 × 0.125 + 3,000 × 0.20
+  // + 10 × 0.50 = 2,355 µ$
+  assert.equal(
+    step({ ...cached, cache_creation_input_tokens: 9_000, cache_creation_1h_input_tokens: 3_000 }),
+    '0.002355',
+  );
+  // OpenAI counts cached tokens in its input: 200,000 uncached + 80,000 cached > 272,000: 2x input, 1.5x output
+  assert.equal(
+    priceCall(STEP, 'openai:step', { input_tokens: 200_000, cached_input_tokens: 80_000, output_tokens: 100 })
+      .cost_usd,
+    '0.817500', // 200,000 × 4 + 80,000 × 0.20 + 100 × 15
+  );
+  assert.equal(
+    priceCall(STEP, 'openai:step', { input_tokens: 192_000, cached_input_tokens: 80_000, output_tokens: 100 })
+      .cost_usd,
+    '0.393000', // 272,000 in all: 192,000 × 2 + 80,000 × 0.10 + 100 × 10
+  );
+  // the window stays the model's own; the step is listed like any long-context threshold
+  assert.deepEqual(STEP.get('anthropic:claude-step')!.long_context, {
+    max_context_tokens: 1_000_000,
+    beta: null,
+    above_input_tokens: 100_000,
+    prices: {
+      input: '0.50',
+      output: '2.50',
+      cache_read: '0.05',
+      cache_write: '0.625',
+      cache_write_1h: '1',
+      web_search: '10',
+    },
+  });
+});
+
+test('a price step without a beta: the hold takes the step rates when the request could pass it', () => {
+  const model = STEP.get('anthropic:claude-step')!;
+  const ask = (text: string) =>
+    decodeAnthropicRequest(
+      { model: 'claude-step', max_tokens: 64, messages: [{ role: 'user', content: text }] },
+      { 'anthropic-version': '2023-06-01' },
+    );
+  const json = (text: string) =>
+    JSON.stringify({ model: 'claude-step', max_tokens: 64, messages: [{ role: 'user', content: text }] });
+  const big = 'x'.repeat(150_000);
+  const over = boundCallTokens(ask(big), model, json(big));
+  assert.equal(over.longContext, true);
+  assert.ok(over.inputTokens > 100_000);
+  // every input token at the dearest step rate (the five-minute write, 0.625: no one-hour write is asked for),
+  // output at 2.50
+  assert.equal(
+    Number(worstCaseCost(STEP, 'anthropic:claude-step', over).cost_usd),
+    (over.inputTokens * 0.625 + 64 * 2.5) / 1e6,
+  );
+  // a small request stays at the standard rates (0.125 / 0.50)
+  const small = boundCallTokens(ask('hi'), model, json('hi'));
+  assert.equal(small.longContext, true);
+  assert.equal(
+    Number(worstCaseCost(STEP, 'anthropic:claude-step', small).cost_usd),
+    (small.inputTokens * 0.125 + 64 * 0.5) / 1e6,
+  );
+  // what the gateway cannot measure (an MCP server) holds the model's own whole window at the step's rates
+  const mcp = boundCallTokens(
+    decodeAnthropicRequest(
+      {
+        model: 'claude-step',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'hi' }],
+        mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'm' }],
+      },
+      { 'anthropic-version': '2023-06-01' },
+    ),
+    model,
+  );
+  assert.equal(mcp.inputTokens, 1_000_000);
+  assert.equal(worstCaseCost(STEP, 'anthropic:claude-step', mcp).cost_usd, '0.625160');
+});
+
+test('models.yaml: a price step without a beta states its threshold and prices, inside the window', () => {
+  const model = (id: string, long: string) =>
+    `pricing_version: t\nmodels:\n  - id: ${id}\n    tier: fast\n    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 1000 }\n    prices: { input: 2, output: 10 }\n    long_context: ${long}\n`;
+  const refused = (text: string, pattern: RegExp) =>
+    assert.throws(
+      () => parseModelRegistry(text, 'models.yaml'),
+      (err: unknown) => isSvcError(err) && err.code === 'config_invalid' && pattern.test(err.message),
+    );
+  refused(
+    model('openai:x', '{ prices: { input: 4, output: 15 } }'),
+    /above_input_tokens: required without beta/,
+  );
+  refused(model('openai:x', '{ above_input_tokens: 100000 }'), /long_context\.prices: required without beta/);
+  refused(
+    model('openai:x', '{ above_input_tokens: 200000, prices: { input: 4, output: 15 } }'),
+    /above_input_tokens: must be below capabilities\.max_context_tokens \(200000\)/,
+  );
+  refused(
+    model(
+      'openai:x',
+      '{ max_context_tokens: 400000, above_input_tokens: 100000, prices: { input: 4, output: 15 } }',
+    ),
+    /max_context_tokens: only with beta/,
+  );
+  refused(model('anthropic:x', `{ beta: ${BETA} }`), /max_context_tokens: required with beta/);
+  // an OpenAI model takes a step (no header is involved)
+  const ok = parseModelRegistry(
+    model('openai:x', '{ above_input_tokens: 100000, prices: { input: 4, output: 15 } }'),
+    'models.yaml',
+  );
+  assert.equal(ok.get('openai:x')!.long_context!.beta, null);
+});
