@@ -1217,6 +1217,34 @@ test('OpenAI request → Claude Opus 5.5, Sonnet 5.5 or Fable 5.1: no forced too
   ]);
   assert.deepEqual(droppedParams(chat, 'openai', 'anthropic', 'claude-sonnet-5-5'), ['tool_choice']);
   assert.deepEqual(droppedParams(chat, 'openai', 'anthropic', 'claude-opus-5'), []);
+  // OpenRouter's thinking turned off goes without it where the model always thinks, and on Sonnet 5.5 at an
+  // effort that refuses between_tools (xhigh, max): the client is told
+  const off = (model: string, extra: Record<string, unknown>) => {
+    const body = { model: 'x', messages: [{ role: 'user', content: 'hi' }], ...extra };
+    const sent = JSON.parse(anthropic.encodeRequest(decodeOpenAIRequest(body), model).body);
+    return [sent.thinking, droppedParams(body, 'openai', 'anthropic', model)];
+  };
+  const enabledFalse = { reasoning: { enabled: false } };
+  for (const effort of ['xhigh', 'max']) {
+    assert.deepEqual(off('claude-sonnet-5-5', { ...enabledFalse, reasoning_effort: effort }), [
+      undefined,
+      ['reasoning.enabled'],
+    ]);
+    assert.deepEqual(off('claude-sonnet-5-5', { reasoning: { enabled: false, effort } }), [
+      undefined,
+      ['reasoning.enabled'],
+    ]);
+  }
+  assert.deepEqual(off('claude-sonnet-5-5', { ...enabledFalse, reasoning_effort: 'high' }), [
+    { type: 'between_tools' },
+    [],
+  ]);
+  assert.deepEqual(off('claude-sonnet-5-5', enabledFalse), [{ type: 'between_tools' }, []]);
+  assert.deepEqual(off('claude-opus-5-5', enabledFalse), [undefined, ['reasoning.enabled']]);
+  assert.deepEqual(off('claude-opus-5', { ...enabledFalse, reasoning_effort: 'max' }), [
+    { type: 'disabled' },
+    [],
+  ]);
   const responses = {
     model: 'x',
     input: 'hi',
