@@ -20,6 +20,7 @@ import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/m
 import type { InboundShape } from '../events/catalog.ts';
 import { breakpointsLeftOut } from './shapes/cache-breakpoints.ts';
 import { KNOWN_FIELDS, TRANSLATION_HANDLED_FIELDS } from './shapes/responses/schema.ts';
+import { expandedItemNames } from './shapes/responses/stored-responses.ts';
 import { runsWebSearch, webSearchLeftOut } from './shapes/web-search.ts';
 
 /** Response header listing the request parameters a translated call was sent without. */
@@ -89,13 +90,15 @@ function alreadySo(name: string, value: unknown): boolean {
 /**
  * The parameters of a translated `body` (of `shape`) that a call to `model` on `adapter` is sent without: those
  * the other wire has no form of, and the sampling or reasoning the model itself refuses (samplingRefused,
- * reasoningRefused).
+ * reasoningRefused). `whole`: `body` with the gateway's kept turns spelled out (a Responses follow-up), whose
+ * earlier breakpoints count toward the Messages API's four.
  */
 export function droppedParams(
   body: Record<string, unknown>,
   shape: InboundShape,
   adapter: AdapterName,
   model?: string,
+  whole: Record<string, unknown> = body,
 ): string[] {
   const unknown = (NOT_TRANSLATED[shape][adapter] ?? []).filter((name) => {
     const value = valueAt(body, name);
@@ -112,8 +115,9 @@ export function droppedParams(
         ];
   const newer = shape === 'openai_responses' ? newerResponsesFields(body) : [];
   const search = runsWebSearch(adapter) ? webSearchLeftOut(body, shape) : [];
-  // more cache breakpoints than the Messages API takes: the earliest are left out (cache-breakpoints.ts)
-  const breakpoints = shape === 'anthropic' ? [] : breakpointsLeftOut(body, shape);
+  // more cache breakpoints than the Messages API takes: the earliest are left out (cache-breakpoints.ts), those
+  // of a follow-up's earlier turns (`whole`, what the gateway spells out) among them
+  const breakpoints = shape === 'anthropic' ? [] : breakpointsLeftOut(whole, shape, expandedItemNames(whole));
   return [
     ...unknown,
     ...newer,

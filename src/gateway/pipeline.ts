@@ -176,7 +176,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
                   ? ['reasoning.context']
                   : NONE,
               )
-            : droppedParams(received, shapeName, adapter.name, upstreamModel)
+            : droppedParams(received, shapeName, adapter.name, upstreamModel, whole)
         ).join(', ');
         if (params) {
           droppedHeader[DROPPED_PARAMS_HEADER] = params;

@@ -191,6 +191,23 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       const nanoUsd =
         1000 * (call.input_tokens as number) + 5000 * (call.output_tokens as number) + 2000 * written;
       assert.equal(Number(call.cost_usd), nanoUsd / 1e9);
+      // a follow-up's breakpoint beside the five of the turn it continues: the earliest two of those are left
+      // out and named as items of the earlier turns (before: no header)
+      const follow = await client.responses
+        .create({
+          model: 'haiku',
+          previous_response_id: data.id,
+          input: [
+            { role: 'user', content: [{ type: 'input_text', text: 'e', prompt_cache_breakpoint: bp }] },
+          ],
+        })
+        .withResponse();
+      assert.equal(
+        follow.response.headers.get('svc-dropped-params'),
+        'previous_response_id.input.0.content.0.prompt_cache_breakpoint, previous_response_id.input.1.content.0.prompt_cache_breakpoint',
+      );
+      const marks = JSON.stringify(fake.requests[1].body).match(/"cache_control"/g) ?? [];
+      assert.equal(marks.length, 4);
       // Chat Completions: a breakpoint on the system part; the next request reads what the first wrote
       fake.reset();
       const ask = {

@@ -82,11 +82,13 @@ export function keepLastBreakpoints(req: CanonicalRequest): void {
 
 /**
  * The breakpoints of a Chat Completions (`messages.N.content.M`) or Responses (`input.N.content.M`,
- * `input.N.output.M`) body that keepLastBreakpoints leaves out, as `<part>.prompt_cache_breakpoint`.
+ * `input.N.output.M`) body that keepLastBreakpoints leaves out, as `<part>.prompt_cache_breakpoint`. `names`:
+ * what each input item is called instead of `input.N` (a follow-up's items from its earlier turns).
  */
 export function breakpointsLeftOut(
   body: Record<string, unknown>,
   shape: 'openai' | 'openai_responses',
+  names?: readonly string[],
 ): string[] {
   const list = shape === 'openai' ? body.messages : body.input;
   if (!Array.isArray(list)) return [];
@@ -100,7 +102,7 @@ export function breakpointsLeftOut(
       parts.forEach((p: Record<string, unknown> | null, j) => {
         if (shape === 'openai' && ownMark(item?.role, p)) own++;
         else if (hasBreakpoint(p) && p?.text !== '')
-          paths.push(`${key}.${i}.${field}.${j}.prompt_cache_breakpoint`);
+          paths.push(`${names?.[i] ?? `${key}.${i}`}.${field}.${j}.prompt_cache_breakpoint`);
       });
     }
   });

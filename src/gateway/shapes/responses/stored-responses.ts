@@ -56,6 +56,17 @@ export interface StoredResponses {
   readonly bytes: number;
 }
 
+/**
+ * What each input item of a body `expand` spelled out is called in the client's terms: `input.N` for the client's
+ * own item N (an `item_reference` too, for the item it stands for), `previous_response_id.input.N` for the Nth
+ * item the earlier turns put before it (their input and output, oldest first). Undefined for any other body.
+ */
+export function expandedItemNames(body: Record<string, unknown>): readonly string[] | undefined {
+  return itemNames.get(body);
+}
+
+const itemNames = new WeakMap<object, readonly string[]>();
+
 /** What the gateway keeps by default: a few hundred long agent conversations. */
 export const STORED_RESPONSES_MAX_BYTES = 64 * 1024 * 1024;
 
@@ -129,6 +140,7 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
       const mine = (kept: Entry | undefined): kept is Entry =>
         kept !== undefined && kept.owner === owner && !(portable && kept.storedBy === 'openai');
       let input = inputItems(body);
+      let names = input.map((_, i) => `input.${i}`);
       let changed = false;
       const previous = body.previous_response_id;
       const entry = typeof previous === 'string' ? responses.get(previous) : undefined;
@@ -138,21 +150,29 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
         // most recently used last, so eviction drops conversations nobody continues
         responses.delete(previous as string);
         responses.set(previous as string, entry);
-        input = [...fit(entry.input), ...fit(entry.output), ...input];
+        const earlier = [...fit(entry.input), ...fit(entry.output)];
+        input = [...earlier, ...input];
+        names = [...earlier.map((_, i) => `previous_response_id.input.${i}`), ...names];
         changed = true;
       }
-      input = input.flatMap((item) => {
+      const spelled: unknown[] = [];
+      const spelledNames: string[] = [];
+      input.forEach((item, i) => {
         const ref = item as { type?: unknown; id?: unknown };
         const stored =
           ref?.type === 'item_reference' && typeof ref.id === 'string' ? items.get(ref.id) : undefined;
-        if (!stored || !mine(stored.entry)) return [item];
-        changed = true;
-        return fit([stored.entry.output[stored.index]]);
+        const now = stored && mine(stored.entry) ? fit([stored.entry.output[stored.index]]) : [item];
+        if (now[0] !== item) changed = true;
+        for (const one of now) {
+          spelled.push(one);
+          spelledNames.push(names[i]!);
+        }
       });
       if (!changed) return body;
-      if (!resolved) return { ...body, input };
       const { previous_response_id: _, ...rest } = body;
-      return { ...rest, input };
+      const out = resolved ? { ...rest, input: spelled } : { ...body, input: spelled };
+      itemNames.set(out, spelledNames);
+      return out;
     },
     foreign(body, owner) {
       const previous = body.previous_response_id;

@@ -5,8 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { droppedParams } from '#src/gateway/dropped-params.ts';
 import {
   createStoredResponses,
+  expandedItemNames,
   inputItems,
   withSignatures,
 } from '#src/gateway/shapes/responses/stored-responses.ts';
@@ -216,4 +218,52 @@ test("a streamed OpenAI answer kept as its terminal frame's text expands like th
   ]);
   const ref = { model: 'haiku', input: [{ type: 'item_reference', id: 'msg_resp_s1_0' }] };
   assert.deepEqual(kept.expand(ref, 'gk_a').input, response.output);
+});
+
+test("a follow-up's trimmed cache breakpoints are named, those of its earlier turns as previous_response_id.input.N", () => {
+  const kept = createStoredResponses();
+  const marked = (text: string) => ({
+    role: 'user',
+    content: [{ type: 'input_text', text, prompt_cache_breakpoint: { mode: 'explicit' } }],
+  });
+  // three breakpoints in turn 1, three in the follow-up: Claude takes four, the two earliest are left out
+  const first = { model: 'haiku', input: [marked('a'), marked('b'), marked('c')] };
+  kept.remember(answer('resp_1', 'ok'), inputItems(first), 'gk_a');
+  const follow = {
+    model: 'haiku',
+    input: [marked('d'), marked('e'), marked('f')],
+    previous_response_id: 'resp_1',
+  };
+  const whole = kept.expand(follow, 'gk_a');
+  assert.deepEqual(expandedItemNames(whole), [
+    'previous_response_id.input.0',
+    'previous_response_id.input.1',
+    'previous_response_id.input.2',
+    'previous_response_id.input.3',
+    'input.0',
+    'input.1',
+    'input.2',
+  ]);
+  assert.deepEqual(droppedParams(follow, 'openai_responses', 'anthropic', 'claude-haiku-4-5', whole), [
+    'previous_response_id.input.0.content.0.prompt_cache_breakpoint',
+    'previous_response_id.input.1.content.0.prompt_cache_breakpoint',
+  ]);
+  // an item_reference that spells out to nothing (a hosted search's call) leaves the client's numbering as sent
+  kept.remember(
+    {
+      ...answer('resp_2', 'x'),
+      output: [{ id: 'ws_2', type: 'web_search_call', status: 'completed', action: { type: 'search' } }],
+    },
+    [],
+    'gk_a',
+  );
+  const referenced = {
+    model: 'haiku',
+    input: [{ type: 'item_reference', id: 'ws_2' }, ...['g', 'h', 'i', 'j', 'k'].map(marked)],
+  };
+  const spelled = kept.expand(referenced, 'gk_a');
+  assert.equal((spelled.input as unknown[]).length, 5);
+  assert.deepEqual(droppedParams(referenced, 'openai_responses', 'anthropic', 'claude-haiku-4-5', spelled), [
+    'input.1.content.0.prompt_cache_breakpoint',
+  ]);
 });
