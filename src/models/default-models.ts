@@ -4,9 +4,11 @@
  * platform.claude.com model pages and pricing page, November 2026) have a 1M-token window at the standard
  * rates and price one-hour cache writes themselves (Opus 5.5's and Sonnet 5.5's cache reads are 0.05x input,
  * Fable 5.1's 0.025x); the older Claude models stay (stored traces and keys' allow-lists name them) though
- * Anthropic retired Opus 4, 4.1 and Sonnet 4 and retires Sonnet 4.5 on 2026-11-30. Claude Haiku 5.5 and the
- * GPT-6 models are not built in: their prices rise above a prompt length (100,000 and 272,000 tokens) on a
- * window open without a beta, which this schema cannot state. Claude Sonnet 4 and 4.5 take
+ * Anthropic retired Opus 4, 4.1 and Sonnet 4 and retires Sonnet 4.5 on 2026-11-30. Claude Haiku 5.5 (its
+ * overview page: 0.10 / 0.50, every rate 5x above a 100,000-token prompt) and GPT-6.2 Sol (its model page: 2 /
+ * 10, cached 0.10, cache writes 2.50; above 272,000 input tokens input and cache rates 2x, output 1.5x) price
+ * their step as `long_context` without a beta; GPT-6.2 Sol's 12-hour cache writes are not modelled (the
+ * OpenAI usage does not tell them apart). Claude Sonnet 4 and 4.5 take
  * Anthropic's 1M-token window with `anthropic-beta: context-1m-2025-08-07`. The built-in table states no
  * long-context rates: a price depends on the tokens alone, so a table that doubled them above 200,000 input
  * tokens would re-price every such row (synthetic or imported usage included) whether or not its call ran
@@ -72,6 +74,13 @@ models:
     can_delegate: true
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 200000, max_output_tokens: 64000 }
     prices: { input: 1, output: 5, cache_read: 0.10, cache_write: 1.25, web_search: 10 }
+  - id: anthropic:claude-haiku-5-5
+    tier: fast
+    aliases: [haiku-5.5]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1000000, max_output_tokens: 128000 }
+    prices: { input: 0.10, output: 0.50, cache_read: 0.01, cache_write: 0.125, cache_write_1h: 0.20, web_search: 10 }
+    long_context: { above_input_tokens: 100000, prices: { input: 0.50, output: 2.50, cache_read: 0.05, cache_write: 0.625, cache_write_1h: 1 } }
   - id: openai:gpt-5
     tier: deep
     aliases: [gpt]
@@ -90,6 +99,13 @@ models:
     can_delegate: false
     capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 400000, max_output_tokens: 128000 }
     prices: { input: 0.05, output: 0.40, cache_read: 0.005, web_search: 10 }
+  - id: openai:gpt-6.2-sol
+    tier: balanced
+    aliases: [sol]
+    can_delegate: true
+    capabilities: { supports_images: true, supports_tools: true, max_context_tokens: 1050000, max_output_tokens: 128000 }
+    prices: { input: 2, output: 10, cache_read: 0.10, cache_write: 2.50, web_search: 10 }
+    long_context: { above_input_tokens: 272000, prices: { input: 4, output: 15, cache_read: 0.20, cache_write: 5 } }
   - id: openai:gpt-4.1
     tier: balanced
     aliases: []

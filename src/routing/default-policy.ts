@@ -58,7 +58,11 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
   },
   // claude-sonnet-5, -4-6 and the retired 3.x names go to the newest sonnet
   { name: 'native-claude-sonnet', models: SONNET, use: 'anthropic:claude-sonnet-5-5', family: SONNET },
+  { name: 'native-claude-haiku-5-5', models: ['claude-haiku-5-5*'], use: 'anthropic:claude-haiku-5-5' },
+  // other haiku names (bodies written for older Haikus) stay on Haiku 4.5: Haiku 5.5 refuses several of their
+  // request forms with a 400 (its migration guide lists five)
   { name: 'native-claude-haiku', models: HAIKU, use: 'anthropic:claude-haiku-4-5', family: HAIKU },
+  { name: 'native-gpt-6.2-sol', models: ['gpt-6.2-sol*'], use: 'openai:gpt-6.2-sol' },
   { name: 'native-gpt-4.1-mini', models: ['gpt-4.1-mini*', 'gpt-4.1-nano*'], use: 'openai:gpt-4.1-mini' },
   { name: 'native-gpt-4.1', models: ['gpt-4.1*'], use: 'openai:gpt-4.1' },
   { name: 'native-gpt-4o-mini', models: ['gpt-4o-mini*'], use: 'openai:gpt-4o-mini' },
@@ -69,7 +73,7 @@ export const NATIVE_NAME_RULES: readonly NativeNameRule[] = [
     use: 'openai:gpt-5-mini',
   },
   { name: 'native-gpt-nano', models: ['gpt-*nano*'], use: 'openai:gpt-5-nano' },
-  // gpt-5, gpt-5-codex, gpt-5.1-codex-max and newer (Codex 0.171 defaults to gpt-6.2-sol), o-series
+  // gpt-5, gpt-5-codex, gpt-5.1-codex-max and newer (gpt-6.1-sol, Codex 0.169's default), o-series
   { name: 'native-gpt', models: ['gpt-*', 'o3*', 'o1*', 'codex-*'], use: 'openai:gpt-5' },
 ];
 

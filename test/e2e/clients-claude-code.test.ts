@@ -2,7 +2,7 @@
  * Claude Code 2.1.332, the real executable from npm (`claude -p`), against the gateway and the fake provider,
  * configured as the README says (ANTHROPIC_BASE_URL = the gateway root, ANTHROPIC_AUTH_TOKEN = a gateway
  * key). Issue 13: `--model opus|haiku|sonnet` sends Claude Code's own model names (claude-*-5-5), which must
- * reach Opus 5.5, Haiku 4.5 and Sonnet 5.5 of the registry by a rule (not the global default); a tool round trip works; a
+ * reach Opus 5.5, Haiku 5.5 and Sonnet 5.5 of the registry by a rule (not the global default); a tool round trip works; a
  * wrong key is answered `x-should-retry: false`, so Claude Code gives up after one request.
  */
 import assert from 'node:assert/strict';
@@ -60,11 +60,10 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
   const { fake } = stack;
   t.beforeEach(() => fake.reset());
 
-  // opus and sonnet: Claude Code's claude-*-5-5 names are registry models, sent as written; haiku: no Haiku 5.5
-  // is built in, so the haiku family rule serves claude-haiku-5-5 with Haiku 4.5, the body fitted to it
+  // Claude Code's claude-*-5-5 names are registry models, sent as written
   for (const [flag, routed, rule] of [
     ['opus', 'anthropic:claude-opus-5-5', 'native-claude-opus-5-5'],
-    ['haiku', 'anthropic:claude-haiku-4-5', 'native-claude-haiku'],
+    ['haiku', 'anthropic:claude-haiku-5-5', 'native-claude-haiku-5-5'],
     ['sonnet', 'anthropic:claude-sonnet-5-5', 'native-claude-sonnet-5-5'],
   ] as const) {
     await t.test(`--model ${flag} is served by ${routed}, won by a native-name rule`, async () => {
@@ -79,17 +78,9 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       const body = sent[0].body as Record<string, unknown>;
       assert.equal(body.model, routed.slice('anthropic:'.length));
       assert.equal(body.stream, true);
-      if (flag === 'haiku') {
-        // it writes the request for claude-haiku-5-5 (max_tokens 128,000, adaptive thinking, an effort), which
-        // Haiku 4.5 refuses: fitted to it, as Claude Code itself asks a 4.5 model it knows (no request refused)
-        assert.equal(body.max_tokens, 64_000);
-        assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 8192, display: 'omitted' });
-        assert.equal(body.output_config, undefined);
-      } else {
-        // the model it was written for: as sent
-        assert.equal(body.max_tokens, 128_000);
-        assert.equal((body.thinking as { type?: string }).type, 'adaptive');
-      }
+      // the model it was written for: as sent
+      assert.equal(body.max_tokens, 128_000);
+      assert.equal((body.thinking as { type?: string }).type, 'adaptive');
       const statuses = readEvents(stack.files.db, 'turn.completed').map((e) => e.payload.status);
       assert.deepEqual(
         statuses.filter((s) => s !== 200),
@@ -118,7 +109,8 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       const user = messages.filter((m) => m.role === 'user').at(-1);
       assert.match(JSON.stringify(user), /"type":"tool_result".*the note says 42/);
       // its prompt caching: breakpoints on the system prompt and the last block, so the second call reads
-      // what the first wrote; the trace prices each class at haiku's 1 / 5, reads 0.10, writes 1.25
+      // what the first wrote; the trace prices each class at Haiku 5.5's 0.10 / 0.50, reads 0.01, writes 0.125
+      // (every rate 5x for a call whose whole input passes 100,000 tokens)
       const calls = readEvents(stack.files.db, 'llm.call_completed')
         .slice(-2)
         .map((e) => e.payload as Record<string, number>);
@@ -128,11 +120,13 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
         calls[0].cached_input_tokens + calls[0].cache_creation_input_tokens,
       );
       for (const c of calls) {
+        const step = c.input_tokens + c.cached_input_tokens + c.cache_creation_input_tokens > 100_000 ? 5 : 1;
         const nanoUsd =
-          1000 * c.input_tokens +
-          5000 * c.output_tokens +
-          100 * c.cached_input_tokens +
-          1250 * c.cache_creation_input_tokens;
+          step *
+          (100 * c.input_tokens +
+            500 * c.output_tokens +
+            10 * c.cached_input_tokens +
+            125 * c.cache_creation_input_tokens);
         assert.equal(Number(c.cost_usd), nanoUsd / 1e9);
       }
     },
@@ -215,8 +209,10 @@ test('Claude Code through the gateway', { timeout: 120_000 }, async (t) => {
       // routing refuses it (context_too_small on every candidate): a 503 Claude Code would retry for a minute
       // and a half and then call temporary, unless it says so in the API's words and that no retry helps
       const turns = readEvents(stack.files.db, 'turn.completed').length;
-      const prompt = `summarize: ${'lorem ipsum dolor sit amet '.repeat(24_000)}`; // ~160,000 tokens
-      const run = await claude(stack, tmp.dir, ['--model', 'haiku'], stack.token, prompt);
+      // ~160,000 tokens, on Haiku 4.5 (200,000; Haiku 5.5, which --model haiku reaches, holds 1M, and Claude
+      // Code refuses a prompt above that itself)
+      const prompt = `summarize: ${'lorem ipsum dolor sit amet '.repeat(24_000)}`;
+      const run = await claude(stack, tmp.dir, ['--model', 'claude-haiku-4-5'], stack.token, prompt);
       assert.equal(run.code, 1, run.stderr);
       assert.match(run.stdout, /^Prompt is too long/);
       const refused = readEvents(stack.files.db, 'turn.completed').slice(turns);

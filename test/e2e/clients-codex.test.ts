@@ -68,7 +68,7 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   t.beforeEach(() => fake.reset());
 
   await t.test(
-    'its default model reaches openai:gpt-5 by a rule; the request is forwarded as sent',
+    'its default model reaches openai:gpt-6.2-sol by its rule; the request is forwarded as sent',
     async () => {
       const run = await codex(stack, tmp.dir, ['say hi']);
       assert.equal(run.code, 0, run.stderr);
@@ -77,27 +77,40 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
       assert.equal(sent.length, 1);
       const body = sent[0].body as Record<string, unknown>;
       // wire-formats §4.1: Codex's request shape
-      assert.equal(body.model, 'gpt-5');
+      assert.equal(body.model, 'gpt-6.2-sol');
       assert.equal(body.stream, true);
       assert.equal(body.store, false);
       assert.deepEqual(body.include, ['reasoning.encrypted_content']);
       assert.equal(body.previous_response_id, undefined);
       assert.equal(body.instructions, undefined);
-      // it asks its default model for reasoning.context all_turns, which gpt-5 refuses (GPT-5.6 and later take
-      // it): left out and named
-      assert.deepEqual(body.reasoning, { effort: 'low' });
+      // it asks its default model for reasoning.context all_turns, which GPT-5.6 and later take: as sent
+      assert.deepEqual(body.reasoning, { effort: 'low', context: 'all_turns' });
       const input = body.input as Array<{ type?: string; role?: string }>;
       assert.ok(input.some((i) => i.type === 'additional_tools'));
       assert.ok(input.some((i) => i.role === 'developer'));
       const decided = readEvents(stack.files.db, 'route.decided').at(-1)!;
       assert.equal(decided.payload.requested_model, 'gpt-6.2-sol');
       const chain = decided.payload.chain as Array<{ policy: string; verdict: string; model: string }>;
-      assert.deepEqual(chain.at(-1), { policy: 'rule', model: 'openai:gpt-5', verdict: 'accepted' });
-      assert.equal(decided.payload.rule, 'native-gpt');
+      assert.deepEqual(chain.at(-1), { policy: 'rule', model: 'openai:gpt-6.2-sol', verdict: 'accepted' });
+      assert.equal(decided.payload.rule, 'native-gpt-6.2-sol');
       const done = readEvents(stack.files.db, 'llm.call_completed').at(-1)!;
       assert.equal(done.payload.inbound_shape, 'openai_responses');
       const line = await requestLogLine(stack.gw, String(done.turn_id));
-      assert.equal(line.dropped_params, 'reasoning.context');
+      assert.equal(line.dropped_params ?? null, null);
+      // its older default (Codex 0.169's gpt-6.1-sol) reaches gpt-5, which refuses reasoning.context: left out
+      // and named
+      fake.reset();
+      const older = await codex(stack, tmp.dir, ['-m', 'gpt-6.1-sol', 'say hi']);
+      assert.equal(older.code, 0, older.stderr);
+      const olderBody = fake.requests.find((r) => r.path === '/v1/responses')!.body as Record<
+        string,
+        unknown
+      >;
+      assert.equal(olderBody.model, 'gpt-5');
+      assert.deepEqual(olderBody.reasoning, { effort: 'low' });
+      const olderDone = readEvents(stack.files.db, 'llm.call_completed').at(-1)!;
+      const olderLine = await requestLogLine(stack.gw, String(olderDone.turn_id));
+      assert.equal(olderLine.dropped_params, 'reasoning.context');
     },
   );
 
@@ -120,8 +133,8 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
       assert.deepEqual(
         done.map((e) => [e.payload.model, e.payload.stop_reason, Number(e.payload.cost_usd) > 0]),
         [
-          ['openai:gpt-5', 'tool_use', true],
-          ['openai:gpt-5', 'end_turn', true],
+          ['openai:gpt-6.2-sol', 'tool_use', true],
+          ['openai:gpt-6.2-sol', 'end_turn', true],
         ],
       );
     },
@@ -151,10 +164,16 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
   );
 
   await t.test(
-    'an effort its default model takes and gpt-5 does not (xhigh) is fitted to the nearest gpt-5 takes',
+    'an effort gpt-6.1-sol takes and gpt-5, which serves it, does not (xhigh) is fitted to the nearest gpt-5 takes',
     async () => {
-      // Codex writes the request for gpt-6.2-sol, which takes low to ultra; gpt-5 refuses xhigh (400)
-      const run = await codex(stack, tmp.dir, ['-c', 'model_reasoning_effort="xhigh"', 'say hi']);
+      // Codex writes the request for gpt-6.1-sol, which takes none to xhigh; gpt-5 refuses xhigh (400)
+      const run = await codex(stack, tmp.dir, [
+        '-m',
+        'gpt-6.1-sol',
+        '-c',
+        'model_reasoning_effort="xhigh"',
+        'say hi',
+      ]);
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stdout, /Hello from the fake provider\./);
       const sent = fake.requests.filter((r) => r.path === '/v1/responses');
@@ -167,7 +186,13 @@ test('Codex CLI through the gateway', { timeout: 120_000 }, async (t) => {
     'a concise reasoning summary, which gpt-5 does not write, is asked as the detailed one it writes',
     async () => {
       // gpt-5 refuses concise (400 'Unsupported value: 'concise' is not supported with the 'gpt-5' model…')
-      const run = await codex(stack, tmp.dir, ['-c', 'model_reasoning_summary="concise"', 'say hi']);
+      const run = await codex(stack, tmp.dir, [
+        '-m',
+        'gpt-6.1-sol',
+        '-c',
+        'model_reasoning_summary="concise"',
+        'say hi',
+      ]);
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stdout, /Hello from the fake provider\./);
       const sent = fake.requests.filter((r) => r.path === '/v1/responses');

@@ -36,11 +36,11 @@ test('count_tokens, Anthropic-shaped 404/405, x-should-retry on 401 and svc-rout
   await t.test(
     "Claude Code's count for a newer Claude is fitted to the routed model as its call is",
     async () => {
-      // claude-haiku-5-5's adaptive thinking and effort (no Haiku 5.5 is built in: the haiku family rule serves it
-      // with Haiku 4.5), which claude-haiku-4-5 refuses on count_tokens too
+      // a newer Haiku's adaptive thinking and effort (claude-haiku-5, no built-in model: the haiku family rule
+      // serves it with Haiku 4.5), which claude-haiku-4-5 refuses on count_tokens too
       const { data, response } = await anthropic.messages
         .countTokens({
-          model: 'claude-haiku-5-5',
+          model: 'claude-haiku-5',
           messages,
           thinking: { type: 'adaptive' },
           output_config: { effort: 'medium' },

@@ -73,6 +73,34 @@ test('a call with one-hour cache writes is priced at the one-hour rate', async (
     assert.equal(call.cost_usd, '0.001760', `stream ${stream}`);
   }
 
+  await t.test(
+    'a call above a price step is billed whole at the stepped rates (Haiku 5.5, GPT-6.2 Sol)',
+    async () => {
+      // Haiku 5.5: 90,000 uncached + 20,000 cache reads = 110,000 > 100,000, so every rate is 5x:
+      // 90,000 × 0.50 + 20,000 × 0.05 + 100 × 2.50 = 46,250 µ$
+      stack.fake.script(['usage=in:90000,cache_read:20000,out:100']);
+      await stack.anthropic.messages.create({
+        model: 'claude-haiku-5-5',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      const haiku = readEvents(stack.files.db, 'llm.call_completed').at(-1)!.payload;
+      assert.equal(haiku.model, 'anthropic:claude-haiku-5-5');
+      assert.equal(haiku.cost_usd, '0.046250');
+      // GPT-6.2 Sol: 200,000 uncached + 80,000 cached = 280,000 > 272,000: input and cache 2x, output 1.5x:
+      // 200,000 × 4 + 80,000 × 0.20 + 100 × 15 = 817,500 µ$
+      stack.fake.script(['usage=in:200000,cache_read:80000,out:100']);
+      await stack.openai.chat.completions.create({
+        model: 'gpt-6.2-sol',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      const sol = readEvents(stack.files.db, 'llm.call_completed').at(-1)!.payload;
+      assert.equal(sol.model, 'openai:gpt-6.2-sol');
+      assert.equal(sol.cached_input_tokens, 80_000);
+      assert.equal(sol.cost_usd, '0.817500');
+    },
+  );
+
   await t.test('server-side web searches are counted and priced on top of the tokens', async () => {
     const ask = {
       model: MODEL,

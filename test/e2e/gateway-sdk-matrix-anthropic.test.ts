@@ -563,7 +563,8 @@ test("Anthropic SDK 1.x (2026-10-21) with temperature → a Claude model: forwar
 
 // wire-formats §1.2: role "system" inside messages is taken from Claude Opus 4.8 on. Same wire to the model
 // asked, it goes as sent (the provider judges it); a body written for a newer model and routed to an older
-// one (claude-haiku-5-5 to claude-haiku-4-5) gets each such message folded into the user turn beside it.
+// one (claude-haiku-5, a name of no built-in model, to claude-haiku-4-5) gets each such message folded into the
+// user turn beside it.
 test('Anthropic SDK, a mid-conversation system message for a newer Claude model routed to claude-haiku-4-5: folded into the user turn', async () => {
   stack.fake.reset();
   const messages = [
@@ -574,7 +575,7 @@ test('Anthropic SDK, a mid-conversation system message for a newer Claude model 
   ];
   const asked = { max_tokens: 64, messages } as unknown as Anthropic.MessageCreateParamsNonStreaming;
   const { data, response } = await stack.anthropic.messages
-    .create({ ...asked, model: 'claude-haiku-5-5' })
+    .create({ ...asked, model: 'claude-haiku-5' })
     .withResponse();
   assert.equal(data.stop_reason, 'end_turn');
   assert.equal(response.headers.get('svc-routed-model'), 'anthropic:claude-haiku-4-5');

@@ -90,7 +90,7 @@ export function translatorRefusal(body: Obj): string | undefined {
 
 /** Output limits of the Claude models of the built-in registry (the API refuses a max_tokens above). */
 const MAX_OUTPUT: ReadonlyArray<[RegExp, number]> = [
-  [/^claude-(opus-5-5|sonnet-5-5|fable-5-1)(-\d{8})?$/, 128_000],
+  [/^claude-(opus-5-5|sonnet-5-5|fable-5-1|haiku-5-5)(-\d{8})?$/, 128_000],
   [/^claude-(opus|sonnet|haiku)-4-5(-\d{8})?$/, 64_000],
   [/^claude-opus-4-1(-\d{8})?$/, 32_000],
 ];
@@ -124,6 +124,7 @@ function forcedToolRefusal(body: Obj): string | undefined {
  * Claude Opus 5.5 and Fable 5.1 always think: `thinking` `disabled` or `enabled` (a manual budget) is a 400 with
  * the documented message ("What's new in Claude Opus 5.5", thinking can't be disabled); adaptive or none goes.
  * Claude Sonnet 5.5 refuses a budget and `disabled` too (it takes `between_tools`, but not at effort xhigh or max).
+ * Claude Haiku 5.5 refuses a budget (its migration guide: send adaptive thinking instead).
  */
 function alwaysThinkingRefusal(body: Obj): string | undefined {
   const type = (body.thinking as Obj | undefined)?.type;
@@ -137,6 +138,8 @@ function alwaysThinkingRefusal(body: Obj): string | undefined {
     if (type === 'between_tools' && (effort === 'xhigh' || effort === 'max'))
       return `"thinking.type.between_tools" is not supported with effort "${effort}". Use "thinking.type.adaptive".`;
   }
+  if (type === 'enabled' && /^claude-haiku-5-5(-\d{8})?$/.test(model))
+    return '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
   if (type !== 'disabled' && type !== 'enabled') return undefined;
   return /^claude-(opus-5-5|fable-5-1|sonnet-5-5)(-\d{8})?$/.test(model)
     ? `"thinking.type.${type}" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`
@@ -181,7 +184,7 @@ export function thinkingRefusal(body: Obj): string | undefined {
 const CONTEXT_1M_BETA = 'context-1m-2025-08-07';
 const CONTEXT_1M_MODELS = /^claude-(sonnet-4(-5|-6)?|opus-4-6)(-\d{8})?$/;
 /** Models whose window is 1,000,000 tokens without a beta (their model pages: Opus and Sonnet 5.5, Fable 5.1). */
-const NATIVE_1M_MODELS = /^claude-(opus-5-5|sonnet-5-5|fable-5-1)(-\d{8})?$/;
+const NATIVE_1M_MODELS = /^claude-(opus-5-5|sonnet-5-5|fable-5-1|haiku-5-5)(-\d{8})?$/;
 
 /**
  * A prompt over the model's window: 200,000 tokens, or 1,000,000 on a model that takes the 1M beta when the

@@ -320,5 +320,7 @@ function effortsTaken(model: string): string[] {
   if (/codex|^o\d/i.test(model)) return ['low', 'medium', 'high'];
   if (/^gpt-5(?![.\d])/i.test(model)) return ['minimal', 'low', 'medium', 'high'];
   if (/^gpt-5\.1(?!\d)/i.test(model)) return ['none', 'low', 'medium', 'high'];
+  // GPT-6.2 Sol's model page: the API rejects reasoning effort none
+  if (/^gpt-6\.2-sol/i.test(model)) return ['low', 'medium', 'high', 'xhigh', 'max'];
   return ['none', 'low', 'medium', 'high', 'xhigh'];
 }

@@ -74,11 +74,16 @@ export function thinkingAlwaysOn(model: string): boolean {
 /**
  * Whether a Claude model refuses a thinking budget (`thinking.type: "enabled"`, a 400): Claude Sonnet 5 and later
  * Sonnets (Sonnet 5's page: manual extended thinking returns a 400; Sonnet 5.5's migration guide lists thinking
- * budgets among the settings that do) and the models that always think (thinkingAlwaysOn).
+ * budgets among the settings that do), Claude Haiku 5.5 and later Haikus (its migration guide: a budget is a 400,
+ * send adaptive thinking) and the models that always think (thinkingAlwaysOn).
  */
 export function refusesThinkingBudget(model: string): boolean {
   const v = claudeVersionOf(model);
-  return thinkingAlwaysOn(model) || (v?.family === 'sonnet' && v.version >= 5);
+  return (
+    thinkingAlwaysOn(model) ||
+    (v?.family === 'sonnet' && v.version >= 5) ||
+    (v?.family === 'haiku' && v.version >= 5.5)
+  );
 }
 
 /**

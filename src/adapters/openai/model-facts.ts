@@ -19,7 +19,8 @@ export function lowestEffort(model: string): ReasoningEffort | undefined {
  * The efforts a reasoning model takes, lowest first (any other is a 400 `unsupported_value`): `high` only on
  * gpt-5-pro, `medium` only on the chat snapshots from gpt-5.1 on (`gpt-5.1-chat-latest`), low to high on the
  * o-series, codex and gpt-oss models, minimal to high on gpt-5, -mini and -nano, none to high on gpt-5.1,
- * none to xhigh on gpt-5.2; undefined (every effort, as asked) for later models.
+ * none to xhigh on gpt-5.2, low to max on gpt-6.2-sol (its model page: the API rejects effort none); undefined
+ * (every effort, as asked) for other later models.
  */
 export function effortsOf(model: string): readonly ReasoningEffort[] | undefined {
   if (/^gpt-5-pro/i.test(model)) return ['high'];
@@ -28,6 +29,7 @@ export function effortsOf(model: string): readonly ReasoningEffort[] | undefined
   if (/^gpt-5(?![.\d])/i.test(model)) return ['minimal', 'low', 'medium', 'high'];
   if (/^gpt-5\.1(?!\d)/i.test(model)) return ['none', 'low', 'medium', 'high'];
   if (/^gpt-5\.2(?!\d)/i.test(model)) return ['none', 'low', 'medium', 'high', 'xhigh'];
+  if (/^gpt-6\.2-sol/i.test(model)) return ['low', 'medium', 'high', 'xhigh', 'max'];
   return undefined;
 }
 

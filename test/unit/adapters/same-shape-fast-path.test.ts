@@ -113,6 +113,9 @@ test('the OpenAI fast paths fit an effort written for another model to one the r
   assert.deepEqual(responses('gpt-6.1-sol', 'none', 'gpt-5'), { effort: 'minimal', summary: 'auto' });
   assert.deepEqual(responses('gpt-6.1-sol', 'medium', 'gpt-5'), { effort: 'medium', summary: 'auto' });
   assert.deepEqual(responses('gpt-6.1-sol', 'none', 'o3'), { effort: 'low', summary: 'auto' });
+  // GPT-6.2 Sol refuses none (its model page): a body for another model asking none gets low
+  assert.deepEqual(responses('gpt-6.1-sol', 'none', 'gpt-6.2-sol'), { effort: 'low', summary: 'auto' });
+  assert.deepEqual(responses('gpt-6.1-sol', 'max', 'gpt-6.2-sol'), { effort: 'max', summary: 'auto' });
   // the model named as OpenAI names it: as sent (OpenAI's own 400 says what it refuses)
   assert.deepEqual(responses('gpt-5', 'xhigh', 'gpt-5'), { effort: 'xhigh', summary: 'auto' });
   // its reasoning.context (all_turns) is taken from GPT-5.6 on: left out before, the effort fitted still
@@ -300,6 +303,9 @@ test('the Anthropic fast path fits a body written for another Claude model to th
   for (const model of ['claude-sonnet-5-5', 'claude-sonnet-5'])
     assert.deepEqual(send(sonnetBudget, model).thinking, { type: 'adaptive' }, model);
   assert.deepEqual(named(sonnetBudget, 'claude-sonnet-5-5'), []);
+  // Haiku 5.5 refuses a budget too (its migration guide): adaptive thinking; Haiku 4.5 takes it as sent
+  assert.deepEqual(send(sonnetBudget, 'claude-haiku-5-5').thinking, { type: 'adaptive' });
+  assert.deepEqual(send(sonnetBudget, 'claude-haiku-4-5').thinking, sonnetBudget.thinking);
   // earlier models take both as sent
   assert.deepEqual(send(sonnetOff, 'claude-sonnet-4-5').thinking, { type: 'disabled' });
   assert.deepEqual(send(sonnetOff, 'claude-sonnet-5').thinking, { type: 'disabled' });

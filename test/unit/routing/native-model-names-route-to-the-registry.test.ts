@@ -28,7 +28,9 @@ import { ALL_ADAPTERS, facts, policyOf, registry, silent } from './routing-fixtu
  */
 const NATIVE: ReadonlyArray<readonly [string, string]> = [
   ['claude-opus-5-5', 'anthropic:claude-opus-5-5'], // Claude Code 2.1.332 --model opus
-  ['claude-haiku-5-5', 'anthropic:claude-haiku-4-5'], // Claude Code 2.1.332 --model haiku (no Haiku 5.5 built in)
+  ['claude-haiku-5-5', 'anthropic:claude-haiku-5-5'], // Claude Code 2.1.332 --model haiku
+  ['claude-haiku-5-5-20261007', 'anthropic:claude-haiku-5-5'],
+  ['claude-haiku-5', 'anthropic:claude-haiku-4-5'], // the family rule: a name of no built-in model
   ['claude-sonnet-5-5', 'anthropic:claude-sonnet-5-5'], // Claude Code 2.1.332 --model sonnet
   ['claude-opus-5-5-20260922', 'anthropic:claude-opus-5-5'],
   ['claude-sonnet-5-5-20260928', 'anthropic:claude-sonnet-5-5'],
@@ -55,7 +57,8 @@ const NATIVE: ReadonlyArray<readonly [string, string]> = [
   ['claude-haiku-4-5', 'anthropic:claude-haiku-4-5'],
   ['claude-3-5-haiku-20241022', 'anthropic:claude-haiku-4-5'],
   ['claude-3-5-haiku-latest', 'anthropic:claude-haiku-4-5'],
-  ['gpt-6.2-sol', 'openai:gpt-5'], // Codex 0.171 default
+  ['gpt-6.2-sol', 'openai:gpt-6.2-sol'], // Codex 0.171 default
+  ['gpt-6.2-sol-2026-11-17', 'openai:gpt-6.2-sol'],
   ['gpt-6.1-sol', 'openai:gpt-5'], // Codex 0.169 default
   ['gpt-6-mini', 'openai:gpt-5-mini'],
   ['gpt-5', 'openai:gpt-5'],
