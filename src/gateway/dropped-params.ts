@@ -9,11 +9,10 @@
  */
 import { type FitTo, fitLeftOut, samplingLeftOut } from '../adapters/anthropic/fit-model.ts';
 import {
-  BETWEEN_TOOLS_REFUSED_AT,
   refusesForcedToolChoice,
+  refusesThinkingOffAt,
   takesThinking,
   thinkingAlwaysOn,
-  thinkingOffAs,
 } from '../adapters/anthropic/model-facts.ts';
 import type { AdapterName } from '../adapters/names.ts';
 import { isReasoningModel, takesDefaultSamplingOnly } from '../adapters/openai/model-facts.ts';
@@ -197,8 +196,8 @@ function thinkingRefused(
  * What Claude Opus 5.5, Sonnet 5.5 and Fable 5.1 refuse of an OpenAI client's request, which the encoder changes
  * (request.ts): a forced tool choice (`required`, a named function) goes as `auto`; reasoning turned off
  * (`reasoning_effort: "none"`, OpenRouter's `reasoning: {enabled: false}`) on Opus 5.5 and Fable 5.1, which always
- * think, goes without it, and so does OpenRouter's turned off beside an effort of `xhigh` or `max` on Sonnet 5.5,
- * which refuses its lowest setting (between_tools) at those efforts.
+ * think, goes without it, and so does OpenRouter's turned off beside an effort of `xhigh` or `max` on Sonnet 5.5
+ * and Haiku 5.5, which refuse thinking turned off (between_tools, disabled) at those efforts.
  */
 function newerClaudeRefused(
   body: Record<string, unknown>,
@@ -226,16 +225,13 @@ function newerClaudeRefused(
 
 /**
  * Whether a Chat Completions body's OpenRouter `reasoning: {enabled: false}` (no budget, which wins) goes without
- * thinking turned off: on a model that always thinks, or on Sonnet 5.5 at an effort that refuses between_tools.
+ * thinking turned off: on a model that always thinks, or on Sonnet 5.5 and Haiku 5.5 at an effort that refuses it.
  */
 function offLeftOut(body: Record<string, unknown>, model: string): boolean {
   if (valueAt(body, 'reasoning.enabled') !== false || valueAt(body, 'reasoning.max_tokens') !== undefined)
     return false;
   const effort = body.reasoning_effort ?? valueAt(body, 'reasoning.effort');
-  return (
-    thinkingAlwaysOn(model) ||
-    (thinkingOffAs(model) === 'between_tools' && BETWEEN_TOOLS_REFUSED_AT.has(effort))
-  );
+  return thinkingAlwaysOn(model) || refusesThinkingOffAt(model, effort);
 }
 
 function valueAt(body: Record<string, unknown>, path: string): unknown {

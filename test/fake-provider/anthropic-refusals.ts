@@ -124,7 +124,8 @@ function forcedToolRefusal(body: Obj): string | undefined {
  * Claude Opus 5.5 and Fable 5.1 always think: `thinking` `disabled` or `enabled` (a manual budget) is a 400 with
  * the documented message ("What's new in Claude Opus 5.5", thinking can't be disabled); adaptive or none goes.
  * Claude Sonnet 5.5 refuses a budget and `disabled` too (it takes `between_tools`, but not at effort xhigh or max).
- * Claude Haiku 5.5 refuses a budget (its migration guide: send adaptive thinking instead).
+ * Claude Haiku 5.5 refuses a budget (its migration guide: send adaptive thinking instead), and `disabled` at effort
+ * xhigh or max.
  */
 function alwaysThinkingRefusal(body: Obj): string | undefined {
   const type = (body.thinking as Obj | undefined)?.type;
@@ -140,6 +141,14 @@ function alwaysThinkingRefusal(body: Obj): string | undefined {
   }
   if (type === 'enabled' && /^claude-haiku-5-5(-\d{8})?$/.test(model))
     return '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
+  // and thinking turned off at effort xhigh or max ("Prompting Claude Haiku 5.5": disabled works at low to high)
+  const haikuEffort = (body.output_config as Obj | undefined)?.effort;
+  if (
+    type === 'disabled' &&
+    (haikuEffort === 'xhigh' || haikuEffort === 'max') &&
+    /^claude-haiku-5-5(-\d{8})?$/.test(model)
+  )
+    return `"thinking.type.disabled" is not supported with effort "${haikuEffort}". Use "thinking.type.adaptive".`;
   if (type !== 'disabled' && type !== 'enabled') return undefined;
   return /^claude-(opus-5-5|fable-5-1|sonnet-5-5)(-\d{8})?$/.test(model)
     ? `"thinking.type.${type}" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`

@@ -9,9 +9,9 @@ import { removeJsonMember, replaceJsonValue } from '../../lib/json-splice.ts';
 import type { ModelEntry } from '../../models/model-schema.ts';
 import type { PassthroughInput } from '../adapter.ts';
 import {
-  BETWEEN_TOOLS_REFUSED_AT,
   refusesForcedToolChoice,
   refusesThinkingBudget,
+  refusesThinkingOffAt,
   takesSampling,
   takesSystemMessages,
   takesThinking,
@@ -76,7 +76,10 @@ export function fitLeftOut(body: Record<string, unknown>, upstreamModel: string,
   const carried = asked?.type === 'adaptive' && thinking != null;
   return [
     // thinking turned off on a model that always thinks is left out: the model thinks as it must
-    ...(thinking === null && (asked?.type !== 'disabled' || thinkingOffAs(upstreamModel) !== 'disabled')
+    ...(thinking === null &&
+    (asked?.type !== 'disabled' ||
+      thinkingOffAs(upstreamModel) !== 'disabled' ||
+      refusesThinkingOffAt(upstreamModel, effort))
       ? ['thinking']
       : []),
     ...(effort != null && !thinkingStyleOf(upstreamModel).effort && !carried ? ['output_config.effort'] : []),
@@ -165,10 +168,14 @@ function fittedThinking(
   if (thinking.type === 'enabled' && refusesThinkingBudget(upstreamModel))
     return { type: 'adaptive', ...(thinking.display === undefined ? {} : { display: thinking.display }) };
   if (thinkingAlwaysOn(upstreamModel) && thinking.type !== 'adaptive') return null;
+  // thinking turned off where the effort refuses it (Sonnet 5.5's between_tools, Haiku 5.5's disabled): left out
+  if (
+    thinking.type === 'disabled' &&
+    refusesThinkingOffAt(upstreamModel, objectAt(body, 'output_config')?.effort)
+  )
+    return null;
   if (thinking.type === 'disabled' && thinkingOffAs(upstreamModel) === 'between_tools')
-    return BETWEEN_TOOLS_REFUSED_AT.has(objectAt(body, 'output_config')?.effort)
-      ? null
-      : { type: 'between_tools' };
+    return { type: 'between_tools' };
   if (thinking.type === 'adaptive' && !thinkingStyleOf(upstreamModel).adaptive) {
     const effort = objectAt(body, 'output_config')?.effort;
     const room =

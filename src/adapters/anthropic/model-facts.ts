@@ -98,8 +98,17 @@ export function thinkingOffAs(model: string): 'disabled' | 'between_tools' | und
   return v?.family === 'sonnet' && v.version >= 5.5 ? 'between_tools' : 'disabled';
 }
 
-/** The efforts at which Claude Sonnet 5.5 refuses `thinking: {type: "between_tools"}` (a 400). */
-export const BETWEEN_TOOLS_REFUSED_AT: ReadonlySet<unknown> = new Set(['xhigh', 'max']);
+/**
+ * Whether a Claude model refuses thinking turned off (thinkingOffAs) at this effort, a 400: Claude Sonnet 5.5's
+ * `between_tools` and Claude Haiku 5.5's `disabled` ("Prompting Claude Haiku 5.5": turning thinking off works only
+ * at low, medium and high) are refused at effort `xhigh` or `max`, as on their later models. Such a request goes
+ * with adaptive thinking (the model's default) instead.
+ */
+export function refusesThinkingOffAt(model: string, effort: unknown): boolean {
+  if (effort !== 'xhigh' && effort !== 'max') return false;
+  const v = claudeVersionOf(model);
+  return (v?.family === 'sonnet' || v?.family === 'haiku') && v.version >= 5.5;
+}
 
 /**
  * Whether a Claude model refuses forced tool use (`tool_choice` `any` or `tool`, a 400): Claude Opus 5.5, Fable 5.1

@@ -9,9 +9,9 @@ import type { CanonicalRequest, CanonicalTool, WebSearchRequest } from '../../ca
 import { rewriteModel } from '../../lib/json-splice.ts';
 import type { AdapterConfig, PassthroughInput, UpstreamCall } from '../adapter.ts';
 import {
-  BETWEEN_TOOLS_REFUSED_AT,
   refusesForcedToolChoice,
   refusesThinkingBudget,
+  refusesThinkingOffAt,
   type ThinkingStyle,
   takesSampling,
   takesStructuredOutputs,
@@ -293,16 +293,16 @@ function encodeThinking(
   // a model that always thinks (Opus 5.5, Fable 5.1) refuses thinking turned off or given a budget, Sonnet 5 and
   // later a budget: a budget becomes adaptive thinking at the effort asked, the client's display kept; thinking
   // turned off is left out where the model always thinks, and is between_tools on Sonnet 5.5 (below)
-  const off = thinkingOffAs(model);
+  // (Haiku 5.5 refuses thinking turned off at effort xhigh or max: left out there, as between_tools is)
+  const effort = req.reasoning_effort && req.reasoning_effort !== 'none' ? req.reasoning_effort : undefined;
+  const off = refusesThinkingOffAt(model, effort) ? undefined : thinkingOffAs(model);
   const t =
     req.thinking?.type === 'enabled' && refusesThinkingBudget(model)
       ? { type: 'adaptive' as const, ...(req.thinking.display ? { display: req.thinking.display } : {}) }
       : req.thinking?.type === 'disabled' && off !== 'disabled'
         ? undefined
         : req.thinking;
-  const effort = req.reasoning_effort && req.reasoning_effort !== 'none' ? req.reasoning_effort : undefined;
-  if (req.thinking?.type === 'disabled' && off === 'between_tools' && !BETWEEN_TOOLS_REFUSED_AT.has(effort))
-    body.thinking = { type: 'between_tools' };
+  if (req.thinking?.type === 'disabled' && off === 'between_tools') body.thinking = { type: 'between_tools' };
   // forced tool use is incompatible with thinking (wire-formats §1.5; the tool choice wins); Claude 3 / 3.5 have none
   if (t && t.type !== 'disabled' && !withoutThinking && style.thinking) {
     const display = t.display ? { display: t.display } : {};

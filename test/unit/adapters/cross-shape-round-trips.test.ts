@@ -1245,6 +1245,20 @@ test('OpenAI request → Claude Opus 5.5, Sonnet 5.5 or Fable 5.1: no forced too
     { type: 'disabled' },
     [],
   ]);
+  // Haiku 5.5 takes thinking disabled only at low, medium and high (xhigh and max: a 400): left out and named there
+  for (const effort of ['xhigh', 'max'])
+    assert.deepEqual(off('claude-haiku-5-5', { ...enabledFalse, reasoning_effort: effort }), [
+      undefined,
+      ['reasoning.enabled'],
+    ]);
+  assert.deepEqual(off('claude-haiku-5-5', { ...enabledFalse, reasoning_effort: 'high' }), [
+    { type: 'disabled' },
+    [],
+  ]);
+  assert.deepEqual(off('claude-haiku-4-5', { ...enabledFalse, reasoning_effort: 'max' }), [
+    { type: 'disabled' },
+    [],
+  ]);
   const responses = {
     model: 'x',
     input: 'hi',

@@ -306,6 +306,11 @@ test('the Anthropic fast path fits a body written for another Claude model to th
   // Haiku 5.5 refuses a budget too (its migration guide): adaptive thinking; Haiku 4.5 takes it as sent
   assert.deepEqual(send(sonnetBudget, 'claude-haiku-5-5').thinking, { type: 'adaptive' });
   assert.deepEqual(send(sonnetBudget, 'claude-haiku-4-5').thinking, sonnetBudget.thinking);
+  // and thinking turned off at effort xhigh or max ("Prompting Claude Haiku 5.5"): left out there, and named
+  assert.equal(send(offHigh, 'claude-haiku-5-5').thinking, undefined);
+  assert.deepEqual(named(offHigh, 'claude-haiku-5-5'), ['thinking']);
+  assert.deepEqual(send(sonnetOff, 'claude-haiku-5-5').thinking, { type: 'disabled' });
+  assert.deepEqual(named(sonnetOff, 'claude-haiku-5-5'), []);
   // earlier models take both as sent
   assert.deepEqual(send(sonnetOff, 'claude-sonnet-4-5').thinking, { type: 'disabled' });
   assert.deepEqual(send(sonnetOff, 'claude-sonnet-5').thinking, { type: 'disabled' });
