@@ -89,7 +89,7 @@ export function refusesThinkingBudget(model: string): boolean {
 /**
  * What a Claude model takes for thinking turned off: `disabled` (most); `between_tools` on Claude Sonnet 5.5 and
  * later Sonnets ("What's new in Claude Sonnet 5.5": `disabled` is a 400 pointing to `between_tools`, the model's
- * lowest thinking setting, itself refused at effort `xhigh` or `max`, see BETWEEN_TOOLS_REFUSED_AT); undefined on a
+ * lowest thinking setting, itself refused at effort `xhigh` or `max`, see refusesThinkingOffAt); undefined on a
  * model that always thinks (left out).
  */
 export function thinkingOffAs(model: string): 'disabled' | 'between_tools' | undefined {
