@@ -189,3 +189,25 @@ test('worst case prices the bound: input at the dearest input rate, output at th
     false,
   );
 });
+
+test('built in, only Claude Haiku 5.5 and GPT-6.2 Sol step by prompt size: every other model bills linearly', () => {
+  const stepped = reg
+    .list()
+    .filter((m) => m.long_context?.prices)
+    .map((m) => m.id);
+  assert.deepEqual(stepped.sort(), ['anthropic:claude-haiku-5-5', 'openai:gpt-6.2-sol']);
+  // either side of both steps (100,000 and 272,000 tokens) and of the 1M windows' 200,000: the same per-token rates
+  const usage = (n: number) => ({
+    input_tokens: n,
+    cached_input_tokens: n,
+    cache_creation_input_tokens: n,
+    output_tokens: n,
+  });
+  for (const m of reg.list()) {
+    if (!m.prices || stepped.includes(m.id)) continue;
+    const small = priceCall(reg, m.id, usage(10_000)).cost_usd;
+    const large = priceCall(reg, m.id, usage(100_000)).cost_usd;
+    // in nano-dollars, integers: 10 times the tokens cost 10 times as much
+    assert.equal(Math.round(Number(large) * 1e9), Math.round(Number(small) * 1e10), m.id);
+  }
+});
