@@ -40,27 +40,35 @@ export function sketchWords(text: string): Set<string> {
 export function sketchText(text: string): string[] {
   const head = text.length > SKETCH_TEXT_LIMIT ? text.slice(0, SKETCH_TEXT_LIMIT) : text;
   const known = RECENT_SKETCHES.get(head);
-  if (known !== undefined) return known;
+  if (known !== undefined) {
+    // used again: to the back of the Map's order, so the least recently used text is dropped first
+    RECENT_SKETCHES.delete(head);
+    RECENT_SKETCHES.set(known.key, known);
+    return known.bands;
+  }
   const bands = Object.freeze(sketchHead(head)) as string[];
   if (!seenBefore(fnv1a(head))) return bands; // kept only once seen twice (see SEEN_ONCE)
   const oldest =
     RECENT_SKETCHES.size >= RECENT_SKETCH_COUNT ? RECENT_SKETCHES.keys().next().value : undefined;
   if (oldest !== undefined) RECENT_SKETCHES.delete(oldest);
-  RECENT_SKETCHES.set(head === text ? text : ownCopy(head), bands);
+  const key = head === text ? text : ownCopy(head);
+  RECENT_SKETCHES.set(key, { key, bands });
   return bands;
 }
 
 // --- internal ---
 
 /**
- * The sketches of the last RECENT_SKETCH_COUNT distinct texts (their first SKETCH_TEXT_LIMIT characters,
- * all a sketch reads), oldest dropped first: an agent's tool loop sends its user message again with each
+ * The sketches of the RECENT_SKETCH_COUNT distinct texts used most recently (their first SKETCH_TEXT_LIMIT
+ * characters, all a sketch reads), the least recently used dropped first, so a busy agent's prompt stays
+ * while one-off texts come and go (its key kept beside it: a hit re-inserts the stored key, never the
+ * caller's string, which may be a slice of a much longer one): an agent's tool loop sends its user message again with each
  * tool result (the last user message with text stays the same), so it is sketched twice a loop (SEEN_ONCE),
  * not once a request. Keyed by the exact text, so a remembered sketch is the one sketchHead makes; at most
  * ~200 KiB held (2 KiB of text and 16 band strings an entry). Handed out as it is, frozen: a copy per
  * request would cost what an event holding it costs anyway.
  */
-const RECENT_SKETCHES = new Map<string, string[]>();
+const RECENT_SKETCHES = new Map<string, { readonly key: string; readonly bands: string[] }>();
 
 /**
  * The hashes of the last SEEN_ONCE.length texts sketched afresh. A text enters RECENT_SKETCHES only when

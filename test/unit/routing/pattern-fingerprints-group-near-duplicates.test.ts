@@ -10,6 +10,7 @@ import {
 import {
   BANDS,
   EMPTY_SKETCH,
+  RECENT_SKETCH_COUNT,
   ROWS,
   SKETCH_TEXT_LIMIT,
   sketchText,
@@ -129,6 +130,19 @@ test('the ASCII fast path agrees with the general path on texts full of distinct
   for (let i = 1; i < texts.length; i++)
     if (texts[i].length <= SKETCH_TEXT_LIMIT - 2)
       assert.deepEqual(fast[i], sketchText(`${texts[i]} é`), texts[i]);
+});
+
+test('a remembered sketch in use stays remembered while one-off texts push the rest out', () => {
+  // an agent's prompt (sent with every tool result) against a stream of other texts each sent twice
+  const remembered = (text: string) => {
+    sketchText(text);
+    return sketchText(text); // the second time it is kept and handed out as is
+  };
+  const agent = remembered('refactor the billing module and keep its tests green');
+  for (let n = 0; n < RECENT_SKETCH_COUNT * 3; n++) {
+    remembered(`one-off request number ${n} about topic q${n.toString(36)}x`);
+    assert.equal(sketchText('refactor the billing module and keep its tests green'), agent, `after ${n + 1}`);
+  }
 });
 
 test('sketch words: identifiers split, numbers abstracted, function words dropped, CJK as pairs', () => {
