@@ -129,7 +129,11 @@ function decodeInput(input: ResponsesRequest['input'], system: TextBlock[]): Can
         const blocks = textContent(m.content, path);
         if (leading) system.push(...blocks);
         else push('system', blocks);
-      } else push(m.role, m.role === 'user' ? userContent(m.content, path) : textContent(m.content, path));
+      } else
+        push(
+          m.role,
+          m.role === 'user' ? userContent(m.content, `${path}.content`) : textContent(m.content, path),
+        );
     } else if (type === 'function_call') {
       const c = isPlainCall(item, 'arguments') ? item : parseOrThrow(FunctionCallSchema, item, path);
       const name = c.namespace ? flatToolName(c.namespace, c.name) : c.name;
@@ -190,10 +194,11 @@ function textContent(content: string | Array<{ type: string }>, path: string): T
   return out;
 }
 
-function userContent(content: string | Array<{ type: string }>, path: string): ContentBlock[] {
+/** A user message's content or a call's output of parts; `parts` is their path (`input.N.content`, `input.N.output`). */
+function userContent(content: string | Array<{ type: string }>, parts: string): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((p, j): ContentBlock => {
-    const at = `${path}.content.${j}`;
+    const at = `${parts}.${j}`;
     if (p.type === 'input_text' || p.type === 'output_text')
       return withBreakpoint({ type: 'text', text: textOf(p, at) }, p);
     if (p.type === 'input_image') {

@@ -486,3 +486,23 @@ test('reasoning items decode as their schema reads them, and a malformed one is 
   ] as const)
     assert.equal(decoded(item), message);
 });
+
+test("a malformed part of a call's output of parts is its 400 at input.N.output.M", () => {
+  const decoded = (part: unknown) => {
+    try {
+      return decodeResponsesRequest({
+        model: 'm',
+        input: [{ type: 'function_call_output', call_id: 'c', output: [part] }],
+      });
+    } catch (err) {
+      assert.ok(err instanceof SvcError);
+      return err.message;
+    }
+  };
+  // before: input.0.output.content.0 (the path of a message's parts), a field the item has not
+  assert.equal(decoded({ type: 'input_text', text: 5 }), 'input.0.output.0.text: must be a string, not 5');
+  assert.equal(
+    decoded({ type: 'input_image', image_url: 'data:image/png;base64,AAAA' }),
+    'input.0.output.0.image_url: image data is not JPEG, PNG, GIF or WebP',
+  );
+});
