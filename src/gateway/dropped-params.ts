@@ -117,13 +117,41 @@ export function droppedParams(
   // more cache breakpoints than the Messages API takes: the earliest are left out (cache-breakpoints.ts), those
   // of a follow-up's earlier turns (`whole`, what the gateway spells out) among them
   const breakpoints = shape === 'anthropic' ? [] : breakpointsLeftOut(whole, shape, expandedItemNames(whole));
+  const citations = shape === 'anthropic' && adapter !== 'anthropic' ? citationsLeftOut(body) : [];
   return [
     ...unknown,
     ...newer,
     ...search,
     ...breakpoints,
+    ...citations,
     ...refused.filter((name) => !unknown.includes(name)),
   ];
+}
+
+/**
+ * An Anthropic request's documents and search results that ask for citations (`citations: {enabled: true}`),
+ * in a message or a tool result: the OpenAI wire has no citations of a document, so the model reads the
+ * document (request-messages.ts documentParts) and cites nothing.
+ */
+function citationsLeftOut(body: Record<string, unknown>): string[] {
+  const names: string[] = [];
+  const visit = (blocks: unknown, at: string) => {
+    if (!Array.isArray(blocks)) return;
+    blocks.forEach(
+      (block: { type?: unknown; content?: unknown; citations?: { enabled?: unknown } } | null, i) => {
+        if (block?.type === 'tool_result') visit(block.content, `${at}.${i}.content`);
+        else if (
+          (block?.type === 'document' || block?.type === 'search_result') &&
+          block.citations?.enabled === true
+        )
+          names.push(`${at}.${i}.citations`);
+      },
+    );
+  };
+  if (Array.isArray(body.messages))
+    for (const [n, m] of (body.messages as Array<{ content?: unknown } | null>).entries())
+      visit(m?.content, `messages.${n}.content`);
+  return names;
 }
 
 /** A Responses request's top-level fields no step of a translation knows (newer than this gateway). */

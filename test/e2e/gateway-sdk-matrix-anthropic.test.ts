@@ -536,6 +536,49 @@ test('Anthropic SDK → a GPT reasoning model with temperature 0: left out (the 
   assert.equal((got.body as Record<string, unknown>).temperature, undefined);
 });
 
+for (const p of PROVIDERS.filter((x) => x.wire === 'openai')) {
+  test(`Anthropic SDK documents → ${p.model}: each document's context reaches the model, and citations asked for are named as left out`, async () => {
+    stack.fake.reset();
+    const pdf = Buffer.from('%PDF-1.4\n').toString('base64');
+    const { response } = await stack.anthropic.messages
+      .create({
+        model: p.model,
+        max_tokens: 64,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'compare them' },
+              {
+                type: 'document',
+                title: 'q3.pdf',
+                context: 'The Q3 report, unaudited',
+                citations: { enabled: true },
+                source: { type: 'base64', media_type: 'application/pdf', data: pdf },
+              },
+              {
+                type: 'document',
+                title: 'notes',
+                context: 'Notes from the board meeting',
+                source: { type: 'text', media_type: 'text/plain', data: 'Revenue is up.' },
+              },
+            ],
+          },
+        ],
+      })
+      .withResponse();
+    const sent = stack.fake.requests[0]!.body as { messages: Array<{ content: unknown }> };
+    assert.deepEqual(sent.messages[0]!.content, [
+      { type: 'text', text: 'compare them' },
+      { type: 'text', text: 'The Q3 report, unaudited' },
+      { type: 'file', file: { filename: 'q3.pdf', file_data: `data:application/pdf;base64,${pdf}` } },
+      { type: 'text', text: 'notes\nNotes from the board meeting\nRevenue is up.' },
+    ]);
+    // an OpenAI model cites no document: what was asked for is not done, and the answer says so
+    assert.equal(response.headers.get('svc-dropped-params'), 'messages.0.content.1.citations');
+  });
+}
+
 // wire-formats §1.2: the 2026-10-21 version removed temperature, top_p and top_k, which a Claude model then
 // refuses even at their defaults; same wire, the gateway forwards the body and the provider's 400 comes back
 test("Anthropic SDK 1.x (2026-10-21) with temperature → a Claude model: forwarded, and the provider's 400 reaches the client", async () => {

@@ -76,7 +76,9 @@ function textPart(b: TextBlock, router: boolean): Record<string, unknown> {
 /**
  * An Anthropic `document`, `search_result` or `tool_reference` block in OpenAI terms: a base64 PDF as a
  * `file` part (OpenAI and OpenRouter read PDFs), plain text and content documents, search results and tool
- * references as text. Anything else (a PDF by URL or file id) is a 400 naming it, never dropped.
+ * references as text. A document's `context` (what the model is told about it) goes as text before it: a PDF's
+ * as a text part of its own, a text document's after its title. Anything else (a PDF by URL or file id) is a
+ * 400 naming it, never dropped.
  */
 function documentParts(block: RawBlock): { text?: string; file?: Record<string, unknown> } {
   const value = block.value;
@@ -84,18 +86,21 @@ function documentParts(block: RawBlock): { text?: string; file?: Record<string, 
     | { type?: string; media_type?: string; data?: unknown; content?: unknown }
     | undefined;
   const title = typeof value.title === 'string' && value.title !== '' ? `${value.title}\n` : '';
+  const context = typeof value.context === 'string' && value.context !== '' ? value.context : undefined;
+  const heading = `${title}${context === undefined ? '' : `${context}\n`}`;
   if (value.type === 'document' && source?.type === 'base64' && source.media_type === 'application/pdf') {
     // a title that already names a PDF file (the AI SDK sends the filename) gets no second extension
     const name = typeof value.title === 'string' && value.title !== '' ? value.title : 'document';
     const filename = /\.pdf$/i.test(name) ? name : `${name}.pdf`;
     return {
+      ...(context === undefined ? {} : { text: context }),
       file: { type: 'file', file: { filename, file_data: `data:application/pdf;base64,${source.data}` } },
     };
   }
   if (value.type === 'document' && source?.type === 'text' && typeof source.data === 'string')
-    return { text: `${title}${source.data}` };
+    return { text: `${heading}${source.data}` };
   if (value.type === 'document' && source?.type === 'content')
-    return { text: `${title}${textsOf(source.content)}` };
+    return { text: `${heading}${textsOf(source.content)}` };
   // Claude Code's tool search answers with references to deferred tools, which Anthropic loads into the
   // model's tools; OpenAI has no deferred tools (the definition is already in `tools`), so a note says so
   if (value.type === 'tool_reference' && typeof value.tool_name === 'string')

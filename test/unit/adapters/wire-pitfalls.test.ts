@@ -1093,6 +1093,41 @@ test("Claude models refuse an empty or whitespace-only stop sequence: a 400 nami
   ]);
 });
 
+test("a document's context reaches an OpenAI model, and citations asked for in a tool result are named as left out", () => {
+  const cited = {
+    type: 'document',
+    title: 'report',
+    context: 'the Q3 report',
+    citations: { enabled: true },
+    source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' },
+  };
+  const body = {
+    max_tokens: 64,
+    messages: [
+      { role: 'user', content: 'read it' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: 'r.pdf' } }],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [cited] }] },
+    ],
+  };
+  const sent = toOpenAI(body);
+  const tool = sent.messages.find((m: any) => m.role === 'tool');
+  assert.equal(tool.content, 'the Q3 report\n[document attached in the next user message]');
+  for (const adapter of ['openai', 'openrouter'] as const)
+    assert.deepEqual(droppedParams(body, 'anthropic', adapter, 'gpt-5-mini'), [
+      'messages.2.content.0.content.0.citations',
+    ]);
+  // Claude cites: nothing is left out there, and citations turned off ask for nothing
+  assert.deepEqual(droppedParams(body, 'anthropic', 'anthropic', 'claude-haiku-4-5'), []);
+  const off = { ...cited, citations: { enabled: false } };
+  assert.deepEqual(
+    droppedParams({ messages: [{ role: 'user', content: [off] }] }, 'anthropic', 'openai'),
+    [],
+  );
+});
+
 test('documents reach OpenAI models: a PDF as a file part (also from a tool result), text documents and search results as text', () => {
   const pdf = {
     type: 'document',
