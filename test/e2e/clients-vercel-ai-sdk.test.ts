@@ -228,19 +228,21 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
 
   for (const c of cases) {
     await t.test(`${c.name}: text, stream and a tool round trip`, async () => {
+      // the provider's cache reads and writes and reasoning tokens reach the SDK's usage in its own terms,
+      // whole and streamed, and the trace bills the same call
+      const usage = '[[fake:usage=in:100,out:20,cache_read:50,cache_write:10,reasoning:7]]';
       const text = await generateText({
         model: c.model,
-        prompt: 'hello',
+        prompt: `hello ${usage}`,
         maxRetries: 0,
         maxOutputTokens: 256,
       });
       assert.equal(text.text, 'Hello from the fake provider.');
-      assert.ok((text.usage.inputTokens ?? 0) > 0);
       assert.equal(fake.requests.at(-1)?.path, c.path);
 
       const stream = streamText({
         model: c.model,
-        prompt: 'hi [[fake:text=streamed reply]]',
+        prompt: `hi [[fake:text=streamed reply]] ${usage}`,
         maxRetries: 0,
         maxOutputTokens: 256,
       });
@@ -248,6 +250,24 @@ test('the Vercel AI SDK: Responses, Chat Completions and Anthropic providers', {
       for await (const piece of stream.textStream) streamed += piece;
       assert.equal(streamed, 'streamed reply');
       assert.equal(await stream.finishReason, 'stop');
+      for (const u of [text.usage, await stream.usage]) {
+        assert.deepEqual(
+          [u.inputTokens, u.inputTokenDetails, u.outputTokens, u.outputTokenDetails.reasoningTokens],
+          [160, { noCacheTokens: 100, cacheReadTokens: 50, cacheWriteTokens: 10 }, 20, 7],
+        );
+      }
+      const billed = readEvents(stack.files.db, 'llm.call_completed').slice(-2);
+      for (const e of billed)
+        assert.deepEqual(
+          [
+            e.payload.input_tokens,
+            e.payload.cached_input_tokens,
+            e.payload.cache_creation_input_tokens,
+            e.payload.output_tokens,
+            e.payload.reasoning_tokens,
+          ],
+          [100, 50, 10, 20, 7],
+        );
 
       const round = await generateText({
         model: c.model,
