@@ -1038,6 +1038,62 @@ test('the Responses API through the gateway, same wire and translated', { timeou
       assert.equal((fake.requests[0].body as Record<string, unknown>).previous_response_id, 'resp_abc');
     },
   );
+
+  await t.test(
+    'a stream that failed, or that its client left, keeps nothing: a follow-up naming it is a 400, never an answer without it',
+    async () => {
+      // a key of its own: the fake numbers its ids afresh after each reset, so an id may repeat one this
+      // gateway kept for the first key's earlier answers (a provider never reuses one)
+      const own = new OpenAI({ apiKey: (await stack.issue()).token, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      /** The id `response.created` announced, and the stream helper's end (its finalResponse settled). */
+      const streamed = async (model: string, input: string, leave = false) => {
+        const controller = new AbortController();
+        const stream = own.responses.stream({ model, input }, { signal: controller.signal });
+        let id = '';
+        stream.on('response.created', (e) => {
+          id = e.response.id;
+        });
+        stream.on('response.output_text.delta', () => {
+          if (leave) controller.abort();
+        });
+        const end = await stream.finalResponse().then(
+          (r) => r,
+          (err: unknown) => err,
+        );
+        return { id, end };
+      };
+      const followUp = (id: string, model: string) =>
+        assert.rejects(
+          own.responses.create({ model: 'haiku', input: 'and the number?', previous_response_id: id }),
+          (err) =>
+            err instanceof OpenAI.BadRequestError &&
+            err.code === 'invalid_request' &&
+            /previous_response_id/.test(err.message),
+          `${model}: the follow-up of ${id}`,
+        );
+      for (const [model, input, leave] of [
+        // a reset after the first text, translated from Claude and on OpenAI's own wire
+        ['haiku', 'the number is 42 [[fake:reset-after=5]]', false],
+        ['mini', 'the number is 42 [[fake:reset-after=5]]', false],
+        // the client leaves at the first text while the rest is held back upstream
+        ['haiku', 'the number is 42 [[fake:hold-after=6]]', true],
+      ] as const) {
+        fake.reset();
+        const { id, end } = await streamed(model, input, leave);
+        assert.ok(id, `${model}: response.created named the response`);
+        // finalResponse() never hands out the broken answer as a whole one
+        if (leave) assert.ok(end instanceof OpenAI.APIUserAbortError, `${model}: ${end}`);
+        else
+          assert.ok(
+            end instanceof OpenAI.APIError && end.code === 'upstream_error',
+            `${model}: not the upstream_error APIError: ${end}`,
+          );
+        const sent = fake.requests.length;
+        await followUp(id, model);
+        assert.equal(fake.requests.length, sent, `${model}: the follow-up reached no provider`);
+      }
+    },
+  );
 });
 
 /** The text of an Anthropic message's content (a string or text blocks). */
