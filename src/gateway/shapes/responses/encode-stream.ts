@@ -393,7 +393,7 @@ function failed(s: State, err: unknown): string {
   const response = responseObject(s.base, s.opts, {
     status: 'failed',
     service_tier: s.tier,
-    error: { code: responsesFailureCode(code), message },
+    error: { code: responsesFailureCode(code, err), message },
     output: s.done,
   });
   return out + frame(s, 'response.failed', { response });

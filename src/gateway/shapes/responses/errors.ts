@@ -2,6 +2,8 @@
  * @module Errors on POST /v1/responses: the OpenAI error body (the same as Chat Completions, DECISIONS §4)
  * for an HTTP answer, and the Responses stream's `error` event for a failure after the first event.
  */
+import { isSpendLimit } from '../../../adapters/upstream-error.ts';
+import { isSvcError } from '../../../lib/errors.ts';
 import { encodeOpenAIError } from '../openai/errors.ts';
 import type { PassthroughEnd, ShapeErrorResponse } from '../shape.ts';
 
@@ -27,12 +29,20 @@ export function responsesErrorFields(value: unknown): Record<string, unknown> {
 /**
  * `response.error.code` of a failed response for a gateway error code: the Responses API's own codes
  * where one means the same (Codex waits and retries on `rate_limit_exceeded` and
- * `server_is_overloaded`), `server_error` otherwise.
+ * `server_is_overloaded`, and stops on `insufficient_quota`: the svc key's budget or the provider account's
+ * spent credit), `server_error` otherwise.
  */
-export function responsesFailureCode(code: string): string {
+export function responsesFailureCode(code: string, err?: unknown): string {
   if (code === 'upstream_rate_limited') return 'rate_limit_exceeded';
   if (code === 'upstream_overloaded') return 'server_is_overloaded';
   if (code === 'quota_exceeded') return 'insufficient_quota';
+  // the provider's account out of credit or over its spend limit (a 402 in a stream's error event): no wait
+  // fixes it, and Codex stops on insufficient_quota where it retries a server_error
+  if (code === 'upstream_auth_failed' && isSvcError(err) && err.details) {
+    const { upstream_status, upstream_type } = err.details;
+    const type = typeof upstream_type === 'string' ? upstream_type : undefined;
+    if (isSpendLimit(Number(upstream_status), type)) return 'insufficient_quota';
+  }
   return 'server_error';
 }
 
@@ -80,7 +90,7 @@ export function createResponsesPassthroughEnd(requestedModel: string): Passthrou
         ...response,
         model: requestedModel,
         status: 'failed',
-        error: { code: responsesFailureCode(code), message },
+        error: { code: responsesFailureCode(code, err), message },
         output: done.map((data) => (JSON.parse(data) as { item?: unknown }).item),
         usage: null,
       };

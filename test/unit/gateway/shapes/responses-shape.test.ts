@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeResponsesUsage } from '#src/adapters/openai/responses.ts';
+import { classifyHttpFailure, toSvcError } from '#src/adapters/upstream-error.ts';
 import { emptyUsage } from '#src/canonical/response.ts';
 import { type CanonicalStreamEvent, StreamBuilder } from '#src/canonical/stream.ts';
 import { decodeResponsesRequest } from '#src/gateway/shapes/responses/decode.ts';
@@ -47,6 +48,19 @@ const frames = async (events: AsyncIterable<CanonicalStreamEvent>) =>
     event: f.event,
     data: JSON.parse(f.data),
   }));
+
+test("responses: a stream failing on the provider account's spent credit reads insufficient_quota (Codex stops), a refused key server_error", async () => {
+  const events = sampleEvents();
+  const head = events.slice(0, events.findIndex((e) => e.type === 'text.delta') + 1);
+  const failedCode = async (status: number, type: string) => {
+    const err = toSvcError(classifyHttpFailure(status, () => undefined, 'refused', type));
+    const out = await frames(failAfter(head, err));
+    return [out.at(-2)!.data.code, out.at(-1)!.data.response.error.code];
+  };
+  assert.deepEqual(await failedCode(402, 'billing_error'), ['upstream_auth_failed', 'insufficient_quota']);
+  assert.deepEqual(await failedCode(429, 'insufficient_quota'), ['upstream_auth_failed', 'insufficient_quota']);
+  assert.deepEqual(await failedCode(401, 'authentication_error'), ['upstream_auth_failed', 'server_error']);
+});
 
 test('responses: a stream that fails mid-way ends in error, then response.failed with the finished items (Codex reads it)', async () => {
   const events = sampleEvents();
