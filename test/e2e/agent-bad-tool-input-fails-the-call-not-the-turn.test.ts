@@ -11,16 +11,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { attach } from '../helpers/ws-client.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-const server = await startAgentServer(
-  { after },
-  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
-);
+const server = await startAgentServer({ after }, { env: fakeProviderEnv(fake, ['anthropic']) });
 const isEvent = (type: string, turnId: string) => (f: { type: string; event?: any }) =>
   f.type === 'event' && f.event.type === type && f.event.turn_id === turnId;
 

@@ -5,16 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
 // one server for both tests: each works in a session of its own
-const server = await startAgentServer(
-  { after },
-  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
-);
+const server = await startAgentServer({ after }, { env: fakeProviderEnv(fake, ['anthropic']) });
 
 test('a message too large for every model is refused and the next turn runs without it', async () => {
   const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;

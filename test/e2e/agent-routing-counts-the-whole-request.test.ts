@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { makeTempDir } from '../helpers/svc.ts';
@@ -25,7 +26,7 @@ test('an agent turn is routed by the size of the whole request it sends', { time
   );
   const server = await startAgentServer(t, {
     args: ['--routing', routing],
-    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+    env: fakeProviderEnv(fake, ['anthropic']),
   });
   const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
   const res = await server.api('POST', `/sessions/${sid}/turns`, { content: [{ type: 'text', text: 'hi' }] });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
 
@@ -30,7 +31,7 @@ for (const [first, second] of [
     timeout: 60_000,
   }, async (t) => {
     const server = await startAgentServer(t, {
-      env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+      env: fakeProviderEnv(fake, ['anthropic']),
     });
     const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
     fake.script([{ hang: true }]);

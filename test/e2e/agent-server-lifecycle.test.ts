@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
 import { freePort, isolatedEnv, makeTempDir, runSvc, startSvc } from '../helpers/svc.ts';
@@ -160,7 +161,7 @@ test('a turn submission still arriving when SIGTERM comes is refused with 503, a
   const fake = await startFakeProvider({ defaultStep: 'hang' });
   t.after(() => fake.close());
   const server = await startAgentServer(t, {
-    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+    env: fakeProviderEnv(fake, ['anthropic']),
   });
   const { id } = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body;
   const slow = await slowPost(server.url, `/sessions/${id}/turns`, {

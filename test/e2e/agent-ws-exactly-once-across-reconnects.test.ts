@@ -7,16 +7,14 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { isPersisted } from '#src/events/catalog.ts';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
 import { attach } from '../helpers/ws-client.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-const server = await startAgentServer(
-  { after },
-  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
-);
+const server = await startAgentServer({ after }, { env: fakeProviderEnv(fake, ['anthropic']) });
 
 type Ev = { id: string; type: string; turn_id: string | null };
 

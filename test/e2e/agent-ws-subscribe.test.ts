@@ -8,16 +8,14 @@ import { after, test } from 'node:test';
 import { encodeTime, monotonicFactory } from 'ulidx';
 import { CHAT_PRESET_TYPES } from '#src/agent/ws/filter.ts';
 import { EVENT_TYPES, isPersisted } from '#src/events/catalog.ts';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
 import { attach, type StreamClient } from '../helpers/ws-client.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-const server = await startAgentServer(
-  { after },
-  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
-);
+const server = await startAgentServer({ after }, { env: fakeProviderEnv(fake, ['anthropic']) });
 
 const clients: StreamClient[] = [];
 after(async () => {

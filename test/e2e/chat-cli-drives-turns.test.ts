@@ -11,6 +11,7 @@ import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { createServer as createTlsServer } from 'node:tls';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../fixtures/postgres-tls.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
@@ -20,10 +21,7 @@ import { startUpgradeRefusingRelay } from '../helpers/upgrade-refusing-relay.ts'
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-const server = await startAgentServer(
-  { after },
-  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
-);
+const server = await startAgentServer({ after }, { env: fakeProviderEnv(fake, ['anthropic']) });
 
 function chat(args: string[], input?: string, url = server.url): Chat {
   return startChat(url, server.env, args, input);

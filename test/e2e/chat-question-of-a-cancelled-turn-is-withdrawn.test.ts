@@ -6,16 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { sessionOf, startChat } from '../helpers/chat-cli.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-const server = await startAgentServer(
-  { after },
-  { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
-);
+const server = await startAgentServer({ after }, { env: fakeProviderEnv(fake, ['anthropic']) });
 
 test('the question of a turn cancelled elsewhere is withdrawn as ended, not as answered', async () => {
   fake.script([
