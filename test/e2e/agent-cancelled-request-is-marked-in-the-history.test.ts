@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
 
@@ -24,7 +25,7 @@ async function idle(server: AgentServer, sid: string) {
 
 test('after a cancelled turn the model is told that request was cancelled, before the new one', async (t) => {
   const server = await startAgentServer(t, {
-    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+    env: fakeProviderEnv(fake, ['anthropic']),
   });
   const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
   for (const [i, step] of [
@@ -62,7 +63,7 @@ test('after a cancelled turn the model is told that request was cancelled, befor
 });
 
 test('a turn a killed server left open is marked cancelled in the history as well, once recovered', async (t) => {
-  const env = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl };
+  const env = fakeProviderEnv(fake, ['anthropic']);
   const first = await startAgentServer(t, { env });
   const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;
   fake.script([{ toolUses: [{ name: 'write_file', input: { path: 'x.txt', content: 'x' } }] }]);
@@ -89,8 +90,7 @@ test('a turn a killed server left open is marked cancelled in the history as wel
 test('after a failed turn the model is told that request ended without an answer, before the new one', async (t) => {
   const server = await startAgentServer(t, {
     env: {
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      ...fakeProviderEnv(fake, ['anthropic']),
       SVC_GATEWAY_MAX_RETRIES: '0',
     },
   });

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
 import { diesSoon, isRunning } from '../helpers/process-alive.ts';
@@ -17,8 +18,6 @@ before(async () => {
   fake = await startFakeProvider();
 });
 after(() => fake.close());
-
-const providerEnv = () => ({ ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl });
 
 async function eventsUntil(server: AgentServer, sid: string, pred: (types: any[]) => boolean) {
   for (let i = 0; i < 400; i++) {
@@ -30,7 +29,7 @@ async function eventsUntil(server: AgentServer, sid: string, pred: (types: any[]
 }
 
 test('kill -9 while run_command runs: the command and its group die with the server, the restart cancels the turn', async (t) => {
-  const first = await startAgentServer(t, { env: providerEnv() });
+  const first = await startAgentServer(t, { env: fakeProviderEnv(fake, ['anthropic']) });
   const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;
   fake.script([
     {
@@ -61,7 +60,7 @@ test('kill -9 while run_command runs: the command and its group die with the ser
   await first.svc.stop('SIGKILL');
   assert.equal(await diesSoon(shellPid), true, 'the command outlived the killed server');
 
-  const second = await startAgentServer(t, { env: providerEnv(), home: first.home });
+  const second = await startAgentServer(t, { env: fakeProviderEnv(fake, ['anthropic']), home: first.home });
   const events = await eventsUntil(second, sid, (e) => e.some((x) => x.type === 'turn.cancelled'));
   assert.equal(events.find((x) => x.type === 'turn.cancelled').payload.reason, 'server_restart');
   assert.equal(existsSync(join(first.workspace, 'late.txt')), false);

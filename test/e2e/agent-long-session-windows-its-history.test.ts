@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { LEFT_OUT_NOTE } from '#src/agent/sessions/history-window.ts';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
 
@@ -34,7 +35,7 @@ async function turn(server: AgentServer, sid: string, text: string, reply: strin
 
 test('a session past every model context keeps working: the oldest turns are left out of the model view', async (t) => {
   const server = await startAgentServer(t, {
-    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+    env: fakeProviderEnv(fake, ['anthropic']),
   });
   const sid = (await server.api('POST', '/sessions', { workspace_path: server.workspace })).body.id;
   assert.equal((await turn(server, sid, bulky('FIRST-PROMPT'), 'first answer')).status, 'completed');

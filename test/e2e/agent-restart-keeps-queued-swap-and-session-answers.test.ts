@@ -11,12 +11,13 @@ import assert from 'node:assert/strict';
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-const env = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl };
+const env = fakeProviderEnv(fake, ['anthropic']);
 
 function types(server: AgentServer, turnId: string): string[] {
   return withStore(server.db, (db) =>

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
 import { attach } from '../helpers/ws-client.ts';
@@ -18,7 +19,7 @@ before(async () => {
   fake = await startFakeProvider();
   server = await startAgentServer(
     { after: (fn) => void cleanups.push(fn) },
-    { env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl } },
+    { env: fakeProviderEnv(fake, ['anthropic']) },
   );
 });
 after(async () => {

@@ -8,13 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
 import { attach, type Frame, type StreamClient } from '../helpers/ws-client.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-const provider = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl };
+const provider = fakeProviderEnv(fake, ['anthropic']);
 // heartbeats every 100 ms on one server (idle sockets and one a turn keeps busy); a queue of 50 events
 // (and the default 30 s pings) on the other
 const server = await startAgentServer({ after }, { env: { ...provider, SVC_WS_QUEUE_LIMIT: '50' } });

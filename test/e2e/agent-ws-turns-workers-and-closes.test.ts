@@ -6,13 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
 import { attach, type StreamClient } from '../helpers/ws-client.ts';
 
 const fake = await startFakeProvider();
 after(() => fake.close());
-const provider = { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl };
+const provider = fakeProviderEnv(fake, ['anthropic']);
 const server = await startAgentServer({ after }, { env: provider });
 
 const text = (t: string) => [{ type: 'text', text: t }];

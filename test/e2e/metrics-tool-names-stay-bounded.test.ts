@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { parseExposition, type Sample } from '../helpers/prometheus-exposition.ts';
@@ -13,7 +14,7 @@ test('invented tool names count as unknown; read_file keeps its label', async (t
   const fake = await startFakeProvider();
   t.after(() => fake.close());
   const server = await startAgentServer(t, {
-    env: { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl },
+    env: fakeProviderEnv(fake, ['anthropic']),
   });
   fake.script([
     {
