@@ -11,6 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { attach } from '../helpers/ws-client.ts';
@@ -21,12 +22,7 @@ const server = await startAgentServer(
   { after },
   {
     env: {
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-      OPENAI_API_KEY: 'sk-openai-test',
-      OPENAI_BASE_URL: fake.openaiBaseUrl,
-      OPENROUTER_API_KEY: 'sk-or-test',
-      OPENROUTER_BASE_URL: fake.openrouterBaseUrl,
+      ...fakeProviderEnv(fake),
       // the fault matrix below: one retry, and a hang or a stall costs at most these
       SVC_GATEWAY_MAX_RETRIES: '1',
       SVC_GATEWAY_UPSTREAM_TIMEOUT_MS: '1500',

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { attach, type Frame } from '../helpers/ws-client.ts';
@@ -18,10 +19,7 @@ const server = await startAgentServer(
   { after },
   {
     env: {
-      OPENAI_API_KEY: 'sk-openai-test',
-      OPENAI_BASE_URL: fake.openaiBaseUrl,
-      OPENROUTER_API_KEY: 'sk-or-test',
-      OPENROUTER_BASE_URL: fake.openrouterBaseUrl,
+      ...fakeProviderEnv(fake, ['openai', 'openrouter']),
     },
   },
 );

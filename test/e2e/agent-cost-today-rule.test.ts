@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
 import { makeTempDir } from '../helpers/svc.ts';
@@ -27,8 +28,7 @@ test('a cost_today_above rule routes the next turn once the agent server spent m
   const options = {
     args: ['--routing', routing],
     env: {
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      ...fakeProviderEnv(fake, ['anthropic']),
       SVC_GATEWAY_GLOBAL_DEFAULT: undefined,
     },
   };

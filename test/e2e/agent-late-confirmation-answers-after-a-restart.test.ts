@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer } from '../helpers/agent-server.ts';
 
@@ -17,8 +18,7 @@ before(async () => {
 after(() => fake.close());
 
 const env = (timeoutMs: string) => ({
-  ANTHROPIC_API_KEY: 'sk-ant-test',
-  ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+  ...fakeProviderEnv(fake, ['anthropic']),
   SVC_AGENT_CONFIRMATION_TIMEOUT_MS: timeoutMs,
 });
 

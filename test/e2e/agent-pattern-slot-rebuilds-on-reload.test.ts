@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
 import { waitForPatternRebuild } from '../helpers/pattern-rebuilt.ts';
@@ -58,8 +59,7 @@ test('after /routing/reload enables slot 4, a turn like those that worked on hai
   writeFileSync(routing, 'pattern: { enabled: false }\n');
   const server = await startAgentServer(t, {
     env: {
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      ...fakeProviderEnv(fake, ['anthropic']),
       SVC_ROUTING_POLICY: routing,
       SVC_PATTERN_REFRESH_MS: '3600000',
     },

@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { DatabaseSync } from 'node:sqlite';
 import { after, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer, withStore } from '../helpers/agent-server.ts';
 import { attach } from '../helpers/ws-client.ts';
@@ -25,8 +26,7 @@ const server = await startAgentServer(
   { after },
   {
     env: {
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      ...fakeProviderEnv(fake, ['anthropic']),
       // a lock held elsewhere is given up on soon (the trace writer's retries, then the turn's own write)
       SVC_SQLITE_BUSY_TIMEOUT_MS: '50',
     },

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
 
@@ -28,11 +29,11 @@ after(async () => {
   await fake.close();
 });
 
+// keys of their own: the test checks no output shows them
 const providerEnv = () => ({
+  ...fakeProviderEnv(fake, ['anthropic', 'openai']),
   ANTHROPIC_API_KEY: 'sk-ant-secret-for-test',
-  ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
   OPENAI_API_KEY: 'sk-openai-secret-for-test',
-  OPENAI_BASE_URL: fake.openaiBaseUrl,
   SVC_AGENT_CONFIRMATION_TIMEOUT_MS: '20000',
 });
 

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { readEvents } from '../helpers/gateway-keys.ts';
@@ -40,12 +41,7 @@ function assertRefused(
 test('a second svc serve on the store is refused; the first one’s running turn completes; kill -9 frees the store', async (t) => {
   const fake = await startFakeProvider();
   t.after(() => fake.close());
-  const env = {
-    ANTHROPIC_API_KEY: 'sk-ant-test',
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-    OPENAI_API_KEY: 'sk-openai-test',
-    OPENAI_BASE_URL: fake.openaiBaseUrl,
-  };
+  const env = fakeProviderEnv(fake, ['anthropic', 'openai']);
   const first = await startAgentServer(t, { env });
   const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;
   fake.script([{ hold: true, text: 'held answer' }]);
