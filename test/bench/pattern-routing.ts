@@ -24,6 +24,7 @@ import { fingerprintRequest } from '#src/routing/pattern/fingerprint.ts';
 import { queryPatternStats } from '#src/routing/pattern/stats-query.ts';
 import { buildPatternTable, lookupPattern } from '#src/routing/pattern/table.ts';
 import { describeRequest, lastUserText } from '#src/routing/request-facts.ts';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
 import { waitForPatternRebuild } from '../helpers/pattern-rebuilt.ts';
@@ -63,10 +64,7 @@ async function main(): Promise<void> {
   const root = makeTempDir('svc-bench-pattern-');
   try {
     const files = gatewayFiles(root.dir, {
-      ANTHROPIC_API_KEY: 'sk-ant-bench',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-      OPENAI_API_KEY: 'sk-openai-bench',
-      OPENAI_BASE_URL: fake.openaiBaseUrl,
+      ...fakeProviderEnv(fake, ['anthropic', 'openai']),
       SVC_GATEWAY_MAX_RETRIES: '0',
       SVC_PATTERN_REFRESH_MS: '3600000',
     });

@@ -17,6 +17,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { useTestPostgres } from '../helpers/postgres.ts';
@@ -41,8 +42,7 @@ test('503 store_unavailable while PostgreSQL is away; a turn accepted before it 
   const server = await startAgentServer(t, {
     env: {
       SVC_DATABASE_URL: viaRelay.toString(),
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      ...fakeProviderEnv(fake, ['anthropic']),
     },
   });
   t.after(() => relay.down()); // after the server's stop (cleanups run in order): its flush needs the store
@@ -159,8 +159,7 @@ test('a tool output holding a NUL byte does not end the turn on PostgreSQL (its 
   const server = await startAgentServer(t, {
     env: {
       SVC_DATABASE_URL: await postgres.createDatabase(),
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      ...fakeProviderEnv(fake, ['anthropic']),
     },
   });
   // a NUL past the first 8 KiB: read_file does not take the file for binary, so the NUL is in its output
@@ -267,8 +266,7 @@ test('a second svc serve on the database is refused; the first one’s running t
   const url = new URL(await postgres.createDatabase());
   const env = {
     SVC_DATABASE_URL: url.toString(),
-    ANTHROPIC_API_KEY: 'sk-ant-test',
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    ...fakeProviderEnv(fake, ['anthropic']),
   };
   const first = await startAgentServer(t, { env });
   const sid = (await first.api('POST', '/sessions', { workspace_path: first.workspace })).body.id;

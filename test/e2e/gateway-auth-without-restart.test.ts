@@ -5,17 +5,14 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { editKeyRecord, gatewayFiles, issueKey, parseLines, readEvents } from '../helpers/gateway-keys.ts';
 import { makeTempDir, type RunningSvc, runSvc, startSvc } from '../helpers/svc.ts';
 
 const tmp = makeTempDir();
 const fake = await startFakeProvider();
-const f = gatewayFiles(tmp.dir, {
-  ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-  OPENAI_API_KEY: 'sk-openai-test',
-  OPENAI_BASE_URL: fake.openaiBaseUrl,
-});
+const f = gatewayFiles(tmp.dir, fakeProviderEnv(fake, ['anthropic', 'openai']));
 const running: RunningSvc[] = [];
 const tokens: string[] = [];
 test.after(async () => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { gatewayFiles, issueKey } from '../helpers/gateway-keys.ts';
 import { makeTempDir, type RunningSvc, startSvc } from '../helpers/svc.ts';
@@ -29,8 +30,7 @@ test('a cost_today_above rule routes a key that spent more than its amount today
     'rules:\n  - name: over-budget-today\n    when: { cost_today_above: 0.01 }\n    use: anthropic:claude-haiku-4-5\n',
   );
   const files = gatewayFiles(tmp.dir, {
-    ANTHROPIC_API_KEY: 'sk-ant-test',
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    ...fakeProviderEnv(fake, ['anthropic']),
     SVC_ROUTING_POLICY: routing,
   });
   const spender = await issueKey(files.env, []);

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '#src/store/open.ts';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { startAgentServer } from '../helpers/agent-server.ts';
 import { gatewayFiles, parseLines } from '../helpers/gateway-keys.ts';
@@ -130,8 +131,7 @@ test('svc serve on PostgreSQL: a session, a turn with a tool through the fake pr
   const server = await startAgentServer(t, {
     env: {
       SVC_DATABASE_URL: url,
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      ...fakeProviderEnv(fake, ['anthropic']),
     },
   });
   const session = await server.api('POST', '/sessions', { workspace_path: server.workspace });

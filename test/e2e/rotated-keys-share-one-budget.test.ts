@@ -15,6 +15,7 @@ import { worstCaseCost } from '#src/models/pricing.ts';
 import { loadModelRegistry } from '#src/models/registry.ts';
 import { boundCallTokens } from '#src/models/token-bound.ts';
 import { openStore } from '#src/store/open.ts';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { startFakeProvider } from '../fake-provider/server.ts';
 import { decode } from '../helpers/budget-probes.ts';
 import { gatewayFiles, issueKey, parseLines } from '../helpers/gateway-keys.ts';
@@ -82,8 +83,7 @@ async function sharedBudget(t: TestContext, databaseUrl: string | undefined): Pr
   const fake = await startFakeProvider();
   const tmp = makeTempDir('svc-rotate-budget-');
   const files = gatewayFiles(tmp.dir, {
-    ANTHROPIC_API_KEY: 'sk-ant-test',
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    ...fakeProviderEnv(fake, ['anthropic']),
     SVC_DATABASE_URL: databaseUrl,
   });
   const target: StoreTarget = databaseUrl

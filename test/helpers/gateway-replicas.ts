@@ -4,6 +4,7 @@
  */
 
 import { openStore, type Store } from '#src/store/open.ts';
+import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { issueKey } from './gateway-keys.ts';
 import { isolatedEnv, makeTempDir, type RunningSvc, startSvc } from './svc.ts';
@@ -29,11 +30,7 @@ export async function startGatewayReplicas(
   const home = makeTempDir('svc-replicas-');
   const env = isolatedEnv(home.dir, {
     SVC_DATABASE_URL: databaseUrl,
-    ANTHROPIC_API_KEY: 'sk-ant-test',
-    OPENAI_API_KEY: 'sk-openai-test',
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-    OPENAI_BASE_URL: fake.openaiBaseUrl,
-    OPENROUTER_BASE_URL: fake.openrouterBaseUrl,
+    ...fakeProviderEnv(fake, ['anthropic', 'openai']),
     ...extraEnv,
   });
   const replicas: RunningSvc[] = [];

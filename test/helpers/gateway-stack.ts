@@ -5,6 +5,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { type FakeProviderName, fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type GatewayFiles, gatewayFiles, issueKey } from './gateway-keys.ts';
 import { makeTempDir, type RunningSvc, startSvc } from './svc.ts';
@@ -30,20 +31,15 @@ export interface StackOptions {
   /** Extra environment for the gateway (SVC_GATEWAY_* tuning). */
   env?: Record<string, string | undefined>;
   /** Which providers get a key (default all three). */
-  providers?: Array<'anthropic' | 'openai' | 'openrouter'>;
+  providers?: FakeProviderName[];
 }
 
 export async function startGatewayStack(options: StackOptions = {}): Promise<GatewayStack> {
   const fake = await startFakeProvider();
   const tmp = makeTempDir('svc-gw-');
-  const providers = new Set(options.providers ?? ['anthropic', 'openai', 'openrouter']);
   const files = gatewayFiles(tmp.dir, {
-    ANTHROPIC_API_KEY: providers.has('anthropic') ? 'sk-ant-test' : undefined,
-    OPENAI_API_KEY: providers.has('openai') ? 'sk-openai-test' : undefined,
-    OPENROUTER_API_KEY: providers.has('openrouter') ? 'sk-or-test' : undefined,
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-    OPENAI_BASE_URL: fake.openaiBaseUrl,
-    OPENROUTER_BASE_URL: fake.openrouterBaseUrl,
+    ANTHROPIC_API_KEY: undefined, // not gatewayFiles' own key: Anthropic has a key only when named
+    ...fakeProviderEnv(fake, options.providers),
     ...options.env,
   });
   let first: { keyId: string; token: string };
