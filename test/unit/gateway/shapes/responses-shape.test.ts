@@ -58,7 +58,10 @@ test("responses: a stream failing on the provider account's spent credit reads i
     return [out.at(-2)!.data.code, out.at(-1)!.data.response.error.code];
   };
   assert.deepEqual(await failedCode(402, 'billing_error'), ['upstream_auth_failed', 'insufficient_quota']);
-  assert.deepEqual(await failedCode(429, 'insufficient_quota'), ['upstream_auth_failed', 'insufficient_quota']);
+  assert.deepEqual(await failedCode(429, 'insufficient_quota'), [
+    'upstream_auth_failed',
+    'insufficient_quota',
+  ]);
   assert.deepEqual(await failedCode(401, 'authentication_error'), ['upstream_auth_failed', 'server_error']);
 });
 
