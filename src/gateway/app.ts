@@ -23,6 +23,7 @@ import { isSvcError, SvcError, shouldRetryFor } from '../lib/errors.ts';
 import type { NewId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Clock } from '../lib/time.ts';
+import { isStreamAnswer, jsonAnswer, keepsAnswerHeaders, setAnswerHeader } from './answer.ts';
 import { createAuth } from './auth.ts';
 import type { GatewayEnv } from './env.ts';
 import { encodeGatewayError } from './errors.ts';
@@ -88,7 +89,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   app.notFound((c) => {
     const allow = allowOf(c.req.path);
     if (allow.length > 0) {
-      c.header('allow', allow.join(', '));
+      setAnswerHeader(c, 'allow', allow.join(', '));
       return respond(
         c,
         new SvcError('method_not_allowed', {
@@ -170,12 +171,17 @@ function frontMiddleware(deps: GatewayAppDeps): MiddlewareHandler<GatewayEnv> {
   const allowed = deps.allowedHosts ?? [];
   const stampVersion = createVersionStamp();
   const finishLog = deps.writeRequestLog
-    ? createRequestLogFinish({ write: deps.writeRequestLog, fields: logFields })
+    ? createRequestLogFinish({
+        write: deps.writeRequestLog,
+        fields: logFields,
+        isEventStream: isStreamAnswer,
+      })
     : undefined;
   return async function front(c, next) {
     const id = deps.newId();
     c.set('requestId', id);
-    for (const name of REQUEST_ID_HEADER_NAMES) c.header(name, id);
+    if (keepsAnswerHeaders(c.req.path)) c.set('answerHeaders', requestIdHeaders(id));
+    else for (const name of REQUEST_ID_HEADER_NAMES) c.header(name, id);
     const started = performance.now();
     try {
       const refusal = hostRefusal(requestHeaders(c), allowed);
@@ -201,8 +207,7 @@ function guard(auth: (c: Context<GatewayEnv>) => void, fixed?: InboundShape): Mi
 function respond(c: Context<GatewayEnv>, err: SvcError): Response {
   const { status, body, headers } = encodeGatewayError(shapeOf(c), err, c.get('requestId'));
   c.set('errorCode', err.code);
-  for (const [name, value] of Object.entries(headers)) c.header(name, value);
-  return c.json(body, status as 401);
+  return jsonAnswer(c, JSON.stringify(body), status, headers);
 }
 
 function shapeOf(c: Context<GatewayEnv>): InboundShape | undefined {
@@ -224,7 +229,7 @@ const METHODS: ReadonlyArray<readonly [string, string]> = [
 
 function methodNotAllowed(allow: string): Handler<GatewayEnv> {
   return (c) => {
-    c.header('allow', allow);
+    setAnswerHeader(c, 'allow', allow);
     throw new SvcError('method_not_allowed', {
       message: `${c.req.method} is not allowed on ${c.req.path}; use ${allow}.`,
     });

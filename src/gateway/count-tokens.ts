@@ -18,6 +18,7 @@ import type { LlmCallDeps } from '../llm/call.ts';
 import type { CallRunner } from '../llm/runner.ts';
 import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
+import { jsonAnswer, setAnswerHeader } from './answer.ts';
 import { askProviderCount } from './count-upstream.ts';
 import { DROPPED_PARAMS_HEADER, fittedDroppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
@@ -60,11 +61,11 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
     });
     c.set('routedModel', routed.model.id);
     c.set('routedBy', routed.decision.chain[routed.decision.winner_index]?.policy ?? 'unknown');
-    c.header(ROUTED_MODEL_HEADER, routed.model.id);
+    setAnswerHeader(c, ROUTED_MODEL_HEADER, routed.model.id);
     const { adapter } = routed;
     if (!adapter.encodeCountTokens) {
-      c.header(TOKEN_COUNT_HEADER, 'estimate');
-      return c.json({ input_tokens: facts.estimatedInputTokens });
+      setAnswerHeader(c, TOKEN_COUNT_HEADER, 'estimate');
+      return jsonAnswer(c, JSON.stringify({ input_tokens: facts.estimatedInputTokens }));
     }
     // a body written for another Claude model is fitted to the routed one as its call would be (thinking and
     // effort: the count endpoint refuses what Messages refuses of them), max_tokens aside: a count has none;
@@ -74,7 +75,7 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
     const params = fittedDroppedParams(body, upstreamModel, fitTo).join(', ');
     if (params) {
       c.set('droppedParams', params);
-      c.header(DROPPED_PARAMS_HEADER, params);
+      setAnswerHeader(c, DROPPED_PARAMS_HEADER, params);
     }
     // reasoning another model family sealed (or a gateway mark) is left out as the call leaves it out, so the
     // count is of what the call sends
@@ -95,8 +96,8 @@ export function createCountTokensHandler(deps: CountTokensDeps): Handler<Gateway
       const text = await askProviderCount(deps.llm, adapter, call, before.signal);
       before.answered();
       const count = checkResponseShape(CountSchema, parseOrUndefined(text), 'a token count');
-      c.header(TOKEN_COUNT_HEADER, 'provider');
-      return c.json({ input_tokens: count.input_tokens });
+      setAnswerHeader(c, TOKEN_COUNT_HEADER, 'provider');
+      return jsonAnswer(c, JSON.stringify({ input_tokens: count.input_tokens }));
     } catch (err) {
       if (before.cut) throw cutOffAnswer(before.signal.reason);
       if (signal.aborted) throw new SvcError('cancelled', { message: 'the client closed the connection' });

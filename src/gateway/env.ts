@@ -21,6 +21,8 @@ export interface GatewayVariables {
   droppedTools: string;
   /** Request parameters a translated call was sent without (svc-dropped-params). */
   droppedParams: string;
+  /** The answer's headers on a provider path, a plain object to the end (answer.ts); elsewhere `c.header`. */
+  answerHeaders: Record<string, string>;
   /** The error code of a failed answer (its body's `code`), for the request log. */
   errorCode: ErrorCode;
   /** Resolved `Svc-API-Version` on the service-owned path /healthz (http/versioning.ts). */

@@ -12,6 +12,7 @@ import { SvcError } from '../lib/errors.ts';
 import { contextWindowOf, parseBetas } from '../models/long-context.ts';
 import type { ModelEntry } from '../models/model-schema.ts';
 import type { ModelRegistry } from '../models/registry.ts';
+import { jsonAnswer } from './answer.ts';
 import type { GatewayEnv } from './env.ts';
 import { MAX_MODEL_LENGTH } from './shapes/shape.ts';
 
@@ -38,9 +39,9 @@ export function createModelsHandler(deps: ModelsRouteDeps): Handler<GatewayEnv> 
         after_id: c.req.query('after_id'),
         before_id: c.req.query('before_id'),
       });
-      return c.json(encodeAnthropicList(page.models, page.hasMore, betasOf(c)));
+      return jsonAnswer(c, JSON.stringify(encodeAnthropicList(page.models, page.hasMore, betasOf(c))));
     }
-    return c.json(encodeOpenAIList(models, deps.createdAt));
+    return jsonAnswer(c, JSON.stringify(encodeOpenAIList(models, deps.createdAt)));
   };
 }
 
@@ -60,8 +61,9 @@ export function createModelHandler(deps: ModelRouteDeps): Handler<GatewayEnv> {
         message: `The model ${named} does not exist or this key may not use it; GET /v1/models lists the models it may use.`,
       });
     }
-    if (c.get('shape') === 'anthropic') return c.json(encodeAnthropicModelInfo(m, betasOf(c)));
-    return c.json(encodeOpenAIModel(m, deps.createdAt));
+    if (c.get('shape') === 'anthropic')
+      return jsonAnswer(c, JSON.stringify(encodeAnthropicModelInfo(m, betasOf(c))));
+    return jsonAnswer(c, JSON.stringify(encodeOpenAIModel(m, deps.createdAt)));
   };
 }
 

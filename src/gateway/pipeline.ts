@@ -27,6 +27,7 @@ import type { ModelRegistry } from '../models/registry.ts';
 import { boundCallTokens } from '../models/token-bound.ts';
 import type { SlotHooks } from '../routing/facts.ts';
 import { describeRequest } from '../routing/request-facts.ts';
+import { jsonAnswer, keptAnswerHeaders, setAnswerHeader } from './answer.ts';
 import { DROPPED_PARAMS_HEADER, droppedParams, fittedDroppedParams } from './dropped-params.ts';
 import type { GatewayEnv } from './env.ts';
 import { portableReasoning } from './foreign-reasoning.ts';
@@ -135,7 +136,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         // every answer names what served it (issue 13), errors after routing included
         c.set('routedModel', model.id);
         c.set('routedBy', routed.decision.chain[routed.decision.winner_index]?.policy ?? 'unknown');
-        c.header(ROUTED_MODEL_HEADER, model.id);
+        setAnswerHeader(c, ROUTED_MODEL_HEADER, model.id);
 
         const wire = sameWireOps(adapter, shapeName);
         const sameWire = wire !== undefined;
@@ -146,10 +147,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           shapeName === 'openai_responses' && !sameWire && !searched
             ? droppedHostedTools(received).join(', ')
             : '';
-        const droppedHeader: Record<string, string> = dropped ? { [DROPPED_TOOLS_HEADER]: dropped } : {};
         if (dropped) {
           c.set('droppedTools', dropped);
-          c.header(DROPPED_TOOLS_HEADER, dropped);
+          setAnswerHeader(c, DROPPED_TOOLS_HEADER, dropped);
         }
         // a body written for another Claude model is fitted to the routed one (adapters/anthropic/fit-model.ts)
         const fitTo = fitTarget(req.model, routed, sameWire);
@@ -179,9 +179,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             : droppedParams(received, shapeName, adapter.name, upstreamModel, whole)
         ).join(', ');
         if (params) {
-          droppedHeader[DROPPED_PARAMS_HEADER] = params;
           c.set('droppedParams', params);
-          c.header(DROPPED_PARAMS_HEADER, params);
+          setAnswerHeader(c, DROPPED_PARAMS_HEADER, params);
         }
         // that follow-up is spelled out on any model (an OpenAI model gets the gateway's kept turns as plain input
         // items, since OpenAI never stored them; what OpenAI stored itself goes to it as named)
@@ -292,7 +291,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             signal,
             stopSignal: stopCutOffSignal(c.env?.outgoing),
             startedMs: performance.now() - running.elapsedMs(), // ttft_ms counts from the call's start
-            headers: { ...requestIdHeaders(turn.id), [ROUTED_MODEL_HEADER]: model.id, ...droppedHeader },
+            headers: keptAnswerHeaders(c),
             turn,
             ...(keep ? { onResponse: keep } : {}),
           });
@@ -337,7 +336,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             stall_ms: deps.clientStallMs,
           }),
         );
-        return c.body(out, 200, { 'content-type': 'application/json' });
+        return jsonAnswer(c, out);
       } catch (err) {
         // written before the answer (PostgreSQL), so the client's next request is not checked against it
         const released = hold?.release();

@@ -18,6 +18,7 @@ import { isSvcError, SvcError } from '../lib/errors.ts';
 import { classifyReadFailure } from '../llm/call-failure.ts';
 import { type CanonicalEventStream, failureError } from '../llm/call-stream.ts';
 import type { CallRunner, RunningCall } from '../llm/runner.ts';
+import { SSE_CONTENT_TYPE, streamAnswer } from './answer.ts';
 import { type InboundShape, TRUNCATED } from './shapes/shape.ts';
 
 export interface StreamResponseInput {
@@ -51,6 +52,7 @@ export interface StreamResponseInput {
   /** Called once when a stalled client is cut off. */
   onClientStall?: () => void;
   startedMs: number;
+  /** The answer's headers (lowercase names; the stream's own are added to this object: answer.ts). */
   headers: Record<string, string>;
   /** The gateway turn: turn.completed is committed with the call's closing event. */
   turn: { finish(status: number, errorCode: string | null): Published };
@@ -64,7 +66,7 @@ export interface StreamResponseInput {
   onResponse?: (response: Record<string, unknown>, text?: string) => void;
 }
 
-const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+const SSE_HEADERS = { 'content-type': SSE_CONTENT_TYPE, 'cache-control': 'no-cache' };
 
 export function createStreamResponse(input: StreamResponseInput): Response {
   const state = { done: false, ttft: null as number | null };
@@ -132,7 +134,7 @@ export function createStreamResponse(input: StreamResponseInput): Response {
     },
     { highWaterMark: 0 },
   );
-  return new Response(stream, { status: 200, headers: { ...input.headers, ...SSE_HEADERS } });
+  return streamAnswer(stream, input.headers, SSE_HEADERS);
 }
 
 // --- internal ---

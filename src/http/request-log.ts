@@ -6,6 +6,8 @@ export interface RequestLogOptions {
   write: (line: string) => void;
   /** Adds per-app fields (key id, shape, model...) to the line; never tokens or prompts (DECISIONS §4). */
   fields?: (c: Context, line: Record<string, unknown>) => void;
+  /** Whether the answer is an event stream; default: its `content-type` (which makes its headers a `Headers`). */
+  isEventStream?: (c: Context) => boolean;
   now?: () => number;
 }
 
@@ -34,12 +36,13 @@ export function createRequestLog(options: RequestLogOptions): MiddlewareHandler 
  */
 export function createRequestLogFinish(options: RequestLogOptions): (c: Context, started: number) => void {
   const now = options.now ?? (() => performance.now());
+  const eventStream = options.isEventStream ?? ((c: Context) => isEventStream(c.res));
   return (c, started) => {
     const status = c.res.status;
     const latencyMs = Math.round((now() - started) * 1000) / 1000;
     const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
     // a closure only for a stream (the hot path's other answers allocate none)
-    if (status === 200 && outgoing && !outgoing.closed && isEventStream(c.res))
+    if (status === 200 && outgoing && !outgoing.closed && eventStream(c))
       outgoing.once('close', () => writeLine(options, c, status, latencyMs));
     else writeLine(options, c, status, latencyMs);
   };

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { runSvc } from '../helpers/svc.ts';
 
 const MAX_BODY_BYTES = 16_384;
@@ -515,6 +516,173 @@ const CASES: Case[] = [
   },
 ];
 
+/**
+ * Answers whose every header line is pinned, in order, as the client's bytes show them: a JSON answer, an
+ * event stream and an error on each provider shape. `{id}` is the answer's request id (the same under its three
+ * names), `{length}` its body's byte length; Node adds Date and Connection.
+ */
+interface Pinned {
+  name: string;
+  path: string;
+  auth: 'anthropic' | 'openai';
+  body: unknown;
+  head: string[];
+}
+
+const ROUTED_HAIKU = 'svc-routed-model: anthropic:claude-haiku-4-5';
+const ROUTED_MINI = 'svc-routed-model: openai:gpt-5-mini';
+const IDS_JSON = ['content-type: application/json', 'request-id: {id}', 'svc-request-id: {id}'];
+const IDS_SSE = [
+  'cache-control: no-cache',
+  'content-type: text/event-stream; charset=utf-8',
+  'request-id: {id}',
+  'svc-request-id: {id}',
+];
+const JSON_END = ['Content-Length: {length}', 'Date: {date}', 'Connection: close'];
+const SSE_END = ['Date: {date}', 'Connection: close', 'Transfer-Encoding: chunked'];
+const RATE_LIMITED = '[[fake:error=429;retry-after=1]]';
+
+const PINNED: Pinned[] = [
+  {
+    name: 'messages JSON',
+    path: '/v1/messages',
+    auth: 'anthropic',
+    body: messages('haiku', 'hi'),
+    head: ['HTTP/1.1 200 OK', ...IDS_JSON, ROUTED_HAIKU, 'x-request-id: {id}', ...JSON_END],
+  },
+  {
+    name: 'messages SSE translated, a parameter dropped',
+    path: '/v1/messages',
+    auth: 'anthropic',
+    body: messages('openai:gpt-5-mini', 'hi', { stream: true, top_k: 5 }),
+    head: [
+      'HTTP/1.1 200 OK',
+      'cache-control: no-cache',
+      'content-type: text/event-stream; charset=utf-8',
+      'request-id: {id}',
+      'svc-dropped-params: top_k',
+      'svc-request-id: {id}',
+      ROUTED_MINI,
+      'x-request-id: {id}',
+      ...SSE_END,
+    ],
+  },
+  {
+    name: 'messages 429 with the provider hint',
+    path: '/v1/messages',
+    auth: 'anthropic',
+    body: messages('haiku', RATE_LIMITED),
+    head: [
+      'HTTP/1.1 429 Too Many Requests',
+      'content-type: application/json',
+      'request-id: {id}',
+      'retry-after: 1',
+      'retry-after-ms: 1000',
+      'svc-request-id: {id}',
+      ROUTED_HAIKU,
+      'x-request-id: {id}',
+      'x-should-retry: true',
+      ...JSON_END,
+    ],
+  },
+  {
+    name: 'chat JSON translated, parameters dropped',
+    path: '/v1/chat/completions',
+    auth: 'openai',
+    body: chat('haiku', 'hi', { seed: 3, logit_bias: { '1': 2 } }),
+    head: [
+      'HTTP/1.1 200 OK',
+      'content-type: application/json',
+      'request-id: {id}',
+      'svc-dropped-params: seed, logit_bias',
+      'svc-request-id: {id}',
+      ROUTED_HAIKU,
+      'x-request-id: {id}',
+      ...JSON_END,
+    ],
+  },
+  {
+    name: 'chat SSE',
+    path: '/v1/chat/completions',
+    auth: 'openai',
+    body: chat('openai:gpt-5-mini', 'hi', { stream: true }),
+    head: ['HTTP/1.1 200 OK', ...IDS_SSE, ROUTED_MINI, 'x-request-id: {id}', ...SSE_END],
+  },
+  {
+    name: 'chat 502 after routing',
+    path: '/v1/chat/completions',
+    auth: 'openai',
+    body: chat('haiku', '[[fake:error=500]]', { stream: true }),
+    head: [
+      'HTTP/1.1 502 Bad Gateway',
+      ...IDS_JSON,
+      ROUTED_HAIKU,
+      'x-request-id: {id}',
+      'x-should-retry: false',
+      ...JSON_END,
+    ],
+  },
+  {
+    name: 'responses JSON',
+    path: '/v1/responses',
+    auth: 'openai',
+    body: responses('openai:gpt-5-mini', 'hi'),
+    head: ['HTTP/1.1 200 OK', ...IDS_JSON, ROUTED_MINI, 'x-request-id: {id}', ...JSON_END],
+  },
+  {
+    name: 'responses SSE translated',
+    path: '/v1/responses',
+    auth: 'openai',
+    body: responses('haiku', 'hi', { stream: true }),
+    head: ['HTTP/1.1 200 OK', ...IDS_SSE, ROUTED_HAIKU, 'x-request-id: {id}', ...SSE_END],
+  },
+  {
+    name: 'responses 400 before routing',
+    path: '/v1/responses',
+    auth: 'openai',
+    body: '{not json',
+    head: [
+      'HTTP/1.1 400 Bad Request',
+      ...IDS_JSON,
+      'x-request-id: {id}',
+      'x-should-retry: false',
+      ...JSON_END,
+    ],
+  },
+  {
+    name: 'count_tokens JSON',
+    path: '/v1/messages/count_tokens',
+    auth: 'anthropic',
+    body: { model: 'haiku', messages: [{ role: 'user', content: 'hi' }] },
+    head: [
+      'HTTP/1.1 200 OK',
+      ...IDS_JSON,
+      ROUTED_HAIKU,
+      'svc-token-count: provider',
+      'x-request-id: {id}',
+      ...JSON_END,
+    ],
+  },
+  {
+    name: 'count_tokens 429 with the provider hint',
+    path: '/v1/messages/count_tokens',
+    auth: 'anthropic',
+    body: { model: 'haiku', messages: [{ role: 'user', content: RATE_LIMITED }] },
+    head: [
+      'HTTP/1.1 429 Too Many Requests',
+      'content-type: application/json',
+      'request-id: {id}',
+      'retry-after: 1',
+      'retry-after-ms: 1000',
+      'svc-request-id: {id}',
+      ROUTED_HAIKU,
+      'x-request-id: {id}',
+      'x-should-retry: true',
+      ...JSON_END,
+    ],
+  },
+];
+
 test('every gateway answer carries its request id, routed model, retry advice, type and error shape', {
   timeout: 120_000,
 }, async (t) => {
@@ -608,6 +776,31 @@ test('every gateway answer carries its request id, routed model, retry advice, t
       } else if (c.status === 200 && c.type === SSE_TYPE) {
         assert.ok(text.length > 0, 'a stream with events');
       }
+    });
+  }
+
+  for (const p of PINNED) {
+    await t.test(`every header line of ${p.name}`, async () => {
+      const body = typeof p.body === 'string' ? p.body : JSON.stringify(p.body);
+      const auth =
+        p.auth === 'anthropic'
+          ? `anthropic-version: 2023-06-01\r\nx-api-key: ${stack.token}`
+          : `authorization: Bearer ${stack.token}`;
+      const raw = await rawExchange(
+        gw.port,
+        `POST ${p.path} HTTP/1.1\r\nhost: 127.0.0.1:${gw.port}\r\n${auth}\r\ncontent-type: application/json\r\n` +
+          `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+      const end = raw.indexOf('\r\n\r\n');
+      const head = raw.slice(0, end).split('\r\n');
+      const id = /^svc-request-id: (.+)$/m.exec(raw.slice(0, end))?.[1] ?? '';
+      assert.match(id, /^[0-9A-HJKMNP-TV-Z]{26}$/, raw.slice(0, end));
+      const date = /^Date: (.+)$/m.exec(raw.slice(0, end))?.[1] ?? '';
+      const length = String(Buffer.byteLength(raw.slice(end + 4)));
+      const expected = p.head.map((line) =>
+        line.replaceAll('{id}', id).replace('{length}', length).replace('{date}', date),
+      );
+      assert.deepEqual(head, expected);
     });
   }
 });
