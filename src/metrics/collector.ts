@@ -1,13 +1,15 @@
 /**
  * @module The metrics collector of spec 1 §GET /metrics: sixteen metrics in a private prom-client
  * Registry, fed only by bus events (request code never touches a metric) and by gauge getters polled
- * at scrape. Handlers are synchronous and O(1); an exception is logged and swallowed.
+ * at scrape. Handlers are synchronous and O(1); an exception is logged and swallowed. Counters and
+ * histograms are kept in svc (series.ts, decimal-counter.ts) and written into prom-client when scraped.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Bus, Subscriber } from '../events/bus.ts';
 import type { Logger } from '../lib/log.ts';
 import { createDecimalCounter } from './decimal-counter.ts';
 import { EVENT_HANDLERS, type Instruments } from './event-handlers.ts';
+import { createCounterSeries, createHistogramSeries } from './series.ts';
 import { createToolNameCache } from './tool-name-cache.ts';
 
 export type MetricsRole = 'gateway' | 'agent';
@@ -202,8 +204,27 @@ function createInstruments(
   gauges: GaugeGetters,
   toolNames: readonly string[] | undefined,
 ) {
-  const llmCost = createDecimalCounter<'provider' | 'model'>();
-  const keyCost = createDecimalCounter<'gateway_key_id'>();
+  const counter = (name: MetricName) => createCounterSeries(METRICS[name].labels);
+  const histogram = (name: MetricName) => {
+    const def: MetricDefinition = METRICS[name];
+    return createHistogramSeries(def.labels, def.buckets ?? []);
+  };
+  const kept = {
+    llmCalls: counter('svc_llm_calls_total'),
+    llmLatency: histogram('svc_llm_call_latency_seconds'),
+    llmCost: createDecimalCounter(METRICS.svc_llm_cost_usd_total.labels),
+    routingDecisions: counter('svc_routing_decisions_total'),
+    routingLatency: histogram('svc_routing_decision_latency_seconds'),
+    patternMatches: counter('svc_pattern_matches_total'),
+    evalVerdicts: counter('svc_eval_verdicts_total'),
+    toolLatency: histogram('svc_tool_call_latency_seconds'),
+    toolNames: createToolNameCache(),
+    knownTools: toolNames && new Set(toolNames),
+    llmErrors: counter('svc_llm_call_errors_total'),
+    toolFailures: counter('svc_tool_failures_total'),
+    authFailures: counter('svc_gateway_auth_failures_total'),
+    keyCost: createDecimalCounter(METRICS.svc_gateway_key_cost_usd_total.labels),
+  };
   const polled = (name: MetricName, getter: (() => number) | undefined) =>
     function collect(this: Gauge) {
       if (!getter) return;
@@ -215,19 +236,30 @@ function createInstruments(
         log.warn('metrics gauge getter failed; keeping the previous value', { metric: name, err });
       }
     };
+  /** Each counter and histogram is written from the series svc keeps when it is scraped. */
+  const exported = (series: { export(metric: any): void }) =>
+    function collect(this: Counter | Histogram) {
+      series.export(this);
+    };
   const collectors: Partial<Record<MetricName, (this: any) => void>> = {
-    svc_llm_cost_usd_total() {
-      llmCost.export(this);
-    },
-    svc_gateway_key_cost_usd_total() {
-      keyCost.export(this);
-    },
+    svc_llm_calls_total: exported(kept.llmCalls),
+    svc_llm_call_latency_seconds: exported(kept.llmLatency),
+    svc_llm_cost_usd_total: exported(kept.llmCost),
+    svc_routing_decisions_total: exported(kept.routingDecisions),
+    svc_pattern_matches_total: exported(kept.patternMatches),
+    svc_eval_verdicts_total: exported(kept.evalVerdicts),
     svc_session_count: polled('svc_session_count', gauges.sessionCount),
     svc_gateway_keys_active: polled('svc_gateway_keys_active', gauges.keysActive),
     svc_gateway_keys_revoked: polled('svc_gateway_keys_revoked', gauges.keysRevoked),
+    svc_routing_decision_latency_seconds: exported(kept.routingLatency),
+    svc_tool_call_latency_seconds: exported(kept.toolLatency),
+    svc_llm_call_errors_total: exported(kept.llmErrors),
+    svc_tool_failures_total: exported(kept.toolFailures),
+    svc_gateway_auth_failures_total: exported(kept.authFailures),
+    svc_gateway_key_cost_usd_total: exported(kept.keyCost),
   };
   // registered in table order, which is the exposition order
-  const made = new Map<MetricName, Counter | Gauge | Histogram>();
+  let quotaRatio: Gauge | undefined;
   for (const name of metricNamesFor(role)) {
     const def: MetricDefinition = METRICS[name];
     const config = {
@@ -237,27 +269,11 @@ function createInstruments(
       registers: [registry],
       collect: collectors[name],
     };
-    if (def.type === 'counter') made.set(name, new Counter(config));
-    else if (def.type === 'gauge') made.set(name, new Gauge(config));
-    else made.set(name, new Histogram({ ...config, buckets: [...(def.buckets ?? [])] }));
+    if (def.type === 'counter') new Counter(config);
+    else if (def.type === 'histogram') new Histogram({ ...config, buckets: [...(def.buckets ?? [])] });
+    else if (name === 'svc_quota_used_ratio') quotaRatio = new Gauge(config);
+    else new Gauge(config);
   }
-  const get = <M>(name: MetricName) => made.get(name) as M;
-  const instruments: Instruments = {
-    llmCalls: get('svc_llm_calls_total'),
-    llmLatency: get('svc_llm_call_latency_seconds'),
-    llmCost,
-    routingDecisions: get('svc_routing_decisions_total'),
-    routingLatency: get('svc_routing_decision_latency_seconds'),
-    patternMatches: get('svc_pattern_matches_total'),
-    quotaRatio: get('svc_quota_used_ratio'),
-    evalVerdicts: get('svc_eval_verdicts_total'),
-    toolLatency: get('svc_tool_call_latency_seconds'),
-    toolNames: createToolNameCache(),
-    knownTools: toolNames && new Set(toolNames),
-    llmErrors: get('svc_llm_call_errors_total'),
-    toolFailures: get('svc_tool_failures_total'),
-    authFailures: get('svc_gateway_auth_failures_total'),
-    keyCost,
-  };
+  const instruments: Instruments = { ...kept, quotaRatio: quotaRatio! };
   return instruments;
 }

@@ -3,28 +3,27 @@
  * into a float only when Prometheus scrapes (spec 1: "decimal converted to float at export").
  */
 import type { Counter } from 'prom-client';
-import { add, type Decimal, isPositive, toNumber } from '../lib/decimal.ts';
+import { add, type Decimal, isPositive, toNumber, ZERO } from '../lib/decimal.ts';
+import { createSeriesTable } from './series.ts';
 
-export interface DecimalCounter<L extends string> {
-  /** Adds `amount` when it is positive; zero and negative amounts are ignored. */
-  add(labels: Record<L, string>, amount: Decimal): void;
+export interface DecimalCounter {
+  /** Adds `amount` to the series of these label values when it is positive; zero and negative are ignored. */
+  add(amount: Decimal, a: string, b?: string): void;
   /** Rewrites the prom-client counter from the exact totals; call from its `collect`. */
-  export(counter: Counter<L>): void;
+  export(counter: Counter): void;
 }
 
-export function createDecimalCounter<L extends string>(): DecimalCounter<L> {
-  const totals = new Map<string, { labels: Record<L, string>; total: Decimal }>();
+export function createDecimalCounter(labelNames: readonly string[]): DecimalCounter {
+  const table = createSeriesTable(labelNames, () => ({ total: ZERO }));
   return {
-    add(labels, amount) {
+    add(amount, a, b) {
       if (!isPositive(amount)) return;
-      const key = JSON.stringify(labels);
-      const entry = totals.get(key);
-      if (entry) entry.total = add(entry.total, amount);
-      else totals.set(key, { labels, total: amount });
+      const series = table.at(a, b);
+      series.total = add(series.total, amount);
     },
     export(counter) {
       counter.reset();
-      for (const { labels, total } of totals.values()) counter.inc(labels, toNumber(total));
+      for (const { labels, entry } of table.all) counter.inc(labels, toNumber(entry.total));
     },
   };
 }

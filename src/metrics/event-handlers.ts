@@ -2,7 +2,7 @@
  * @module What each bus event does to the metrics (spec 1 §GET /metrics "Fed by"). Payloads are read
  * defensively: a field that is missing or outside its closed set becomes the label `unknown`.
  */
-import type { Counter, Gauge, Histogram } from 'prom-client';
+import type { Gauge } from 'prom-client';
 import type { KnownPayloads } from '../events/catalog.ts';
 import { type Decimal, div, parseDecimal, toNumber } from '../lib/decimal.ts';
 import type { DecimalCounter } from './decimal-counter.ts';
@@ -23,25 +23,38 @@ import {
   toolNameLabel,
   UNKNOWN,
 } from './labels.ts';
+import type { CounterSeries, HistogramSeries } from './series.ts';
 import type { ToolNameCache } from './tool-name-cache.ts';
 
+/** Label values go in each metric's label-name order (collector.ts METRICS). */
 export interface Instruments {
-  llmCalls: Counter<string>;
-  llmLatency: Histogram<string>;
-  llmCost: DecimalCounter<'provider' | 'model'>;
-  routingDecisions: Counter<string>;
-  routingLatency: Histogram<string>;
-  patternMatches: Counter<string>;
+  /** provider, model, status */
+  llmCalls: CounterSeries;
+  /** provider, model */
+  llmLatency: HistogramSeries;
+  /** provider, model */
+  llmCost: DecimalCounter;
+  /** winning_slot, chosen_model */
+  routingDecisions: CounterSeries;
+  routingLatency: HistogramSeries;
+  /** chose_model, fingerprint_version */
+  patternMatches: CounterSeries;
   quotaRatio: Gauge<string>;
-  evalVerdicts: Counter<string>;
-  toolLatency: Histogram<string>;
+  /** judge_kind, subject_kind */
+  evalVerdicts: CounterSeries;
+  /** tool_name */
+  toolLatency: HistogramSeries;
   toolNames: ToolNameCache;
   /** The process's tool set, when it has one: other names count as `unknown`. */
   knownTools?: ReadonlySet<string>;
-  llmErrors: Counter<string>;
-  toolFailures: Counter<string>;
-  authFailures: Counter<string>;
-  keyCost: DecimalCounter<'gateway_key_id'>;
+  /** provider, model, error_class */
+  llmErrors: CounterSeries;
+  /** tool_name, error_class */
+  toolFailures: CounterSeries;
+  /** reason */
+  authFailures: CounterSeries;
+  /** gateway_key_id */
+  keyCost: DecimalCounter;
 }
 
 type Handlers = { [T in keyof KnownPayloads]?: (payload: Partial<KnownPayloads[T]>, m: Instruments) => void };
@@ -49,38 +62,34 @@ type Handlers = { [T in keyof KnownPayloads]?: (payload: Partial<KnownPayloads[T
 /** The events the collector subscribes to and their effect. */
 export const EVENT_HANDLERS = {
   'llm.call_completed'(p, m) {
-    const call = callLabels(p);
+    const provider = oneOf(PROVIDERS, p.provider);
+    const model = modelLabel(p.model);
     // spec 1 table: a completed call (a client cancel included) counts as status ok
-    m.llmCalls.inc({ ...call, status: 'ok' });
-    observe(m.llmLatency, call, p.latency_ms);
-    addCost(m, call, p);
+    m.llmCalls.inc(provider, model, 'ok');
+    observe(m.llmLatency, p.latency_ms, provider, model);
+    addCost(m, p, provider, model);
   },
   'llm.call_failed'(p, m) {
-    const call = callLabels(p);
+    const provider = oneOf(PROVIDERS, p.provider);
+    const model = modelLabel(p.model);
     const errorClass = oneOf(LLM_ERROR_CLASSES, p.error_class);
     // the same event also counts as a call whose status is the error class (spec 1 table)
-    m.llmCalls.inc({ ...call, status: errorClass });
-    m.llmErrors.inc({ ...call, error_class: errorClass });
-    observe(m.llmLatency, call, p.latency_ms);
+    m.llmCalls.inc(provider, model, errorClass);
+    m.llmErrors.inc(provider, model, errorClass);
+    observe(m.llmLatency, p.latency_ms, provider, model);
     // a stream that broke after the provider reported usage carries that usage priced: the provider bills it,
     // and the budget and turn.completed count it, so the cost counters do too (the analytics spend reads
     // llm.call_completed only, spec 3)
-    addCost(m, call, p);
+    addCost(m, p, provider, model);
   },
   'route.decided'(p, m) {
     const winner =
       Number.isInteger(p.winner_index) && p.winner_index! >= 0 ? p.chain?.[p.winner_index!] : undefined;
-    m.routingDecisions.inc({
-      winning_slot: oneOf(ROUTING_SLOTS, winner?.policy),
-      chosen_model: modelLabel(p.chosen_model ?? winner?.model),
-    });
-    observe(m.routingLatency, {}, p.elapsed_ms);
+    m.routingDecisions.inc(oneOf(ROUTING_SLOTS, winner?.policy), modelLabel(p.chosen_model ?? winner?.model));
+    observe(m.routingLatency, p.elapsed_ms);
   },
   'pattern.matched'(p, m) {
-    m.patternMatches.inc({
-      chose_model: modelLabel(p.chose_model),
-      fingerprint_version: oneOf(FINGERPRINT_VERSIONS, p.fingerprint_version),
-    });
+    m.patternMatches.inc(modelLabel(p.chose_model), oneOf(FINGERPRINT_VERSIONS, p.fingerprint_version));
   },
   'quota.alert'(p, m) {
     const ratio = typeof p.ratio === 'number' && Number.isFinite(p.ratio) ? p.ratio : ratioOf(p);
@@ -91,10 +100,7 @@ export const EVENT_HANDLERS = {
     m.quotaRatio.set(identityLabels(p), 1);
   },
   'eval.completed'(p, m) {
-    m.evalVerdicts.inc({
-      judge_kind: oneOf(JUDGE_KINDS, p.judge_kind),
-      subject_kind: oneOf(SUBJECT_KINDS, p.subject_kind),
-    });
+    m.evalVerdicts.inc(oneOf(JUDGE_KINDS, p.judge_kind), oneOf(SUBJECT_KINDS, p.subject_kind));
   },
   'tool.called'(p, m) {
     if (typeof p.tool_use_id !== 'string') return;
@@ -102,32 +108,28 @@ export const EVENT_HANDLERS = {
     m.toolNames.remember(p.tool_use_id, m.knownTools && !m.knownTools.has(name) ? UNKNOWN : name);
   },
   'tool.completed'(p, m) {
-    observe(m.toolLatency, { tool_name: toolName(m, p.tool_use_id) }, p.latency_ms);
+    observe(m.toolLatency, p.latency_ms, toolName(m, p.tool_use_id));
   },
   'tool.failed'(p, m) {
-    const tool_name = toolName(m, p.tool_use_id);
-    m.toolFailures.inc({ tool_name, error_class: oneOf(TOOL_ERROR_CLASSES, p.error_class) });
-    observe(m.toolLatency, { tool_name }, p.latency_ms);
+    const name = toolName(m, p.tool_use_id);
+    m.toolFailures.inc(name, oneOf(TOOL_ERROR_CLASSES, p.error_class));
+    observe(m.toolLatency, p.latency_ms, name);
   },
   'gateway.auth_failed'(p, m) {
-    m.authFailures.inc({ reason: oneOf(AUTH_FAILURE_REASONS, p.reason) });
+    m.authFailures.inc(oneOf(AUTH_FAILURE_REASONS, p.reason));
   },
 } satisfies Handlers;
 
 // --- internal ---
-
-function callLabels(p: { provider?: unknown; model?: unknown }): { provider: string; model: string } {
-  return { provider: oneOf(PROVIDERS, p.provider), model: modelLabel(p.model) };
-}
 
 function identityLabels(p: { identity_kind?: unknown; identity_id?: unknown }) {
   return { identity_kind: oneOf(IDENTITY_KINDS, p.identity_kind), identity_id: identityLabel(p.identity_id) };
 }
 
 /** Observes milliseconds as seconds; a missing, negative or non-finite duration is not observed. */
-function observe(h: Histogram<string>, labels: Record<string, string>, ms: unknown): void {
+function observe(h: HistogramSeries, ms: unknown, a?: string, b?: string): void {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return;
-  h.observe(labels, ms / 1000);
+  h.observe(ms / 1000, a, b);
 }
 
 function toolName(m: Instruments, toolUseId: unknown): string {
@@ -137,13 +139,14 @@ function toolName(m: Instruments, toolUseId: unknown): string {
 /** Adds a call's `cost_usd` to both cost counters; the counters themselves keep only positive amounts. */
 function addCost(
   m: Instruments,
-  call: { provider: string; model: string },
   p: { cost_usd?: unknown; gateway_key_id?: unknown },
+  provider: string,
+  model: string,
 ): void {
   const cost = decimalOrUndefined(p.cost_usd);
   if (cost === undefined) return;
-  m.llmCost.add(call, cost);
-  m.keyCost.add({ gateway_key_id: gatewayKeyLabel(p.gateway_key_id) }, cost);
+  m.llmCost.add(cost, provider, model);
+  m.keyCost.add(cost, gatewayKeyLabel(p.gateway_key_id));
 }
 
 function decimalOrUndefined(value: unknown): Decimal | undefined {

@@ -59,12 +59,15 @@ export function oneOf(allowed: readonly string[], value: unknown): string {
  * models come from the model registry, so the set is bounded by configuration; free text is not.
  */
 export function modelLabel(value: unknown): string {
-  if (typeof value !== 'string' || value.length > MAX_FREE_LABEL) return UNKNOWN;
+  if (typeof value !== 'string') return UNKNOWN;
+  if (acceptedModels.has(value)) return value;
+  if (value.length > MAX_FREE_LABEL) return UNKNOWN;
   const colon = value.indexOf(':');
   if (colon < 0 || colon === value.length - 1) return UNKNOWN;
-  return (PROVIDERS as readonly string[]).includes(value.slice(0, colon)) && PRINTABLE.test(value)
-    ? value
-    : UNKNOWN;
+  if (!(PROVIDERS as readonly string[]).includes(value.slice(0, colon)) || !PRINTABLE.test(value))
+    return UNKNOWN;
+  if (acceptedModels.size < MAX_ACCEPTED_MODELS) acceptedModels.add(value);
+  return value;
 }
 
 /** Tool names are identifiers (built-in tools, delegate, MCP-style `server.tool`). */
@@ -91,5 +94,11 @@ export function gatewayKeyLabel(value: unknown): string {
 // --- internal ---
 
 const MAX_FREE_LABEL = 200;
+/**
+ * Model ids modelLabel accepted, each then taken without its checks (two a gateway call). They are the
+ * registry's, so few; past this many (a registry of thousands) the rest are checked every time.
+ */
+const MAX_ACCEPTED_MODELS = 1024;
+const acceptedModels = new Set<string>();
 const PRINTABLE = /^[\x21-\x7e]+$/;
 const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;

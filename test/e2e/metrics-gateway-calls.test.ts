@@ -1,12 +1,13 @@
 /**
  * /metrics through the real gateway pipeline: one successful call, one failed call and one quota refusal
  * each move exactly the series spec 1 §GET /metrics says they feed, and nothing else; after a scripted mix
- * every counter equals what the trace store recorded for the same requests.
+ * every series equals what the trace store recorded for the same requests, histogram buckets and sums included.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { LLM_LATENCY_BUCKETS, ROUTING_LATENCY_BUCKETS } from '#src/metrics/collector.ts';
 import { type EventRow, readEvents } from '../helpers/gateway-keys.ts';
 import { startGatewayStack } from '../helpers/gateway-stack.ts';
 import { createScraper, flattenSeries } from '../helpers/prometheus-exposition.ts';
@@ -98,7 +99,7 @@ test('each call outcome moves exactly its metric series', async (t) => {
     assert.ok(!names(moved).includes('svc_llm_calls_total'));
   });
 
-  await t.test('after a scripted mix every counter equals what the trace store recorded', async () => {
+  await t.test('after a scripted mix every series equals what the trace store recorded', async () => {
     const messages = [{ role: 'user' as const, content: 'hi' }];
     // a stream the client cuts: its cancelled call is published before its request-log line
     fake.script(['stall-after=3']);
@@ -158,11 +159,21 @@ test('each call outcome moves exactly its metric series', async (t) => {
 
     const expected = new Map<string, number>();
     const add = (series: string, n = 1) => expected.set(series, (expected.get(series) ?? 0) + n);
+    // a histogram series from the durations in trace order: sums added in the order the gateway added them
+    const observe = (name: string, labels: string, bounds: readonly number[], ms: unknown) => {
+      const seconds = (ms as number) / 1000;
+      add(`${name}_count{${labels}}`);
+      add(`${name}_sum{${labels}}`, seconds);
+      for (const le of [...bounds, Number.POSITIVE_INFINITY]) {
+        const bound = le === Number.POSITIVE_INFINITY ? '+Inf' : String(le);
+        add(`${name}_bucket{le=${bound}${labels ? `,${labels}` : ''}}`, seconds <= le ? 1 : 0);
+      }
+    };
     for (const { type, payload: p } of events) {
       const call = `model=${p.model},provider=${p.provider}`;
       if (type === 'llm.call_completed' || type === 'llm.call_failed') {
         add(`svc_llm_calls_total{${call},status=${type === 'llm.call_failed' ? p.error_class : 'ok'}}`);
-        add(`svc_llm_call_latency_seconds_count{${call}}`);
+        observe('svc_llm_call_latency_seconds', call, LLM_LATENCY_BUCKETS, p.latency_ms);
         if (type === 'llm.call_failed')
           add(`svc_llm_call_errors_total{error_class=${p.error_class},${call}}`);
         if (Number(p.cost_usd ?? 0) > 0) {
@@ -172,7 +183,7 @@ test('each call outcome moves exactly its metric series', async (t) => {
       } else if (type === 'route.decided') {
         const winner = (p.chain as Array<{ policy: string }>)[p.winner_index as number];
         add(`svc_routing_decisions_total{chosen_model=${p.chosen_model},winning_slot=${winner.policy}}`);
-        add('svc_routing_decision_latency_seconds_count{}');
+        observe('svc_routing_decision_latency_seconds', '', ROUTING_LATENCY_BUCKETS, p.elapsed_ms);
       } else if (type === 'gateway.auth_failed') add(`svc_gateway_auth_failures_total{reason=${p.reason}}`);
       else if (type === 'gateway.quota_exceeded')
         expected.set(
@@ -180,13 +191,16 @@ test('each call outcome moves exactly its metric series', async (t) => {
           1,
         );
     }
-    // every series but the histograms' buckets and sums and the keystore gauges polled at scrape
-    const series = new Map(
-      [...scraped].filter(([k]) => !/_(bucket|sum)\{|^svc_gateway_keys_/.test(k) && scraped.get(k) !== 0),
-    );
-    assert.deepEqual([...series.keys()].sort(), [...expected.keys()].sort());
-    for (const [name, value] of expected) {
-      assert.ok(Math.abs(series.get(name)! - value) < 1e-9, `${name}: ${series.get(name)} != ${value}`);
+    // every series but the keystore gauges polled at scrape (and those at 0, empty buckets among them)
+    const nonZero = (all: Map<string, number>) =>
+      new Map([...all].filter(([k, v]) => !/^svc_gateway_keys_/.test(k) && v !== 0));
+    const series = nonZero(scraped);
+    assert.deepEqual([...series.keys()].sort(), [...nonZero(expected).keys()].sort());
+    for (const [name, value] of nonZero(expected)) {
+      // exact but for the cost counters, which svc sums as decimals and this test as floats
+      if (/_cost_usd_total\{/.test(name))
+        assert.ok(Math.abs(series.get(name)! - value) < 1e-9, `${name}: ${series.get(name)} != ${value}`);
+      else assert.equal(series.get(name), value, name);
     }
   });
 });
