@@ -41,7 +41,8 @@ export function responsesFailureCode(code: string, err?: unknown): string {
   if (code === 'upstream_auth_failed' && isSvcError(err) && err.details) {
     const { upstream_status, upstream_type } = err.details;
     const type = typeof upstream_type === 'string' ? upstream_type : undefined;
-    if (isSpendLimit(Number(upstream_status), type)) return 'insufficient_quota';
+    // OpenRouter's in-stream error states the HTTP status it stands for as its code, kept as the type ('402')
+    if (isSpendLimit(Number(upstream_status ?? type), type)) return 'insufficient_quota';
   }
   return 'server_error';
 }

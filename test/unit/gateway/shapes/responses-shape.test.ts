@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { classifyAnthropicStreamError } from '#src/adapters/anthropic/errors.ts';
+import { classifyOpenAIStreamError } from '#src/adapters/openai/errors.ts';
 import { decodeResponsesUsage } from '#src/adapters/openai/responses.ts';
 import { classifyHttpFailure, toSvcError } from '#src/adapters/upstream-error.ts';
 import { emptyUsage } from '#src/canonical/response.ts';
@@ -63,6 +65,27 @@ test("responses: a stream failing on the provider account's spent credit reads i
     'insufficient_quota',
   ]);
   assert.deepEqual(await failedCode(401, 'authentication_error'), ['upstream_auth_failed', 'server_error']);
+  // as the streams read them: Anthropic's error event, OpenAI's in-stream error, OpenRouter's numeric code
+  const streamFailedCode = async (err: Error) =>
+    (await frames(failAfter(head, err))).at(-1)!.data.response.error.code;
+  const inStream = [
+    [
+      classifyAnthropicStreamError('{"type":"error","error":{"type":"billing_error","message":"low"}}'),
+      'insufficient_quota',
+    ],
+    [
+      classifyOpenAIStreamError({ type: 'insufficient_quota', code: 'insufficient_quota' }),
+      'insufficient_quota',
+    ],
+    [classifyOpenAIStreamError({ code: 402, message: 'Insufficient credits' }), 'insufficient_quota'],
+    [classifyOpenAIStreamError({ code: 401, message: 'User not found.' }), 'server_error'],
+    [
+      classifyAnthropicStreamError('{"type":"error","error":{"type":"authentication_error"}}'),
+      'server_error',
+    ],
+  ] as const;
+  for (const [failure, code] of inStream)
+    assert.equal(await streamFailedCode(toSvcError(failure)), code, JSON.stringify(failure));
 });
 
 test('responses: a stream that fails mid-way ends in error, then response.failed with the finished items (Codex reads it)', async () => {
