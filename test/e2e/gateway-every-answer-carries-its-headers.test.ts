@@ -541,6 +541,19 @@ const IDS_SSE = [
 const JSON_END = ['Content-Length: {length}', 'Date: {date}', 'Connection: close'];
 const SSE_END = ['Date: {date}', 'Connection: close', 'Transfer-Encoding: chunked'];
 const RATE_LIMITED = '[[fake:error=429;retry-after=1]]';
+/** The head of a 429 carrying the provider's wait, on Haiku. */
+const RATE_LIMITED_HEAD = [
+  'HTTP/1.1 429 Too Many Requests',
+  'content-type: application/json',
+  'request-id: {id}',
+  'retry-after: 1',
+  'retry-after-ms: 1000',
+  'svc-request-id: {id}',
+  ROUTED_HAIKU,
+  'x-request-id: {id}',
+  'x-should-retry: true',
+  ...JSON_END,
+];
 
 const PINNED: Pinned[] = [
   {
@@ -572,18 +585,7 @@ const PINNED: Pinned[] = [
     path: '/v1/messages',
     auth: 'anthropic',
     body: messages('haiku', RATE_LIMITED),
-    head: [
-      'HTTP/1.1 429 Too Many Requests',
-      'content-type: application/json',
-      'request-id: {id}',
-      'retry-after: 1',
-      'retry-after-ms: 1000',
-      'svc-request-id: {id}',
-      ROUTED_HAIKU,
-      'x-request-id: {id}',
-      'x-should-retry: true',
-      ...JSON_END,
-    ],
+    head: RATE_LIMITED_HEAD,
   },
   {
     name: 'chat JSON translated, parameters dropped',
@@ -668,18 +670,7 @@ const PINNED: Pinned[] = [
     path: '/v1/messages/count_tokens',
     auth: 'anthropic',
     body: { model: 'haiku', messages: [{ role: 'user', content: RATE_LIMITED }] },
-    head: [
-      'HTTP/1.1 429 Too Many Requests',
-      'content-type: application/json',
-      'request-id: {id}',
-      'retry-after: 1',
-      'retry-after-ms: 1000',
-      'svc-request-id: {id}',
-      ROUTED_HAIKU,
-      'x-request-id: {id}',
-      'x-should-retry: true',
-      ...JSON_END,
-    ],
+    head: RATE_LIMITED_HEAD,
   },
 ];
 
