@@ -27,11 +27,17 @@ export function keptAnswerHeaders(c: Context<GatewayEnv>): Record<string, string
   return headers;
 }
 
-/** Sets a header of this request's answer (lowercase `name`), wherever its answer keeps them. */
+/**
+ * Sets a header of this request's answer (lowercase `name`), wherever its answer keeps them. The value is written
+ * as a header carries it: a character outside printable ASCII becomes `\uXXXX` (a name the client's body chose,
+ * e.g. a Responses field newer than the gateway in `svc-dropped-params`: Node refuses a control character in a
+ * header and cannot write one past U+00FF, which would fail the answer after its call).
+ */
 export function setAnswerHeader(c: Context<GatewayEnv>, name: string, value: string): void {
+  const safe = value.replace(UNSAFE_IN_HEADER, escaped);
   const headers = c.get('answerHeaders');
-  if (headers) headers[name] = value;
-  else c.header(name, value);
+  if (headers) headers[name] = safe;
+  else c.header(name, safe);
 }
 
 /** A JSON answer whose body is `text`, with the request's headers and `extra` (lowercase names) after them. */
@@ -75,6 +81,11 @@ export function isStreamAnswer(c: Context): boolean {
 // --- internal ---
 
 const JSON_TYPE = { 'content-type': 'application/json' };
+const UNSAFE_IN_HEADER = /[^\x20-\x7e]/g;
+
+function escaped(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
 
 function sortedHeaders(headers: Record<string, string>): Record<string, string> {
   const sorted: Record<string, string> = {};

@@ -632,6 +632,24 @@ const PINNED: Pinned[] = [
     head: ['HTTP/1.1 200 OK', ...IDS_JSON, ROUTED_MINI, 'x-request-id: {id}', ...JSON_END],
   },
   {
+    // a newer field is named in svc-dropped-params, and a name with characters no header carries (a line
+    // break, a NUL, past U+00FF) is written with \u escapes, never a 500
+    name: 'responses JSON translated, newer fields with names a header cannot carry as they are',
+    path: '/v1/responses',
+    auth: 'openai',
+    body: responses('haiku', 'hi', { 'a\nb': 1, 'n\u0000\u4e2d\u00e9': 2 }),
+    head: [
+      'HTTP/1.1 200 OK',
+      'content-type: application/json',
+      'request-id: {id}',
+      'svc-dropped-params: a\\u000ab, n\\u0000\\u4e2d\\u00e9',
+      'svc-request-id: {id}',
+      ROUTED_HAIKU,
+      'x-request-id: {id}',
+      ...JSON_END,
+    ],
+  },
+  {
     name: 'responses SSE translated',
     path: '/v1/responses',
     auth: 'openai',
