@@ -5,6 +5,7 @@
  * socket, which is a measurable share of a proxy's CPU; under `app.fetch` (tests) the Request is used.
  * The body limit is enforced while reading, so no more than `limit` bytes are ever buffered.
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../lib/errors.ts';
 import { rawHeader } from './request-headers.ts';
@@ -15,7 +16,11 @@ export interface NodeBindings {
   outgoing?: ServerResponse;
 }
 
-/** The body as UTF-8 text; 413 `request_too_large` past `limit` bytes. */
+/**
+ * The body as UTF-8 text; 413 `request_too_large` past `limit` bytes; 400 `invalid_request` naming `body`
+ * when the bytes are not UTF-8 (RFC 8259 §8.1), which decoding would otherwise turn into U+FFFD in silence,
+ * changing the text a caller stores or forwards.
+ */
 export async function readBodyText(request: Request, limit: number, node?: NodeBindings): Promise<string> {
   const incoming = node?.incoming;
   const length = incoming
@@ -32,7 +37,17 @@ export async function readBodyText(request: Request, limit: number, node?: NodeB
     if (size > limit) throw tooLarge(limit);
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return utf8Text(Buffer.concat(chunks));
+}
+
+/** The refusal of a body that is not UTF-8: the gateway's 400 as it is; svc serve answers it as not JSON (415). */
+export class BodyNotUtf8 extends SvcError {
+  constructor() {
+    super('invalid_request', {
+      message: 'body: the request body is not valid UTF-8, which JSON must be',
+      details: { param: 'body' },
+    });
+  }
 }
 
 /** Aborts when the client goes away before the response finished (never after a complete answer). */
@@ -92,7 +107,11 @@ function readIncoming(incoming: IncomingMessage, limit: number): Promise<string>
     };
     const onEnd = () => {
       cleanup();
-      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+      try {
+        resolve(utf8Text(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+      } catch (err) {
+        reject(err);
+      }
     };
     // Node reports a client that leaves mid-body as an 'error' ("aborted", ECONNRESET) or a bare 'close'
     const onError = () => {
@@ -109,6 +128,11 @@ function readIncoming(incoming: IncomingMessage, limit: number): Promise<string>
     incoming.on('error', onError);
     incoming.on('close', onClose);
   });
+}
+
+function utf8Text(bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw new BodyNotUtf8();
+  return bytes.toString('utf8');
 }
 
 function clientGone(): SvcError {

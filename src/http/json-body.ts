@@ -5,7 +5,7 @@
  */
 import type { Context } from 'hono';
 import { SvcError } from '../lib/errors.ts';
-import { type NodeBindings, readBodyText } from './incoming.ts';
+import { BodyNotUtf8, type NodeBindings, readBodyText } from './incoming.ts';
 
 /** Largest body a service endpoint reads (a turn may carry base64 images). */
 export const MAX_SERVICE_BODY_BYTES = 32 * 1024 * 1024;
@@ -25,6 +25,10 @@ export async function readJsonBody(c: Context, options: JsonBodyOptions = {}): P
       throw new SvcError('request_too_large', {
         message: `The request body is larger than this endpoint's limit of ${limit} bytes.`,
         details: { limit_bytes: limit },
+      });
+    if (err instanceof BodyNotUtf8)
+      throw new SvcError('unsupported_media_type', {
+        message: 'The request body is not valid JSON: it is not UTF-8 text.',
       });
     throw err;
   });

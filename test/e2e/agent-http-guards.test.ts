@@ -10,6 +10,11 @@ const session = (await api('POST', '/sessions', { workspace_path: server.workspa
 
 test('a body that is not JSON is 415 unsupported_media_type on every endpoint that takes one', async () => {
   const turn = `/sessions/${session.id}/turns`;
+  const notUtf8 = Buffer.concat([
+    Buffer.from(`{"workspace_path":"${server.workspace}","content":[{"type":"text","text":"h`),
+    Buffer.from([0xff, 0xc3]),
+    Buffer.from('i"}]}'),
+  ]);
   const cases: Array<[string, string]> = [
     ['POST', '/sessions'],
     ['PATCH', `/sessions/${session.id}`],
@@ -24,12 +29,15 @@ test('a body that is not JSON is 415 unsupported_media_type on every endpoint th
       [{ 'content-type': 'application/x-www-form-urlencoded' }, 'a=b'],
       [{ 'content-type': 'application/json' }, '{"workspace_path": '],
       [{}, '{}'],
+      // not UTF-8, so not JSON (RFC 8259 §8.1): it was decoded to U+FFFD and the turn stored that text
+      [{ 'content-type': 'application/json' }, notUtf8],
     ] as const) {
       const res = await rawRequest(port, method, path, { host: `127.0.0.1:${port}`, ...headers }, body);
       assert.equal(res.status, 415, `${method} ${path} ${JSON.stringify(headers)}`);
       assert.equal(JSON.parse(res.body).error.code, 'unsupported_media_type');
     }
   }
+  assert.deepEqual((await api('GET', `/sessions/${session.id}/messages`)).body.messages, []);
   // a required body that is absent is not JSON either; optional ones (cancel, check) accept nothing
   assert.equal((await api('POST', '/sessions')).status, 415);
   assert.equal((await api('POST', '/routing/check')).status, 200);

@@ -79,6 +79,22 @@ test('requests refused before the upstream get their error in the path shape', {
       names: 'body',
     },
     {
+      // bytes that are not UTF-8 were decoded to U+FFFD in silence, so the prompt routed and forwarded was
+      // not the one sent
+      name: 'a body that is not UTF-8 is 400 invalid_request naming body',
+      body: () =>
+        Buffer.concat([
+          Buffer.from(
+            '{"model":"anthropic:claude-haiku-4-5","max_tokens":16,"messages":[{"role":"user","content":"h',
+          ),
+          Buffer.from([0xff, 0xc3]),
+          Buffer.from('i"}]}'),
+        ]),
+      status: 400,
+      code: 'invalid_request',
+      message: 'body: the request body is not valid UTF-8, which JSON must be',
+    },
+    {
       name: 'a body without messages is 400 invalid_request naming messages',
       body: () => JSON.stringify({ model: 'anthropic:claude-haiku-4-5', max_tokens: 16 }),
       status: 400,

@@ -70,7 +70,7 @@ export function rawRequest(
   method: string,
   path: string,
   headers: Record<string, string>,
-  body?: string,
+  body?: string | Uint8Array,
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
