@@ -135,9 +135,14 @@ export function gatewayRefusals(newId: NewId, writeRequestLog?: (line: string) =
       // as the app's answers: a service path carries the version headers, /v1/* and /metrics never
       ...(path !== undefined && !isProviderOrMetricsPath(path) ? defaultVersionHeaders() : {}),
     }),
+    // the path's error body, as the app's answers have it (/v1/models: the OpenAI one, no headers read)
+    encode: (err, id, path) =>
+      encodeGatewayError(path === undefined ? undefined : resolveShape(path, NO_HEADERS), err, id),
     ...(writeRequestLog ? { writeRequestLog } : {}),
   };
 }
+
+const NO_HEADERS: HeaderReader = { get: () => null };
 
 /** The shape of a path: from the route, or under /v1/models from the `anthropic-version` header. */
 export function resolveShape(path: string, headers: HeaderReader): InboundShape | undefined {

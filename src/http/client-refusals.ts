@@ -23,6 +23,15 @@ export interface RefusalOptions {
     requestId: string | undefined,
     path: string | undefined,
   ) => Record<string, string>;
+  /**
+   * The refusal's status and body for the request's path (the gateway's provider shape on /v1/*); the
+   * service error body by default.
+   */
+  encode?: (
+    err: SvcError,
+    requestId: string | undefined,
+    path: string | undefined,
+  ) => { status: number; body: unknown };
   /** Receives the refusal's request-log line (the app's request log never sees these requests). */
   writeRequestLog?: (line: string) => void;
 }
@@ -58,9 +67,14 @@ export function answerClientError(
     return;
   }
   const requestId = options.newRequestId?.();
-  const body = JSON.stringify(encodeServiceError(refusal));
+  const path = requestPathOf(err, socket);
+  const encoded = options.encode?.(refusal, requestId, path) ?? {
+    status: refusal.status,
+    body: encodeServiceError(refusal),
+  };
+  const body = JSON.stringify(encoded.body);
   const headers: Record<string, string> = {
-    ...options.headers?.(refusal, requestId, requestPathOf(err, socket)),
+    ...options.headers?.(refusal, requestId, path),
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(body)),
     connection: 'close',
@@ -68,7 +82,7 @@ export function answerClientError(
   const head = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  socket.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n${body}`);
+  socket.end(`HTTP/1.1 ${encoded.status} ${STATUS_CODES[encoded.status]}\r\n${head}\r\n${body}`);
   socket.once('finish', () => socket.destroy());
   // a connection that never sent a byte made no request: it is answered, but not logged as one
   if (socket.bytesRead === 0) return;
@@ -79,7 +93,7 @@ export function answerClientError(
       method: null,
       path: null,
       request_id: requestId ?? null,
-      status: refusal.status,
+      status: encoded.status,
       error_code: refusal.code,
       ...(refusal.code === 'invalid_request' && err.code ? { reason: err.code } : {}),
     })}\n`,

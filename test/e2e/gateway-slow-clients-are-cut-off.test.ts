@@ -254,7 +254,7 @@ test('slow clients are cut off after the header and request timeouts; slow answe
     [
       'malformed HTTP gets 400 / 431 with a body, an id and a log line',
       async () => {
-        const [badHeader, tooLarge, badChunk, badProvider] = await Promise.all([
+        const [badHeader, tooLarge, badChunk, badProvider, badMessages] = await Promise.all([
           sendAndWait(gw.port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n'),
           sendAndWait(
             gw.port,
@@ -265,6 +265,10 @@ test('slow clients are cut off after the header and request timeouts; slow answe
             `${head(0).replace('content-length: 0\r\n', 'transfer-encoding: chunked\r\n')}\r\nzz\r\n{}\r\n`,
           ),
           sendAndWait(gw.port, 'GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n'),
+          sendAndWait(
+            gw.port,
+            'POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n{}',
+          ),
         ]);
         // spec 1: a service path's answers carry the version headers, as svc serve's refusals do; /v1/* never
         for (const a of [badHeader, tooLarge]) {
@@ -273,6 +277,16 @@ test('slow clients are cut off after the header and request timeouts; slow answe
         }
         assert.equal(badProvider.status, 400);
         assert.equal(badProvider.headers.get('svc-api-version'), undefined);
+        // refused before the app, a provider path's answer is still in its shape (it was the service body,
+        // which the SDKs read without a type)
+        assert.deepEqual(
+          { ...(badProvider.body.error as object), message: '' },
+          { message: '', type: 'invalid_request_error', param: null, code: 'invalid_request' },
+        );
+        await assertNamedAnswer(gw, badMessages, 400, 'invalid_request', 'false');
+        assert.equal(badMessages.body.type, 'error');
+        assert.equal((badMessages.body.error as { type: string }).type, 'invalid_request_error');
+        assert.equal(badMessages.body.request_id, badMessages.headers.get('request-id'));
         await assertNamedAnswer(gw, badHeader, 400, 'invalid_request', 'false');
         assert.equal((badHeader.body.error as { code: string }).code, 'invalid_request');
         await assertNamedAnswer(gw, tooLarge, 431, 'request_headers_too_large', 'false');
