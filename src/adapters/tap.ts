@@ -5,7 +5,7 @@
  * event's lines, editing JSON text in place rather than re-serialising it. In frame mode an event the
  * decoder cannot read (invalid JSON: not an upstream error frame, which the decoder throws as an SvcError)
  * is not re-emitted, nor anything after it, so the caller's error frame is the first thing a client's SDK
- * fails on rather than a SyntaxError of its own.
+ * fails on rather than a SyntaxError of its own; nor is an upstream error frame refusing the gateway's key.
  */
 import type { CanonicalStreamEvent } from '../canonical/stream.ts';
 import { isSvcError } from '../lib/errors.ts';
@@ -39,7 +39,10 @@ export function tapSse(
         opts.onFrame?.(ev);
       } catch (err) {
         error = err as Error;
-        if (!isSvcError(err) || opts.replaceErrorFrame) unreadable = ev;
+        // the provider's own words about the gateway's key (OpenAI quotes a masked fragment of it) are
+        // not forwarded either: the caller's error frame says it in the gateway's words
+        if (!isSvcError(err) || opts.replaceErrorFrame || err.code === 'upstream_auth_failed')
+          unreadable = ev;
       }
     }
   };

@@ -114,7 +114,11 @@ export function failure(
     error_class,
     code: CLASS_CODE[error_class],
     status: extra.status ?? null,
-    message,
+    // The provider's words about its own key or account (OpenAI quotes a masked fragment of the key) stay
+    // out of client answers, events and logs, wherever they came: an HTTP status, an in-stream error event
+    // or a 200 body holding the error. The client did nothing wrong and cannot fix it; the operator can.
+    message:
+      error_class === 'authentication' ? providerRefusalText(extra.status, extra.upstream_type) : message,
     retryable: extra.retryable ?? RETRYABLE.has(error_class),
   };
   if (extra.retry_after_ms !== undefined) f.retry_after_ms = extra.retry_after_ms;
@@ -142,16 +146,10 @@ export function classifyHttpFailure(
   // same redirect answers every attempt, so none is retried.
   const redirect = status >= 300 && status < 400;
   const retryable = spendLimit || redirect || header('x-should-retry') === 'false' ? false : undefined;
-  // The provider's words about its own key (OpenAI quotes a masked fragment of it) stay out of client
-  // answers, events and logs: the client did nothing wrong and cannot fix it; the operator can.
-  const what = `HTTP ${status}${upstreamType ? `, ${upstreamType}` : ''}`;
-  const text = spendLimit
-    ? `the provider refused the call: the gateway's provider account is out of credit or over its spend limit (${what}); the gateway operator must raise it`
-    : cls === 'authentication'
-      ? `the provider refused the gateway's provider key (${what}); the gateway operator must check it`
-      : redirect
-        ? `the provider answered with a redirect (HTTP ${status}), which the gateway does not follow; the gateway operator must check the provider's base URL`
-        : message || `upstream returned HTTP ${status}`;
+  // an authentication class gets the gateway's own words in failure()
+  const text = redirect
+    ? `the provider answered with a redirect (HTTP ${status}), which the gateway does not follow; the gateway operator must check the provider's base URL`
+    : message || `upstream returned HTTP ${status}`;
   const f = failure(cls, text, {
     status,
     retry_after_ms: parseRetryAfterMs(header) ?? (status === 429 ? parseRateLimitResetMs(header) : undefined),
@@ -162,6 +160,20 @@ export function classifyHttpFailure(
   // too large for the provider: the client's 413 (wire-formats §5.5), not a generic bad request
   if (status === 413 || upstreamType === 'request_too_large') f.code = 'request_too_large';
   return f;
+}
+
+/**
+ * What a failure of the authentication class says: the provider refused the gateway's key, or its account is
+ * out of credit (a status, or OpenRouter's numeric in-stream code, 402; a spend-limit type), never the
+ * provider's own text.
+ */
+function providerRefusalText(status: number | null | undefined, upstreamType: string | undefined): string {
+  const what = [status == null ? undefined : `HTTP ${status}`, upstreamType].filter(Boolean).join(', ');
+  const said = what === '' ? '' : ` (${what})`;
+  const code = status ?? (/^\d{3}$/.test(upstreamType ?? '') ? Number(upstreamType) : 0);
+  return isSpendLimit(code, upstreamType)
+    ? `the provider refused the call: the gateway's provider account is out of credit or over its spend limit${said}; the gateway operator must raise it`
+    : `the provider refused the gateway's provider key${said}; the gateway operator must check it`;
 }
 
 /** The provider's account has no credit left or reached its spend limit (wire-formats §1.11, §2.8, §3). */

@@ -242,9 +242,9 @@ async function* passthroughChunks(run: PassthroughRun): AsyncGenerator<Uint8Arra
           state.done = true;
           const failure = classifyReadFailure(adapter, error, input.signal);
           await end.failed(failure, input.call.unfinishedUsage(tapped));
-          if (!isSvcError(error) || ownErrorFrame) {
+          if (!isSvcError(error) || ownErrorFrame || failure.error_class === 'authentication') {
             // a frame the decoder could not read, not an error frame of the upstream's (or one not in the
-            // client's shape): send ours and stop
+            // client's shape, or the provider's words about the gateway's key): send ours and stop
             yield chunk;
             yield errorFrames(failure);
             return;

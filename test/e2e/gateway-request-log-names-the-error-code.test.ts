@@ -3,10 +3,12 @@
  * code of a failed answer (`error_code`, the `code` its error body carries: `upstream_rate_limited`,
  * `quota_exceeded`, `invalid_token`…) besides its status, and `null` for an answer that did not fail; a
  * stream that fails after its 200 keeps status 200 and names its failure. It never carries the prompt or
- * the token.
+ * the token. A provider's refusal of the gateway's key that arrives inside a 200 stream (OpenAI quotes a
+ * masked fragment of the key) is told in the gateway's words, in the answer, the events and the logs alike.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
+import { readEvents } from '../helpers/gateway-keys.ts';
 import { type GatewayStack, startGatewayStack } from '../helpers/gateway-stack.ts';
 import { requestLogLine } from '../helpers/svc.ts';
 
@@ -20,11 +22,15 @@ async function chat(stack: GatewayStack, token: string, content: string): Promis
   });
 }
 
+let stack: GatewayStack;
+before(async () => {
+  stack = await startGatewayStack();
+});
+after(() => stack.stop());
+
 test('the request log line carries the error code of a failed answer or stream, null otherwise', {
   timeout: 60_000,
-}, async (t) => {
-  const stack = await startGatewayStack();
-  t.after(() => stack.stop());
+}, async () => {
   const capped = await stack.issue(['--daily-cap-usd', '0.000001']);
 
   const cases = [
@@ -75,4 +81,61 @@ test('the request log line carries the error code of a failed answer or stream, 
   }
   const { stdout } = stack.gw.output();
   assert.doesNotMatch(stdout, /secret|gw_not-a-real-token/, 'no prompt and no token in the request log');
+});
+
+test("a provider refusing the gateway's key inside a 200 stream: its words about the key reach no client, event or log", {
+  timeout: 30_000,
+}, async () => {
+  // the fake's keys are sk-ant-test, sk-openai-test and sk-or-test; each refusal quotes a masked fragment
+  const cases = [
+    // OpenAI's in-stream error {code: invalid_api_key}, on the same wire
+    { path: '/v1/chat/completions', model: MODEL, fault: 'stream-error=401', quoted: 'sk-opena****test' },
+    // OpenRouter's error chunk {code: 401}, translated to Messages
+    {
+      path: '/v1/messages',
+      model: 'openrouter:openai/gpt-4o-mini',
+      fault: 'stream-error=401',
+      quoted: 'sk-or-****test',
+    },
+    // Anthropic's authentication_error event as the stream's first event, translated to Chat Completions
+    {
+      path: '/v1/chat/completions',
+      model: 'anthropic:claude-haiku-4-5',
+      fault: 'stream-error=401;stream-error-after=0',
+      quoted: 'sk-ant-****test',
+    },
+  ];
+  for (const c of cases) {
+    const content = `[[fake:${c.fault};message=Incorrect API key provided: ${c.quoted}. Find your key at x]]`;
+    const res = await fetch(`${stack.gw.url}${c.path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: c.model,
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content }],
+      }),
+    });
+    const answer = await res.text();
+    assert.match(answer, /upstream_auth_failed/, answer);
+    assert.match(answer, /the provider refused the gateway's provider key/, answer);
+    assert.doesNotMatch(answer, /\*\*\*\*|Incorrect API key/, `${c.model}: the answer quotes no key`);
+    const turnId = res.headers.get('svc-request-id');
+    assert.ok(turnId);
+    await requestLogLine(stack.gw, turnId);
+    let failed = readEvents(stack.files.db, 'llm.call_failed').find((e) => e.turn_id === turnId);
+    while (!failed) {
+      await new Promise((r) => setTimeout(r, 20)); // the trace writer commits in batches
+      failed = readEvents(stack.files.db, 'llm.call_failed').find((e) => e.turn_id === turnId);
+    }
+    assert.equal(failed.payload.error_class, 'authentication');
+    assert.doesNotMatch(
+      JSON.stringify(failed.payload),
+      /\*\*\*\*|Incorrect API key/,
+      `${c.model}: the event`,
+    );
+  }
+  const { stdout, stderr } = stack.gw.output();
+  assert.doesNotMatch(stdout + stderr, /\*\*\*\*|Incorrect API key/, 'the logs quote no key');
 });

@@ -109,9 +109,9 @@ export const anthropicCodec: Codec = {
   openTextFrame() {
     return 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"';
   },
-  errorFrame(status) {
-    const [type, message] = ERRORS[status] ?? ['api_error', 'Error'];
-    return sseFrame({ type: 'error', error: { type, message } }, 'error');
+  errorFrame(status, _ctx, _sequence, message) {
+    const [type, fallback] = ERRORS[status] ?? ['api_error', 'Error'];
+    return sseFrame({ type: 'error', error: { type, message: message ?? fallback } }, 'error');
   },
   modelsList(models) {
     const data = models.map((id) => ({

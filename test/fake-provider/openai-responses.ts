@@ -50,11 +50,12 @@ export const responsesCodec: Codec = {
     const usage = promptUsage(ctx);
     return { ...response(ctx, 'failed', []), error: { code, message: message ?? fallback }, usage };
   },
-  errorFrame(status, ctx, sequence = 2) {
+  errorFrame(status, ctx, sequence = 2, override) {
     // as the API sends it inside a 200 (what Codex users captured, openai/codex#43337, openai-dotnet#881):
     // an `error` event whose fields sit in a nested `error` object, then `response.failed`, whose response
     // states the usage of the prompt it read when it failed before any output (after the two preamble events)
-    const [type, code, message] = RESPONSES_STREAM_ERRORS[status] ?? RESPONSES_STREAM_ERRORS[500];
+    const [type, code, fallback] = RESPONSES_STREAM_ERRORS[status] ?? RESPONSES_STREAM_ERRORS[500];
+    const message = override ?? fallback;
     const error = sseFrame(
       { type: 'error', error: { type, code, message, param: null }, sequence_number: sequence },
       'error',

@@ -122,8 +122,8 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
     openTextFrame(ctx) {
       return `data: {"id":"${ctx.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`;
     },
-    errorFrame(status, ctx, sequence) {
-      if (!openrouter) return sseFrame(codec.errorBody(status, undefined, ctx));
+    errorFrame(status, ctx, sequence, message) {
+      if (!openrouter) return sseFrame(codec.errorBody(status, message, ctx));
       // wire-formats §3: a chunk with a top-level error and finish_reason "error", then the stream ends. As
       // the first chunk (error-in-200) it states the usage of the prompt the failed generation read, and
       // its cost (FAILED_GENERATION_COST).
@@ -140,7 +140,7 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
         created: ctx.created,
         model: ctx.model,
         provider: 'FakeProvider',
-        error: { code: status, message: OPENAI_ERRORS[status]?.[2] ?? 'Error' },
+        error: { code: status, message: message ?? OPENAI_ERRORS[status]?.[2] ?? 'Error' },
         choices: [
           { index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error' },
         ],

@@ -129,7 +129,7 @@ async function answer(
   if (turn.stream) {
     const frames = scriptFrames(codec.encodeFrames(reply, ctx), plan, {
       malformed: codec.malformedFrame(ctx),
-      error: (s, after) => codec.errorFrame(s, ctx, after),
+      error: (s, after) => codec.errorFrame(s, ctx, after, plan.message),
       openText: codec.openTextFrame(ctx),
     });
     const resetAfter = plan.resetAtEnd ? frames.length : plan.resetAfter;

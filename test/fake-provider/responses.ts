@@ -355,7 +355,10 @@ export type Codec = {
   malformedFrame(ctx: ReplyContext): string;
   /** The start of a text-delta frame up to the opening quote of its text (the `oversize` fault continues it). */
   openTextFrame(ctx: ReplyContext): string;
-  /** The in-stream error event for `status`; `sequence`: the frames sent before it (Responses numbers them). */
-  errorFrame(status: number, ctx: ReplyContext, sequence?: number): string;
+  /**
+   * The in-stream error event for `status`; `sequence`: the frames sent before it (Responses numbers them);
+   * `message`: the step's `message=`, in place of the provider's own words.
+   */
+  errorFrame(status: number, ctx: ReplyContext, sequence?: number, message?: string): string;
   modelsList(models: string[]): unknown;
 };

@@ -53,7 +53,7 @@
  *     retry-after=S        `retry-after` header on the error (seconds, sent as given)
  *     retry-after-ms=MS    `retry-after-ms` header on the error
  *     should-retry=BOOL    `x-should-retry` header on the error
- *     message=STRING       error message override
+ *     message=STRING       error message override (HTTP errors, error-in-200 and in-stream error events)
  *     hang                 accept and never answer (ends when the client disconnects or the fake closes)
  *     hold                 accept and wait until the test calls release(), then answer as the rest of the step
  *                          says (a call held in flight while the test does something else; ends as hang when
