@@ -3,7 +3,7 @@
  * that exists (Node 24's recursive mkdir spins forever under /proc), each failure one sentence that names
  * the folder and says what to do.
  */
-import { mkdirSync, type Stats, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { errorMessage, SvcError } from './errors.ts';
 
@@ -51,4 +51,14 @@ function folderError(dir: string, err: unknown, what: string, remedy: string): S
     message: `Cannot create the folder ${dir} for ${what} (${code}); ${remedy}.`,
     cause: err,
   });
+}
+
+/** The folder is on a file system mounted read-only (EROFS), which SQLite reports only as a failed open or I/O. */
+export function isReadOnlyFileSystem(folder: string): boolean {
+  try {
+    accessSync(folder, constants.W_OK);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EROFS';
+  }
 }

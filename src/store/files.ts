@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage, SvcError } from '../lib/errors.ts';
+import { isReadOnlyFileSystem } from '../lib/folders.ts';
 import { SQLITE, sqliteCode } from './sqlite-errors.ts';
 
 /**
@@ -141,13 +142,15 @@ export function describeWriteFailure(
   const folder = dirname(path);
   const errno = (err as NodeJS.ErrnoException | null)?.code;
   const sqlite = sqliteCode(err);
-  const kind =
+  let kind =
     sqlite !== undefined
       ? SQLITE_WRITE_FAILURES[sqlite]
       : typeof errno === 'string'
         ? (ERRNO_WRITE_FAILURES[errno] ?? (isOwnTempRefused(path, err) ? 'denied' : undefined))
         : undefined;
   if (kind === undefined) return undefined;
+  // SQLite says only I/O error or cannot open where a read-only mount refused it
+  if (sqlite !== undefined && kind !== 'full' && isReadOnlyFileSystem(folder)) kind = 'readonly';
   const reason = errorMessage(err).replace(/, \w+ '[^']*'(?: -> '[^']*')?$/, ''); // not the hidden temp path
   const message = {
     readonly: `Cannot write ${what} ${path}: the folder ${folder} is on a read-only file system (${reason}); ${remedy}.`,

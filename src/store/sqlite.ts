@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Kysely } from 'kysely';
 import { add, type Decimal, formatDecimal, readCost, ZERO } from '../lib/decimal.ts';
 import { errorMessage, SvcError } from '../lib/errors.ts';
-import { createFolders, PRIVATE_FOLDER_MODE } from '../lib/folders.ts';
+import { createFolders, isReadOnlyFileSystem, PRIVATE_FOLDER_MODE } from '../lib/folders.ts';
 import { runEventInsert, sqliteDialect } from './dialect.ts';
 import { migrateToLatest, readSchemaVersion } from './migrate.ts';
 import { createNodeSqliteDialect } from './node-sqlite-dialect.ts';
@@ -85,6 +85,8 @@ export async function openSqliteStore(
     lock?.release();
     if (db.isOpen) db.close(); // readableConnection closed the one it gave up
     if (err instanceof SvcError) throw err;
+    // SQLite opened the file for reading instead (a read-only mount, a -wal or -shm of another user)
+    if (!readOnly && isWriteRefusedAtOpen(err)) throw readOnlyStore(path, err);
     throw new SvcError('store_error', {
       message: `Cannot use the trace store ${path}: ${errorMessage(err)}${withAdvice(err)}.`,
       cause: err,
@@ -139,11 +141,24 @@ export function assertWritable(db: DatabaseSync, path: string): void {
     }
   } catch (err) {
     if (sqliteCode(err) !== SQLITE.READONLY) throw err;
-    throw new SvcError('store_error', {
-      message: `The trace store ${path} is read-only for this process (${errorMessage(err)}); make the file, its -wal and -shm files and its folder writable by the user svc runs as, or point --db-path or SVC_DB_PATH at a writable store.`,
-      cause: err,
-    });
+    throw readOnlyStore(path, err);
   }
+}
+
+/** SQLite could open the file but not write it or its -wal / -shm (READONLY, CANTOPEN). */
+function isWriteRefusedAtOpen(err: unknown): boolean {
+  const code = sqliteCode(err);
+  return code === SQLITE.READONLY || code === SQLITE.CANTOPEN;
+}
+
+/** One sentence for a store this process may not write; names a read-only file system when that is why. */
+function readOnlyStore(path: string, err: unknown): SvcError {
+  const folder = dirname(resolve(path));
+  const reason = isReadOnlyFileSystem(folder) ? `${folder} is on a read-only file system` : errorMessage(err);
+  return new SvcError('store_error', {
+    message: `The trace store ${path} is read-only for this process (${reason}); make the file, its -wal and -shm files and its folder writable by the user svc runs as, or point --db-path or SVC_DB_PATH at a writable store.`,
+    cause: err,
+  });
 }
 
 /** One node:sqlite connection to `path`, store_error with one sentence when even that fails. */

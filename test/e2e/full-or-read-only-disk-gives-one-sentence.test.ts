@@ -38,8 +38,11 @@ let n = 0;
 const USERS = ['usr_alice', 'usr_bob', null, 'usr_alice', 'usr_carol'];
 const ALICE_ROWS = 24; // of 60
 
-/** A store of 60 events, 24 of them usr_alice's, in one file (no -wal). */
-async function seededStore(): Promise<string> {
+/**
+ * A store of 60 events, 24 of them usr_alice's, in one file (no -wal); `wal` keeps it in WAL mode, as svc
+ * leaves a store, so a reader needs a -shm beside it.
+ */
+async function seededStore(mode: 'delete' | 'wal' = 'delete'): Promise<string> {
   const path = join(tmp.dir, `s${++n}`, 'svc.db');
   await seedStore(path, 60, (i) => ({
     id: seqId(i),
@@ -49,7 +52,8 @@ async function seededStore(): Promise<string> {
     payload: callPayload(USERS[i % USERS.length], { seq: i }),
   }));
   const db = new DatabaseSync(path);
-  db.exec('PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE');
+  db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  if (mode === 'delete') db.exec('PRAGMA journal_mode = DELETE');
   db.close();
   return path;
 }
@@ -218,21 +222,28 @@ test('backup and restore onto a full disk: one sentence, nothing left behind', {
   assert.equal(readFileSync(join(out, 'left'), 'utf8'), '');
 });
 
-test('backup and restore on a read-only file system: one sentence, nothing changed', {
+test('backup, restore, forget and user-export on a read-only file system: one sentence, nothing changed', {
   timeout: 120_000,
 }, async () => {
   const backup = await backupFile();
   const store = await seededStore();
+  const walStore = await seededStore('wal');
   const { results, out } = await inTmpfs(
     '4m',
     [
       `cp "${store}" "$MNT/svc.db"`,
+      `cp "${walStore}" "$MNT/wal.db"`,
       'mount --bind -o ro "$MNT" "$RO" || exit 98',
       `run force restore "${backup}" --db-path "$RO/svc.db" --force`,
       `run fresh restore "${backup}" --db-path "$RO/new.db"`,
       `run backup backup "$RO/b.db" --db-path "${store}"`,
+      // a WAL store (as svc leaves one): SQLite says only 'disk I/O error' or 'unable to open database file'
+      `run walforce restore "${backup}" --db-path "$RO/wal.db" --force`,
+      'run forget user forget usr_alice --confirm --db-path "$RO/wal.db"',
+      'run export analytics user-export usr_alice --db-path "$RO/wal.db"',
       'ls -A "$RO" >"$OUT/left"',
       `cmp "${store}" "$RO/svc.db" >"$OUT/cmp" 2>&1; echo $? >>"$OUT/cmp"`,
+      `cmp "${walStore}" "$RO/wal.db" >>"$OUT/cmp" 2>&1; echo $? >>"$OUT/cmp"`,
     ].join('\n'),
   );
   const readOnly = (what: string, file: string, remedy: string) =>
@@ -246,8 +257,19 @@ test('backup and restore on a read-only file system: one sentence, nothing chang
     results.get('backup'),
     readOnly('the backup', 'b\\.db', 'choose a destination in a writable folder'),
   );
-  assert.equal(readFileSync(join(out, 'left'), 'utf8'), 'svc.db\n');
-  assert.equal(readFileSync(join(out, 'cmp'), 'utf8').trim(), '0');
+  oneSentence(
+    results.get('walforce'),
+    /^svc: Cannot write the restored trace store .*\/wal\.db: the folder .*\/ro is on a read-only file system \(.*\); make the folder writable, or restore to another --db-path\.$/,
+  );
+  for (const name of ['forget', 'export']) {
+    oneSentence(
+      results.get(name),
+      /^svc: The trace store .*\/ro\/wal\.db is read-only for this process \(.*\/ro is on a read-only file system\); make the file, its -wal and -shm files and its folder writable by the user svc runs as, or point --db-path or SVC_DB_PATH at a writable store\.$/,
+    );
+    assert.equal(results.get(name)?.stdout, '');
+  }
+  assert.equal(readFileSync(join(out, 'left'), 'utf8'), 'svc.db\nwal.db\n');
+  assert.equal(readFileSync(join(out, 'cmp'), 'utf8').trim(), '0\n0');
 });
 
 /** Runs svc to its end, as uid/gid 65534 when this test runs as root (root ignores a folder's mode). */
