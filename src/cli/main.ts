@@ -10,6 +10,7 @@ import { holdStopSignals, releaseStopSignals } from '../lib/stop-signal.ts';
 import { describeUnreachableStore } from '../store/dialect.ts';
 import { describePostgresRefusal } from '../store/postgres-refusals.ts';
 import { describeSqliteFailure } from '../store/sqlite-errors.ts';
+import { terminalLine } from './chat/terminal-text.ts';
 import { rootCommand, VERSION } from './root.ts';
 
 async function main(rawArgs: string[]): Promise<void> {
@@ -280,23 +281,25 @@ function kebab(s: string): string {
 function report(err: unknown): number {
   const debug = debugRequested();
   if (isSvcError(err)) {
-    process.stderr.write(`svc: ${err.message}\n`);
+    process.stderr.write(`svc: ${terminalLine(err.message)}\n`);
     // the error's own stack says where svc refused; its cause's, what failed under it
     if (debug) process.stderr.write(`${err.stack}\n`);
     if (debug && err.cause) process.stderr.write(`${String((err.cause as Error)?.stack ?? err.cause)}\n`);
     return err.exitCode;
   }
   if (err instanceof Error && err.name === 'CLIError') {
-    process.stderr.write(`svc: ${err.message.replace(ANSI_RE, '')}; see --help.\n`);
+    process.stderr.write(`svc: ${terminalLine(err.message.replace(ANSI_RE, ''))}; see --help.\n`);
     return 2;
   }
   const sqlite = describeSqliteFailure(err) ?? describePostgresRefusal(err) ?? describeUnreachableStore(err);
   if (sqlite !== undefined) {
-    process.stderr.write(`svc: ${sqlite}\n`);
+    process.stderr.write(`svc: ${terminalLine(sqlite)}\n`);
     if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);
     return 1;
   }
-  process.stderr.write(`svc: unexpected error: ${errorMessage(err)} (set SVC_DEBUG=1 for details).\n`);
+  process.stderr.write(
+    `svc: unexpected error: ${terminalLine(errorMessage(err))} (set SVC_DEBUG=1 for details).\n`,
+  );
   if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);
   return 1;
 }

@@ -52,3 +52,21 @@ test('a keystore path that is a folder is refused with advice to point at the fi
     assert.doesNotMatch(r.stderr, /permissions/);
   }
 });
+
+test('a keystore that is not text is refused without its bytes on the terminal', async () => {
+  const files = gatewayFiles(tmp.dir);
+  // a binary file at the keystore path (a SQLite file, an archive): a NUL first, then an escape sequence
+  writeFileSync(files.keystore, Buffer.from([0x00, 0x1b, 0x5b, 0x32, 0x4a, 0x07, 0xff]), { mode: 0o600 });
+  for (const args of [['list-keys'], ['issue-key', '--name', 'x', '--workspace', '/tmp']]) {
+    const r = await runSvc(['gateway', ...args], { env: files.env });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      /is refused because it is not valid JSON \(Unexpected token '\u2400'\); fix or restore/,
+    );
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the bytes that must not reach the terminal
+    assert.doesNotMatch(r.stderr.trimEnd(), /[\u0000-\u0008\u000b-\u001f\u007f]/);
+  }
+});

@@ -224,6 +224,24 @@ test('an unknown flag exits 2 with one sentence on stderr', async () => {
   );
 });
 
+test('a flag value with control characters is refused on one line that moves nothing on the terminal', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['gateway', '--port', '\u001b[2J1'], /not "\u241b\[2J1"\.$/], // ESC [2J clears the screen
+    [['serve', '--port', '84\n21'], /not "84\u242421"\.$/],
+    [['backup', '/tmp/x.db', '--frob\u0007'], /^svc: Unknown option "--frob\u2407" for svc backup; /],
+  ];
+  const runs = await Promise.all(cases.map(([args]) => runSvc(args, { env })));
+  runs.forEach((r, i) => {
+    const [args, sentence] = cases[i];
+    assert.equal(r.code, 2, `${JSON.stringify(args)}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.indexOf('\n'), r.stderr.length - 1, JSON.stringify(r.stderr));
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters that must not reach the terminal
+    assert.doesNotMatch(r.stderr.slice(0, -1), /[\u0000-\u001f\u007f]/, JSON.stringify(r.stderr));
+    assert.match(r.stderr.trimEnd(), sentence);
+  });
+});
+
 test('a flag missing its value exits 2', async () => {
   const r = await runSvc(['backup', '/tmp/x.db', '--db-path'], { env });
   assert.equal(r.code, 2);

@@ -20,6 +20,15 @@ export function terminalSafe(text: string): string {
   });
 }
 
+/**
+ * One line for stderr: terminalSafe, and a newline or tab (which terminalSafe keeps) as its sign too, so
+ * an error sentence quoting what the user gave (a flag value, a file's bytes) stays one line and moves
+ * nothing on the terminal.
+ */
+export function terminalLine(text: string): string {
+  return terminalSafe(text).replace(/[\n\t]/g, (c) => (c === '\n' ? '\u2424' : '\u2409'));
+}
+
 /** Whether a value shown bare (unquoted) could be misread: space, a quote or a character terminalSafe changes. */
 export function needsQuotes(text: string): boolean {
   return /[\s"\\]/.test(text) || UNSAFE_ANYWHERE.test(text);
