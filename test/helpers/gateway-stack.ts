@@ -3,8 +3,10 @@
  * and read what it received), a private keystore and trace store, one issued key, and the real `svc
  * gateway` child process pointed at the fake through ANTHROPIC_/OPENAI_/OPENROUTER_BASE_URL.
  */
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
 import { type FakeProviderName, fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type GatewayFiles, gatewayFiles, issueKey } from './gateway-keys.ts';
@@ -17,7 +19,10 @@ export interface GatewayStack {
   /** The first issued key. */
   token: string;
   keyId: string;
-  /** Official SDK clients authenticated with `token` (no SDK retries, so attempts are the gateway's). */
+  /**
+   * Official SDK clients authenticated with `token` (no SDK retries, so attempts are the gateway's), made
+   * at first use: loading each SDK costs ~0.2 s of CPU, and half the files using the stack never call one.
+   */
   anthropic: Anthropic;
   openai: OpenAI;
   /** Issues another key against the same keystore (the running gateway picks it up). */
@@ -53,14 +58,24 @@ export async function startGatewayStack(options: StackOptions = {}): Promise<Gat
     tmp.cleanup();
     throw err;
   }
+  let anthropic: Anthropic | undefined;
+  let openai: OpenAI | undefined;
   return {
     fake,
     gw,
     files,
     token: first.token,
     keyId: first.keyId,
-    anthropic: new Anthropic({ apiKey: first.token, baseURL: gw.url, maxRetries: 0 }),
-    openai: new OpenAI({ apiKey: first.token, baseURL: `${gw.url}/v1`, maxRetries: 0 }),
+    get anthropic() {
+      const Sdk = sdk<typeof Anthropic>('@anthropic-ai/sdk');
+      anthropic ??= new Sdk({ apiKey: first.token, baseURL: gw.url, maxRetries: 0 });
+      return anthropic;
+    },
+    get openai() {
+      const Sdk = sdk<typeof OpenAI>('openai');
+      openai ??= new Sdk({ apiKey: first.token, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      return openai;
+    },
     issue: (args = []) => issueKey(files.env, args),
     async stop() {
       await gw.stop();
@@ -68,4 +83,14 @@ export async function startGatewayStack(options: StackOptions = {}): Promise<Gat
       tmp.cleanup();
     },
   };
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * An SDK's default export, loaded synchronously from the ES module file `import` resolves to: Node keeps one
+ * instance of it, so a test's own `import ... from 'openai'` (APIError for instanceof) is the same module.
+ */
+function sdk<T>(name: string): T {
+  return (require(fileURLToPath(import.meta.resolve(name))) as { default: T }).default;
 }
