@@ -3,7 +3,7 @@
  * them as the server's `clientError` listener): a client too slow to send its request, malformed HTTP,
  * headers over Node's limit. Without them Node writes a bare status line, with no body, id or log line.
  */
-import { maxHeaderSize, ServerResponse, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, maxHeaderSize, ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { SvcError } from '../lib/errors.ts';
 import { refuseBody } from './incoming.ts';
@@ -66,8 +66,52 @@ export function answerClientError(
     refuseBody(res.req, refusal);
     return;
   }
+  const answer = refusalAnswer(refusal, options, requestPathOf(err, socket));
+  const head = Object.entries(answer.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n${head}\r\n${answer.body}`);
+  socket.once('finish', () => socket.destroy());
+  // a connection that never sent a byte made no request: it is answered, but not logged as one
+  if (socket.bytesRead === 0) return;
+  logRefusal(options, refusal, answer, refusal.code === 'invalid_request' ? err.code : undefined);
+}
+
+/**
+ * A request whose target the Node adapter cannot read as a URL (`OPTIONS *`, a target without a leading
+ * `/`, a backslash before the query, an absolute URL that does not parse), which it answers with a bare 400
+ * (no body, id or log line) without calling the app: answered here, as a refusal, before the adapter runs.
+ * True when it was.
+ */
+export function answerUnreadableTarget(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: RefusalOptions,
+): boolean {
+  if (targetReadable(req.url ?? '')) return false;
+  const refusal = new SvcError('invalid_request', {
+    message:
+      'The request target is not a path the server can read (it must start with / and hold no backslash before its query); check the URL.',
+  });
+  const answer = refusalAnswer(refusal, options, undefined);
+  res.shouldKeepAlive = false;
+  res.writeHead(answer.status, answer.headers).end(answer.body);
+  req.resume();
+  logRefusal(options, refusal, answer, 'unreadable_target');
+  return true;
+}
+
+const answeredSockets = new WeakSet<Socket>();
+
+interface RefusalAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  requestId: string | undefined;
+}
+
+function refusalAnswer(refusal: SvcError, options: RefusalOptions, path: string | undefined): RefusalAnswer {
   const requestId = options.newRequestId?.();
-  const path = requestPathOf(err, socket);
   const encoded = options.encode?.(refusal, requestId, path) ?? {
     status: refusal.status,
     body: encodeServiceError(refusal),
@@ -79,28 +123,47 @@ export function answerClientError(
     'content-length': String(Buffer.byteLength(body)),
     connection: 'close',
   };
-  const head = Object.entries(headers)
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('');
-  socket.end(`HTTP/1.1 ${encoded.status} ${STATUS_CODES[encoded.status]}\r\n${head}\r\n${body}`);
-  socket.once('finish', () => socket.destroy());
-  // a connection that never sent a byte made no request: it is answered, but not logged as one
-  if (socket.bytesRead === 0) return;
+  return { status: encoded.status, headers, body, requestId };
+}
+
+function logRefusal(
+  options: RefusalOptions,
+  refusal: SvcError,
+  answer: RefusalAnswer,
+  reason?: string,
+): void {
   options.writeRequestLog?.(
     `${JSON.stringify({
       time: new Date().toISOString(),
       msg: 'request',
       method: null,
       path: null,
-      request_id: requestId ?? null,
-      status: encoded.status,
+      request_id: answer.requestId ?? null,
+      status: answer.status,
       error_code: refusal.code,
-      ...(refusal.code === 'invalid_request' && err.code ? { reason: err.code } : {}),
+      ...(reason ? { reason } : {}),
     })}\n`,
   );
 }
 
-const answeredSockets = new WeakSet<Socket>();
+/** The adapter's common targets, read without a URL (issue 13: no URL is built per request). */
+const PLAIN_PATH = /^\/[!#$&-;=?-[\]_a-z~]*$/;
+
+/** What @hono/node-server 2's newRequest takes: a path or an http(s) absolute URL, each as a URL parses it. */
+function targetReadable(target: string): boolean {
+  if (PLAIN_PATH.test(target)) return true;
+  const absolute = target.startsWith('http://') || target.startsWith('https://');
+  if (!absolute && !target.startsWith('/')) return false;
+  const backslash = target.indexOf('\\');
+  const query = target.indexOf('?');
+  if (backslash !== -1 && (query === -1 || backslash < query)) return false;
+  try {
+    new URL(absolute ? target : `http://h${target}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The refused request's path (no query), when known: from the request line at the start of the bytes Node

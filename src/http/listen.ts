@@ -10,7 +10,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { errorMessage, SvcError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import { onRepeatedStopSignal } from '../lib/stop-signal.ts';
-import { answerClientError, type RefusalOptions } from './client-refusals.ts';
+import { answerClientError, answerUnreadableTarget, type RefusalOptions } from './client-refusals.ts';
 import { isLoopbackName } from './host-check.ts';
 import { cutOff } from './stop-cut-off.ts';
 
@@ -120,7 +120,7 @@ export async function listen(
       requireHostHeader: false,
     },
   }) as Server;
-  refuseUnreadableHostsInTheApp(server);
+  refuseUnreadableHostsInTheApp(server, options.refusals ?? {});
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) =>
     answerClientError(err, socket as Socket, timeouts, options.refusals ?? {}),
   );
@@ -192,11 +192,12 @@ export async function listen(
  * a stand-in name, while the app still reads the Host as sent (the headers come from `rawHeaders`), so the
  * Host check refuses it like any foreign name (403 `host_not_allowed`) and logs it.
  */
-function refuseUnreadableHostsInTheApp(server: Server): void {
-  const [adapter] = server.listeners('request') as Array<(req: IncomingMessage, res: unknown) => void>;
+function refuseUnreadableHostsInTheApp(server: Server, refusals: RefusalOptions): void {
+  const [adapter] = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
   server.removeAllListeners('request');
   const readable = new Set<string>(); // the few Host values a server sees, each checked once
-  server.on('request', (req: IncomingMessage, res) => {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (answerUnreadableTarget(req, res, refusals)) return;
     const host = req.headers.host;
     if (host === undefined || !readable.has(host)) {
       if (host !== undefined && hostReadsAsIs(host)) {

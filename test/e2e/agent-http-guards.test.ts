@@ -201,9 +201,12 @@ test('turn submissions are validated before anything runs: invalid_content, vali
   assert.equal(res.body.error.details.field, 'reason');
 });
 
-test('HTTP that Node refuses before the app (a malformed header, headers over 16 KiB) gets the error body, version headers and a log line', async () => {
+test('HTTP that Node refuses before the app (a malformed header, headers over 16 KiB, a target that is no path) gets the error body, version headers and a log line', async () => {
   for (const [bytes, status, code] of [
     ['GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n', 400, 'invalid_request'],
+    // targets the Node adapter cannot make a URL of: it answered a bare 400 (no body, headers or log line)
+    ['OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 400, 'invalid_request'],
+    ['GET /sessions\\x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 400, 'invalid_request'],
     [
       `GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nx-pad: ${'a'.repeat(20_000)}\r\n\r\n`,
       431,

@@ -254,7 +254,7 @@ test('slow clients are cut off after the header and request timeouts; slow answe
     [
       'malformed HTTP gets 400 / 431 with a body, an id and a log line',
       async () => {
-        const [badHeader, tooLarge, badChunk, badProvider, badMessages] = await Promise.all([
+        const [badHeader, tooLarge, badChunk, badProvider, badMessages, noPath] = await Promise.all([
           sendAndWait(gw.port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n'),
           sendAndWait(
             gw.port,
@@ -269,6 +269,8 @@ test('slow clients are cut off after the header and request timeouts; slow answe
             gw.port,
             'POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n{}',
           ),
+          // a target the Node adapter cannot make a URL of: it answered a bare 400 (no body, id or log line)
+          sendAndWait(gw.port, 'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
         ]);
         // spec 1: a service path's answers carry the version headers, as svc serve's refusals do; /v1/* never
         for (const a of [badHeader, tooLarge]) {
@@ -287,6 +289,8 @@ test('slow clients are cut off after the header and request timeouts; slow answe
         assert.equal(badMessages.body.type, 'error');
         assert.equal((badMessages.body.error as { type: string }).type, 'invalid_request_error');
         assert.equal(badMessages.body.request_id, badMessages.headers.get('request-id'));
+        await assertNamedAnswer(gw, noPath, 400, 'invalid_request', 'false');
+        assert.equal((noPath.body.error as { code: string }).code, 'invalid_request');
         await assertNamedAnswer(gw, badHeader, 400, 'invalid_request', 'false');
         assert.equal((badHeader.body.error as { code: string }).code, 'invalid_request');
         await assertNamedAnswer(gw, tooLarge, 431, 'request_headers_too_large', 'false');
