@@ -34,6 +34,29 @@ export function validateInput<S extends v.GenericSchema>(
   });
 }
 
+/**
+ * The query string read by an object `schema`: each parameter it reads given at most once, else 400
+ * `validation_error` naming it (`purge=true&purge=false` is refused, not read as its first value, as the
+ * analytics parameters are); parameters it does not read are left alone.
+ */
+export function validateQuery<
+  S extends v.ObjectSchema<v.ObjectEntries, v.ErrorMessage<v.ObjectIssue> | undefined>,
+>(schema: S, all: Readonly<Record<string, readonly string[]>>): v.InferOutput<S> {
+  const query: Record<string, string> = {};
+  for (const [name, values] of Object.entries(all)) {
+    if (!Object.hasOwn(schema.entries, name) || values.length === 0) continue;
+    if (values.length > 1) {
+      const message = `is given ${values.length} times; give it once`;
+      throw new SvcError('validation_error', {
+        message: `${name}: ${message}`,
+        details: { field: name, issues: [{ field: name, message }] },
+      });
+    }
+    query[name] = values[0];
+  }
+  return validateInput(schema, query, 'query');
+}
+
 /** A query-string integer in [min, max] with a default (DECISIONS §5 page sizes). */
 export function limitSchema(defaultValue: number, max: number) {
   const message = `must be a whole number from 1 to ${max}`;

@@ -179,6 +179,26 @@ test('a known path with a method it does not serve is 405 method_not_allowed wit
   }
 });
 
+test('a query parameter given twice is 400 validation_error naming it, not read as its first value', async () => {
+  const other = (await api('POST', '/sessions', { workspace_path: server.workspace })).body as { id: string };
+  for (const [method, path, field] of [
+    // the first value (true) ended and purged the session
+    ['DELETE', `/sessions/${other.id}?purge=true&purge=false`, 'purge'],
+    ['GET', '/sessions?limit=5&limit=abc', 'limit'],
+    ['GET', `/sessions/${other.id}/messages?limit=1&limit=2`, 'limit'],
+    ['GET', `/sessions/${other.id}/events?types=turn.started&types=turn.completed`, 'types'],
+  ] as const) {
+    const res = await api(method, path);
+    assert.equal(res.status, 400, `${method} ${path}`);
+    assert.equal(res.body.error.code, 'validation_error');
+    assert.equal(res.body.error.details.field, field);
+    assert.equal(res.body.error.message, `${field}: is given 2 times; give it once`);
+  }
+  // the session was not ended: a patch is still taken (an ended one is 409 session_already_ended)
+  const still = await api('PATCH', `/sessions/${other.id}`, { active_model: null });
+  assert.equal(still.status, 200, JSON.stringify(still.body));
+});
+
 test('turn submissions are validated before anything runs: invalid_content, validation_error, 404', async () => {
   const path = `/sessions/${session.id}/turns`;
   let res = await api('POST', path, { content: [{ type: 'tool_result', tool_use_id: 'x', content: 'y' }] });

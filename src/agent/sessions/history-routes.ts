@@ -5,7 +5,7 @@
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { EVENT_TYPES } from '../../events/catalog.ts';
-import { limitSchema, validateInput } from '../../http/validation.ts';
+import { limitSchema, validateQuery } from '../../http/validation.ts';
 import type { AgentAppDeps } from '../app.ts';
 import type { AgentEnv } from '../env.ts';
 import { listEvents } from './events.ts';
@@ -51,14 +51,14 @@ const ListEventsSchema = v.object({
 
 export function mountHistoryRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): void {
   app.get('/sessions/:session_id/messages', async (c) => {
-    const q = validateInput(ListMessagesSchema, c.req.query(), 'query');
+    const q = validateQuery(ListMessagesSchema, c.req.queries());
     const session = await requireSession(deps.db, c.req.param('session_id'));
     const page = await listMessages(deps.db, session.id, q);
     return c.json(page);
   });
 
   app.get('/sessions/:session_id/events', async (c) => {
-    const q = validateInput(ListEventsSchema, c.req.query(), 'query');
+    const q = validateQuery(ListEventsSchema, c.req.queries());
     const session = await requireSession(deps.db, c.req.param('session_id'));
     // what the stream already sent is read back: events published before this request (a turn.completed a
     // socket client just got) are committed first. The store answered the session read, so this waits at

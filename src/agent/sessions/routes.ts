@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { readJsonBody } from '../../http/json-body.ts';
-import { limitSchema, validateInput } from '../../http/validation.ts';
+import { limitSchema, validateInput, validateQuery } from '../../http/validation.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { formatUs } from '../../lib/time.ts';
 import type { AgentAppDeps } from '../app.ts';
@@ -92,7 +92,7 @@ export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
   });
 
   app.get('/sessions', async (c) => {
-    const q = validateInput(ListSessionsSchema, c.req.query(), 'query');
+    const q = validateQuery(ListSessionsSchema, c.req.queries());
     const page = await listSessions(deps.db, {
       workspace: q.workspace === undefined ? undefined : resolve(q.workspace),
       is_worker: q.is_worker === undefined ? undefined : q.is_worker === 'true',
@@ -113,7 +113,7 @@ export function mountSessionRoutes(app: Hono<AgentEnv>, deps: AgentAppDeps): voi
   });
 
   app.delete('/sessions/:session_id', async (c) => {
-    const { purge } = validateInput(DeleteSessionSchema, c.req.query(), 'query');
+    const { purge } = validateQuery(DeleteSessionSchema, c.req.queries());
     await readJsonBody(c, { optional: true }); // a form post must not end a session: any body is JSON or 415
     const row = await requireSession(deps.db, c.req.param('session_id'));
     const now = formatUs(deps.clock.nowUs());
