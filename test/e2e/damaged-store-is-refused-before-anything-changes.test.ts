@@ -112,3 +112,24 @@ test('restore of a damaged backup names its first problems on one line', async (
   );
   assert.equal(existsSync(target), false);
 });
+
+test('a key command whose audit store is damaged issues and revokes the key with one warning line, no log line', async () => {
+  const db = await damagedStore();
+  const keyEnv = { ...env, SVC_GATEWAY_KEYSTORE: join(tmp.dir, `keys${n}.json`), SVC_GATEWAY_DB_PATH: db };
+  const warning = (type: string) =>
+    new RegExp(
+      `^svc: warning: the audit event ${type} was not recorded because the trace store .*svc\\.db refused the write \\(.*malformed.*\\); the keystore change itself is done\\.$`,
+    );
+  const issued = await runSvc(['gateway', 'issue-key', '--name', 'audit', '--workspace', tmp.dir], {
+    env: keyEnv,
+  });
+  assert.equal(issued.code, 0, issued.stderr);
+  assert.match(issued.stdout, /^key_id: gk_\w+\ntoken: gw_\w+\n$/);
+  assert.equal(issued.stderr.trimEnd().split('\n').length, 1, issued.stderr);
+  assert.match(issued.stderr.trimEnd(), warning('gateway\\.key_issued'));
+  const keyId = /^key_id: (\S+)$/m.exec(issued.stdout)?.[1] ?? '';
+  const revoked = await runSvc(['gateway', 'revoke-key', keyId], { env: keyEnv });
+  assert.equal(revoked.code, 0, revoked.stderr);
+  assert.equal(revoked.stderr.trimEnd().split('\n').length, 1, revoked.stderr);
+  assert.match(revoked.stderr.trimEnd(), warning('gateway\\.key_revoked'));
+});

@@ -17,7 +17,7 @@ import { updateKeystoreFile } from '../../../gateway/keystore/file.ts';
 import { updateKeyTable } from '../../../gateway/keystore/table.ts';
 import { errorMessage, SvcError } from '../../../lib/errors.ts';
 import { createIdFactory } from '../../../lib/ids.ts';
-import { createLogger } from '../../../lib/log.ts';
+import { createLogger, type Logger } from '../../../lib/log.ts';
 import { systemClock } from '../../../lib/time.ts';
 import { openStore, type Store } from '../../../store/open.ts';
 import { databaseUrlArg, storeFlagsOf } from '../../store-flags.ts';
@@ -123,20 +123,20 @@ function createAuditSink(env: SvcEnv, flags: StoreFlags): AuditSink {
     const target = resolveStoreTarget(env, flags, 'gateway');
     const path = target.engine === 'sqlite' ? target.path : 'PostgreSQL';
     const types = [...new Set(events.map((e) => e.type))].join(', ');
-    const warn = (reason: string) =>
+    const warn = (why: string) =>
       process.stderr.write(
-        `svc: warning: the audit event ${types} was not recorded because the trace store ${path} is not reachable (${reason}); the keystore change itself is done.\n`,
+        `svc: warning: the audit event ${types} was not recorded because the trace store ${path} ${why}; the keystore change itself is done.\n`,
       );
     let store: Store;
     try {
       store = await openStore(target, { log: createLogger({ level: 'warn' }) });
     } catch (err) {
-      warn(errorMessage(err));
+      warn(`is not reachable (${errorMessage(err)})`);
       return;
     }
-    const ok = await writeAudit(store, events);
+    const failure = await writeAudit(store, events);
     await store.close();
-    if (!ok) warn('the write failed');
+    if (failure !== undefined) warn(`refused the write (${failure})`);
   };
 }
 
@@ -144,21 +144,31 @@ function createAuditSink(env: SvcEnv, flags: StoreFlags): AuditSink {
 function auditInto(store: Store): AuditSink {
   return async (events) => {
     if (events.length === 0) return;
-    if (!(await writeAudit(store, events))) {
+    const failure = await writeAudit(store, events);
+    if (failure !== undefined) {
       throw new SvcError('store_error', {
-        message: `The key change is done, but its audit event could not be written to ${store.path}; check the database and look for the change with svc gateway list-keys.`,
+        message: `The key change is done, but its audit event could not be written to ${store.path} (${failure}); check the database and look for the change with svc gateway list-keys.`,
       });
     }
   };
 }
 
-/** The writer directly, not the bus: a one-shot command has no other subscriber to announce. */
-async function writeAudit(store: Store, events: EventInput[]): Promise<boolean> {
-  const writer = createTraceWriter({ store, log: createLogger({ level: 'error' }), maxAttempts: 3 });
+/**
+ * The writer directly, not the bus: a one-shot command has no other subscriber to announce. Undefined when
+ * every event was stored, else why not: the writer's own words, which the command's one sentence carries
+ * (its JSON log line is for servers, not a terminal).
+ */
+async function writeAudit(store: Store, events: EventInput[]): Promise<string | undefined> {
+  let failure: string | undefined;
+  const note = (msg: string, fields?: Record<string, unknown>) => {
+    failure ??= typeof fields?.message === 'string' ? fields.message : msg;
+  };
+  const log: Logger = { debug: () => {}, info: () => {}, warn: note, error: note, child: () => log };
+  const writer = createTraceWriter({ store, log, maxAttempts: 3 });
   const newId = createIdFactory();
   const results = await Promise.all(
     events.map((e) => writer.write(createEnvelope(e, { newId, clock: systemClock }))),
   );
   await writer.stop();
-  return !results.includes(false);
+  return results.includes(false) ? (failure ?? 'the write failed') : undefined;
 }
