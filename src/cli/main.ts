@@ -2,6 +2,8 @@
  * @module The `svc` entry point: resolves the subcommand chain, answers --help/--version itself, checks
  * flags strictly, runs the leaf command, and maps failures to exit codes (0 ok, 1 failure, 2 usage).
  */
+// first: svc serve's secrets leave its exec-time environment before anything else loads
+import './secret-handoff.ts';
 import { type ArgsDef, type CommandDef, renderUsage, runCommand } from 'citty';
 import { debugRequested, readEnv } from '../config/env.ts';
 import { errorMessage, isSvcError, SvcError } from '../lib/errors.ts';

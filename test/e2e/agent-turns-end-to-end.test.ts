@@ -131,7 +131,13 @@ test('a scripted multi-call turn over REST: tools run in the workspace, events, 
       ],
     },
     { toolUses: [{ name: 'write_file', input: { path: 'notes/done.md', content: 'done\n' } }] },
-    { toolUses: [{ name: 'run_command', input: { command: 'cat app.txt; env' } }] },
+    // the command's own environment, and the one the server was started with (its parent's, which a process
+    // of the same user reads)
+    {
+      toolUses: [
+        { name: 'run_command', input: { command: "cat app.txt; env; tr '\\0' '\\n' < /proc/$PPID/environ" } },
+      ],
+    },
     { text: 'Bumped the version.', usage: { input: 300, output: 20 } },
   ]);
   const sub = await server.api('POST', `/sessions/${sid}/turns`, { content: text('bump the version') });
@@ -164,7 +170,8 @@ test('a scripted multi-call turn over REST: tools run in the workspace, events, 
   assert.equal(readFileSync(join(server.workspace, 'app.txt'), 'utf8'), 'version=2\n');
   assert.equal(readFileSync(join(server.workspace, 'notes/done.md'), 'utf8'), 'done\n');
 
-  // the model saw AGENTS.md in its system prompt and every tool result; run_command never saw the key
+  // the model saw AGENTS.md in its system prompt and every tool result; run_command never saw the key, in
+  // its environment or the server's
   const first = fake.requests.find((r) => r.path.startsWith('/v1/messages'))!;
   assert.match(JSON.stringify(first.body), /Always answer in haiku/);
   const out = withStore(server.db, (db) =>

@@ -8,7 +8,7 @@
  * Names never passed to a child: provider variables, any *_API_KEY, every SVC_* setting, and PGPASSWORD (the
  * README's way to keep the store's password out of SVC_DATABASE_URL, which node-postgres reads from here).
  */
-const STRIPPED = /^(ANTHROPIC_|OPENAI_|OPENROUTER_|SVC_)|_API_KEY$|^PGPASSWORD$/i;
+export const STRIPPED = /^(ANTHROPIC_|OPENAI_|OPENROUTER_|SVC_)|_API_KEY$|^PGPASSWORD$/i;
 
 /** A copy of `env` without provider keys and svc secrets (ToolContext.childEnv). */
 export function childEnvFrom(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
