@@ -20,7 +20,52 @@ export function parseHostPort(text: string, flag: string): HostPort {
   return { host: m[1] ?? m[2], port };
 }
 
+/**
+ * A target no connection can reach, or that is the listen address itself, is a usage error: port 0 is no
+ * port to connect to, and a target svc forward accepts on would forward every connection to itself, each
+ * one opening another until the process runs out of sockets. The target counts as the listen address
+ * when the ports match and the hosts are the same, or one is a wildcard (0.0.0.0, ::) and the other a
+ * wildcard or a loopback address (another host on the same port is a real target).
+ */
+export function assertReachableTarget(listen: HostPort, target: HostPort): void {
+  const shown = formatHostPort(target);
+  if (target.port === 0) {
+    throw new SvcError('usage_error', {
+      message: `--target must name a port from 1 to 65535, not "${shown}": port 0 is no port to connect to.`,
+    });
+  }
+  const same = (a: string, b: string) => normalHost(a) === normalHost(b);
+  const local = (h: string) => isWildcard(h) || isLoopback(h);
+  const loops =
+    listen.port === target.port &&
+    (same(listen.host, target.host) ||
+      (isWildcard(listen.host) && local(target.host)) ||
+      (isWildcard(target.host) && local(listen.host)));
+  if (loops) {
+    throw new SvcError('usage_error', {
+      message: `--target ${shown} is the address svc forward listens on (--listen ${formatHostPort(listen)}), so every connection would be forwarded to itself; point --target at the gateway (default 127.0.0.1:8422).`,
+    });
+  }
+}
+
 /** The printable form, bracketing IPv6 literals. */
 export function formatHostPort(a: HostPort): string {
   return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+}
+
+// --- internal ---
+
+function normalHost(host: string): string {
+  const h = host.toLowerCase();
+  return h === '[::]' ? '::' : h;
+}
+
+function isWildcard(host: string): boolean {
+  const h = normalHost(host);
+  return h === '0.0.0.0' || h === '::' || /^(0:){7}0$/.test(h);
+}
+
+function isLoopback(host: string): boolean {
+  const h = normalHost(host);
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }

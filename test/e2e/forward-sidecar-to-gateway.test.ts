@@ -88,6 +88,23 @@ test('bad addresses are usage errors (exit 2) and --help documents the flags', a
     longDrain.stderr,
     'svc: --drain-timeout must be a number of seconds from 0 to 2147483 (for example 30), not "2147484".\n',
   );
+  // a target that is the listen address (each connection would open another to itself, without end) or port
+  // 0: before, the forwarder started
+  const targets: Array<[string[], RegExp]> = [
+    [['--listen', '127.0.0.1:18423', '--target', '127.0.0.1:18423'], /is the address svc forward listens on/],
+    [['--listen', '0.0.0.0:18423', '--target', 'localhost:18423'], /is the address svc forward listens on/],
+    [['--listen', '[::]:18423', '--target', '[::1]:18423'], /is the address svc forward listens on/],
+    [['--listen', '127.0.0.1:18423', '--target', '127.0.0.1:0'], /port 0 is no port to connect to\.$/],
+  ];
+  const refused = await Promise.all(
+    targets.map(([args]) => runSvc(['forward', ...args], { env, timeoutMs: 10_000 })),
+  );
+  refused.forEach((r, i) => {
+    assert.equal(r.code, 2, `${targets[i][0].join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.indexOf('\n'), r.stderr.length - 1, r.stderr);
+    assert.match(r.stderr.trimEnd(), /^svc: --target /);
+    assert.match(r.stderr.trimEnd(), targets[i][1]);
+  });
   const help = await runSvc(['forward', '--help'], { env });
   assert.equal(help.code, 0);
   for (const flag of ['--listen', '--target', '--drain-timeout']) assert.match(help.stdout, new RegExp(flag));

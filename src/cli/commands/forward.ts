@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { readEnv } from '../../config/env.ts';
-import { FORWARD_DRAIN_MS, parseHostPort, runForward } from '../../forward/index.ts';
+import { assertReachableTarget, FORWARD_DRAIN_MS, parseHostPort, runForward } from '../../forward/index.ts';
 import { SvcError } from '../../lib/errors.ts';
 import { installFatalErrorHandler } from '../../lib/fatal-error.ts';
 import { createLogger } from '../../lib/log.ts';
@@ -23,12 +23,10 @@ export default defineCommand({
     const env = readEnv();
     const log = createLogger({ level: env.debug ? 'debug' : 'info', base: { component: 'forward' } });
     installFatalErrorHandler({ log, debug: env.debug, testFault: env.testFault });
-    await runForward({
-      listen: parseHostPort(args.listen ?? '0.0.0.0:8423', '--listen'),
-      target: parseHostPort(args.target ?? '127.0.0.1:8422', '--target'),
-      drainMs: parseSeconds(args['drain-timeout']),
-      log,
-    });
+    const listen = parseHostPort(args.listen ?? '0.0.0.0:8423', '--listen');
+    const target = parseHostPort(args.target ?? '127.0.0.1:8422', '--target');
+    assertReachableTarget(listen, target);
+    await runForward({ listen, target, drainMs: parseSeconds(args['drain-timeout']), log });
   },
 });
 
