@@ -5,8 +5,10 @@
  * the provider keys that child-env.ts keeps out of the command's own environment. So before the agent
  * server loads, the process replaces itself (process.execve: same pid, stdio and signals' targets) with an
  * environment without the names run_command must not see; they cross in a private file that the new image
- * reads and removes first, before any command could run. This module is main.ts's first import, so both
- * happen before any other module is loaded (and reads process.env).
+ * reads and removes first, before any command could run. A store URL given as a flag (`--database-url`, a
+ * `--db-path postgres://…`), which may hold the database password, crosses the same way, so the server's
+ * command line (`/proc/<pid>/cmdline`) does not show it either. This module is main.ts's first import, so
+ * both happen before any other module is loaded (and reads process.env or process.argv).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,8 +18,14 @@ import { STRIPPED } from '../agent/tools/child-env.ts';
 /** The variable naming the file that holds the moved names (itself an SVC_ name, so no child sees it). */
 const HANDOFF = 'SVC_SECRET_HANDOFF';
 
+/** What crosses the exec: the moved names, and the whole command line when a store URL was taken off it. */
+interface Handoff {
+  env: Record<string, string>;
+  argv?: string[];
+}
+
 /**
- * Re-executes this process without the names child-env.ts strips, when it holds any. Where that cannot be
+ * Re-executes this process without the names child-env.ts strips and the store URL flags, when it has any. Where that cannot be
  * done (no process.execve: not Linux or an older Node; an IPC channel, which exec would close; no writable
  * temp folder), the process goes on as it is.
  */
@@ -29,15 +37,17 @@ export function execWithoutSecrets(): void {
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined) (STRIPPED.test(name) ? moved : kept)[name] = value;
   }
-  if (Object.keys(moved).length === 0) return;
+  const args = process.argv.slice(1);
+  const shown = withoutStoreUrls(args);
+  if (Object.keys(moved).length === 0 && shown.length === args.length) return;
+  const handoff: Handoff = shown.length === args.length ? { env: moved } : { env: moved, argv: args };
   let dir: string | undefined;
   try {
     dir = mkdtempSync(join(tmpdir(), 'svc-env-')); // mode 0700
     const file = join(dir, 'env.json');
-    writeFileSync(file, JSON.stringify(moved), { mode: 0o600, flag: 'wx' });
+    writeFileSync(file, JSON.stringify(handoff), { mode: 0o600, flag: 'wx' });
     kept[HANDOFF] = file;
-    const argv = [process.execPath, ...process.execArgv, ...process.argv.slice(1)];
-    process.execve(process.execPath, argv, kept);
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...shown], kept);
   } catch {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
@@ -52,13 +62,35 @@ export function restoreHandedOff(): boolean {
   if (file === undefined) return false;
   delete process.env[HANDOFF];
   try {
-    Object.assign(process.env, JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>);
+    const handoff = JSON.parse(readFileSync(file, 'utf8')) as Handoff;
+    Object.assign(process.env, handoff.env);
+    if (handoff.argv) process.argv = [process.argv[0], ...handoff.argv];
   } catch {
     // not a file execWithoutSecrets wrote (a value set by hand): nothing to take back
   } finally {
     if (/^svc-env-/.test(basename(dirname(file)))) rmSync(dirname(file), { recursive: true, force: true });
   }
   return true;
+}
+
+/** The command line without `--database-url` and a `--db-path` naming a PostgreSQL URL, with their values. */
+function withoutStoreUrls(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].split(/=(.*)/s, 2);
+    const isStoreFlag = flag === '--database-url' || flag === '--db-path';
+    const value = inline ?? args[i + 1];
+    if (!isStoreFlag || value === undefined) {
+      out.push(args[i]);
+      continue;
+    }
+    if (flag === '--database-url' || /^postgres(ql)?:\/\//i.test(value)) {
+      if (inline === undefined) i++; // its value, the next word
+      continue;
+    }
+    out.push(args[i]);
+  }
+  return out;
 }
 
 /** `svc serve` (not its help): the one command that runs what a model writes. */

@@ -39,11 +39,10 @@ test('503 store_unavailable while PostgreSQL is away; a turn accepted before it 
   const relay = await startTcpRelay(direct.hostname, Number(direct.port));
   const viaRelay = new URL(direct);
   viaRelay.port = String(relay.port);
+  // the URL, password included, as a flag: the command below reads the server's command line
   const server = await startAgentServer(t, {
-    env: {
-      SVC_DATABASE_URL: viaRelay.toString(),
-      ...fakeProviderEnv(fake, ['anthropic']),
-    },
+    env: fakeProviderEnv(fake, ['anthropic']),
+    args: ['--database-url', viaRelay.toString()],
   });
   t.after(() => relay.down()); // after the server's stop (cleanups run in order): its flush needs the store
   const fifo = join(server.workspace, 'gate.fifo');
@@ -62,7 +61,18 @@ test('503 store_unavailable while PostgreSQL is away; a turn accepted before it 
   const idleWsUrl = (await server.api('GET', `/sessions/${idle}`)).body.ws_url as string;
 
   fake.script([
-    { toolUses: [{ name: 'run_command', input: { command: 'cat gate.fifo' } }] },
+    // the server's command line and start environment: what another process of its user can read
+    {
+      toolUses: [
+        {
+          name: 'run_command',
+          input: {
+            command:
+              "cat gate.fifo; tr '\\0' '\\n' < /proc/$PPID/cmdline; tr '\\0' '\\n' < /proc/$PPID/environ",
+          },
+        },
+      ],
+    },
     { text: 'Done.' },
   ]);
   const accepted = await server.api('POST', `/sessions/${running}/turns`, { content: text('hello') });
@@ -135,6 +145,13 @@ test('503 store_unavailable while PostgreSQL is away; a turn accepted before it 
       ['assistant', 'completed'],
     ],
   );
+  const toolResult = JSON.stringify(messages.body.messages[2]);
+  assert.match(toolResult, /serve/, 'the command read the command line');
+  assert.ok(
+    !toolResult.includes(decodeURIComponent(direct.password)),
+    'no database password in the tool result',
+  );
+  assert.doesNotMatch(toolResult, /sk-ant-test/, 'no provider key in the tool result');
 
   // the refused calls left nothing: no third session, the idle one has no turn and no message
   const list = await server.api('GET', '/sessions');
