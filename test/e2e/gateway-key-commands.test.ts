@@ -7,6 +7,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -232,6 +233,22 @@ test('list-keys and revoke-key write nothing when they change nothing: no folder
   assert.match(
     refused.stderr,
     /^svc: Cannot write the keystore .*keys\.json \(EACCES\); it is unchanged\. [^\n]*\n$/,
+  );
+  assert.equal(readFileSync(join(etc, 'keys.json'), 'utf8'), before);
+  // no lock file there (a Secret mount holds only keys.json): the same sentence, naming the lock it needs
+  // (before: 'Cannot create the keystore lock …: EACCES: permission denied, open …; check the folder's
+  // permissions.', though the folder, not a permission on the lock, refuses it)
+  chmodSync(etc, 0o755);
+  rmSync(join(etc, 'keys.json.lock'));
+  chmodSync(etc, 0o555);
+  const noLock = await runSvc(['gateway', 'issue-key', '--name', 'x', '--workspace', '/tmp'], {
+    env: g.env,
+    unprivileged: true,
+  });
+  assert.equal(noLock.code, 1, noLock.stderr);
+  assert.match(
+    noLock.stderr,
+    /^svc: Cannot write the keystore .*keys\.json \(EACCES: its lock file .*keys\.json\.lock cannot be created there\); it is unchanged\. Make its folder writable [^\n]*\n$/,
   );
   assert.equal(readFileSync(join(etc, 'keys.json'), 'utf8'), before);
   chmodSync(etc, 0o755);

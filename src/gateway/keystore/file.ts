@@ -292,9 +292,17 @@ function openLockFile(lockPath: string): void {
 
 function lockError(lockPath: string, err: unknown): SvcError {
   const code = (err as NodeJS.ErrnoException).code;
+  const readOnly = code === 'EROFS' || code === 'EACCES' || code === 'EPERM';
+  // a folder that refuses the lock refuses the keystore's write too: the same sentence as writeError's
+  if (readOnly || code === 'ENOSPC' || code === 'EDQUOT') {
+    return new SvcError('io_error', {
+      message: `Cannot write the keystore ${lockPath.slice(0, -'.lock'.length)} (${code}: its lock file ${lockPath} cannot be created there); it is unchanged. Make its folder writable by the user svc runs as (or free disk space), or point --keystore or SVC_GATEWAY_KEYSTORE at a writable copy.`,
+      details: { read_only: readOnly },
+      cause: err,
+    });
+  }
   return new SvcError('keystore_invalid', {
     message: `Cannot create the keystore lock ${lockPath}: ${errorMessage(err)}; check the folder's permissions.`,
-    details: { read_only: code === 'EROFS' || code === 'EACCES' || code === 'EPERM' },
     cause: err,
   });
 }
