@@ -6,7 +6,7 @@
  * backup would not restore), and a destination folder that cannot take the file is one sentence.
  */
 import { lstatSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { sql } from 'kysely';
 import type { StoreTarget } from '../config/paths.ts';
 import { SvcError } from '../lib/errors.ts';
@@ -161,7 +161,14 @@ function assertFree(dest: string): void {
   } catch {
     taken = false;
   }
-  if (taken) throw takenError(dest);
+  if (!taken) return;
+  // a folder is no file to refuse to overwrite: say to name a file in it (as user-export --out does)
+  if (statSync(dest, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new SvcError('backup_refused', {
+      message: `The backup destination ${dest} is a folder; name a new file in it, such as ${join(dest, 'svc-backup.db')}.`,
+    });
+  }
+  throw takenError(dest);
 }
 
 function takenError(dest: string): SvcError {

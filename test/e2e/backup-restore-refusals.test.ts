@@ -70,6 +70,15 @@ test('backup refuses to overwrite an existing destination', async () => {
   const r = await runSvc(['backup', p('taken.db'), '--db-path', live], { env });
   assertRefused(r, 1, /backup destination .*taken\.db already exists; .*choose a new file name/);
   assert.equal(statSync(p('taken.db')).size, 'precious'.length);
+  // a folder: name a file in it (before: 'already exists; … remove it first', of a folder of backups)
+  mkdirSync(p('backups'));
+  const folder = await runSvc(['backup', p('backups'), '--db-path', live], { env });
+  assertRefused(
+    folder,
+    1,
+    /backup destination .*backups is a folder; name a new file in it, such as .*backups\/svc-backup\.db\.$/,
+  );
+  assert.deepEqual(readdirSync(p('backups')), []);
 });
 
 test('backup onto a link to a missing file is refused as taken, never reported done with no backup anywhere', async () => {
