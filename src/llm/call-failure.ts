@@ -7,6 +7,7 @@ import type { Adapter } from '../adapters/adapter.ts';
 import type { UpstreamFailure } from '../adapters/upstream-error.ts';
 import type { ErrorClass } from '../events/catalog.ts';
 import { isSvcError } from '../lib/errors.ts';
+import { jsonSyntaxReason } from '../lib/json-syntax.ts';
 import { type RetryPolicy, resolveClientRetryHint } from './retry.ts';
 import { headerValue, type UpstreamResponse } from './upstream.ts';
 
@@ -28,7 +29,8 @@ export function classifyReadFailure(adapter: Adapter, err: unknown, signal: Abor
       error_class: 'server_error',
       code: 'upstream_error',
       status: null,
-      message: `the upstream sent data that is not valid JSON: ${err.message}`,
+      // V8's reason without the excerpt it quotes of the answer, which holds the conversation's text
+      message: `the upstream sent data that is not valid JSON: ${jsonSyntaxReason(err)}`,
       retryable: false,
     };
   }

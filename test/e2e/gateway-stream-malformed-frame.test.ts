@@ -91,14 +91,18 @@ test('a 200 whose body is not JSON answers 502 upstream_error in the client shap
         },
       );
       assert.equal(res.status, 502);
-      const body = (await res.json()) as { type?: string; error: { code: string } };
+      const body = (await res.json()) as { type?: string; error: { code: string; message: string } };
       assert.equal(body.error.code, 'upstream_error');
       if (shape === 'anthropic') assert.equal(body.type, 'error');
+      // V8's reason, not its excerpt of the body (`..."malformed": oops}" is not valid JSON`): an answer
+      // holds the conversation's text, which reaches no error message
+      assert.match(body.error.message, /not valid JSON: Unexpected token 'o'$/, body.error.message);
       const turnId = res.headers.get('svc-request-id');
       const events = readEvents(stack.files.db).filter((e) => e.turn_id === turnId);
       const failed = events.filter((e) => e.type === 'llm.call_failed');
       assert.equal(failed.length, 1);
       assert.equal(failed[0].payload.error_class, 'server_error');
+      assert.equal(failed[0].payload.message, body.error.message);
       assert.equal(events.filter((e) => e.type === 'llm.call_completed').length, 0);
       assert.equal(events.filter((e) => e.type === 'turn.completed').length, 1);
     });

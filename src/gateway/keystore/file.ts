@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { errorMessage, SvcError } from '../../lib/errors.ts';
 import { createFolders, PRIVATE_FOLDER_MODE } from '../../lib/folders.ts';
+import { jsonSyntaxReason } from '../../lib/json-syntax.ts';
 import type { Logger } from '../../lib/log.ts';
 import { SQLITE, sqliteCode } from '../../store/sqlite-errors.ts';
 import { guardKeystoreWriters } from './file-mode.ts';
@@ -186,19 +187,6 @@ function invalid(path: string, reason: string): SvcError {
   return new SvcError('keystore_invalid', {
     message: `The keystore ${path} is refused because ${reason}; fix or restore the file (svc never overwrites a keystore it cannot read).`,
   });
-}
-
-/**
- * JSON.parse's reason without the excerpt of the file that V8 quotes (`Unexpected token 'x', ..."keys": [
- * x ..." is not valid JSON`): the excerpt spans lines, so the refusal was no longer one line on stderr, and
- * it copied keystore content into messages and logs.
- */
-function jsonSyntaxReason(err: unknown): string {
-  const reason = errorMessage(err)
-    .replace(/,?\s*(?:\.\.\.)?"[\s\S]*"? is not valid JSON$/, '')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return reason || 'a syntax error';
 }
 
 /** The file a path names once its symlinks (of the last component, followed hop by hop) are resolved. */
