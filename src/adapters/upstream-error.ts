@@ -3,8 +3,10 @@
  * the adapters: status first, then the provider's error type, then transport errors. Carries the
  * `retry-after-ms` / `retry-after` hint for the retry policy.
  */
+
 import type { ErrorClass } from '../events/catalog.ts';
 import { type ErrorCode, SvcError } from '../lib/errors.ts';
+import { isSpendLimit } from '../lib/spend-limit.ts';
 
 export interface UpstreamFailure {
   error_class: ErrorClass;
@@ -174,11 +176,6 @@ function providerRefusalText(status: number | null | undefined, upstreamType: st
   return isSpendLimit(code, upstreamType)
     ? `the provider refused the call: the gateway's provider account is out of credit or over its spend limit${said}; the gateway operator must raise it`
     : `the provider refused the gateway's provider key${said}; the gateway operator must check it`;
-}
-
-/** The provider's account has no credit left or reached its spend limit (wire-formats §1.11, §2.8, §3). */
-export function isSpendLimit(status: number, upstreamType: string | undefined): boolean {
-  return status === 402 || upstreamType === 'insufficient_quota' || upstreamType === 'billing_error';
 }
 
 /** Transport errors of undici/fetch and aborts. */

@@ -2,8 +2,8 @@
  * @module Errors on POST /v1/responses: the OpenAI error body (the same as Chat Completions, DECISIONS §4)
  * for an HTTP answer, and the Responses stream's `error` event for a failure after the first event.
  */
-import { isSpendLimit } from '../../../adapters/upstream-error.ts';
 import { isSvcError } from '../../../lib/errors.ts';
+import { isSpendLimit } from '../../../lib/spend-limit.ts';
 import { encodeOpenAIError } from '../openai/errors.ts';
 import type { PassthroughEnd, ShapeErrorResponse } from '../shape.ts';
 
