@@ -4,6 +4,7 @@
  * allowed_models as a set (built once per key record).
  */
 import type { Context } from 'hono';
+import { assertNoContentCoding } from '../http/content-coding.ts';
 import { clientGoneSignal, readBodyText } from '../http/incoming.ts';
 import { requestHeaders } from '../http/request-headers.ts';
 import { SvcError } from '../lib/errors.ts';
@@ -67,20 +68,6 @@ export function createAllowedModels(): (key: KeyRecord) => ReadonlySet<string> |
 }
 
 // --- internal ---
-
-/** `identity` (or no header) is the only coding taken; anything else is 415 unsupported_media_type. */
-function assertNoContentCoding(header: string | null): void {
-  if (header === null) return;
-  const codings = header
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== '' && c !== 'identity');
-  if (codings.length === 0) return;
-  throw new SvcError('unsupported_media_type', {
-    message: `Content-Encoding ${codings.join(', ')} is not supported; send the request body uncompressed.`,
-    details: { param: 'content-encoding' },
-  });
-}
 
 function parseJsonBody(text: string): unknown {
   try {

@@ -1,10 +1,11 @@
 /**
  * @module JSON request bodies of service-owned endpoints (spec 2 §What the service does, item 4): a body
- * must be `application/json` and parse, else 415 `unsupported_media_type`; endpoints whose body is
+ * must be `application/json`, uncompressed, and parse, else 415 `unsupported_media_type`; endpoints whose body is
  * optional accept an empty one as `{}`.
  */
 import type { Context } from 'hono';
 import { SvcError } from '../lib/errors.ts';
+import { assertNoContentCoding } from './content-coding.ts';
 import { BodyNotUtf8, type NodeBindings, readBodyText } from './incoming.ts';
 
 /** Largest body a service endpoint reads (a turn may carry base64 images). */
@@ -20,6 +21,8 @@ export interface JsonBodyOptions {
 export async function readJsonBody(c: Context, options: JsonBodyOptions = {}): Promise<unknown> {
   const env = c.env as NodeBindings | undefined;
   const limit = options.limit ?? MAX_SERVICE_BODY_BYTES;
+  // compressed bytes are not JSON text: refused, not read as text (the gateway refuses them alike)
+  assertNoContentCoding(c.req.header('content-encoding') ?? null);
   const text = await readBodyText(c.req.raw, limit, env).catch((err: unknown) => {
     if (err instanceof SvcError && err.code === 'request_too_large')
       throw new SvcError('request_too_large', {

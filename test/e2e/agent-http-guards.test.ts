@@ -29,6 +29,8 @@ test('a body that is not JSON is 415 unsupported_media_type on every endpoint th
       [{ 'content-type': 'application/x-www-form-urlencoded' }, 'a=b'],
       [{ 'content-type': 'application/json' }, '{"workspace_path": '],
       [{}, '{}'],
+      // compressed (or said to be): the gateway refuses it alike; it was read as text and accepted
+      [{ 'content-type': 'application/json', 'content-encoding': 'gzip' }, '{"workspace_path":"/tmp"}'],
       // not UTF-8, so not JSON (RFC 8259 §8.1): it was decoded to U+FFFD and the turn stored that text
       [{ 'content-type': 'application/json' }, notUtf8],
     ] as const) {
