@@ -10,13 +10,16 @@
  * command line (`/proc/<pid>/cmdline`) does not show it either. This module is main.ts's first import, so
  * both happen before any other module is loaded (and reads process.env or process.argv).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { STRIPPED } from '../agent/tools/child-env.ts';
 
 /** The variable naming the file that holds the moved names (itself an SVC_ name, so no child sees it). */
 const HANDOFF = 'SVC_SECRET_HANDOFF';
+
+/** A handoff folder's name: svc-env-<pid of the start that made it>-<random>. */
+const FOLDER = /^svc-env-(\d+)-/;
 
 /** What crosses the exec: the moved names, and the whole command line when a store URL was taken off it. */
 interface Handoff {
@@ -43,7 +46,7 @@ export function execWithoutSecrets(): void {
   const handoff: Handoff = shown.length === args.length ? { env: moved } : { env: moved, argv: args };
   let dir: string | undefined;
   try {
-    dir = mkdtempSync(join(tmpdir(), 'svc-env-')); // mode 0700
+    dir = mkdtempSync(join(tmpdir(), `svc-env-${process.pid}-`)); // mode 0700
     const file = join(dir, 'env.json');
     writeFileSync(file, JSON.stringify(handoff), { mode: 0o600, flag: 'wx' });
     kept[HANDOFF] = file;
@@ -68,7 +71,7 @@ export function restoreHandedOff(): boolean {
   } catch {
     // not a file execWithoutSecrets wrote (a value set by hand): nothing to take back
   } finally {
-    if (/^svc-env-/.test(basename(dirname(file)))) rmSync(dirname(file), { recursive: true, force: true });
+    if (FOLDER.test(basename(dirname(file)))) rmSync(dirname(file), { recursive: true, force: true });
   }
   return true;
 }
@@ -93,6 +96,43 @@ function withoutStoreUrls(args: string[]): string[] {
   return out;
 }
 
+/**
+ * Removes the handoff folders of starts that ended before their new image read them (a SIGTERM or kill -9
+ * in the few hundred ms between the two, which left the provider keys in a file a later run_command of the
+ * same user could read): a folder whose process is gone, or that names this process, which has made none
+ * yet (a container's pid 1 of an earlier run). A start under way (its process alive) keeps its folder.
+ */
+function removeLeftovers(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return; // no temp folder to read: none left there either
+  }
+  for (const name of names) {
+    const pid = FOLDER.exec(name)?.[1];
+    if (pid === undefined || (Number(pid) !== process.pid && isAlive(Number(pid)))) continue;
+    try {
+      rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    } catch {
+      // another user's folder: not ours to remove, and not readable by our commands either
+    }
+  }
+}
+
+/** Whether a process with this id runs (EPERM: it does, as another user). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** `svc serve` (not its help): the one command that runs what a model writes. */
 const serving = process.argv[2] === 'serve' && !process.argv.some((a) => a === '--help' || a === '-h');
-if (!restoreHandedOff() && serving) execWithoutSecrets();
+if (!restoreHandedOff() && serving) {
+  removeLeftovers();
+  execWithoutSecrets();
+}

@@ -6,12 +6,14 @@
  * SQL (streaming-only events travel on the WebSocket, not the store).
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fakeProviderEnv } from '../fake-provider/provider-env.ts';
 import { type RunningFakeProvider, startFakeProvider } from '../fake-provider/server.ts';
 import { type AgentServer, startAgentServer, withStore } from '../helpers/agent-server.ts';
+import { makeTempDir } from '../helpers/svc.ts';
 
 let fake: RunningFakeProvider;
 /**
@@ -22,7 +24,19 @@ let shared: AgentServer;
 const cleanups: Array<() => unknown> = [];
 before(async () => {
   fake = await startFakeProvider();
-  shared = await startAgentServer({ after: (fn) => void cleanups.push(fn) }, { env: providerEnv() });
+  // its temp folder holds the handoff file of a start killed before its new image read it (a process gone)
+  const tmp = makeTempDir('svc-agent-tmp-');
+  cleanups.push(tmp.cleanup);
+  const gone = spawnSync(process.execPath, ['-e', '']).pid;
+  mkdirSync(join(tmp.dir, `svc-env-${gone}-AbCdEf`), { mode: 0o700 });
+  const leftover = { env: { ANTHROPIC_API_KEY: 'sk-ant-left-by-a-killed-start' } };
+  writeFileSync(join(tmp.dir, `svc-env-${gone}-AbCdEf`, 'env.json'), JSON.stringify(leftover), {
+    mode: 0o600,
+  });
+  shared = await startAgentServer(
+    { after: (fn) => void cleanups.push(fn) },
+    { env: { ...providerEnv(), TMPDIR: tmp.dir } },
+  );
 });
 after(async () => {
   for (const fn of cleanups.reverse()) await fn();
@@ -135,7 +149,13 @@ test('a scripted multi-call turn over REST: tools run in the workspace, events, 
     // of the same user reads)
     {
       toolUses: [
-        { name: 'run_command', input: { command: "cat app.txt; env; tr '\\0' '\\n' < /proc/$PPID/environ" } },
+        {
+          name: 'run_command',
+          input: {
+            command:
+              "cat app.txt; env; cat \"$TMPDIR\"/svc-env-*/env.json; tr '\\0' '\\n' < /proc/$PPID/environ",
+          },
+        },
       ],
     },
     { text: 'Bumped the version.', usage: { input: 300, output: 20 } },
@@ -171,7 +191,7 @@ test('a scripted multi-call turn over REST: tools run in the workspace, events, 
   assert.equal(readFileSync(join(server.workspace, 'notes/done.md'), 'utf8'), 'done\n');
 
   // the model saw AGENTS.md in its system prompt and every tool result; run_command never saw the key, in
-  // its environment or the server's
+  // its environment, the server's or a killed start's leftover handoff file (removed at the start)
   const first = fake.requests.find((r) => r.path.startsWith('/v1/messages'))!;
   assert.match(JSON.stringify(first.body), /Always answer in haiku/);
   const out = withStore(server.db, (db) =>
@@ -180,7 +200,10 @@ test('a scripted multi-call turn over REST: tools run in the workspace, events, 
       .get(sub.body.turn_id),
   ) as { output: string };
   assert.match(out.output, /version=2/);
-  assert.doesNotMatch(out.output, /sk-ant-secret-for-test|sk-openai-secret-for-test|ANTHROPIC_API_KEY/);
+  assert.doesNotMatch(
+    out.output,
+    /sk-ant-secret-for-test|sk-openai-secret-for-test|ANTHROPIC_API_KEY|sk-ant-left/,
+  );
 
   const session = (await server.api('GET', `/sessions/${sid}`)).body;
   assert.equal(session.turn_count, 1);
