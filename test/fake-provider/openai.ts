@@ -8,7 +8,7 @@ import { chatJsonModeRefusal, outputSchemaOf } from './openai-json-mode.ts';
 import { chatPartRefusal } from './openai-parts.ts';
 import { encodeChatFrames, encodeChatJson } from './openai-reply.ts';
 import { openRouterClaudeRefusal } from './reasoning-seals.ts';
-import type { Codec, Provider, Turn } from './responses.ts';
+import type { BodyRefusal, Codec, Provider, Turn } from './responses.ts';
 import { stringsOf } from './responses.ts';
 import { sseFrame } from './sse.ts';
 
@@ -82,6 +82,7 @@ function createChatCodec(provider: Exclude<Provider, 'anthropic'>): Codec {
       if (!openrouter)
         return (
           userTooLong(body) ??
+          choiceCountRefusal(body) ??
           chatPartRefusal(body) ??
           modelRefusal(body) ??
           translatorRefusal(body) ??
@@ -256,6 +257,34 @@ function translatorRefusal(body: Record<string, unknown>): string | undefined {
   }
   if (Array.isArray(body.stop) && body.stop.length > 4)
     return `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${body.stop.length} instead.`;
+  return undefined;
+}
+
+/**
+ * OpenAI takes `n` (choices to generate) from 1 to 128 and refuses any other value with a 400 naming it; the
+ * fake generated 1e308 choices (a 500, or a stream that never ended).
+ */
+function choiceCountRefusal(body: Record<string, unknown>): BodyRefusal | undefined {
+  const n = body.n;
+  if (n == null) return undefined;
+  if (typeof n !== 'number' || !Number.isInteger(n))
+    return {
+      message: `Invalid type for 'n': expected an integer, but got ${typeof n === 'number' ? 'a decimal number' : `a ${typeof n}`} instead.`,
+      param: 'n',
+      code: 'invalid_type',
+    };
+  if (n < 1)
+    return {
+      message: `Invalid 'n': integer below minimum value. Expected a value >= 1, but got ${n} instead.`,
+      param: 'n',
+      code: 'integer_below_min_value',
+    };
+  if (n > 128)
+    return {
+      message: `Invalid 'n': integer above maximum value. Expected a value <= 128, but got ${n} instead.`,
+      param: 'n',
+      code: 'integer_above_max_value',
+    };
   return undefined;
 }
 

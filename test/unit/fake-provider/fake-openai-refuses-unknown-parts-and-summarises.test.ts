@@ -218,3 +218,27 @@ test('the Responses API finds an item named by reference only among stored answe
     assert.match(err.message, new RegExp(`Item with id '${item.id}' not found. Items are not persisted`));
   }
 });
+
+test('Chat Completions refuses n outside 1..128 as OpenAI does, naming it (the fake made 1e308 choices)', async () => {
+  const ask = (n: unknown) =>
+    refusal(
+      openai.chat.completions.create({
+        model: 'gpt-4o',
+        n,
+        messages: [{ role: 'user', content: 'hi' }],
+      } as never),
+    );
+  assert.deepEqual(await ask(1e308), {
+    message: "Invalid 'n': integer above maximum value. Expected a value <= 128, but got 1e+308 instead.",
+    param: 'n',
+    code: 'integer_above_max_value',
+  });
+  assert.equal((await ask(0)).code, 'integer_below_min_value');
+  assert.equal((await ask(1.5)).code, 'invalid_type');
+  const two = await openai.chat.completions.create({
+    model: 'gpt-4o',
+    n: 2,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(two.choices.length, 2);
+});
