@@ -24,8 +24,9 @@ export function parseHostPort(text: string, flag: string): HostPort {
  * A target no connection can reach, or that is the listen address itself, is a usage error: port 0 is no
  * port to connect to, and a target svc forward accepts on would forward every connection to itself, each
  * one opening another until the process runs out of sockets. The target counts as the listen address
- * when the ports match and the hosts are the same, or one is a wildcard (0.0.0.0, ::) and the other a
- * wildcard or a loopback address (another host on the same port is a real target).
+ * when the ports match and the hosts are the same (`localhost` being 127.0.0.1 and ::1), or one is a
+ * wildcard (0.0.0.0, ::) and the other a wildcard or a loopback address (another host on the same port is a
+ * real target).
  */
 export function assertReachableTarget(listen: HostPort, target: HostPort): void {
   const shown = formatHostPort(target);
@@ -34,7 +35,7 @@ export function assertReachableTarget(listen: HostPort, target: HostPort): void 
       message: `--target must name a port from 1 to 65535, not "${shown}": port 0 is no port to connect to.`,
     });
   }
-  const same = (a: string, b: string) => normalHost(a) === normalHost(b);
+  const same = (a: string, b: string) => names(a).some((h) => names(b).includes(h));
   const local = (h: string) => isWildcard(h) || isLoopback(h);
   const loops =
     listen.port === target.port &&
@@ -58,6 +59,12 @@ export function formatHostPort(a: HostPort): string {
 function normalHost(host: string): string {
   const h = host.toLowerCase();
   return h === '[::]' ? '::' : h;
+}
+
+/** The addresses a host names: `localhost` both loopback addresses it resolves to, any other itself. */
+function names(host: string): string[] {
+  const h = normalHost(host);
+  return h === 'localhost' ? ['localhost', '127.0.0.1', '::1'] : [h];
 }
 
 function isWildcard(host: string): boolean {

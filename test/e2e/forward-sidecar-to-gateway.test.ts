@@ -94,6 +94,8 @@ test('bad addresses are usage errors (exit 2) and --help documents the flags', a
     [['--listen', '127.0.0.1:18423', '--target', '127.0.0.1:18423'], /is the address svc forward listens on/],
     [['--listen', '0.0.0.0:18423', '--target', 'localhost:18423'], /is the address svc forward listens on/],
     [['--listen', '[::]:18423', '--target', '[::1]:18423'], /is the address svc forward listens on/],
+    [['--listen', '127.0.0.1:18423', '--target', 'localhost:18423'], /is the address svc forward listens on/],
+    [['--listen', 'localhost:18423', '--target', '127.0.0.1:18423'], /is the address svc forward listens on/],
     [['--listen', '127.0.0.1:18423', '--target', '127.0.0.1:0'], /port 0 is no port to connect to\.$/],
   ];
   const refused = await Promise.all(
