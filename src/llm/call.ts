@@ -190,6 +190,8 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
   for (;;) {
     attempts++;
     let failure: UpstreamFailure;
+    /** The attempt waited for the response head all the call's time left (headersTimeoutMs: leftMs()). */
+    let headWaitedOut = false;
     try {
       let res = await deps.upstream.send({ ...input.call, signal: input.signal, headersTimeoutMs: leftMs() });
       const opened = res.status >= 200 && res.status < 300;
@@ -300,6 +302,8 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
         failure = input.adapter.classifyResponse(res.status, header, text);
       }
     } catch (err) {
+      headWaitedOut =
+        deadlineMs !== undefined && (err as { code?: unknown })?.code === 'UND_ERR_HEADERS_TIMEOUT';
       failure = input.signal.aborted
         ? { ...input.adapter.classifyNetworkError(err), error_class: 'cancelled', retryable: false }
         : isSvcError(err)
@@ -312,8 +316,12 @@ export async function openLlmCall(deps: LlmCallDeps, input: LlmCallInput): Promi
       ? resolveRetryDelay(deps.retryPolicy, attempts, failure.retry_after_ms)
       : undefined;
     // no retry that could not get its answer within the call's total time (a hang used it all up)
+    // a head waited for past the time left spent the call's time, however early undici's coarse timer (it
+    // counts waits of a second or more in half-second ticks) fired: a hang is one attempt
     const outOfTime =
-      delay !== undefined && deadlineMs !== undefined && performance.now() + delay >= deadlineMs;
+      delay !== undefined &&
+      deadlineMs !== undefined &&
+      (headWaitedOut || performance.now() + delay >= deadlineMs);
     if (delay === undefined || outOfTime || !deps.retryBudget.tryAcquire()) {
       throw failed(withClientHint(deps.retryPolicy, failure, attempts), fail(failure, lost));
     }

@@ -271,3 +271,22 @@ test('a 200 body cut short right after a nested object is retried like any cut-s
   assert.equal(once.attempts, 1);
   assert.equal(once.json, undefined);
 });
+
+test("a head waited for all the call's time left is one attempt, however early undici's coarse timer fired", async () => {
+  // undici counts a headersTimeout of a second or more in half-second ticks and can fire up to a tick early:
+  // the attempt was given all the time left, so the call's time is spent, and a hang is not retried
+  const headTimeout = () =>
+    Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' });
+  const s = setup([headTimeout(), { status: 200, body: '{}' }], { totalTimeoutMs: 60_000 });
+  await assert.rejects(openLlmCall(s.deps, s.input()), (err: unknown) => {
+    assert.ok(err instanceof LlmCallFailed);
+    assert.equal(err.toSvcError().code, 'upstream_timeout');
+    return true;
+  });
+  assert.equal(s.upstream.sent.length, 1);
+  assert.equal(s.upstream.sent[0].headersTimeoutMs! > 59_000, true, 'the attempt was given the time left');
+  // without a total time the head's timeout is the transport's own, and a retry may still answer
+  const open = setup([headTimeout(), { status: 200, body: '{}' }]);
+  await openLlmCall(open.deps, open.input()).catch(() => undefined);
+  assert.equal(open.upstream.sent.length, 2);
+});
