@@ -68,8 +68,14 @@ export function restoreHandedOff(): boolean {
     const handoff = JSON.parse(readFileSync(file, 'utf8')) as Handoff;
     Object.assign(process.env, handoff.env);
     if (handoff.argv) process.argv = [process.argv[0], ...handoff.argv];
-  } catch {
-    // not a file execWithoutSecrets wrote (a value set by hand): nothing to take back
+  } catch (err) {
+    // the keys or the store URL the start was given are not here: starting without them would run on other
+    // settings (the default store in place of a --database-url) in silence
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    process.stderr.write(
+      `svc: the settings this start handed to itself in ${file} (SVC_SECRET_HANDOFF) could not be read back (${reason}); start svc serve again without SVC_SECRET_HANDOFF set.\n`,
+    );
+    process.exit(1);
   } finally {
     if (FOLDER.test(basename(dirname(file)))) rmSync(dirname(file), { recursive: true, force: true });
   }

@@ -31,6 +31,20 @@ test('a bad port variable exits 1 with one sentence that says to fix or unset it
   }
 });
 
+test('svc serve whose handed-over settings cannot be read back refuses the start, not runs on other ones', async () => {
+  // what a start that re-executed itself finds when its handoff file is gone (it held a --database-url)
+  const files = gatewayFiles(join(tmp.dir, 'handoff'));
+  const missing = join(tmp.dir, 'svc-env-1-gone', 'env.json');
+  const serve = await runSvc(['serve', '--port', '0'], {
+    env: { ...files.env, SVC_SECRET_HANDOFF: missing },
+  });
+  assert.equal(serve.code, 1, serve.stderr);
+  assertOneSentence(
+    serve.stderr,
+    /^svc: the settings this start handed to itself in .* could not be read back/,
+  );
+});
+
 test('a bad --port is still a usage error (exit 2)', async () => {
   const files = gatewayFiles(tmp.dir);
   for (const command of ['gateway', 'serve']) {
