@@ -140,12 +140,14 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
       const mine = (kept: Entry | undefined): kept is Entry =>
         kept !== undefined && kept.owner === owner && !(portable && kept.storedBy === 'openai');
       let input = inputItems(body);
-      let names = input.map((_, i) => `input.${i}`);
-      let changed = false;
       const previous = body.previous_response_id;
       const entry = typeof previous === 'string' ? responses.get(previous) : undefined;
       // a previous response kept for another key, or not at all, stays as named (OpenAI's, or a 400)
       const resolved = mine(entry);
+      // most requests name nothing kept: nothing to spell out, nothing built
+      if (!resolved && !input.some(isItemReference)) return body;
+      let names = input.map((_, i) => `input.${i}`);
+      let changed = false;
       if (resolved) {
         // most recently used last, so eviction drops conversations nobody continues
         responses.delete(previous as string);
@@ -158,9 +160,7 @@ export function createStoredResponses(maxBytes = STORED_RESPONSES_MAX_BYTES): St
       const spelled: unknown[] = [];
       const spelledNames: string[] = [];
       input.forEach((item, i) => {
-        const ref = item as { type?: unknown; id?: unknown };
-        const stored =
-          ref?.type === 'item_reference' && typeof ref.id === 'string' ? items.get(ref.id) : undefined;
+        const stored = isItemReference(item) ? items.get(item.id) : undefined;
         const now = stored && mine(stored.entry) ? fit([stored.entry.output[stored.index]]) : [item];
         if (now[0] !== item) changed = true;
         for (const one of now) {
@@ -272,4 +272,10 @@ function answerOf(parsed: Record<string, unknown>): Record<string, unknown> {
 /** A Responses object's output items. */
 function outputOf(response: Record<string, unknown>): Record<string, unknown>[] {
   return Array.isArray(response.output) ? (response.output as Record<string, unknown>[]) : [];
+}
+
+/** An `item_reference` input item naming an item by its id. */
+function isItemReference(item: unknown): item is { type: 'item_reference'; id: string } {
+  const ref = item as { type?: unknown; id?: unknown } | null;
+  return ref?.type === 'item_reference' && typeof ref.id === 'string';
 }
